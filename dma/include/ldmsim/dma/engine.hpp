@@ -1,0 +1,50 @@
+// The DMA engine of one core group: validates a request (nothing moves on a violation), asks the timing
+// model when it completes, moves the bytes between main memory and the cores' local stores (PE, BCAST, ROW;
+// contiguous or strided) and records the trace event.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+#include "ldmsim/dma/request.hpp"
+#include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/dma/validation.hpp"
+#include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/main_memory.hpp"
+
+namespace ldmsim {
+
+/// The outcome of one request.
+struct DmaResult {
+  DmaTiming timing;
+  /// Set when the request trapped (nothing moved) or, under lint, when it broke the alignment rule and moved.
+  std::optional<DmaViolation> violation;
+  bool trapped = false;
+};
+
+class DmaEngine {
+ public:
+  /// `ldm_base` holds the group's local stores back to back: core i at ldm_base + i * arch.ldm_bytes.
+  DmaEngine(const Arch& arch, MainMemory& memory, TraceRecorder& trace, std::byte* ldm_base, bool lint_alignment);
+
+  /// Cycles the issuing core spends on the request before it reaches the engine.
+  Cycle issue_cycles(const DmaRequest& request) const { return model_->issue_cycles(request); }
+  /// Validates, times, moves and records a request issued at `issue` by cg-local core `core`.
+  DmaResult execute(const DmaRequest& request, int core, Cycle issue);
+
+ private:
+  void move(const DmaRequest& request, int core);
+  std::byte* ldm_of(int core) const { return ldm_base_ + static_cast<std::size_t>(core) * arch_.ldm_bytes; }
+  void record(const DmaRequest& request, int core, Cycle issue, DmaTiming timing, DmaStatus status);
+
+  const Arch& arch_;
+  MainMemory& memory_;
+  TraceRecorder& trace_;
+  std::byte* ldm_base_;
+  bool lint_alignment_;
+  std::unique_ptr<TimingModel> model_;
+};
+
+}  // namespace ldmsim

@@ -1,0 +1,127 @@
+// In-memory trace of one core group: DMA requests in compact columnar chunks (32 bytes per event) plus a
+// short list of markers (launches, barriers, core exits, faults, lint warnings). Single writer, no locks:
+// each group's fibers run on one host thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ldmsim/dma/request.hpp"
+#include "ldmsim/sim/types.hpp"
+
+namespace ldmsim {
+
+/// Outcome of a DMA request as recorded.
+enum class DmaStatus : std::uint8_t { kOk = 0, kTrapped = 1, kLintWarning = 2 };
+
+/// One DMA request, expanded (what readers see).
+struct DmaEvent {
+  Cycle issue = 0;  ///< cycle the request was issued (after the core's issue cost)
+  Cycle start = 0;  ///< cycle its data started moving
+  Cycle end = 0;    ///< completion cycle
+  DeviceAddr main = 0;
+  LdmAddr ldm = 0;
+  std::uint32_t length = 0;
+  std::uint32_t bsize = 0;
+  std::uint32_t stride = 0;
+  std::uint16_t core = 0;
+  DmaOp op = DmaOp::kGet;
+  DmaMode mode = DmaMode::kPe;
+  DmaStatus status = DmaStatus::kOk;
+
+  friend bool operator==(const DmaEvent&, const DmaEvent&) = default;
+};
+
+/// Non-DMA events.
+enum class MarkerKind : std::uint8_t {
+  kLaunchBegin = 0,  ///< text = kernel name; core = -1
+  kLaunchEnd = 1,    ///< group finished the launch; cycle = group end cycle
+  kCoreExit = 2,     ///< a core's kernel returned (or unwound)
+  kBarrier = 3,      ///< barrier release; value = scope (0 group, 1 row, 2 col); cycle = release cycle
+  kFault = 4,        ///< text = fault message; value = FaultKind
+  kLintWarning = 5,  ///< text = violation message
+};
+
+struct Marker {
+  MarkerKind kind = MarkerKind::kLaunchBegin;
+  Cycle cycle = 0;
+  std::int32_t core = -1;
+  std::uint32_t value = 0;
+  std::string text;
+
+  friend bool operator==(const Marker&, const Marker&) = default;
+};
+
+/// A chunk of DMA events stored column by column. Packing: main48_core16 = main | core << 48;
+/// ldm24_flags8 = ldm | op << 24 | mode << 25 | status << 27. Strided requests keep bsize and stride in a
+/// side table indexed by position in the chunk. push() throws std::length_error for a value that does not
+/// fit its packed field (main >= 2^48, ldm >= 2^24, start - issue or end - start outside [0, 2^32)).
+struct DmaChunk {
+  static constexpr std::size_t kCapacity = 4096;
+  static constexpr std::uint64_t kMainLimit = std::uint64_t{1} << 48;  ///< main addresses must be below this
+  static constexpr std::uint32_t kLdmLimit = std::uint32_t{1} << 24;   ///< ldm addresses must be below this
+  static constexpr int kOpShift = 24;                                  ///< 1 bit
+  static constexpr int kModeShift = 25;                                ///< 2 bits
+  static constexpr int kStatusShift = 27;                              ///< 2 bits; bits 29..31 are zero
+
+  std::vector<std::uint64_t> issue;
+  std::vector<std::uint32_t> start_delta;  ///< start - issue
+  std::vector<std::uint32_t> duration;     ///< end - start
+  std::vector<std::uint64_t> main48_core16;
+  std::vector<std::uint32_t> length;
+  std::vector<std::uint32_t> ldm24_flags8;
+  struct Strided {
+    std::uint32_t index;
+    std::uint32_t bsize;
+    std::uint32_t stride;
+    friend bool operator==(const Strided&, const Strided&) = default;
+  };
+  std::vector<Strided> strided;
+
+  std::size_t size() const { return issue.size(); }
+  bool full() const { return size() >= kCapacity; }
+  void reserve(std::size_t n);
+  void push(const DmaEvent& event);
+  DmaEvent at(std::size_t i) const;
+  /// Bytes of event data held (excluding vector slack).
+  std::size_t payload_bytes() const;
+};
+
+/// The trace of one core group.
+class TraceRecorder {
+ public:
+  TraceRecorder(int cg, bool enabled) : cg_(cg), enabled_(enabled) {}
+
+  bool enabled() const { return enabled_; }
+  int cg() const { return cg_; }
+  /// Appends a DMA event (no-op when disabled); throws std::length_error if it does not fit the packing.
+  void record(const DmaEvent& event);
+  /// Appends a marker (no-op when disabled).
+  void mark(Marker marker);
+  /// Appends a whole chunk of events after the recorded ones (used by trace readers; works when disabled).
+  void append_chunk(DmaChunk chunk);
+
+  std::size_t dma_count() const;
+  const std::vector<DmaChunk>& chunks() const { return chunks_; }
+  const std::vector<Marker>& markers() const { return markers_; }
+  /// Calls f(const DmaEvent&) for every DMA event in record order.
+  template <typename F>
+  void for_each_dma(F&& f) const {
+    for (const auto& chunk : chunks_)
+      for (std::size_t i = 0; i < chunk.size(); ++i) f(chunk.at(i));
+  }
+  /// Host bytes used by the recorded events (capacity of the chunk columns) and markers.
+  std::size_t memory_bytes() const;
+  /// Drops every event and marker and releases their memory.
+  void clear();
+
+ private:
+  int cg_;
+  bool enabled_;
+  std::vector<DmaChunk> chunks_;
+  std::vector<Marker> markers_;
+};
+
+}  // namespace ldmsim

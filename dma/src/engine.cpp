@@ -1,0 +1,99 @@
+// DMA engine: validation, timing, data movement and trace recording for one core group.
+#include "ldmsim/dma/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ldmsim {
+
+DmaEngine::DmaEngine(const Arch& arch, MainMemory& memory, TraceRecorder& trace, std::byte* ldm_base,
+                     bool lint_alignment)
+    : arch_(arch),
+      memory_(memory),
+      trace_(trace),
+      ldm_base_(ldm_base),
+      lint_alignment_(lint_alignment),
+      model_(make_timing_model(arch)) {}
+
+DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue) {
+  DmaResult result;
+  auto violation = validate_fields(request, arch_);
+  if (violation && violation->lintable() && lint_alignment_) {
+    result.violation = std::move(violation);  // a warning: keep checking everything else
+    violation = validate_shape(request, arch_);
+  }
+  if (!violation) violation = validate_main_range(request, memory_);
+  if (violation) {
+    result.violation = std::move(violation);
+    result.trapped = true;
+    result.timing = {issue, issue};
+    record(request, core, issue, result.timing, DmaStatus::kTrapped);
+    return result;
+  }
+  result.timing = model_->schedule(request, issue, core);
+  move(request, core);
+  record(request, core, issue, result.timing, result.violation ? DmaStatus::kLintWarning : DmaStatus::kOk);
+  return result;
+}
+
+void DmaEngine::move(const DmaRequest& request, int core) {
+  const std::uint64_t block = request.block_bytes();
+  const std::uint64_t blocks = request.block_count();
+  const std::uint64_t pitch = request.block_pitch();
+  std::byte* first = ldm_of(core) + request.ldm;
+  if (request.op == DmaOp::kPut) {
+    for (std::uint64_t i = 0; i < blocks; ++i) {
+      memory_.write(request.main + i * pitch, std::span<const std::byte>(first + i * block, block));
+    }
+    return;
+  }
+  // A get lands in the issuing core first; BCAST and ROW then replicate the bytes to the other receivers.
+  int receivers_first = core;
+  if (request.mode != DmaMode::kPe) {
+    const int cols = static_cast<int>(arch_.cols);
+    const int row = core / cols;
+    receivers_first = request.mode == DmaMode::kRow ? row * cols : -1;
+    if (request.mode == DmaMode::kBcast) {
+      for (std::uint32_t r = 0; r < arch_.rows; ++r) {
+        if ((request.row_mask >> r) & 1u) {
+          receivers_first = static_cast<int>(r) * cols;
+          break;
+        }
+      }
+    }
+    first = ldm_of(receivers_first) + request.ldm;
+  }
+  for (std::uint64_t i = 0; i < blocks; ++i) {
+    memory_.read(request.main + i * pitch, std::span<std::byte>(first + i * block, block));
+  }
+  if (request.mode == DmaMode::kPe) return;
+  const int cols = static_cast<int>(arch_.cols);
+  const int rows = static_cast<int>(arch_.rows);
+  for (int c = receivers_first + 1; c < rows * cols; ++c) {
+    const bool receives = request.mode == DmaMode::kRow ? c / cols == receivers_first / cols
+                                                        : ((request.row_mask >> (c / cols)) & 1u) != 0;
+    if (receives) std::memcpy(ldm_of(c) + request.ldm, first, request.length);
+  }
+}
+
+void DmaEngine::record(const DmaRequest& request, int core, Cycle issue, DmaTiming timing, DmaStatus status) {
+  if (!trace_.enabled()) return;
+  DmaEvent event;
+  event.issue = issue;
+  event.start = timing.start;
+  event.end = timing.end;
+  // Valid requests always fit the packed trace fields; a trapped one may carry any value, so saturate.
+  auto fit = [](std::uint64_t v, unsigned bits) { return std::min<std::uint64_t>(v, (1ull << bits) - 1); };
+  event.main = fit(request.main, 48);
+  event.ldm = static_cast<LdmAddr>(fit(request.ldm, 24));
+  event.length = static_cast<std::uint32_t>(fit(request.length, 32));
+  event.bsize = static_cast<std::uint32_t>(fit(request.bsize, 32));
+  event.stride = static_cast<std::uint32_t>(fit(request.stride, 32));
+  event.core = static_cast<std::uint16_t>(core);
+  event.op = request.op;
+  event.mode = request.mode;
+  event.status = status;
+  trace_.record(event);
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,134 @@
+// DMA validation rules. Order: mode, zero length, granularity of each field, descriptor widths, strided
+// layout, ldm range; the main-memory range is checked separately against the live regions.
+#include "ldmsim/dma/validation.hpp"
+
+#include <fmt/format.h>
+
+#include "ldmsim/sim/main_memory.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+std::string describe(const DmaRequest& r) {
+  if (r.strided()) {
+    return fmt::format("{} {} {}, main 0x{:x}, ldm 0x{:x}, {} bytes, bsize {}, stride {}", r.api, to_string(r.mode),
+                       to_string(r.op), r.main, r.ldm, r.length, r.bsize, r.stride);
+  }
+  return fmt::format("{} {} {}, main 0x{:x}, ldm 0x{:x}, {} bytes", r.api, to_string(r.mode), to_string(r.op), r.main,
+                     r.ldm, r.length);
+}
+
+DmaViolation violation(FaultKind kind, const DmaRequest& r, std::string field, std::uint64_t value, std::string what,
+                       std::string hint) {
+  DmaViolation v;
+  v.kind = kind;
+  v.field = std::move(field);
+  v.value = value;
+  v.message = fmt::format("{} ({}): {}; hint: {}", r.api, describe(r), what, hint);
+  return v;
+}
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t g) { return (v + g - 1) / g * g; }
+
+std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t g) {
+  auto misaligned = [&](const char* field, std::uint64_t value, std::string hint) -> std::optional<DmaViolation> {
+    if (value % g == 0) return std::nullopt;
+    return violation(FaultKind::kDmaMisaligned, r, field, value,
+                     fmt::format("{} = {} (0x{:x}) is not a multiple of the {}-byte DMA granularity (it is {} mod {})",
+                                 field, value, value, g, value % g, g),
+                     std::move(hint));
+  };
+  if (auto v = misaligned("main address", r.main,
+                          "the tile starts at an odd fp16 element: pad this tensor at staging so every row/tile "
+                          "starts on a 4-byte boundary"))
+    return v;
+  if (auto v = misaligned("ldm address", r.ldm,
+                          fmt::format("place the ldm buffer at a multiple of {} (ldm().alloc returns aligned "
+                                      "buffers; offset into it by an even number of fp16 elements)",
+                                      g)))
+    return v;
+  if (auto v = misaligned("length", r.length,
+                          fmt::format("an odd number of fp16 elements: pad this tensor at staging, or round the "
+                                      "length up to {}",
+                                      round_up(r.length, g))))
+    return v;
+  if (auto v = misaligned("bsize", r.bsize, fmt::format("round bsize up to {} (pad each row at staging)", round_up(r.bsize, g))))
+    return v;
+  if (auto v = misaligned("stride", r.stride,
+                          fmt::format("round stride up to {} (pad the row pitch at staging)", round_up(r.stride, g))))
+    return v;
+  return std::nullopt;
+}
+
+std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch) {
+  if (r.op == DmaOp::kPut && r.mode != DmaMode::kPe) {
+    return violation(FaultKind::kInvalidArgument, r, "mode", static_cast<std::uint64_t>(r.mode),
+                     fmt::format("{} mode is defined for get only", to_string(r.mode)),
+                     "issue one PE-mode put per core");
+  }
+  if (r.mode == DmaMode::kBcast && (r.row_mask & ((1ull << arch.rows) - 1)) == 0) {
+    return violation(FaultKind::kInvalidArgument, r, "row mask", r.row_mask, "the row mask selects no row of the group",
+                     fmt::format("set bits 0..{} for the rows that should receive the data", arch.rows - 1));
+  }
+  if (r.length == 0) {
+    return violation(FaultKind::kDmaFieldOverflow, r, "length", 0, "length must be > 0", "skip empty transfers");
+  }
+  const auto& f = arch.dma.fields;
+  auto too_wide = [&](const char* field, std::uint64_t value, std::uint32_t bits) -> std::optional<DmaViolation> {
+    if (bits >= 64 || value < (1ull << bits)) return std::nullopt;
+    return violation(FaultKind::kDmaFieldOverflow, r, field, value,
+                     fmt::format("{} = {} does not fit the descriptor's {}-bit field (max {})", field, value, bits,
+                                 (1ull << bits) - 1),
+                     fmt::format("split the transfer into requests of at most {} bytes", (1ull << bits) - 1));
+  };
+  if (auto v = too_wide("length", r.length, f.length_bits)) return v;
+  if (auto v = too_wide("bsize", r.bsize, f.bsize_bits)) return v;
+  if (auto v = too_wide("stride", r.stride, f.stride_bits)) return v;
+  if (r.bsize == 0 && r.stride != 0) {
+    return violation(FaultKind::kDmaFieldOverflow, r, "bsize", 0, "a stride needs a block size (bsize is 0)",
+                     "set bsize to the bytes of each contiguous block");
+  }
+  if (r.bsize != 0 && r.length % r.bsize != 0) {
+    return violation(FaultKind::kDmaFieldOverflow, r, "bsize", r.bsize,
+                     fmt::format("length {} is not a whole number of {}-byte blocks", r.length, r.bsize),
+                     fmt::format("make length a multiple of bsize (e.g. {} or {})", r.length / r.bsize * r.bsize,
+                                 (r.length / r.bsize + 1) * r.bsize));
+  }
+  if (r.ldm > arch.ldm_bytes || r.length > arch.ldm_bytes - r.ldm) {
+    return violation(FaultKind::kDmaOutOfBounds, r, "ldm address", r.ldm,
+                     fmt::format("ldm range [0x{:x}, 0x{:x}) is outside the {}-byte local store", r.ldm,
+                                 r.ldm + r.length, arch.ldm_bytes),
+                     "check the ldm buffer size and the tile length");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<DmaViolation> validate_fields(const DmaRequest& request, const Arch& arch) {
+  if (auto v = check_granularity(request, arch.dma.granularity_bytes)) return v;
+  return check_shape(request, arch);
+}
+
+std::optional<DmaViolation> validate_shape(const DmaRequest& request, const Arch& arch) {
+  return check_shape(request, arch);
+}
+
+std::optional<DmaViolation> validate_main_range(const DmaRequest& request, const MainMemory& memory) {
+  const std::uint64_t span = request.main_end() - request.main;
+  if (request.main_end() >= request.main && memory.find_region(request.main, span) != nullptr) return std::nullopt;
+  std::string where;
+  if (const Region* near = memory.nearest_region(request.main)) {
+    where = fmt::format("; the nearest region is '{}' [0x{:x}, 0x{:x}) of {} bytes",
+                        near->name.empty() ? "unnamed" : near->name, near->base, near->end(), near->bytes);
+  } else {
+    where = "; no region is allocated";
+  }
+  return violation(FaultKind::kDmaOutOfBounds, request, "main address", request.main,
+                   fmt::format("main-memory range [0x{:x}, 0x{:x}) is not inside one live region{}", request.main,
+                               request.main_end(), where),
+                   "check the tile offset and length against the tensor's size (padding included)");
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,216 @@
+// The kernel-side API: what a kernel running on one compute core sees. Identity, its local store, DMA
+// get/put (PE, BCAST, ROW; contiguous or strided) with completion handles, barriers and a cycle counter.
+// Every call that interacts with the group yields to the cycle-ordered scheduler, so requests reach the DMA
+// engine in simulated-time order. Violations raise ldmsim::Fault.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "ldmsim/dma/request.hpp"
+#include "ldmsim/runtime/device_ptr.hpp"
+#include "ldmsim/runtime/ldm_span.hpp"
+#include "ldmsim/runtime/stats.hpp"
+#include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/local_store.hpp"
+
+namespace ldmsim {
+
+namespace detail {
+class GroupRun;
+class CoreOrder;
+}  // namespace detail
+
+class Core;
+
+/// Which cores a barrier waits for.
+enum class Scope : std::uint8_t { kGroup = 0, kRow = 1, kCol = 2 };
+
+/// Work charged to a core: flops at the arch's flops_per_cycle, plus raw cycles.
+struct Cost {
+  std::uint64_t flops = 0;
+  Cycle cycles = 0;
+};
+
+/// Completion handle of one DMA request; must be waited before the kernel returns.
+class [[nodiscard]] DmaHandle {
+ public:
+  DmaHandle() = default;
+  /// Waits for this request (Core::wait).
+  void wait() const;
+  Cycle completion() const { return end_; }
+  std::uint64_t id() const { return id_; }
+
+ private:
+  friend class Core;
+  DmaHandle(Core* core, std::uint64_t id, Cycle end) : core_(core), id_(id), end_(end) {}
+  Core* core_ = nullptr;
+  std::uint64_t id_ = 0;
+  Cycle end_ = 0;
+};
+
+/// A core's local store: typed allocation with traps on overflow, plus the raw bytes.
+class Ldm {
+ public:
+  static constexpr std::size_t kDefaultAlignment = 32;
+
+  /// Allocates n elements (traps ldm-overflow with requested / free / high-water bytes when it does not fit).
+  template <typename T>
+  LdmSpan<T> alloc(std::size_t n, std::size_t alignment = kDefaultAlignment) {
+    static_assert(std::is_trivially_copyable_v<T>, "ldm holds trivially copyable data");
+    const LdmAddr at = alloc_bytes(n * sizeof(T), alignment < alignof(T) ? alignof(T) : alignment);
+    return LdmSpan<T>(reinterpret_cast<T*>(base_ + at), at, n);
+  }
+  template <typename T>
+  void free(LdmSpan<T> span) {
+    free_at(span.ldm_addr());
+  }
+  /// Allocates raw bytes, returning the ldm offset.
+  LdmAddr alloc_bytes(std::size_t bytes, std::size_t alignment = kDefaultAlignment);
+  /// Frees the allocation at `offset` (traps invalid-argument when there is none).
+  void free_at(LdmAddr offset);
+  /// Frees every allocation.
+  void reset();
+
+  std::uint64_t capacity() const { return allocator_.capacity(); }
+  std::uint64_t used() const { return allocator_.used(); }
+  std::uint64_t high_water() const { return allocator_.high_water(); }
+  /// Host view of ldm byte `offset` (for kernels that address the store directly).
+  std::byte* bytes(LdmAddr offset = 0) const { return base_ + offset; }
+
+ private:
+  friend class Core;
+  Ldm(Core* core, std::byte* base, std::uint64_t capacity) : core_(core), base_(base), allocator_(capacity) {}
+  Core* core_;
+  std::byte* base_;
+  LdmAllocator allocator_;
+};
+
+/// One compute core during a launch. Passed to the kernel by reference; valid only inside the kernel.
+class Core {
+ public:
+  Core(const Core&) = delete;
+  Core& operator=(const Core&) = delete;
+
+  int cg() const { return cg_; }
+  /// cg-local core id = row * cols + col.
+  int id() const { return id_; }
+  int rank() const { return id_; }
+  int row() const { return row_; }
+  int col() const { return col_; }
+  int rows() const;
+  int cols() const;
+  int group_size() const;
+  /// This core's simulated clock.
+  Cycle cycle() const { return cycle_; }
+  const std::string& kernel() const;
+  const Arch& arch() const;
+  Ldm& ldm();
+
+  /// Issues a fully general request (api names the caller in diagnostics).
+  DmaHandle dma(const DmaRequest& request);
+
+  /// Contiguous PE-mode get of dst.size() elements.
+  template <typename T>
+  DmaHandle get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src) {
+    return dma(make(DmaOp::kGet, DmaMode::kPe, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::get"));
+  }
+  /// Contiguous PE-mode put of src.size() elements.
+  template <typename T>
+  DmaHandle put(DevicePtr<T> dst, std::type_identity_t<LdmSpan<const T>> src) {
+    return dma(make(DmaOp::kPut, DmaMode::kPe, dst.addr(), src.ldm_addr(), src.size_bytes(), 0, 0, "Core::put"));
+  }
+  /// Strided get: blocks of bsize bytes in main memory, `stride` bytes skipped between blocks, packed in ldm.
+  template <typename T>
+  DmaHandle get_strided(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src, std::size_t bsize_bytes,
+                        std::size_t stride_bytes) {
+    return dma(make(DmaOp::kGet, DmaMode::kPe, src.addr(), dst.ldm_addr(), dst.size_bytes(), bsize_bytes,
+                    stride_bytes, "Core::get_strided"));
+  }
+  /// Strided put: packed ldm data scattered to blocks of bsize bytes, `stride` bytes skipped between blocks.
+  template <typename T>
+  DmaHandle put_strided(DevicePtr<T> dst, std::type_identity_t<LdmSpan<const T>> src, std::size_t bsize_bytes,
+                        std::size_t stride_bytes) {
+    return dma(make(DmaOp::kPut, DmaMode::kPe, dst.addr(), src.ldm_addr(), src.size_bytes(), bsize_bytes,
+                    stride_bytes, "Core::put_strided"));
+  }
+  /// BCAST get: fills the same ldm range of every core of the group whose row bit is set in row_mask.
+  template <typename T>
+  DmaHandle bcast_get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src, std::uint32_t row_mask = ~0u) {
+    DmaRequest r = make(DmaOp::kGet, DmaMode::kBcast, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0,
+                        "Core::bcast_get");
+    r.row_mask = row_mask;
+    return dma(r);
+  }
+  /// ROW get: fills the same ldm range of every core of this core's row.
+  template <typename T>
+  DmaHandle row_get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src) {
+    return dma(make(DmaOp::kGet, DmaMode::kRow, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::row_get"));
+  }
+
+  /// Moves this core's clock to the request's completion (no-op if already waited).
+  void wait(const DmaHandle& handle);
+  /// Waits for every outstanding request of this core.
+  void wait_all();
+  /// Requests issued and not yet waited.
+  std::size_t pending_dma() const { return pending_.size(); }
+
+  /// Blocks until every core of the scope arrives; all leave at the latest arrival plus the barrier cost.
+  void barrier(Scope scope = Scope::kGroup);
+  /// Charges computation: flops / flops_per_cycle (rounded up) plus cost.cycles.
+  void compute(Cost cost);
+
+ private:
+  friend class detail::GroupRun;
+  friend class Ldm;
+  struct Pending {
+    std::uint64_t id;
+    Cycle end;
+    DmaRequest request;
+  };
+
+  Core(detail::GroupRun& group, int cg, int id, int row, int col, std::byte* ldm_base, std::uint64_t ldm_bytes,
+       CoreStats& stats);
+  static DmaRequest make(DmaOp op, DmaMode mode, DeviceAddr main, LdmAddr ldm, std::size_t length, std::size_t bsize,
+                         std::size_t stride, const char* api) {
+    DmaRequest r;
+    r.op = op;
+    r.mode = mode;
+    r.main = main;
+    r.ldm = ldm;
+    r.length = length;
+    r.bsize = bsize;
+    r.stride = stride;
+    r.api = api;
+    return r;
+  }
+  void enter(std::string_view api);  // checks the core is inside its kernel and the launch is not aborted
+  void sync_point();            // publishes this core's clock and yields to earlier cores
+  void check_exit();            // traps when the kernel returns with requests it never waited for
+  [[noreturn]] void trap(FaultKind kind, std::string message);
+
+  detail::GroupRun* group_;
+  int cg_;
+  int id_;
+  int row_;
+  int col_;
+  Cycle cycle_ = 0;
+  Ldm ldm_;
+  CoreStats* stats_;
+  detail::CoreOrder* order_ = nullptr;
+  std::vector<Pending> pending_;
+  std::uint64_t next_request_id_ = 1;
+  const void* fiber_ = nullptr;  // the fiber running this core's kernel
+  bool in_kernel_ = false;
+};
+
+inline void DmaHandle::wait() const {
+  if (core_ != nullptr) core_->wait(*this);
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,159 @@
+// The control-core runtime facade: one simulated node with its main memory, core groups and DMA engines.
+// Allocate and stage data, launch kernels onto core groups, join, read back, and read stats and the trace.
+// No process-wide state: any number of Machines can coexist in one process.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/runtime/core.hpp"
+#include "ldmsim/runtime/device_ptr.hpp"
+#include "ldmsim/runtime/stats.hpp"
+#include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/main_memory.hpp"
+
+namespace ldmsim {
+
+/// What happens when a DMA breaks the granularity rule: trap (default) or record a warning and go on.
+enum class AlignmentPolicy : std::uint8_t { kTrap, kLint };
+
+struct MachineOptions {
+  /// Host threads running core groups; 0 = min(hardware threads, core groups).
+  unsigned threads = 0;
+  bool trace = true;
+  AlignmentPolicy alignment = AlignmentPolicy::kTrap;
+  /// Host stack of each compute-core fiber (a guard page sits below each one).
+  std::size_t fiber_stack_bytes = 128 * 1024;
+};
+
+/// Every core group of the machine.
+struct AllGroupsTag {};
+inline constexpr AllGroupsTag AllGroups{};
+
+/// Where and under which name a kernel runs.
+struct LaunchSpec {
+  std::vector<int> groups;  ///< empty = all core groups
+  std::string name = "kernel";
+};
+
+/// Where an allocation lives.
+struct AllocOptions {
+  int cg = 0;
+  std::uint64_t alignment = 256;
+  std::string name;
+};
+
+namespace detail {
+class MachineImpl;
+class LaunchState;
+}  // namespace detail
+
+/// A launch in flight. join() waits for every core and rethrows the first Fault in (cycle, cg, core) order.
+/// Destroying an unjoined launch joins it and logs (never throws) a fault.
+class Launch {
+ public:
+  Launch() = default;
+  Launch(Launch&&) noexcept;
+  Launch& operator=(Launch&&) noexcept;
+  ~Launch();
+  void join();
+  bool joinable() const { return state_ != nullptr; }
+
+ private:
+  friend class Machine;
+  explicit Launch(std::shared_ptr<detail::LaunchState> state) : state_(std::move(state)) {}
+  std::shared_ptr<detail::LaunchState> state_;
+};
+
+using Kernel = std::function<void(Core&)>;
+
+class Machine {
+ public:
+  explicit Machine(Arch arch, MachineOptions options = {});
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  const Arch& arch() const;
+  const MachineOptions& options() const;
+  /// Host threads that run core groups.
+  unsigned threads() const;
+
+  // ---- main memory (control core) ----
+  template <typename T>
+  DevicePtr<T> alloc(std::size_t count, AllocOptions where = {}) {
+    return DevicePtr<T>(allocate_bytes(count * sizeof(T), where));
+  }
+  DeviceAddr allocate_bytes(std::size_t bytes, const AllocOptions& where = {});
+  template <typename T>
+  void free(DevicePtr<T> ptr) {
+    free_bytes(ptr.addr());
+  }
+  void free_bytes(DeviceAddr base);
+  template <typename T>
+  void upload(DevicePtr<T> dst, std::span<const std::remove_const_t<T>> src) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    write_bytes(dst.addr(), std::as_bytes(src));
+  }
+  template <typename T>
+  void upload(DevicePtr<T> dst, const std::vector<T>& src) {
+    upload(dst, std::span<const T>(src));
+  }
+  template <typename T>
+  void download(std::span<T> dst, DevicePtr<const T> src) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    read_bytes(src.addr(), std::as_writable_bytes(dst));
+  }
+  template <typename T>
+  void download(std::vector<T>& dst, DevicePtr<const T> src) {
+    download(std::span<T>(dst), src);
+  }
+  /// Host copies that check the range lies in one live region (ConfigError otherwise).
+  void write_bytes(DeviceAddr dst, std::span<const std::byte> src);
+  void read_bytes(DeviceAddr src, std::span<std::byte> dst) const;
+  MainMemory& memory();
+  const MainMemory& memory() const;
+
+  // ---- launching ----
+  /// Runs kernel(core, args...) on every core of the chosen groups. Arguments are copied.
+  template <typename F, typename... Args>
+  Launch launch(LaunchSpec spec, F&& kernel, Args&&... args) {
+    return launch_kernel(std::move(spec),
+                         [fn = std::forward<F>(kernel), tup = std::make_tuple(std::forward<Args>(args)...)](Core& core) {
+                           std::apply([&](const auto&... a) { std::invoke(fn, core, a...); }, tup);
+                         });
+  }
+  template <typename F, typename... Args>
+  Launch launch(AllGroupsTag, F&& kernel, Args&&... args) {
+    return launch(LaunchSpec{}, std::forward<F>(kernel), std::forward<Args>(args)...);
+  }
+  Launch launch_kernel(LaunchSpec spec, Kernel kernel);
+
+  // ---- results ----
+  /// Stats so far (the machine's clocks continue across launches).
+  RunStats stats() const;
+  /// The trace recorder of each core group.
+  std::vector<const TraceRecorder*> trace() const;
+  /// Writes the trace file; `run_info` is merged into the header (workload name, ...).
+  void write_trace(const std::filesystem::path& file, const nlohmann::json& run_info = {}) const;
+  /// Faults and lint warnings recorded so far (lint warnings do not stop a run).
+  std::uint64_t lint_warnings() const;
+
+ private:
+  friend class Launch;
+  std::unique_ptr<detail::MachineImpl> impl_;
+};
+
+}  // namespace ldmsim

@@ -1,0 +1,160 @@
+// The kernel-side Core API: DMA issue and wait, barriers, compute charges and the ldm allocator, each
+// checked (inside the kernel, on the core's own fiber, launch not aborted) and placed in simulated time.
+#include "ldmsim/runtime/core.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/operations.hpp>
+#include <fmt/format.h>
+
+#include "group_run.hpp"
+#include "ldmsim/sim/logging.hpp"
+#include "scheduler.hpp"
+
+namespace ldmsim {
+
+Core::Core(detail::GroupRun& group, int cg, int id, int row, int col, std::byte* ldm_base, std::uint64_t ldm_bytes,
+           CoreStats& stats)
+    : group_(&group), cg_(cg), id_(id), row_(row), col_(col), ldm_(this, ldm_base, ldm_bytes), stats_(&stats) {}
+
+int Core::rows() const { return static_cast<int>(group_->arch().rows); }
+int Core::cols() const { return static_cast<int>(group_->arch().cols); }
+int Core::group_size() const { return static_cast<int>(group_->arch().cores_per_group()); }
+const std::string& Core::kernel() const { return group_->kernel_name(); }
+const Arch& Core::arch() const { return group_->arch(); }
+
+Ldm& Core::ldm() {
+  enter("Core::ldm");
+  return ldm_;
+}
+
+void Core::enter(std::string_view api) {
+  if (!in_kernel_) {
+    throw Fault(FaultKind::kApiOutsideKernel, {cg_, id_}, cycle_, group_->kernel_name(),
+                fmt::format("{} called on a core whose kernel is not running; hint: use the Core& only inside "
+                            "the kernel it was passed to",
+                            api));
+  }
+  if (boost::fibers::context::active() != fiber_) {
+    throw Fault(FaultKind::kApiOutsideKernel, {cg_, id_}, cycle_, group_->kernel_name(),
+                fmt::format("{} called from outside this core's own kernel (another core or host thread); hint: "
+                            "each kernel may use only the Core& it was given",
+                            api));
+  }
+  if (group_->aborted()) throw detail::Aborted{};
+}
+
+void Core::sync_point() {
+  order_->cycle = cycle_;
+  order_->id = static_cast<std::uint32_t>(id_);
+  boost::this_fiber::yield();
+  if (group_->aborted()) throw detail::Aborted{};
+}
+
+void Core::trap(FaultKind kind, std::string message) {
+  throw Fault(kind, {cg_, id_}, cycle_, group_->kernel_name(), std::move(message));
+}
+
+DmaHandle Core::dma(const DmaRequest& request) {
+  enter(request.api);
+  DmaEngine& engine = group_->engine();
+  const Cycle issue_cost = engine.issue_cycles(request);
+  cycle_ += issue_cost;
+  stats_->busy_cycles += issue_cost;
+  sync_point();
+  DmaResult result = engine.execute(request, id_, cycle_);
+  if (result.trapped) trap(result.violation->kind, result.violation->message);
+  if (result.violation) {
+    ++stats_->lint_warnings;
+    group_->record_warning(*this, result.violation->message);
+  }
+  ++stats_->dma_requests;
+  (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;
+  const std::uint64_t id = next_request_id_++;
+  pending_.push_back(Pending{id, result.timing.end, request});
+  auto log = logger("dma");
+  if (log->should_log(spdlog::level::trace)) {
+    log->trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, cg_, id_,
+               to_string(request.mode), to_string(request.op), request.length, request.main, request.ldm,
+               result.timing.end);
+  }
+  return DmaHandle(this, id, result.timing.end);
+}
+
+void Core::wait(const DmaHandle& handle) {
+  enter("Core::wait");
+  if (handle.core_ != this) {
+    trap(FaultKind::kInvalidArgument, "Core::wait: the handle belongs to another core (or is empty)");
+  }
+  auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.id == handle.id_; });
+  if (it == pending_.end()) return;  // already waited
+  if (it->end > cycle_) {
+    stats_->dma_wait_cycles += it->end - cycle_;
+    cycle_ = it->end;
+  }
+  pending_.erase(it);
+}
+
+void Core::wait_all() {
+  enter("Core::wait_all");
+  for (const auto& p : pending_) {
+    if (p.end > cycle_) {
+      stats_->dma_wait_cycles += p.end - cycle_;
+      cycle_ = p.end;
+    }
+  }
+  pending_.clear();
+}
+
+void Core::barrier(Scope scope) {
+  enter("Core::barrier");
+  sync_point();
+  group_->barrier(*this, scope);
+}
+
+void Core::compute(Cost cost) {
+  enter("Core::compute");
+  const double per_cycle = group_->arch().flops_per_cycle;
+  const auto flop_cycles = static_cast<Cycle>(std::ceil(static_cast<double>(cost.flops) / per_cycle));
+  cycle_ += flop_cycles + cost.cycles;
+  stats_->busy_cycles += flop_cycles + cost.cycles;
+}
+
+void Core::check_exit() {
+  if (pending_.empty()) return;
+  const DmaRequest& first = pending_.front().request;
+  trap(FaultKind::kPendingDmaAtExit,
+       fmt::format("the kernel returned with {} DMA request(s) never waited for; the first: {} {} {} bytes, main "
+                   "0x{:x}, ldm 0x{:x}; hint: wait() every handle (or call wait_all()) before returning",
+                   pending_.size(), first.api, to_string(first.op), first.length, first.main, first.ldm));
+}
+
+LdmAddr Ldm::alloc_bytes(std::size_t bytes, std::size_t alignment) {
+  core_->enter("Ldm::alloc");
+  if (bytes == 0) core_->trap(FaultKind::kInvalidArgument, "Ldm::alloc: cannot allocate 0 bytes");
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    core_->trap(FaultKind::kInvalidArgument, fmt::format("Ldm::alloc: alignment {} is not a power of two", alignment));
+  }
+  if (auto at = allocator_.allocate(bytes, alignment)) return *at;
+  const LdmShortfall s = allocator_.shortfall(bytes);
+  core_->trap(FaultKind::kLdmOverflow,
+              fmt::format("Ldm::alloc of {} bytes does not fit the {}-byte local store: {} bytes free (largest "
+                          "free block {}), high-water mark {} bytes; hint: use smaller tiles or free buffers first",
+                          s.requested, allocator_.capacity(), s.free_bytes, s.largest_free, s.high_water));
+}
+
+void Ldm::free_at(LdmAddr offset) {
+  core_->enter("Ldm::free");
+  if (!allocator_.free(offset)) {
+    core_->trap(FaultKind::kInvalidArgument, fmt::format("Ldm::free: ldm offset 0x{:x} is not a live allocation", offset));
+  }
+}
+
+void Ldm::reset() {
+  core_->enter("Ldm::reset");
+  allocator_.reset();
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,83 @@
+// One core group executing one launch on one host thread: creates a fiber per compute core, keeps them in
+// simulated-time order, implements barriers, detects deadlock and collects faults. Owned by the launch.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/fiber/condition_variable.hpp>
+
+#include "ldmsim/runtime/core.hpp"
+#include "ldmsim/runtime/machine.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "machine_impl.hpp"
+
+namespace ldmsim::detail {
+
+/// Thrown inside a fiber to unwind it after another core of its group trapped. Not a std::exception, so a
+/// kernel's `catch (const std::exception&)` does not swallow it.
+struct Aborted {};
+
+class GroupRun {
+ public:
+  GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name);
+  GroupRun(const GroupRun&) = delete;
+  GroupRun& operator=(const GroupRun&) = delete;
+
+  /// Runs every core to completion on the calling host thread (which must use CycleOrderedScheduler).
+  /// Never throws: problems become faults.
+  void run() noexcept;
+  /// The first fault of this group in (cycle, core) order, if any.
+  const std::optional<Fault>& fault() const { return first_fault_; }
+  int cg() const { return group_.cg; }
+
+  // ---- used by Core ----
+  const Arch& arch() const { return machine_.arch; }
+  const std::string& kernel_name() const { return name_; }
+  bool aborted() const { return aborted_; }
+  DmaEngine& engine() { return group_.engine; }
+  void barrier(Core& core, Scope scope);
+  /// Records a fault raised by a core and aborts the group.
+  void record_fault(const Fault& fault);
+  /// Records a lint warning (an alignment violation the lint policy let through).
+  void record_warning(const Core& core, const std::string& message);
+
+ private:
+  enum class State : std::uint8_t { kReady, kAtBarrier, kExited };
+  struct Slot {
+    std::uint32_t expected = 0;
+    std::uint32_t arrived = 0;
+    Cycle latest_arrival = 0;
+    Cycle release = 0;
+    std::uint64_t generation = 0;
+    std::vector<int> waiting;
+    boost::fibers::condition_variable_any released;
+  };
+  struct NoLock {
+    void lock() {}
+    void unlock() {}
+  };
+
+  void run_core(int id) noexcept;
+  Slot& slot_for(const Core& core, Scope scope);
+  void on_deadlock();
+
+  MachineImpl& machine_;
+  GroupState& group_;
+  const Kernel& kernel_;
+  std::string name_;
+  Cycle start_cycle_ = 0;
+  std::vector<std::unique_ptr<Core>> cores_;
+  std::vector<State> states_;
+  std::vector<std::string> barrier_notes_;  // what a core waits for, for the deadlock dump
+  std::deque<Slot> slots_;                  // group, then one per row, then one per column
+  int live_ = 0;
+  bool aborted_ = false;
+  std::optional<Fault> first_fault_;
+};
+
+}  // namespace ldmsim::detail

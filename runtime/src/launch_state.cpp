@@ -1,0 +1,42 @@
+// Launch execution across host threads (see launch_state.hpp).
+#include "launch_state.hpp"
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/operations.hpp>
+
+#include "scheduler.hpp"
+
+namespace ldmsim::detail {
+
+LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name)
+    : machine_(machine), kernel_(std::move(kernel)) {
+  for (int cg : groups) {
+    runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name));
+  }
+  const std::size_t threads = std::min<std::size_t>(machine_.threads, runs_.size());
+  machine_.launch_active = true;
+  for (std::size_t t = 0; t < threads; ++t) {
+    threads_.emplace_back([this, t, threads] {
+      boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
+      for (std::size_t i = t; i < runs_.size(); i += threads) runs_[i]->run();
+    });
+  }
+}
+
+LaunchState::~LaunchState() { join(); }
+
+std::optional<Fault> LaunchState::join() {
+  if (joined_) return fault_;
+  for (auto& thread : threads_) thread.join();
+  joined_ = true;
+  machine_.launch_active = false;
+  for (const auto& run : runs_) {
+    const auto& f = run->fault();
+    if (!f) continue;
+    auto key = [](const Fault& x) { return std::make_tuple(x.cycle(), x.cg(), x.core()); };
+    if (!fault_ || key(*f) < key(*fault_)) fault_ = *f;
+  }
+  return fault_;
+}
+
+}  // namespace ldmsim::detail

@@ -1,0 +1,130 @@
+// The Machine facade and the Launch handle.
+#include "ldmsim/runtime/machine.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "launch_state.hpp"
+#include "ldmsim/dma/trace_file.hpp"
+#include "ldmsim/sim/logging.hpp"
+#include "machine_impl.hpp"
+
+namespace ldmsim {
+
+Launch::Launch(Launch&&) noexcept = default;
+Launch& Launch::operator=(Launch&& other) noexcept {
+  if (this != &other) {
+    if (state_) state_->join();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+Launch::~Launch() {
+  if (!state_) return;
+  if (auto fault = state_->join()) {
+    logger("runtime")->error("a launch was destroyed without join(); its fault is dropped: {}", fault->what());
+  }
+}
+
+void Launch::join() {
+  if (!state_) return;
+  auto state = std::move(state_);
+  if (auto fault = state->join()) throw *fault;
+}
+
+Machine::Machine(Arch arch, MachineOptions options)
+    : impl_(std::make_unique<detail::MachineImpl>(std::move(arch), options)) {}
+
+Machine::~Machine() = default;
+
+const Arch& Machine::arch() const { return impl_->arch; }
+const MachineOptions& Machine::options() const { return impl_->options; }
+unsigned Machine::threads() const { return impl_->threads; }
+MainMemory& Machine::memory() { return impl_->memory; }
+const MainMemory& Machine::memory() const { return impl_->memory; }
+
+DeviceAddr Machine::allocate_bytes(std::size_t bytes, const AllocOptions& where) {
+  impl_->require_idle("alloc");
+  return impl_->memory.allocate(bytes, where.alignment, where.cg, where.name);
+}
+
+void Machine::free_bytes(DeviceAddr base) {
+  impl_->require_idle("free");
+  impl_->memory.free(base);
+}
+
+void Machine::write_bytes(DeviceAddr dst, std::span<const std::byte> src) {
+  impl_->require_idle("upload");
+  if (src.empty()) return;
+  if (impl_->memory.find_region(dst, src.size()) == nullptr) {
+    throw ConfigError(fmt::format("upload of {} bytes to 0x{:x} is not inside one allocated region", src.size(), dst));
+  }
+  impl_->memory.write(dst, src);
+}
+
+void Machine::read_bytes(DeviceAddr src, std::span<std::byte> dst) const {
+  impl_->require_idle("download");
+  if (dst.empty()) return;
+  if (impl_->memory.find_region(src, dst.size()) == nullptr) {
+    throw ConfigError(fmt::format("download of {} bytes from 0x{:x} is not inside one allocated region", dst.size(), src));
+  }
+  impl_->memory.read(src, dst);
+}
+
+Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
+  impl_->require_idle("launch");
+  std::vector<int> groups = spec.groups;
+  if (groups.empty()) {
+    for (std::uint32_t cg = 0; cg < impl_->arch.core_groups; ++cg) groups.push_back(static_cast<int>(cg));
+  }
+  std::sort(groups.begin(), groups.end());
+  if (std::adjacent_find(groups.begin(), groups.end()) != groups.end()) {
+    throw ConfigError("launch: a core group is listed twice");
+  }
+  for (int cg : groups) {
+    if (cg < 0 || static_cast<std::uint32_t>(cg) >= impl_->arch.core_groups) {
+      throw ConfigError(fmt::format("launch: core group {} does not exist (the arch has {})", cg, impl_->arch.core_groups));
+    }
+  }
+  if (!kernel) throw ConfigError("launch: the kernel is empty");
+  return Launch(std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name)));
+}
+
+RunStats Machine::stats() const {
+  RunStats run;
+  for (const auto& group : impl_->groups) {
+    run.groups.push_back(group->stats);
+    run.cycles = std::max(run.cycles, group->stats.cycles);
+  }
+  run.seconds = static_cast<double>(run.cycles) / impl_->arch.clock_hz;
+  return run;
+}
+
+std::vector<const TraceRecorder*> Machine::trace() const {
+  std::vector<const TraceRecorder*> out;
+  for (const auto& group : impl_->groups) out.push_back(&group->trace);
+  return out;
+}
+
+void Machine::write_trace(const std::filesystem::path& file, const nlohmann::json& run_info) const {
+  nlohmann::json header = run_info.is_object() ? run_info : nlohmann::json::object();
+  const RunStats s = stats();
+  header["arch"] = impl_->arch.to_json();
+  header["cycles"] = s.cycles;
+  header["seconds"] = s.seconds;
+  if (!header.contains("fault")) header["fault"] = nullptr;
+  const auto groups = trace();
+  ::ldmsim::write_trace(file, header, std::span<const TraceRecorder* const>(groups));
+}
+
+std::uint64_t Machine::lint_warnings() const {
+  std::uint64_t n = 0;
+  for (const auto& group : impl_->groups)
+    for (const auto& core : group->stats.cores) n += core.lint_warnings;
+  return n;
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,60 @@
+// Construction of a machine's private state (see machine_impl.hpp).
+#include "machine_impl.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace ldmsim::detail {
+
+HostMapping::HostMapping(std::size_t bytes) : bytes_(bytes) {
+  void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  data_ = static_cast<std::byte*>(p);
+}
+
+HostMapping::~HostMapping() { munmap(data_, bytes_); }
+
+GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const MachineOptions& options)
+    : cg(cg_index),
+      ldm(arch.ldm_bytes * arch.cores_per_group()),
+      trace(cg_index, options.trace),
+      engine(arch, memory, trace, ldm.data(), options.alignment == AlignmentPolicy::kLint),
+      stacks(arch.cores_per_group(), options.fiber_stack_bytes) {
+  stats.cores.resize(arch.cores_per_group());
+}
+
+namespace {
+unsigned choose_threads(unsigned requested, std::uint32_t groups) {
+  unsigned n = requested;
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+  return std::min<unsigned>(n, groups);
+}
+}  // namespace
+
+MachineImpl::MachineImpl(Arch a, MachineOptions o)
+    : arch(std::move(a)),
+      options(o),
+      threads(choose_threads(o.threads, arch.core_groups)),
+      memory(arch.core_groups, arch.main_memory_bytes_per_cg) {
+  if (options.fiber_stack_bytes < 16 * 1024) {
+    throw ConfigError(fmt::format("fiber_stack_bytes must be at least 16384 (got {})", options.fiber_stack_bytes));
+  }
+  groups.reserve(arch.core_groups);
+  for (std::uint32_t cg = 0; cg < arch.core_groups; ++cg) {
+    groups.push_back(std::make_unique<GroupState>(arch, static_cast<int>(cg), memory, options));
+  }
+}
+
+void MachineImpl::require_idle(const char* what) const {
+  if (launch_active) {
+    throw std::logic_error(fmt::format("Machine::{} during a launch: join() the launch first", what));
+  }
+}
+
+}  // namespace ldmsim::detail

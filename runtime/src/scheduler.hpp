@@ -1,0 +1,58 @@
+// The Boost.Fiber scheduling algorithm that keeps a core group in simulated-time order: it always resumes
+// the ready fiber with the smallest (cycle, core id). The control-core (main) fiber has an infinite key, so
+// it runs only when no compute core is ready: then every live core is blocked, i.e. the group deadlocked.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/properties.hpp>
+
+#include "ldmsim/sim/types.hpp"
+
+namespace ldmsim::detail {
+
+/// Per-fiber ordering key. A core sets it (without notify) before yielding; it is read when the fiber
+/// becomes ready.
+class CoreOrder : public boost::fibers::fiber_properties {
+ public:
+  explicit CoreOrder(boost::fibers::context* ctx) : fiber_properties(ctx) {}
+  Cycle cycle = 0;
+  std::uint32_t id = 0;
+};
+
+class CycleOrderedScheduler final : public boost::fibers::algo::algorithm_with_properties<CoreOrder> {
+ public:
+  void awakened(boost::fibers::context* ctx, CoreOrder& order) noexcept override;
+  boost::fibers::context* pick_next() noexcept override;
+  bool has_ready_fibers() const noexcept override { return !ready_.empty(); }
+  void suspend_until(std::chrono::steady_clock::time_point const& until) noexcept override;
+  void notify() noexcept override;
+
+ private:
+  struct Entry {
+    Cycle cycle;
+    std::uint32_t id;
+    std::uint64_t seq;  // FIFO among equal keys (fresh fibers), for determinism
+    boost::fibers::context* ctx;
+  };
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const noexcept {
+      if (a.cycle != b.cycle) return a.cycle > b.cycle;
+      if (a.id != b.id) return a.id > b.id;
+      return a.seq > b.seq;
+    }
+  };
+  std::vector<Entry> ready_;  // binary min-heap
+  std::uint64_t seq_ = 0;
+  std::mutex mutex_;
+  std::condition_variable wakeup_;
+  bool notified_ = false;
+};
+
+}  // namespace ldmsim::detail

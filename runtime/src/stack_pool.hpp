@@ -1,0 +1,35 @@
+// Fiber stacks for one core group: one mapping reserved at machine creation, a guard page below each
+// stack, reused by every launch (no allocation per launch; pages are committed only when touched).
+#pragma once
+
+#include <cstddef>
+
+#include <boost/context/stack_context.hpp>
+
+namespace ldmsim::detail {
+
+class StackPool {
+ public:
+  StackPool(std::size_t stacks, std::size_t stack_bytes);
+  ~StackPool();
+  StackPool(const StackPool&) = delete;
+  StackPool& operator=(const StackPool&) = delete;
+
+  /// A Boost.Context StackAllocator handing out stack `index` of the pool.
+  struct Slice {
+    StackPool* pool;
+    std::size_t index;
+    boost::context::stack_context allocate();
+    void deallocate(boost::context::stack_context&) noexcept {}
+  };
+  Slice slice(std::size_t index) { return Slice{this, index}; }
+
+ private:
+  std::byte* base_ = nullptr;
+  std::size_t stacks_;
+  std::size_t stack_bytes_;
+  std::size_t slot_bytes_;
+  std::size_t mapped_bytes_;
+};
+
+}  // namespace ldmsim::detail

@@ -1,0 +1,69 @@
+// The simulated machine's architecture: one JSON tree (core groups -> cores -> ldm; dma -> timing model),
+// validated at load. Presets (sw26010, sw26010pro, tiny) are stored in the same format as user files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ldmsim {
+
+/// Descriptor field widths of the DMA engine (a value must be < 2^bits).
+struct DmaFieldWidths {
+  std::uint32_t length_bits = 20;
+  std::uint32_t bsize_bits = 20;
+  std::uint32_t stride_bits = 20;
+
+  friend bool operator==(const DmaFieldWidths&, const DmaFieldWidths&) = default;
+};
+
+/// The DMA engine of one core group.
+struct DmaArch {
+  std::uint32_t granularity_bytes = 4;    ///< every address, length, bsize and stride must be a multiple
+  std::uint32_t transaction_bytes = 128;  ///< memory transaction size (partial blocks cost whole ones)
+  DmaFieldWidths fields;
+  /// The timing model: {"model": NAME, ...model parameters}. Parameters are validated by the model.
+  nlohmann::json timing = nlohmann::json{{"model", "ideal"}};
+
+  std::string timing_model() const { return timing.value("model", std::string{"ideal"}); }
+
+  friend bool operator==(const DmaArch&, const DmaArch&) = default;
+};
+
+/// A whole simulated node.
+struct Arch {
+  std::string name;
+  double clock_hz = 1.0e9;
+  std::uint32_t core_groups = 1;
+  std::uint64_t main_memory_bytes_per_cg = 1ull << 30;
+  std::uint32_t rows = 1;
+  std::uint32_t cols = 1;
+  std::uint64_t ldm_bytes = 64 * 1024;
+  double flops_per_cycle = 1.0;      ///< per compute core
+  std::uint32_t barrier_cycles = 0;  ///< cost of a barrier once the last participant arrives
+  DmaArch dma;
+
+  std::uint32_t cores_per_group() const { return rows * cols; }
+  std::uint32_t total_cores() const { return core_groups * rows * cols; }
+
+  /// A built-in preset by name; throws ConfigError naming the known presets.
+  static Arch preset(std::string_view name);
+  /// Names of the built-in presets, sorted.
+  static std::vector<std::string> preset_names();
+  /// Validates and converts a JSON tree; errors name the JSON path. `origin` names the source in messages.
+  static Arch from_json(const nlohmann::json& tree, std::string_view origin = "arch");
+  /// Parses and validates an arch file.
+  static Arch load(const std::filesystem::path& file);
+  /// A preset name or a path to a JSON file.
+  static Arch resolve(std::string_view name_or_file);
+  /// The full resolved tree (every default filled in), loadable again by from_json.
+  nlohmann::json to_json() const;
+
+  /// Field-by-field equality (the timing tree compares as JSON values).
+  friend bool operator==(const Arch&, const Arch&) = default;
+};
+
+}  // namespace ldmsim

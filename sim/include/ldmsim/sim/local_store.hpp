@@ -1,0 +1,50 @@
+// A compute core's local store (ldm): a private scratchpad of ldm_bytes with a first-fit allocator that
+// hands out offsets, tracks the high-water mark, and reports overflow with requested/free/high-water bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+
+#include "ldmsim/sim/types.hpp"
+
+namespace ldmsim {
+
+/// The result of a failed allocation, for the ldm-overflow fault message.
+struct LdmShortfall {
+  std::uint64_t requested = 0;
+  std::uint64_t free_bytes = 0;
+  std::uint64_t largest_free = 0;
+  std::uint64_t high_water = 0;
+};
+
+/// Offset allocator over [0, capacity). Not thread-safe: one core owns it.
+class LdmAllocator {
+ public:
+  explicit LdmAllocator(std::uint64_t capacity);
+
+  /// Allocates `bytes` (> 0) aligned to `alignment` (power of two); nullopt when it does not fit.
+  std::optional<LdmAddr> allocate(std::uint64_t bytes, std::uint64_t alignment);
+  /// Frees an allocation by its offset; false when `offset` is not a live allocation.
+  bool free(LdmAddr offset);
+  /// Frees everything (the high-water mark is kept).
+  void reset();
+
+  std::uint64_t capacity() const { return capacity_; }
+  std::uint64_t used() const { return used_; }
+  std::uint64_t high_water() const { return high_water_; }
+  /// Highest byte offset ever handed out (end of the topmost allocation): bytes the kernel really needs.
+  std::uint64_t peak_extent() const { return peak_extent_; }
+  LdmShortfall shortfall(std::uint64_t requested) const;
+
+ private:
+  std::uint64_t capacity_;
+  std::uint64_t used_ = 0;
+  std::uint64_t high_water_ = 0;
+  std::uint64_t peak_extent_ = 0;
+  std::map<LdmAddr, std::uint64_t> live_;  // offset -> bytes
+};
+
+}  // namespace ldmsim

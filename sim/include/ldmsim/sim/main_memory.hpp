@@ -1,0 +1,80 @@
+// Device main memory: a simulated 64-bit address space, one window per core group, committed lazily in
+// chunks so that a 96 GiB node costs only the bytes that are touched. Allocations are regions; region
+// lookup lets the DMA engine trap any access that is not inside one live region.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ldmsim/sim/types.hpp"
+
+namespace ldmsim {
+
+/// One live allocation.
+struct Region {
+  DeviceAddr base = 0;
+  std::uint64_t bytes = 0;
+  int cg = 0;  ///< the core group whose memory window holds it
+  std::string name;
+
+  DeviceAddr end() const { return base + bytes; }
+};
+
+/// The device main memory of a whole node. Allocation and free happen on the control core (not during a
+/// launch); reads and writes may come from any host thread concurrently (chunks commit lock-free).
+class MainMemory {
+ public:
+  /// Address of the first byte of core group 0's window; address 0 is never valid.
+  static constexpr DeviceAddr kBase = 0x10'0000'0000ull;
+  static constexpr std::uint64_t kChunkBytes = 1ull << 21;
+
+  MainMemory(std::uint32_t core_groups, std::uint64_t bytes_per_cg);
+  ~MainMemory();
+  MainMemory(const MainMemory&) = delete;
+  MainMemory& operator=(const MainMemory&) = delete;
+
+  /// Allocates `bytes` (> 0) in core group `cg`'s window, aligned to `alignment` (a power of two >= 4).
+  /// Deterministic first-fit. Throws ConfigError when it does not fit.
+  DeviceAddr allocate(std::uint64_t bytes, std::uint64_t alignment = 256, int cg = 0, std::string name = {});
+  /// Frees a region by its base address; its bytes read as zero if allocated again. Throws on a bad base.
+  void free(DeviceAddr base);
+
+  /// The live region containing [addr, addr + bytes), or nullptr when the range is not inside one region.
+  const Region* find_region(DeviceAddr addr, std::uint64_t bytes) const;
+  /// The live region nearest to addr (for diagnostics), or nullptr when there is none.
+  const Region* nearest_region(DeviceAddr addr) const;
+  /// All live regions in address order.
+  std::vector<Region> regions() const;
+
+  /// Raw byte access; the caller has checked the range against find_region.
+  void read(DeviceAddr addr, std::span<std::byte> out) const;
+  void write(DeviceAddr addr, std::span<const std::byte> in);
+
+  std::uint64_t bytes_per_cg() const { return bytes_per_cg_; }
+  std::uint32_t core_groups() const { return core_groups_; }
+  /// Host bytes committed so far (chunks touched by a write).
+  std::uint64_t committed_bytes() const;
+  /// Bytes in live regions.
+  std::uint64_t allocated_bytes() const { return allocated_bytes_; }
+
+ private:
+  std::byte* chunk_for_write(std::uint64_t index);
+  void zero_range(DeviceAddr addr, std::uint64_t bytes);
+
+  std::uint32_t core_groups_;
+  std::uint64_t bytes_per_cg_;
+  std::unique_ptr<std::atomic<std::byte*>[]> chunks_;
+  std::uint64_t chunk_count_;
+  std::map<DeviceAddr, Region> regions_;              // by base
+  std::vector<std::map<DeviceAddr, std::uint64_t>> free_lists_;  // per cg: base -> bytes
+  std::uint64_t allocated_bytes_ = 0;
+};
+
+}  // namespace ldmsim

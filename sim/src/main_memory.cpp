@@ -1,0 +1,180 @@
+// Device main memory: lazily committed chunks (mmap'd on first write, so even a touched chunk costs only
+// its touched pages) and a deterministic first-fit region allocator per core-group window.
+#include "ldmsim/sim/main_memory.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim {
+
+namespace {
+bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) & ~(a - 1); }
+}  // namespace
+
+MainMemory::MainMemory(std::uint32_t core_groups, std::uint64_t bytes_per_cg)
+    : core_groups_(core_groups), bytes_per_cg_(bytes_per_cg), free_lists_(core_groups) {
+  const std::uint64_t total = bytes_per_cg_ * core_groups_;
+  chunk_count_ = (total + kChunkBytes - 1) / kChunkBytes;
+  chunks_ = std::make_unique<std::atomic<std::byte*>[]>(chunk_count_);
+  for (std::uint64_t i = 0; i < chunk_count_; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
+  for (std::uint32_t cg = 0; cg < core_groups_; ++cg) free_lists_[cg].emplace(kBase + cg * bytes_per_cg_, bytes_per_cg_);
+}
+
+MainMemory::~MainMemory() {
+  for (std::uint64_t i = 0; i < chunk_count_; ++i) {
+    if (std::byte* chunk = chunks_[i].load(std::memory_order_relaxed)) munmap(chunk, kChunkBytes);
+  }
+}
+
+DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, int cg, std::string name) {
+  if (bytes == 0) throw ConfigError("main memory: cannot allocate 0 bytes");
+  if (!is_power_of_two(alignment) || alignment < 4) {
+    throw ConfigError(fmt::format("main memory: alignment {} must be a power of two >= 4", alignment));
+  }
+  if (cg < 0 || static_cast<std::uint32_t>(cg) >= core_groups_) {
+    throw ConfigError(fmt::format("main memory: core group {} does not exist (the arch has {})", cg, core_groups_));
+  }
+  auto& free_list = free_lists_[static_cast<std::size_t>(cg)];
+  for (auto it = free_list.begin(); it != free_list.end(); ++it) {
+    const DeviceAddr start = align_up(it->first, alignment);
+    const DeviceAddr hole_end = it->first + it->second;
+    if (start > hole_end || hole_end - start < bytes) continue;
+    const DeviceAddr hole_start = it->first;
+    free_list.erase(it);
+    if (start > hole_start) free_list.emplace(hole_start, start - hole_start);
+    if (start + bytes < hole_end) free_list.emplace(start + bytes, hole_end - (start + bytes));
+    regions_.emplace(start, Region{start, bytes, cg, std::move(name)});
+    allocated_bytes_ += bytes;
+    return start;
+  }
+  throw ConfigError(fmt::format("main memory: cannot allocate {} bytes in core group {} ({} of {} bytes in use)",
+                                bytes, cg, allocated_bytes_, bytes_per_cg_ * core_groups_));
+}
+
+void MainMemory::free(DeviceAddr base) {
+  auto it = regions_.find(base);
+  if (it == regions_.end()) throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
+  const Region region = it->second;
+  regions_.erase(it);
+  allocated_bytes_ -= region.bytes;
+  zero_range(region.base, region.bytes);
+  auto& free_list = free_lists_[static_cast<std::size_t>(region.cg)];
+  auto [pos, inserted] = free_list.emplace(region.base, region.bytes);
+  // Coalesce with the neighbouring holes.
+  if (auto next = std::next(pos); next != free_list.end() && pos->first + pos->second == next->first) {
+    pos->second += next->second;
+    free_list.erase(next);
+  }
+  if (pos != free_list.begin()) {
+    auto prev = std::prev(pos);
+    if (prev->first + prev->second == pos->first) {
+      prev->second += pos->second;
+      free_list.erase(pos);
+    }
+  }
+}
+
+const Region* MainMemory::find_region(DeviceAddr addr, std::uint64_t bytes) const {
+  auto it = regions_.upper_bound(addr);
+  if (it == regions_.begin()) return nullptr;
+  --it;
+  const Region& r = it->second;
+  if (addr < r.base || addr - r.base > r.bytes || bytes > r.bytes - (addr - r.base)) return nullptr;
+  return &r;
+}
+
+const Region* MainMemory::nearest_region(DeviceAddr addr) const {
+  if (regions_.empty()) return nullptr;
+  auto it = regions_.upper_bound(addr);
+  if (it == regions_.begin()) return &it->second;
+  auto prev = std::prev(it);
+  if (it == regions_.end()) return &prev->second;
+  const std::uint64_t dist_prev = addr >= prev->second.end() ? addr - prev->second.end() : 0;
+  const std::uint64_t dist_next = it->second.base - addr;
+  return dist_prev <= dist_next ? &prev->second : &it->second;
+}
+
+std::vector<Region> MainMemory::regions() const {
+  std::vector<Region> out;
+  out.reserve(regions_.size());
+  for (const auto& [base, region] : regions_) out.push_back(region);
+  return out;
+}
+
+std::byte* MainMemory::chunk_for_write(std::uint64_t index) {
+  std::byte* chunk = chunks_[index].load(std::memory_order_acquire);
+  if (chunk != nullptr) return chunk;
+  void* fresh = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (fresh == MAP_FAILED) throw std::bad_alloc();
+  std::byte* expected = nullptr;
+  if (chunks_[index].compare_exchange_strong(expected, static_cast<std::byte*>(fresh), std::memory_order_acq_rel)) {
+    return static_cast<std::byte*>(fresh);
+  }
+  munmap(fresh, kChunkBytes);  // another thread committed it first
+  return expected;
+}
+
+void MainMemory::read(DeviceAddr addr, std::span<std::byte> out) const {
+  std::uint64_t offset = addr - kBase;
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const std::uint64_t index = offset / kChunkBytes;
+    const std::uint64_t within = offset % kChunkBytes;
+    const std::size_t n = std::min<std::size_t>(out.size() - done, kChunkBytes - within);
+    const std::byte* chunk = chunks_[index].load(std::memory_order_acquire);
+    if (chunk != nullptr) {
+      std::memcpy(out.data() + done, chunk + within, n);
+    } else {
+      std::memset(out.data() + done, 0, n);
+    }
+    done += n;
+    offset += n;
+  }
+}
+
+void MainMemory::write(DeviceAddr addr, std::span<const std::byte> in) {
+  std::uint64_t offset = addr - kBase;
+  std::size_t done = 0;
+  while (done < in.size()) {
+    const std::uint64_t index = offset / kChunkBytes;
+    const std::uint64_t within = offset % kChunkBytes;
+    const std::size_t n = std::min<std::size_t>(in.size() - done, kChunkBytes - within);
+    std::memcpy(chunk_for_write(index) + within, in.data() + done, n);
+    done += n;
+    offset += n;
+  }
+}
+
+void MainMemory::zero_range(DeviceAddr addr, std::uint64_t bytes) {
+  std::uint64_t offset = addr - kBase;
+  const std::uint64_t end = offset + bytes;
+  while (offset < end) {
+    const std::uint64_t index = offset / kChunkBytes;
+    const std::uint64_t within = offset % kChunkBytes;
+    const std::uint64_t n = std::min(end - offset, kChunkBytes - within);
+    if (std::byte* chunk = chunks_[index].load(std::memory_order_acquire)) {
+      if (n == kChunkBytes) {
+        madvise(chunk, kChunkBytes, MADV_DONTNEED);  // returns the pages; they read back as zero
+      } else {
+        std::memset(chunk + within, 0, n);
+      }
+    }
+    offset += n;
+  }
+}
+
+std::uint64_t MainMemory::committed_bytes() const {
+  std::uint64_t n = 0;
+  for (std::uint64_t i = 0; i < chunk_count_; ++i) {
+    if (chunks_[i].load(std::memory_order_relaxed) != nullptr) n += kChunkBytes;
+  }
+  return n;
+}
+
+}  // namespace ldmsim
