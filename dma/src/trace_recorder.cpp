@@ -1,0 +1,150 @@
+// Columnar DMA trace chunks and the per-group trace recorder: packing, unpacking and memory accounting.
+// Recording is a range check and six column stores per event; the rare out-of-range case throws.
+#include "ldmsim/dma/trace_recorder.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace ldmsim {
+namespace {
+
+constexpr std::uint64_t kU32Max = std::numeric_limits<std::uint32_t>::max();
+
+[[noreturn]] void throw_unpackable(const DmaEvent& e) {
+  std::string what = "DMA trace: event of core " + std::to_string(e.core) + " issued at cycle " +
+                     std::to_string(e.issue) + " does not fit the trace packing: ";
+  if (e.main >= DmaChunk::kMainLimit) {
+    what += "main address " + std::to_string(e.main) + " >= 2^48";
+  } else if (e.ldm >= DmaChunk::kLdmLimit) {
+    what += "ldm address " + std::to_string(e.ldm) + " >= 2^24";
+  } else if (e.start < e.issue) {
+    what += "start cycle " + std::to_string(e.start) + " is before issue cycle " + std::to_string(e.issue);
+  } else if (e.start - e.issue > kU32Max) {
+    what += "start - issue = " + std::to_string(e.start - e.issue) + " >= 2^32";
+  } else if (e.end < e.start) {
+    what += "end cycle " + std::to_string(e.end) + " is before start cycle " + std::to_string(e.start);
+  } else if (e.end - e.start > kU32Max) {
+    what += "end - start = " + std::to_string(e.end - e.start) + " >= 2^32";
+  } else {
+    what += "op/mode/status out of range (" + std::to_string(static_cast<unsigned>(e.op)) + "/" +
+            std::to_string(static_cast<unsigned>(e.mode)) + "/" + std::to_string(static_cast<unsigned>(e.status)) + ")";
+  }
+  throw std::length_error(what);
+}
+
+template <typename T>
+std::size_t capacity_bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+}  // namespace
+
+void DmaChunk::reserve(std::size_t n) {
+  issue.reserve(n);
+  start_delta.reserve(n);
+  duration.reserve(n);
+  main48_core16.reserve(n);
+  length.reserve(n);
+  ldm24_flags8.reserve(n);
+}
+
+void DmaChunk::push(const DmaEvent& e) {
+  const auto op = static_cast<std::uint32_t>(e.op);
+  const auto mode = static_cast<std::uint32_t>(e.mode);
+  const auto status = static_cast<std::uint32_t>(e.status);
+  // One predictable branch covers every field; the slow path says which one overflowed.
+  const bool fits = e.main < kMainLimit && e.ldm < kLdmLimit && e.start >= e.issue && e.start - e.issue <= kU32Max &&
+                    e.end >= e.start && e.end - e.start <= kU32Max && op <= static_cast<std::uint32_t>(DmaOp::kPut) &&
+                    mode <= static_cast<std::uint32_t>(DmaMode::kRow) &&
+                    status <= static_cast<std::uint32_t>(DmaStatus::kLintWarning);
+  if (!fits) [[unlikely]]
+    throw_unpackable(e);
+  if (e.bsize != 0 || e.stride != 0) {
+    strided.push_back({static_cast<std::uint32_t>(issue.size()), e.bsize, e.stride});
+  }
+  issue.push_back(e.issue);
+  start_delta.push_back(static_cast<std::uint32_t>(e.start - e.issue));
+  duration.push_back(static_cast<std::uint32_t>(e.end - e.start));
+  main48_core16.push_back(e.main | std::uint64_t{e.core} << 48);
+  length.push_back(e.length);
+  ldm24_flags8.push_back(e.ldm | op << kOpShift | mode << kModeShift | status << kStatusShift);
+}
+
+DmaEvent DmaChunk::at(std::size_t i) const {
+  DmaEvent e;
+  e.issue = issue[i];
+  e.start = e.issue + start_delta[i];
+  e.end = e.start + duration[i];
+  e.main = main48_core16[i] & (kMainLimit - 1);
+  e.core = static_cast<std::uint16_t>(main48_core16[i] >> 48);
+  e.length = length[i];
+  const std::uint32_t lf = ldm24_flags8[i];
+  e.ldm = lf & (kLdmLimit - 1);
+  e.op = static_cast<DmaOp>((lf >> kOpShift) & 1u);
+  e.mode = static_cast<DmaMode>((lf >> kModeShift) & 3u);
+  e.status = static_cast<DmaStatus>((lf >> kStatusShift) & 3u);
+  if (!strided.empty()) {
+    const auto it = std::lower_bound(strided.begin(), strided.end(), i,
+                                     [](const Strided& s, std::size_t index) { return s.index < index; });
+    if (it != strided.end() && it->index == i) {
+      e.bsize = it->bsize;
+      e.stride = it->stride;
+    }
+  }
+  return e;
+}
+
+std::size_t DmaChunk::payload_bytes() const {
+  return size() * (2 * sizeof(std::uint64_t) + 4 * sizeof(std::uint32_t)) + strided.size() * sizeof(Strided);
+}
+
+void TraceRecorder::record(const DmaEvent& event) {
+  if (!enabled_) return;
+  if (chunks_.empty() || chunks_.back().full()) [[unlikely]] {
+    DmaChunk chunk;
+    chunk.reserve(DmaChunk::kCapacity);
+    chunk.push(event);  // validate before the chunk becomes visible
+    chunks_.push_back(std::move(chunk));
+    return;
+  }
+  chunks_.back().push(event);
+}
+
+void TraceRecorder::mark(Marker marker) {
+  if (!enabled_) return;
+  markers_.push_back(std::move(marker));
+}
+
+void TraceRecorder::append_chunk(DmaChunk chunk) {
+  if (chunk.size() == 0) return;
+  chunks_.push_back(std::move(chunk));
+}
+
+std::size_t TraceRecorder::dma_count() const {
+  std::size_t n = 0;
+  for (const auto& chunk : chunks_) n += chunk.size();
+  return n;
+}
+
+std::size_t TraceRecorder::memory_bytes() const {
+  std::size_t bytes = capacity_bytes(chunks_) + capacity_bytes(markers_);
+  for (const auto& c : chunks_) {
+    bytes += capacity_bytes(c.issue) + capacity_bytes(c.start_delta) + capacity_bytes(c.duration) +
+             capacity_bytes(c.main48_core16) + capacity_bytes(c.length) + capacity_bytes(c.ldm24_flags8) +
+             capacity_bytes(c.strided);
+  }
+  for (const auto& m : markers_) {
+    if (m.text.capacity() > std::string().capacity()) bytes += m.text.capacity() + 1;  // heap beyond SSO
+  }
+  return bytes;
+}
+
+void TraceRecorder::clear() {
+  chunks_ = {};
+  markers_ = {};
+}
+
+}  // namespace ldmsim
