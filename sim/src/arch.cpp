@@ -1,0 +1,433 @@
+// Arch: reading, validating and writing the arch config tree. Every rule is checked at load and every error
+// names its source and JSON path ("tiny.json: core_groups.cores.rows must be in 1..64 (got 0)").
+#include "ldmsim/sim/arch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <system_error>
+
+#include "ldmsim/sim/fault.hpp"
+#include "preset_sources.hpp"
+
+namespace ldmsim {
+namespace {
+
+using nlohmann::json;
+
+// Limits of the rules (docs/arch-config.md lists them with the rest).
+constexpr std::uint64_t kMaxCoreGroups = 64;
+constexpr std::uint64_t kMaxRowsCols = 64;
+constexpr std::uint64_t kPageBytes = 4096;
+constexpr std::uint64_t kMaxMainMemoryBytes = std::uint64_t{1} << 40;
+constexpr std::uint64_t kMinLdmBytes = 1024;
+constexpr std::uint64_t kMaxLdmBytes = 16 * 1024 * 1024;
+constexpr std::uint64_t kMaxGranularityBytes = 64;
+constexpr std::uint64_t kMaxTransactionBytes = std::uint64_t{1} << 31;
+constexpr std::uint64_t kMaxFieldBits = 32;  // trace events store length, bsize and stride in 32 bits
+constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
+
+/// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
+/// than "model" belong to the timing model and are not listed.
+constexpr std::array<std::string_view, 19> kSchema = {
+    "name",
+    "clock_hz",
+    "core_groups",
+    "core_groups.count",
+    "core_groups.main_memory_bytes",
+    "core_groups.cores",
+    "core_groups.cores.rows",
+    "core_groups.cores.cols",
+    "core_groups.cores.ldm_bytes",
+    "core_groups.cores.flops_per_cycle",
+    "core_groups.cores.barrier_cycles",
+    "dma",
+    "dma.granularity_bytes",
+    "dma.transaction_bytes",
+    "dma.fields",
+    "dma.fields.length_bits",
+    "dma.fields.bsize_bits",
+    "dma.fields.stride_bits",
+    "dma.timing",
+};
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += sep;
+    out += item;
+  }
+  return out;
+}
+
+char lower(char c) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
+
+/// Case-insensitive Levenshtein distance, for did-you-mean suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t substitution = diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The candidate closest to `word`, if it is close enough to be a likely typo.
+std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::size_t threshold = std::clamp<std::size_t>(word.size() / 3, 1, 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = threshold + 1;
+  for (const auto& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    if (distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string_view leaf(std::string_view path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::string join_path(std::string_view parent, std::string_view key) {
+  return parent.empty() ? std::string{key} : fmt::format("{}.{}", parent, key);
+}
+
+/// Keys allowed directly under `parent` ("" is the root).
+std::vector<std::string> children(std::string_view parent) {
+  std::vector<std::string> keys;
+  for (std::string_view path : kSchema) {
+    const bool under =
+        parent.empty() || (path.size() > parent.size() + 1 && path.starts_with(parent) && path[parent.size()] == '.');
+    if (!under) continue;
+    const std::string_view rest = parent.empty() ? path : path.substr(parent.size() + 1);
+    if (rest.find('.') == std::string_view::npos) keys.emplace_back(rest);
+  }
+  return keys;
+}
+
+/// A short rendering of an offending value for "(got ...)".
+std::string got(const json& value) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) return fmt::format("{}", value.get<double>());
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  constexpr std::size_t kMax = 60;
+  if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
+  return text;
+}
+
+/// Where errors go: prefixes every message with the origin (file name or preset).
+struct Context {
+  std::string_view origin;
+
+  [[noreturn]] void fail(std::string_view message) const { throw ConfigError(fmt::format("{}: {}", origin, message)); }
+  [[noreturn]] void fail(std::string_view path, std::string_view rule, const json& value) const {
+    fail(fmt::format("{} {} (got {})", path, rule, got(value)));
+  }
+};
+
+/// One object of the tree: checked to be an object with only known keys; members are looked up by key.
+class Object {
+ public:
+  Object(const Context& ctx, const json& value, std::string path) : ctx_(ctx), value_(value), path_(std::move(path)) {
+    if (!value_.is_object()) {
+      if (path_.empty()) ctx_.fail(fmt::format("the arch config must be a JSON object (got {})", got(value_)));
+      ctx_.fail(path_, "must be an object", value_);
+    }
+    const std::vector<std::string> allowed = children(path_);
+    for (const auto& item : value_.items()) {
+      if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
+      ctx_.fail(unknown_key_message(item.key(), allowed));
+    }
+  }
+
+  std::string path_of(std::string_view key) const { return join_path(path_, key); }
+  const json* find(std::string_view key) const {
+    const auto it = value_.find(key);
+    return it == value_.end() ? nullptr : &*it;
+  }
+  const json& require(std::string_view key) const {
+    const json* member = find(key);
+    if (member == nullptr) ctx_.fail(fmt::format("missing required key {}", path_of(key)));
+    return *member;
+  }
+  const Context& ctx() const { return ctx_; }
+
+ private:
+  std::string unknown_key_message(const std::string& key, const std::vector<std::string>& allowed) const {
+    std::optional<std::string> suggestion;
+    if (auto sibling = closest(key, allowed)) {
+      suggestion = path_of(*sibling);
+    } else {
+      // A known key at another level of the tree ("ldm_bytes" directly under core_groups).
+      for (std::string_view path : kSchema) {
+        if (edit_distance(leaf(path), key) == 0) {
+          suggestion = std::string{path};
+          break;
+        }
+      }
+    }
+    if (suggestion) return fmt::format("unknown key {} (did you mean {}?)", path_of(key), *suggestion);
+    return fmt::format("unknown key {} (allowed here: {})", path_of(key), join(allowed, ", "));
+  }
+
+  const Context& ctx_;
+  const json& value_;
+  std::string path_;
+};
+
+/// A non-negative integer value; nullopt if it is a negative integer. Integral floats (1e9) count as integers.
+std::optional<std::uint64_t> as_unsigned(const Context& ctx, const json& value, std::string_view path) {
+  switch (value.type()) {
+    case json::value_t::number_unsigned:
+      return value.get<std::uint64_t>();
+    case json::value_t::number_integer: {
+      const auto signed_value = value.get<std::int64_t>();
+      if (signed_value < 0) return std::nullopt;
+      return static_cast<std::uint64_t>(signed_value);
+    }
+    case json::value_t::number_float: {
+      const double d = value.get<double>();
+      if (!std::isfinite(d) || std::trunc(d) != d) break;
+      if (d < 0) return std::nullopt;
+      if (d >= 0x1p64) return std::numeric_limits<std::uint64_t>::max();
+      return static_cast<std::uint64_t>(d);
+    }
+    default:
+      break;
+  }
+  ctx.fail(path, "must be an integer", value);
+}
+
+/// An integer in [lo, hi]; anything else fails with `rule`.
+std::uint64_t integer_in(const Object& object, std::string_view key, const json& value, std::uint64_t lo,
+                         std::uint64_t hi, std::string_view rule) {
+  const std::string path = object.path_of(key);
+  const std::optional<std::uint64_t> number = as_unsigned(object.ctx(), value, path);
+  if (!number || *number < lo || *number > hi) object.ctx().fail(path, rule, value);
+  return *number;
+}
+
+/// A finite number > 0.
+double positive_number(const Object& object, std::string_view key, const json& value) {
+  const std::string path = object.path_of(key);
+  if (!value.is_number()) object.ctx().fail(path, "must be a number", value);
+  const double number = value.get<double>();
+  if (!(number > 0) || !std::isfinite(number)) object.ctx().fail(path, "must be > 0 and finite", value);
+  return number;
+}
+
+std::string non_empty_string(const Context& ctx, std::string_view path, const json& value) {
+  if (!value.is_string()) ctx.fail(path, "must be a string", value);
+  if (value.get_ref<const std::string&>().empty()) ctx.fail(path, "must be a non-empty string", value);
+  return value.get<std::string>();
+}
+
+std::uint32_t to_u32(std::uint64_t value) {
+  return static_cast<std::uint32_t>(value);
+}
+
+void read_dma(const Object& dma, DmaArch& out) {
+  if (const json* v = dma.find("granularity_bytes")) {
+    const std::uint64_t g =
+        integer_in(dma, "granularity_bytes", *v, 1, kMaxGranularityBytes, "must be a power of two in 1..64");
+    if (!std::has_single_bit(g)) {
+      dma.ctx().fail(dma.path_of("granularity_bytes"), "must be a power of two in 1..64", *v);
+    }
+    out.granularity_bytes = to_u32(g);
+  }
+  if (const json* v = dma.find("transaction_bytes")) {
+    const std::string rule = fmt::format("must be a power of two, at least dma.granularity_bytes ({}) and at most 2^31",
+                                         out.granularity_bytes);
+    const std::uint64_t t = integer_in(dma, "transaction_bytes", *v, out.granularity_bytes, kMaxTransactionBytes, rule);
+    if (!std::has_single_bit(t)) dma.ctx().fail(dma.path_of("transaction_bytes"), rule, *v);
+    out.transaction_bytes = to_u32(t);
+  }
+  if (const json* v = dma.find("fields")) {
+    const Object fields(dma.ctx(), *v, dma.path_of("fields"));
+    const auto bits = [&](std::string_view key, std::uint32_t& field) {
+      if (const json* b = fields.find(key)) {
+        field = to_u32(integer_in(fields, key, *b, 1, kMaxFieldBits, "must be in 1..32"));
+      }
+    };
+    bits("length_bits", out.fields.length_bits);
+    bits("bsize_bits", out.fields.bsize_bits);
+    bits("stride_bits", out.fields.stride_bits);
+  }
+  if (const json* v = dma.find("timing")) {
+    const std::string path = dma.path_of("timing");
+    if (!v->is_object()) dma.ctx().fail(path, "must be an object with a string \"model\"", *v);
+    const auto model = v->find("model");
+    if (model == v->end()) dma.ctx().fail(fmt::format("missing required key {}.model", path));
+    non_empty_string(dma.ctx(), path + ".model", *model);
+    out.timing = *v;  // the model's own parameters are validated by the model
+  }
+}
+
+void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
+  const std::string rows_cols_rule = fmt::format("must be in 1..{}", kMaxRowsCols);
+  out.rows = to_u32(integer_in(cores, "rows", cores.require("rows"), 1, kMaxRowsCols, rows_cols_rule));
+  out.cols = to_u32(integer_in(cores, "cols", cores.require("cols"), 1, kMaxRowsCols, rows_cols_rule));
+
+  const json& ldm = cores.require("ldm_bytes");
+  const std::string multiple_rule = fmt::format("must be a positive multiple of {}", dma.granularity_bytes);
+  const std::uint64_t ldm_bytes =
+      integer_in(cores, "ldm_bytes", ldm, 1, std::numeric_limits<std::uint64_t>::max(), multiple_rule);
+  if (ldm_bytes % dma.granularity_bytes != 0) cores.ctx().fail(cores.path_of("ldm_bytes"), multiple_rule, ldm);
+  if (ldm_bytes < kMinLdmBytes || ldm_bytes > kMaxLdmBytes) {
+    cores.ctx().fail(cores.path_of("ldm_bytes"), "must be in 1 KiB..16 MiB (1024..16777216)", ldm);
+  }
+  out.ldm_bytes = ldm_bytes;
+
+  if (const json* v = cores.find("flops_per_cycle")) {
+    out.flops_per_cycle = positive_number(cores, "flops_per_cycle", *v);
+  }
+  if (const json* v = cores.find("barrier_cycles")) {
+    out.barrier_cycles = to_u32(integer_in(cores, "barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
+  }
+}
+
+void read_core_groups(const Object& groups, const DmaArch& dma, Arch& out) {
+  out.core_groups = to_u32(integer_in(groups, "count", groups.require("count"), 1, kMaxCoreGroups,
+                                      fmt::format("must be in 1..{}", kMaxCoreGroups)));
+  const json& memory = groups.require("main_memory_bytes");
+  const std::string multiple_rule = fmt::format("must be a positive multiple of {}", kPageBytes);
+  const std::uint64_t bytes =
+      integer_in(groups, "main_memory_bytes", memory, 1, std::numeric_limits<std::uint64_t>::max(), multiple_rule);
+  if (bytes > kMaxMainMemoryBytes) {
+    groups.ctx().fail(groups.path_of("main_memory_bytes"), "must be at most 2^40 (1099511627776)", memory);
+  }
+  if (bytes % kPageBytes != 0) groups.ctx().fail(groups.path_of("main_memory_bytes"), multiple_rule, memory);
+  out.main_memory_bytes_per_cg = bytes;
+  read_cores(Object(groups.ctx(), groups.require("cores"), groups.path_of("cores")), dma, out);
+}
+
+/// Parses JSON text; syntax errors become ConfigErrors naming `origin` and the line and column.
+json parse(std::string_view text, std::string_view origin) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    const std::string_view what = e.what();
+    constexpr std::string_view kAt = "parse error at ";
+    const auto at = what.find(kAt);
+    if (at != std::string_view::npos) {
+      throw ConfigError(fmt::format("{}: invalid JSON at {}", origin, what.substr(at + kAt.size())));
+    }
+    throw ConfigError(fmt::format("{}: invalid JSON: {}", origin, what));
+  } catch (const json::exception& e) {
+    throw ConfigError(fmt::format("{}: invalid JSON: {}", origin, e.what()));
+  }
+}
+
+}  // namespace
+
+Arch Arch::from_json(const nlohmann::json& tree, std::string_view origin) {
+  const Context ctx{origin};
+  const Object root(ctx, tree, "");
+  Arch arch;
+  arch.name = non_empty_string(ctx, "name", root.require("name"));
+  arch.clock_hz = positive_number(root, "clock_hz", root.require("clock_hz"));
+  if (const json* dma = root.find("dma")) read_dma(Object(ctx, *dma, "dma"), arch.dma);
+  read_core_groups(Object(ctx, root.require("core_groups"), "core_groups"), arch.dma, arch);
+  return arch;
+}
+
+nlohmann::json Arch::to_json() const {
+  json cores = json::object();
+  cores["rows"] = rows;
+  cores["cols"] = cols;
+  cores["ldm_bytes"] = ldm_bytes;
+  cores["flops_per_cycle"] = flops_per_cycle;
+  cores["barrier_cycles"] = barrier_cycles;
+
+  json groups = json::object();
+  groups["count"] = core_groups;
+  groups["main_memory_bytes"] = main_memory_bytes_per_cg;
+  groups["cores"] = std::move(cores);
+
+  json fields = json::object();
+  fields["length_bits"] = dma.fields.length_bits;
+  fields["bsize_bits"] = dma.fields.bsize_bits;
+  fields["stride_bits"] = dma.fields.stride_bits;
+
+  json dma_tree = json::object();
+  dma_tree["granularity_bytes"] = dma.granularity_bytes;
+  dma_tree["transaction_bytes"] = dma.transaction_bytes;
+  dma_tree["fields"] = std::move(fields);
+  dma_tree["timing"] = dma.timing;
+
+  json tree = json::object();
+  tree["name"] = name;
+  tree["clock_hz"] = clock_hz;
+  tree["core_groups"] = std::move(groups);
+  tree["dma"] = std::move(dma_tree);
+  return tree;
+}
+
+std::vector<std::string> Arch::preset_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : detail::preset_sources()) names.push_back(entry.first);
+  return names;
+}
+
+Arch Arch::preset(std::string_view name) {
+  const auto& sources = detail::preset_sources();
+  const auto it = sources.find(std::string{name});
+  if (it == sources.end()) {
+    const std::vector<std::string> names = preset_names();
+    const std::optional<std::string> suggestion = closest(name, names);
+    throw ConfigError(fmt::format("unknown arch preset '{}' (presets: {}){}", name, join(names, ", "),
+                                  suggestion ? fmt::format("; did you mean {}?", *suggestion) : std::string{}));
+  }
+  const std::string origin = fmt::format("sim/presets/{}.json", it->first);
+  return from_json(parse(it->second, origin), origin);
+}
+
+Arch Arch::load(const std::filesystem::path& file) {
+  const std::string origin = file.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw ConfigError(fmt::format("{}: is a directory, not an arch file", origin));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    throw ConfigError(fmt::format("{}: cannot open arch file: {}", origin, std::generic_category().message(error)));
+  }
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw ConfigError(fmt::format("{}: cannot read arch file", origin));
+  return from_json(parse(text, origin), origin);
+}
+
+Arch Arch::resolve(std::string_view name_or_file) {
+  if (detail::preset_sources().contains(std::string{name_or_file})) return preset(name_or_file);
+  const std::filesystem::path path{name_or_file};
+  std::error_code ec;
+  if (!name_or_file.empty() && std::filesystem::exists(path, ec)) return load(path);
+  const std::vector<std::string> names = preset_names();
+  const std::optional<std::string> suggestion = closest(name_or_file, names);
+  throw ConfigError(fmt::format("unknown arch '{}': not a preset ({}) and no such file{}", name_or_file,
+                                join(names, ", "), suggestion ? fmt::format(" (did you mean {}?)", *suggestion) : ""));
+}
+
+}  // namespace ldmsim
