@@ -74,9 +74,9 @@ DmaHandle Core::dma(const DmaRequest& request) {
   (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;
   const std::uint64_t id = next_request_id_++;
   pending_.push_back(Pending{id, result.timing.end, request});
-  auto log = logger("dma");
-  if (log->should_log(spdlog::level::trace)) {
-    log->trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, cg_, id_,
+  spdlog::logger& log = group_->dma_log();
+  if (log.should_log(spdlog::level::trace)) {
+    log.trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, cg_, id_,
                to_string(request.mode), to_string(request.op), request.length, request.main, request.ldm,
                result.timing.end);
   }

@@ -25,7 +25,7 @@ const char* scope_name(Scope scope) {
 }  // namespace
 
 GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name)
-    : machine_(machine), group_(group), kernel_(kernel), name_(std::move(name)) {
+    : machine_(machine), group_(group), kernel_(kernel), name_(std::move(name)), dma_log_(logger("dma")) {
   const Arch& a = machine_.arch;
   const int n = static_cast<int>(a.cores_per_group());
   start_cycle_ = group_.stats.cycles;
@@ -156,7 +156,7 @@ void GroupRun::record_fault(const Fault& fault) {
 
 void GroupRun::record_warning(const Core& core, const std::string& message) {
   group_.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, message});
-  logger("dma")->warn("[{} {}:{}] lint: {}", core.cycle(), group_.cg, core.id(), message);
+  dma_log_->warn("[{} {}:{}] lint: {}", core.cycle(), group_.cg, core.id(), message);
 }
 
 void GroupRun::on_deadlock() {

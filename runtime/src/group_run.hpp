@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <boost/fiber/condition_variable.hpp>
+#include <spdlog/logger.h>
 
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/machine.hpp"
@@ -40,6 +41,7 @@ class GroupRun {
   const std::string& kernel_name() const { return name_; }
   bool aborted() const { return aborted_; }
   DmaEngine& engine() { return group_.engine; }
+  spdlog::logger& dma_log() const { return *dma_log_; }
   void barrier(Core& core, Scope scope);
   /// Records a fault raised by a core and aborts the group.
   void record_fault(const Fault& fault);
@@ -78,6 +80,7 @@ class GroupRun {
   int live_ = 0;
   bool aborted_ = false;
   std::optional<Fault> first_fault_;
+  std::shared_ptr<spdlog::logger> dma_log_;  // looked up once per launch, not per request
 };
 
 }  // namespace ldmsim::detail
