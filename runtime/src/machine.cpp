@@ -38,7 +38,14 @@ void Launch::join() {
 Machine::Machine(Arch arch, MachineOptions options)
     : impl_(std::make_unique<detail::MachineImpl>(std::move(arch), options)) {}
 
-Machine::~Machine() = default;
+Machine::~Machine() {
+  // A Launch handle that outlives its machine must not run on freed state: finish it here.
+  if (auto launch = impl_->active_launch.lock()) {
+    if (auto fault = launch->join()) {
+      logger("runtime")->error("machine destroyed before its launch was joined; the fault is dropped: {}", fault->what());
+    }
+  }
+}
 
 const Arch& Machine::arch() const { return impl_->arch; }
 const MachineOptions& Machine::options() const { return impl_->options; }
@@ -90,7 +97,9 @@ Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
     }
   }
   if (!kernel) throw ConfigError("launch: the kernel is empty");
-  return Launch(std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name)));
+  auto state = std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name));
+  impl_->active_launch = state;
+  return Launch(std::move(state));
 }
 
 RunStats Machine::stats() const {

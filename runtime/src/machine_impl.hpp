@@ -15,6 +15,8 @@
 
 namespace ldmsim::detail {
 
+class LaunchState;
+
 /// A lazily committed host mapping (local stores of a group).
 class HostMapping {
  public:
@@ -53,6 +55,7 @@ class MachineImpl {
   MainMemory memory;
   std::vector<std::unique_ptr<GroupState>> groups;
   bool launch_active = false;
+  std::weak_ptr<LaunchState> active_launch;  // joined by ~Machine if the user never did
 };
 
 }  // namespace ldmsim::detail
