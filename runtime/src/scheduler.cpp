@@ -16,6 +16,18 @@ void CycleOrderedScheduler::awakened(boost::fibers::context* ctx, CoreOrder& ord
   std::push_heap(ready_.begin(), ready_.end(), Later{});
 }
 
+boost::fibers::fiber_properties* CycleOrderedScheduler::new_properties(boost::fibers::context* ctx) {
+  auto* props = new CoreOrder(ctx);
+  props->scheduler = this;
+  return props;
+}
+
+bool CycleOrderedScheduler::earlier_ready(Cycle cycle, std::uint32_t id) const noexcept {
+  if (ready_.empty()) return false;
+  const Entry& first = ready_.front();
+  return first.cycle < cycle || (first.cycle == cycle && first.id < id);
+}
+
 boost::fibers::context* CycleOrderedScheduler::pick_next() noexcept {
   if (ready_.empty()) return nullptr;
   std::pop_heap(ready_.begin(), ready_.end(), Later{});

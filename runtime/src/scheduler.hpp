@@ -17,6 +17,8 @@
 
 namespace ldmsim::detail {
 
+class CycleOrderedScheduler;
+
 /// Per-fiber ordering key. A core sets it (without notify) before yielding; it is read when the fiber
 /// becomes ready.
 class CoreOrder : public boost::fibers::fiber_properties {
@@ -24,6 +26,7 @@ class CoreOrder : public boost::fibers::fiber_properties {
   explicit CoreOrder(boost::fibers::context* ctx) : fiber_properties(ctx) {}
   Cycle cycle = 0;
   std::uint32_t id = 0;
+  const CycleOrderedScheduler* scheduler = nullptr;  ///< the algorithm of the fiber's host thread
 };
 
 class CycleOrderedScheduler final : public boost::fibers::algo::algorithm_with_properties<CoreOrder> {
@@ -31,6 +34,10 @@ class CycleOrderedScheduler final : public boost::fibers::algo::algorithm_with_p
   void awakened(boost::fibers::context* ctx, CoreOrder& order) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
   bool has_ready_fibers() const noexcept override { return !ready_.empty(); }
+  boost::fibers::fiber_properties* new_properties(boost::fibers::context* ctx) override;
+  /// True when a ready compute core has a smaller key than (cycle, id). Boost's yield() switches to the best
+  /// *other* ready fiber before re-queueing the yielding one, so a core must yield only when this holds.
+  bool earlier_ready(Cycle cycle, std::uint32_t id) const noexcept;
   void suspend_until(std::chrono::steady_clock::time_point const& until) noexcept override;
   void notify() noexcept override;
 
