@@ -1,7 +1,7 @@
 # Install rules and the package config, so that find_package(ldmsim) works from an installed tree.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ldmsim ldmsim_sim ldmsim_dma ldmsim_runtime ldmsim_kernels
+install(TARGETS ldmsim ldmsim_sim ldmsim_dma ldmsim_runtime ldmsim_kernels ldmsim_athread
         EXPORT ldmsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -10,6 +10,11 @@ install(TARGETS ldmsim ldmsim_sim ldmsim_dma ldmsim_runtime ldmsim_kernels
 foreach(layer sim dma runtime kernels)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
+
+# athread / CRTS headers (own folder: dma.h, simd.h are generic names) and ldmsim_add_athread_program.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/athread/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ldmsim/athread)
+install(FILES ${PROJECT_SOURCE_DIR}/athread/cmake/ldmsim_athread.cmake ${PROJECT_SOURCE_DIR}/athread/cmake/rename_slave_symbols.cmake
+              ${PROJECT_SOURCE_DIR}/athread/src/tl_anchor.c DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)
 
 install(EXPORT ldmsimTargets NAMESPACE ldmsim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ldmsimConfig.cmake.in

@@ -1,0 +1,88 @@
+/* The SW26010-Pro CRTS compute-core API: identity (CRTS_tid/rid/cid/cgn), blocking and asynchronous DMA
+ * (CRTS_dma_get/put/iget/iput and their _stride variants), CRTS_dma_wait_value, CRTS_ssync_*, and
+ * CRTS_pldm_malloc / free. Built on the same checked path as slave.h. */
+#ifndef LDMSIM_CRTS_H
+#define LDMSIM_CRTS_H
+
+#include "slave.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef unsigned int crts_rply_t;
+
+#define CRTS_tid (__ldmsim_athread_id())
+#define CRTS_rid (__ldmsim_athread_row())
+#define CRTS_cid (__ldmsim_athread_col())
+#define CRTS_cgn (__ldmsim_athread_cgn())
+#define CRTS_smng_get_tid() (__ldmsim_athread_id())
+
+/** Compute-core start-up; a no-op here. */
+static inline void CRTS_init(void) {}
+
+static inline void CRTS_dma_get(void* dst, const void* src, size_t len) {
+  __ldmsim_athread_dma("CRTS_dma_get", 1, PE_MODE, src, dst, (long)len, 0, 0, 0xffu, 0, 1);
+}
+static inline void CRTS_dma_put(void* dst, const void* src, size_t len) {
+  __ldmsim_athread_dma("CRTS_dma_put", 0, PE_MODE, dst, src, (long)len, 0, 0, 0xffu, 0, 1);
+}
+static inline void CRTS_dma_iget(void* dst, const void* src, size_t len, volatile crts_rply_t* rply) {
+  __ldmsim_athread_dma("CRTS_dma_iget", 1, PE_MODE, src, dst, (long)len, 0, 0, 0xffu, rply, 0);
+}
+static inline void CRTS_dma_iput(void* dst, const void* src, size_t len, volatile crts_rply_t* rply) {
+  __ldmsim_athread_dma("CRTS_dma_iput", 0, PE_MODE, dst, src, (long)len, 0, 0, 0xffu, rply, 0);
+}
+/** Strided: main memory holds len / bsize blocks of bsize bytes with stride bytes skipped between them. */
+static inline void CRTS_dma_get_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride) {
+  __ldmsim_athread_dma("CRTS_dma_get_stride", 1, PE_MODE, src, dst, (long)len, (long)bsize, (long)stride, 0xffu, 0, 1);
+}
+static inline void CRTS_dma_put_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride) {
+  __ldmsim_athread_dma("CRTS_dma_put_stride", 0, PE_MODE, dst, src, (long)len, (long)bsize, (long)stride, 0xffu, 0, 1);
+}
+static inline void CRTS_dma_iget_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride,
+                                        volatile crts_rply_t* rply) {
+  __ldmsim_athread_dma("CRTS_dma_iget_stride", 1, PE_MODE, src, dst, (long)len, (long)bsize, (long)stride, 0xffu, rply,
+                       0);
+}
+static inline void CRTS_dma_iput_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride,
+                                        volatile crts_rply_t* rply) {
+  __ldmsim_athread_dma("CRTS_dma_iput_stride", 0, PE_MODE, dst, src, (long)len, (long)bsize, (long)stride, 0xffu, rply,
+                       0);
+}
+/** Broadcast get to every core of the array (an ldmsim spelling of SW26010-Pro's broadcast get). */
+static inline void CRTS_dma_bcast_get(void* dst, const void* src, size_t len) {
+  __ldmsim_athread_dma("CRTS_dma_bcast_get", 1, BCAST_MODE, src, dst, (long)len, 0, 0, 0xffu, 0, 1);
+}
+/** Waits until *rply reaches value. */
+static inline void CRTS_dma_wait_value(volatile crts_rply_t* rply, int value) {
+  __ldmsim_athread_wait("CRTS_dma_wait_value", rply, value);
+}
+static inline void CRTS_ssync_array(void) {
+  __ldmsim_athread_sync("CRTS_ssync_array", ARRAY_SCOPE, ~0u);
+}
+static inline void CRTS_ssync_row(void) {
+  __ldmsim_athread_sync("CRTS_ssync_row", ROW_SCOPE, ~0u);
+}
+static inline void CRTS_ssync_col(void) {
+  __ldmsim_athread_sync("CRTS_ssync_col", COL_SCOPE, ~0u);
+}
+static inline void* CRTS_pldm_malloc(size_t bytes) {
+  return __ldmsim_athread_ldm_malloc("CRTS_pldm_malloc", bytes);
+}
+static inline void CRTS_pldm_free(void* ptr, size_t bytes) {
+  (void)bytes;
+  __ldmsim_athread_ldm_free("CRTS_pldm_free", ptr);
+}
+static inline unsigned long CRTS_stime_cycle(void) {
+  return __ldmsim_athread_cycle();
+}
+static inline unsigned long CRTS_time_cycle(void) {
+  return __ldmsim_athread_cycle();
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,48 @@
+/* Definitions shared by the ldmsim athread/CRTS headers (control core and compute cores): DMA modes and
+ * operations, sync scopes and the C entry points the macros of athread.h / slave.h / dma.h / crts.h map to.
+ * Not a Sunway header: include athread.h, slave.h, dma.h, simd.h or crts.h instead. */
+#ifndef LDMSIM_ATHREAD_COMMON_H
+#define LDMSIM_ATHREAD_COMMON_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** DMA delivery modes, as in athread (ROW_MODE and BROW_MODE both broadcast to the issuer's row). */
+typedef enum { PE_MODE = 0, BCAST_MODE = 1, ROW_MODE = 2, BROW_MODE = 3, RANK_MODE = 4 } dma_mode;
+/** DMA directions of the dma_desc API. */
+typedef enum { DMA_PUT = 0, DMA_GET = 1, DMA_PUT_P = 2, DMA_GET_P = 3, DMA_BARRIER = 5 } DMA_OP;
+/** athread_syn scopes. */
+typedef enum { ROW_SCOPE = 0, COL_SCOPE = 1, ARRAY_SCOPE = 2 } scope;
+
+/** Spawns slave function `fn` (already renamed slave_<name>) on core group 0. */
+int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name);
+
+/* ---- compute-core side (slave.h, dma.h, crts.h) ---- */
+int __ldmsim_athread_id(void);
+int __ldmsim_athread_row(void);
+int __ldmsim_athread_col(void);
+int __ldmsim_athread_cgn(void);
+/** The general DMA issue behind every athread/CRTS DMA call; api names the call in diagnostics. */
+void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, const void* ldm, long len, long bsize,
+                          long stride, unsigned mask, volatile void* reply, int blocking);
+/** Waits until *reply >= value (charges the requests counted on that reply); api names the call. */
+void __ldmsim_athread_wait(const char* api, volatile void* reply, long value);
+/** A barrier over a scope (0 row, 1 column, 2 array) with a core mask. */
+void __ldmsim_athread_sync(const char* api, int scope, unsigned mask);
+/** The core's simulated clock (after charging outstanding DMA). */
+unsigned long __ldmsim_athread_cycle(void);
+/** Charges `cycles` simulated cycles of computation to the calling core (an ldmsim extension). */
+void ldmsim_athread_charge(unsigned long cycles);
+void* __ldmsim_athread_ldm_malloc(const char* api, size_t bytes);
+void __ldmsim_athread_ldm_free(const char* api, void* ptr);
+/** Traps a misaligned simd_load/simd_store (the address must be aligned to the vector size). */
+void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,97 @@
+/* athread compute-core (CPE) API for slave files built with ldmsim_add_athread_program: identity (_MYID,
+ * _ROW, _COL, _CGN), athread_get / athread_put with reply counters, athread_syn, ldm_malloc / ldm_free,
+ * __thread_local core-private globals and the cycle counter. See docs/athread.md for the semantics. */
+#ifndef LDMSIM_SLAVE_H
+#define LDMSIM_SLAVE_H
+
+#include "ldmsim_athread_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Core-private globals live in the ldmsim_tl section; the runtime swaps it with each core's local store. */
+#define __thread_local __attribute__((section("ldmsim_tl")))
+#define __thread_local_fix __thread_local
+#define __thread_local_share __thread_local
+#define __ldm __thread_local
+
+#define _MYID (__ldmsim_athread_id())
+#define _ROW (__ldmsim_athread_row())
+#define _COL (__ldmsim_athread_col())
+#define _CGN (__ldmsim_athread_cgn())
+
+/** The calling core's id (row * 8 + col) for id == -1. */
+static inline int athread_get_id(int core) {
+  (void)core;
+  return __ldmsim_athread_id();
+}
+/** DMA main memory -> ldm; *reply grows by one when it completes. stride = bytes skipped between bsize blocks. */
+static inline int athread_get(dma_mode mode, const void* src, void* dest, int len, volatile void* reply, char mask,
+                              int stride, int bsize) {
+  __ldmsim_athread_dma("athread_get", 1, (int)mode, src, dest, len, bsize, stride, (unsigned)(unsigned char)mask, reply,
+                       0);
+  return 0;
+}
+/** DMA ldm -> main memory; *reply grows by one when it completes. */
+static inline int athread_put(dma_mode mode, const void* src, void* dest, int len, volatile void* reply, int stride,
+                              int bsize) {
+  __ldmsim_athread_dma("athread_put", 0, (int)mode, dest, src, len, bsize, stride, 0xffu, reply, 0);
+  return 0;
+}
+/** Barrier of the cores of a row, a column or the whole array. */
+static inline void athread_syn(scope s, unsigned mask) {
+  __ldmsim_athread_sync("athread_syn", (int)s, mask);
+}
+/** Allocates from the calling core's local store (NULL never: a trap when it does not fit). */
+static inline void* ldm_malloc(size_t bytes) {
+  return __ldmsim_athread_ldm_malloc("ldm_malloc", bytes);
+}
+/** Frees an ldm_malloc'ed block (the size is ignored). */
+static inline void ldm_free(void* ptr, size_t bytes) {
+  (void)bytes;
+  __ldmsim_athread_ldm_free("ldm_free", ptr);
+}
+/** The core's simulated cycle counter (replaces the sw_64 `rcsr` / `rtc` inline assembly). */
+static inline unsigned long athread_time_cycle(void) {
+  return __ldmsim_athread_cycle();
+}
+static inline unsigned long athread_stime_cycle(void) {
+  return __ldmsim_athread_cycle();
+}
+#define rtc() athread_time_cycle()
+
+/* ---- SW26010-Pro athread_dma_* aliases (dst first, as on SW26010-Pro) ---- */
+typedef unsigned int athread_rply_t;
+static inline void athread_dma_get(void* dst, const void* src, int len) {
+  __ldmsim_athread_dma("athread_dma_get", 1, PE_MODE, src, dst, len, 0, 0, 0xffu, 0, 1);
+}
+static inline void athread_dma_put(void* dst, const void* src, int len) {
+  __ldmsim_athread_dma("athread_dma_put", 0, PE_MODE, dst, src, len, 0, 0, 0xffu, 0, 1);
+}
+static inline void athread_dma_iget(void* dst, const void* src, int len, volatile athread_rply_t* rply) {
+  __ldmsim_athread_dma("athread_dma_iget", 1, PE_MODE, src, dst, len, 0, 0, 0xffu, rply, 0);
+}
+static inline void athread_dma_iput(void* dst, const void* src, int len, volatile athread_rply_t* rply) {
+  __ldmsim_athread_dma("athread_dma_iput", 0, PE_MODE, dst, src, len, 0, 0, 0xffu, rply, 0);
+}
+static inline void athread_dma_iget_stride(void* dst, const void* src, int len, int bsize, int stride,
+                                           volatile athread_rply_t* rply) {
+  __ldmsim_athread_dma("athread_dma_iget_stride", 1, PE_MODE, src, dst, len, bsize, stride, 0xffu, rply, 0);
+}
+static inline void athread_dma_iput_stride(void* dst, const void* src, int len, int bsize, int stride,
+                                           volatile athread_rply_t* rply) {
+  __ldmsim_athread_dma("athread_dma_iput_stride", 0, PE_MODE, dst, src, len, bsize, stride, 0xffu, rply, 0);
+}
+static inline void athread_dma_wait_value(volatile athread_rply_t* rply, int value) {
+  __ldmsim_athread_wait("athread_dma_wait_value", rply, value);
+}
+static inline void athread_ssync_array(void) {
+  __ldmsim_athread_sync("athread_ssync_array", ARRAY_SCOPE, ~0u);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,121 @@
+// The control-core half of the athread API: athread_init / spawn / join / halt on an ldmsim::Machine, and
+// the registration of the __thread_local section by the program's anchor object.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "ldmsim/sim/arch.hpp"
+#include "session.hpp"
+#include "slave_context.hpp"
+
+namespace ldmsim::athread {
+
+Session& session() {
+  static Session instance;
+  return instance;
+}
+
+namespace {
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+[[noreturn]] void fail(const char* what, int status) {
+  std::fprintf(stderr, "ldmsim athread: %s\n", what);
+  std::exit(status);
+}
+}  // namespace
+
+}  // namespace ldmsim::athread
+
+using ldmsim::athread::session;
+
+extern "C" {
+
+/// Called before main by the anchor object ldmsim_add_athread_program links into every program.
+void __ldmsim_athread_register_tl(char* begin, char* end) {
+  auto& s = session();
+  s.tl_begin = reinterpret_cast<std::byte*>(begin);
+  s.tl_end = reinterpret_cast<std::byte*>(end);
+}
+
+int athread_init(void) {
+  auto& s = session();
+  if (s.machine) return 0;
+  try {
+    ldmsim::MachineOptions options;
+    options.threads = 1;  // every core group on one host thread: the __thread_local section is swapped per core
+    options.trace = std::getenv("LDMSIM_TRACE") != nullptr;
+    if (ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap") == "lint")
+      options.alignment = ldmsim::AlignmentPolicy::kLint;
+    s.machine = std::make_unique<ldmsim::Machine>(
+        ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010")), options);
+    s.stack_bytes = std::stoull(ldmsim::athread::env_or("LDMSIM_ATHREAD_STACK_BYTES", "8192"));
+    s.stack_bytes = (s.stack_bytes + 63) / 64 * 64;
+  } catch (const std::exception& e) {
+    ldmsim::athread::fail(e.what(), 2);
+  }
+  if (s.tl_begin != nullptr && s.tl_size() != 0 && s.tl_initial.empty()) {
+    s.tl_initial.assign(s.tl_begin, s.tl_end);
+  }
+  return 0;
+}
+
+int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name) {
+  auto& s = session();
+  if (!s.machine) ldmsim::athread::fail("athread_spawn before athread_init", 2);
+  if (s.spawned) ldmsim::athread::fail("athread_spawn while the previous spawn was not joined (call athread_join)", 2);
+  s.mirror.refresh(s.machine->memory());
+  ldmsim::LaunchSpec spec;
+  spec.groups = {0};
+  spec.name = std::string("slave_") + name;
+  s.spawned_name = spec.name;
+  s.launch = s.machine->launch_kernel(std::move(spec),
+                                      [fn, arg](ldmsim::Core& core) { ldmsim::athread::run_slave(core, fn, arg); });
+  s.spawned = true;
+  return 0;
+}
+
+int athread_join(void) {
+  auto& s = session();
+  if (!s.spawned) return 0;
+  s.spawned = false;
+  try {
+    s.launch.join();
+  } catch (const ldmsim::Fault& f) {
+    std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", s.spawned_name.c_str(), f.what());
+    std::exit(3);
+  }
+  if (!s.tl_initial.empty()) std::copy(s.tl_initial.begin(), s.tl_initial.end(), s.tl_begin);
+  return 0;
+}
+
+int athread_halt(void) {
+  auto& s = session();
+  athread_join();
+  if (const char* trace = std::getenv("LDMSIM_TRACE"); trace != nullptr && s.machine) {
+    s.machine->write_trace(trace, {{"program", "athread"}});
+  }
+  return 0;
+}
+
+int athread_get_max_threads(void) {
+  auto& s = session();
+  if (!s.machine) return 64;
+  return static_cast<int>(s.machine->arch().cores_per_group());
+}
+
+int athread_set_num_threads(int n) {
+  if (n <= 0 || n > athread_get_max_threads()) return -1;
+  session().num_threads = n == athread_get_max_threads() ? 0 : n;
+  return 0;
+}
+
+unsigned long athread_host_cycles(void) {
+  auto& s = session();
+  if (!s.machine) return 0;
+  return s.machine->stats().cycles;
+}
+
+}  // extern "C"

@@ -1,0 +1,118 @@
+// Host mappings mirrored in simulated main memory (see host_memory.hpp).
+#include "host_memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <span>
+#include <sstream>
+#include <string>
+
+namespace ldmsim::athread {
+
+namespace {
+struct Range {
+  std::uintptr_t lo;
+  std::uintptr_t hi;
+  bool writable;
+};
+
+// Readable mappings, adjacent ones with the same permission merged (.data and .bss can share an object).
+std::vector<Range> read_maps() {
+  std::vector<Range> out;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream in(line);
+    std::string span;
+    std::string perms;
+    in >> span >> perms;
+    const auto dash = span.find('-');
+    if (dash == std::string::npos || perms.size() < 2 || perms[0] != 'r') continue;
+    if (line.find("[vvar]") != std::string::npos || line.find("[vsyscall]") != std::string::npos) continue;
+    const auto lo = static_cast<std::uintptr_t>(std::stoull(span.substr(0, dash), nullptr, 16));
+    const auto hi = static_cast<std::uintptr_t>(std::stoull(span.substr(dash + 1), nullptr, 16));
+    const bool writable = perms[1] == 'w';
+    if (!out.empty() && out.back().hi == lo && out.back().writable == writable) {
+      out.back().hi = hi;
+    } else {
+      out.push_back({lo, hi, writable});
+    }
+  }
+  return out;
+}
+}  // namespace
+
+void HostMirror::refresh(MainMemory& memory) {
+  const std::vector<Range> ranges = read_maps();
+  std::vector<Mapping> next;
+  next.reserve(ranges.size());
+  for (const Range& r : ranges) {
+    auto same = std::find_if(mappings_.begin(), mappings_.end(), [&](const Mapping& m) {
+      return m.lo == r.lo && m.hi == r.hi && m.writable == r.writable;
+    });
+    if (same != mappings_.end()) {
+      next.push_back(*same);
+      same->device = 0;  // kept
+      continue;
+    }
+    for (int cg = 0; cg < static_cast<int>(memory.core_groups()); ++cg) {
+      try {
+        next.push_back({r.lo, r.hi, r.writable, memory.allocate(r.hi - r.lo, 4096, cg, "host mapping")});
+        break;
+      } catch (const std::exception&) {
+        // this window is full; try the next core group's window
+      }
+    }
+  }
+  for (const Mapping& old : mappings_) {
+    if (old.device != 0) memory.free(old.device);
+  }
+  mappings_ = std::move(next);
+}
+
+const HostMirror::Mapping* HostMirror::by_host(std::uintptr_t host) const {
+  auto it = std::upper_bound(mappings_.begin(), mappings_.end(), host,
+                             [](std::uintptr_t h, const Mapping& m) { return h < m.lo; });
+  if (it == mappings_.begin()) return nullptr;
+  --it;
+  return host < it->hi ? &*it : nullptr;
+}
+
+const HostMirror::Mapping* HostMirror::by_device(DeviceAddr device) const {
+  for (const Mapping& m : mappings_) {
+    if (device >= m.device && device < m.device + (m.hi - m.lo)) return &m;
+  }
+  return nullptr;
+}
+
+std::optional<DeviceAddr> HostMirror::to_device(std::uintptr_t host) const {
+  const Mapping* m = by_host(host);
+  if (m == nullptr) return std::nullopt;
+  return m->device + (host - m->lo);
+}
+
+bool HostMirror::writable(std::uintptr_t host, std::uint64_t bytes) const {
+  const Mapping* m = by_host(host);
+  return m != nullptr && m->writable && bytes <= m->hi - host;
+}
+
+void HostMirror::before_get(MainMemory& memory, const DmaRequest& request) const {
+  const Mapping* m = by_device(request.main);
+  if (m == nullptr || request.length == 0 || request.main_end() < request.main) return;
+  const DeviceAddr end = std::min<DeviceAddr>(request.main_end(), m->device + (m->hi - m->lo));
+  const auto* host = reinterpret_cast<const std::byte*>(m->lo + (request.main - m->device));
+  memory.write(request.main, std::span<const std::byte>(host, end - request.main));
+}
+
+void HostMirror::after_put(const MainMemory& memory, const DmaRequest& request) const {
+  const Mapping* m = by_device(request.main);
+  if (m == nullptr) return;
+  for (std::uint64_t b = 0; b < request.block_count(); ++b) {
+    const DeviceAddr at = request.main + b * request.block_pitch();
+    auto* host = reinterpret_cast<std::byte*>(m->lo + (at - m->device));
+    memory.read(at, std::span<std::byte>(host, request.block_bytes()));
+  }
+}
+
+}  // namespace ldmsim::athread

@@ -1,0 +1,40 @@
+// The athread session of a process: the simulated machine athread_init creates, the launch in flight, the
+// host-memory mirror, the __thread_local section and the compute core currently running. athread is a
+// process-wide C API, so this is the one process-wide object of the layer; compute cores of every group run
+// on one host thread (MachineOptions::threads = 1), which is what makes the section swap sound.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host_memory.hpp"
+#include "ldmsim/runtime/machine.hpp"
+
+namespace ldmsim::athread {
+
+struct SlaveContext;
+
+struct Session {
+  std::unique_ptr<Machine> machine;
+  Launch launch;
+  bool spawned = false;
+  std::string spawned_name;
+  HostMirror mirror;
+  int num_threads = 0;  // 0 = every core of the group
+  std::uint64_t stack_bytes = 8192;
+  // The ldmsim_tl section (slave files' __thread_local globals) and its initial contents.
+  std::byte* tl_begin = nullptr;
+  std::byte* tl_end = nullptr;
+  std::vector<std::byte> tl_initial;
+  SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
+
+  std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
+};
+
+/// The process's session (created on first use).
+Session& session();
+
+}  // namespace ldmsim::athread

@@ -1,0 +1,206 @@
+// The compute-core half of the athread / CRTS API: identity, DMA issue with reply counters, explicit waits,
+// syncs, ldm_malloc and the cycle counter, each a checked call into the Core of the running slave.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "ldmsim/runtime/core.hpp"
+#include "ldmsim_athread_common.h"
+#include "session.hpp"
+#include "slave_context.hpp"
+
+namespace ldmsim::athread {
+namespace {
+
+DmaMode to_mode(SlaveContext& ctx, int mode, const char* api) {
+  switch (mode) {
+    case PE_MODE:
+      return DmaMode::kPe;
+    case BCAST_MODE:
+      return DmaMode::kBcast;
+    case ROW_MODE:
+    case BROW_MODE:
+      return DmaMode::kRow;
+    default:
+      trap(ctx, FaultKind::kInvalidArgument,
+           fmt::format("{}: DMA mode {} is not supported by ldmsim (PE_MODE, BCAST_MODE, ROW_MODE, BROW_MODE are)", api,
+                       mode));
+  }
+}
+
+std::uint64_t field(long value) {
+  return static_cast<std::uint64_t>(value);
+}
+
+void check_main(SlaveContext& ctx, std::uintptr_t main, const char* api) {
+  const auto ldm = reinterpret_cast<std::uintptr_t>(ctx.ldm);
+  const std::uint64_t group_ldm = ctx.ldm_bytes * static_cast<std::uint64_t>(ctx.core->group_size());
+  const auto group_lo = ldm - ctx.ldm_bytes * static_cast<std::uint64_t>(ctx.core->id());
+  const Session& s = session();
+  const auto tl = reinterpret_cast<std::uintptr_t>(s.tl_begin);
+  const bool in_ldm = main >= group_lo && main < group_lo + group_ldm;
+  const bool in_tl = main >= tl && main < tl + s.tl_size();
+  const bool on_stack = main < ctx.stack_top && ctx.stack_top - main <= (128u << 10);
+  if (in_ldm || in_tl || on_stack) {
+    trap(ctx, FaultKind::kDmaOutOfBounds,
+         fmt::format("{}: main-memory address 0x{:x} is a local-store address (ldm_malloc'ed, __thread_local or on "
+                     "the slave stack); hint: the main-memory and ldm arguments may be swapped",
+                     api, main));
+  }
+}
+
+}  // namespace
+}  // namespace ldmsim::athread
+
+using namespace ldmsim;
+using namespace ldmsim::athread;
+
+extern "C" {
+
+int __ldmsim_athread_id(void) {
+  return current("_MYID").core->id();
+}
+int __ldmsim_athread_row(void) {
+  return current("_ROW").core->row();
+}
+int __ldmsim_athread_col(void) {
+  return current("_COL").core->col();
+}
+int __ldmsim_athread_cgn(void) {
+  return current("_CGN").core->cg();
+}
+
+void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, const void* ldm, long len, long bsize,
+                          long stride, unsigned mask, volatile void* reply, int blocking) {
+  SlaveContext& ctx = current(api);
+  Session& s = session();
+  const DmaMode kind = to_mode(ctx, mode, api);
+  if (get == 0 && kind != DmaMode::kPe) {
+    trap(ctx, FaultKind::kInvalidArgument, fmt::format("{}: puts support only PE_MODE", api));
+  }
+  const auto main_host = reinterpret_cast<std::uintptr_t>(mem);
+  check_main(ctx, main_host, api);
+  const LdmRef ref = to_ldm(ctx, ldm, field(len), api);
+  if (ref.kind == LdmRef::Kind::kStack && kind != DmaMode::kPe) {
+    trap(ctx, FaultKind::kInvalidArgument,
+         fmt::format("{}: a BCAST/ROW get cannot target an array on the slave stack in ldmsim (other cores' stacks "
+                     "are not in their local stores); hint: use a __thread_local or ldm_malloc'ed buffer",
+                     api));
+  }
+  DmaRequest r;
+  r.op = get != 0 ? DmaOp::kGet : DmaOp::kPut;
+  r.mode = kind;
+  r.main = s.mirror.to_device(main_host).value_or(main_host);  // unmapped: the engine traps on the raw address
+  r.ldm = ref.offset;
+  r.length = field(len);
+  r.bsize = field(bsize);
+  r.stride = field(stride);
+  r.row_mask = mask;
+  r.api = api;
+  if (r.op == DmaOp::kPut && !s.mirror.writable(main_host, r.main_end() - r.main)) {
+    if (s.mirror.to_device(main_host)) {
+      trap(ctx, FaultKind::kDmaOutOfBounds,
+           fmt::format("{}: main-memory destination 0x{:x} is read-only host memory", api, main_host));
+    }
+  }
+  // A request that touches ldm bytes of an outstanding one starts after it: on hardware the program must
+  // have waited for that request (by spinning on its reply) before reusing the buffer. A put also starts
+  // after every outstanding get: its data is normally computed from what the gets brought in.
+  const auto lo = static_cast<LdmAddr>(ref.offset);
+  const auto hi = static_cast<LdmAddr>(ref.offset + std::min<std::uint64_t>(r.length, ctx.ldm_bytes));
+  const bool put = r.op == DmaOp::kPut;
+  charge(ctx, [&](const Outstanding& o) { return (put && o.get) || (o.lo < hi && lo < o.hi); });
+
+  const bool stack = ref.kind == LdmRef::Kind::kStack;
+  const bool fits = r.length <= ctx.ldm_bytes - std::min<std::uint64_t>(ref.offset, ctx.ldm_bytes);
+  if (stack && r.op == DmaOp::kPut && fits) std::memcpy(ctx.ldm + ref.offset, ldm, r.length);
+  if (r.op == DmaOp::kGet) s.mirror.before_get(s.machine->memory(), r);
+  DmaHandle handle;
+  try {
+    SwitchGuard guard(ctx);
+    handle = ctx.core->dma(r);
+  } catch (const Fault& f) {
+    if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
+    throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(),
+                fmt::format("{} [main-memory side: host pointer {}; ldm side: {} at ldm offset 0x{:x}]", f.detail(),
+                            mem, ldm, ref.offset));
+  }
+  if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
+  if (stack && r.op == DmaOp::kGet) std::memcpy(const_cast<void*>(ldm), ctx.ldm + ref.offset, r.length);
+  if (blocking != 0) {
+    ctx.core->wait(handle);
+  } else {
+    ctx.outstanding.push_back({handle, reply, lo, hi, !put});
+  }
+  if (reply != nullptr) {
+    auto* counter = static_cast<volatile int*>(reply);
+    *counter = *counter + 1;
+  }
+}
+
+void __ldmsim_athread_wait(const char* api, volatile void* reply, long value) {
+  SlaveContext& ctx = current(api);
+  auto* counter = static_cast<volatile int*>(reply);
+  charge(ctx, [&](const Outstanding& o) { return o.reply == reply; });
+  if (*counter < value) {
+    trap(ctx, FaultKind::kDeadlock,
+         fmt::format("{}: waits for reply counter {} to reach {} but it is {} and no request is outstanding on it; "
+                     "this wait would hang on hardware",
+                     api, const_cast<const void*>(reply), value, *counter));
+  }
+}
+
+void __ldmsim_athread_sync(const char* api, int which, unsigned mask) {
+  SlaveContext& ctx = current(api);
+  (void)mask;  // every core of the scope takes part (see docs/athread.md)
+  Scope s = Scope::kGroup;
+  if (which == ROW_SCOPE) s = Scope::kRow;
+  if (which == COL_SCOPE) s = Scope::kCol;
+  charge_all(ctx);
+  SwitchGuard guard(ctx);
+  ctx.core->barrier(s);
+}
+
+unsigned long __ldmsim_athread_cycle(void) {
+  SlaveContext& ctx = current("athread_time_cycle");
+  charge_all(ctx);
+  return ctx.core->cycle();
+}
+
+void ldmsim_athread_charge(unsigned long cycles) {
+  SlaveContext& ctx = current("ldmsim_athread_charge");
+  ctx.core->compute({.flops = 0, .cycles = cycles});
+}
+
+void* __ldmsim_athread_ldm_malloc(const char* api, size_t bytes) {
+  SlaveContext& ctx = current(api);
+  try {
+    return ctx.core->ldm().bytes(ctx.core->ldm().alloc_bytes(bytes, 32));
+  } catch (const Fault& f) {
+    trap(ctx, f.kind(), fmt::format("{}: {}", api, f.detail()));
+  }
+}
+
+void __ldmsim_athread_ldm_free(const char* api, void* ptr) {
+  SlaveContext& ctx = current(api);
+  const LdmRef ref = to_ldm(ctx, ptr, 0, api);
+  if (ref.kind != LdmRef::Kind::kHeap) {
+    trap(ctx, FaultKind::kInvalidArgument, fmt::format("{}: {} was not returned by ldm_malloc", api, ptr));
+  }
+  charge(ctx, [&](const Outstanding& o) { return o.hi > ref.offset; });
+  try {
+    ctx.core->ldm().free_at(ref.offset);
+  } catch (const Fault& f) {
+    trap(ctx, f.kind(), fmt::format("{}: {}", api, f.detail()));
+  }
+}
+
+void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment) {
+  SlaveContext& ctx = current(api);
+  trap(ctx, FaultKind::kInvalidArgument,
+       fmt::format("{}: address {} is not aligned to {} bytes; hint: use simd_loadu / simd_storeu or align the "
+                   "buffer (__attribute__((aligned({}))))",
+                   api, addr, alignment, alignment));
+}
+
+}  // extern "C"

@@ -1,0 +1,108 @@
+// Per-core slave state, the section swap at fiber switches and slave-pointer translation
+// (see slave_context.hpp).
+#include "slave_context.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace ldmsim::athread {
+
+namespace {
+void save_section(const SlaveContext& ctx) {
+  const Session& s = session();
+  if (s.tl_size() != 0) std::memcpy(ctx.ldm + ctx.tl_offset, s.tl_begin, s.tl_size());
+}
+void load_section(SlaveContext& ctx) {
+  Session& s = session();
+  if (s.tl_size() != 0) std::memcpy(s.tl_begin, ctx.ldm + ctx.tl_offset, s.tl_size());
+  s.active = &ctx;
+}
+}  // namespace
+
+SlaveContext& current(const char* api) {
+  SlaveContext* ctx = session().active;
+  if (ctx == nullptr) {
+    std::fprintf(stderr, "ldmsim athread: %s called outside a slave function running on a compute core\n", api);
+    std::exit(3);
+  }
+  return *ctx;
+}
+
+void trap(SlaveContext& ctx, FaultKind kind, const std::string& message) {
+  const Core& core = *ctx.core;
+  throw Fault(kind, {core.cg(), core.id()}, core.cycle(), core.kernel(), message);
+}
+
+LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char* api) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const auto ldm = reinterpret_cast<std::uintptr_t>(ctx.ldm);
+  if (at >= ldm && at < ldm + ctx.ldm_bytes) return {static_cast<LdmAddr>(at - ldm), LdmRef::Kind::kHeap};
+  const Session& s = session();
+  const auto tl = reinterpret_cast<std::uintptr_t>(s.tl_begin);
+  if (at >= tl && at < tl + s.tl_size()) {
+    return {static_cast<LdmAddr>(ctx.tl_offset + (at - tl)), LdmRef::Kind::kThreadLocal};
+  }
+  constexpr std::uintptr_t kStackReach = 128u << 10;  // the fiber stack size: deeper is not this stack
+  if (at < ctx.stack_top && ctx.stack_top - at <= kStackReach) {
+    const std::uintptr_t depth = ctx.stack_top - at;
+    if (depth > ctx.stack_hi - ctx.stack_lo || bytes > depth) {
+      trap(ctx, FaultKind::kLdmOverflow,
+           fmt::format("{}: the stack array at depth {} bytes ({} bytes long) lies below the {}-byte ldm stack "
+                       "region; hint: raise LDMSIM_ATHREAD_STACK_BYTES, or use __thread_local / ldm_malloc buffers",
+                       api, depth, bytes, ctx.stack_hi - ctx.stack_lo));
+    }
+    return {static_cast<LdmAddr>(ctx.stack_hi - depth), LdmRef::Kind::kStack};
+  }
+  trap(ctx, FaultKind::kDmaOutOfBounds,
+       fmt::format("{}: ldm address {} is not in this core's local store (neither ldm_malloc'ed, __thread_local nor "
+                   "an array on the slave stack); hint: is it a main-memory pointer passed as the ldm side?",
+                   api, p));
+}
+
+SwitchGuard::SwitchGuard(SlaveContext& ctx) : ctx_(ctx) {
+  save_section(ctx_);
+}
+
+SwitchGuard::~SwitchGuard() {
+  load_section(ctx_);
+}
+
+void run_slave(Core& core, void (*fn)(void*), void* arg) {
+  Session& s = session();
+  SlaveContext ctx;
+  ctx.core = &core;
+  ctx.ldm = core.ldm().bytes(0);
+  ctx.ldm_bytes = core.ldm().capacity();
+  volatile char anchor = 0;
+  ctx.stack_top = reinterpret_cast<std::uintptr_t>(&anchor) & ~std::uintptr_t{63};
+  const std::uint64_t tl_bytes = s.tl_size() == 0 ? 0 : s.tl_size() + 64;
+  if (tl_bytes + s.stack_bytes > ctx.ldm_bytes) {
+    trap(ctx, FaultKind::kLdmOverflow,
+         fmt::format("{}: the __thread_local data ({} bytes) plus the ldm stack region ({} bytes, "
+                     "LDMSIM_ATHREAD_STACK_BYTES) do not fit the {}-byte local store",
+                     core.kernel(), s.tl_size(), s.stack_bytes, ctx.ldm_bytes));
+  }
+  if (tl_bytes != 0) {
+    const LdmAddr region = core.ldm().alloc_bytes(tl_bytes, 64);
+    ctx.tl_offset = static_cast<LdmAddr>(region + reinterpret_cast<std::uintptr_t>(s.tl_begin) % 64);
+    std::memcpy(ctx.ldm + ctx.tl_offset, s.tl_initial.data(), s.tl_size());
+  }
+  if (s.stack_bytes != 0) {
+    ctx.stack_lo = core.ldm().alloc_bytes(s.stack_bytes, 64);
+    ctx.stack_hi = static_cast<LdmAddr>(ctx.stack_lo + s.stack_bytes);
+  }
+  load_section(ctx);
+  try {
+    if (s.num_threads == 0 || core.id() < s.num_threads) fn(arg);
+    charge_all(ctx);
+  } catch (...) {
+    s.active = nullptr;
+    throw;
+  }
+  s.active = nullptr;
+}
+
+}  // namespace ldmsim::athread

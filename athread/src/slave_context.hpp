@@ -1,0 +1,77 @@
+// Per-core state of a spawned slave function: its Core, the ldm regions reserved for the __thread_local
+// section and for the slave stack, outstanding DMA requests with their reply counters, and the translation of
+// a slave pointer (ldm_malloc'ed, __thread_local or a stack array) to an ldm offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ldmsim/runtime/core.hpp"
+#include "session.hpp"
+
+namespace ldmsim::athread {
+
+/// One DMA request issued through the athread layer and not yet charged to the core's clock.
+struct Outstanding {
+  DmaHandle handle;
+  volatile void* reply;
+  LdmAddr lo;
+  LdmAddr hi;
+  bool get;
+};
+
+/// Where a slave pointer lives in the core's local store.
+struct LdmRef {
+  enum class Kind : std::uint8_t { kHeap, kThreadLocal, kStack };
+  LdmAddr offset = 0;
+  Kind kind = Kind::kHeap;
+};
+
+struct SlaveContext {
+  Core* core = nullptr;
+  std::byte* ldm = nullptr;  // host view of ldm offset 0
+  std::uint64_t ldm_bytes = 0;
+  LdmAddr tl_offset = 0;  // ldm offset of the section's first byte
+  LdmAddr stack_lo = 0;   // ldm range standing for the slave stack
+  LdmAddr stack_hi = 0;
+  std::uintptr_t stack_top = 0;  // host address the slave stack grows down from
+  std::vector<Outstanding> outstanding;
+};
+
+/// The calling compute core's context; aborts the process with a message when called off a compute core.
+SlaveContext& current(const char* api);
+/// Raises a Fault of `kind` on the calling core.
+[[noreturn]] void trap(SlaveContext& ctx, FaultKind kind, const std::string& message);
+/// Translates `bytes` bytes at slave pointer p to the ldm (traps when p is not in this core's local store).
+LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char* api);
+/// Moves the core's clock to the completion of the outstanding requests `pick` selects.
+template <typename Pick>
+void charge(SlaveContext& ctx, Pick pick) {
+  std::erase_if(ctx.outstanding, [&](const Outstanding& o) {
+    if (!pick(o)) return false;
+    ctx.core->wait(o.handle);
+    return true;
+  });
+}
+inline void charge_all(SlaveContext& ctx) {
+  charge(ctx, [](const Outstanding&) { return true; });
+}
+
+/// Brackets a runtime call that may switch to another core's fiber: the section is saved to this core's
+/// ldm before it and restored after it (also when the call throws).
+class SwitchGuard {
+ public:
+  explicit SwitchGuard(SlaveContext& ctx);
+  ~SwitchGuard();
+  SwitchGuard(const SwitchGuard&) = delete;
+  SwitchGuard& operator=(const SwitchGuard&) = delete;
+
+ private:
+  SlaveContext& ctx_;
+};
+
+/// Runs the spawned function on one core (the kernel of an athread launch).
+void run_slave(Core& core, void (*fn)(void*), void* arg);
+
+}  // namespace ldmsim::athread
