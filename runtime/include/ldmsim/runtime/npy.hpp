@@ -1,0 +1,25 @@
+// Reading and writing NumPy .npy files (format 1.0/2.0): fp16 ('<f2') and fp32 ('<f4'), C order.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ldmsim/sim/fp16.hpp"
+
+namespace ldmsim {
+
+/// An array read from a .npy file, converted to fp32 values.
+struct NpyArray {
+  std::vector<std::size_t> shape;
+  std::string dtype;  ///< "f2" or "f4"
+  std::vector<float> data;
+};
+
+/// Reads a little-endian f2 or f4 C-order .npy (ConfigError naming the file and the problem otherwise).
+NpyArray read_npy(const std::filesystem::path& file);
+/// Writes fp16 data as '<f2', C order.
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, const std::vector<f16>& data);
+
+}  // namespace ldmsim
