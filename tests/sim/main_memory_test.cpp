@@ -1,0 +1,249 @@
+// Device main memory: deterministic first-fit addresses per core-group window, alignment, reuse and coalescing after
+// free, freed bytes reading back as zero, find_region boundaries, lazy commit of huge nodes and concurrent writes.
+#include "ldmsim/sim/main_memory.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "ldmsim/sim/fault.hpp"
+
+using namespace ldmsim;
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+constexpr std::uint64_t kGiB = 1ull << 30;
+
+std::vector<std::byte> bytes_of(std::size_t n, unsigned seed) {
+  std::vector<std::byte> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 31 + seed) & 0xFF);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("addresses are deterministic: first fit from each core group's window", "[memory]") {
+  MainMemory mem(2, 64 * kMiB);
+  const DeviceAddr a = mem.allocate(100);
+  const DeviceAddr b = mem.allocate(100);
+  const DeviceAddr c = mem.allocate(100, 256, 1);
+  CHECK(a == MainMemory::kBase);
+  CHECK(b == MainMemory::kBase + 256);  // default alignment 256
+  CHECK(c == MainMemory::kBase + 64 * kMiB);
+  // A second memory with the same history hands out the same addresses.
+  MainMemory again(2, 64 * kMiB);
+  CHECK(again.allocate(100) == a);
+  CHECK(again.allocate(100) == b);
+  CHECK(again.allocate(100, 256, 1) == c);
+  const auto regions = mem.regions();
+  REQUIRE(regions.size() == 3);
+  CHECK(regions[2].cg == 1);
+  CHECK(mem.allocated_bytes() == 300);
+}
+
+TEST_CASE("allocations honour their alignment", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr first = mem.allocate(4, 4);
+  CHECK(first == MainMemory::kBase);
+  CHECK(mem.allocate(4, 4) == first + 4);  // alignment 4 packs tightly
+  const DeviceAddr big = mem.allocate(8, 4096);
+  CHECK(big % 4096 == 0);
+  CHECK(big == MainMemory::kBase + 4096);
+  CHECK(mem.allocate(4, 4) == first + 8);  // the hole before `big` is reused first
+  const DeviceAddr huge = mem.allocate(1, 2 * kMiB);
+  CHECK(huge % (2 * kMiB) == 0);
+  SECTION("bad requests throw ConfigError") {
+    CHECK_THROWS_AS(mem.allocate(0), ConfigError);
+    CHECK_THROWS_AS(mem.allocate(4, 3), ConfigError);
+    CHECK_THROWS_AS(mem.allocate(4, 2), ConfigError);  // below the 4-byte granularity
+    CHECK_THROWS_AS(mem.allocate(4, 256, 1), ConfigError);
+    CHECK_THROWS_AS(mem.allocate(4, 256, -1), ConfigError);
+    CHECK_THROWS_AS(mem.allocate(65 * kMiB), ConfigError);
+    CHECK_THROWS_AS(mem.free(first + 4 + 4 + 4), ConfigError);  // not a base
+    CHECK_THROWS_AS(mem.free(first + 1), ConfigError);
+  }
+}
+
+TEST_CASE("a window is filled to the last byte and no further", "[memory]") {
+  MainMemory mem(2, 16 * kMiB);
+  const DeviceAddr all = mem.allocate(16 * kMiB, 256, 0);
+  CHECK(all == MainMemory::kBase);
+  CHECK_THROWS_AS(mem.allocate(4, 4, 0), ConfigError);
+  CHECK(mem.allocate(4, 4, 1) == MainMemory::kBase + 16 * kMiB);  // group 1's window is separate
+}
+
+TEST_CASE("freed space is reused first-fit and neighbouring holes coalesce", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr a = mem.allocate(1000);
+  const DeviceAddr b = mem.allocate(1000);
+  const DeviceAddr c = mem.allocate(1000);
+  CHECK(b == a + 1024);
+  CHECK(c == a + 2048);
+  SECTION("reuse of a freed slot") {
+    mem.free(b);
+    CHECK(mem.allocate(500) == b);
+    CHECK(mem.allocate(500) == b + 512);   // the rest of b's slot: [b + 500, a + 2048) holds 500 at b + 512
+    CHECK(mem.allocate(500) == c + 1024);  // now the slot is full: after c
+  }
+  SECTION("a freed region merges with the gap before it") {
+    mem.free(b);
+    // The hole is [a + 1000, a + 2048): 1048 bytes; 1024 at alignment 256 fits at a + 1024.
+    CHECK(mem.allocate(1024) == b);
+  }
+  SECTION("three frees in any order leave one hole") {
+    mem.free(c);
+    mem.free(a);
+    mem.free(b);
+    CHECK(mem.regions().empty());
+    CHECK(mem.allocated_bytes() == 0);
+    CHECK(mem.allocate(64 * kMiB) == a);  // only possible if every hole merged back into the whole window
+  }
+  SECTION("freeing the middle then the first merges forward") {
+    mem.free(b);
+    mem.free(a);
+    CHECK(mem.allocate(2048, 4) == a);
+  }
+}
+
+TEST_CASE("freed bytes read back as zero when reallocated", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  SECTION("a small region (partial chunk)") {
+    const DeviceAddr a = mem.allocate(4096);
+    mem.write(a, bytes_of(4096, 1));
+    mem.free(a);
+    const DeviceAddr again = mem.allocate(4096);
+    REQUIRE(again == a);
+    std::vector<std::byte> out(4096, std::byte{0xFF});
+    mem.read(again, out);
+    CHECK(out == std::vector<std::byte>(4096, std::byte{0}));
+  }
+  SECTION("a region covering whole chunks and parts of others") {
+    const DeviceAddr pad = mem.allocate(4096);
+    const std::uint64_t n = 3 * MainMemory::kChunkBytes;
+    const DeviceAddr a = mem.allocate(n, 4096);  // starts inside chunk 0: partial, 2 whole, partial
+    const auto data = bytes_of(n, 7);
+    mem.write(a, data);
+    mem.write(pad, bytes_of(4096, 9));
+    mem.free(a);
+    const DeviceAddr again = mem.allocate(n, 4096);
+    REQUIRE(again == a);
+    std::vector<std::byte> out(n, std::byte{0xFF});
+    mem.read(again, out);
+    CHECK(out == std::vector<std::byte>(n, std::byte{0}));
+    std::vector<std::byte> kept(4096);
+    mem.read(pad, kept);
+    CHECK(kept == bytes_of(4096, 9));  // the neighbour in the same chunk is untouched
+  }
+}
+
+TEST_CASE("reads and writes cross chunk boundaries", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr a = mem.allocate(4 * kMiB);
+  const DeviceAddr at = a + MainMemory::kChunkBytes - 100;
+  const auto data = bytes_of(300, 3);
+  mem.write(at, data);
+  std::vector<std::byte> out(300);
+  mem.read(at, out);
+  CHECK(out == data);
+  std::vector<std::byte> untouched(64, std::byte{0xFF});
+  mem.read(a + 3 * kMiB, untouched);  // never written: zeros, without committing anything
+  CHECK(untouched == std::vector<std::byte>(64, std::byte{0}));
+  CHECK(mem.committed_bytes() == 2 * MainMemory::kChunkBytes);
+}
+
+TEST_CASE("find_region accepts exactly the ranges inside one live region", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr a = mem.allocate(100, 256, 0, "a");
+  const DeviceAddr b = mem.allocate(256, 256, 0, "b");
+  REQUIRE(b == a + 256);
+  const Region* r = mem.find_region(a, 100);
+  REQUIRE(r != nullptr);
+  CHECK(r->base == a);
+  CHECK(r->bytes == 100);
+  CHECK(r->name == "a");
+  CHECK(r->end() == a + 100);
+  CHECK(mem.find_region(a + 99, 1) == r);
+  CHECK(mem.find_region(a, 101) == nullptr);
+  CHECK(mem.find_region(a + 100, 1) == nullptr);
+  CHECK(mem.find_region(a - 1, 1) == nullptr);
+  CHECK(mem.find_region(a - 1, 2) == nullptr);
+  CHECK(mem.find_region(b - 1, 2) == nullptr);
+  CHECK(mem.find_region(b, 256)->name == "b");
+  CHECK(mem.find_region(b + 255, 1)->name == "b");
+  CHECK(mem.find_region(b + 256, 1) == nullptr);
+  CHECK(mem.find_region(b, 257) == nullptr);
+  CHECK(mem.find_region(0, 4) == nullptr);
+  CHECK(mem.find_region(a, std::uint64_t{1} << 63) == nullptr);
+  SECTION("adjacent regions never combine") {
+    const DeviceAddr c = mem.allocate(256, 256, 0, "c");
+    REQUIRE(c == b + 256);
+    CHECK(mem.find_region(b + 252, 8) == nullptr);
+  }
+  SECTION("nearest_region names a region for diagnostics") {
+    CHECK(mem.nearest_region(a + 150)->name == "a");
+    CHECK(mem.nearest_region(b + 1000)->name == "b");
+    CHECK(mem.nearest_region(0)->name == "a");
+    mem.free(a);
+    mem.free(b);
+    CHECK(mem.nearest_region(a) == nullptr);
+    CHECK(mem.find_region(a, 4) == nullptr);
+  }
+}
+
+TEST_CASE("a 96 GiB node commits only the chunks that are touched", "[memory]") {
+  MainMemory mem(6, 16 * kGiB);  // sw26010pro: 16 GiB per group x 6
+  CHECK(mem.committed_bytes() == 0);
+  std::vector<DeviceAddr> regions;
+  for (int cg = 0; cg < 4; ++cg) regions.push_back(mem.allocate(16 * kGiB, 256, cg));  // 64 GiB in regions
+  CHECK(mem.allocated_bytes() == 64 * kGiB);
+  CHECK(mem.committed_bytes() == 0);
+  const auto data = bytes_of(64, 5);
+  for (DeviceAddr r : regions) {
+    mem.write(r, data);
+    mem.write(r + 16 * kGiB - 64, data);  // the last bytes of each region
+  }
+  CHECK(mem.committed_bytes() == 8 * MainMemory::kChunkBytes);
+  std::vector<std::byte> out(64);
+  mem.read(regions[3] + 16 * kGiB - 64, out);
+  CHECK(out == data);
+  mem.read(regions[2] + 8 * kGiB, out);
+  CHECK(out == std::vector<std::byte>(64, std::byte{0}));
+  CHECK(mem.committed_bytes() == 8 * MainMemory::kChunkBytes);  // reads commit nothing
+}
+
+TEST_CASE("threads writing to different places commit chunks concurrently without losing bytes", "[memory]") {
+  MainMemory mem(4, 64 * kMiB);
+  std::vector<DeviceAddr> windows;
+  for (int cg = 0; cg < 4; ++cg) windows.push_back(mem.allocate(64 * kMiB, 256, cg));
+  constexpr int kThreads = 4;
+  constexpr std::uint64_t kChunks = 16;
+  // Every thread writes its own 64-byte slot in each of the same fresh chunks (racing to commit each chunk), and
+  // its own whole chunk in its own group's window.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const auto slot = bytes_of(64, static_cast<unsigned>(t + 1));
+      for (std::uint64_t c = 0; c < kChunks; ++c) {
+        mem.write(windows[0] + c * MainMemory::kChunkBytes + static_cast<std::uint64_t>(t) * 64, slot);
+      }
+      mem.write(windows[static_cast<std::size_t>(t)] + 24 * MainMemory::kChunkBytes, bytes_of(4096, 77));
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    const auto slot = bytes_of(64, static_cast<unsigned>(t + 1));
+    for (std::uint64_t c = 0; c < kChunks; ++c) {
+      std::vector<std::byte> out(64);
+      mem.read(windows[0] + c * MainMemory::kChunkBytes + static_cast<std::uint64_t>(t) * 64, out);
+      INFO("thread " << t << ", chunk " << c);
+      REQUIRE(out == slot);
+    }
+    std::vector<std::byte> own(4096);
+    mem.read(windows[static_cast<std::size_t>(t)] + 24 * MainMemory::kChunkBytes, own);
+    CHECK(own == bytes_of(4096, 77));
+  }
+  CHECK(mem.committed_bytes() == (kChunks + kThreads) * MainMemory::kChunkBytes);
+}
