@@ -75,12 +75,14 @@ std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch) {
     return violation(FaultKind::kDmaFieldOverflow, r, "length", 0, "length must be > 0", "skip empty transfers");
   }
   const auto& f = arch.dma.fields;
+  const std::uint64_t g = arch.dma.granularity_bytes;
   auto too_wide = [&](const char* field, std::uint64_t value, std::uint32_t bits) -> std::optional<DmaViolation> {
     if (bits >= 64 || value < (1ull << bits)) return std::nullopt;
     return violation(FaultKind::kDmaFieldOverflow, r, field, value,
                      fmt::format("{} = {} does not fit the descriptor's {}-bit field (max {})", field, value, bits,
                                  (1ull << bits) - 1),
-                     fmt::format("split the transfer into requests of at most {} bytes", (1ull << bits) - 1));
+                     fmt::format("split the transfer into requests of at most {} bytes",
+                                 ((1ull << bits) - 1) / g * g));
   };
   if (auto v = too_wide("length", r.length, f.length_bits)) return v;
   if (auto v = too_wide("bsize", r.bsize, f.bsize_bits)) return v;

@@ -1,5 +1,5 @@
 // Arch: reading, validating and writing the arch config tree. Every rule is checked at load and every error
-// names its source and JSON path ("tiny.json: core_groups.cores.rows must be in 1..64 (got 0)").
+// names its source and JSON path ("tiny.json: core_groups.cores.rows must be in 1..32 (got 0)").
 #include "ldmsim/sim/arch.hpp"
 
 #include <fmt/format.h>
@@ -27,7 +27,7 @@ using nlohmann::json;
 
 // Limits of the rules (docs/arch-config.md lists them with the rest).
 constexpr std::uint64_t kMaxCoreGroups = 64;
-constexpr std::uint64_t kMaxRowsCols = 64;
+constexpr std::uint64_t kMaxRowsCols = 32;  // a BCAST row mask has 32 bits
 constexpr std::uint64_t kPageBytes = 4096;
 constexpr std::uint64_t kMaxMainMemoryBytes = std::uint64_t{1} << 40;
 constexpr std::uint64_t kMinLdmBytes = 1024;

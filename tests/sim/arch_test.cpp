@@ -247,10 +247,10 @@ TEST_CASE("every rule is checked at its boundary and the error names the path", 
     for (const std::string key : {"rows", "cols"}) {
       const std::string pointer = "/core_groups/cores/" + key;
       const std::string path = "core_groups.cores." + key;
-      check_rejects(pointer, 0, path + " must be in 1..64 (got 0)");
+      check_rejects(pointer, 0, path + " must be in 1..32 (got 0)");
       check_accepts(pointer, 1);
-      check_accepts(pointer, 64);
-      check_rejects(pointer, 65, path + " must be in 1..64 (got 65)");
+      check_accepts(pointer, 32);
+      check_rejects(pointer, 33, path + " must be in 1..32 (got 33)");
       check_rejects(pointer, 2.5, path + " must be an integer (got 2.5)");
     }
   }
@@ -385,7 +385,7 @@ TEST_CASE("arch files: load, errors naming the file, JSON syntax errors with lin
   }
   SECTION("validation errors name the file") {
     const auto file = dir.write("bad.json", with("/core_groups/cores/rows", 0).dump(2));
-    REQUIRE_THROWS_WITH(ldmsim::Arch::load(file), file.string() + ": core_groups.cores.rows must be in 1..64 (got 0)");
+    REQUIRE_THROWS_WITH(ldmsim::Arch::load(file), file.string() + ": core_groups.cores.rows must be in 1..32 (got 0)");
   }
   SECTION("syntax errors name the file, line and column") {
     const auto file = dir.write("syntax.json", "{\n  \"name\": \"x\",\n  \"clock_hz\": 1e9,\n}\n");
