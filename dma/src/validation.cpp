@@ -29,9 +29,15 @@ DmaViolation violation(FaultKind kind, const DmaRequest& r, std::string field, s
   return v;
 }
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t g) { return (v + g - 1) / g * g; }
+std::uint64_t round_up(std::uint64_t v, std::uint64_t g) {
+  return (v + g - 1) / g * g;
+}
 
 std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t g) {
+  // Fast path: the hints below are formatted eagerly, so build them only when some field is misaligned.
+  if (r.main % g == 0 && r.ldm % g == 0 && r.length % g == 0 && r.bsize % g == 0 && r.stride % g == 0) {
+    return std::nullopt;
+  }
   auto misaligned = [&](const char* field, std::uint64_t value, std::string hint) -> std::optional<DmaViolation> {
     if (value % g == 0) return std::nullopt;
     return violation(FaultKind::kDmaMisaligned, r, field, value,
@@ -53,7 +59,8 @@ std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t
                                       "length up to {}",
                                       round_up(r.length, g))))
     return v;
-  if (auto v = misaligned("bsize", r.bsize, fmt::format("round bsize up to {} (pad each row at staging)", round_up(r.bsize, g))))
+  if (auto v = misaligned("bsize", r.bsize,
+                          fmt::format("round bsize up to {} (pad each row at staging)", round_up(r.bsize, g))))
     return v;
   if (auto v = misaligned("stride", r.stride,
                           fmt::format("round stride up to {} (pad the row pitch at staging)", round_up(r.stride, g))))
@@ -81,8 +88,7 @@ std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch) {
     return violation(FaultKind::kDmaFieldOverflow, r, field, value,
                      fmt::format("{} = {} does not fit the descriptor's {}-bit field (max {})", field, value, bits,
                                  (1ull << bits) - 1),
-                     fmt::format("split the transfer into requests of at most {} bytes",
-                                 ((1ull << bits) - 1) / g * g));
+                     fmt::format("split the transfer into requests of at most {} bytes", ((1ull << bits) - 1) / g * g));
   };
   if (auto v = too_wide("length", r.length, f.length_bits)) return v;
   if (auto v = too_wide("bsize", r.bsize, f.bsize_bits)) return v;

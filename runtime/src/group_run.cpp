@@ -1,12 +1,12 @@
 // Execution of one core group for one launch (see group_run.hpp).
 #include "group_run.hpp"
 
-#include <algorithm>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
-#include <fmt/format.h>
 
 #include "ldmsim/sim/logging.hpp"
 #include "scheduler.hpp"
@@ -16,9 +16,12 @@ namespace ldmsim::detail {
 namespace {
 const char* scope_name(Scope scope) {
   switch (scope) {
-    case Scope::kGroup: return "group";
-    case Scope::kRow: return "row";
-    case Scope::kCol: return "column";
+    case Scope::kGroup:
+      return "group";
+    case Scope::kRow:
+      return "row";
+    case Scope::kCol:
+      return "column";
   }
   return "?";
 }
@@ -104,9 +107,12 @@ void GroupRun::run_core(int id) noexcept {
 GroupRun::Slot& GroupRun::slot_for(const Core& core, Scope scope) {
   const Arch& a = machine_.arch;
   switch (scope) {
-    case Scope::kGroup: return slots_[0];
-    case Scope::kRow: return slots_[1 + static_cast<std::size_t>(core.row())];
-    case Scope::kCol: return slots_[1 + a.rows + static_cast<std::size_t>(core.col())];
+    case Scope::kGroup:
+      return slots_[0];
+    case Scope::kRow:
+      return slots_[1 + static_cast<std::size_t>(core.row())];
+    case Scope::kCol:
+      return slots_[1 + a.rows + static_cast<std::size_t>(core.col())];
   }
   return slots_[0];
 }
@@ -131,9 +137,7 @@ void GroupRun::barrier(Core& core, Scope scope) {
     const std::uint64_t generation = slot.generation;
     slot.waiting.push_back(core.id());
     states_[static_cast<std::size_t>(core.id())] = State::kAtBarrier;
-    barrier_notes_[static_cast<std::size_t>(core.id())] =
-        fmt::format("waiting at a {} barrier since cycle {} ({} of {} arrived)", scope_name(scope), arrival,
-                    slot.arrived, slot.expected);
+    barrier_notes_[static_cast<std::size_t>(core.id())] = {scope, arrival, slot.arrived, slot.expected};
     NoLock lock;
     while (slot.generation == generation && !aborted_) slot.released.wait(lock);
     if (slot.generation == generation) throw Aborted{};
@@ -145,8 +149,8 @@ void GroupRun::barrier(Core& core, Scope scope) {
 void GroupRun::record_fault(const Fault& fault) {
   auto key = [](const Fault& f) { return std::make_tuple(f.cycle(), f.core()); };
   if (!first_fault_ || key(fault) < key(*first_fault_)) first_fault_ = fault;
-  group_.trace.mark({MarkerKind::kFault, fault.cycle(), fault.core(), static_cast<std::uint32_t>(fault.kind()),
-                     fault.what()});
+  group_.trace.mark(
+      {MarkerKind::kFault, fault.cycle(), fault.core(), static_cast<std::uint32_t>(fault.kind()), fault.what()});
   logger("runtime")->debug("[{} {}:{}] {}", fault.cycle(), fault.cg(), fault.core(), fault.what());
   if (!aborted_) {
     aborted_ = true;
@@ -171,9 +175,18 @@ void GroupRun::on_deadlock() {
     latest = std::max(latest, core.cycle_);
     std::string state;
     switch (states_[i]) {
-      case State::kExited: state = fmt::format("exited at cycle {}", core.cycle_); break;
-      case State::kAtBarrier: state = barrier_notes_[i]; break;
-      case State::kReady: state = fmt::format("blocked at cycle {}", core.cycle_); break;
+      case State::kExited:
+        state = fmt::format("exited at cycle {}", core.cycle_);
+        break;
+      case State::kAtBarrier: {
+        const BarrierNote& b = barrier_notes_[i];
+        state = fmt::format("waiting at a {} barrier since cycle {} ({} of {} arrived)", scope_name(b.scope), b.arrival,
+                            b.arrived, b.expected);
+        break;
+      }
+      case State::kReady:
+        state = fmt::format("blocked at cycle {}", core.cycle_);
+        break;
     }
     dump += fmt::format("\n  core {} (row {}, col {}): {}", i, core.row(), core.col(), state);
   }

@@ -2,15 +2,15 @@
 // simulated-time order, implements barriers, detects deadlock and collects faults. Owned by the launch.
 #pragma once
 
+#include <spdlog/logger.h>
+
+#include <boost/fiber/condition_variable.hpp>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/fiber/condition_variable.hpp>
-#include <spdlog/logger.h>
 
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/machine.hpp"
@@ -75,8 +75,14 @@ class GroupRun {
   Cycle start_cycle_ = 0;
   std::vector<std::unique_ptr<Core>> cores_;
   std::vector<State> states_;
-  std::vector<std::string> barrier_notes_;  // what a core waits for, for the deadlock dump
-  std::deque<Slot> slots_;                  // group, then one per row, then one per column
+  struct BarrierNote {  // what a core waits for, formatted only for the deadlock dump
+    Scope scope = Scope::kGroup;
+    Cycle arrival = 0;
+    std::uint32_t arrived = 0;
+    std::uint32_t expected = 0;
+  };
+  std::vector<BarrierNote> barrier_notes_;
+  std::deque<Slot> slots_;  // group, then one per row, then one per column
   int live_ = 0;
   bool aborted_ = false;
   std::optional<Fault> first_fault_;
