@@ -3,13 +3,18 @@
 
 namespace ldmsim {
 
-std::string_view to_string(DmaOp op) noexcept { return op == DmaOp::kGet ? "get" : "put"; }
+std::string_view to_string(DmaOp op) noexcept {
+  return op == DmaOp::kGet ? "get" : "put";
+}
 
 std::string_view to_string(DmaMode mode) noexcept {
   switch (mode) {
-    case DmaMode::kPe: return "PE";
-    case DmaMode::kBcast: return "BCAST";
-    case DmaMode::kRow: return "ROW";
+    case DmaMode::kPe:
+      return "PE";
+    case DmaMode::kBcast:
+      return "BCAST";
+    case DmaMode::kRow:
+      return "ROW";
   }
   return "?";
 }

@@ -25,6 +25,8 @@ class IdealModel final : public TimingModel {
 };
 }  // namespace
 
-std::unique_ptr<TimingModel> make_ideal_model(const Arch& arch) { return std::make_unique<IdealModel>(arch); }
+std::unique_ptr<TimingModel> make_ideal_model(const Arch& arch) {
+  return std::make_unique<IdealModel>(arch);
+}
 
 }  // namespace ldmsim::detail

@@ -1,8 +1,9 @@
 // Parameter reading for timing models (see timing_params.hpp).
 #include "timing_params.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ldmsim/sim/fault.hpp"
 

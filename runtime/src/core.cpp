@@ -2,12 +2,12 @@
 // checked (inside the kernel, on the core's own fiber, launch not aborted) and placed in simulated time.
 #include "ldmsim/runtime/core.hpp"
 
-#include <algorithm>
-#include <cmath>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
-#include <fmt/format.h>
+#include <cmath>
 
 #include "group_run.hpp"
 #include "ldmsim/sim/logging.hpp"
@@ -19,11 +19,21 @@ Core::Core(detail::GroupRun& group, int cg, int id, int row, int col, std::byte*
            CoreStats& stats)
     : group_(&group), cg_(cg), id_(id), row_(row), col_(col), ldm_(this, ldm_base, ldm_bytes), stats_(&stats) {}
 
-int Core::rows() const { return static_cast<int>(group_->arch().rows); }
-int Core::cols() const { return static_cast<int>(group_->arch().cols); }
-int Core::group_size() const { return static_cast<int>(group_->arch().cores_per_group()); }
-const std::string& Core::kernel() const { return group_->kernel_name(); }
-const Arch& Core::arch() const { return group_->arch(); }
+int Core::rows() const {
+  return static_cast<int>(group_->arch().rows);
+}
+int Core::cols() const {
+  return static_cast<int>(group_->arch().cols);
+}
+int Core::group_size() const {
+  return static_cast<int>(group_->arch().cores_per_group());
+}
+const std::string& Core::kernel() const {
+  return group_->kernel_name();
+}
+const Arch& Core::arch() const {
+  return group_->arch();
+}
 
 Ldm& Core::ldm() {
   enter("Core::ldm");
@@ -79,8 +89,8 @@ DmaHandle Core::dma(const DmaRequest& request) {
   spdlog::logger& log = group_->dma_log();
   if (log.should_log(spdlog::level::trace)) {
     log.trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, cg_, id_,
-               to_string(request.mode), to_string(request.op), request.length, request.main, request.ldm,
-               result.timing.end);
+              to_string(request.mode), to_string(request.op), request.length, request.main, request.ldm,
+              result.timing.end);
   }
   return DmaHandle(this, id, result.timing.end);
 }
@@ -150,7 +160,8 @@ LdmAddr Ldm::alloc_bytes(std::size_t bytes, std::size_t alignment) {
 void Ldm::free_at(LdmAddr offset) {
   core_->enter("Ldm::free");
   if (!allocator_.free(offset)) {
-    core_->trap(FaultKind::kInvalidArgument, fmt::format("Ldm::free: ldm offset 0x{:x} is not a live allocation", offset));
+    core_->trap(FaultKind::kInvalidArgument,
+                fmt::format("Ldm::free: ldm offset 0x{:x} is not a live allocation", offset));
   }
 }
 

@@ -11,7 +11,8 @@ namespace ldmsim::detail {
 LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name)
     : machine_(machine), kernel_(std::move(kernel)) {
   for (int cg : groups) {
-    runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name));
+    runs_.push_back(
+        std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name));
   }
   const std::size_t threads = std::min<std::size_t>(machine_.threads, runs_.size());
   machine_.launch_active = true;
@@ -23,7 +24,9 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   }
 }
 
-LaunchState::~LaunchState() { join(); }
+LaunchState::~LaunchState() {
+  join();
+}
 
 std::optional<Fault> LaunchState::join() {
   if (joined_) return fault_;

@@ -1,10 +1,10 @@
 // The Machine facade and the Launch handle.
 #include "ldmsim/runtime/machine.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "launch_state.hpp"
 #include "ldmsim/dma/trace_file.hpp"
@@ -42,16 +42,27 @@ Machine::~Machine() {
   // A Launch handle that outlives its machine must not run on freed state: finish it here.
   if (auto launch = impl_->active_launch.lock()) {
     if (auto fault = launch->join()) {
-      logger("runtime")->error("machine destroyed before its launch was joined; the fault is dropped: {}", fault->what());
+      logger("runtime")->error("machine destroyed before its launch was joined; the fault is dropped: {}",
+                               fault->what());
     }
   }
 }
 
-const Arch& Machine::arch() const { return impl_->arch; }
-const MachineOptions& Machine::options() const { return impl_->options; }
-unsigned Machine::threads() const { return impl_->threads; }
-MainMemory& Machine::memory() { return impl_->memory; }
-const MainMemory& Machine::memory() const { return impl_->memory; }
+const Arch& Machine::arch() const {
+  return impl_->arch;
+}
+const MachineOptions& Machine::options() const {
+  return impl_->options;
+}
+unsigned Machine::threads() const {
+  return impl_->threads;
+}
+MainMemory& Machine::memory() {
+  return impl_->memory;
+}
+const MainMemory& Machine::memory() const {
+  return impl_->memory;
+}
 
 DeviceAddr Machine::allocate_bytes(std::size_t bytes, const AllocOptions& where) {
   impl_->require_idle("alloc");
@@ -76,7 +87,8 @@ void Machine::read_bytes(DeviceAddr src, std::span<std::byte> dst) const {
   impl_->require_idle("download");
   if (dst.empty()) return;
   if (impl_->memory.find_region(src, dst.size()) == nullptr) {
-    throw ConfigError(fmt::format("download of {} bytes from 0x{:x} is not inside one allocated region", dst.size(), src));
+    throw ConfigError(
+        fmt::format("download of {} bytes from 0x{:x} is not inside one allocated region", dst.size(), src));
   }
   impl_->memory.read(src, dst);
 }
@@ -93,7 +105,8 @@ Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
   }
   for (int cg : groups) {
     if (cg < 0 || static_cast<std::uint32_t>(cg) >= impl_->arch.core_groups) {
-      throw ConfigError(fmt::format("launch: core group {} does not exist (the arch has {})", cg, impl_->arch.core_groups));
+      throw ConfigError(
+          fmt::format("launch: core group {} does not exist (the arch has {})", cg, impl_->arch.core_groups));
     }
   }
   if (!kernel) throw ConfigError("launch: the kernel is empty");

@@ -1,14 +1,13 @@
 // Construction of a machine's private state (see machine_impl.hpp).
 #include "machine_impl.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <new>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace ldmsim::detail {
 
@@ -18,7 +17,9 @@ HostMapping::HostMapping(std::size_t bytes) : bytes_(bytes) {
   data_ = static_cast<std::byte*>(p);
 }
 
-HostMapping::~HostMapping() { munmap(data_, bytes_); }
+HostMapping::~HostMapping() {
+  munmap(data_, bytes_);
+}
 
 GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const MachineOptions& options)
     : cg(cg_index),

@@ -3,15 +3,14 @@
 // it runs only when no compute core is ready: then every live core is blocked, i.e. the group deadlocked.
 #pragma once
 
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/properties.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <vector>
-
-#include <boost/fiber/algo/algorithm.hpp>
-#include <boost/fiber/context.hpp>
-#include <boost/fiber/properties.hpp>
 
 #include "ldmsim/sim/types.hpp"
 

@@ -2,9 +2,8 @@
 // stack, reused by every launch (no allocation per launch; pages are committed only when touched).
 #pragma once
 
-#include <cstddef>
-
 #include <boost/context/stack_context.hpp>
+#include <cstddef>
 
 namespace ldmsim::detail {
 

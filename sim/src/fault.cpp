@@ -8,15 +8,24 @@ namespace ldmsim {
 
 std::string_view to_string(FaultKind kind) noexcept {
   switch (kind) {
-    case FaultKind::kDmaMisaligned: return "dma-misaligned";
-    case FaultKind::kDmaOutOfBounds: return "dma-out-of-bounds";
-    case FaultKind::kDmaFieldOverflow: return "dma-field-overflow";
-    case FaultKind::kLdmOverflow: return "ldm-overflow";
-    case FaultKind::kApiOutsideKernel: return "api-outside-kernel";
-    case FaultKind::kDeadlock: return "deadlock";
-    case FaultKind::kKernelException: return "kernel-exception";
-    case FaultKind::kPendingDmaAtExit: return "pending-dma-at-exit";
-    case FaultKind::kInvalidArgument: return "invalid-argument";
+    case FaultKind::kDmaMisaligned:
+      return "dma-misaligned";
+    case FaultKind::kDmaOutOfBounds:
+      return "dma-out-of-bounds";
+    case FaultKind::kDmaFieldOverflow:
+      return "dma-field-overflow";
+    case FaultKind::kLdmOverflow:
+      return "ldm-overflow";
+    case FaultKind::kApiOutsideKernel:
+      return "api-outside-kernel";
+    case FaultKind::kDeadlock:
+      return "deadlock";
+    case FaultKind::kKernelException:
+      return "kernel-exception";
+    case FaultKind::kPendingDmaAtExit:
+      return "pending-dma-at-exit";
+    case FaultKind::kInvalidArgument:
+      return "invalid-argument";
   }
   return "unknown";
 }

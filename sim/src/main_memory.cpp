@@ -2,19 +2,23 @@
 // its touched pages) and a deterministic first-fit region allocator per core-group window.
 #include "ldmsim/sim/main_memory.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim {
 
 namespace {
-bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) & ~(a - 1); }
+bool is_power_of_two(std::uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
+  return (v + a - 1) & ~(a - 1);
+}
 }  // namespace
 
 MainMemory::MainMemory(std::uint32_t core_groups, std::uint64_t bytes_per_cg)
@@ -23,7 +27,8 @@ MainMemory::MainMemory(std::uint32_t core_groups, std::uint64_t bytes_per_cg)
   chunk_count_ = (total + kChunkBytes - 1) / kChunkBytes;
   chunks_ = std::make_unique<std::atomic<std::byte*>[]>(chunk_count_);
   for (std::uint64_t i = 0; i < chunk_count_; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
-  for (std::uint32_t cg = 0; cg < core_groups_; ++cg) free_lists_[cg].emplace(kBase + cg * bytes_per_cg_, bytes_per_cg_);
+  for (std::uint32_t cg = 0; cg < core_groups_; ++cg)
+    free_lists_[cg].emplace(kBase + cg * bytes_per_cg_, bytes_per_cg_);
 }
 
 MainMemory::~MainMemory() {
@@ -53,13 +58,14 @@ DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, in
     allocated_bytes_ += bytes;
     return start;
   }
-  throw ConfigError(fmt::format("main memory: cannot allocate {} bytes in core group {} ({} of {} bytes in use)",
-                                bytes, cg, allocated_bytes_, bytes_per_cg_ * core_groups_));
+  throw ConfigError(fmt::format("main memory: cannot allocate {} bytes in core group {} ({} of {} bytes in use)", bytes,
+                                cg, allocated_bytes_, bytes_per_cg_ * core_groups_));
 }
 
 void MainMemory::free(DeviceAddr base) {
   auto it = regions_.find(base);
-  if (it == regions_.end()) throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
+  if (it == regions_.end())
+    throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
   const Region region = it->second;
   regions_.erase(it);
   allocated_bytes_ -= region.bytes;

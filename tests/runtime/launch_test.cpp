@@ -1,6 +1,5 @@
 // Launch basics: kernels run on every core, move data through DMA, and time advances as modelled.
 #include <catch2/catch.hpp>
-
 #include <numeric>
 #include <vector>
 
@@ -45,12 +44,13 @@ TEST_CASE("a misaligned get traps with a diagnostic naming kernel, core, field a
   Machine m{Arch::preset("tiny")};
   auto x = m.alloc<std::uint16_t>(64);
   try {
-    m.launch(LaunchSpec{.name = "odd"},
-             [](Core& core, DevicePtr<const std::uint16_t> p) {
-               auto buf = core.ldm().alloc<std::uint16_t>(8);
-               if (core.id() == 1) core.get(buf.first(3), p).wait();
-             },
-             DevicePtr<const std::uint16_t>(x))
+    m.launch(
+         LaunchSpec{.name = "odd"},
+         [](Core& core, DevicePtr<const std::uint16_t> p) {
+           auto buf = core.ldm().alloc<std::uint16_t>(8);
+           if (core.id() == 1) core.get(buf.first(3), p).wait();
+         },
+         DevicePtr<const std::uint16_t>(x))
         .join();
     FAIL("expected a trap");
   } catch (const Fault& f) {

@@ -5,10 +5,9 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/sim/arch.hpp"

@@ -129,21 +129,21 @@ class Core {
   template <typename T>
   DmaHandle get_strided(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src, std::size_t bsize_bytes,
                         std::size_t stride_bytes) {
-    return dma(make(DmaOp::kGet, DmaMode::kPe, src.addr(), dst.ldm_addr(), dst.size_bytes(), bsize_bytes,
-                    stride_bytes, "Core::get_strided"));
+    return dma(make(DmaOp::kGet, DmaMode::kPe, src.addr(), dst.ldm_addr(), dst.size_bytes(), bsize_bytes, stride_bytes,
+                    "Core::get_strided"));
   }
   /// Strided put: packed ldm data scattered to blocks of bsize bytes, `stride` bytes skipped between blocks.
   template <typename T>
   DmaHandle put_strided(DevicePtr<T> dst, std::type_identity_t<LdmSpan<const T>> src, std::size_t bsize_bytes,
                         std::size_t stride_bytes) {
-    return dma(make(DmaOp::kPut, DmaMode::kPe, dst.addr(), src.ldm_addr(), src.size_bytes(), bsize_bytes,
-                    stride_bytes, "Core::put_strided"));
+    return dma(make(DmaOp::kPut, DmaMode::kPe, dst.addr(), src.ldm_addr(), src.size_bytes(), bsize_bytes, stride_bytes,
+                    "Core::put_strided"));
   }
   /// BCAST get: fills the same ldm range of every core of the group whose row bit is set in row_mask.
   template <typename T>
   DmaHandle bcast_get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src, std::uint32_t row_mask = ~0u) {
-    DmaRequest r = make(DmaOp::kGet, DmaMode::kBcast, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0,
-                        "Core::bcast_get");
+    DmaRequest r =
+        make(DmaOp::kGet, DmaMode::kBcast, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::bcast_get");
     r.row_mask = row_mask;
     return dma(r);
   }
@@ -190,8 +190,8 @@ class Core {
     return r;
   }
   void enter(std::string_view api);  // checks the core is inside its kernel and the launch is not aborted
-  void sync_point();            // publishes this core's clock and yields to earlier cores
-  void check_exit();            // traps when the kernel returns with requests it never waited for
+  void sync_point();                 // publishes this core's clock and yields to earlier cores
+  void check_exit();                 // traps when the kernel returns with requests it never waited for
   [[noreturn]] void trap(FaultKind kind, std::string message);
 
   detail::GroupRun* group_;

@@ -8,14 +8,13 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ldmsim/dma/trace_recorder.hpp"
 #include "ldmsim/runtime/core.hpp"
@@ -131,9 +130,8 @@ class Machine {
   template <typename F, typename... Args>
   Launch launch(LaunchSpec spec, F&& kernel, Args&&... args) {
     return launch_kernel(std::move(spec),
-                         [fn = std::forward<F>(kernel), tup = std::make_tuple(std::forward<Args>(args)...)](Core& core) {
-                           std::apply([&](const auto&... a) { std::invoke(fn, core, a...); }, tup);
-                         });
+                         [fn = std::forward<F>(kernel), tup = std::make_tuple(std::forward<Args>(args)...)](
+                             Core& core) { std::apply([&](const auto&... a) { std::invoke(fn, core, a...); }, tup); });
   }
   template <typename F, typename... Args>
   Launch launch(AllGroupsTag, F&& kernel, Args&&... args) {

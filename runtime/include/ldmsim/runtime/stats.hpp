@@ -2,9 +2,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "ldmsim/sim/types.hpp"
 
@@ -12,8 +11,8 @@ namespace ldmsim {
 
 /// Counters of one compute core, accumulated over every launch.
 struct CoreStats {
-  Cycle busy_cycles = 0;     ///< charged by compute() and DMA issue costs
-  Cycle dma_wait_cycles = 0; ///< waiting for DMA completions
+  Cycle busy_cycles = 0;      ///< charged by compute() and DMA issue costs
+  Cycle dma_wait_cycles = 0;  ///< waiting for DMA completions
   Cycle barrier_wait_cycles = 0;
   std::uint64_t dma_requests = 0;
   std::uint64_t dma_get_bytes = 0;

@@ -12,15 +12,15 @@ namespace ldmsim {
 
 /// What kind of violation stopped the launch.
 enum class FaultKind : std::uint8_t {
-  kDmaMisaligned,      ///< a DMA field is not a multiple of the granularity
-  kDmaOutOfBounds,     ///< a DMA touches bytes outside every live main-memory region or outside the ldm
-  kDmaFieldOverflow,   ///< a DMA field does not fit the descriptor's width, or is zero / inconsistent
-  kLdmOverflow,        ///< a local-store allocation does not fit
-  kApiOutsideKernel,   ///< a core API was used outside a running kernel
-  kDeadlock,           ///< every live core of a group is blocked
-  kKernelException,    ///< a kernel threw an exception that is not a Fault
-  kPendingDmaAtExit,   ///< a kernel returned with DMA requests it never waited for
-  kInvalidArgument,    ///< a core API was called with an impossible argument (bad mask, bad free, ...)
+  kDmaMisaligned,     ///< a DMA field is not a multiple of the granularity
+  kDmaOutOfBounds,    ///< a DMA touches bytes outside every live main-memory region or outside the ldm
+  kDmaFieldOverflow,  ///< a DMA field does not fit the descriptor's width, or is zero / inconsistent
+  kLdmOverflow,       ///< a local-store allocation does not fit
+  kApiOutsideKernel,  ///< a core API was used outside a running kernel
+  kDeadlock,          ///< every live core of a group is blocked
+  kKernelException,   ///< a kernel threw an exception that is not a Fault
+  kPendingDmaAtExit,  ///< a kernel returned with DMA requests it never waited for
+  kInvalidArgument,   ///< a core API was called with an impossible argument (bad mask, bad free, ...)
 };
 
 /// Stable lower-case name of a fault kind ("dma-misaligned", ...), used in messages, traces and stats.

@@ -2,10 +2,10 @@
 // from SPDLOG_LEVEL (spdlog's env syntax) and can be overridden by the CLI's -v / -q.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <memory>
 #include <string_view>
-
-#include <spdlog/logger.h>
 
 namespace ldmsim {
 

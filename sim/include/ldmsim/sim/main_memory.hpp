@@ -72,7 +72,7 @@ class MainMemory {
   std::uint64_t bytes_per_cg_;
   std::unique_ptr<std::atomic<std::byte*>[]> chunks_;
   std::uint64_t chunk_count_;
-  std::map<DeviceAddr, Region> regions_;              // by base
+  std::map<DeviceAddr, Region> regions_;                         // by base
   std::vector<std::map<DeviceAddr, std::uint64_t>> free_lists_;  // per cg: base -> bytes
   std::uint64_t allocated_bytes_ = 0;
 };
