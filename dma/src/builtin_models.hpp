@@ -10,5 +10,6 @@ namespace ldmsim::detail {
 
 std::unique_ptr<TimingModel> make_ideal_model(const Arch& arch);
 std::unique_ptr<TimingModel> make_fcfs_bandwidth_model(const Arch& arch);
+std::unique_ptr<TimingModel> make_fcfs_channels_model(const Arch& arch);
 
 }  // namespace ldmsim::detail

@@ -1,10 +1,10 @@
 // The timing-model registry (a function-local static, no static-init-order traps) and transaction counting.
 #include "ldmsim/dma/timing_model.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "builtin_models.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -17,6 +17,7 @@ struct Registry {
   std::map<std::string, TimingModelFactory> factories{
       {"ideal", detail::make_ideal_model},
       {"fcfs-bandwidth", detail::make_fcfs_bandwidth_model},
+      {"fcfs-channels", detail::make_fcfs_channels_model},
   };
 };
 Registry& registry() {

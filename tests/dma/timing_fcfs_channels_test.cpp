@@ -1,0 +1,142 @@
+// The fcfs-channels timing model driven directly on hand-computed cases: per-request setup, the realignment
+// cost of misaligned blocks spanning several 128-byte lines, the channels' share of the bandwidth, first-free
+// channel choice, strided blocks, and parameter validation naming dma.timing.<key>.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+
+#include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/sim/fault.hpp"
+
+using namespace ldmsim;
+
+namespace {
+
+constexpr DeviceAddr kBase = 0x10'0000'0000ull;  // 128-byte aligned
+
+// Two channels at 16 bytes per cycle: each channel moves a 128-byte line in 128 * 2 / 16 = 16 cycles.
+const nlohmann::json kChannels = {{"model", "fcfs-channels"},      {"issue_cycles", 5},    {"channels", 2},
+                                  {"request_overhead_cycles", 10}, {"realign_cycles", 20}, {"bytes_per_cycle", 16},
+                                  {"latency_cycles", 100}};
+
+Arch with_timing(nlohmann::json timing) {
+  Arch a = Arch::preset("tiny");
+  a.dma.timing = std::move(timing);
+  return a;
+}
+
+DmaRequest req(DeviceAddr main, std::uint64_t length, std::uint64_t bsize = 0, std::uint64_t stride = 0) {
+  DmaRequest r;
+  r.main = main;
+  r.length = length;
+  r.bsize = bsize;
+  r.stride = stride;
+  return r;
+}
+
+std::string config_error(const nlohmann::json& timing) {
+  try {
+    make_timing_model(with_timing(timing));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("fcfs-channels: setup, lines at the channel's share of the bandwidth, then latency", "[timing]") {
+  auto model = make_timing_model(with_timing(kChannels));
+  CHECK(model->issue_cycles(req(kBase, 8)) == 5);
+  SECTION("an aligned 128-byte block is one line: 10 + 16, done 100 later") {
+    const DmaTiming t = model->schedule(req(kBase, 128), 1000, 0);
+    CHECK(t.start == 1000);
+    CHECK(t.end == 1000 + 10 + 16 + 100);
+  }
+  SECTION("8 bytes inside one line cost the same as a full line") {
+    CHECK(model->schedule(req(kBase + 80, 8), 0, 0).end == 126);
+  }
+  SECTION("a misaligned block spanning two lines pays both lines and the realignment") {
+    CHECK(model->schedule(req(kBase + 80, 128), 0, 0).end == 10 + 20 + 2 * 16 + 100);
+  }
+  SECTION("a misaligned 1 KiB block: 9 lines, realigned once") {
+    CHECK(model->schedule(req(kBase + 80, 1024), 0, 0).end == 10 + 20 + 9 * 16 + 100);
+  }
+  SECTION("aligned blocks need no realignment, whatever their end") {
+    CHECK(model->schedule(req(kBase, 256), 0, 0).end == 10 + 2 * 16 + 100);
+    CHECK(model->schedule(req(kBase + 128, 200), 0, 0).end == 10 + 2 * 16 + 100);
+  }
+}
+
+TEST_CASE("fcfs-channels: requests take the first free channel, first come first served", "[timing]") {
+  auto model = make_timing_model(with_timing(kChannels));
+  const DmaTiming a = model->schedule(req(kBase, 128), 0, 0);       // channel 0 busy until 26
+  const DmaTiming b = model->schedule(req(kBase + 80, 128), 0, 1);  // channel 1 busy until 62
+  const DmaTiming c = model->schedule(req(kBase, 128), 10, 2);      // waits for channel 0: 26..52
+  const DmaTiming d = model->schedule(req(kBase, 128), 30, 3);      // channel 0 again: 52..78
+  const DmaTiming e = model->schedule(req(kBase, 128), 200, 4);     // both idle: starts at issue
+  CHECK(a.start == 0);
+  CHECK(a.end == 126);
+  CHECK(b.start == 0);
+  CHECK(b.end == 162);
+  CHECK(c.start == 26);
+  CHECK(c.end == 152);
+  CHECK(d.start == 52);
+  CHECK(d.end == 178);
+  CHECK(e.start == 200);
+  CHECK(e.end == 326);
+}
+
+TEST_CASE("fcfs-channels: each block of a strided request is counted and realigned on its own", "[timing]") {
+  auto model = make_timing_model(with_timing(kChannels));
+  SECTION("four 64-byte blocks, one per line: four lines, no realignment") {
+    CHECK(model->schedule(req(kBase, 256, 64, 64), 0, 0).end == 10 + 4 * 16 + 100);
+  }
+  SECTION("the same blocks shifted by 96 bytes all cross a line: eight lines, four realignments") {
+    CHECK(model->schedule(req(kBase + 96, 256, 64, 64), 0, 0).end == 10 + 4 * 20 + 8 * 16 + 100);
+  }
+  SECTION("two 8-byte blocks in one line are two transactions") {
+    CHECK(model->schedule(req(kBase, 16, 8, 8), 0, 0).end == 10 + 2 * 16 + 100);
+  }
+}
+
+TEST_CASE("fcfs-channels: fractional service times accumulate without rounding drift", "[timing]") {
+  // One channel at 3 bytes per cycle: a line is 42.67 cycles; the engine keeps the fraction.
+  auto model = make_timing_model(
+      with_timing({{"model", "fcfs-channels"}, {"channels", 1}, {"bytes_per_cycle", 3}, {"latency_cycles", 0}}));
+  CHECK(model->schedule(req(kBase, 128), 0, 0).end == 43);
+  const DmaTiming second = model->schedule(req(kBase, 128), 0, 1);
+  CHECK(second.start == 43);  // ceil(42.67)
+  CHECK(second.end == 86);    // ceil(85.33)
+  CHECK(model->schedule(req(kBase, 128), 0, 2).end == 128);
+}
+
+TEST_CASE("fcfs-channels: registered, with defaults and validated parameters", "[timing]") {
+  const auto names = timing_model_names();
+  CHECK(std::find(names.begin(), names.end(), "fcfs-channels") != names.end());
+  SECTION("defaults: issue 10, one channel, 16 bytes per cycle, latency 100, no setup or realignment cost") {
+    auto model = make_timing_model(with_timing({{"model", "fcfs-channels"}}));
+    CHECK(model->issue_cycles(req(kBase, 8)) == 10);
+    CHECK(model->schedule(req(kBase + 80, 128), 0, 0).end == 2 * 8 + 100);
+  }
+  SECTION("errors name the key") {
+    auto t = kChannels;
+    t["channels"] = 1.5;
+    CHECK_THAT(config_error(t), Catch::Contains("dma.timing.channels must be an integer"));
+    t["channels"] = 0;
+    CHECK_THAT(config_error(t), Catch::Contains("dma.timing.channels must be >= 1"));
+    t = kChannels;
+    t["realign_cycles"] = -1;
+    CHECK_THAT(config_error(t), Catch::Contains("dma.timing.realign_cycles must be >= 0"));
+    t = kChannels;
+    t["bytes_per_cycle"] = 0;
+    CHECK_THAT(config_error(t), Catch::Contains("dma.timing.bytes_per_cycle must be > 0"));
+    t = kChannels;
+    t["transaction_cycles"] = 3;
+    const std::string e = config_error(t);
+    CHECK_THAT(e, Catch::Contains("unknown key dma.timing.transaction_cycles"));
+    CHECK_THAT(e, Catch::Contains("fcfs-channels"));
+    CHECK_THAT(e, Catch::Contains("realign_cycles"));
+  }
+}
