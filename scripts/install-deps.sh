@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ldmsim needs to build, test and format, and only those that are missing
+# (nothing is touched when all are present). Non-interactive; needs root (or sudo) only when installing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache
+  libboost-fiber-dev libboost-context-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libzstd-dev
+  catch2 libbenchmark-dev
+  clang-format python3 python3-numpy
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg -s "$package" 2>/dev/null | grep -q '^Status: install ok installed$'; then
+    missing+=("$package")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages are installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "install-deps: run as root (or install sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+}
+as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,186 @@
+// `ldmsim run [WORKLOAD]`: with no workload, the built-in demo on the chosen arch. Prints a summary and writes
+// OUT/stats.json and the trace, also when a fault traps (the trace header then describes the fault).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "demo.hpp"
+#include "ldmsim/ldmsim.hpp"
+
+namespace ldmsim::cli {
+namespace {
+
+struct RunOptions {
+  std::string workload;
+  std::string arch = "sw26010";
+  std::string out = "ldmsim-out";
+  std::string trace;
+  bool no_trace = false;
+  unsigned threads = 0;
+  bool lint = false;
+  bool demo_fault = false;
+  std::string staging;
+  bool arch_given = false;
+};
+
+/// Where the run writes; `trace` is empty when tracing is off.
+struct OutputPaths {
+  std::filesystem::path stats;
+  std::filesystem::path trace;
+};
+
+nlohmann::json fault_json(const Fault& fault) {
+  return {{"kind", std::string(to_string(fault.kind()))},
+          {"cg", fault.cg()},
+          {"core", fault.core()},
+          {"cycle", fault.cycle()},
+          {"kernel", fault.kernel()},
+          {"message", fault.detail()}};
+}
+
+OutputPaths prepare_outputs(const RunOptions& options) {
+  OutputPaths paths;
+  std::error_code error;
+  const std::filesystem::path dir(options.out);
+  std::filesystem::create_directories(dir, error);
+  if (error || !std::filesystem::is_directory(dir)) {
+    throw ConfigError(fmt::format("--out {}: cannot create the output directory{}", options.out,
+                                  error ? ": " + error.message() : std::string{}));
+  }
+  paths.stats = dir / "stats.json";
+  if (!options.no_trace) {
+    paths.trace = options.trace.empty() ? dir / "trace.ldmtrace" : std::filesystem::path(options.trace);
+    if (paths.trace.has_parent_path()) std::filesystem::create_directories(paths.trace.parent_path(), error);
+  }
+  return paths;
+}
+
+void write_outputs(const Machine& machine, const RunOptions& options, const OutputPaths& paths,
+                   const std::vector<DemoKernelResult>& kernels, const Fault* fault) {
+  const char* policy = options.lint ? "lint" : "trap";
+  nlohmann::json stats = machine.stats().to_json();
+  stats["tool_version"] = LDMSIM_VERSION;
+  stats["arch"] = machine.arch().name;
+  stats["workload"] = "demo";
+  stats["alignment_policy"] = policy;
+  stats["lint_warnings"] = machine.lint_warnings();
+  stats["kernels"] = nlohmann::json::array();
+  bool verified = fault == nullptr;
+  for (const auto& kernel : kernels) {
+    stats["kernels"].push_back(kernel.to_json());
+    verified = verified && kernel.status == "ok";
+  }
+  stats["verified"] = verified;
+  stats["fault"] = fault != nullptr ? fault_json(*fault) : nlohmann::json(nullptr);
+  std::ofstream out(paths.stats);
+  out << stats.dump(2) << '\n';
+  out.close();
+  if (!out) throw ConfigError(fmt::format("cannot write {}", paths.stats.string()));
+
+  if (paths.trace.empty()) return;
+  nlohmann::json info;
+  info["run"] = {{"tool_version", LDMSIM_VERSION}, {"workload", "demo"}, {"alignment_policy", policy}};
+  info["fault"] = fault != nullptr ? fault_json(*fault) : nlohmann::json(nullptr);
+  machine.write_trace(paths.trace, info);
+}
+
+void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& kernels, const OutputPaths& paths) {
+  const Arch& arch = machine.arch();
+  const RunStats stats = machine.stats();
+  fmt::print("ldmsim {}: built-in demo on {} ({})\n\n", LDMSIM_VERSION, arch.name, arch_summary(arch));
+  fmt::print("  {:<10} {:>12} {:>13} {:>12}  {:<8} {}\n", "kernel", "cycles", "DMA requests", "DMA bytes", "check",
+             "what it does");
+  std::uint64_t elements = 0;
+  bool all_ok = true;
+  for (const auto& k : kernels) {
+    fmt::print("  {:<10} {:>12} {:>13} {:>12}  {:<8} {}\n", k.name, k.cycles, k.dma_requests,
+               format_bytes(static_cast<double>(k.dma_bytes)), k.status, k.summary);
+    elements += k.elements;
+    all_ok = all_ok && k.status == "ok";
+  }
+  const double bandwidth = stats.seconds > 0 ? static_cast<double>(stats.dma_bytes()) / stats.seconds : 0.0;
+  fmt::print("\ntotal: {} cycles = {:.4g} us simulated at {:g} GHz\n", stats.cycles, stats.seconds * 1e6,
+             arch.clock_hz / 1e9);
+  fmt::print("DMA: {} requests, {} moved, {:.3g} GB/s achieved over {} core group{}\n", stats.dma_requests(),
+             format_bytes(static_cast<double>(stats.dma_bytes())), bandwidth / 1e9, arch.core_groups,
+             arch.core_groups == 1 ? "" : "s");
+  fmt::print("ldm high-water: {} of {} per core\n", format_bytes(static_cast<double>(stats.ldm_high_water())),
+             format_bytes(static_cast<double>(arch.ldm_bytes)));
+  if (const std::uint64_t warnings = machine.lint_warnings(); warnings > 0) {
+    fmt::print("lint warnings: {} DMA requests broke the {}-byte rule (see the log and the trace)\n", warnings,
+               arch.dma.granularity_bytes);
+  }
+  if (all_ok) {
+    fmt::print("results verified ok: {} kernels, {} elements equal to the host reference bit for bit\n", kernels.size(),
+               elements);
+  } else {
+    fmt::print("results WRONG: see the check column and {}\n", paths.stats.string());
+  }
+  fmt::print("wrote {}{}\n", paths.stats.string(), paths.trace.empty() ? "" : " and " + paths.trace.string());
+}
+
+void run_command(const RunOptions& options) {
+  if (!options.workload.empty()) {
+    run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
+                                         options.out, options.trace, options.no_trace, options.threads, options.lint});
+    return;
+  }
+  const Arch arch = resolve_arch(options.arch);
+  MachineOptions machine_options;
+  machine_options.threads = options.threads;
+  machine_options.trace = !options.no_trace;
+  machine_options.alignment = options.lint ? AlignmentPolicy::kLint : AlignmentPolicy::kTrap;
+  Machine machine(arch, machine_options);
+  const OutputPaths paths = prepare_outputs(options);
+
+  std::vector<DemoKernelResult> kernels;
+  try {
+    run_demo(machine, DemoOptions{.inject_misaligned_dma = options.demo_fault}, kernels);
+  } catch (const Fault& fault) {
+    write_outputs(machine, options, paths, kernels, &fault);
+    fmt::print(stderr, "ldmsim: the run trapped; wrote {}{} up to the fault\n", paths.stats.string(),
+               paths.trace.empty() ? "" : " and " + paths.trace.string());
+    throw;
+  }
+  write_outputs(machine, options, paths, kernels, nullptr);
+  print_summary(machine, kernels, paths);
+  for (const auto& k : kernels) {
+    if (k.status != "ok") throw CommandFailed(fmt::format("demo kernel {}: {}", k.name, k.mismatch));
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a workload on the simulated machine; without one, the built-in demo (fp16 tile kernels)");
+  run->add_option("workload", options->workload, "Workload JSON file (docs/workload-format.md)");
+  CLI::Option* arch =
+      run->add_option("--arch", options->arch, "Arch preset name or arch JSON file")->capture_default_str();
+  run->add_option("--staging", options->staging, "Workload staging policy: method (default), naive or none")
+      ->check(CLI::IsMember({"method", "naive", "none"}));
+  run->add_option("--out", options->out, "Output directory for stats.json and the trace")->capture_default_str();
+  CLI::Option* trace = run->add_option("--trace", options->trace, "Trace file path (default: OUT/trace.ldmtrace)");
+  run->add_flag("--no-trace", options->no_trace, "Record and write no trace")->excludes(trace);
+  run->add_option("--threads", options->threads, "Host threads running core groups (0: min(host cores, groups))")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
+  run->add_flag("--lint", options->lint,
+                "Lint policy: DMA alignment violations become recorded warnings instead of traps");
+  run->add_flag("--demo-fault", options->demo_fault,
+                "Testing aid: one demo kernel issues a misaligned DMA (traps, exit 3; under --lint: 2 warnings)")
+      ->group("Testing aids");
+  run->callback([options, arch] {
+    options->arch_given = arch->count() > 0;
+    run_command(*options);
+  });
+}
+
+}  // namespace ldmsim::cli

@@ -1,0 +1,156 @@
+// `ldmsim trace summary|export|filter|diff`: inspect DMA trace files. Every subcommand streams the file block by
+// block; a malformed trace (TraceFormatError, naming the byte offset) or an unreadable file exits with code 2.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "ldmsim/dma/trace_diff.hpp"
+#include "ldmsim/dma/trace_export.hpp"
+#include "ldmsim/dma/trace_filter.hpp"
+#include "ldmsim/dma/trace_summary.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "trace_inputs.hpp"
+
+namespace ldmsim::cli {
+namespace {
+
+struct SummaryArgs {
+  std::string file;
+  bool json = false;
+  std::size_t top = 10;
+  std::string stats;
+};
+
+void summary_command(const SummaryArgs& args) {
+  const TraceInput input = resolve_trace_input(args.file, args.stats);
+  TraceSummary summary =
+      guarded_trace_call([&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top}); });
+  if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());
+  if (args.json) {
+    std::cout << to_json(summary).dump(2) << '\n';
+  } else {
+    std::cout << format_summary(summary);
+  }
+}
+
+struct ExportArgs {
+  std::string file;
+  std::string format = "chrome";
+  std::string out;
+  std::size_t bins = 200;
+};
+
+void export_command(const ExportArgs& args) {
+  std::ofstream out(args.out, std::ios::binary | std::ios::trunc);
+  if (!out) throw ConfigError(fmt::format("-o {}: cannot create the output file", args.out));
+  const ExportCounts counts = guarded_trace_call([&] {
+    return args.format == "csv" ? export_csv(args.file, out) : export_chrome_json(args.file, out, args.bins);
+  });
+  out.close();
+  if (!out) throw ConfigError(fmt::format("-o {}: write failed", args.out));
+  fmt::print("wrote {} ({} DMA requests{})\n", args.out, counts.requests,
+             args.format == "csv" ? std::string() : fmt::format(", {} markers", counts.markers));
+}
+
+struct FilterArgs {
+  std::string file;
+  std::string out;
+  std::optional<int> cg;
+  std::optional<int> core;
+  std::string op;
+  std::uint32_t min_bytes = 0;
+  std::optional<Cycle> from;
+  std::optional<Cycle> to;
+};
+
+void filter_command(const FilterArgs& args) {
+  TraceFilter filter;
+  filter.cg = args.cg;
+  filter.core = args.core;
+  if (args.op == "get") filter.op = DmaOp::kGet;
+  if (args.op == "put") filter.op = DmaOp::kPut;
+  filter.min_bytes = args.min_bytes;
+  filter.from = args.from;
+  filter.to = args.to;
+  if (filter.from && filter.to && *filter.from > *filter.to) {
+    throw ConfigError(fmt::format("--from {} is after --to {}", *filter.from, *filter.to));
+  }
+  if (std::filesystem::exists(args.out) && std::filesystem::equivalent(args.out, args.file)) {
+    throw ConfigError("-o must differ from the input trace");
+  }
+  const TraceTotals totals = guarded_trace_call([&] { return filter_trace(args.file, args.out, filter); });
+  fmt::print("wrote {} ({} DMA requests, {} markers, {} core groups)\n", args.out, totals.dma_events, totals.markers,
+             totals.groups);
+}
+
+struct DiffArgs {
+  std::string a;
+  std::string b;
+  bool json = false;
+};
+
+void diff_command(const DiffArgs& args) {
+  const TraceDiff diff = guarded_trace_call([&] { return diff_traces(args.a, args.b); });
+  if (args.json) {
+    std::cout << diff.to_json().dump(2) << '\n';
+  } else {
+    std::cout << diff.format();
+  }
+  if (!diff.identical) throw CommandFailed("the traces differ");
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app) {
+  CLI::App* trace = app.add_subcommand("trace", "Inspect DMA trace files (.ldmtrace): summary, export, filter, diff");
+  trace->require_subcommand(1);
+
+  auto summary = std::make_shared<SummaryArgs>();
+  CLI::App* s =
+      trace->add_subcommand("summary", "Run info, per-group and per-core DMA activity, sizes, slowest, faults");
+  s->add_option("file", summary->file, "Trace file, or a run directory holding trace.ldmtrace")->required();
+  s->add_flag("--json", summary->json, "Machine-readable JSON output");
+  s->add_option("--top", summary->top, "How many slowest requests to list")->capture_default_str();
+  s->add_option("--stats", summary->stats,
+                "The run's stats.json (default: stats.json next to the trace, if it matches)");
+  s->callback([summary] { summary_command(*summary); });
+
+  auto exp = std::make_shared<ExportArgs>();
+  CLI::App* e = trace->add_subcommand("export", "Export to Chrome Trace Event JSON (Perfetto) or CSV");
+  e->add_option("file", exp->file, "Trace file")->required()->check(CLI::ExistingFile);
+  e->add_option("--format", exp->format, "chrome or csv")
+      ->check(CLI::IsMember({"chrome", "csv"}))
+      ->capture_default_str();
+  e->add_option("-o,--out", exp->out, "Output file")->required();
+  e->add_option("--bins", exp->bins, "Bandwidth counter samples per core group (chrome)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+  e->callback([exp] { export_command(*exp); });
+
+  auto filter = std::make_shared<FilterArgs>();
+  CLI::App* f = trace->add_subcommand("filter", "Write a smaller valid trace with the matching requests and markers");
+  f->add_option("file", filter->file, "Trace file")->required()->check(CLI::ExistingFile);
+  f->add_option("-o,--out", filter->out, "Output trace file")->required();
+  f->add_option("--cg", filter->cg, "Only this core group");
+  f->add_option("--core", filter->core, "Only this core (cg-local id, row*cols+col)");
+  f->add_option("--op", filter->op, "Only get or put requests")->check(CLI::IsMember({"get", "put"}));
+  f->add_option("--min-bytes", filter->min_bytes, "Only requests of at least this many bytes");
+  f->add_option("--from", filter->from, "Only requests ending at or after this cycle (markers at or after it)");
+  f->add_option("--to", filter->to, "Only requests issued at or before this cycle (markers at or before it)");
+  f->callback([filter] { filter_command(*filter); });
+
+  auto diff = std::make_shared<DiffArgs>();
+  CLI::App* d = trace->add_subcommand("diff", "Compare two traces (exit 1 if they differ)");
+  d->add_option("a", diff->a, "First trace")->required()->check(CLI::ExistingFile);
+  d->add_option("b", diff->b, "Second trace")->required()->check(CLI::ExistingFile);
+  d->add_flag("--json", diff->json, "Machine-readable JSON output");
+  d->callback([diff] { diff_command(*diff); });
+}
+
+}  // namespace ldmsim::cli

@@ -1,0 +1,54 @@
+// The ldmsim CLI's subcommands. Each lives in its own file and registers itself on the app; its callback
+// throws ldmsim::ConfigError for bad input (exit 2) and lets ldmsim::Fault escape for traps (exit 3).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "ldmsim/sim/arch.hpp"
+
+namespace ldmsim::cli {
+
+/// Exit codes, documented in docs/user-guide.md.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;  ///< the run finished but its results are wrong (a simulator bug)
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitFault = 3;
+
+/// Thrown by a command whose run completed with wrong results; main maps it to kExitFailed.
+class CommandFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void add_arch_command(CLI::App& app);    // arch list | arch show NAME|FILE
+void add_run_command(CLI::App& app);     // run [WORKLOAD] (no workload: the built-in demo)
+void add_bench_command(CLI::App& app);   // bench stream ... (DMA timing calibration)
+void add_pad_command(CLI::App& app);     // pad --op OP --shape N,C,H,W (cmd_pad.cpp)
+void add_trace_command(CLI::App& app);   // trace summary|export|filter|diff (cmd_trace.cpp)
+void add_report_command(CLI::App& app);  // report RUN_DIR|TRACE -o report.html (cmd_report.cpp)
+
+/// What `run WORKLOAD` needs from the run command's options (cmd_workload.cpp).
+struct WorkloadRunArgs {
+  std::string workload;
+  std::string arch;
+  bool arch_given = false;  ///< --arch on the command line overrides the workload's arch
+  std::string staging;      ///< empty: the workload's, else method
+  std::string out;
+  std::string trace;
+  bool no_trace = false;
+  unsigned threads = 0;
+  bool lint = false;
+};
+/// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
+void run_workload_command(const WorkloadRunArgs& args);
+
+/// Arch::resolve plus a check of the DMA timing model's parameters; errors name the origin and JSON path.
+Arch resolve_arch(const std::string& name_or_file);
+/// One-line summary of an arch: "4 core groups x 8x8 cores, 64 KiB ldm, 1.45 GHz, ..." (cmd_arch.cpp).
+std::string arch_summary(const Arch& arch);
+/// Bytes as "64 KiB", "8 GiB", "1.5 MiB", "12 B" (cmd_arch.cpp).
+std::string format_bytes(double bytes);
+
+}  // namespace ldmsim::cli

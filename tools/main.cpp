@@ -1,0 +1,60 @@
+// ldmsim: run workloads on a simulated local-store many-core machine, inspect its architecture and traces.
+// Exit codes: 0 ok, 1 wrong results, 2 bad usage or input, 3 trapped fault (docs/user-guide.md).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "commands.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/logging.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ldmsim: a simulated Sunway-like local-store many-core processor and its runtime"};
+  app.require_subcommand(1);
+  app.fallthrough();  // inherited by the subcommands: -v / -q work before or after them
+  app.set_version_flag("--version", std::string("ldmsim ") + LDMSIM_VERSION);
+  app.footer(
+      "Exit codes: 0 ok, 1 results wrong, 2 bad usage or input, 3 trapped fault.\n"
+      "Logging: SPDLOG_LEVEL (e.g. SPDLOG_LEVEL=debug or SPDLOG_LEVEL=ldmsim.dma=trace); -v/-q override it.");
+  int verbosity = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug, -vvv trace)");
+  app.add_flag("-q,--quiet", quiet, "Only errors");
+  app.parse_complete_callback([&] {
+    if (quiet) {
+      ldmsim::set_log_level(spdlog::level::err);
+    } else if (verbosity > 0) {
+      ldmsim::set_log_level(verbosity >= 3   ? spdlog::level::trace
+                            : verbosity == 2 ? spdlog::level::debug
+                                             : spdlog::level::info);
+    }
+  });
+  ldmsim::cli::add_arch_command(app);
+  ldmsim::cli::add_run_command(app);
+  ldmsim::cli::add_bench_command(app);
+  ldmsim::cli::add_pad_command(app);
+  ldmsim::cli::add_trace_command(app);
+  ldmsim::cli::add_report_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? ldmsim::cli::kExitOk : ldmsim::cli::kExitBadInput;
+  } catch (const ldmsim::Fault& fault) {
+    std::cerr << "ldmsim: " << fault.what() << '\n';
+    return ldmsim::cli::kExitFault;
+  } catch (const ldmsim::ConfigError& e) {
+    std::cerr << "ldmsim: error: " << e.what() << '\n';
+    return ldmsim::cli::kExitBadInput;
+  } catch (const ldmsim::cli::CommandFailed& e) {
+    std::cerr << "ldmsim: failed: " << e.what() << '\n';
+    return ldmsim::cli::kExitFailed;
+  } catch (const std::exception& e) {
+    std::cerr << "ldmsim: error: " << e.what() << '\n';
+    return ldmsim::cli::kExitBadInput;
+  }
+  return ldmsim::cli::kExitOk;
+}
