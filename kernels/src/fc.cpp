@@ -9,8 +9,13 @@ namespace ldmsim::kernels {
 
 namespace {
 
-// Gathers the m logical elements of sample s of a unit buffer into floats.
+// Gathers the m logical elements of sample s of a unit buffer into floats (one bulk conversion when the
+// sample's elements are contiguous, as under every fc plan of the method).
 void gather(const Layout& l, const LdmSpan<f16>& buf, std::size_t base, float* out) {
+  if (l.w_pitch == l.shape.w && l.hw_pitch == l.shape.hw()) {
+    halves_to_floats(buf.subspan(base, l.shape.chw()).span(), std::span<float>(out, l.shape.chw()));
+    return;
+  }
   std::size_t i = 0;
   for (std::size_t c = 0; c < l.shape.c; ++c)
     for (std::size_t h = 0; h < l.shape.h; ++h)
@@ -58,8 +63,9 @@ void fc_kernel(Core& core, DevicePtr<f16> x, Layout xl, DevicePtr<f16> wt, Layou
       core.compute({.flops = 2 * nk * kk * m});
     }
     std::fill(yb.begin(), yb.end(), f16{});
-    for (std::size_t s = 0; s < nk; ++s)
-      for (std::size_t k = 0; k < kout; ++k) yb[s * yu.pitch + k] = f16(acc[s * kout + k]);
+    for (std::size_t s = 0; s < nk; ++s) {
+      floats_to_halves(std::span<const float>(acc.data() + s * kout, kout), yb.subspan(s * yu.pitch, kout).span());
+    }
     detail::wait_all(detail::move_units<false>(core, yu, yb, first, nk));
   }
 }

@@ -46,9 +46,15 @@ void flat_kernel(Core& core, std::array<DevicePtr<const f16>, kArity> in, Device
       for (std::size_t a = 0; a < kArity; ++a) v[a] = xs[a * tile + i];
       ys[i] = fn(v);
     }
-    for (std::size_t i = 0; i < len; ++i) {
-      const std::size_t p = at + i;
-      if (natural ? p >= layout.shape.elements() : !is_logical(layout, p)) ys[i] = 0.0f;
+    if (natural) {  // padding is only the tail
+      const std::size_t logical = layout.shape.elements();
+      if (at + len > logical)
+        std::fill(ys.begin() + static_cast<std::ptrdiff_t>(std::max(at, logical) - at),
+                  ys.begin() + static_cast<std::ptrdiff_t>(len), 0.0f);
+    } else {
+      for (std::size_t i = 0; i < len; ++i) {
+        if (!is_logical(layout, at + i)) ys[i] = 0.0f;
+      }
     }
     core.compute({.flops = flops_per_element * len});
     puts[s].wait();  // the previous put from this buffer must be done before it is overwritten

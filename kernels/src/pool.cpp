@@ -51,40 +51,43 @@ Shape4 out_shape(const Shape4& x, const PoolAttrs& a) {
   return Shape4{x.n, x.c, (x.h + 2 * a.ph - a.kh) / a.sh + 1, (x.w + 2 * a.pw - a.kw) / a.sw + 1};
 }
 
-// Pools one plane: in at xbuf[xo + h*xl.w_pitch + w], out at ybuf[yo + oh*yl.w_pitch + ow].
-template <typename In, typename Out>
-void pool_plane(const In& xb, std::size_t xo, const Layout& xl, Out& yb, std::size_t yo, const Layout& yl,
-                const PoolAttrs& a, bool is_max) {
+// Pools one plane of floats: in at x[h * xl.w_pitch + w], out at y[oh * yl.w_pitch + ow].
+void pool_plane(const float* x, const Layout& xl, float* y, const Layout& yl, const PoolAttrs& a, bool is_max) {
   for (std::size_t oh = 0; oh < yl.shape.h; ++oh)
     for (std::size_t ow = 0; ow < yl.shape.w; ++ow) {
       const long h0 = static_cast<long>(oh * a.sh) - static_cast<long>(a.ph);
       const long w0 = static_cast<long>(ow * a.sw) - static_cast<long>(a.pw);
+      const auto h_lo = static_cast<std::size_t>(std::max(h0, 0L));
+      const auto h_hi = static_cast<std::size_t>(std::min(h0 + static_cast<long>(a.kh), static_cast<long>(xl.shape.h)));
+      const auto w_lo = static_cast<std::size_t>(std::max(w0, 0L));
+      const auto w_hi = static_cast<std::size_t>(std::min(w0 + static_cast<long>(a.kw), static_cast<long>(xl.shape.w)));
       float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
-      std::size_t count = 0;
-      for (long h = std::max(h0, 0L); h < std::min(h0 + static_cast<long>(a.kh), static_cast<long>(xl.shape.h)); ++h)
-        for (long w = std::max(w0, 0L); w < std::min(w0 + static_cast<long>(a.kw), static_cast<long>(xl.shape.w));
-             ++w) {
-          const float v =
-              static_cast<float>(xb[xo + static_cast<std::size_t>(h) * xl.w_pitch + static_cast<std::size_t>(w)]);
-          acc = is_max ? std::max(acc, v) : acc + v;
-          ++count;
-        }
-      if (!is_max) acc /= static_cast<float>(a.include_pad ? a.kh * a.kw : count);
-      yb[yo + oh * yl.w_pitch + ow] = f16(acc);
+      for (std::size_t h = h_lo; h < h_hi; ++h) {
+        const float* row = x + h * xl.w_pitch;
+        for (std::size_t w = w_lo; w < w_hi; ++w) acc = is_max ? std::max(acc, row[w]) : acc + row[w];
+      }
+      if (!is_max) acc /= static_cast<float>(a.include_pad ? a.kh * a.kw : (h_hi - h_lo) * (w_hi - w_lo));
+      y[oh * yl.w_pitch + ow] = acc;
     }
 }
 
+// Planes move in pairs; each pair is converted to floats in bulk, pooled, and converted back in bulk (padding
+// positions of the output stay zero).
 void pool_kernel(Core& core, DevicePtr<f16> x, Layout xl, DevicePtr<f16> y, Layout yl, PoolAttrs a, bool is_max) {
   const detail::Units xu = detail::planes(x, xl), yu = detail::planes(y, yl);
   const std::size_t groups = (xu.count + 1) / 2;
   if (detail::worker(core) >= groups) return;
   auto xb = core.ldm().alloc<f16>(2 * xu.pitch);
   auto yb = core.ldm().alloc<f16>(2 * yu.pitch);
+  std::vector<float> xs(xb.size()), ys(yb.size());
   for (std::size_t g = detail::worker(core); g < groups; g += detail::workers(core)) {
     const std::size_t first = 2 * g, k = std::min<std::size_t>(2, xu.count - first);
     detail::wait_all(detail::move_units<true>(core, xu, xb, first, k));
-    std::fill(yb.begin(), yb.end(), f16{});
-    for (std::size_t s = 0; s < k; ++s) pool_plane(xb, s * xu.pitch, xl, yb, s * yu.pitch, yl, a, is_max);
+    halves_to_floats(xb.first(k * xu.pitch).span(), std::span<float>(xs.data(), k * xu.pitch));
+    std::fill(ys.begin(), ys.end(), 0.0f);
+    for (std::size_t s = 0; s < k; ++s)
+      pool_plane(xs.data() + s * xu.pitch, xl, ys.data() + s * yu.pitch, yl, a, is_max);
+    floats_to_halves(ys, yb.span());
     core.compute({.flops = k * yl.shape.hw() * a.kh * a.kw});
     detail::wait_all(detail::move_units<false>(core, yu, yb, first, k));
   }
@@ -108,20 +111,7 @@ Operator pool(const char* name, bool is_max) {
     y.data.resize(y.shape.elements());
     const Layout xl = Layout::natural(in[0].shape), yl = Layout::natural(y.shape);
     for (std::size_t p = 0; p < in[0].shape.n * in[0].shape.c; ++p) {
-      std::vector<float> plane(in[0].data.begin() + static_cast<std::ptrdiff_t>(p * xl.hw_pitch),
-                               in[0].data.begin() + static_cast<std::ptrdiff_t>((p + 1) * xl.hw_pitch));
-      struct Sink {
-        float* out;
-        struct Ref {
-          float* at;
-          Ref& operator=(f16 v) {
-            *at = static_cast<float>(v);
-            return *this;
-          }
-        };
-        Ref operator[](std::size_t i) { return Ref{out + i}; }
-      } sink{y.data.data() + p * yl.hw_pitch};
-      pool_plane(plane, 0, xl, sink, 0, yl, a, is_max);
+      pool_plane(in[0].data.data() + p * xl.hw_pitch, xl, y.data.data() + p * yl.hw_pitch, yl, a, is_max);
     }
     return std::vector<HostTensor>{y};
   };

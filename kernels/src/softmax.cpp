@@ -19,6 +19,11 @@ void each_in_sample(const Layout& l, F&& fn) {
       for (std::size_t w = 0; w < l.shape.w; ++w) fn(i++, c * l.hw_pitch + h * l.w_pitch + w);
 }
 
+// True when a sample's logical elements are contiguous (no padding inside it).
+bool contiguous(const Layout& l) {
+  return l.w_pitch == l.shape.w && l.hw_pitch == l.shape.hw();
+}
+
 void softmax_kernel(Core& core, DevicePtr<f16> x, Layout xl, DevicePtr<f16> y, Layout yl) {
   const detail::Units xu = detail::samples(x, xl), yu = detail::samples(y, yl);
   auto xb = core.ldm().alloc<f16>(2 * xu.pitch);
@@ -31,13 +36,23 @@ void softmax_kernel(Core& core, DevicePtr<f16> x, Layout xl, DevicePtr<f16> y, L
     std::fill(yb.begin(), yb.end(), f16{});
     for (std::size_t s = 0; s < k; ++s) {
       float mx = -std::numeric_limits<float>::infinity();
-      each_in_sample(xl, [&](std::size_t i, std::size_t off) {
-        v[i] = static_cast<float>(xb[s * xu.pitch + off]);
-        mx = std::max(mx, v[i]);
-      });
+      if (contiguous(xl)) {  // one bulk conversion per sample
+        halves_to_floats(xb.subspan(s * xu.pitch, v.size()).span(), v);
+        for (float e : v) mx = std::max(mx, e);
+      } else {
+        each_in_sample(xl, [&](std::size_t i, std::size_t off) {
+          v[i] = static_cast<float>(xb[s * xu.pitch + off]);
+          mx = std::max(mx, v[i]);
+        });
+      }
       float sum = 0.0f;
       for (auto& e : v) sum += (e = std::exp(e - mx));
-      each_in_sample(yl, [&](std::size_t i, std::size_t off) { yb[s * yu.pitch + off] = f16(v[i] / sum); });
+      for (auto& e : v) e /= sum;
+      if (contiguous(yl)) {
+        floats_to_halves(v, yb.subspan(s * yu.pitch, v.size()).span());
+      } else {
+        each_in_sample(yl, [&](std::size_t i, std::size_t off) { yb[s * yu.pitch + off] = f16(v[i]); });
+      }
     }
     core.compute({.flops = 5 * k * v.size()});
     detail::wait_all(detail::move_units<false>(core, yu, yb, first, k));

@@ -38,18 +38,21 @@ void bn_kernel(Core& core, DevicePtr<f16> x, Layout xl, DevicePtr<f16> y, Layout
   }
   auto xb = core.ldm().alloc<f16>(2 * xu.pitch);
   auto yb = core.ldm().alloc<f16>(2 * yu.pitch);
+  std::vector<float> xs(xb.size()), ys(yb.size());  // a plane pair in floats (bulk conversions)
   for (std::size_t g = detail::worker(core); g < groups; g += detail::workers(core)) {
     const std::size_t first = 2 * g, k = std::min<std::size_t>(2, xu.count - first);
     detail::wait_all(detail::move_units<true>(core, xu, xb, first, k));
-    std::fill(yb.begin(), yb.end(), f16{});
+    halves_to_floats(xb.first(k * xu.pitch).span(), std::span<float>(xs.data(), k * xu.pitch));
+    std::fill(ys.begin(), ys.end(), 0.0f);
     for (std::size_t s = 0; s < k; ++s) {
       const std::size_t c = (first + s) % channels;
-      for (std::size_t h = 0; h < xl.shape.h; ++h)
-        for (std::size_t w = 0; w < xl.shape.w; ++w) {
-          const float v = static_cast<float>(xb[s * xu.pitch + h * xl.w_pitch + w]);
-          yb[s * yu.pitch + h * yl.w_pitch + w] = f16(v * a[c] + b[c]);
-        }
+      for (std::size_t h = 0; h < xl.shape.h; ++h) {
+        const float* xr = xs.data() + s * xu.pitch + h * xl.w_pitch;
+        float* yr = ys.data() + s * yu.pitch + h * yl.w_pitch;
+        for (std::size_t w = 0; w < xl.shape.w; ++w) yr[w] = xr[w] * a[c] + b[c];
+      }
     }
+    floats_to_halves(ys, yb.span());
     core.compute({.flops = 2 * k * xl.shape.hw()});
     detail::wait_all(detail::move_units<false>(core, yu, yb, first, k));
   }

@@ -19,46 +19,72 @@ struct TrainIo {
 void bn_train_kernel(Core& core, TrainIo io, float eps) {
   const std::size_t channels = io.xl.shape.c, pairs = (channels + 1) / 2;
   if (detail::worker(core) >= pairs) return;
-  const std::size_t xp = io.xl.hw_pitch, yp = io.yl.hw_pitch, hw = io.xl.shape.hw();
-  auto xb = core.ldm().alloc<f16>(xp);
-  auto yb = core.ldm().alloc<f16>(yp);
+  const std::size_t xp = io.xl.hw_pitch, yp = io.yl.hw_pitch, hw = io.xl.shape.hw(), planes = io.xl.shape.n;
   auto pb = core.ldm().alloc<f16>(2 * io.pl.total);
   auto ob = core.ldm().alloc<f16>(4);
+  // Double-buffer the planes when two x and two y planes fit in ldm, single buffers otherwise.
+  const std::uint64_t free = core.ldm().capacity() - core.ldm().used();
+  const std::size_t nbuf = 2 * (xp + yp) * sizeof(f16) + 4 * Ldm::kDefaultAlignment <= free ? 2 : 1;
+  std::array<LdmSpan<f16>, 2> xb{}, yb{};
+  for (std::size_t i = 0; i < nbuf; ++i) {
+    xb[i] = core.ldm().alloc<f16>(xp);
+    yb[i] = core.ldm().alloc<f16>(yp);
+  }
+  std::array<DmaHandle, 2> gets{}, puts{};
+  std::vector<float> xs(xp), ys(yp, 0.0f);  // the current plane in floats (bulk conversions)
   core.get(pb.first(io.pl.total), DevicePtr<const f16>(io.scale)).wait();
   core.get(pb.subspan(io.pl.total, io.pl.total), DevicePtr<const f16>(io.bias)).wait();
-  const double count = static_cast<double>(io.xl.shape.n * hw);
+  const double count = static_cast<double>(planes * hw);
   for (std::size_t j = detail::worker(core); j < pairs; j += detail::workers(core)) {
     const std::size_t c0 = 2 * j, kc = std::min<std::size_t>(2, channels - c0);
     float mean[2] = {0, 0}, inv[2] = {0, 0};
     for (std::size_t q = 0; q < kc; ++q) {
       const std::size_t c = c0 + q;
+      // Step i < planes reads plane i for the statistics; step planes + n reads plane n again to normalise it.
+      auto issue = [&](std::size_t i) {
+        gets[i % nbuf] = core.get(xb[i % nbuf], DevicePtr<const f16>(io.x + io.xl.offset(i % planes, c, 0, 0)));
+      };
       double sum = 0, sq = 0;
-      for (std::size_t n = 0; n < io.xl.shape.n; ++n) {
-        core.get(xb, DevicePtr<const f16>(io.x + io.xl.offset(n, c, 0, 0))).wait();
-        for (std::size_t h = 0; h < io.xl.shape.h; ++h)
-          for (std::size_t w = 0; w < io.xl.shape.w; ++w) {
-            const double v = static_cast<float>(xb[h * io.xl.w_pitch + w]);
-            sum += v;
-            sq += v * v;
+      float a = 0, b = 0;
+      issue(0);
+      for (std::size_t i = 0; i < 2 * planes; ++i) {
+        const std::size_t slot = i % nbuf;
+        gets[slot].wait();
+        if (nbuf == 2 && i + 1 < 2 * planes) issue(i + 1);  // the other buffer was consumed in step i - 1
+        halves_to_floats(xb[slot].span(), xs);
+        if (i < planes) {
+          for (std::size_t h = 0; h < io.xl.shape.h; ++h) {
+            const float* row = xs.data() + h * io.xl.w_pitch;
+            for (std::size_t w = 0; w < io.xl.shape.w; ++w) {
+              const double v = row[w];
+              sum += v;
+              sq += v * v;
+            }
           }
-        core.compute({.flops = 3 * hw});
-      }
-      const double mu = sum / count, var = std::max(0.0, sq / count - mu * mu);
-      mean[q] = static_cast<float>(mu);
-      inv[q] = static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps)));
-      const float a = inv[q] * static_cast<float>(pb[c]);
-      const float b = static_cast<float>(pb[io.pl.total + c]) - mean[q] * a;
-      for (std::size_t n = 0; n < io.xl.shape.n; ++n) {
-        core.get(xb, DevicePtr<const f16>(io.x + io.xl.offset(n, c, 0, 0))).wait();
-        std::fill(yb.begin(), yb.end(), f16{});
-        for (std::size_t h = 0; h < io.xl.shape.h; ++h)
-          for (std::size_t w = 0; w < io.xl.shape.w; ++w) {
-            yb[h * io.yl.w_pitch + w] = f16(static_cast<float>(xb[h * io.xl.w_pitch + w]) * a + b);
+          core.compute({.flops = 3 * hw});
+        } else {
+          if (i == planes) {
+            const double mu = sum / count, var = std::max(0.0, sq / count - mu * mu);
+            mean[q] = static_cast<float>(mu);
+            inv[q] = static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps)));
+            a = inv[q] * static_cast<float>(pb[c]);
+            b = static_cast<float>(pb[io.pl.total + c]) - mean[q] * a;
           }
-        core.compute({.flops = 2 * hw});
-        core.put(io.y + io.yl.offset(n, c, 0, 0), LdmSpan<const f16>(yb)).wait();
+          for (std::size_t h = 0; h < io.xl.shape.h; ++h) {
+            const float* xr = xs.data() + h * io.xl.w_pitch;
+            float* yr = ys.data() + h * io.yl.w_pitch;
+            for (std::size_t w = 0; w < io.xl.shape.w; ++w) yr[w] = xr[w] * a + b;
+          }
+          core.compute({.flops = 2 * hw});
+          puts[slot].wait();  // the previous put from this buffer must be done before it is overwritten
+          floats_to_halves(ys, yb[slot].span());
+          puts[slot] = core.put(io.y + io.yl.offset(i - planes, c, 0, 0), LdmSpan<const f16>(yb[slot]));
+        }
+        if (nbuf == 1 && i + 1 < 2 * planes) issue(i + 1);
       }
     }
+    puts[0].wait();
+    puts[1].wait();
     // Two [C] elements per put; the last pair of an odd C relies on the 1-D plan's zero.
     const std::size_t len = std::min<std::size_t>(2, io.ol.total - c0);
     for (std::size_t q = 0; q < 2; ++q) {

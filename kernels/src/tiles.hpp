@@ -12,10 +12,11 @@
 
 namespace ldmsim::kernels::detail {
 
-/// This core's index among all cores of all groups.
+/// This core's index among all cores of all groups, interleaved over the groups (worker w runs in group
+/// w % groups) so that work with fewer items than cores still spreads over every group's memory controller.
 inline std::size_t worker(const Core& core) {
-  return static_cast<std::size_t>(core.cg()) * static_cast<std::size_t>(core.group_size()) +
-         static_cast<std::size_t>(core.id());
+  return static_cast<std::size_t>(core.id()) * static_cast<std::size_t>(core.arch().core_groups) +
+         static_cast<std::size_t>(core.cg());
 }
 /// All cores of all groups.
 inline std::size_t workers(const Core& core) {

@@ -28,7 +28,7 @@ TEST_CASE("npy round trip of fp16 data", "[npy]") {
   CHECK((static_cast<std::size_t>(in.tellg()) - 60) % 64 == 0);  // header padded to 64 bytes, then 60 data bytes
 }
 
-TEST_CASE("npy written by numpy (np.save of float32 arange(3) and float16 [[1,2],[3,-0.5]])", "[npy]") {
+TEST_CASE("npy laid out byte for byte as np.save writes it, and rejected files", "[npy]") {
   auto write = [](const char* name, const std::string& header, const std::string& payload) {
     std::string h = header;
     h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
