@@ -12,7 +12,7 @@ JOBS="${LDMSIM_JOBS:-2}"
 
 log() { printf '\n== dev.sh: %s\n' "$*"; }
 
-install_deps() { bash scripts/install-deps.sh; }
+install_deps() { bash scripts/install-deps.sh "$@"; }
 
 configure() {
   log "configure (CMake preset 'default': build/, RelWithDebInfo, Ninja, ccache, -Werror)"
@@ -70,7 +70,7 @@ cmd_demo() {
 }
 
 cmd_test() {
-  install_deps
+  install_deps --test
   format_check
   configure
   log "build everything (-j$JOBS)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages ldmsim needs to build, test and format, and only those that are missing
-# (nothing is touched when all are present). Non-interactive; needs root (or sudo) only when installing.
+# Installs the Debian 12 packages ldmsim needs to build and format, and only those that are missing (nothing
+# is touched when all are present); `--test` adds what only the test suite needs. Non-interactive; needs root
+# (or sudo) only when installing.
 set -euo pipefail
 
 PACKAGES=(
@@ -8,8 +9,12 @@ PACKAGES=(
   libboost-fiber-dev libboost-context-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libzstd-dev
   catch2 libbenchmark-dev
-  clang-format python3 python3-numpy
+  clang-format python3
 )
+# Only the test suite needs these: numpy checks .npy interoperability, chromium renders the HTML report.
+if [[ "${1:-}" == "--test" ]]; then
+  PACKAGES+=(python3-numpy chromium)
+fi
 
 missing=()
 for package in "${PACKAGES[@]}"; do
