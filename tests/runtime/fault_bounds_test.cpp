@@ -8,19 +8,12 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "runtime/trap_of.hpp"
 
 using namespace ldmsim;
+using ldmsim::testing::trap_of;
 
 namespace {
-
-std::optional<Fault> trap_of(Launch launch) {
-  try {
-    launch.join();
-  } catch (const Fault& f) {
-    return f;
-  }
-  return std::nullopt;
-}
 
 /// Runs `request` on core 1 at cycle 40 and returns the fault.
 std::optional<Fault> trap_request(Machine& m, DmaRequest request) {

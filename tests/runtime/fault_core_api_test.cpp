@@ -8,21 +8,10 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "runtime/trap_of.hpp"
 
 using namespace ldmsim;
-
-namespace {
-
-std::optional<Fault> trap_of(Launch launch) {
-  try {
-    launch.join();
-  } catch (const Fault& f) {
-    return f;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
+using ldmsim::testing::trap_of;
 
 TEST_CASE("an ldm allocation that does not fit traps with requested, free and high-water bytes", "[fault][ldm]") {
   Machine m{Arch::preset("tiny")};  // 16384-byte local stores

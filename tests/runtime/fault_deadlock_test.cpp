@@ -8,21 +8,10 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "runtime/trap_of.hpp"
 
 using namespace ldmsim;
-
-namespace {
-
-std::optional<Fault> trap_of(Launch launch) {
-  try {
-    launch.join();
-  } catch (const Fault& f) {
-    return f;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
+using ldmsim::testing::trap_of;
 
 TEST_CASE("a core that skips a group barrier deadlocks the group; the fault lists every core", "[fault][barrier]") {
   Machine m{Arch::preset("tiny")};  // 2x2, barrier_cycles 10

@@ -8,21 +8,10 @@
 #include <string>
 
 #include "ldmsim/ldmsim.hpp"
+#include "runtime/trap_of.hpp"
 
 using namespace ldmsim;
-
-namespace {
-
-std::optional<Fault> trap_of(Launch launch) {
-  try {
-    launch.join();
-  } catch (const Fault& f) {
-    return f;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
+using ldmsim::testing::trap_of;
 
 TEST_CASE("a std::runtime_error thrown by a kernel becomes a kernel-exception fault", "[fault]") {
   Machine m{Arch::preset("tiny")};

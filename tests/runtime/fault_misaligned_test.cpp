@@ -8,20 +8,14 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "runtime/trap_of.hpp"
 
 using namespace ldmsim;
+using ldmsim::testing::trap_of;
 
 namespace {
 
 /// Joins a launch and returns its fault (nullopt when it ran cleanly).
-std::optional<Fault> trap_of(Launch launch) {
-  try {
-    launch.join();
-  } catch (const Fault& f) {
-    return f;
-  }
-  return std::nullopt;
-}
 
 using Src = DevicePtr<const std::uint16_t>;
 

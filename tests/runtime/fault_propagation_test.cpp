@@ -12,19 +12,12 @@
 
 #include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "runtime/trap_of.hpp"
 
 using namespace ldmsim;
+using ldmsim::testing::trap_of;
 
 namespace {
-
-std::optional<Fault> trap_of(Launch launch) {
-  try {
-    launch.join();
-  } catch (const Fault& f) {
-    return f;
-  }
-  return std::nullopt;
-}
 
 /// tiny with `groups` core groups (validated through the JSON loader).
 Arch tiny_groups(std::uint32_t groups) {

@@ -9,19 +9,12 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "runtime/trap_of.hpp"
 
 using namespace ldmsim;
+using ldmsim::testing::trap_of;
 
 namespace {
-
-std::optional<Fault> trap_of(Launch launch) {
-  try {
-    launch.join();
-  } catch (const Fault& f) {
-    return f;
-  }
-  return std::nullopt;
-}
 
 DmaRequest get(DeviceAddr main, std::uint64_t ldm, std::uint64_t length, std::uint64_t bsize = 0,
                std::uint64_t stride = 0) {
