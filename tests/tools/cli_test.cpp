@@ -13,52 +13,15 @@
 
 #include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "tools/cli_support.hpp"
 
 #ifdef LDMSIM_CLI
 
 namespace fs = std::filesystem;
 using Catch::Contains;
+using namespace ldmsim::testing;
 
 namespace {
-
-struct CliResult {
-  int code = -1;
-  std::string output;
-};
-
-/// Runs `ldmsim ARGS`; captures stdout, and stderr too unless `stdout_only`.
-CliResult run_cli(const std::string& args, bool stdout_only = false) {
-  const std::string command = std::string("'") + LDMSIM_CLI + "' " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  CliResult result;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-/// A fresh directory under the system temp dir, removed at the end of the test.
-struct ScratchDir {
-  explicit ScratchDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("ldmsim-cli-test-" + std::to_string(getpid()) + "-" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string str(const std::string& child = {}) const { return (child.empty() ? path : path / child).string(); }
-  fs::path path;
-};
-
-std::string read_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 nlohmann::json read_json(const fs::path& file) {
   return nlohmann::json::parse(read_file(file));

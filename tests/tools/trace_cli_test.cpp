@@ -12,51 +12,20 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tools/cli_support.hpp"
+
 #ifdef LDMSIM_CLI
 
 namespace fs = std::filesystem;
 using Catch::Contains;
+using namespace ldmsim::testing;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
-
-Result shell(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Result r;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
+using Result = CliResult;
+using Scratch = ScratchDir;
 Result cli(const std::string& args, bool stdout_only = false) {
-  return shell(std::string("'") + LDMSIM_CLI + "' " + args + (stdout_only ? " 2>/dev/null" : " 2>&1"));
-}
-
-struct Scratch {
-  explicit Scratch(const std::string& name)
-      : path(fs::temp_directory_path() / ("ldmsim-trace-cli-" + std::to_string(getpid()) + "-" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string str(const std::string& child = {}) const { return (child.empty() ? path : path / child).string(); }
-  fs::path path;
-};
-
-std::string read_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return run_cli(args, stdout_only);
 }
 
 /// The demo on the tiny arch, once per test program (clean run in "ok", trapped run in "trap").
