@@ -29,9 +29,7 @@ class FcfsBandwidthModel final : public TimingModel {
     const double service = overhead_ + transactions * transaction_bytes_ / bytes_per_cycle_;
     const double start = std::max(static_cast<double>(issue), busy_until_);
     busy_until_ = start + service;
-    const auto start_cycle = static_cast<Cycle>(std::ceil(start));
-    const auto end_cycle = static_cast<Cycle>(std::ceil(busy_until_ + latency_));
-    return {start_cycle, std::max(end_cycle, start_cycle)};
+    return to_cycles(start, busy_until_, latency_);
   }
 
  private:

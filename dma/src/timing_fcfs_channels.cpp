@@ -17,25 +17,8 @@ namespace ldmsim::detail {
 
 namespace {
 
-/// Transactions of a request's main-memory side, and its blocks that need realigning: they start inside a
-/// transaction-sized line and continue into the next, so every line the channel delivers merges two lines.
-struct BlockShape {
-  std::uint64_t transactions = 0;
-  std::uint64_t realigned_blocks = 0;
-};
-
-BlockShape shape_of(const DmaRequest& request, std::uint64_t transaction_bytes) {
-  BlockShape shape;
-  const std::uint64_t block = request.block_bytes();
-  for (std::uint64_t i = 0; i < request.block_count(); ++i) {
-    const std::uint64_t first = request.main + i * request.block_pitch();
-    const std::uint64_t lines = (first + block - 1) / transaction_bytes - first / transaction_bytes + 1;
-    shape.transactions += lines;
-    if (lines > 1 && first % transaction_bytes != 0) ++shape.realigned_blocks;
-  }
-  return shape;
-}
-
+/// A realigned block (TransactionShape::realigned_blocks) starts inside a line and continues into the next, so
+/// every line the channel delivers merges two memory lines: it pays realign_cycles once per block.
 class FcfsChannelsModel final : public TimingModel {
  public:
   explicit FcfsChannelsModel(const Arch& arch) : transaction_bytes_(arch.dma.transaction_bytes) {
@@ -58,15 +41,13 @@ class FcfsChannelsModel final : public TimingModel {
   Cycle issue_cycles(const DmaRequest&) const override { return issue_; }
 
   DmaTiming schedule(const DmaRequest& request, Cycle issue, int) override {
-    const BlockShape shape = shape_of(request, transaction_bytes_);
+    const TransactionShape shape = transaction_shape(request, transaction_bytes_);
     const double service = overhead_ + static_cast<double>(shape.realigned_blocks) * realign_ +
                            static_cast<double>(shape.transactions) * transaction_cycles_;
     auto channel = std::min_element(free_at_.begin(), free_at_.end());  // first to free; ties: lowest index
     const double start = std::max(static_cast<double>(issue), *channel);
     *channel = start + service;
-    const auto start_cycle = static_cast<Cycle>(std::ceil(start));
-    const auto end_cycle = static_cast<Cycle>(std::ceil(*channel + latency_));
-    return {start_cycle, std::max(end_cycle, start_cycle)};
+    return to_cycles(start, *channel, latency_);
   }
 
  private:

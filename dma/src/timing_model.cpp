@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -62,19 +64,28 @@ std::unique_ptr<TimingModel> make_timing_model(const Arch& arch) {
   return factory(arch);
 }
 
-std::uint64_t count_transactions(const DmaRequest& request, std::uint32_t transaction_bytes) {
+TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes) {
+  TransactionShape shape;
   const std::uint64_t t = transaction_bytes;
   const std::uint64_t block = request.block_bytes();
-  const std::uint64_t pitch = request.block_pitch();
-  std::uint64_t total = 0;
-  const std::uint64_t blocks = request.block_count();
-  // Blocks whose offset modulo t repeats cost the same; the loop is bounded by the block count, which the
-  // descriptor width keeps small.
-  for (std::uint64_t i = 0; i < blocks; ++i) {
-    const std::uint64_t first = request.main + i * pitch;
-    total += (first + block - 1) / t - first / t + 1;
+  // The loop is bounded by the block count, which the descriptor's field widths keep small.
+  for (std::uint64_t i = 0; i < request.block_count(); ++i) {
+    const std::uint64_t first = request.main + i * request.block_pitch();
+    const std::uint64_t lines = (first + block - 1) / t - first / t + 1;
+    shape.transactions += lines;
+    if (lines > 1 && first % t != 0) ++shape.realigned_blocks;
   }
-  return total;
+  return shape;
+}
+
+std::uint64_t count_transactions(const DmaRequest& request, std::uint32_t transaction_bytes) {
+  return transaction_shape(request, transaction_bytes).transactions;
+}
+
+DmaTiming to_cycles(double start, double service_end, double latency) {
+  const auto start_cycle = static_cast<Cycle>(std::ceil(start));
+  const auto end_cycle = static_cast<Cycle>(std::ceil(service_end + latency));
+  return {start_cycle, std::max(end_cycle, start_cycle)};
 }
 
 }  // namespace ldmsim

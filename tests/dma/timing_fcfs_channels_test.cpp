@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <string>
 
+#include "dma/timing_support.hpp"
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 using namespace ldmsim;
+using ldmsim::testing::req;
+using ldmsim::testing::with_timing;
 
 namespace {
 
@@ -19,21 +22,6 @@ constexpr DeviceAddr kBase = 0x10'0000'0000ull;  // 128-byte aligned
 const nlohmann::json kChannels = {{"model", "fcfs-channels"},      {"issue_cycles", 5},    {"channels", 2},
                                   {"request_overhead_cycles", 10}, {"realign_cycles", 20}, {"bytes_per_cycle", 16},
                                   {"latency_cycles", 100}};
-
-Arch with_timing(nlohmann::json timing) {
-  Arch a = Arch::preset("tiny");
-  a.dma.timing = std::move(timing);
-  return a;
-}
-
-DmaRequest req(DeviceAddr main, std::uint64_t length, std::uint64_t bsize = 0, std::uint64_t stride = 0) {
-  DmaRequest r;
-  r.main = main;
-  r.length = length;
-  r.bsize = bsize;
-  r.stride = stride;
-  return r;
-}
 
 std::string config_error(const nlohmann::json& timing) {
   try {

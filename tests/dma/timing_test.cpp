@@ -7,27 +7,15 @@
 #include <memory>
 #include <string>
 
+#include "dma/timing_support.hpp"
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 using namespace ldmsim;
+using ldmsim::testing::req;
+using ldmsim::testing::with_timing;
 
 namespace {
-
-Arch with_timing(nlohmann::json timing) {
-  Arch a = Arch::preset("tiny");
-  a.dma.timing = std::move(timing);
-  return a;
-}
-
-DmaRequest req(DeviceAddr main, std::uint64_t length, std::uint64_t bsize = 0, std::uint64_t stride = 0) {
-  DmaRequest r;
-  r.main = main;
-  r.length = length;
-  r.bsize = bsize;
-  r.stride = stride;
-  return r;
-}
 
 const nlohmann::json kFcfs = {{"model", "fcfs-bandwidth"},
                               {"issue_cycles", 10},
@@ -206,4 +194,22 @@ TEST_CASE("a registered model is picked by name", "[timing]") {
   register_timing_model("test-fixed", [](const Arch&) { return std::make_unique<Fixed>(); });
   auto model = make_timing_model(with_timing({{"model", "test-fixed"}}));
   CHECK(model->schedule(req(0, 4), 5, 0).end == 1005);
+}
+
+TEST_CASE("transaction_shape counts lines per block and the blocks that start mid-line and cross one", "[timing]") {
+  constexpr DeviceAddr kLine = 0x10'0000'0000ull;  // 128-byte aligned
+  const auto aligned = transaction_shape(req(kLine, 256), 128);
+  CHECK(aligned.transactions == 2);
+  CHECK(aligned.realigned_blocks == 0);
+  const auto crossing = transaction_shape(req(kLine + 80, 96), 128);  // bytes 80..175: two lines, mid-line start
+  CHECK(crossing.transactions == 2);
+  CHECK(crossing.realigned_blocks == 1);
+  const auto inside = transaction_shape(req(kLine + 8, 32), 128);  // within one line: nothing to realign
+  CHECK(inside.transactions == 1);
+  CHECK(inside.realigned_blocks == 0);
+  // Strided: 3 blocks of 64 bytes with a pitch of 96: offsets 8, 104 (crosses), 200 (crosses at 256).
+  const auto strided = transaction_shape(req(kLine + 8, 192, 64, 32), 128);
+  CHECK(strided.transactions == 5);
+  CHECK(strided.realigned_blocks == 2);
+  CHECK(count_transactions(req(kLine + 8, 192, 64, 32), 128) == strided.transactions);
 }

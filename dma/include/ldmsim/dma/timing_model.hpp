@@ -39,8 +39,16 @@ std::vector<std::string> timing_model_names();
 /// Registers a model (used by each model's .cpp and by tests); returns true.
 bool register_timing_model(const std::string& name, TimingModelFactory factory);
 
-/// Number of transaction_bytes-sized memory transactions the main-memory side of a request touches
-/// (each block counted separately; partial and misaligned blocks cost whole transactions).
+/// How a request's main-memory side falls on memory transactions.
+struct TransactionShape {
+  std::uint64_t transactions = 0;      ///< transaction_bytes-sized transactions touched, each block separately
+  std::uint64_t realigned_blocks = 0;  ///< blocks that start inside a transaction and cross into the next
+};
+/// The transaction shape of a request (partial and misaligned blocks cost whole transactions).
+TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes);
+/// transaction_shape(...).transactions.
 std::uint64_t count_transactions(const DmaRequest& request, std::uint32_t transaction_bytes);
+/// Rounds a request's fractional start and service end (plus latency) up to whole cycles.
+DmaTiming to_cycles(double start, double service_end, double latency);
 
 }  // namespace ldmsim
