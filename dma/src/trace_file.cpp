@@ -13,34 +13,20 @@
 #include <type_traits>
 #include <utility>
 
+#include "trace_block.hpp"
+
 namespace ldmsim {
+
+using detail::get_le;
+using detail::kBlockHeaderBytes;
+using detail::put_le;
+
 namespace {
 
-constexpr std::size_t kFileHeaderBytes = 16;   // magic, version, header length
-constexpr std::size_t kBlockHeaderBytes = 24;  // type, cg, codec, payload bytes, count
-constexpr std::size_t kEventBytes = 32;        // one DMA event across the six columns
-constexpr std::size_t kStridedBytes = 12;      // index, bsize, stride
-constexpr std::size_t kMarkerFixedBytes = 21;  // kind u8, cycle u64, core i32, value u32, text length u32
-constexpr std::size_t kEndPayloadBytes = 32;   // four u64 totals
-constexpr bool kLittle = std::endian::native == std::endian::little;
+constexpr std::size_t kFileHeaderBytes = 16;  // magic, version, header length
+constexpr std::size_t kEndPayloadBytes = 32;  // four u64 totals
 
-static_assert(sizeof(DmaChunk::Strided) == kStridedBytes && std::is_trivially_copyable_v<DmaChunk::Strided>);
 static_assert(kTraceMagic.size() == 8);
-
-template <typename T>
-void put_le(unsigned char* p, T value) {
-  using U = std::make_unsigned_t<T>;
-  const auto v = static_cast<U>(value);
-  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-template <typename T>
-T get_le(const unsigned char* p) {
-  using U = std::make_unsigned_t<T>;
-  U v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<U>(v | static_cast<U>(static_cast<U>(p[i]) << (8 * i)));
-  return static_cast<T>(v);
-}
 
 std::string errno_text() {
   const int e = errno;
@@ -62,6 +48,12 @@ TraceFormatError::TraceFormatError(const std::filesystem::path& file, std::uint6
 
 // ---------------------------------------------------------------------------------------------------- writer
 
+TraceWriter::TraceWriter() = default;
+
+TraceWriter::TraceWriter(const std::filesystem::path& path, const nlohmann::json& header, TraceCodec codec) {
+  open(path, header, codec);
+}
+
 TraceWriter::~TraceWriter() {
   if (!open_) return;
   out_.close();
@@ -69,7 +61,7 @@ TraceWriter::~TraceWriter() {
   std::filesystem::remove(tmp_, ec);
 }
 
-void TraceWriter::open(const std::filesystem::path& path, const nlohmann::json& header) {
+void TraceWriter::open(const std::filesystem::path& path, const nlohmann::json& header, TraceCodec codec) {
   if (open_) throw std::logic_error("TraceWriter::open: " + quoted(path_) + " is still open");
   if (!header.is_object()) throw std::invalid_argument("TraceWriter::open: the trace header must be a JSON object");
   const std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -77,6 +69,11 @@ void TraceWriter::open(const std::filesystem::path& path, const nlohmann::json& 
     throw std::length_error("TraceWriter::open: trace header of " + std::to_string(text.size()) +
                             " bytes exceeds 4 GiB");
   }
+  if (codec != TraceCodec::kRaw && codec != TraceCodec::kZstd) {
+    throw std::invalid_argument("TraceWriter::open: unknown codec " + std::to_string(static_cast<unsigned>(codec)));
+  }
+  codec_ = codec;
+  if (!codec_state_) codec_state_ = std::make_unique<detail::BlockCodec>();
   path_ = path;
   tmp_ = path;
   tmp_ += ".tmp";
@@ -122,69 +119,15 @@ void TraceWriter::check_cg(int cg, bool new_group) {
   }
 }
 
-void TraceWriter::write_block_header(TraceBlockKind kind, std::uint32_t cg, std::uint64_t payload,
-                                     std::uint32_t count) {
-  std::array<unsigned char, kBlockHeaderBytes> h{};
-  put_le(h.data(), static_cast<std::uint32_t>(kind));
-  put_le(h.data() + 4, cg);
-  put_le(h.data() + 8, static_cast<std::uint32_t>(TraceCodec::kRaw));
-  put_le(h.data() + 12, payload);
-  put_le(h.data() + 20, count);
-  write_bytes(h.data(), h.size());
-  if (kind != TraceBlockKind::kEnd) ++totals_.blocks;
-}
-
-namespace {
-
-template <typename T>
-void encode_column(const std::vector<T>& column, std::size_t begin, std::size_t n, std::vector<unsigned char>& out) {
-  out.resize(n * sizeof(T));
-  for (std::size_t i = 0; i < n; ++i) put_le(out.data() + i * sizeof(T), column[begin + i]);
-}
-
-}  // namespace
-
-void TraceWriter::write_dma_range(std::uint32_t cg, const DmaChunk& chunk, std::size_t begin, std::size_t end) {
-  const std::size_t n = end - begin;
-  const auto by_index = [](const DmaChunk::Strided& s, std::size_t index) { return s.index < index; };
-  const auto lo = std::lower_bound(chunk.strided.begin(), chunk.strided.end(), begin, by_index);
-  const auto hi = std::lower_bound(lo, chunk.strided.end(), end, by_index);
-  const auto strided_count = static_cast<std::size_t>(hi - lo);
-  write_block_header(TraceBlockKind::kDma, cg, n * kEventBytes + 4 + strided_count * kStridedBytes,
-                     static_cast<std::uint32_t>(n));
-
-  const auto column = [&](const auto& v) {
-    using T = typename std::decay_t<decltype(v)>::value_type;
-    if constexpr (kLittle) {
-      write_bytes(v.data() + begin, n * sizeof(T));
-    } else {
-      encode_column(v, begin, n, scratch_);
-      write_bytes(scratch_.data(), scratch_.size());
-    }
-  };
-  column(chunk.issue);
-  column(chunk.start_delta);
-  column(chunk.duration);
-  column(chunk.main48_core16);
-  column(chunk.length);
-  column(chunk.ldm24_flags8);
-
-  std::array<unsigned char, 4> count{};
-  put_le(count.data(), static_cast<std::uint32_t>(strided_count));
-  write_bytes(count.data(), count.size());
-  if (kLittle && begin == 0) {
-    write_bytes(chunk.strided.data() + (lo - chunk.strided.begin()), strided_count * kStridedBytes);
+void TraceWriter::write_block(std::span<const unsigned char> block) {
+  write_bytes(block.data(), block.size());
+  const auto h = detail::get_block_header(block.data());
+  ++totals_.blocks;
+  if (h.type == detail::kDmaBlock) {
+    totals_.dma_events += h.count;
   } else {
-    scratch_.resize(strided_count * kStridedBytes);
-    unsigned char* p = scratch_.data();
-    for (auto it = lo; it != hi; ++it, p += kStridedBytes) {
-      put_le(p, static_cast<std::uint32_t>(it->index - begin));
-      put_le(p + 4, it->bsize);
-      put_le(p + 8, it->stride);
-    }
-    write_bytes(scratch_.data(), scratch_.size());
+    totals_.markers += h.count;
   }
-  totals_.dma_events += n;
 }
 
 void TraceWriter::write_dma(int cg, const DmaChunk& chunk) {
@@ -197,33 +140,11 @@ void TraceWriter::write_dma(int cg, const DmaChunk& chunk) {
                                 " have inconsistent sizes");
   }
   for (std::size_t begin = 0; begin < n; begin += kTraceMaxBlockEvents) {
-    write_dma_range(static_cast<std::uint32_t>(cg), chunk, begin,
-                    std::min<std::size_t>(n, begin + kTraceMaxBlockEvents));
+    scratch_.clear();
+    codec_state_->append_dma(scratch_, static_cast<std::uint32_t>(cg), chunk, begin,
+                             std::min<std::size_t>(n, begin + kTraceMaxBlockEvents), codec_);
+    write_block(scratch_);
   }
-}
-
-void TraceWriter::write_markers_block(std::uint32_t cg, std::span<const Marker> markers) {
-  std::size_t payload = 0;
-  for (const auto& m : markers) {
-    if (m.text.size() > std::numeric_limits<std::uint32_t>::max()) {
-      throw std::length_error("TraceWriter: marker text of " + std::to_string(m.text.size()) + " bytes exceeds 4 GiB");
-    }
-    payload += kMarkerFixedBytes + m.text.size();
-  }
-  scratch_.resize(payload);
-  unsigned char* p = scratch_.data();
-  for (const auto& m : markers) {
-    p[0] = static_cast<unsigned char>(m.kind);
-    put_le(p + 1, m.cycle);
-    put_le(p + 9, m.core);
-    put_le(p + 13, m.value);
-    put_le(p + 17, static_cast<std::uint32_t>(m.text.size()));
-    if (!m.text.empty()) std::memcpy(p + kMarkerFixedBytes, m.text.data(), m.text.size());
-    p += kMarkerFixedBytes + m.text.size();
-  }
-  write_block_header(TraceBlockKind::kMarkers, cg, payload, static_cast<std::uint32_t>(markers.size()));
-  write_bytes(scratch_.data(), scratch_.size());
-  totals_.markers += markers.size();
 }
 
 void TraceWriter::write_markers(int cg, std::span<const Marker> markers) {
@@ -231,25 +152,39 @@ void TraceWriter::write_markers(int cg, std::span<const Marker> markers) {
   std::size_t begin = 0;
   do {
     const std::size_t n = std::min<std::size_t>(markers.size() - begin, kTraceMaxBlockMarkers);
-    write_markers_block(static_cast<std::uint32_t>(cg), markers.subspan(begin, n));
+    scratch_.clear();
+    detail::append_markers_block(scratch_, static_cast<std::uint32_t>(cg), markers.subspan(begin, n));
+    write_block(scratch_);
     begin += n;
   } while (begin < markers.size());
 }
 
 void TraceWriter::write_group(const TraceRecorder& group) {
-  check_cg(group.cg(), true);
-  for (const auto& chunk : group.chunks()) write_dma(group.cg(), chunk);
-  write_markers(group.cg(), group.markers());
+  const int cg = group.cg();
+  check_cg(cg, true);
+  // Spilled blocks are already encoded: copy them unless they use another codec than this file.
+  DmaChunk decoded;
+  group.for_each_spilled_block([&](std::span<const unsigned char> block) {
+    const auto h = detail::get_block_header(block.data());
+    if (h.type == detail::kDmaBlock && h.codec != static_cast<std::uint32_t>(codec_)) {
+      codec_state_->decode_dma(block.subspan(kBlockHeaderBytes), h.codec, h.count, decoded);
+      write_dma(cg, decoded);
+    } else {
+      write_block(block);
+    }
+  });
+  for (const auto& chunk : group.memory_chunks()) write_dma(cg, chunk);
+  write_markers(cg, group.memory_markers());
 }
 
 void TraceWriter::finish() {
   if (!open_) throw std::logic_error("TraceWriter::finish: no trace file is open");
-  write_block_header(TraceBlockKind::kEnd, 0, kEndPayloadBytes, 0);
-  std::array<unsigned char, kEndPayloadBytes> end{};
-  put_le(end.data(), totals_.dma_events);
-  put_le(end.data() + 8, totals_.markers);
-  put_le(end.data() + 16, totals_.blocks);
-  put_le(end.data() + 24, totals_.groups);
+  std::array<unsigned char, kBlockHeaderBytes + kEndPayloadBytes> end{};
+  detail::put_block_header(end.data(), {detail::kEndBlock, 0, 0, kEndPayloadBytes, 0});
+  put_le(end.data() + kBlockHeaderBytes, totals_.dma_events);
+  put_le(end.data() + kBlockHeaderBytes + 8, totals_.markers);
+  put_le(end.data() + kBlockHeaderBytes + 16, totals_.blocks);
+  put_le(end.data() + kBlockHeaderBytes + 24, totals_.groups);
   write_bytes(end.data(), end.size());
   errno = 0;
   out_.close();
@@ -261,13 +196,13 @@ void TraceWriter::finish() {
 }
 
 void write_trace(const std::filesystem::path& path, const nlohmann::json& header,
-                 std::span<const TraceRecorder* const> groups) {
+                 std::span<const TraceRecorder* const> groups, TraceCodec codec) {
   std::vector<const TraceRecorder*> sorted(groups.begin(), groups.end());
   if (std::find(sorted.begin(), sorted.end(), nullptr) != sorted.end()) {
     throw std::invalid_argument("write_trace: null core-group recorder");
   }
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->cg() < b->cg(); });
-  TraceWriter writer(path, header);
+  TraceWriter writer(path, header, codec);
   for (const auto* group : sorted) writer.write_group(*group);
   writer.finish();
 }
@@ -314,9 +249,10 @@ void TraceReader::open(const std::filesystem::path& path) {
     error(0, "truncated file header", "expected 16 bytes, " + std::to_string(have) + " left");
   }
   version_ = get_le<std::uint32_t>(head.data() + 8);
-  if (version_ != kTraceFormatVersion) {
+  if (version_ < kTraceOldestFormatVersion || version_ > kTraceFormatVersion) {
     error(8, "unsupported trace format version " + std::to_string(version_),
-          "this build reads version " + std::to_string(kTraceFormatVersion));
+          "this build reads versions " + std::to_string(kTraceOldestFormatVersion) + " to " +
+              std::to_string(kTraceFormatVersion));
   }
   const std::uint32_t header_bytes = get_le<std::uint32_t>(head.data() + 12);
   if (header_bytes > size_ - offset_) {
@@ -356,8 +292,12 @@ bool TraceReader::next(TraceBlock& block) {
       type > static_cast<std::uint32_t>(TraceBlockKind::kEnd)) {
     error(at, "unknown block type " + std::to_string(type));
   }
-  if (codec != static_cast<std::uint32_t>(TraceCodec::kRaw)) {
-    error(at, "unsupported codec " + std::to_string(codec), "this build reads only raw (0) blocks");
+  const bool compressed_dma =
+      type == detail::kDmaBlock && version_ >= 2 && codec == static_cast<std::uint32_t>(TraceCodec::kZstd);
+  if (codec != static_cast<std::uint32_t>(TraceCodec::kRaw) && !compressed_dma) {
+    error(at, "unsupported codec " + std::to_string(codec),
+          version_ >= 2 ? "DMA blocks may be raw (0) or zstd (1), other blocks raw"
+                        : "version 1 files hold only raw (0) blocks");
   }
   if (payload > size_ - offset_) {
     error(at, "truncated block",
@@ -380,7 +320,7 @@ bool TraceReader::next(TraceBlock& block) {
   block.cg = static_cast<int>(cg);
   if (kind == TraceBlockKind::kDma) {
     block.markers.clear();
-    read_dma(at, payload, count, block.chunk);
+    read_dma(at, payload, codec, count, block.chunk);
   } else {
     block.chunk = DmaChunk{};
     read_markers(at, payload, count, block.markers);
@@ -393,76 +333,35 @@ bool TraceReader::next(TraceBlock& block) {
   return true;
 }
 
-namespace {
+TraceReader::TraceReader() = default;
+TraceReader::TraceReader(const std::filesystem::path& path) {
+  open(path);
+}
+TraceReader::~TraceReader() = default;
+TraceReader::TraceReader(TraceReader&&) noexcept = default;
+TraceReader& TraceReader::operator=(TraceReader&&) noexcept = default;
 
-template <typename T>
-void resize_column(std::vector<T>& v, std::size_t n) {
-  v.clear();
-  v.resize(n);
+void TraceReader::read_payload(std::uint64_t payload) {
+  scratch_.resize(static_cast<std::size_t>(payload));  // payload <= bytes left in the file, checked by next()
+  read_exact(scratch_.data(), scratch_.size());
 }
 
-}  // namespace
-
-void TraceReader::read_dma(std::uint64_t at, std::uint64_t payload, std::uint32_t count, DmaChunk& chunk) {
+void TraceReader::read_dma(std::uint64_t at, std::uint64_t payload, std::uint32_t codec, std::uint32_t count,
+                           DmaChunk& chunk) {
   if (count > kTraceMaxBlockEvents) {
     error(at, "DMA block too large",
           std::to_string(count) + " events, at most " + std::to_string(kTraceMaxBlockEvents));
   }
-  const std::uint64_t fixed = std::uint64_t{count} * kEventBytes + 4;
-  if (payload < fixed) {
+  if (payload > detail::max_dma_payload(codec, count)) {
     error(at, "corrupt DMA block",
-          std::to_string(payload) + " payload bytes cannot hold " + std::to_string(count) + " events");
+          std::to_string(payload) + " payload bytes are more than " + std::to_string(count) + " events can need");
   }
-  const std::size_t n = count;
-  const auto column = [&](auto& v) {
-    using T = typename std::decay_t<decltype(v)>::value_type;
-    resize_column(v, n);
-    if constexpr (kLittle) {
-      read_exact(v.data(), n * sizeof(T));
-    } else {
-      scratch_.resize(n * sizeof(T));
-      read_exact(scratch_.data(), scratch_.size());
-      for (std::size_t i = 0; i < n; ++i) v[i] = get_le<T>(scratch_.data() + i * sizeof(T));
-    }
-  };
-  column(chunk.issue);
-  column(chunk.start_delta);
-  column(chunk.duration);
-  column(chunk.main48_core16);
-  column(chunk.length);
-  column(chunk.ldm24_flags8);
-
-  std::array<unsigned char, 4> sc{};
-  read_exact(sc.data(), sc.size());
-  const auto strided_count = get_le<std::uint32_t>(sc.data());
-  if (strided_count > count || payload != fixed + std::uint64_t{strided_count} * kStridedBytes) {
-    error(at, "corrupt DMA block",
-          "strided table of " + std::to_string(strided_count) + " entries does not match " + std::to_string(count) +
-              " events in " + std::to_string(payload) + " payload bytes");
-  }
-  scratch_.resize(std::size_t{strided_count} * kStridedBytes);
-  read_exact(scratch_.data(), scratch_.size());
-  chunk.strided.resize(strided_count);
-  for (std::size_t i = 0; i < strided_count; ++i) {
-    const unsigned char* p = scratch_.data() + i * kStridedBytes;
-    auto& s = chunk.strided[i];
-    s.index = get_le<std::uint32_t>(p);
-    s.bsize = get_le<std::uint32_t>(p + 4);
-    s.stride = get_le<std::uint32_t>(p + 8);
-    if (s.index >= count || (i > 0 && s.index <= chunk.strided[i - 1].index)) {
-      error(at, "corrupt DMA block",
-            "strided entry " + std::to_string(i) + " has bad index " + std::to_string(s.index));
-    }
-  }
-  // Flags must name known op/mode/status values, and the spare bits must be zero.
-  constexpr std::uint32_t kMode = static_cast<std::uint32_t>(DmaMode::kRow);
-  constexpr std::uint32_t kStatus = static_cast<std::uint32_t>(DmaStatus::kLintWarning);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t lf = chunk.ldm24_flags8[i];
-    if ((lf >> 29) != 0 || ((lf >> DmaChunk::kModeShift) & 3u) > kMode ||
-        ((lf >> DmaChunk::kStatusShift) & 3u) > kStatus) {
-      error(at, "corrupt DMA block", "event " + std::to_string(i) + " has invalid flags");
-    }
+  read_payload(payload);
+  if (!codec_state_) codec_state_ = std::make_unique<detail::BlockCodec>();
+  try {
+    codec_state_->decode_dma(scratch_, codec, count, chunk);
+  } catch (const detail::BlockDecodeError& e) {
+    error(at, e.problem, e.detail);  // the block's offset: a compressed block has no meaningful inner offset
   }
   totals_.dma_events += count;
 }
@@ -472,42 +371,12 @@ void TraceReader::read_markers(std::uint64_t at, std::uint64_t payload, std::uin
     error(at, "markers block too large",
           std::to_string(count) + " markers, at most " + std::to_string(kTraceMaxBlockMarkers));
   }
-  if (payload < std::uint64_t{count} * kMarkerFixedBytes) {
-    error(at, "corrupt markers block",
-          std::to_string(payload) + " payload bytes cannot hold " + std::to_string(count) + " markers");
-  }
   const std::uint64_t base = offset_;
-  scratch_.resize(static_cast<std::size_t>(payload));
-  read_exact(scratch_.data(), scratch_.size());
-  out.clear();
-  out.reserve(count);
-  std::size_t pos = 0;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const unsigned char* p = scratch_.data() + pos;
-    const std::size_t left = scratch_.size() - pos;
-    if (left < kMarkerFixedBytes) {
-      error(base + pos, "truncated marker", "expected 21 bytes, " + std::to_string(left) + " left in its block");
-    }
-    if (p[0] > static_cast<unsigned char>(MarkerKind::kLintWarning)) {
-      error(base + pos, "corrupt marker", "unknown kind " + std::to_string(p[0]));
-    }
-    Marker m;
-    m.kind = static_cast<MarkerKind>(p[0]);
-    m.cycle = get_le<std::uint64_t>(p + 1);
-    m.core = get_le<std::int32_t>(p + 9);
-    m.value = get_le<std::uint32_t>(p + 13);
-    const auto text_bytes = get_le<std::uint32_t>(p + 17);
-    if (text_bytes > left - kMarkerFixedBytes) {
-      error(base + pos, "truncated marker",
-            "expected " + std::to_string(text_bytes) + " text bytes, " + std::to_string(left - kMarkerFixedBytes) +
-                " left in its block");
-    }
-    m.text.assign(reinterpret_cast<const char*>(p + kMarkerFixedBytes), text_bytes);
-    out.push_back(std::move(m));
-    pos += kMarkerFixedBytes + text_bytes;
-  }
-  if (pos != scratch_.size()) {
-    error(base + pos, "corrupt markers block", std::to_string(scratch_.size() - pos) + " unexplained trailing bytes");
+  read_payload(payload);
+  try {
+    detail::decode_markers(scratch_, count, out);
+  } catch (const detail::BlockDecodeError& e) {
+    error(e.offset == detail::BlockDecodeError::kWholeBlock ? at : base + e.offset, e.problem, e.detail);
   }
   totals_.markers += count;
 }

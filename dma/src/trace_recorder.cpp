@@ -1,12 +1,17 @@
 // Columnar DMA trace chunks and the per-group trace recorder: packing, unpacking and memory accounting.
-// Recording is a range check and six column stores per event; the rare out-of-range case throws.
+// Recording is a range check and six column stores per event; the rare out-of-range case throws. A spilling
+// recorder hands each full chunk to its TraceSpill and reuses the chunk's memory.
 #include "ldmsim/dma/trace_recorder.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "trace_block.hpp"
+#include "trace_spill.hpp"
 
 namespace ldmsim {
 namespace {
@@ -97,13 +102,50 @@ DmaEvent DmaChunk::at(std::size_t i) const {
   return e;
 }
 
+void DmaChunk::clear() {
+  issue.clear();
+  start_delta.clear();
+  duration.clear();
+  main48_core16.clear();
+  length.clear();
+  ldm24_flags8.clear();
+  strided.clear();
+}
+
 std::size_t DmaChunk::payload_bytes() const {
   return size() * (2 * sizeof(std::uint64_t) + 4 * sizeof(std::uint32_t)) + strided.size() * sizeof(Strided);
+}
+
+TraceRecorder::TraceRecorder(int cg, bool enabled) : cg_(cg), enabled_(enabled) {}
+TraceRecorder::~TraceRecorder() = default;
+TraceRecorder::TraceRecorder(TraceRecorder&&) noexcept = default;
+TraceRecorder& TraceRecorder::operator=(TraceRecorder&&) noexcept = default;
+
+void TraceRecorder::spill_to(const std::filesystem::path& directory, TraceCodec codec) {
+  if (!chunks_.empty() || !markers_.empty() || spill_) {
+    throw std::logic_error("TraceRecorder::spill_to: core group " + std::to_string(cg_) +
+                           " has recorded already; choose spilling before recording");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(directory, ec)) {
+    throw std::invalid_argument("trace spill directory '" + directory.string() + "' is not a directory" +
+                                (ec ? ": " + ec.message() : std::string()));
+  }
+  spill_directory_ = directory;
+  spill_codec_ = codec;
+  spill_ = std::make_unique<detail::TraceSpill>(directory, cg_, codec);
 }
 
 void TraceRecorder::record(const DmaEvent& event) {
   if (!enabled_) return;
   if (chunks_.empty() || chunks_.back().full()) [[unlikely]] {
+    if (spill_ && !chunks_.empty()) {
+      // Recycle the open chunk: its pages are already committed, which is what makes recording cheap.
+      spill_->append_dma(chunks_.back());
+      chunks_.back().clear();
+      chunks_.back().push(event);
+      return;
+    }
     DmaChunk chunk;
     chunk.reserve(DmaChunk::kCapacity);
     chunk.push(event);  // validate before the chunk becomes visible
@@ -115,6 +157,10 @@ void TraceRecorder::record(const DmaEvent& event) {
 
 void TraceRecorder::mark(Marker marker) {
   if (!enabled_) return;
+  if (spill_ && markers_.size() >= kSpillMarkers) [[unlikely]] {
+    spill_->append_markers(markers_);
+    markers_.clear();
+  }
   markers_.push_back(std::move(marker));
 }
 
@@ -123,10 +169,47 @@ void TraceRecorder::append_chunk(DmaChunk chunk) {
   chunks_.push_back(std::move(chunk));
 }
 
-std::size_t TraceRecorder::dma_count() const {
-  std::size_t n = 0;
+std::uint64_t TraceRecorder::dma_count() const {
+  std::uint64_t n = spill_ ? spill_->dma_events() : 0;
   for (const auto& chunk : chunks_) n += chunk.size();
   return n;
+}
+
+std::uint64_t TraceRecorder::marker_count() const {
+  return (spill_ ? spill_->markers() : 0) + markers_.size();
+}
+
+void TraceRecorder::for_each_spilled_block(const std::function<void(std::span<const unsigned char>)>& f) const {
+  if (spill_) spill_->for_each_block(f);
+}
+
+void TraceRecorder::for_each_chunk(const std::function<void(const DmaChunk&)>& f) const {
+  if (spill_ && spill_->dma_events() > 0) {
+    detail::BlockCodec codec;
+    DmaChunk chunk;
+    spill_->for_each_block([&](std::span<const unsigned char> block) {
+      const auto h = detail::get_block_header(block.data());
+      if (h.type != detail::kDmaBlock) return;
+      codec.decode_dma(block.subspan(detail::kBlockHeaderBytes), h.codec, h.count, chunk);
+      f(chunk);
+    });
+  }
+  for (const auto& chunk : chunks_) f(chunk);
+}
+
+std::vector<Marker> TraceRecorder::markers() const {
+  std::vector<Marker> out;
+  if (spill_ && spill_->markers() > 0) {
+    std::vector<Marker> block_markers;
+    spill_->for_each_block([&](std::span<const unsigned char> block) {
+      const auto h = detail::get_block_header(block.data());
+      if (h.type != detail::kMarkersBlock) return;
+      detail::decode_markers(block.subspan(detail::kBlockHeaderBytes), h.count, block_markers);
+      std::move(block_markers.begin(), block_markers.end(), std::back_inserter(out));
+    });
+  }
+  out.insert(out.end(), markers_.begin(), markers_.end());
+  return out;
 }
 
 std::size_t TraceRecorder::memory_bytes() const {
@@ -139,12 +222,18 @@ std::size_t TraceRecorder::memory_bytes() const {
   for (const auto& m : markers_) {
     if (m.text.capacity() > std::string().capacity()) bytes += m.text.capacity() + 1;  // heap beyond SSO
   }
+  if (spill_) bytes += sizeof(detail::TraceSpill) + spill_->memory_bytes();
   return bytes;
+}
+
+std::uint64_t TraceRecorder::spilled_bytes() const {
+  return spill_ ? spill_->file_bytes() : 0;
 }
 
 void TraceRecorder::clear() {
   chunks_ = {};
   markers_ = {};
+  if (spill_) spill_ = std::make_unique<detail::TraceSpill>(spill_directory_, cg_, spill_codec_);
 }
 
 }  // namespace ldmsim

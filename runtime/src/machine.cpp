@@ -132,6 +132,7 @@ std::vector<const TraceRecorder*> Machine::trace() const {
 }
 
 void Machine::write_trace(const std::filesystem::path& file, const nlohmann::json& run_info) const {
+  impl_->require_idle("write_trace");
   nlohmann::json header = run_info.is_object() ? run_info : nlohmann::json::object();
   const RunStats s = stats();
   header["arch"] = impl_->arch.to_json();
@@ -139,7 +140,7 @@ void Machine::write_trace(const std::filesystem::path& file, const nlohmann::jso
   header["seconds"] = s.seconds;
   if (!header.contains("fault")) header["fault"] = nullptr;
   const auto groups = trace();
-  ::ldmsim::write_trace(file, header, std::span<const TraceRecorder* const>(groups));
+  ::ldmsim::write_trace(file, header, std::span<const TraceRecorder* const>(groups), impl_->options.trace_codec);
 }
 
 std::uint64_t Machine::lint_warnings() const {

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <new>
 #include <stdexcept>
 #include <thread>
@@ -28,6 +29,16 @@ GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const
       engine(arch, memory, trace, ldm.data(), options.alignment == AlignmentPolicy::kLint),
       stacks(arch.cores_per_group(), options.fiber_stack_bytes) {
   stats.cores.resize(arch.cores_per_group());
+  if (options.trace) trace.spill_to(spill_directory(options), options.trace_codec);
+}
+
+std::filesystem::path spill_directory(const MachineOptions& options) {
+  if (!options.trace_spill_dir.empty()) return options.trace_spill_dir;
+  std::error_code ec;
+  auto dir = std::filesystem::temp_directory_path(ec);
+  if (!ec) return dir;
+  const char* tmpdir = std::getenv("TMPDIR");  // reported by the is_directory check below
+  return tmpdir != nullptr ? tmpdir : "/tmp";
 }
 
 namespace {
@@ -45,6 +56,15 @@ MachineImpl::MachineImpl(Arch a, MachineOptions o)
       memory(arch.core_groups, arch.main_memory_bytes_per_cg) {
   if (options.fiber_stack_bytes < 16 * 1024) {
     throw ConfigError(fmt::format("fiber_stack_bytes must be at least 16384 (got {})", options.fiber_stack_bytes));
+  }
+  if (options.trace) {
+    std::error_code ec;
+    const auto dir = spill_directory(options);
+    if (!std::filesystem::is_directory(dir, ec)) {
+      throw ConfigError(
+          fmt::format("trace spill directory '{}' is not a directory{} (set MachineOptions::trace_spill_dir or TMPDIR)",
+                      dir.string(), ec ? ": " + ec.message() : std::string()));
+    }
   }
   groups.reserve(arch.core_groups);
   for (std::uint32_t cg = 0; cg < arch.core_groups; ++cg) {

@@ -2,6 +2,7 @@
 // clock and fiber stacks. Everything a group owns is touched only by the host thread running that group.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -30,6 +31,9 @@ class HostMapping {
   std::byte* data_;
   std::size_t bytes_;
 };
+
+/// Where the trace recorders spill: MachineOptions::trace_spill_dir, or the system temp directory (TMPDIR).
+std::filesystem::path spill_directory(const MachineOptions& options);
 
 struct GroupState {
   GroupState(const Arch& arch, int cg, MainMemory& memory, const MachineOptions& options);

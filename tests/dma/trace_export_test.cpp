@@ -73,7 +73,7 @@ TEST_CASE("filter writes a valid trace with only the matching requests", "[trace
   const auto groups = ldmsim::TraceReader::read_all(dir / "f.ldmtrace");
   REQUIRE(groups.size() == 1);
   REQUIRE(groups[0].dma_count() == 1);
-  CHECK(groups[0].chunks()[0].at(0).length == 4096);
+  CHECK(groups[0].memory_chunks()[0].at(0).length == 4096);
   ldmsim::TraceReader r(dir / "f.ldmtrace");
   CHECK(r.header()["filter"]["min_bytes"] == 1000);
 

@@ -231,7 +231,7 @@ TEST_CASE("values outside the packed fields throw std::length_error", "[trace]")
   e.main = std::uint64_t{1} << 60;
   CHECK_THROWS_AS(rec.record(e), std::length_error);
   CHECK(rec.dma_count() == 0);
-  CHECK(rec.chunks().empty());
+  CHECK(rec.memory_chunks().empty());
 }
 
 TEST_CASE("TraceRecorder rolls over to a new chunk at 4096 events", "[trace]") {
@@ -242,20 +242,20 @@ TEST_CASE("TraceRecorder rolls over to a new chunk at 4096 events", "[trace]") {
     expected.push_back(make_event(rng, 1));
     rec.record(expected.back());
   }
-  REQUIRE(rec.chunks().size() == 1);
-  CHECK(rec.chunks()[0].full());
-  CHECK(rec.chunks()[0].issue.capacity() == DmaChunk::kCapacity);
+  REQUIRE(rec.memory_chunks().size() == 1);
+  CHECK(rec.memory_chunks()[0].full());
+  CHECK(rec.memory_chunks()[0].issue.capacity() == DmaChunk::kCapacity);
   expected.push_back(make_event(rng, 2));
   rec.record(expected.back());
-  REQUIRE(rec.chunks().size() == 2);
-  CHECK(rec.chunks()[1].size() == 1);
-  CHECK(rec.chunks()[1].issue.capacity() >= DmaChunk::kCapacity);
+  REQUIRE(rec.memory_chunks().size() == 2);
+  CHECK(rec.memory_chunks()[1].size() == 1);
+  CHECK(rec.memory_chunks()[1].issue.capacity() >= DmaChunk::kCapacity);
   CHECK(rec.dma_count() == DmaChunk::kCapacity + 1);
   CHECK(events_of(rec) == expected);
 
   rec.clear();
   CHECK(rec.dma_count() == 0);
-  CHECK(rec.chunks().empty());
+  CHECK(rec.memory_chunks().empty());
   CHECK(rec.markers().empty());
 
   TraceRecorder off(0, false);
@@ -474,8 +474,12 @@ TEST_CASE("corrupted trace files give TraceFormatError or a valid read, never a 
   CHECK(try_read(bad, what) == Outcome::kFormatError);
   CHECK_THAT(what, Catch::Contains("bad magic"));
   copy = bytes;
-  copy[8] = 2;  // version 2
+  copy[8] = 3;  // version 3 (newer than this build)
   write_bytes(bad, copy, copy.size());
   CHECK(try_read(bad, what) == Outcome::kFormatError);
-  CHECK_THAT(what, Catch::Contains("version 2"));
+  CHECK_THAT(what, Catch::Contains("version 3") && Catch::Contains("versions 1 to 2"));
+  copy[8] = 0;
+  write_bytes(bad, copy, copy.size());
+  CHECK(try_read(bad, what) == Outcome::kFormatError);
+  CHECK_THAT(what, Catch::Contains("version 0"));
 }

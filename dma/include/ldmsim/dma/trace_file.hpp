@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <stdexcept>
@@ -13,14 +14,21 @@
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/dma/trace_codec.hpp"
 #include "ldmsim/dma/trace_recorder.hpp"
 
 namespace ldmsim {
 
+namespace detail {
+class BlockCodec;
+}
+
 /// The 8 bytes every trace file starts with.
 inline constexpr std::string_view kTraceMagic = "LDMTRACE";
-/// The format version this build writes and reads.
-inline constexpr std::uint32_t kTraceFormatVersion = 1;
+/// The format version this build writes (and the newest it reads).
+inline constexpr std::uint32_t kTraceFormatVersion = 2;
+/// The oldest format version this build reads.
+inline constexpr std::uint32_t kTraceOldestFormatVersion = 1;
 /// Largest event count of one DMA block (writers split larger chunks; readers reject more).
 inline constexpr std::uint32_t kTraceMaxBlockEvents = 65536;
 /// Largest marker count of one markers block.
@@ -28,8 +36,6 @@ inline constexpr std::uint32_t kTraceMaxBlockMarkers = 4096;
 
 /// Block types.
 enum class TraceBlockKind : std::uint32_t { kDma = 1, kMarkers = 2, kEnd = 3 };
-/// Payload encodings. Version 1 writes and reads only kRaw; other values are reserved for compression.
-enum class TraceCodec : std::uint32_t { kRaw = 0 };
 
 /// A trace file that is truncated, corrupted or of an unknown version. what() reads
 /// "<file>: <problem> at byte <offset> (<detail>)".
@@ -62,22 +68,24 @@ struct TraceBlock {
   std::vector<Marker> markers;  ///< kMarkers
 };
 
-/// Streams a trace file: open(), then groups in increasing cg order, then finish(). Writes to `path.tmp` and
+/// Streams a trace file: open(), then groups in increasing cg order, then finish(). DMA blocks are encoded with
+/// the codec given to open() (zstd by default); a recorder's spilled blocks in that codec are copied as they
+/// are, so writing a spilled trace costs a file copy. Writes to `path.tmp` and
 /// renames on finish(), so a reader never sees a half-written file; a writer destroyed before finish()
 /// removes the temporary. I/O failures throw std::runtime_error naming the path; misuse (groups out of
 /// order, calls on a closed writer) throws std::logic_error.
 class TraceWriter {
  public:
-  TraceWriter() = default;
-  TraceWriter(const std::filesystem::path& path, const nlohmann::json& header) { open(path, header); }
+  TraceWriter();
+  TraceWriter(const std::filesystem::path& path, const nlohmann::json& header, TraceCodec codec = TraceCodec::kZstd);
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
   ~TraceWriter();
 
   /// Starts the file; `header` must be a JSON object (arch, run info, "fault").
-  void open(const std::filesystem::path& path, const nlohmann::json& header);
-  /// Writes a whole group: its DMA chunks, then its markers (always at least one markers block, so empty
-  /// groups are kept). cg must be greater than every cg written before.
+  void open(const std::filesystem::path& path, const nlohmann::json& header, TraceCodec codec = TraceCodec::kZstd);
+  /// Writes a whole group: its spilled blocks, then its DMA chunks and markers still in memory (always at least
+  /// one markers block, so empty groups are kept). cg must be greater than every cg written before.
   void write_group(const TraceRecorder& group);
   /// Lower-level streaming: one chunk of group `cg` (cg must not decrease between calls).
   void write_dma(int cg, const DmaChunk& chunk);
@@ -87,13 +95,12 @@ class TraceWriter {
   void finish();
 
   bool is_open() const { return open_; }
+  TraceCodec codec() const { return codec_; }
   const TraceTotals& totals() const { return totals_; }
 
  private:
   void check_cg(int cg, bool new_group);
-  void write_block_header(TraceBlockKind kind, std::uint32_t cg, std::uint64_t payload, std::uint32_t count);
-  void write_dma_range(std::uint32_t cg, const DmaChunk& chunk, std::size_t begin, std::size_t end);
-  void write_markers_block(std::uint32_t cg, std::span<const Marker> markers);
+  void write_block(std::span<const unsigned char> block);  // one encoded block; counts it in totals_
   void write_bytes(const void* data, std::size_t size);
   [[noreturn]] void fail(const std::string& what);
 
@@ -102,20 +109,25 @@ class TraceWriter {
   std::ofstream out_;
   bool open_ = false;
   std::int64_t last_cg_ = -1;
+  TraceCodec codec_ = TraceCodec::kZstd;
   TraceTotals totals_;
   std::vector<unsigned char> scratch_;
+  std::unique_ptr<detail::BlockCodec> codec_state_;
 };
 
 /// Writes `groups` (any order; sorted by cg, which must be distinct) as one trace file through TraceWriter.
 void write_trace(const std::filesystem::path& path, const nlohmann::json& header,
-                 std::span<const TraceRecorder* const> groups);
+                 std::span<const TraceRecorder* const> groups, TraceCodec codec = TraceCodec::kZstd);
 
 /// Reads a trace file one block at a time (memory bounded by the largest block). Every malformed input throws
 /// TraceFormatError; sizes are checked against the file before anything is allocated.
 class TraceReader {
  public:
-  TraceReader() = default;
-  explicit TraceReader(const std::filesystem::path& path) { open(path); }
+  TraceReader();
+  explicit TraceReader(const std::filesystem::path& path);
+  ~TraceReader();
+  TraceReader(TraceReader&&) noexcept;
+  TraceReader& operator=(TraceReader&&) noexcept;
 
   /// Opens the file and reads magic, version and header. Throws std::runtime_error if it cannot be opened.
   void open(const std::filesystem::path& path);
@@ -136,7 +148,8 @@ class TraceReader {
  private:
   [[noreturn]] void error(std::uint64_t at, const std::string& problem, const std::string& detail = {}) const;
   void read_exact(void* data, std::size_t size);
-  void read_dma(std::uint64_t at, std::uint64_t payload, std::uint32_t count, DmaChunk& chunk);
+  void read_payload(std::uint64_t payload);
+  void read_dma(std::uint64_t at, std::uint64_t payload, std::uint32_t codec, std::uint32_t count, DmaChunk& chunk);
   void read_markers(std::uint64_t at, std::uint64_t payload, std::uint32_t count, std::vector<Marker>& out);
   void read_end(std::uint64_t at, std::uint64_t payload, std::uint32_t count);
 
@@ -150,6 +163,7 @@ class TraceReader {
   std::int64_t last_cg_ = -1;
   TraceTotals totals_;
   std::vector<unsigned char> scratch_;
+  std::unique_ptr<detail::BlockCodec> codec_state_;
 };
 
 }  // namespace ldmsim

@@ -1,14 +1,19 @@
-// In-memory trace of one core group: DMA requests in compact columnar chunks (32 bytes per event) plus a
-// short list of markers (launches, barriers, core exits, faults, lint warnings). Single writer, no locks:
-// each group's fibers run on one host thread.
+// Trace of one core group: DMA requests in compact columnar chunks (32 bytes per event) plus markers
+// (launches, barriers, core exits, faults, lint warnings), in memory or spilled block by block to a temporary
+// file. Single writer, no locks: each group's fibers run on one host thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ldmsim/dma/request.hpp"
+#include "ldmsim/dma/trace_codec.hpp"
 #include "ldmsim/sim/types.hpp"
 
 namespace ldmsim {
@@ -87,41 +92,78 @@ struct DmaChunk {
   DmaEvent at(std::size_t i) const;
   /// Bytes of event data held (excluding vector slack).
   std::size_t payload_bytes() const;
+  /// Empties every column, keeping their capacity (so the next events land in pages already touched).
+  void clear();
 };
 
-/// The trace of one core group.
+namespace detail {
+class TraceSpill;
+}
+
+/// The trace of one core group. By default everything stays in memory. After spill_to(dir), every chunk that
+/// fills up and every 4096 markers are encoded as trace-file blocks and appended to an unlinked temporary file
+/// in `dir`, so recording holds one open chunk in memory however long the run; readers below see spilled and
+/// in-memory data alike, in record order.
 class TraceRecorder {
  public:
-  TraceRecorder(int cg, bool enabled) : cg_(cg), enabled_(enabled) {}
+  /// Markers kept in memory before a spilling recorder writes them out as one block.
+  static constexpr std::size_t kSpillMarkers = 4096;
+
+  TraceRecorder(int cg, bool enabled);
+  ~TraceRecorder();
+  TraceRecorder(TraceRecorder&&) noexcept;
+  TraceRecorder& operator=(TraceRecorder&&) noexcept;
 
   bool enabled() const { return enabled_; }
   int cg() const { return cg_; }
-  /// Appends a DMA event (no-op when disabled); throws std::length_error if it does not fit the packing.
+  /// Spill to a temporary file in `directory` from now on (blocks encoded with `codec`). Throws
+  /// std::logic_error if anything was recorded already, std::invalid_argument if `directory` is not one.
+  void spill_to(const std::filesystem::path& directory, TraceCodec codec = TraceCodec::kZstd);
+  bool spilling() const { return spill_ != nullptr; }
+
+  /// Appends a DMA event (no-op when disabled); throws std::length_error if it does not fit the packing, and
+  /// std::runtime_error if a spill write fails.
   void record(const DmaEvent& event);
   /// Appends a marker (no-op when disabled).
   void mark(Marker marker);
   /// Appends a whole chunk of events after the recorded ones (used by trace readers; works when disabled).
   void append_chunk(DmaChunk chunk);
 
-  std::size_t dma_count() const;
-  const std::vector<DmaChunk>& chunks() const { return chunks_; }
-  const std::vector<Marker>& markers() const { return markers_; }
+  std::uint64_t dma_count() const;
+  std::uint64_t marker_count() const;
+  /// Every DMA chunk in record order (spilled ones are read back and decoded one at a time).
+  void for_each_chunk(const std::function<void(const DmaChunk&)>& f) const;
   /// Calls f(const DmaEvent&) for every DMA event in record order.
   template <typename F>
   void for_each_dma(F&& f) const {
-    for (const auto& chunk : chunks_)
+    for_each_chunk([&](const DmaChunk& chunk) {
       for (std::size_t i = 0; i < chunk.size(); ++i) f(chunk.at(i));
+    });
   }
-  /// Host bytes used by the recorded events (capacity of the chunk columns) and markers.
+  /// Every marker in record order (a copy, spilled ones included).
+  std::vector<Marker> markers() const;
+
+  /// For trace writers: the spilled blocks, each as encoded bytes (block header + payload), in order.
+  void for_each_spilled_block(const std::function<void(std::span<const unsigned char>)>& f) const;
+  /// For trace writers: the chunks and markers still in memory (recorded after the spilled blocks).
+  const std::vector<DmaChunk>& memory_chunks() const { return chunks_; }
+  const std::vector<Marker>& memory_markers() const { return markers_; }
+
+  /// Host bytes used: chunk column capacities, markers, and the spill's index and buffers.
   std::size_t memory_bytes() const;
-  /// Drops every event and marker and releases their memory.
+  /// Bytes written to the spill file so far (0 when not spilling).
+  std::uint64_t spilled_bytes() const;
+  /// Drops every event and marker and releases their memory (a spill file starts over).
   void clear();
 
  private:
   int cg_;
   bool enabled_;
-  std::vector<DmaChunk> chunks_;
+  std::vector<DmaChunk> chunks_;  // when spilling: at most the one open chunk, recycled after each spill
   std::vector<Marker> markers_;
+  std::unique_ptr<detail::TraceSpill> spill_;
+  std::filesystem::path spill_directory_;
+  TraceCodec spill_codec_ = TraceCodec::kZstd;
 };
 
 }  // namespace ldmsim

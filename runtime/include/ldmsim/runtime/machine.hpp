@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "ldmsim/dma/trace_codec.hpp"
 #include "ldmsim/dma/trace_recorder.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/device_ptr.hpp"
@@ -32,6 +33,12 @@ struct MachineOptions {
   /// Host threads running core groups; 0 = min(hardware threads, core groups).
   unsigned threads = 0;
   bool trace = true;
+  /// Each core group's trace keeps one open chunk (4096 events) in memory; full chunks are compressed and moved
+  /// to an unlinked temporary file in this directory, so a trace of any length takes bounded host memory.
+  /// Empty: std::filesystem::temp_directory_path() (TMPDIR).
+  std::filesystem::path trace_spill_dir;
+  /// Encoding of the DMA blocks of the spill and of the trace file (zstd: ~1-5 bytes per event on disk).
+  TraceCodec trace_codec = TraceCodec::kZstd;
   AlignmentPolicy alignment = AlignmentPolicy::kTrap;
   /// Host stack of each compute-core fiber (a guard page sits below each one).
   std::size_t fiber_stack_bytes = 128 * 1024;
@@ -144,7 +151,8 @@ class Machine {
   RunStats stats() const;
   /// The trace recorder of each core group.
   std::vector<const TraceRecorder*> trace() const;
-  /// Writes the trace file; `run_info` is merged into the header (workload name, ...).
+  /// Writes the trace file (spilled blocks are copied, not re-encoded); `run_info` is merged into the header
+  /// (workload name, ...).
   void write_trace(const std::filesystem::path& file, const nlohmann::json& run_info = {}) const;
   /// Faults and lint warnings recorded so far (lint warnings do not stop a run).
   std::uint64_t lint_warnings() const;
