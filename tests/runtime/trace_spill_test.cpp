@@ -128,7 +128,8 @@ TEST_CASE("spilled events and markers read back in record order, identical to th
   CHECK(groups[0].markers() == markers);
 }
 
-TEST_CASE("spilled traces are byte-identical for 1 and 2 host threads, and raw and zstd hold the same events", "[trace][spill]") {
+TEST_CASE("spilled traces are byte-identical for 1 and 2 host threads, and raw and zstd hold the same events",
+          "[trace][spill]") {
   const Run one = run(1, TraceCodec::kZstd);
   const Run two = run(2, TraceCodec::kZstd);
   CHECK(one.file.size() == two.file.size());
