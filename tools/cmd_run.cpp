@@ -22,6 +22,8 @@ struct RunOptions {
   std::string out = "ldmsim-out";
   std::string trace;
   bool no_trace = false;
+  std::string trace_codec = "zstd";
+  std::string trace_spill_dir;
   unsigned threads = 0;
   bool lint = false;
   bool demo_fault = false;
@@ -125,18 +127,24 @@ void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& 
   fmt::print("wrote {}{}\n", paths.stats.string(), paths.trace.empty() ? "" : " and " + paths.trace.string());
 }
 
+MachineOptions machine_options(const RunOptions& options) {
+  MachineOptions machine;
+  machine.threads = options.threads;
+  machine.trace = !options.no_trace;
+  machine.trace_codec = *parse_trace_codec(options.trace_codec);  // CLI11 checked the name
+  machine.trace_spill_dir = options.trace_spill_dir;
+  machine.alignment = options.lint ? AlignmentPolicy::kLint : AlignmentPolicy::kTrap;
+  return machine;
+}
+
 void run_command(const RunOptions& options) {
   if (!options.workload.empty()) {
     run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
-                                         options.out, options.trace, options.no_trace, options.threads, options.lint});
+                                         options.out, options.trace, machine_options(options)});
     return;
   }
   const Arch arch = resolve_arch(options.arch);
-  MachineOptions machine_options;
-  machine_options.threads = options.threads;
-  machine_options.trace = !options.no_trace;
-  machine_options.alignment = options.lint ? AlignmentPolicy::kLint : AlignmentPolicy::kTrap;
-  Machine machine(arch, machine_options);
+  Machine machine(arch, machine_options(options));
   const OutputPaths paths = prepare_outputs(options);
 
   std::vector<DemoKernelResult> kernels;
@@ -168,7 +176,15 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"method", "naive", "none"}));
   run->add_option("--out", options->out, "Output directory for stats.json and the trace")->capture_default_str();
   CLI::Option* trace = run->add_option("--trace", options->trace, "Trace file path (default: OUT/trace.ldmtrace)");
-  run->add_flag("--no-trace", options->no_trace, "Record and write no trace")->excludes(trace);
+  CLI::Option* no_trace = run->add_flag("--no-trace", options->no_trace, "Record and write no trace")->excludes(trace);
+  run->add_option("--trace-codec", options->trace_codec,
+                  "Encoding of the trace's DMA blocks: zstd (compressed, default) or raw (plain columns)")
+      ->check(CLI::IsMember({"zstd", "raw"}))
+      ->capture_default_str()
+      ->excludes(no_trace);
+  run->add_option("--trace-spill-dir", options->trace_spill_dir,
+                  "Directory for the trace's temporary spill files (default: TMPDIR or /tmp)")
+      ->excludes(no_trace);
   run->add_option("--threads", options->threads, "Host threads running core groups (0: min(host cores, groups))")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();

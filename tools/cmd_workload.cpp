@@ -22,16 +22,12 @@ void run_workload_command(const WorkloadRunArgs& args) {
   const StagingPolicy policy = !args.staging.empty() ? parse_staging_policy(args.staging)
                                : workload.staging    ? *workload.staging
                                                      : StagingPolicy::kMethod;
-  MachineOptions machine_options;
-  machine_options.threads = args.threads;
-  machine_options.trace = !args.no_trace;
-  machine_options.alignment = args.lint ? AlignmentPolicy::kLint : AlignmentPolicy::kTrap;
-  Machine machine(Arch::resolve(arch_name), machine_options);
+  Machine machine(Arch::resolve(arch_name), args.machine);
   const std::filesystem::path dir(args.out);
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir)) throw ConfigError(fmt::format("--out {}: cannot create", args.out));
-  const std::filesystem::path trace = args.no_trace        ? std::filesystem::path()
+  const std::filesystem::path trace = !args.machine.trace  ? std::filesystem::path()
                                       : args.trace.empty() ? dir / "trace.ldmtrace"
                                                            : std::filesystem::path(args.trace);
   ExecuteOptions options;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/arch.hpp"
 
 namespace ldmsim::cli {
@@ -37,9 +38,7 @@ struct WorkloadRunArgs {
   std::string staging;      ///< empty: the workload's, else method
   std::string out;
   std::string trace;
-  bool no_trace = false;
-  unsigned threads = 0;
-  bool lint = false;
+  MachineOptions machine;  ///< threads, tracing, codec, spill directory, alignment policy from the command line
 };
 /// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
 void run_workload_command(const WorkloadRunArgs& args);

@@ -29,7 +29,9 @@ GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const
       engine(arch, memory, trace, ldm.data(), options.alignment == AlignmentPolicy::kLint),
       stacks(arch.cores_per_group(), options.fiber_stack_bytes) {
   stats.cores.resize(arch.cores_per_group());
-  if (options.trace) trace.spill_to(spill_directory(options), options.trace_codec);
+  // Spill raw: compressing on the group's thread would cost more than the simulation itself (~40-120 ns per
+  // event); write_trace compresses once, block by block.
+  if (options.trace) trace.spill_to(spill_directory(options), TraceCodec::kRaw);
 }
 
 std::filesystem::path spill_directory(const MachineOptions& options) {
@@ -62,7 +64,8 @@ MachineImpl::MachineImpl(Arch a, MachineOptions o)
     const auto dir = spill_directory(options);
     if (!std::filesystem::is_directory(dir, ec)) {
       throw ConfigError(
-          fmt::format("trace spill directory '{}' is not a directory{} (set MachineOptions::trace_spill_dir or TMPDIR)",
+          fmt::format("trace spill directory '{}' is not a directory{} (choose another with "
+                      "MachineOptions::trace_spill_dir, ldmsim run --trace-spill-dir, or TMPDIR)",
                       dir.string(), ec ? ": " + ec.message() : std::string()));
     }
   }

@@ -116,9 +116,11 @@ class TraceRecorder {
 
   bool enabled() const { return enabled_; }
   int cg() const { return cg_; }
-  /// Spill to a temporary file in `directory` from now on (blocks encoded with `codec`). Throws
-  /// std::logic_error if anything was recorded already, std::invalid_argument if `directory` is not one.
-  void spill_to(const std::filesystem::path& directory, TraceCodec codec = TraceCodec::kZstd);
+  /// Spill to a temporary file in `directory` from now on, blocks encoded with `codec`. Raw (the default) keeps
+  /// recording cheap, a copy into the page cache per chunk; zstd there costs 40-120 ns per event on the recording
+  /// thread, so a Machine spills raw and compresses when it writes the trace file. Throws std::logic_error if
+  /// anything was recorded already, std::invalid_argument if `directory` is not a directory.
+  void spill_to(const std::filesystem::path& directory, TraceCodec codec = TraceCodec::kRaw);
   bool spilling() const { return spill_ != nullptr; }
 
   /// Appends a DMA event (no-op when disabled); throws std::length_error if it does not fit the packing, and
@@ -163,7 +165,7 @@ class TraceRecorder {
   std::vector<Marker> markers_;
   std::unique_ptr<detail::TraceSpill> spill_;
   std::filesystem::path spill_directory_;
-  TraceCodec spill_codec_ = TraceCodec::kZstd;
+  TraceCodec spill_codec_ = TraceCodec::kRaw;
 };
 
 }  // namespace ldmsim

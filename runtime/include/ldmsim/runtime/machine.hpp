@@ -33,11 +33,11 @@ struct MachineOptions {
   /// Host threads running core groups; 0 = min(hardware threads, core groups).
   unsigned threads = 0;
   bool trace = true;
-  /// Each core group's trace keeps one open chunk (4096 events) in memory; full chunks are compressed and moved
-  /// to an unlinked temporary file in this directory, so a trace of any length takes bounded host memory.
+  /// Each core group's trace keeps one open chunk (4096 events) in memory; full chunks go, raw (32 bytes per
+  /// event), to an unlinked temporary file in this directory, so a trace of any length takes bounded host memory.
   /// Empty: std::filesystem::temp_directory_path() (TMPDIR).
   std::filesystem::path trace_spill_dir;
-  /// Encoding of the DMA blocks of the spill and of the trace file (zstd: ~1-5 bytes per event on disk).
+  /// Encoding of the trace file's DMA blocks (zstd: a few bytes per event; raw: 32).
   TraceCodec trace_codec = TraceCodec::kZstd;
   AlignmentPolicy alignment = AlignmentPolicy::kTrap;
   /// Host stack of each compute-core fiber (a guard page sits below each one).
