@@ -11,9 +11,10 @@ PACKAGES=(
   catch2 libbenchmark-dev
   clang-format python3
 )
-# Only the test suite needs these: numpy checks .npy interoperability, chromium renders the HTML report.
+# Only the test suite needs these: numpy checks .npy interoperability, numpy + zstandard run the Python trace
+# reader of docs/trace-format.md, chromium renders the HTML report.
 if [[ "${1:-}" == "--test" ]]; then
-  PACKAGES+=(python3-numpy chromium)
+  PACKAGES+=(python3-numpy python3-zstandard chromium)
 fi
 
 missing=()
