@@ -1,9 +1,10 @@
 // Trace cost (issue 2): host bytes per recorded DMA event (TraceRecorder::memory_bytes() / dma_count()) and
-// the time of a 4-byte get + wait with tracing on and off, plus TraceRecorder::record alone on fresh and on
-// recycled pages.
+// the time of a 4-byte get + wait with tracing on and off, plus TraceRecorder::record alone: in memory on fresh
+// and on recycled pages, and spilling to a temporary file as every Machine's recorder does.
 #include <malloc.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -40,9 +41,10 @@ void BM_TraceCost_GetWait4B(benchmark::State& state) {
   if (trace) state.counters["bytes_per_event"] = bytes_per_event(m);
 }
 
-/// TraceRecorder::record alone, one event per iteration, the recorder cleared every 2^20 events. warm:0
-/// (cold) returns the freed memory to the OS, so every page is faulted in again as in a growing trace;
-/// warm:1 (warm) keeps it in the heap, so only the recording itself is measured.
+/// TraceRecorder::record alone, one event per iteration, the recorder cleared every 2^20 events. mode:0 (in
+/// memory, fresh pages) returns the freed memory to the OS, so every page is faulted in again as in a growing
+/// in-memory trace; mode:1 (in memory, recycled pages) keeps it in the heap, so only the stores are measured;
+/// mode:2 spills full chunks raw to a temporary file and reuses the chunk, as a Machine's recorder does.
 void BM_TraceRecord(benchmark::State& state) {
   const bool warm = state.range(0) != 0;
   mallopt(M_TRIM_THRESHOLD, warm ? (1 << 30) : (128 << 10));
@@ -50,6 +52,7 @@ void BM_TraceRecord(benchmark::State& state) {
   malloc_trim(0);
   {
     ldmsim::TraceRecorder rec(0, true);
+    if (state.range(0) == 2) rec.spill_to(std::filesystem::temp_directory_path());
     ldmsim::DmaEvent e;
     e.length = 4;
     e.main = 0x10'0000'0000ull;
@@ -68,10 +71,12 @@ void BM_TraceRecord(benchmark::State& state) {
   state.counters["calls"] = 1;
 }
 
-/// Memory of exactly one million recorded events, as the trace holds them (capacity included).
+/// Memory of exactly one million recorded events, as the trace holds them (capacity included): spill:0 keeps
+/// them in memory, spill:1 spills as a Machine does (then spill_bytes_per_event is the file's growth).
 void BM_TraceMemory1M(benchmark::State& state) {
   for (auto _ : state) {
     ldmsim::TraceRecorder rec(0, true);
+    if (state.range(0) == 1) rec.spill_to(std::filesystem::temp_directory_path());
     ldmsim::DmaEvent e;
     e.length = 4;
     for (std::uint64_t i = 0; i < 1'000'000; ++i) {
@@ -80,13 +85,15 @@ void BM_TraceMemory1M(benchmark::State& state) {
       rec.record(e);
     }
     state.counters["bytes_per_event"] = static_cast<double>(rec.memory_bytes()) / static_cast<double>(rec.dma_count());
+    state.counters["spill_bytes_per_event"] =
+        static_cast<double>(rec.spilled_bytes()) / static_cast<double>(rec.dma_count());
   }
 }
 
 }  // namespace
 
 BENCHMARK(BM_TraceCost_GetWait4B)->ArgName("trace")->Arg(1)->Arg(0);
-BENCHMARK(BM_TraceRecord)->ArgName("warm")->Arg(0)->Arg(1);
-BENCHMARK(BM_TraceMemory1M)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TraceRecord)->ArgName("mode")->Arg(0)->Arg(1)->Arg(2);
+BENCHMARK(BM_TraceMemory1M)->ArgName("spill")->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -34,10 +34,12 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t g) {
 }
 
 std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t g) {
-  // Fast path: the hints below are formatted eagerly, so build them only when some field is misaligned.
-  if (r.main % g == 0 && r.ldm % g == 0 && r.length % g == 0 && r.bsize % g == 0 && r.stride % g == 0) {
-    return std::nullopt;
-  }
+  // Fast path: the hints below are formatted eagerly, so build them only when some field is misaligned. For a
+  // power-of-two granularity (every preset) one mask test covers all five fields instead of five divisions.
+  const bool aligned = (g & (g - 1)) == 0 ? ((r.main | r.ldm | r.length | r.bsize | r.stride) & (g - 1)) == 0
+                                          : r.main % g == 0 && r.ldm % g == 0 && r.length % g == 0 &&
+                                                r.bsize % g == 0 && r.stride % g == 0;
+  if (aligned) return std::nullopt;
   auto misaligned = [&](const char* field, std::uint64_t value, std::string hint) -> std::optional<DmaViolation> {
     if (value % g == 0) return std::nullopt;
     return violation(FaultKind::kDmaMisaligned, r, field, value,

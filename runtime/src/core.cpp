@@ -47,7 +47,8 @@ void Core::enter(std::string_view api) {
                             "the kernel it was passed to",
                             api));
   }
-  if (boost::fibers::context::active() != fiber_) {
+  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  if (frame < stack_low_ || frame >= stack_high_) {
     throw Fault(FaultKind::kApiOutsideKernel, {cg_, id_}, cycle_, group_->kernel_name(),
                 fmt::format("{} called from outside this core's own kernel (another core or host thread); hint: "
                             "each kernel may use only the Core& it was given",

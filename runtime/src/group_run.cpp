@@ -77,7 +77,9 @@ void GroupRun::run_core(int id) noexcept {
   Core& core = *cores_[static_cast<std::size_t>(id)];
   auto& order = boost::this_fiber::properties<CoreOrder>();
   core.order_ = &order;
-  core.fiber_ = boost::fibers::context::active();
+  const auto [low, high] = group_.stacks.bounds(static_cast<std::size_t>(id));
+  core.stack_low_ = reinterpret_cast<std::uintptr_t>(low);
+  core.stack_high_ = reinterpret_cast<std::uintptr_t>(high);
   core.in_kernel_ = true;
   try {
     core.sync_point();  // take this core's place in simulated-time order before running any kernel code

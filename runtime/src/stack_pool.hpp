@@ -4,6 +4,7 @@
 
 #include <boost/context/stack_context.hpp>
 #include <cstddef>
+#include <utility>
 
 namespace ldmsim::detail {
 
@@ -22,6 +23,11 @@ class StackPool {
     void deallocate(boost::context::stack_context&) noexcept {}
   };
   Slice slice(std::size_t index) { return Slice{this, index}; }
+  /// [low, high) addresses of stack `index` (the guard page excluded).
+  std::pair<const std::byte*, const std::byte*> bounds(std::size_t index) const {
+    const std::byte* high = base_ + (index + 1) * slot_bytes_;
+    return {high - stack_bytes_, high};
+  }
 
  private:
   std::byte* base_ = nullptr;

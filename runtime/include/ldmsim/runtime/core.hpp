@@ -205,7 +205,10 @@ class Core {
   detail::CoreOrder* order_ = nullptr;
   std::vector<Pending> pending_;
   std::uint64_t next_request_id_ = 1;
-  const void* fiber_ = nullptr;  // the fiber running this core's kernel
+  // This core's fiber stack: code running on the core's own fiber has its frames inside it, so a frame address
+  // outside tells a call from another core or host thread without asking Boost (a TLS lookup per call).
+  std::uintptr_t stack_low_ = 0;
+  std::uintptr_t stack_high_ = 0;
   bool in_kernel_ = false;
 };
 
