@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <string>
 
 #include "ldmsim/ldmsim.hpp"
 
@@ -53,6 +54,26 @@ inline std::uint64_t virtual_bytes() {
   std::uint64_t size_pages = 0;
   if (!(statm >> size_pages)) return 0;
   return size_pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+/// Resets this process's peak-RSS mark (Linux >= 4.0), so peak_rss_mib() then reports one step's peak.
+inline void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+/// Peak resident memory since the last reset_peak_rss() (VmHWM), in MiB; 0 if unavailable.
+inline double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      double kib = 0;
+      status >> kib;
+      return kib / 1024.0;
+    }
+    status.ignore(1 << 12, '\n');
+  }
+  return 0;
 }
 
 }  // namespace ldmsim::bench

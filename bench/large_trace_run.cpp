@@ -15,32 +15,17 @@
 #include <string>
 #include <string_view>
 
+#include "bench_support.hpp"
 #include "ldmsim/ldmsim.hpp"
 
 namespace {
 
+using ldmsim::bench::peak_rss_mib;
+using ldmsim::bench::reset_peak_rss;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-void reset_peak_rss() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
-
-double peak_rss_mib() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      double kib = 0;
-      status >> kib;
-      return kib / 1024.0;
-    }
-    status.ignore(1 << 12, '\n');
-  }
-  return 0;
 }
 
 struct Args {

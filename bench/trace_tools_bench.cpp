@@ -20,12 +20,16 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "ldmsim/dma/trace_export.hpp"
 #include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/dma/trace_recorder.hpp"
 #include "ldmsim/dma/trace_summary.hpp"
 
 namespace {
+
+using ldmsim::bench::peak_rss_mib;
+using ldmsim::bench::reset_peak_rss;
 
 /// A stream buffer that drops everything (export cost without disk cost).
 class NullBuf : public std::streambuf {
@@ -84,25 +88,6 @@ nlohmann::json header(std::uint64_t n) {
       {"fault", nullptr}};
 }
 
-/// Resets the peak-RSS mark (Linux >= 4.0); the counter then reads VmHWM: this step's peak, not the process's.
-void reset_peak_rss() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
-
-double peak_rss_mib() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      double kib = 0;
-      status >> kib;
-      return kib / 1024.0;
-    }
-    status.ignore(1 << 12, '\n');
-  }
-  return 0;
-}
-
 void rates(benchmark::State& state, std::uint64_t n) {
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
@@ -134,28 +119,33 @@ std::filesystem::path trace_file(std::uint64_t n) {
   return path;
 }
 
+/// Records n synthetic events; they are generated in batches with the timer paused, so the rate is the
+/// recorder's alone.
+void record_untimed_events(benchmark::State& state, ldmsim::TraceRecorder& rec, std::uint64_t n) {
+  state.PauseTiming();
+  Synthetic events;
+  std::vector<ldmsim::DmaEvent> batch(4096);
+  for (std::uint64_t done = 0; done < n;) {
+    const std::uint64_t k = std::min<std::uint64_t>(batch.size(), n - done);
+    for (std::uint64_t j = 0; j < k; ++j) batch[j] = events.next();
+    state.ResumeTiming();
+    for (std::uint64_t j = 0; j < k; ++j) rec.record(batch[j]);
+    state.PauseTiming();
+    done += k;
+  }
+  state.ResumeTiming();
+  benchmark::DoNotOptimize(rec.dma_count());
+}
+
 void BM_RecordSpilling(benchmark::State& state) {
   const auto n = static_cast<std::uint64_t>(state.range(0));
   reset_peak_rss();
   std::uint64_t spilled = 0;
   for (auto _ : state) {
-    state.PauseTiming();
-    Synthetic events;
-    std::vector<ldmsim::DmaEvent> batch(4096);
-    state.ResumeTiming();
     ldmsim::TraceRecorder rec(0, true);
     rec.spill_to(std::filesystem::temp_directory_path());
-    // Events are generated in batches outside the timed region so the rate is the recorder's alone.
-    for (std::uint64_t done = 0; done < n;) {
-      state.PauseTiming();
-      const std::uint64_t k = std::min<std::uint64_t>(batch.size(), n - done);
-      for (std::uint64_t j = 0; j < k; ++j) batch[j] = events.next();
-      state.ResumeTiming();
-      for (std::uint64_t j = 0; j < k; ++j) rec.record(batch[j]);
-      done += k;
-    }
+    record_untimed_events(state, rec, n);
     spilled = rec.spilled_bytes();
-    benchmark::DoNotOptimize(rec.dma_count());
   }
   rates(state, n);
   state.counters["spill_bytes_per_event"] = static_cast<double>(spilled) / static_cast<double>(n);
@@ -165,20 +155,8 @@ void BM_RecordInMemory(benchmark::State& state) {
   const auto n = static_cast<std::uint64_t>(state.range(0));
   reset_peak_rss();
   for (auto _ : state) {
-    state.PauseTiming();
-    Synthetic events;
-    std::vector<ldmsim::DmaEvent> batch(4096);
-    state.ResumeTiming();
     ldmsim::TraceRecorder rec(0, true);
-    for (std::uint64_t done = 0; done < n;) {
-      state.PauseTiming();
-      const std::uint64_t k = std::min<std::uint64_t>(batch.size(), n - done);
-      for (std::uint64_t j = 0; j < k; ++j) batch[j] = events.next();
-      state.ResumeTiming();
-      for (std::uint64_t j = 0; j < k; ++j) rec.record(batch[j]);
-      done += k;
-    }
-    benchmark::DoNotOptimize(rec.dma_count());
+    record_untimed_events(state, rec, n);
   }
   rates(state, n);
 }
