@@ -122,7 +122,11 @@ TraceRecorder::TraceRecorder(TraceRecorder&&) noexcept = default;
 TraceRecorder& TraceRecorder::operator=(TraceRecorder&&) noexcept = default;
 
 void TraceRecorder::spill_to(const std::filesystem::path& directory, TraceCodec codec) {
-  if (!chunks_.empty() || !markers_.empty() || spill_) {
+  if (spill_) {
+    throw std::logic_error("TraceRecorder::spill_to: core group " + std::to_string(cg_) + " already spills to '" +
+                           spill_directory_.string() + "'");
+  }
+  if (!chunks_.empty() || !markers_.empty()) {
     throw std::logic_error("TraceRecorder::spill_to: core group " + std::to_string(cg_) +
                            " has recorded already; choose spilling before recording");
   }

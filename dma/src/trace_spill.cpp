@@ -1,12 +1,15 @@
 // Spill file I/O with plain POSIX calls: an O_TMPFILE file (or a mkstemp file unlinked at once where the file
 // system lacks O_TMPFILE) disappears with the process whatever happens; reads use pread so the write position
-// is never disturbed.
+// is never disturbed. Raw blocks are gathered from the chunk's columns with pwritev.
 #include "trace_spill.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <array>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -49,27 +52,72 @@ void TraceSpill::open_file() {
 }
 
 void TraceSpill::append_block() {
-  if (fd_ < 0) open_file();
-  const unsigned char* p = buffer_.data();
-  std::size_t left = buffer_.size();
-  while (left > 0) {
-    const ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(size_ + (buffer_.size() - left)));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(directory_, "write of core group " + std::to_string(cg_) + "'s block failed", errno);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  std::array<iovec, 1> whole{iovec{buffer_.data(), buffer_.size()}};
+  write_parts(whole);
   blocks_.push_back({size_, buffer_.size()});
   size_ += buffer_.size();
 }
 
 void TraceSpill::append_dma(const DmaChunk& chunk) {
-  buffer_.clear();
-  codec_.append_dma(buffer_, static_cast<std::uint32_t>(cg_), chunk, 0, chunk.size(), codec_type_);
-  append_block();
+  if (codec_type_ == TraceCodec::kRaw && std::endian::native == std::endian::little) {
+    append_raw_columns(chunk);
+  } else {
+    buffer_.clear();
+    codec_.append_dma(buffer_, static_cast<std::uint32_t>(cg_), chunk, 0, chunk.size(), codec_type_);
+    append_block();
+  }
   dma_events_ += chunk.size();
+}
+
+void TraceSpill::append_raw_columns(const DmaChunk& chunk) {
+  // A raw block is the columns as they lie in memory: gather them straight into the file, no staging copy.
+  const std::size_t n = chunk.size();
+  const std::size_t strided = chunk.strided.size();
+  const std::uint64_t payload = n * kEventBytes + 4 + strided * kStridedBytes;
+  std::array<unsigned char, kBlockHeaderBytes> header{};
+  put_block_header(header.data(),
+                   {kDmaBlock, static_cast<std::uint32_t>(cg_), static_cast<std::uint32_t>(TraceCodec::kRaw), payload,
+                    static_cast<std::uint32_t>(n)});
+  std::array<unsigned char, 4> strided_count{};
+  put_le(strided_count.data(), static_cast<std::uint32_t>(strided));
+  const auto part = [](const auto& column, std::size_t bytes) {
+    return iovec{const_cast<void*>(static_cast<const void*>(column.data())), bytes};
+  };
+  std::array<iovec, 9> parts{part(header, header.size()),
+                             part(chunk.issue, n * 8),
+                             part(chunk.start_delta, n * 4),
+                             part(chunk.duration, n * 4),
+                             part(chunk.main48_core16, n * 8),
+                             part(chunk.length, n * 4),
+                             part(chunk.ldm24_flags8, n * 4),
+                             part(strided_count, strided_count.size()),
+                             part(chunk.strided, strided * kStridedBytes)};
+  write_parts(parts);
+  blocks_.push_back({size_, kBlockHeaderBytes + payload});
+  size_ += kBlockHeaderBytes + payload;
+}
+
+void TraceSpill::write_parts(std::span<iovec> parts) {
+  if (fd_ < 0) open_file();
+  std::uint64_t at = size_;
+  while (!parts.empty()) {
+    const ssize_t n = ::pwritev(fd_, parts.data(), static_cast<int>(parts.size()), static_cast<off_t>(at));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(directory_, "write of core group " + std::to_string(cg_) + "'s block failed", errno);
+    }
+    at += static_cast<std::uint64_t>(n);
+    // Skip what was written (a short write leaves a partial part to finish).
+    auto done = static_cast<std::size_t>(n);
+    while (!parts.empty() && done >= parts.front().iov_len) {
+      done -= parts.front().iov_len;
+      parts = parts.subspan(1);
+    }
+    if (!parts.empty()) {
+      parts.front().iov_base = static_cast<char*>(parts.front().iov_base) + done;
+      parts.front().iov_len -= done;
+    }
+  }
 }
 
 void TraceSpill::append_markers(std::span<const Marker> markers) {

@@ -3,6 +3,8 @@
 // writer can copy the blocks into the trace file as they are.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -41,6 +43,8 @@ class TraceSpill {
 
  private:
   void append_block();  // writes buffer_ as one block
+  void append_raw_columns(const DmaChunk& chunk);
+  void write_parts(std::span<iovec> parts);  // at the end of the file; consumes `parts`
   void open_file();
 
   struct Entry {
