@@ -1,4 +1,6 @@
 // Workloads end to end: validation errors for each kind of bad workload, and a run matching the references.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "ldmsim/runtime/npy.hpp"
@@ -55,7 +57,7 @@ TEST_CASE("bad workloads are rejected before running, naming the op or tensor", 
   t = good();
   t["tensors"]["x"]["init"] = {{"file", "/nonexistent/x.npy"}};
   CHECK_THAT(error_of(t), Catch::Contains("tensor 'x': unreadable .npy"));
-  const auto file = std::filesystem::temp_directory_path() / "ldmsim_wl_x.npy";
+  const auto file = std::filesystem::temp_directory_path() / ("ldmsim_wl_x_" + std::to_string(::getpid()) + ".npy");
   write_npy(file, {1, 3, 5, 5}, std::vector<f16>(75, f16(1.0f)));
   t = good();
   t["tensors"]["x"] = {{"shape", {1, 3, 5, 5}}, {"dtype", "f32"}, {"init", {{"file", file.string()}}}};

@@ -1,5 +1,7 @@
 // .npy interoperability with the real numpy (python3-numpy is installed by scripts/install-deps.sh): numpy
 // reads what ldmsim writes, and ldmsim reads what numpy writes.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -11,15 +13,20 @@
 using namespace ldmsim;
 
 namespace {
-std::filesystem::path scratch(const char* name) {
-  return std::filesystem::temp_directory_path() / name;
+/// Per-process and per-call names: ctest runs these tests in parallel, and other test runs may share /tmp.
+std::filesystem::path scratch(const std::string& name) {
+  static int calls = 0;
+  return std::filesystem::temp_directory_path() /
+         (std::to_string(::getpid()) + "_" + std::to_string(++calls) + "_" + name);
 }
 
 int run_python(const std::string& code) {
   const auto script = scratch("ldmsim_npy_check.py");
   std::ofstream(script) << code;
   // Debian's interpreter, where python3-numpy installs (a python3 earlier on PATH may lack numpy).
-  return std::system(("/usr/bin/python3 " + script.string()).c_str());
+  const int status = std::system(("/usr/bin/python3 " + script.string()).c_str());
+  std::filesystem::remove(script);
+  return status;
 }
 }  // namespace
 
@@ -37,6 +44,7 @@ TEST_CASE("numpy loads an fp16 .npy written by ldmsim with the same shape and va
       "np.array_equal(a.ravel(), np.arange(24, dtype=np.float32) * 0.5 - 4.0)\n"
       "sys.exit(0 if ok else 1)\n");
   CHECK(status == 0);
+  std::filesystem::remove(file);
 }
 
 TEST_CASE("ldmsim reads .npy files written by numpy's np.save", "[npy]") {
@@ -57,4 +65,6 @@ TEST_CASE("ldmsim reads .npy files written by numpy's np.save", "[npy]") {
   CHECK(b.dtype == "f4");
   CHECK(b.shape == std::vector<std::size_t>{1, 3});
   CHECK(b.data == std::vector<float>{0.1f, -2.5f, 3e4f});
+  std::filesystem::remove(f2);
+  std::filesystem::remove(f4);
 }

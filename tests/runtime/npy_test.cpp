@@ -1,6 +1,8 @@
 // .npy round trips, a file laid out byte for byte as numpy writes it, and rejected files.
 #include "ldmsim/runtime/npy.hpp"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -10,8 +12,9 @@
 using namespace ldmsim;
 
 namespace {
+/// Per-process names: another test run may share /tmp.
 std::filesystem::path tmp(const char* name) {
-  return std::filesystem::temp_directory_path() / name;
+  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
 }
 }  // namespace
 
