@@ -1,44 +1,90 @@
 #!/usr/bin/env bash
-# Fuzzes the trace reader (and summary/export/filter/diff on top of it) with libFuzzer from clang-14, for a bounded
-# time, starting from seed traces written by the test suite's format. Every input that crashes it is copied to
-# tests/fuzz/corpus-regressions/, which tests/dma/trace_corpus_test.cpp replays in every test run.
+# Fuzzes the trace reader (and summary/export/filter/diff on top of it) with libFuzzer from clang-14, ASan and
+# UBSan, for a bounded time, starting from seed traces that tests/fuzz/make_seeds.cpp writes with the library's
+# own writer (version 2 with zstd and raw DMA blocks, both in one file, and a version 1 file). Every input that
+# crashes, leaks, times out or trips a sanitizer is copied to tests/fuzz/corpus-regressions/, which
+# tests/dma/trace_corpus_test.cpp replays in every test run.
+# By default the fuzzer keeps going after a crash (libFuzzer's fork mode with one worker), so one bug does not
+# end the run; FUZZ_KEEP_GOING=0 runs a single process that stops at the first crash and prints final stats.
 # Usage: scripts/fuzz_trace_reader.sh [SECONDS=60] [BUILD_DIR=build-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 out=${2:-build-fuzz}
-mkdir -p "$out/corpus" tests/fuzz/corpus-regressions
+keep_going=${FUZZ_KEEP_GOING:-1}
 command -v clang++-14 >/dev/null || { echo "clang++-14 is required (apt-get install clang-14)" >&2; exit 2; }
+rm -rf "$out/crashes"  # this run's failures only; earlier ones are in tests/fuzz/corpus-regressions/
+mkdir -p "$out/obj" "$out/corpus" "$out/crashes" tests/fuzz/corpus-regressions
 
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -Isim/include -Idma/include)
-sources=(tests/fuzz/trace_reader_fuzz.cpp dma/src/trace_file.cpp dma/src/trace_recorder.cpp dma/src/trace_summary.cpp
-         dma/src/trace_export.cpp dma/src/trace_filter.cpp dma/src/trace_diff.cpp dma/src/request.cpp sim/src/fault.cpp)
+# The library sources the harness reaches, compiled once (with coverage, ASan and UBSan) and linked into both the
+# fuzzer and the seed writer. Globbed, so a new trace_*.cpp (block codec, spill) is picked up.
+common=(-std=c++20 -O1 -g -fno-sanitize-recover=undefined -Isim/include -Idma/include)
+instrumented=("-fsanitize=fuzzer-no-link,address,undefined")
+sources=(dma/src/trace_*.cpp dma/src/request.cpp sim/src/fault.cpp)
 libs=(-lfmt)
-if grep -q ZSTD dma/src/trace_file.cpp 2>/dev/null; then libs+=(-lzstd); fi
-echo "building $out/trace_reader_fuzz with clang++-14"
-clang++-14 "${flags[@]}" "${sources[@]}" "${libs[@]}" -o "$out/trace_reader_fuzz"
+if grep -q ZSTD_ dma/src/*.cpp; then libs+=(-lzstd); fi
+echo "building $out/trace_reader_fuzz and $out/make_seeds with clang++-14 (${#sources[@]} library sources)"
+rm -f "$out"/obj/*.o
+pending=()  # two compilers at a time (the machine has two cores); a failing one stops the script
+for src in "${sources[@]}"; do
+  clang++-14 "${common[@]}" "${instrumented[@]}" -c "$src" -o "$out/obj/$(basename "$src" .cpp).o" &
+  pending+=($!)
+  if [ ${#pending[@]} -ge 2 ]; then wait "${pending[0]}"; pending=("${pending[@]:1}"); fi
+done
+for job in "${pending[@]}"; do wait "$job"; done
+objects=("$out"/obj/*.o)
+clang++-14 "${common[@]}" -fsanitize=fuzzer,address,undefined tests/fuzz/trace_reader_fuzz.cpp "${objects[@]}" \
+  "${libs[@]}" -o "$out/trace_reader_fuzz"
+clang++-14 "${common[@]}" "${instrumented[@]}" -Idma/src tests/fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" \
+  -o "$out/make_seeds"
 
-# Seeds: small valid traces (the regression inputs and any trace lying around in build dirs), else one minimal file.
-cp tests/fuzz/corpus-regressions/* "$out/corpus/" 2>/dev/null || true
-find . -maxdepth 4 -name '*.ldmtrace' -size -64k -exec cp {} "$out/corpus/" \; 2>/dev/null || true
-if [ -z "$(ls -A "$out/corpus")" ]; then
-  printf 'LDMTRACE\x01\x00\x00\x00\x02\x00\x00\x00{}' > "$out/corpus/minimal"
-  printf '\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >> "$out/corpus/minimal"
-  head -c 32 /dev/zero >> "$out/corpus/minimal"
+# Seeds: fresh from the writer on every run (so they follow the current format), plus the regression inputs and
+# what earlier runs kept in $out/corpus (the only directory libFuzzer adds to).
+rm -rf "$out/seeds"
+"$out/make_seeds" "$out/seeds"
+dirs=("$out/corpus" "$out/seeds")
+if [ -n "$(find tests/fuzz/corpus-regressions -maxdepth 1 -type f ! -name '.*' -print -quit)" ]; then
+  dirs+=(tests/fuzz/corpus-regressions)
 fi
 
-mkdir -p "$out/crashes"
+options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$out/crashes/"
+         -print_final_stats=1)
+if [ "$keep_going" = 1 ]; then options+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi
 set +e
-"$out/trace_reader_fuzz" "$out/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-  -artifact_prefix="$out/crashes/" -print_final_stats=1
+"$out/trace_reader_fuzz" "${dirs[@]}" "${options[@]}"
 status=$?
 set -e
+# Fork mode finds the same bug again and again: keep the smallest input of each distinct failure, told apart by
+# the first frames of its stack outside libFuzzer, the sanitizers and the C/C++ runtime (FUZZ_DEDUP=0 keeps all).
+signature() {
+  ASAN_OPTIONS=dedup_token_length=16 UBSAN_OPTIONS=print_stacktrace=1:dedup_token_length=16 \
+    "$out/trace_reader_fuzz" -timeout=10 -rss_limit_mb=2048 "$1" 2>&1 |
+    awk '/DEDUP_TOKEN:/ && tok == "" { sub(/^.*DEDUP_TOKEN: /, ""); tok = $0 }
+         /SUMMARY:/ && sum == "" { sum = $0 }
+         END {
+           n = split(tok, f, "--"); sig = ""; kept = 0
+           for (i = 1; i <= n && kept < 3; i++) {
+             if (f[i] == "" || f[i] ~ /^(fuzzer::|__sanitizer|__interceptor|__asan|__ubsan|__pthread|raise|abort|__gnu_cxx::|__cxxabiv1::|std::terminate|__cxa_|__libc|_start$|main$)/) continue
+             sig = sig " | " f[i]; kept++
+           }
+           print (sig != "" ? sum sig : sum)
+         }'
+}
+declare -A seen=()
 found=0
-for f in "$out"/crashes/*; do
-  [ -e "$f" ] || continue
-  cp "$f" "tests/fuzz/corpus-regressions/$(basename "$f")"
-  found=$((found + 1))
-done
-echo "fuzzing finished (exit $status); $found crashing inputs kept in tests/fuzz/corpus-regressions/"
+failures=0
+while IFS= read -r f; do
+  failures=$((failures + 1))
+  sig=$(basename "$f" | cut -d- -f1)
+  if [ "${FUZZ_DEDUP:-1}" = 1 ]; then sig="$sig $(signature "$f")"; else sig="$sig $f"; fi
+  if [ -n "${seen[$sig]:-}" ]; then continue; fi
+  seen[$sig]=$f
+  echo "failure: $(basename "$f") ($(stat -c %s "$f") bytes): $sig"
+  if [ ! -e "tests/fuzz/corpus-regressions/$(basename "$f")" ]; then
+    cp "$f" "tests/fuzz/corpus-regressions/$(basename "$f")"
+    found=$((found + 1))
+  fi
+done < <(find "$out/crashes" -maxdepth 1 -type f -printf '%s %p\n' | sort -n | cut -d' ' -f2-)
+echo "fuzzing finished (exit $status); $failures failing inputs, ${#seen[@]} distinct failures;" \
+  "$found new inputs kept in tests/fuzz/corpus-regressions/"
 exit $status

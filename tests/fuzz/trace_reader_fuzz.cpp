@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 #include "ldmsim/dma/trace_diff.hpp"
 #include "ldmsim/dma/trace_export.hpp"
@@ -23,11 +25,35 @@ std::filesystem::path scratch(const char* name) {
   return std::filesystem::temp_directory_path() / ("ldmsim-fuzz-" + std::to_string(getpid()) + "-" + name);
 }
 
+const std::filesystem::path& in_path() {
+  static const std::filesystem::path p = scratch("in.ldmtrace");
+  return p;
+}
+
+const std::filesystem::path& out_path() {
+  static const std::filesystem::path p = scratch("out.ldmtrace");
+  return p;
+}
+
+// Fork mode starts a process per job: remove each one's scratch files when it exits normally.
+void remove_scratch() {
+  std::error_code ec;
+  std::filesystem::remove(in_path(), ec);
+  std::filesystem::remove(out_path(), ec);
+}
+
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)in_path();
+  (void)out_path();
+  std::atexit(remove_scratch);
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::filesystem::path in = scratch("in.ldmtrace");
-  static const std::filesystem::path out = scratch("out.ldmtrace");
+  const std::filesystem::path& in = in_path();
+  const std::filesystem::path& out = out_path();
   {
     std::ofstream f(in, std::ios::binary | std::ios::trunc);
     f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
