@@ -54,8 +54,9 @@ set +e
 "$out/trace_reader_fuzz" "${dirs[@]}" "${options[@]}"
 status=$?
 set -e
-# Fork mode finds the same bug again and again: keep the smallest input of each distinct failure, told apart by
-# the first frames of its stack outside libFuzzer, the sanitizers and the C/C++ runtime (FUZZ_DEDUP=0 keeps all).
+# Every failing input is kept. Fork mode finds the same bug again and again, so each one is replayed and grouped
+# by its failure: the report line and the first stack frames outside libFuzzer, the sanitizers and the C/C++
+# runtime. FUZZ_DEDUP=1 keeps only the smallest input of each group.
 signature() {
   ASAN_OPTIONS=dedup_token_length=16 UBSAN_OPTIONS=print_stacktrace=1:dedup_token_length=16 \
     "$out/trace_reader_fuzz" -timeout=10 -rss_limit_mb=2048 "$1" 2>&1 |
@@ -68,18 +69,17 @@ signature() {
              sig = sig " | " f[i]; kept++
            }
            print (sig != "" ? sum sig : sum)
-         }'
+         }' || true  # the replay fails, that is the point
 }
 declare -A seen=()
 found=0
 failures=0
 while IFS= read -r f; do
   failures=$((failures + 1))
-  sig=$(basename "$f" | cut -d- -f1)
-  if [ "${FUZZ_DEDUP:-1}" = 1 ]; then sig="$sig $(signature "$f")"; else sig="$sig $f"; fi
-  if [ -n "${seen[$sig]:-}" ]; then continue; fi
-  seen[$sig]=$f
+  sig="$(basename "$f" | cut -d- -f1) $(signature "$f")"
   echo "failure: $(basename "$f") ($(stat -c %s "$f") bytes): $sig"
+  if [ -n "${seen[$sig]:-}" ] && [ "${FUZZ_DEDUP:-0}" = 1 ]; then continue; fi
+  seen[$sig]=$f
   if [ ! -e "tests/fuzz/corpus-regressions/$(basename "$f")" ]; then
     cp "$f" "tests/fuzz/corpus-regressions/$(basename "$f")"
     found=$((found + 1))

@@ -137,6 +137,15 @@ void decode_raw(std::span<const unsigned char> payload, std::uint32_t count, Dma
           "strided entry " + std::to_string(i) + " has bad index " + std::to_string(s.index));
     }
   }
+  // issue + start_delta + duration must not wrap: readers compute end cycles from them, and writers re-pack them.
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t after_issue = std::uint64_t{chunk.start_delta[i]} + chunk.duration[i];
+    if (chunk.issue[i] > std::numeric_limits<std::uint64_t>::max() - after_issue) {
+      bad(BlockDecodeError::kWholeBlock, "corrupt DMA block",
+          "event " + std::to_string(i) + " ends after cycle 2^64 - 1 (issue " + std::to_string(chunk.issue[i]) +
+              " + " + std::to_string(after_issue) + ")");
+    }
+  }
   // Flags must name known op/mode/status values, and the spare bits must be zero.
   constexpr std::uint32_t kMode = static_cast<std::uint32_t>(DmaMode::kRow);
   constexpr std::uint32_t kStatus = static_cast<std::uint32_t>(DmaStatus::kLintWarning);

@@ -28,6 +28,30 @@ constexpr std::size_t kEndPayloadBytes = 32;  // four u64 totals
 
 static_assert(kTraceMagic.size() == 8);
 
+/// Deepest nesting of arrays and objects in JSON text (brackets inside strings ignored).
+std::size_t json_nesting_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 std::string errno_text() {
   const int e = errno;
   return e != 0 ? ": " + std::generic_category().message(e) : std::string();
@@ -262,6 +286,11 @@ void TraceReader::open(const std::filesystem::path& path) {
   std::string text(header_bytes, '\0');
   const std::uint64_t at = offset_;
   read_exact(text.data(), text.size());
+  // Copying and destroying a JSON value recurses once per nesting level: bound it before parsing.
+  if (const std::size_t depth = json_nesting_depth(text); depth > kTraceMaxHeaderDepth) {
+    error(at, "invalid header JSON",
+          "nested " + std::to_string(depth) + " levels deep, at most " + std::to_string(kTraceMaxHeaderDepth));
+  }
   try {
     header_ = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

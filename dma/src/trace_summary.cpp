@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "ldmsim/sim/fault.hpp"
@@ -43,10 +44,23 @@ T json_or(const nlohmann::json& j, const char* key, T fallback) {
   if (!j.is_object()) return fallback;
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
+  if constexpr (std::is_integral_v<T>) {
+    // Only integers that fit T: a float or an out-of-range value must not reach a narrowing conversion.
+    if (it->is_number_unsigned()) {
+      const auto v = it->get<std::uint64_t>();
+      return std::in_range<T>(v) ? static_cast<T>(v) : fallback;
+    }
+    if (it->is_number_integer()) {
+      const auto v = it->get<std::int64_t>();
+      return std::in_range<T>(v) ? static_cast<T>(v) : fallback;
+    }
     return fallback;
+  } else {
+    try {
+      return it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+      return fallback;
+    }
   }
 }
 
@@ -146,8 +160,14 @@ SummaryBuilder::SummaryBuilder(const nlohmann::json& header, SummaryOptions opti
   if (!(summary_.clock_hz > 0)) summary_.clock_hz = 1e9;
   const nlohmann::json cores =
       arch.value("core_groups", nlohmann::json::object()).value("cores", nlohmann::json::object());
-  summary_.rows = std::max(1, json_or<int>(cores, "rows", 1));
-  summary_.cols = std::max(1, json_or<int>(cores, "cols", 1));
+  // The core grid sizes per-core tables: a header outside the simulator's 1..32 range (a damaged or foreign
+  // file) counts as "unknown" rather than asking for rows * cols entries.
+  const auto grid = [&](const char* key) {
+    const int v = json_or<int>(cores, key, 1);
+    return v >= 1 && v <= 32 ? v : 1;
+  };
+  summary_.rows = grid("rows");
+  summary_.cols = grid("cols");
   summary_.cycles = json_or<Cycle>(header, "cycles", 0);
   summary_.seconds = json_or<double>(header, "seconds", 0.0);
   summary_.run = header.value("run", nlohmann::json());

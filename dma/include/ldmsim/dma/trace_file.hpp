@@ -31,6 +31,8 @@ inline constexpr std::uint32_t kTraceFormatVersion = 2;
 inline constexpr std::uint32_t kTraceOldestFormatVersion = 1;
 /// Largest event count of one DMA block (writers split larger chunks; readers reject more).
 inline constexpr std::uint32_t kTraceMaxBlockEvents = 65536;
+/// Deepest nesting of arrays and objects the reader accepts in the JSON header.
+inline constexpr std::size_t kTraceMaxHeaderDepth = 256;
 /// Largest marker count of one markers block.
 inline constexpr std::uint32_t kTraceMaxBlockMarkers = 4096;
 
