@@ -142,8 +142,8 @@ void decode_raw(std::span<const unsigned char> payload, std::uint32_t count, Dma
     const std::uint64_t after_issue = std::uint64_t{chunk.start_delta[i]} + chunk.duration[i];
     if (chunk.issue[i] > std::numeric_limits<std::uint64_t>::max() - after_issue) {
       bad(BlockDecodeError::kWholeBlock, "corrupt DMA block",
-          "event " + std::to_string(i) + " ends after cycle 2^64 - 1 (issue " + std::to_string(chunk.issue[i]) +
-              " + " + std::to_string(after_issue) + ")");
+          "event " + std::to_string(i) + " ends after cycle 2^64 - 1 (issue " + std::to_string(chunk.issue[i]) + " + " +
+              std::to_string(after_issue) + ")");
     }
   }
   // Flags must name known op/mode/status values, and the spare bits must be zero.
