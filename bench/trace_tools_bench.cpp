@@ -197,24 +197,20 @@ void BM_Summary(benchmark::State& state) {
   rates(state, n);
 }
 
-void BM_ExportChrome(benchmark::State& state) {
+/// One exporter (chrome JSON or CSV) over the n-event file, to a discarding stream.
+using Exporter = ldmsim::ExportCounts (*)(const std::filesystem::path&, std::ostream&);
+void BM_Export(benchmark::State& state, Exporter exporter) {
   const auto n = static_cast<std::uint64_t>(state.range(0));
   const auto path = trace_file(n);
   NullBuf buf;
   std::ostream out(&buf);
   reset_peak_rss();
-  for (auto _ : state) benchmark::DoNotOptimize(ldmsim::export_chrome_json(path, out).requests);
+  for (auto _ : state) benchmark::DoNotOptimize(exporter(path, out).requests);
   rates(state, n);
 }
 
-void BM_ExportCsv(benchmark::State& state) {
-  const auto n = static_cast<std::uint64_t>(state.range(0));
-  const auto path = trace_file(n);
-  NullBuf buf;
-  std::ostream out(&buf);
-  reset_peak_rss();
-  for (auto _ : state) benchmark::DoNotOptimize(ldmsim::export_csv(path, out).requests);
-  rates(state, n);
+ldmsim::ExportCounts export_chrome(const std::filesystem::path& trace, std::ostream& out) {
+  return ldmsim::export_chrome_json(trace, out);
 }
 
 constexpr std::int64_t kSmall = 1 << 20;
@@ -231,8 +227,8 @@ BENCHMARK(BM_RecordInMemory)->Apply(sizes);
 BENCHMARK(BM_Write)->Apply(sizes);
 BENCHMARK(BM_Read)->Apply(sizes);
 BENCHMARK(BM_Summary)->Apply(sizes);
-BENCHMARK(BM_ExportChrome)->Apply(sizes);
-BENCHMARK(BM_ExportCsv)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Export, chrome, export_chrome)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Export, csv, ldmsim::export_csv)->Apply(sizes);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
