@@ -41,13 +41,8 @@ static_assert(sizeof(DmaChunk::Strided) == kStridedBytes && std::is_trivially_co
 }
 
 template <typename T>
-void put_column(unsigned char*& p, const std::vector<T>& column, std::size_t begin, std::size_t n) {
-  if constexpr (kLittle) {
-    if (n != 0) std::memcpy(p, column.data() + begin, n * sizeof(T));
-  } else {
-    for (std::size_t i = 0; i < n; ++i) put_le(p + i * sizeof(T), column[begin + i]);
-  }
-  p += n * sizeof(T);
+std::span<const unsigned char> column_bytes(const std::vector<T>& column, std::size_t begin, std::size_t n) {
+  return {reinterpret_cast<const unsigned char*>(column.data() + begin), n * sizeof(T)};
 }
 
 template <typename T>
@@ -62,20 +57,25 @@ void get_column(const unsigned char*& p, std::vector<T>& column, std::size_t n) 
   p += n * sizeof(T);
 }
 
-/// Raw payload size of events [begin, end) and `strided` side-table entries.
-std::size_t raw_bytes(std::size_t n, std::size_t strided) {
-  return n * kEventBytes + 4 + strided * kStridedBytes;
-}
-
-/// Writes the raw payload of events [begin, end) at p (raw_bytes() bytes).
+/// Writes the raw payload of events [begin, end) at p (raw_dma_payload_bytes() bytes).
 void put_raw(unsigned char* p, const DmaChunk& chunk, std::size_t begin, std::size_t end) {
   const std::size_t n = end - begin;
-  put_column(p, chunk.issue, begin, n);
-  put_column(p, chunk.start_delta, begin, n);
-  put_column(p, chunk.duration, begin, n);
-  put_column(p, chunk.main48_core16, begin, n);
-  put_column(p, chunk.length, begin, n);
-  put_column(p, chunk.ldm24_flags8, begin, n);
+  if constexpr (kLittle) {
+    for (const auto column : raw_columns(chunk, begin, n)) {
+      if (!column.empty()) std::memcpy(p, column.data(), column.size());
+      p += column.size();
+    }
+  } else {
+    const auto put = [&](const auto& column) {
+      for (std::size_t i = 0; i < n; ++i, p += sizeof(column[0])) put_le(p, column[begin + i]);
+    };
+    put(chunk.issue);
+    put(chunk.start_delta);
+    put(chunk.duration);
+    put(chunk.main48_core16);
+    put(chunk.length);
+    put(chunk.ldm24_flags8);
+  }
   const auto [first, count] = strided_range(chunk, begin, end);
   put_le(p, static_cast<std::uint32_t>(count));
   p += 4;
@@ -173,6 +173,12 @@ BlockHeader get_block_header(const unsigned char* p) {
           get_le<std::uint64_t>(p + 12), get_le<std::uint32_t>(p + 20)};
 }
 
+std::array<std::span<const unsigned char>, 6> raw_columns(const DmaChunk& chunk, std::size_t begin, std::size_t n) {
+  return {column_bytes(chunk.issue, begin, n),    column_bytes(chunk.start_delta, begin, n),
+          column_bytes(chunk.duration, begin, n), column_bytes(chunk.main48_core16, begin, n),
+          column_bytes(chunk.length, begin, n),   column_bytes(chunk.ldm24_flags8, begin, n)};
+}
+
 std::pair<std::size_t, std::size_t> strided_range(const DmaChunk& chunk, std::size_t begin, std::size_t end) {
   const auto by_index = [](const DmaChunk::Strided& s, std::size_t index) { return s.index < index; };
   const auto lo = std::lower_bound(chunk.strided.begin(), chunk.strided.end(), begin, by_index);
@@ -193,7 +199,7 @@ std::size_t BlockCodec::memory_bytes() const {
 void BlockCodec::append_dma(std::vector<unsigned char>& out, std::uint32_t cg, const DmaChunk& chunk, std::size_t begin,
                             std::size_t end, TraceCodec codec) {
   const std::size_t n = end - begin;
-  const std::size_t raw = raw_bytes(n, strided_range(chunk, begin, end).second);
+  const std::size_t raw = static_cast<std::size_t>(raw_dma_payload_bytes(n, strided_range(chunk, begin, end).second));
   const std::size_t at = out.size();
   if (codec == TraceCodec::kRaw) {
     out.resize(at + kBlockHeaderBytes + raw);

@@ -3,6 +3,7 @@
 // Layout: docs/trace-format.md.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -89,6 +90,15 @@ class BlockCodec {
   void* dctx_ = nullptr;  // ZSTD_DCtx
   std::vector<unsigned char> raw_;
 };
+
+/// Bytes of a raw DMA payload holding n events and `strided` side-table entries.
+inline std::uint64_t raw_dma_payload_bytes(std::size_t n, std::size_t strided) {
+  return std::uint64_t{n} * kEventBytes + 4 + std::uint64_t{strided} * kStridedBytes;
+}
+
+/// The six column arrays of events [begin, begin + n) as bytes, in the raw payload's order. On a little-endian host
+/// these are exactly the payload's column bytes (the one place that order is written down for encoders).
+std::array<std::span<const unsigned char>, 6> raw_columns(const DmaChunk& chunk, std::size_t begin, std::size_t n);
 
 /// Largest payload a DMA block of `count` events can have in `codec` (larger ones are corrupt).
 std::uint64_t max_dma_payload(std::uint32_t codec, std::uint32_t count);

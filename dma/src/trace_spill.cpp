@@ -73,25 +73,27 @@ void TraceSpill::append_raw_columns(const DmaChunk& chunk) {
   // A raw block is the columns as they lie in memory: gather them straight into the file, no staging copy.
   const std::size_t n = chunk.size();
   const std::size_t strided = chunk.strided.size();
-  const std::uint64_t payload = n * kEventBytes + 4 + strided * kStridedBytes;
+  const std::uint64_t payload = raw_dma_payload_bytes(n, strided);
   std::array<unsigned char, kBlockHeaderBytes> header{};
   put_block_header(header.data(),
                    {kDmaBlock, static_cast<std::uint32_t>(cg_), static_cast<std::uint32_t>(TraceCodec::kRaw), payload,
                     static_cast<std::uint32_t>(n)});
   std::array<unsigned char, 4> strided_count{};
   put_le(strided_count.data(), static_cast<std::uint32_t>(strided));
-  const auto part = [](const auto& column, std::size_t bytes) {
-    return iovec{const_cast<void*>(static_cast<const void*>(column.data())), bytes};
+  const auto part = [](std::span<const unsigned char> bytes) {
+    return iovec{const_cast<unsigned char*>(bytes.data()), bytes.size()};
   };
-  std::array<iovec, 9> parts{part(header, header.size()),
-                             part(chunk.issue, n * 8),
-                             part(chunk.start_delta, n * 4),
-                             part(chunk.duration, n * 4),
-                             part(chunk.main48_core16, n * 8),
-                             part(chunk.length, n * 4),
-                             part(chunk.ldm24_flags8, n * 4),
-                             part(strided_count, strided_count.size()),
-                             part(chunk.strided, strided * kStridedBytes)};
+  const auto columns = raw_columns(chunk, 0, n);
+  std::array<iovec, 9> parts{
+      part(header),
+      part(columns[0]),
+      part(columns[1]),
+      part(columns[2]),
+      part(columns[3]),
+      part(columns[4]),
+      part(columns[5]),
+      part(strided_count),
+      part({reinterpret_cast<const unsigned char*>(chunk.strided.data()), strided * kStridedBytes})};
   write_parts(parts);
   blocks_.push_back({size_, kBlockHeaderBytes + payload});
   size_ += kBlockHeaderBytes + payload;
