@@ -18,6 +18,8 @@
 #include <system_error>
 
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/input_file.hpp"
+#include "ldmsim/sim/json_checked.hpp"
 #include "preset_sources.hpp"
 
 namespace ldmsim {
@@ -36,6 +38,7 @@ constexpr std::uint64_t kMaxGranularityBytes = 64;
 constexpr std::uint64_t kMaxTransactionBytes = std::uint64_t{1} << 31;
 constexpr std::uint64_t kMaxFieldBits = 32;  // trace events store length, bsize and stride in 32 bits
 constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint64_t kMaxArchFileBytes = std::uint64_t{1} << 20;  // presets are < 1 KiB
 
 /// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
 /// than "model" belong to the timing model and are not listed.
@@ -70,42 +73,6 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
-char lower(char c) {
-  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-}
-
-/// Case-insensitive Levenshtein distance, for did-you-mean suggestions.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const std::size_t substitution = diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-/// The candidate closest to `word`, if it is close enough to be a likely typo.
-std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates) {
-  const std::size_t threshold = std::clamp<std::size_t>(word.size() / 3, 1, 3);
-  std::optional<std::string> best;
-  std::size_t best_distance = threshold + 1;
-  for (const auto& candidate : candidates) {
-    const std::size_t distance = edit_distance(word, candidate);
-    if (distance < best_distance) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
-}
-
 std::string_view leaf(std::string_view path) {
   const auto dot = path.rfind('.');
   return dot == std::string_view::npos ? path : path.substr(dot + 1);
@@ -128,22 +95,13 @@ std::vector<std::string> children(std::string_view parent) {
   return keys;
 }
 
-/// A short rendering of an offending value for "(got ...)".
-std::string got(const json& value) {
-  if (value.is_number_float() && !std::isfinite(value.get<double>())) return fmt::format("{}", value.get<double>());
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  constexpr std::size_t kMax = 60;
-  if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
-  return text;
-}
-
 /// Where errors go: prefixes every message with the origin (file name or preset).
 struct Context {
   std::string_view origin;
 
   [[noreturn]] void fail(std::string_view message) const { throw ConfigError(fmt::format("{}: {}", origin, message)); }
   [[noreturn]] void fail(std::string_view path, std::string_view rule, const json& value) const {
-    fail(fmt::format("{} {} (got {})", path, rule, got(value)));
+    fail(fmt::format("{} {} (got {})", path, rule, describe_json(value)));
   }
 };
 
@@ -152,7 +110,8 @@ class Object {
  public:
   Object(const Context& ctx, const json& value, std::string path) : ctx_(ctx), value_(value), path_(std::move(path)) {
     if (!value_.is_object()) {
-      if (path_.empty()) ctx_.fail(fmt::format("the arch config must be a JSON object (got {})", got(value_)));
+      if (path_.empty())
+        ctx_.fail(fmt::format("the arch config must be a JSON object (got {})", describe_json(value_)));
       ctx_.fail(path_, "must be an object", value_);
     }
     const std::vector<std::string> allowed = children(path_);
@@ -177,7 +136,7 @@ class Object {
  private:
   std::string unknown_key_message(const std::string& key, const std::vector<std::string>& allowed) const {
     std::optional<std::string> suggestion;
-    if (auto sibling = closest(key, allowed)) {
+    if (auto sibling = closest_match(key, allowed)) {
       suggestion = path_of(*sibling);
     } else {
       // A known key at another level of the tree ("ldm_bytes" directly under core_groups).
@@ -323,23 +282,6 @@ void read_core_groups(const Object& groups, const DmaArch& dma, Arch& out) {
   read_cores(Object(groups.ctx(), groups.require("cores"), groups.path_of("cores")), dma, out);
 }
 
-/// Parses JSON text; syntax errors become ConfigErrors naming `origin` and the line and column.
-json parse(std::string_view text, std::string_view origin) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    const std::string_view what = e.what();
-    constexpr std::string_view kAt = "parse error at ";
-    const auto at = what.find(kAt);
-    if (at != std::string_view::npos) {
-      throw ConfigError(fmt::format("{}: invalid JSON at {}", origin, what.substr(at + kAt.size())));
-    }
-    throw ConfigError(fmt::format("{}: invalid JSON: {}", origin, what));
-  } catch (const json::exception& e) {
-    throw ConfigError(fmt::format("{}: invalid JSON: {}", origin, e.what()));
-  }
-}
-
 }  // namespace
 
 Arch Arch::from_json(const nlohmann::json& tree, std::string_view origin) {
@@ -396,27 +338,17 @@ Arch Arch::preset(std::string_view name) {
   const auto it = sources.find(std::string{name});
   if (it == sources.end()) {
     const std::vector<std::string> names = preset_names();
-    const std::optional<std::string> suggestion = closest(name, names);
+    const std::optional<std::string> suggestion = closest_match(name, names);
     throw ConfigError(fmt::format("unknown arch preset '{}' (presets: {}){}", name, join(names, ", "),
                                   suggestion ? fmt::format("; did you mean {}?", *suggestion) : std::string{}));
   }
   const std::string origin = fmt::format("sim/presets/{}.json", it->first);
-  return from_json(parse(it->second, origin), origin);
+  return from_json(parse_json(it->second, origin), origin);
 }
 
 Arch Arch::load(const std::filesystem::path& file) {
   const std::string origin = file.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
-    throw ConfigError(fmt::format("{}: is a directory, not an arch file", origin));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    const int error = errno;
-    throw ConfigError(fmt::format("{}: cannot open arch file: {}", origin, std::generic_category().message(error)));
-  }
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw ConfigError(fmt::format("{}: cannot read arch file", origin));
-  return from_json(parse(text, origin), origin);
+  return from_json(read_json_file(file, "arch file", kMaxArchFileBytes), origin);
 }
 
 Arch Arch::resolve(std::string_view name_or_file) {
@@ -425,7 +357,7 @@ Arch Arch::resolve(std::string_view name_or_file) {
   std::error_code ec;
   if (!name_or_file.empty() && std::filesystem::exists(path, ec)) return load(path);
   const std::vector<std::string> names = preset_names();
-  const std::optional<std::string> suggestion = closest(name_or_file, names);
+  const std::optional<std::string> suggestion = closest_match(name_or_file, names);
   throw ConfigError(fmt::format("unknown arch '{}': not a preset ({}) and no such file{}", name_or_file,
                                 join(names, ", "), suggestion ? fmt::format(" (did you mean {}?)", *suggestion) : ""));
 }
