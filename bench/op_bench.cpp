@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "ldmsim/kernels/operators.hpp"
+#include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/kernels/staging.hpp"
 #include "ldmsim/ldmsim.hpp"
-#include "ldmsim/runtime/staging.hpp"
 
 using namespace ldmsim;
 using nlohmann::json;
@@ -23,7 +23,7 @@ using nlohmann::json;
 namespace {
 
 struct Input {
-  Shape4 shape;
+  Shape shape;
   float lo = -2.0f, hi = 2.0f;  ///< uniform init range
 };
 
@@ -112,12 +112,12 @@ struct Row {
   bool within_tolerance = true;
 };
 
-Row run_case(const Case& c, const Options& o) {
-  const Operator& op = *operator_registry().find(c.op);
+Row run_case(const OperatorRegistry& registry, const Case& c, const Options& o) {
   Row row{c, {}, 0, 0, 0, 0, true};
-  std::vector<Shape4> shapes;
+  std::vector<Shape> shapes;
   for (const auto& in : c.inputs) shapes.push_back(in.shape);
-  const std::vector<Shape4> out_shapes = op.infer(shapes, c.attrs);
+  const auto op = registry.bind(c.op, JsonField(c.attrs, "op_bench", c.op), shapes);
+  const std::vector<Shape>& out_shapes = op->output_shapes();
   // Inputs: fp16 values, and the same values in fp32 for the reference.
   std::mt19937_64 rng(42);
   std::vector<std::vector<f16>> halves;
@@ -139,22 +139,22 @@ Row run_case(const Case& c, const Options& o) {
   Machine m{arch, MachineOptions{.threads = o.threads, .trace = false}};
   std::vector<DeviceTensor> din, dout;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-    din.push_back(
-        stage_in(m, fmt::format("in{}", i), choose_plan(shapes[i], op.padding(i), StagingPolicy::kMethod), halves[i]));
+    din.push_back(stage_in(m, fmt::format("in{}", i), choose_plan(op->view(i), op->padding(i), StagingPolicy::kMethod),
+                           halves[i]));
   }
   for (std::size_t i = 0; i < out_shapes.size(); ++i) {
-    dout.push_back(
-        allocate_tensor(m, fmt::format("out{}", i),
-                        choose_plan(out_shapes[i], op.padding(c.inputs.size() + i), StagingPolicy::kMethod)));
+    dout.push_back(allocate_tensor(
+        m, fmt::format("out{}", i),
+        choose_plan(op->view(c.inputs.size() + i), op->padding(c.inputs.size() + i), StagingPolicy::kMethod)));
   }
   std::vector<double> sim_t, ref_t;
   std::vector<HostTensor> ref;
   for (int rep = -1; rep < o.reps; ++rep) {  // rep -1 warms up: first touch of outputs and heap growth
     const RunStats s0 = m.stats();
-    const double sim_s = seconds_of([&] { op.run(m, din, dout, c.attrs, c.op); });
+    const double sim_s = seconds_of([&] { op->run(m, din, dout, c.op); });
     if (rep == 0) row.sim = delta(arch, s0, m.stats());
     ref.clear();  // reuse the heap memory of the previous result
-    const double ref_s = seconds_of([&] { ref = op.reference(host, c.attrs); });
+    const double ref_s = seconds_of([&] { ref = op->reference(host); });
     if (rep < 0) continue;
     sim_t.push_back(sim_s);
     ref_t.push_back(ref_s);
@@ -166,7 +166,7 @@ Row run_case(const Case& c, const Options& o) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double want = ref[0].data[i], err = std::abs(static_cast<double>(static_cast<float>(got[i])) - want);
     row.max_err = std::max(row.max_err, err);
-    if (err > op.abs_tolerance + op.rel_tolerance * std::abs(want)) row.within_tolerance = false;
+    if (err > op->tolerance().abs + op->tolerance().rel * std::abs(want)) row.within_tolerance = false;
   }
   return row;
 }
@@ -206,9 +206,9 @@ int main(int argc, char** argv) {
   // output, and the comparison measures the kernel's page-fault path instead of the computation.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  kernels::register_builtin_operators(operator_registry());
-  const Shape4 act{32, 64, 56, 56}, big{32, 64, 112, 112};
-  const Shape4 ch = Shape4::from_dims({64});
+  const OperatorRegistry registry = OperatorRegistry::builtin();
+  const Shape act{32, 64, 56, 56}, big{32, 64, 112, 112};
+  const Shape ch{64};
   const json pool_attrs = {{"kernel", 3}, {"stride", 2}, {"pad", 1}};
   const std::vector<Case> cases = {
       {"relu", {{act}}},
@@ -216,8 +216,8 @@ int main(int argc, char** argv) {
       {"tanh", {{act}}},
       {"add", {{act}, {act}}},
       {"mul", {{act}, {act}}},
-      {"softmax", {{Shape4::from_dims({32, 1000})}}},
-      {"fc", {{Shape4::from_dims({32, 2048})}, {Shape4::from_dims({1000, 2048})}, {Shape4::from_dims({1000})}}},
+      {"softmax", {{Shape{32, 1000}}}},
+      {"fc", {{Shape{32, 2048}}, {Shape{1000, 2048}}, {Shape{1000}}}},
       {"max_pool", {{big}}, pool_attrs},
       {"avg_pool", {{big}}, pool_attrs},
       {"spatialbn", {{act}, {ch, 0.5f, 1.5f}, {ch}, {ch, -0.5f, 0.5f}, {ch, 0.5f, 2.0f}}},
@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const Case& c : cases) {
     if (!o.only.empty() && c.op != o.only) continue;
-    rows.push_back(run_case(c, o));
+    rows.push_back(run_case(registry, c, o));
     fmt::print(stderr, "{}: sim {:.1f} ms, ref {:.1f} ms\n", c.op, rows.back().sim_host * 1e3,
                rows.back().ref_host * 1e3);
   }

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ldmsim/kernels/operators.hpp"
+#include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/kernels/staging.hpp"
 #include "ldmsim/ldmsim.hpp"
-#include "ldmsim/runtime/staging.hpp"
 
 using namespace ldmsim;
 
@@ -37,7 +37,7 @@ double stage_seconds(Machine& m, const PaddingPlan& plan, const std::vector<f16>
 }  // namespace
 
 int main() {
-  kernels::register_builtin_operators(operator_registry());
+  const OperatorRegistry registry = OperatorRegistry::builtin();
   const std::vector<Layer> layers = {
       {"AlexNet", "max_pool", {32, 96, 55, 55}},
       {"AlexNet", "max_pool", {32, 256, 27, 27}},
@@ -73,9 +73,11 @@ int main() {
       "ms |\n");
   fmt::print("|---|---|---|---|---:|---:|---:|---:|---:|\n");
   for (const Layer& l : layers) {
-    const Operator& op = *operator_registry().find(l.op);
-    const PaddingPlan pm = choose_plan(l.shape, op.padding(0), StagingPolicy::kMethod);
-    const PaddingPlan pn = choose_plan(l.shape, op.padding(0), StagingPolicy::kNaive);
+    const nlohmann::json no_attrs;
+    const auto op =
+        registry.bind(l.op, JsonField(no_attrs, "padding_bench", l.op), typical_inputs(l.op, Shape(l.shape.dims())));
+    const PaddingPlan pm = choose_plan(l.shape, op->padding(0), StagingPolicy::kMethod);
+    const PaddingPlan pn = choose_plan(l.shape, op->padding(0), StagingPolicy::kNaive);
     const std::vector<f16> data(l.shape.elements(), f16(1.0f));
     const double tm = stage_seconds(m, pm, data), tn = stage_seconds(m, pn, data);
     const std::string ratio =

@@ -6,8 +6,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "ldmsim/kernels/operators.hpp"
-#include "ldmsim/runtime/operator.hpp"
+#include "ldmsim/kernels/operator.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::cli {
@@ -19,8 +18,8 @@ struct PadOptions {
   std::string shape;
 };
 
-Shape4 parse_dims(const std::string& text) {
-  std::vector<std::size_t> dims;
+Shape parse_dims(const std::string& text) {
+  std::vector<std::uint64_t> dims;
   std::stringstream in(text);
   std::string part;
   while (std::getline(in, part, ',')) {
@@ -28,40 +27,37 @@ Shape4 parse_dims(const std::string& text) {
       std::size_t used = 0;
       const long long v = std::stoll(part, &used);
       if (used != part.size() || v <= 0) throw std::invalid_argument(part);
-      dims.push_back(static_cast<std::size_t>(v));
+      dims.push_back(static_cast<std::uint64_t>(v));
     } catch (const std::exception&) {
       throw ConfigError(fmt::format("--shape {}: expected positive integers such as 1,3,7,7", text));
     }
   }
-  return Shape4::from_dims(dims);
+  if (dims.empty() || dims.size() > 4) throw ConfigError(fmt::format("--shape {}: give 1 to 4 dimensions", text));
+  return Shape(dims, fmt::format("--shape {}", text));  // checked: an element count beyond 2^48 is refused
 }
 
 void pad_command(const PadOptions& o) {
-  kernels::register_builtin_operators(operator_registry());
-  const Operator* op = operator_registry().find(o.op);
-  if (op == nullptr) {
-    throw ConfigError(
-        fmt::format("--op {}: unknown op (known: {})", o.op, fmt::join(operator_registry().names(), ", ")));
+  const OperatorRegistry registry = OperatorRegistry::builtin();
+  if (registry.find(o.op) == nullptr) {
+    throw ConfigError(fmt::format("--op {}: unknown op (known: {})", o.op, fmt::join(registry.names(), ", ")));
   }
-  const Shape4 x = parse_dims(o.shape);
-  // Typical companions of the main input: fc gets W [1000, c*h*w] + b, the bn ops per-channel vectors.
-  std::vector<Shape4> in{x};
-  if (o.op == "add" || o.op == "mul") in.push_back(x);
-  if (o.op == "fc") in = {x, Shape4::from_dims({1000, x.chw()}), Shape4::from_dims({1000})};
-  if (o.op == "spatialbn") in.insert(in.end(), 4, Shape4::from_dims({x.c}));
-  if (o.op == "spatialbn_train") in.insert(in.end(), 2, Shape4::from_dims({x.c}));
-  std::vector<Shape4> all = in;
-  for (const Shape4& s : op->infer(in, {})) all.push_back(s);
+  const Shape x = parse_dims(o.shape);
+  const Shape4 x4 = Shape4::view_of(x);
+  const std::vector<Shape> in = typical_inputs(o.op, x);
+  const nlohmann::json no_attrs;
+  const auto op = registry.bind(o.op, JsonField(no_attrs, "--op " + o.op, "attrs"), in);
   std::size_t method_total = 0, naive_total = 0;
-  fmt::print("{} on {}: padding plans per tensor (fp16, 2 bytes per element)\n", o.op, x.str());
-  for (std::size_t i = 0; i < all.size(); ++i) {
+  fmt::print("{} on {}: padding plans per tensor (fp16, 2 bytes per element)\n", o.op, x4.str());
+  const std::size_t count = op->input_shapes().size() + op->output_shapes().size();
+  for (std::size_t i = 0; i < count; ++i) {
     const PaddingSpec spec = op->padding(i);
+    const Shape4 view = op->view(i);
     const char* cls = spec.cls == PaddingClass::kOneD ? "1-D" : spec.cls == PaddingClass::kTwoD ? "2-D" : "3-D";
-    const PaddingPlan m = choose_plan(all[i], spec, StagingPolicy::kMethod);
-    const PaddingPlan n = choose_plan(all[i], spec, StagingPolicy::kNaive);
+    const PaddingPlan m = choose_plan(view, spec, StagingPolicy::kMethod);
+    const PaddingPlan n = choose_plan(view, spec, StagingPolicy::kNaive);
     fmt::print("  {} {} [{}] class {}\n", i < in.size() ? "input " : "output", i < in.size() ? i : i - in.size(),
-               all[i].str(), cls);
-    for (const PaddingPlan& c : method_candidates(all[i], spec)) fmt::print("      candidate {}\n", c.describe());
+               view.str(), cls);
+    for (const PaddingPlan& c : method_candidates(view, spec)) fmt::print("      candidate {}\n", c.describe());
     fmt::print("    method:  {}\n    naive:   {}\n", m.describe(), n.describe());
     method_total += m.added_bytes();
     naive_total += n.added_bytes();

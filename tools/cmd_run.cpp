@@ -29,6 +29,8 @@ struct RunOptions {
   bool demo_fault = false;
   std::string staging;
   bool arch_given = false;
+  bool dump_graph = false;
+  std::string conv_algo;
 };
 
 /// Where the run writes; `trace` is empty when tracing is off.
@@ -140,7 +142,8 @@ MachineOptions machine_options(const RunOptions& options) {
 void run_command(const RunOptions& options) {
   if (!options.workload.empty()) {
     run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
-                                         options.out, options.trace, machine_options(options)});
+                                         options.out, options.trace, machine_options(options), options.dump_graph,
+                                         options.conv_algo});
     return;
   }
   const Arch arch = resolve_arch(options.arch);
@@ -188,6 +191,11 @@ void add_run_command(CLI::App& app) {
   run->add_option("--threads", options->threads, "Host threads running core groups (0: min(host cores, groups))")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
+  run->add_option("--conv-algo", options->conv_algo,
+                  "Convolution algorithm for every conv that does not set its own \"algo\" (docs/operators.md)")
+      ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
+  run->add_flag("--dump-graph", options->dump_graph,
+                "Print the workload's graph after the passes (layouts, re-layouts, frees) before running it");
   run->add_flag("--lint", options->lint,
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");
   run->add_flag("--demo-fault", options->demo_fault,

@@ -8,20 +8,24 @@
 #include <fstream>
 
 #include "commands.hpp"
-#include "ldmsim/kernels/operators.hpp"
+#include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/graph/executor.hpp"
 #include "ldmsim/ldmsim.hpp"
-#include "ldmsim/runtime/npy.hpp"
-#include "ldmsim/runtime/workload.hpp"
 
 namespace ldmsim::cli {
 
 void run_workload_command(const WorkloadRunArgs& args) {
-  kernels::register_builtin_operators(operator_registry());
-  const Workload workload = Workload::load(args.workload, operator_registry());
+  const OperatorRegistry registry = OperatorRegistry::builtin();
+  WorkloadLoadOptions load;
+  if (!args.conv_algo.empty()) load.default_attrs["conv"] = {{"algo", args.conv_algo}};
+  const Graph workload = load_workload(args.workload, registry, load);
   const std::string arch_name = args.arch_given || !workload.arch ? args.arch : *workload.arch;
   const StagingPolicy policy = !args.staging.empty() ? parse_staging_policy(args.staging)
                                : workload.staging    ? *workload.staging
                                                      : StagingPolicy::kMethod;
+  const ExecutionPlan plan = plan_execution(workload, policy);
+  if (args.dump_graph) fmt::print("{}", describe(workload, plan));
   Machine machine(Arch::resolve(arch_name), args.machine);
   const std::filesystem::path dir(args.out);
   std::error_code error;
@@ -34,12 +38,12 @@ void run_workload_command(const WorkloadRunArgs& args) {
   options.staging = policy;
   if (isatty(fileno(stderr))) {
     options.progress = [&](std::size_t i, const std::string& type, double seconds) {
-      fmt::print(stderr, "[{}/{}] {} done, {:.4g} us simulated\n", i + 1, workload.ops.size(), type, seconds * 1e6);
+      fmt::print(stderr, "[{}/{}] {} done, {:.4g} us simulated\n", i + 1, workload.ops().size(), type, seconds * 1e6);
     };
   }
-  WorkloadResult result;
+  ExecutionResult result;
   try {
-    result = execute(workload, machine, operator_registry(), options);
+    result = execute(workload, plan, machine, options);
   } catch (const Fault& fault) {
     if (!trace.empty()) {
       machine.write_trace(trace, {{"run", {{"workload", workload.name}, {"staging", std::string(to_string(policy))}}}});
@@ -48,14 +52,14 @@ void run_workload_command(const WorkloadRunArgs& args) {
   }
   result.stats["tool_version"] = LDMSIM_VERSION;
   for (const auto& [name, values] : result.outputs) {
-    write_npy(dir / (name + ".npy"), result.shapes.at(name).dims(), values);
+    write_npy(dir / (name + ".npy"), result.shapes.at(name).dims_vector(), values);
   }
   std::ofstream(dir / "stats.json") << result.stats.dump(2) << '\n';
   if (!trace.empty()) {
     machine.write_trace(trace, {{"run", {{"workload", workload.name}, {"staging", std::string(to_string(policy))}}}});
   }
   fmt::print("{}: {} ops on {} (staging {}): {} cycles = {:.4g} us simulated, {} DMA bytes, padding +{} bytes\n",
-             workload.name, workload.ops.size(), machine.arch().name, to_string(policy),
+             workload.name, workload.ops().size(), machine.arch().name, to_string(policy),
              result.stats["cycles"].get<std::uint64_t>(), result.stats["seconds"].get<double>() * 1e6,
              result.stats["dma_bytes"].get<std::uint64_t>(),
              result.stats["padding"]["bytes_added"].get<std::uint64_t>());

@@ -38,7 +38,9 @@ struct WorkloadRunArgs {
   std::string staging;      ///< empty: the workload's, else method
   std::string out;
   std::string trace;
-  MachineOptions machine;  ///< threads, tracing, codec, spill directory, alignment policy from the command line
+  MachineOptions machine;   ///< threads, tracing, codec, spill directory, alignment policy from the command line
+  bool dump_graph = false;  ///< print the graph after the passes before running
+  std::string conv_algo;    ///< empty: each conv's own "algo" (default implicit-precomp)
 };
 /// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
 void run_workload_command(const WorkloadRunArgs& args);

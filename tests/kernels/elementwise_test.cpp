@@ -31,9 +31,80 @@ TEST_CASE("1-D operators match the fp32 reference under method and naive, and tr
 }
 
 TEST_CASE("a 1-D op spans several tiles and every core of every group", "[kernels][1d]") {
-  const Shape4 s{1, 1, 1, 40001};
-  s.rank == 4 ? void() : void();
-  const auto r = run_op("sigmoid", {Shape4::from_dims({40001})}, {}, StagingPolicy::kMethod);
+  const Arch arch = test::small_arch(2);
+  const auto r = run_op("sigmoid", {Shape{400001}}, {}, StagingPolicy::kMethod, -4.0f, 4.0f, 7, {}, arch);
   REQUIRE_FALSE(r.trapped);
   CHECK(r.max_excess <= 0);
+  CHECK(r.cores_with_dma == arch.core_groups * arch.cores_per_group());
+}
+
+TEST_CASE("element-wise tiles shrink to fit a 16 KiB ldm, with a resident broadcast operand", "[kernels][1d]") {
+  const Arch tiny = Arch::preset("tiny");
+  const std::vector<Shape> one{Shape{3, 40001}}, two{Shape{3, 40001}, Shape{3, 40001}};
+  for (const auto& [op, shapes] : {std::pair{"relu", one}, std::pair{"add", two}}) {
+    INFO(op);
+    const auto r = run_op(op, shapes, {}, StagingPolicy::kMethod, -2.0f, 2.0f, 3, {}, tiny);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  }
+  const auto r = run_op("mul", {Shape{9, 1001}, Shape{1001}}, {}, StagingPolicy::kMethod, -2.0f, 2.0f, 3, {}, tiny);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  // A broadcast operand of more than a quarter of the ldm is refused with the reason, not overflowed.
+  CHECK_THROWS_WITH(run_op("mul", {Shape{4, 3001}, Shape{3001}}, {}, StagingPolicy::kMethod, -2.0f, 2.0f, 3, {}, tiny),
+                    Catch::Contains("larger than a quarter of the 16384-byte ldm"));
+}
+
+TEST_CASE("exp, sqrt, clip, sub and div match the reference on every test shape and policy", "[kernels][1d]") {
+  struct Case {
+    const char* name;
+    bool binary;
+    float lo, hi;
+    nlohmann::json attrs;
+  };
+  const std::vector<Case> cases = {{"exp", false, -4.0f, 4.0f, nullptr},
+                                   {"sqrt", false, 0.0f, 9.0f, nullptr},
+                                   {"clip", false, -8.0f, 8.0f, {{"min", 0}, {"max", 6}}},
+                                   {"clip", false, -8.0f, 8.0f, {{"max", -1.5}}},
+                                   {"sub", true, -2.0f, 2.0f, nullptr},
+                                   {"div", true, 0.5f, 2.0f, nullptr}};
+  for (const Case& c : cases) {
+    for (const Shape4& s : test::test_shapes()) {
+      const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
+      INFO(c.name << " " << c.attrs.dump() << " " << s.str());
+      for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+        const auto r = run_op(c.name, shapes, c.attrs, p, c.lo, c.hi);
+        INFO(to_string(p) << ": " << r.fault);
+        REQUIRE_FALSE(r.trapped);
+        CHECK(r.max_excess <= 0);
+      }
+      CHECK(run_op(c.name, shapes, c.attrs, StagingPolicy::kNone, c.lo, c.hi).trapped == (s.elements() % 2 == 1));
+    }
+  }
+}
+
+TEST_CASE("sub and div broadcast a [C, 1, 1], a [W] and a scalar operand over NCHW", "[kernels][1d][broadcast]") {
+  for (const char* name : {"sub", "div"}) {
+    for (const Shape& b : {Shape{3, 1, 1}, Shape{7}, Shape{}}) {
+      for (bool swapped : {false, true}) {  // the broadcast operand on either side
+        const std::vector<Shape> shapes =
+            swapped ? std::vector<Shape>{b, Shape{2, 3, 5, 7}} : std::vector<Shape>{Shape{2, 3, 5, 7}, b};
+        INFO(name << " " << b.str() << (swapped ? " first" : " second"));
+        for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+          const auto r = test::run_op(name, shapes, nullptr, p, 0.5f, 2.0f);
+          INFO(r.fault);
+          REQUIRE_FALSE(r.trapped);
+          CHECK(r.max_excess <= 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("element-wise attribute and shape errors name the op", "[kernels][1d]") {
+  CHECK_THROWS_WITH(test::bind_op("clip", {Shape{4}}, {{"min", 2}, {"max", 1}}), Catch::Contains("clip: min 2"));
+  CHECK_THROWS_WITH(test::bind_op("clip", {Shape{4}}, {{"maxx", 1}}), Catch::Contains("did you mean"));
+  CHECK_THROWS_WITH(test::bind_op("sub", {Shape{2, 3}, Shape{4}}),
+                    Catch::Contains("sub") && Catch::Contains("broadcast"));
+  CHECK_THROWS_WITH(test::bind_op("exp", {Shape{2}, Shape{2}}), Catch::Contains("takes 1 input, got 2"));
 }

@@ -1,34 +1,41 @@
 // 2-D and 3-D class operators (softmax, fc, pools, spatialbn inference and training) on even and odd shapes
 // under all three staging policies: method and naive match the reference, none traps exactly when a tensor
-// needs padding and then says so.
+// needs padding and then says so. Units larger than sw26010's 64 KiB ldm, fc at batch 1, attribute errors.
 #include <catch2/catch.hpp>
 
 #include "op_harness.hpp"
 
 using namespace ldmsim;
+using ldmsim::test::bind_op;
 using ldmsim::test::run_op;
+using ldmsim::test::shape_of;
 
 namespace {
 
 struct Case {
   std::string op;
-  std::vector<Shape4> shapes;
+  std::vector<Shape> shapes;
   nlohmann::json attrs;
-  float lo = -2.0f, hi = 2.0f;
 };
 
-std::vector<Case> cases_for(const Shape4& s) {
-  const Shape4 c1 = Shape4::from_dims({s.c});
+std::vector<Case> cases_for(const Shape4& s4) {
+  const Shape s = shape_of(s4), c1{s4.c};
   std::vector<Case> out;
   out.push_back({"softmax", {s}, {}});
-  out.push_back({"fc", {s, Shape4::from_dims({3, s.chw()}), Shape4::from_dims({3})}, {}});
-  out.push_back({"fc", {s, Shape4::from_dims({4, s.chw()})}, {}});
+  out.push_back({"fc", {s, Shape{3, s4.chw()}, Shape{3}}, {}});
+  out.push_back({"fc", {s, Shape{4, s4.chw()}}, {}});
   out.push_back({"max_pool", {s}, {{"kernel", 2}, {"stride", 1}}});
   out.push_back({"avg_pool", {s}, {{"kernel", 3}, {"stride", 2}, {"pad", 1}}});
   out.push_back({"avg_pool", {s}, {{"kernel", 2}, {"stride", 2}, {"pad", 1}, {"count_include_pad", true}}});
   out.push_back({"spatialbn", {s, c1, c1, c1, c1}, {{"epsilon", 1e-3}}});
   out.push_back({"spatialbn_train", {s, c1, c1}, {}});
   return out;
+}
+
+/// spatialbn's var (input 4) must be positive.
+std::vector<std::vector<float>> fixed_for(const std::string& op, std::size_t channels) {
+  if (op != "spatialbn") return {};
+  return {{}, {}, {}, {}, std::vector<float>(channels, 0.5f)};
 }
 
 }  // namespace
@@ -39,10 +46,7 @@ TEST_CASE("matrix operators on even and odd shapes under every staging policy", 
     for (const Case& c : cases_for(s)) {
       if ((c.op == "max_pool" && (s.h < 2 || s.w < 2))) continue;
       INFO(c.op << " " << s.str() << " " << c.attrs.dump());
-      std::vector<std::vector<float>> fixed;
-      if (c.op == "spatialbn") {  // var must be positive
-        fixed = {{}, {}, {}, {}, std::vector<float>(s.c, 0.5f)};
-      }
+      const auto fixed = fixed_for(c.op, s.c);
       for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
         const auto r = run_op(c.op, c.shapes, c.attrs, p, -2.0f, 2.0f, 11, fixed);
         INFO(to_string(p) << ": " << r.fault);
@@ -64,11 +68,63 @@ TEST_CASE("matrix operators on even and odd shapes under every staging policy", 
   CHECK(clean > 10);
 }
 
-TEST_CASE("bad attributes and shapes are rejected by shape inference", "[kernels][2d]") {
-  const Operator& pool = test::op_named("max_pool");
-  CHECK_THROWS_WITH(pool.infer({Shape4{1, 1, 4, 4}}, {{"kernel", 0}}), Catch::Contains("'kernel'"));
-  CHECK_THROWS_WITH(pool.infer({Shape4{1, 1, 4, 4}}, {{"size", 2}}), Catch::Contains("unknown attribute 'size'"));
-  const Operator& fc = test::op_named("fc");
-  CHECK_THROWS_WITH(fc.infer({Shape4{2, 3, 1, 1}, Shape4::from_dims({4, 5})}, {}), Catch::Contains("c*h*w"));
-  CHECK_THROWS_WITH(test::op_named("softmax").infer({Shape4{2, 3, 1, 1}}, {{"axis", 2}}), Catch::Contains("axis"));
+TEST_CASE("units larger than sw26010's 64 KiB ldm run without trapping", "[kernels][2d][big]") {
+  const Arch sw = Arch::preset("sw26010");
+  // A 256x160 plane is 80 KiB of fp16; a softmax row of 40000 is 78 KiB.
+  const Shape plane{1, 2, 256, 160}, c{2};
+  const std::vector<Case> cases = {
+      {"relu", {plane}, nullptr},
+      {"softmax", {Shape{2, 40000}}, nullptr},
+      {"max_pool", {plane}, {{"kernel", 3}, {"stride", 2}, {"pad", 1}}},
+      {"avg_pool", {Shape{1, 1, 300, 301}}, {{"kernel", 2}}},
+      {"spatialbn", {plane, c, c, c, c}, nullptr},
+      {"spatialbn_train", {plane, c, c}, nullptr},
+      {"fc", {Shape{2, 40000}, Shape{3, 40000}, Shape{3}}, nullptr},
+  };
+  for (const Case& k : cases) {
+    INFO(k.op);
+    const auto r = run_op(k.op, k.shapes, k.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 5, fixed_for(k.op, 2), sw);
+    INFO(r.fault);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  }
+}
+
+TEST_CASE("spatialbn whose [C] parameters do not fit beside the tiles gathers them per tile", "[kernels][2d]") {
+  // 5000 channels of 4 parameters are 40 KiB: more than a quarter of tiny's 16 KiB ldm.
+  const Shape x{2, 5000, 1, 3}, c{5000};
+  const auto r = run_op("spatialbn", {x, c, c, c, c}, nullptr, StagingPolicy::kMethod, -2.0f, 2.0f, 5,
+                        fixed_for("spatialbn", 5000), Arch::preset("tiny"));
+  INFO(r.fault);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+}
+
+TEST_CASE("fc at batch 1 spreads its outputs over every core of every group", "[kernels][2d]") {
+  const Arch arch = test::small_arch(2);
+  const auto r = run_op("fc", {Shape{1, 512}, Shape{1000, 512}, Shape{1000}}, nullptr, StagingPolicy::kMethod, -1.0f,
+                        1.0f, 3, {}, arch);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  CHECK(r.cores_with_dma == arch.core_groups * arch.cores_per_group());
+}
+
+TEST_CASE("bad attributes and shapes are rejected when the op is bound", "[kernels][2d]") {
+  CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 0}}), Catch::Contains("kernel"));
+  CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"size", 2}}), Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"kernel", std::int64_t{1} << 62}}),
+                    Catch::Contains("attrs.kernel"));
+  CHECK_THROWS_WITH(bind_op("avg_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 2}, {"pad", {std::int64_t{1} << 62, 0}}}),
+                    Catch::Contains("attrs.pad"));
+  CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 9}}),
+                    Catch::Contains("max_pool: kernel 9x9 is larger than the padded input 4x4"));
+  CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 2}, {"pad", 2}}),
+                    Catch::Contains("must be smaller than the kernel"));
+  CHECK_THROWS_WITH(bind_op("fc", {Shape{2, 3, 1, 1}, Shape{4, 5}}), Catch::Contains("fc") && Catch::Contains("c*h*w"));
+  CHECK_THROWS_WITH(bind_op("fc", {Shape{2, 3}, Shape{4, 3}, Shape{5}}), Catch::Contains("bias [5] must be [4]"));
+  CHECK_THROWS_WITH(bind_op("spatialbn", {Shape{1, 3, 2, 2}, Shape{3}, Shape{3}, Shape{4}, Shape{3}}),
+                    Catch::Contains("input 3 is [4], expected [3]"));
+  CHECK_THROWS_WITH(bind_op("spatialbn_train", {Shape{1, 3, 2, 2}, Shape{3}, Shape{3}}, {{"epsilon", 0}}),
+                    Catch::Contains("epsilon"));
+  CHECK_THROWS_WITH(bind_op("softmax", {Shape{2, 3, 1, 1}}, {{"axis", 4}}), Catch::Contains("axis"));
 }

@@ -1,16 +1,17 @@
-// Test harness: runs one registered operator on a small machine under a staging policy and compares the
-// stripped outputs with the fp32 reference.
+// Test harness: binds one operator of the built-in registry, stages random inputs under a staging policy, runs
+// its device kernel on a small machine and compares the stripped outputs with the fp32 reference.
 #pragma once
 
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "ldmsim/kernels/operators.hpp"
+#include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/kernels/staging.hpp"
 #include "ldmsim/ldmsim.hpp"
-#include "ldmsim/runtime/operator.hpp"
-#include "ldmsim/runtime/staging.hpp"
 
 namespace ldmsim::test {
 
@@ -19,13 +20,25 @@ struct OpRun {
   std::string fault;
   double max_excess = 0;  ///< max of |dev - ref| - tol over all outputs (<= 0 means within tolerance)
   bool any_padding = false;
+  std::size_t cores_with_dma = 0;  ///< cores (over all groups) that issued at least one DMA
 };
 
-inline const Operator& op_named(const std::string& name) {
-  kernels::register_builtin_operators(operator_registry());
-  const Operator* op = operator_registry().find(name);
-  if (op == nullptr) throw std::runtime_error("no operator " + name);
-  return *op;
+inline const OperatorRegistry& registry() {
+  static const OperatorRegistry r = OperatorRegistry::builtin();
+  return r;
+}
+
+/// The logical shape of a 4-D test shape (its first `rank` dims).
+inline Shape shape_of(const Shape4& s) {
+  std::vector<std::uint64_t> dims;
+  for (std::size_t d : s.dims()) dims.push_back(d);
+  return Shape(dims);
+}
+
+/// Binds `name` with `attrs` on `shapes` (ConfigError on a bad attribute or shape).
+inline std::unique_ptr<BoundOp> bind_op(const std::string& name, const std::vector<Shape>& shapes,
+                                        const nlohmann::json& attrs = nullptr) {
+  return registry().bind(name, JsonField(attrs, "test", "attrs"), shapes);
 }
 
 inline Arch small_arch(unsigned groups = 2) {
@@ -35,12 +48,12 @@ inline Arch small_arch(unsigned groups = 2) {
   return a;
 }
 
-/// Runs `name` on inputs of `shapes` (values uniform in [lo, hi]) under `policy`.
-inline OpRun run_op(const std::string& name, const std::vector<Shape4>& shapes, const nlohmann::json& attrs,
+/// Runs `name` on inputs of `shapes` (values uniform in [lo, hi], or `fixed` where given) under `policy`.
+inline OpRun run_op(const std::string& name, const std::vector<Shape>& shapes, const nlohmann::json& attrs,
                     StagingPolicy policy, float lo = -2.0f, float hi = 2.0f, unsigned seed = 7,
-                    const std::vector<std::vector<float>>& fixed = {}) {
-  const Operator& op = op_named(name);
-  Machine m{small_arch()};
+                    const std::vector<std::vector<float>>& fixed = {}, const Arch& arch = small_arch()) {
+  const auto op = bind_op(name, shapes, attrs);
+  Machine m{arch};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<HostTensor> host;
@@ -56,38 +69,51 @@ inline OpRun run_op(const std::string& name, const std::vector<Shape4>& shapes, 
     std::vector<f16> h(t.data.size());
     floats_to_halves(t.data, h);
     halves_to_floats(h, t.data);  // the reference sees exactly the staged fp16 values
-    const PaddingPlan plan = choose_plan(shapes[i], op.padding(i), policy);
+    const PaddingPlan plan = choose_plan(op->view(i), op->padding(i), policy);
     r.any_padding = r.any_padding || plan.kind == PlanKind::kUnpadded || plan.added_elements() > 0;
     in.push_back(stage_in(m, "in" + std::to_string(i), plan, h));
     host.push_back(std::move(t));
   }
-  const auto out_shapes = op.infer(shapes, attrs);
   std::vector<DeviceTensor> out;
-  for (std::size_t j = 0; j < out_shapes.size(); ++j) {
-    const PaddingPlan plan = choose_plan(out_shapes[j], op.padding(shapes.size() + j), policy);
+  for (std::size_t j = 0; j < op->output_shapes().size(); ++j) {
+    const std::size_t index = shapes.size() + j;
+    const PaddingPlan plan = choose_plan(op->view(index), op->padding(index), policy);
     r.any_padding = r.any_padding || plan.kind == PlanKind::kUnpadded || plan.added_elements() > 0;
     out.push_back(allocate_tensor(m, "out" + std::to_string(j), plan));
   }
   try {
-    op.run(m, in, out, attrs, name);
+    op->run(m, in, out, name);
   } catch (const Fault& f) {
     r.trapped = true;
     r.fault = f.what();
     return r;
   }
-  const auto ref = op.reference(host, attrs);
+  const RunStats stats = m.stats();
+  for (const auto& g : stats.groups) {
+    for (const auto& c : g.cores) r.cores_with_dma += c.dma_requests > 0 ? 1 : 0;
+  }
+  const auto ref = op->reference(host);
+  const Tolerance tol = op->tolerance();
   r.max_excess = -1e30;
   for (std::size_t j = 0; j < out.size(); ++j) {
     const std::vector<f16> dev = stage_out(m, out[j]);
     for (std::size_t i = 0; i < dev.size(); ++i) {
       const double d = static_cast<double>(static_cast<float>(dev[i]));
       const double e = static_cast<double>(ref[j].data[i]);
-      const double tol = op.abs_tolerance + op.rel_tolerance * std::abs(e);
-      r.max_excess = std::max(r.max_excess, std::abs(d - e) - tol);
+      r.max_excess = std::max(r.max_excess, std::abs(d - e) - (tol.abs + tol.rel * std::abs(e)));
       if (std::isnan(d)) r.max_excess = 1e30;
     }
   }
   return r;
+}
+
+/// The same with 4-D test shapes.
+inline OpRun run_op(const std::string& name, const std::vector<Shape4>& shapes, const nlohmann::json& attrs,
+                    StagingPolicy policy, float lo = -2.0f, float hi = 2.0f, unsigned seed = 7,
+                    const std::vector<std::vector<float>>& fixed = {}) {
+  std::vector<Shape> logical;
+  for (const auto& s : shapes) logical.push_back(shape_of(s));
+  return run_op(name, logical, attrs, policy, lo, hi, seed, fixed);
 }
 
 /// The shapes every operator is tested on: even, 1x1x1x1, primes, and only c*h*w / h*w / w odd.

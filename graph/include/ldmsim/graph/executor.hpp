@@ -1,0 +1,42 @@
+// The executor: follows an ExecutionPlan on a Machine. Graph inputs are generated on the host and staged once;
+// everything between ops stays in simulated main memory (re-layouts are device kernels); dead tensors are freed
+// after their last consumer; graph outputs are downloaded and stripped at the end.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ldmsim/graph/graph.hpp"
+#include "ldmsim/graph/plan.hpp"
+#include "ldmsim/runtime/machine.hpp"
+#include "ldmsim/sim/fp16.hpp"
+
+namespace ldmsim {
+
+struct ExecuteOptions {
+  StagingPolicy staging = StagingPolicy::kMethod;
+  /// Called after each op with (index, type, simulated seconds so far).
+  std::function<void(std::size_t, const std::string&, double)> progress;
+};
+
+/// What a run produced.
+struct ExecutionResult {
+  std::map<std::string, std::vector<f16>> outputs;  ///< logical (stripped) values
+  std::map<std::string, Shape> shapes;
+  nlohmann::json stats;
+};
+
+/// Plans (default passes) and runs `graph` on `machine`. Faults propagate; ConfigError before anything is
+/// allocated when a tensor cannot fit the machine's memory.
+ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptions& options = {});
+/// Runs an existing plan.
+ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
+                        const ExecuteOptions& options = {});
+
+/// The initial values of a graph input, as fp16 (uniform / normal from the seed, a value, or file data).
+std::vector<f16> initial_values(const TensorNode& tensor);
+
+}  // namespace ldmsim

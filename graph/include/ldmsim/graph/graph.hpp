@@ -1,0 +1,90 @@
+// The graph layer's data model: named tensors of rank 0 to 6 and operator nodes with edges between them. A graph
+// is built by a front end (the JSON workload loader, later ONNX): adding an op binds it through an
+// OperatorRegistry, which parses its attributes once and infers its output shapes (numpy broadcasting included),
+// so a graph that was built is valid by construction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/kernels/padding.hpp"
+#include "ldmsim/kernels/shape.hpp"
+
+namespace ldmsim {
+
+/// Where a tensor's initial values come from (graph inputs); kProduced for tensors an op writes.
+struct TensorInit {
+  enum class Kind : std::uint8_t { kProduced, kUniform, kNormal, kValue, kData };
+  Kind kind = Kind::kProduced;
+  double a = 0;  ///< uniform: low; normal: mean; value: the value
+  double b = 0;  ///< uniform: high; normal: standard deviation
+  std::uint64_t seed = 0;
+  std::vector<float> data;  ///< kData: logical values in C order
+};
+
+struct TensorNode {
+  std::string name;
+  Shape shape;
+  TensorInit init;
+  std::optional<std::size_t> producer;  ///< op index
+  std::vector<std::size_t> consumers;   ///< op indices in order (an op reading it twice appears twice)
+  bool is_output = false;
+  bool is_input() const { return init.kind != TensorInit::Kind::kProduced; }
+  /// Bytes of its logical fp16 data.
+  std::uint64_t logical_bytes() const { return shape.elements() * 2; }
+};
+
+struct OpNode {
+  std::string type;
+  std::vector<std::size_t> inputs;   ///< tensor indices
+  std::vector<std::size_t> outputs;  ///< tensor indices
+  std::shared_ptr<const BoundOp> bound;
+  std::size_t index = 0;
+  /// The kernel name in traces and stats: "type#index".
+  std::string label() const;
+};
+
+class Graph {
+ public:
+  std::string name = "workload";
+  std::optional<std::string> arch;       ///< the workload's preferred arch (name or file)
+  std::optional<StagingPolicy> staging;  ///< the workload's preferred staging policy
+
+  /// Adds an input tensor (ConfigError when the name exists).
+  std::size_t add_input(std::string name, Shape shape, TensorInit init);
+  /// Declares the shape an op output must have (checked when the op is added).
+  void declare_shape(const std::string& tensor, Shape shape);
+  /// Binds `type` with `attrs` on the named inputs (which must exist) and adds its outputs; errors are
+  /// ConfigErrors "op I (type): ..." naming the tensor or attribute.
+  std::size_t add_op(const OperatorRegistry& registry, const std::string& type, const std::vector<std::string>& inputs,
+                     const std::vector<std::string>& outputs, const JsonField& attrs);
+  /// Attributes that every later op of `type` gets unless it sets them itself (`ldmsim run --conv-algo`).
+  void set_default_attrs(const std::string& type, nlohmann::json attrs);
+  /// Marks a tensor as a graph output (ConfigError when it does not exist).
+  void mark_output(const std::string& tensor);
+
+  const std::vector<TensorNode>& tensors() const { return tensors_; }
+  const std::vector<OpNode>& ops() const { return ops_; }
+  const TensorNode& tensor(std::size_t index) const { return tensors_.at(index); }
+  /// The index of a tensor, or nullopt.
+  std::optional<std::size_t> find(std::string_view tensor) const;
+  /// Graph outputs in the order they were marked.
+  const std::vector<std::size_t>& outputs() const { return outputs_; }
+
+ private:
+  std::vector<TensorNode> tensors_;
+  std::vector<OpNode> ops_;
+  std::vector<std::size_t> outputs_;
+  std::map<std::string, std::size_t, std::less<>> by_name_;
+  std::map<std::string, Shape, std::less<>> declared_;
+  std::map<std::string, nlohmann::json, std::less<>> default_attrs_;
+};
+
+}  // namespace ldmsim

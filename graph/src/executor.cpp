@@ -1,0 +1,214 @@
+// The executor: follows the plan's steps on the machine and gathers stats.json (see executor.hpp).
+#include "ldmsim/graph/executor.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "ldmsim/kernels/relayout.hpp"
+#include "ldmsim/kernels/staging.hpp"
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+using nlohmann::json;
+
+json group_dma(const RunStats& s) {
+  json out = json::array();
+  for (const auto& g : s.groups) out.push_back({{"dma_requests", g.dma_requests()}, {"dma_bytes", g.dma_bytes()}});
+  return out;
+}
+
+json group_dma_delta(const RunStats& before, const RunStats& after) {
+  json groups = group_dma(after);
+  const json g0 = group_dma(before);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const char* key : {"dma_requests", "dma_bytes"}) {
+      groups[g][key] = groups[g][key].get<std::uint64_t>() - g0[g][key].get<std::uint64_t>();
+    }
+  }
+  return groups;
+}
+
+/// Refuses, before anything is allocated, a tensor that cannot fit one core group's main memory.
+void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& machine) {
+  const std::uint64_t capacity = machine.arch().main_memory_bytes_per_cg;
+  auto check = [&](std::size_t t, const PaddingPlan& p) {
+    const std::uint64_t bytes = static_cast<std::uint64_t>(p.layout.total) * 2;
+    if (bytes > capacity) {
+      throw ConfigError(
+          fmt::format("tensor '{}' {} needs {} bytes, more than the {} bytes of main memory of a core "
+                      "group on {}",
+                      graph.tensor(t).name, graph.tensor(t).shape.str(), bytes, capacity, machine.arch().name));
+    }
+  };
+  for (const Step& s : plan.steps) {
+    if (s.kind == Step::Kind::kStage || s.kind == Step::Kind::kRelayout) check(s.tensor, s.plan);
+  }
+  for (const OpNode& op : graph.ops()) {
+    for (std::size_t k = 0; k < op.outputs.size(); ++k)
+      check(op.outputs[k], plan.op_plans[op.index][op.inputs.size() + k]);
+  }
+}
+
+/// Device bytes of live tensors, and their peak.
+struct Footprint {
+  std::uint64_t live = 0, peak = 0;
+  void hold(const DeviceTensor& t) {
+    live += static_cast<std::uint64_t>(t.layout().total) * 2;
+    peak = std::max(peak, live);
+  }
+  void release(const DeviceTensor& t) { live -= static_cast<std::uint64_t>(t.layout().total) * 2; }
+};
+
+}  // namespace
+
+ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptions& options) {
+  return execute(graph, plan_execution(graph, options.staging), machine, options);
+}
+
+ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
+                        const ExecuteOptions& options) {
+  check_fits(graph, plan, machine);
+  StagingStats staging;
+  Footprint footprint;
+  std::vector<std::optional<DeviceTensor>> device(graph.tensors().size());
+  json ops = json::array(), relayouts = json::array();
+  StagingStats op_staging;  // staging of the op about to run (its inputs' uploads, its outputs' allocations)
+  std::size_t freed = 0;
+  for (const Step& step : plan.steps) {
+    const TensorNode& node = graph.tensor(step.tensor);
+    switch (step.kind) {
+      case Step::Kind::kStage: {
+        const StagingStats before = staging;
+        device[step.tensor] = stage_in(machine, node.name, step.plan, initial_values(node), &staging);
+        footprint.hold(*device[step.tensor]);
+        op_staging.host_seconds += staging.host_seconds - before.host_seconds;
+        op_staging.bytes_added += staging.bytes_added - before.bytes_added;
+        break;
+      }
+      case Step::Kind::kRelayout: {
+        const DeviceTensor from = *device[step.tensor];
+        const StagingStats before = staging;
+        const DeviceTensor to = allocate_tensor(machine, node.name, step.plan, &staging);
+        op_staging.bytes_added += staging.bytes_added - before.bytes_added;
+        footprint.hold(to);
+        const RunStats s0 = machine.stats();
+        const std::string label = fmt::format("relayout:{}", node.name);
+        relayout(machine, from, to, label);
+        const RunStats s1 = machine.stats();
+        relayouts.push_back({{"tensor", node.name},
+                             {"before_op", step.op},
+                             {"from", from.plan.describe()},
+                             {"to", to.plan.describe()},
+                             {"cycles", s1.cycles - s0.cycles},
+                             {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()}});
+        machine.free(from.ptr);
+        footprint.release(from);
+        device[step.tensor] = to;
+        break;
+      }
+      case Step::Kind::kHandOver: {
+        const OpNode& op = graph.ops()[step.op];
+        DeviceTensor t = *device[op.inputs[0]];
+        device[op.inputs[0]].reset();
+        t.name = node.name;
+        t.plan = step.plan;
+        device[step.tensor] = t;
+        ops.push_back({{"index", op.index},
+                       {"type", op.type},
+                       {"cycles", 0},
+                       {"seconds", 0.0},
+                       {"dma_requests", 0},
+                       {"dma_bytes", 0},
+                       {"groups", group_dma_delta(machine.stats(), machine.stats())},
+                       {"flops", 0},
+                       {"padding_bytes_added", op_staging.bytes_added},
+                       {"staging_host_seconds", op_staging.host_seconds},
+                       {"device_bytes_live", footprint.live},
+                       {"buffer", fmt::format("handed over from '{}'", graph.tensor(op.inputs[0]).name)},
+                       {"plans", {{t.name, step.plan.describe()}}}});
+        op_staging = {};
+        if (options.progress) options.progress(op.index, op.type, machine.stats().seconds);
+        break;
+      }
+      case Step::Kind::kFree:
+        machine.free(device[step.tensor]->ptr);
+        footprint.release(*device[step.tensor]);
+        device[step.tensor].reset();
+        ++freed;
+        break;
+      case Step::Kind::kRun: {
+        const OpNode& op = graph.ops()[step.op];
+        const auto& plans = plan.op_plans[op.index];
+        json layouts = json::object();
+        std::vector<DeviceTensor> in, out;
+        for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+          DeviceTensor t = *device[op.inputs[k]];
+          t.plan = plans[k];  // the same placement, seen through this op's plan
+          in.push_back(t);
+          layouts[t.name] = plans[k].describe();
+        }
+        for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+          const std::size_t t = op.outputs[k];
+          const StagingStats before = staging;
+          device[t] = allocate_tensor(machine, graph.tensor(t).name, plans[op.inputs.size() + k], &staging);
+          op_staging.bytes_added += staging.bytes_added - before.bytes_added;
+          op_staging.host_seconds += staging.host_seconds - before.host_seconds;
+          footprint.hold(*device[t]);
+          out.push_back(*device[t]);
+          layouts[device[t]->name] = plans[op.inputs.size() + k].describe();
+        }
+        const RunStats s0 = machine.stats();
+        op.bound->run(machine, in, out, op.label());
+        const RunStats s1 = machine.stats();
+        ops.push_back({{"index", op.index},
+                       {"type", op.type},
+                       {"cycles", s1.cycles - s0.cycles},
+                       {"seconds", s1.seconds - s0.seconds},
+                       {"dma_requests", s1.dma_requests() - s0.dma_requests()},
+                       {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()},
+                       {"groups", group_dma_delta(s0, s1)},
+                       {"flops", op.bound->cost().flops},
+                       {"padding_bytes_added", op_staging.bytes_added},
+                       {"staging_host_seconds", op_staging.host_seconds},
+                       {"device_bytes_live", footprint.live},
+                       {"plans", layouts}});
+        op_staging = {};
+        if (options.progress) options.progress(op.index, op.type, s1.seconds);
+        break;
+      }
+    }
+  }
+  ExecutionResult result;
+  for (std::size_t t : graph.outputs()) {
+    const TensorNode& node = graph.tensor(t);
+    result.shapes[node.name] = node.shape;
+    result.outputs[node.name] = stage_out(machine, *device[t], &staging);
+  }
+  const RunStats s = machine.stats();
+  result.stats = {{"workload", graph.name},
+                  {"arch", machine.arch().name},
+                  {"staging", to_string(plan.policy)},
+                  {"cycles", s.cycles},
+                  {"seconds", s.seconds},
+                  {"dma_requests", s.dma_requests()},
+                  {"dma_bytes", s.dma_bytes()},
+                  {"ldm_high_water", s.ldm_high_water()},
+                  {"padding",
+                   {{"bytes_added", staging.bytes_added},
+                    {"bytes_staged", staging.bytes_staged},
+                    {"staging_host_seconds", staging.host_seconds}}},
+                  {"device_memory",
+                   {{"peak_tensor_bytes", footprint.peak},
+                    {"tensor_bytes_without_freeing", plan.bytes_without_freeing},
+                    {"tensors_freed", freed}}},
+                  {"relayouts", relayouts},
+                  {"ops", ops},
+                  {"machine", s.to_json(false)}};
+  return result;
+}
+
+}  // namespace ldmsim

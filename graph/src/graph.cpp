@@ -1,0 +1,106 @@
+// Graph construction: every op is bound (attributes parsed, shapes inferred) as it is added.
+#include "ldmsim/graph/graph.hpp"
+
+#include <fmt/format.h>
+
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim {
+
+std::string OpNode::label() const {
+  return fmt::format("{}#{}", type, index);
+}
+
+std::optional<std::size_t> Graph::find(std::string_view tensor) const {
+  const auto it = by_name_.find(tensor);
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::size_t Graph::add_input(std::string tensor_name, Shape shape, TensorInit init) {
+  if (find(tensor_name)) throw ConfigError(fmt::format("tensor '{}' is defined twice", tensor_name));
+  const std::size_t index = tensors_.size();
+  by_name_.emplace(tensor_name, index);
+  tensors_.push_back(TensorNode{std::move(tensor_name), shape, std::move(init), std::nullopt, {}, false});
+  return index;
+}
+
+void Graph::declare_shape(const std::string& tensor, Shape shape) {
+  declared_.insert_or_assign(tensor, shape);
+}
+
+std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& type,
+                          const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                          const JsonField& attrs) {
+  const std::size_t index = ops_.size();
+  const std::string where = fmt::format("op {} ({})", index, type);
+  std::vector<std::size_t> in;
+  std::vector<Shape> shapes;
+  for (const auto& input : inputs) {
+    const auto t = find(input);
+    if (!t) {
+      throw ConfigError(
+          fmt::format("{}: missing tensor '{}' (not initialized and not produced by any op)", where, input));
+    }
+    in.push_back(*t);
+    shapes.push_back(tensors_[*t].shape);
+  }
+  std::shared_ptr<const BoundOp> bound;
+  // Defaults fill the keys the op does not set; the merged tree lives only as long as binding (kinds parse
+  // their attributes into typed values there).
+  nlohmann::json merged;
+  const auto defaults = default_attrs_.find(type);
+  if (defaults != default_attrs_.end() && (attrs.json().is_null() || attrs.json().is_object())) {
+    merged = attrs.json().is_null() ? nlohmann::json::object() : attrs.json();
+    for (const auto& [key, value] : defaults->second.items()) {
+      if (!merged.contains(key)) merged[key] = value;
+    }
+  }
+  try {
+    bound = merged.is_null() ? registry.bind(type, attrs, shapes)
+                             : registry.bind(type, JsonField(merged, attrs.origin(), attrs.path()), shapes);
+  } catch (const ConfigError& e) {
+    if (registry.find(type) == nullptr) throw ConfigError(fmt::format("op {}: {}", index, e.what()));
+    throw ConfigError(fmt::format("{}: {}", where, e.what()));
+  }
+  if (bound->output_shapes().size() != outputs.size()) {
+    throw ConfigError(
+        fmt::format("{}: produces {} outputs, got {}", where, bound->output_shapes().size(), outputs.size()));
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const std::string& output = outputs[k];
+    if (const auto t = find(output)) {
+      const TensorNode& existing = tensors_[*t];
+      throw ConfigError(
+          existing.producer
+              ? fmt::format("{}: tensor '{}' is produced twice (also by op {})", where, output, *existing.producer)
+              : fmt::format("{}: tensor '{}' is produced twice (it is also initialized)", where, output));
+    }
+    const Shape& shape = bound->output_shapes()[k];
+    if (const auto d = declared_.find(output); d != declared_.end() && !(d->second == shape)) {
+      throw ConfigError(fmt::format("{}: shape mismatch: '{}' is declared {} but the op produces {}", where, output,
+                                    d->second.str(), shape.str()));
+    }
+    const std::size_t t = tensors_.size();
+    by_name_.emplace(output, t);
+    tensors_.push_back(TensorNode{output, shape, TensorInit{}, index, {}, false});
+    out.push_back(t);
+  }
+  for (std::size_t t : in) tensors_[t].consumers.push_back(index);
+  ops_.push_back(OpNode{type, std::move(in), std::move(out), std::move(bound), index});
+  return index;
+}
+
+void Graph::set_default_attrs(const std::string& type, nlohmann::json attrs) {
+  default_attrs_.insert_or_assign(type, std::move(attrs));
+}
+
+void Graph::mark_output(const std::string& tensor) {
+  const auto t = find(tensor);
+  if (!t) throw ConfigError(fmt::format("outputs: missing tensor \"{}\"", tensor));
+  if (!tensors_[*t].is_output) outputs_.push_back(*t);
+  tensors_[*t].is_output = true;
+}
+
+}  // namespace ldmsim

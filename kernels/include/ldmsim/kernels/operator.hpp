@@ -1,0 +1,111 @@
+// The operator framework. An OperatorKind (relu, fc, max_pool, ...) parses a node's attributes once into a typed
+// struct and checks its input shapes, yielding a BoundOp: one operator instance whose output shapes, padding
+// classes, device run, fp32 reference and cost are methods. Kinds live in an explicit OperatorRegistry that is
+// passed to whoever needs it (no mutable global).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ldmsim/kernels/padding.hpp"
+#include "ldmsim/kernels/shape.hpp"
+#include "ldmsim/kernels/staging.hpp"
+#include "ldmsim/runtime/machine.hpp"
+#include "ldmsim/sim/json_checked.hpp"
+
+namespace ldmsim {
+
+/// A host tensor in fp32 (references and tests), C order.
+struct HostTensor {
+  Shape shape;
+  std::vector<float> data;
+};
+
+/// Work of one operator invocation, for stats and reports.
+struct OpCost {
+  std::uint64_t flops = 0;
+  std::uint64_t ldm_bytes_per_core = 0;
+};
+
+/// Max |device - reference| allowed, as abs + rel * |reference|.
+struct Tolerance {
+  double abs = 1e-3;
+  double rel = 1e-3;
+};
+
+/// How many tensors an operator takes and produces.
+struct Arity {
+  std::size_t min_inputs = 1;
+  std::size_t max_inputs = 1;
+  std::size_t outputs = 1;
+};
+
+/// One operator instance: attributes parsed and input shapes checked.
+class BoundOp {
+ public:
+  virtual ~BoundOp() = default;
+  const std::vector<Shape>& input_shapes() const { return inputs_; }
+  const std::vector<Shape>& output_shapes() const { return outputs_; }
+  /// The shape of tensor `index` (inputs first, then outputs).
+  const Shape& tensor_shape(std::size_t index) const;
+  /// The 4-D NCHW view the kernel uses for tensor `index` (default: Shape4::view_of its shape).
+  virtual Shape4 view(std::size_t index) const { return Shape4::view_of(tensor_shape(index)); }
+  /// Padding class of tensor `index`.
+  virtual PaddingSpec padding(std::size_t index) const = 0;
+  /// Launches the device kernel(s) under `label` and joins (faults propagate). Tensors are in planned layouts.
+  virtual void run(Machine& machine, std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs,
+                   const std::string& label) const = 0;
+  /// fp32 reference on the logical data (an independent implementation, not the kernel's code).
+  virtual std::vector<HostTensor> reference(std::span<const HostTensor> inputs) const = 0;
+  virtual OpCost cost() const = 0;
+  virtual Tolerance tolerance() const { return {}; }
+  /// True when the output holds input 0's elements in the same C order (reshape, flatten): when input 0 dies at
+  /// this op and both layouts place elements alike, the executor hands its buffer over instead of running.
+  virtual bool reinterprets_input() const { return false; }
+
+ protected:
+  BoundOp(std::vector<Shape> inputs, std::vector<Shape> outputs)
+      : inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+
+ private:
+  std::vector<Shape> inputs_;
+  std::vector<Shape> outputs_;
+};
+
+/// An operator kind: its name, arity and how to bind it.
+class OperatorKind {
+ public:
+  virtual ~OperatorKind() = default;
+  virtual std::string_view name() const = 0;
+  virtual Arity arity() const { return {}; }
+  /// Parses `attrs` (null or an object; errors name the JSON path) and checks `inputs`; ConfigError otherwise.
+  virtual std::unique_ptr<BoundOp> bind(const JsonField& attrs, std::span<const Shape> inputs) const = 0;
+};
+
+/// Operator kinds by name.
+class OperatorRegistry {
+ public:
+  /// A registry holding every built-in operator (kernels/src/ops/).
+  static OperatorRegistry builtin();
+  /// Adds or replaces a kind.
+  void add(std::unique_ptr<OperatorKind> kind);
+  /// The kind, or nullptr.
+  const OperatorKind* find(std::string_view name) const;
+  std::vector<std::string> names() const;
+  /// Binds a kind by name: checks arity, then the kind's own attributes and shapes. `attrs` may be JSON null.
+  std::unique_ptr<BoundOp> bind(std::string_view name, const JsonField& attrs, std::span<const Shape> inputs) const;
+
+ private:
+  std::map<std::string, std::shared_ptr<const OperatorKind>, std::less<>> kinds_;
+};
+
+/// The inputs an op typically has when its main input is `x` (fc: W [1000, c*h*w] and b [1000]; add/mul: a second
+/// x; the spatialbn ops: per-channel vectors), for tools that show an op's padding for one shape.
+std::vector<Shape> typical_inputs(std::string_view op, const Shape& x);
+
+}  // namespace ldmsim

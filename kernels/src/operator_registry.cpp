@@ -1,0 +1,71 @@
+// The operator registry: kinds by name, binding with arity checks, and the built-in set.
+#include <fmt/format.h>
+
+#include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ops/ops.hpp"
+
+namespace ldmsim {
+
+const Shape& BoundOp::tensor_shape(std::size_t index) const {
+  return index < inputs_.size() ? inputs_[index] : outputs_.at(index - inputs_.size());
+}
+
+OperatorRegistry OperatorRegistry::builtin() {
+  OperatorRegistry registry;
+  ops::add_elementwise_kinds(registry);
+  ops::add_softmax_kind(registry);
+  ops::add_fc_kind(registry);
+  ops::add_pool_kinds(registry);
+  ops::add_spatialbn_kinds(registry);
+  ops::add_layout_kinds(registry);
+  ops::add_global_pool_kind(registry);
+  return registry;
+}
+
+void OperatorRegistry::add(std::unique_ptr<OperatorKind> kind) {
+  std::string name(kind->name());
+  kinds_.insert_or_assign(std::move(name), std::shared_ptr<const OperatorKind>(std::move(kind)));
+}
+
+const OperatorKind* OperatorRegistry::find(std::string_view name) const {
+  const auto it = kinds_.find(name);
+  return it == kinds_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> OperatorRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, kind] : kinds_) out.push_back(name);
+  return out;
+}
+
+std::unique_ptr<BoundOp> OperatorRegistry::bind(std::string_view name, const JsonField& attrs,
+                                                std::span<const Shape> inputs) const {
+  const OperatorKind* kind = find(name);
+  if (kind == nullptr) {
+    const std::vector<std::string> known = names();
+    const auto suggestion = closest_match(name, known);
+    throw ConfigError(fmt::format("unknown op '{}'{} (known: {})", name,
+                                  suggestion ? fmt::format(", did you mean '{}'?", *suggestion) : std::string(),
+                                  fmt::join(known, ", ")));
+  }
+  const Arity a = kind->arity();
+  if (inputs.size() < a.min_inputs || inputs.size() > a.max_inputs) {
+    throw ConfigError(
+        a.min_inputs == a.max_inputs
+            ? fmt::format("takes {} input{}, got {}", a.min_inputs, a.min_inputs == 1 ? "" : "s", inputs.size())
+            : fmt::format("takes {} to {} inputs, got {}", a.min_inputs, a.max_inputs, inputs.size()));
+  }
+  return kind->bind(attrs, inputs);
+}
+
+std::vector<Shape> typical_inputs(std::string_view op, const Shape& x) {
+  const Shape4 v = Shape4::view_of(x);
+  if (op == "add" || op == "mul") return {x, x};
+  if (op == "fc") return {x, Shape{1000, v.chw()}, Shape{1000}};
+  if (op == "spatialbn") return {x, Shape{v.c}, Shape{v.c}, Shape{v.c}, Shape{v.c}};
+  if (op == "spatialbn_train") return {x, Shape{v.c}, Shape{v.c}};
+  return {x};
+}
+
+}  // namespace ldmsim

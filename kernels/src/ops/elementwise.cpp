@@ -1,0 +1,273 @@
+// Element-wise operators, 1-D class: unary relu, sigmoid, tanh, exp, sqrt, clip (min/max; ReLU6) and binary add,
+// sub, mul, div with numpy broadcasting. Each core owns an even-bounded share of the output buffer and walks it in
+// double-buffered tiles; an input of the output's shape streams tile by tile, a broadcast input (a [C] bias, a scalar)
+// is read into ldm once and indexed per element.
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "broadcast_index.hpp"
+#include "ldmsim/kernels/streaming.hpp"
+#include "op_support.hpp"
+#include "ops.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+enum class Fn : std::uint8_t { kRelu, kSigmoid, kTanh, kExp, kSqrt, kClip, kAdd, kSub, kMul, kDiv };
+
+/// A function and its parameters (clip's bounds), parsed once at bind.
+struct Function {
+  Fn fn = Fn::kRelu;
+  float lo = 0.0f, hi = 0.0f;
+};
+
+// The kernel's fp32 arithmetic.
+float apply(const Function& f, float a, float b) {
+  switch (f.fn) {
+    case Fn::kRelu:
+      return a > 0.0f ? a : 0.0f;
+    case Fn::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-a));
+    case Fn::kTanh:
+      return std::tanh(a);
+    case Fn::kExp:
+      return std::exp(a);
+    case Fn::kSqrt:
+      return std::sqrt(a);
+    case Fn::kClip:
+      return std::min(std::max(a, f.lo), f.hi);
+    case Fn::kAdd:
+      return a + b;
+    case Fn::kSub:
+      return a - b;
+    case Fn::kMul:
+      return a * b;
+    case Fn::kDiv:
+      return a / b;
+  }
+  return a;
+}
+
+// The reference's arithmetic, in double (an independent check of the kernel's, not a copy of it).
+double reference_value(const Function& f, double a, double b) {
+  switch (f.fn) {
+    case Fn::kRelu:
+      return std::max(a, 0.0);
+    case Fn::kSigmoid:
+      return 0.5 * (1.0 + std::tanh(0.5 * a));
+    case Fn::kTanh:
+      return std::tanh(a);
+    case Fn::kExp:
+      return std::exp(a);
+    case Fn::kSqrt:
+      return std::sqrt(a);
+    case Fn::kClip:
+      return a < f.lo ? f.lo : a > f.hi ? f.hi : a;
+    case Fn::kAdd:
+      return a + b;
+    case Fn::kSub:
+      return a - b;
+    case Fn::kMul:
+      return a * b;
+    case Fn::kDiv:
+      return a / b;
+  }
+  return a;
+}
+
+std::uint64_t flops_of(Fn fn) {
+  switch (fn) {
+    case Fn::kSigmoid:
+    case Fn::kTanh:
+    case Fn::kExp:
+    case Fn::kSqrt:
+      return 4;
+    case Fn::kClip:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+/// What one input of the kernel is: streamed with the output's tiles, or broadcast from ldm.
+struct Operand {
+  DevicePtr<const f16> ptr;
+  Layout layout;
+  bool broadcast = false;
+  Shape shape;
+};
+
+struct FlatArgs {
+  Function fn;
+  std::array<Operand, 2> in;
+  std::size_t arity = 1;
+  DevicePtr<f16> out;
+  Layout out_layout;
+  Shape out_shape;
+};
+
+void flat_kernel(Core& core, const FlatArgs& a) {
+  std::array<DevicePtr<const f16>, 2> streamed{};
+  std::array<std::size_t, 2> stream_slot{};  // input k's index among the streamed inputs
+  std::size_t count = 0;
+  for (std::size_t k = 0; k < a.arity; ++k) {
+    if (a.in[k].broadcast) continue;
+    stream_slot[k] = count;
+    streamed[count++] = a.in[k].ptr;
+  }
+  const std::size_t max_tile = tiling::streaming_tile(core, count);
+  if (tiling::worker_index(core) * tiling::floor_even(max_tile) >= a.out_layout.total) return;  // no tile for me
+  // Broadcast inputs are resident (one get each), kept in logical order so that a broadcast index addresses them
+  // whatever padding they carry. Their ldm is freed before the tiles' buffers are allocated.
+  std::array<std::vector<float>, 2> resident;
+  for (std::size_t k = 0; k < a.arity; ++k) {
+    if (!a.in[k].broadcast) continue;
+    auto buf = core.ldm().alloc<f16>(a.in[k].layout.total);
+    core.get(buf, a.in[k].ptr).wait();
+    std::vector<float> padded(a.in[k].layout.total);
+    to_floats(buf, 0, padded.size(), padded.data());
+    core.ldm().free(buf);
+    const std::size_t n = a.in[k].shape.elements();
+    resident[k].resize(n);
+    for_each_run(a.in[k].layout, 0, n, [&](std::size_t logical, std::size_t offset, std::size_t run) {
+      std::copy_n(padded.begin() + static_cast<std::ptrdiff_t>(offset), run,
+                  resident[k].begin() + static_cast<std::ptrdiff_t>(logical));
+    });
+  }
+  auto compute = [&](tiling::Range tile, std::span<const std::span<const float>> xs, std::span<float> ys) {
+    // Padding positions stay zero; logical runs inside the tile are computed (broadcast operands by logical index).
+    std::fill(ys.begin(), ys.end(), 0.0f);
+    std::size_t live = 0;
+    const std::size_t first = a.out_layout.logical_at_or_after(tile.begin);
+    const std::size_t last = a.out_layout.logical_at_or_after(tile.end);
+    for_each_run(a.out_layout, first, last, [&](std::size_t logical, std::size_t offset, std::size_t run) {
+      const std::size_t t = offset - tile.begin;
+      live += run;
+      if (a.arity == 1) {
+        for (std::size_t i = 0; i < run; ++i) ys[t + i] = apply(a.fn, xs[0][t + i], 0.0f);
+        return;
+      }
+      std::array<std::optional<BroadcastIndex>, 2> bidx;
+      for (std::size_t k = 0; k < 2; ++k) {
+        if (a.in[k].broadcast) bidx[k].emplace(a.in[k].shape, a.out_shape, logical);
+      }
+      for (std::size_t i = 0; i < run; ++i) {
+        float v[2];
+        for (std::size_t k = 0; k < 2; ++k) {
+          if (bidx[k]) {
+            v[k] = resident[k][bidx[k]->index()];
+            bidx[k]->next();
+          } else {
+            v[k] = xs[stream_slot[k]][t + i];
+          }
+        }
+        ys[t + i] = apply(a.fn, v[0], v[1]);
+      }
+    });
+    core.compute({.flops = flops_of(a.fn.fn) * live});
+  };
+  tiling::stream_dealt_tiles(core, std::span<const DevicePtr<const f16>>(streamed.data(), count), a.out,
+                             a.out_layout.total, max_tile, compute);
+}
+
+class ElementwiseOp final : public BoundOp {
+ public:
+  ElementwiseOp(Function fn, std::vector<Shape> in, Shape out) : BoundOp(std::move(in), {std::move(out)}), fn_(fn) {}
+
+  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    FlatArgs a{fn_, {}, in.size(), out[0].ptr, out[0].layout(), output_shapes()[0]};
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      const bool broadcast = !(input_shapes()[k] == output_shapes()[0]);
+      a.in[k] = Operand{DevicePtr<const f16>(in[k].ptr), in[k].layout(), broadcast, input_shapes()[k]};
+      if (!broadcast && !in[k].layout().same_placement(out[0].layout())) {
+        reject(label, fmt::format("input {} is laid out as {} but the output as {}: stage both with one plan", k,
+                                  in[k].plan.describe(), out[0].plan.describe()));
+      }
+      if (broadcast && in[k].layout().total * sizeof(f16) > m.arch().ldm_bytes / 4) {
+        reject(label, fmt::format("broadcasting input {} of shape {} needs it resident in ldm, but it is larger than a "
+                                  "quarter of the {}-byte ldm",
+                                  k, input_shapes()[k].str(), m.arch().ldm_bytes));
+      }
+    }
+    launch_all(m, label, flat_kernel, a);
+  }
+
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    const Shape& out = output_shapes()[0];
+    HostTensor y{out, std::vector<float>(out.elements())};
+    const auto sa = broadcast_strides(in[0].shape, out);
+    std::array<std::uint64_t, Shape::kMaxRank> sb{};
+    if (in.size() == 2) sb = broadcast_strides(in[1].shape, out);
+    for (std::uint64_t i = 0; i < out.elements(); ++i) {
+      // Decompose i into coordinates (an independent computation from the kernel's incremental walk).
+      std::uint64_t rest = i, ia = 0, ib = 0;
+      for (std::size_t d = out.rank(); d-- > 0;) {
+        const std::uint64_t c = rest % out[d];
+        rest /= out[d];
+        ia += c * sa[d];
+        ib += c * sb[d];
+      }
+      y.data[i] = static_cast<float>(reference_value(fn_, in[0].data[ia], in.size() == 2 ? in[1].data[ib] : 0.0));
+    }
+    return {y};
+  }
+
+  OpCost cost() const override { return {flops_of(fn_.fn) * output_shapes()[0].elements(), 0}; }
+  Tolerance tolerance() const override {
+    // relu and clip only select: one fp16 rounding of the output at most.
+    return fn_.fn == Fn::kRelu || fn_.fn == Fn::kClip ? Tolerance{0.0, 1.0 / 1024} : Tolerance{1e-3, 1.0 / 1024};
+  }
+
+ private:
+  Function fn_;
+};
+
+template <Fn kFn>
+std::unique_ptr<BoundOp> bind_unary(std::string_view, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {});
+  return std::make_unique<ElementwiseOp>(Function{kFn}, std::vector<Shape>(in.begin(), in.end()), in[0]);
+}
+
+std::unique_ptr<BoundOp> bind_clip(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"min", "max"});
+  // Bounds are fp16 values: clamp them to fp16's finite range so "no bound" stays no bound.
+  const double lo = std::max(num_attr(attrs, "min", -65504.0), -65504.0);
+  const double hi = std::min(num_attr(attrs, "max", 65504.0), 65504.0);
+  if (lo > hi) reject(name, fmt::format("min {} is above max {}", lo, hi));
+  return std::make_unique<ElementwiseOp>(Function{Fn::kClip, static_cast<float>(lo), static_cast<float>(hi)},
+                                         std::vector<Shape>(in.begin(), in.end()), in[0]);
+}
+
+template <Fn kFn>
+std::unique_ptr<BoundOp> bind_binary(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {});
+  Shape out;
+  try {
+    out = broadcast_shapes(in[0], in[1]);
+  } catch (const ConfigError& e) {
+    reject(name, e.what());
+  }
+  return std::make_unique<ElementwiseOp>(Function{kFn}, std::vector<Shape>(in.begin(), in.end()), out);
+}
+
+}  // namespace
+
+void add_elementwise_kinds(OperatorRegistry& registry) {
+  registry.add(std::make_unique<FunctionKind>("relu", Arity{1, 1, 1}, bind_unary<Fn::kRelu>));
+  registry.add(std::make_unique<FunctionKind>("sigmoid", Arity{1, 1, 1}, bind_unary<Fn::kSigmoid>));
+  registry.add(std::make_unique<FunctionKind>("tanh", Arity{1, 1, 1}, bind_unary<Fn::kTanh>));
+  registry.add(std::make_unique<FunctionKind>("exp", Arity{1, 1, 1}, bind_unary<Fn::kExp>));
+  registry.add(std::make_unique<FunctionKind>("sqrt", Arity{1, 1, 1}, bind_unary<Fn::kSqrt>));
+  registry.add(std::make_unique<FunctionKind>("clip", Arity{1, 1, 1}, bind_clip));
+  registry.add(std::make_unique<FunctionKind>("add", Arity{2, 2, 1}, bind_binary<Fn::kAdd>));
+  registry.add(std::make_unique<FunctionKind>("sub", Arity{2, 2, 1}, bind_binary<Fn::kSub>));
+  registry.add(std::make_unique<FunctionKind>("mul", Arity{2, 2, 1}, bind_binary<Fn::kMul>));
+  registry.add(std::make_unique<FunctionKind>("div", Arity{2, 2, 1}, bind_binary<Fn::kDiv>));
+}
+
+}  // namespace ldmsim::ops

@@ -1,0 +1,16 @@
+// Private: each operator file adds its kinds to a registry; OperatorRegistry::builtin() calls them all.
+#pragma once
+
+#include "ldmsim/kernels/operator.hpp"
+
+namespace ldmsim::ops {
+
+void add_elementwise_kinds(OperatorRegistry& registry);  // relu, sigmoid, tanh, add, mul
+void add_softmax_kind(OperatorRegistry& registry);       // softmax
+void add_fc_kind(OperatorRegistry& registry);            // fc
+void add_pool_kinds(OperatorRegistry& registry);         // max_pool, avg_pool
+void add_spatialbn_kinds(OperatorRegistry& registry);    // spatialbn, spatialbn_train
+void add_layout_kinds(OperatorRegistry& registry);       // reshape, flatten, concat
+void add_global_pool_kind(OperatorRegistry& registry);   // global_avg_pool
+
+}  // namespace ldmsim::ops

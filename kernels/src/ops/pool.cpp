@@ -1,0 +1,196 @@
+// max_pool and avg_pool over NCHW with kernel, stride and pad (2-D class: planes move in pairs, or a zero after
+// every w row). The output is cut into destination tiles over every core of every group; for each output row
+// segment of a tile a core gathers only the input window rows it needs (all of them in one read when they fit,
+// else row by row in chunks of the free ldm), so a plane of any size works. avg_pool divides by the window
+// clipped to the input unless count_include_pad is true.
+#include <limits>
+
+#include "op_support.hpp"
+#include "ops.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+struct PoolAttrs {
+  std::size_t kh = 2, kw = 2, sh = 2, sw = 2, ph = 0, pw = 0;
+  bool include_pad = false;
+  bool is_max = true;
+};
+
+struct PoolArgs {
+  DevicePtr<const f16> x;
+  Layout xl;
+  DevicePtr<f16> y;
+  Layout yl;
+  PoolAttrs a;
+};
+
+/// The input window [lo, hi) of output index o along one axis (clipped to [0, extent)) and its unclipped size.
+struct Window {
+  std::size_t lo = 0, hi = 0;
+};
+Window window(std::size_t o, std::size_t stride, std::size_t pad, std::size_t k, std::size_t extent) {
+  const std::size_t start = o * stride;  // in padded coordinates
+  const std::size_t lo = start > pad ? start - pad : 0;
+  const std::size_t hi = std::min(extent, start + k > pad ? start + k - pad : 0);
+  return {std::min(lo, hi), hi};
+}
+
+void pool_kernel(Core& core, const PoolArgs& args) {
+  const PoolAttrs& a = args.a;
+  const std::size_t H = args.xl.shape.h, W = args.xl.shape.w, P = args.yl.shape.h, Q = args.yl.shape.w;
+  // Whole output planes per core and per tile when they fit, so no input row is read twice.
+  const tiling::Range share = tiling::my_unit_share(core, args.yl.total, args.yl.hw_pitch);
+  if (share.empty()) return;
+  const std::size_t plane_step = args.yl.hw_pitch % 2 == 0 ? args.yl.hw_pitch : 2 * args.yl.hw_pitch;
+  // Tiles of whole planes when a plane fits a tile (no plane's rows read by two tiles).
+  const std::size_t tile_unit = plane_step <= 8192 ? plane_step : 2;
+  const std::size_t tile = std::min(tiling::ceil_even(share.size()), 8192 / tile_unit * tile_unit);
+  tiling::TileWriter writer(core, args.y, tile);
+  const std::size_t cap = tiling::fit_elements(core, 2, 32768);
+  auto staging = core.ldm().alloc<f16>(cap + 2);
+  auto block = core.ldm().alloc<f16>(cap);
+  std::vector<float> xs(cap), ys(tile), acc;
+  const float init = a.is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  tiling::for_each_tile(
+      share, tile,
+      [&](tiling::Range t) {
+        std::fill(ys.begin(), ys.begin() + static_cast<std::ptrdiff_t>(t.size()), 0.0f);
+        const std::size_t first = args.yl.logical_at_or_after(t.begin), last = args.yl.logical_at_or_after(t.end);
+        // Per plane: the tile's output rows p0..p1 need input rows [lo, hi); when they fit, one read brings them all
+        // (each input row read once per tile), else each output row segment gathers its own window.
+        for (std::size_t l = first; l < last;) {
+          const std::size_t plane = l / (P * Q), plane_end = std::min(last, (plane + 1) * P * Q);
+          const std::size_t p0 = (l / Q) % P, p1 = ((plane_end - 1) / Q) % P + 1;
+          const std::size_t lo = window(p0, a.sh, a.ph, a.kh, H).lo, hi = window(p1 - 1, a.sh, a.ph, a.kh, H).hi;
+          const std::size_t base = plane * H * W;
+          const bool block_fits = (hi - lo) * W <= cap;
+          if (block_fits) {
+            tiling::gather(core, staging, args.x, args.xl, base + lo * W, (hi - lo) * W, block.data());
+            to_floats(block, 0, (hi - lo) * W, xs.data());
+          }
+          for (; l < plane_end;) {
+            const std::size_t p = (l / Q) % P, q0 = l % Q, q1 = std::min(Q, q0 + (plane_end - l));
+            const Window rows = window(p, a.sh, a.ph, a.kh, H);
+            acc.assign(q1 - q0, init);
+            auto combine = [&](const float* row, std::size_t w_begin, std::size_t w_end) {  // row[w - w_begin]
+              for (std::size_t q = q0; q < q1; ++q) {
+                const Window cols = window(q, a.sw, a.pw, a.kw, W);
+                const std::size_t c_lo = std::max(cols.lo, w_begin), c_hi = std::min(cols.hi, w_end);
+                float& v = acc[q - q0];
+                for (std::size_t w = c_lo; w < c_hi; ++w) {
+                  v = a.is_max ? std::max(v, row[w - w_begin]) : v + row[w - w_begin];
+                }
+              }
+            };
+            if (block_fits) {
+              for (std::size_t h = rows.lo; h < rows.hi; ++h) combine(xs.data() + (h - lo) * W, 0, W);
+            } else {  // row by row, in chunks of the columns the segment needs
+              const std::size_t w_lo = window(q0, a.sw, a.pw, a.kw, W).lo,
+                                w_hi = window(q1 - 1, a.sw, a.pw, a.kw, W).hi;
+              for (std::size_t h = rows.lo; h < rows.hi; ++h) {
+                for (std::size_t c = w_lo; c < w_hi; c += cap) {
+                  const std::size_t len = std::min(cap, w_hi - c);
+                  tiling::gather(core, staging, args.x, args.xl, base + h * W + c, len, block.data());
+                  to_floats(block, 0, len, xs.data());
+                  combine(xs.data(), c, c + len);
+                }
+              }
+            }
+            for (std::size_t q = q0; q < q1; ++q) {
+              float v = acc[q - q0];
+              if (!a.is_max) {
+                const Window cols = window(q, a.sw, a.pw, a.kw, W);
+                v /= static_cast<float>(a.include_pad ? a.kh * a.kw : (rows.hi - rows.lo) * (cols.hi - cols.lo));
+              }
+              ys[args.yl.offset_of(l + (q - q0)) - t.begin] = v;
+            }
+            core.compute({.flops = (q1 - q0) * a.kh * a.kw});
+            l += q1 - q0;
+          }
+        }
+        to_halves(ys.data(), t.size(), writer.next());
+        writer.put(t);
+      },
+      tile_unit);
+  writer.finish();
+}
+
+class PoolOp final : public BoundOp {
+ public:
+  PoolOp(Shape x, Shape y, PoolAttrs a) : BoundOp({x}, {y}), a_(a) {}
+  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kTwoD, Unit::kPlane, Unit::kRow}; }
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    launch_all(m, label, pool_kernel,
+               PoolArgs{DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr, out[0].layout(), a_});
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    const Shape& xs = input_shapes()[0];
+    const Shape& ys = output_shapes()[0];
+    const std::size_t H = xs[2], W = xs[3], P = ys[2], Q = ys[3];
+    HostTensor y{ys, std::vector<float>(ys.elements())};
+    for (std::size_t plane = 0; plane < xs[0] * xs[1]; ++plane) {
+      for (std::size_t p = 0; p < P; ++p) {
+        for (std::size_t q = 0; q < Q; ++q) {
+          // Window in signed coordinates, clipped explicitly (independent of the kernel's Window helper).
+          const long h0 = static_cast<long>(p * a_.sh) - static_cast<long>(a_.ph);
+          const long w0 = static_cast<long>(q * a_.sw) - static_cast<long>(a_.pw);
+          double best = -std::numeric_limits<double>::infinity(), sum = 0;
+          std::size_t count = 0;
+          for (long h = h0; h < h0 + static_cast<long>(a_.kh); ++h) {
+            for (long w = w0; w < w0 + static_cast<long>(a_.kw); ++w) {
+              if (h < 0 || w < 0 || h >= static_cast<long>(H) || w >= static_cast<long>(W)) continue;
+              const double v =
+                  in[0].data[plane * H * W + static_cast<std::size_t>(h) * W + static_cast<std::size_t>(w)];
+              best = std::max(best, v);
+              sum += v;
+              ++count;
+            }
+          }
+          const double avg = sum / static_cast<double>(a_.include_pad ? a_.kh * a_.kw : count);
+          y.data[plane * P * Q + p * Q + q] = static_cast<float>(a_.is_max ? best : avg);
+        }
+      }
+    }
+    return {y};
+  }
+  OpCost cost() const override { return {output_shapes()[0].elements() * a_.kh * a_.kw, 0}; }
+  Tolerance tolerance() const override { return {1e-3, 1.0 / 1024}; }
+
+ private:
+  PoolAttrs a_;
+};
+
+template <bool kMax>
+std::unique_ptr<BoundOp> bind_pool(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"kernel", "stride", "pad", "count_include_pad"});
+  PoolAttrs a;
+  a.is_max = kMax;
+  std::tie(a.kh, a.kw) = pair_attr(attrs, "kernel", 2, 1);
+  std::tie(a.sh, a.sw) = attrs.has("stride") ? pair_attr(attrs, "stride", 1, 1) : std::make_pair(a.kh, a.kw);
+  std::tie(a.ph, a.pw) = pair_attr(attrs, "pad", 0, 0);
+  if (const auto v = attrs.find("count_include_pad")) a.include_pad = v->boolean();
+  if (a.ph >= a.kh || a.pw >= a.kw) {
+    reject(name,
+           fmt::format("attribute 'pad' [{}, {}] must be smaller than the kernel [{}, {}]", a.ph, a.pw, a.kh, a.kw));
+  }
+  const Shape& x = in[0];
+  if (x.rank() != 4) reject(name, fmt::format("the input must be 4-D NCHW, got {}", x.str()));
+  // Attributes are at most 2^24 and dims at most 2^48, so these sums cannot wrap.
+  const std::uint64_t hp = x[2] + 2 * a.ph, wp = x[3] + 2 * a.pw;
+  if (hp < a.kh || wp < a.kw) {
+    reject(name, fmt::format("kernel {}x{} is larger than the padded input {}x{}", a.kh, a.kw, hp, wp));
+  }
+  return std::make_unique<PoolOp>(x, Shape{x[0], x[1], (hp - a.kh) / a.sh + 1, (wp - a.kw) / a.sw + 1}, a);
+}
+
+}  // namespace
+
+void add_pool_kinds(OperatorRegistry& registry) {
+  registry.add(std::make_unique<FunctionKind>("max_pool", Arity{1, 1, 1}, bind_pool<true>));
+  registry.add(std::make_unique<FunctionKind>("avg_pool", Arity{1, 1, 1}, bind_pool<false>));
+}
+
+}  // namespace ldmsim::ops

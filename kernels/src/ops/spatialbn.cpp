@@ -1,0 +1,281 @@
+// Batch normalization over NCHW. spatialbn (inference: scale, bias, mean, var, epsilon): x and y 2-D class
+// (planes), the [C] tensors 1-D. spatialbn_train (scale, bias -> y, saved_mean, saved_inv_std): x and y 3-D
+// class, [C] tensors 1-D; biased variance over n*h*w.
+// Applying the affine map: destination tiles of y over every core (>= 4 KiB each); a tile gathers its x elements
+// and the parameters of the channels it touches (a cyclic channel range), so any plane size works.
+// Training statistics: each core owns an even-bounded range of channels and reads each of their planes in
+// chunks with exact plane-aligned requests (the 3-D class is what makes those legal); one core per channel
+// keeps the reduction order fixed. The statistics are written, then a second launch applies them.
+#include <cmath>
+
+#include "ldmsim/kernels/streaming.hpp"
+#include "op_support.hpp"
+#include "ops.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+/// How the apply kernel turns its third and fourth [C] inputs into 1 / std: var (+ epsilon), or given.
+enum class Spread : std::uint8_t { kVariance, kInvStd };
+
+struct ApplyArgs {
+  DevicePtr<const f16> x;
+  Layout xl;
+  std::array<DevicePtr<const f16>, 4> params;  // scale, bias, mean, var or inv_std
+  std::array<Layout, 4> pl;
+  Spread spread = Spread::kVariance;
+  float eps = 1e-5f;
+  DevicePtr<f16> y;
+  Layout yl;
+};
+
+/// Per-channel coefficients y = x * scale[c] + shift[c], computed from the four [C] inputs.
+struct Coefficients {
+  std::vector<float> scale, shift;
+};
+
+/// Reads channels [c0, c0 + count) mod C of the four parameters through `staging` into `pb` (ldm) and folds them.
+Coefficients read_coefficients(Core& core, const ApplyArgs& a, std::size_t c0, std::size_t count, LdmSpan<f16> staging,
+                               LdmSpan<f16> pb) {
+  const std::size_t C = a.xl.shape.c, head = std::min(count, C - c0);
+  std::array<std::vector<float>, 4> prm;
+  for (std::size_t k = 0; k < 4; ++k) {
+    tiling::gather(core, staging, a.params[k], a.pl[k], c0, head, pb.data());
+    tiling::gather(core, staging, a.params[k], a.pl[k], 0, count - head, pb.data() + head);
+    prm[k].resize(count);
+    to_floats(pb, 0, count, prm[k].data());
+  }
+  Coefficients co{std::vector<float>(count), std::vector<float>(count)};
+  for (std::size_t i = 0; i < count; ++i) {
+    const float inv = a.spread == Spread::kVariance ? 1.0f / std::sqrt(prm[3][i] + a.eps) : prm[3][i];
+    co.scale[i] = prm[0][i] * inv;
+    co.shift[i] = prm[1][i] - prm[2][i] * co.scale[i];
+  }
+  return co;
+}
+
+/// The common case, x and y placed alike and the [C] parameters small: every core reads all coefficients once and
+/// streams x through dealt tiles (stream_dealt_tiles), like an element-wise kernel.
+void apply_streaming_kernel(Core& core, const ApplyArgs& a) {
+  const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
+  const std::size_t max_tile = tiling::streaming_tile(core, 1);
+  if (tiling::worker_index(core) * tiling::floor_even(max_tile) >= a.yl.total) return;  // no tile for me
+  Coefficients co;
+  {
+    auto staging = core.ldm().alloc<f16>(tiling::ceil_even(C) + 4);
+    auto pb = core.ldm().alloc<f16>(C);
+    co = read_coefficients(core, a, 0, C, staging, pb);
+    core.ldm().free(pb);
+    core.ldm().free(staging);
+  }
+  const DevicePtr<const f16> inputs[] = {a.x};
+  tiling::stream_dealt_tiles(core, inputs, a.y, a.yl.total, max_tile,
+                             [&](tiling::Range t, std::span<const std::span<const float>> xs, std::span<float> ys) {
+                               std::fill(ys.begin(), ys.end(), 0.0f);
+                               const std::size_t first = a.yl.logical_at_or_after(t.begin);
+                               const std::size_t last = a.yl.logical_at_or_after(t.end);
+                               for_each_run(a.yl, first, last, [&](std::size_t l, std::size_t offset, std::size_t n) {
+                                 std::size_t plane = l / hw, pos = l % hw;
+                                 for (std::size_t i = 0; i < n; ++i, ++pos) {
+                                   if (pos == hw) pos = 0, ++plane;
+                                   const std::size_t c = plane % C, at = offset - t.begin + i;
+                                   ys[at] = xs[0][at] * co.scale[c] + co.shift[c];
+                                 }
+                               });
+                               core.compute({.flops = 2 * (last - first)});
+                             });
+}
+
+/// The general case: destination tiles that gather their x elements and their channels' parameters.
+void apply_gather_kernel(Core& core, const ApplyArgs& a) {
+  const tiling::Range share = tiling::my_share(core, a.yl.total, tiling::kStreamingShare);
+  if (share.empty()) return;
+  const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
+  const std::size_t tile = std::min(tiling::fit_elements(core, 8), tiling::ceil_even(share.size()));
+  auto staging = core.ldm().alloc<f16>(2 * tile + 2);
+  auto xb = core.ldm().alloc<f16>(tile);
+  auto yb = core.ldm().alloc<f16>(tile);
+  auto pb = core.ldm().alloc<f16>(tile + 2);
+  std::vector<float> xs(tile), ys(tile);
+  tiling::for_each_tile(share, tile, [&](tiling::Range t) {
+    std::fill(ys.begin(), ys.begin() + static_cast<std::ptrdiff_t>(t.size()), 0.0f);
+    const std::size_t first = a.yl.logical_at_or_after(t.begin), last = a.yl.logical_at_or_after(t.end);
+    if (first < last) {
+      // The channels of this tile: a cyclic range [c0, c0 + count) mod C, count <= tile + 2.
+      const std::size_t c0 = (first / hw) % C;
+      const std::size_t count = std::min(C, (last - 1) / hw - first / hw + 1);
+      const Coefficients co = read_coefficients(core, a, c0, count, staging, pb);
+      tiling::gather(core, staging, a.x, a.xl, first, last - first, xb.data());
+      to_floats(xb, 0, last - first, xs.data());
+      for_each_run(a.yl, first, last, [&](std::size_t l, std::size_t offset, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t c = ((l + i) / hw) % C, slot = (c + C - c0) % C;
+          ys[offset - t.begin + i] = xs[l + i - first] * co.scale[slot] + co.shift[slot];
+        }
+      });
+      core.compute({.flops = 2 * (last - first)});
+    }
+    to_halves(ys.data(), t.size(), yb);
+    tiling::put_range(core, a.y, yb, t).wait();
+  });
+}
+
+struct StatsArgs {
+  DevicePtr<const f16> x;
+  Layout xl;
+  float eps = 1e-5f;
+  DevicePtr<f16> mean, inv_std;
+  Layout ol;
+};
+
+void stats_kernel(Core& core, const StatsArgs& a) {
+  const tiling::Range share = tiling::my_share(core, a.ol.total);
+  if (share.empty()) return;
+  const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw(), N = a.xl.shape.n;
+  const std::size_t chunk = tiling::fit_elements(core, 2);
+  auto xb = core.ldm().alloc<f16>(chunk);
+  auto ob = core.ldm().alloc<f16>(tiling::ceil_even(share.size()));
+  auto ib = core.ldm().alloc<f16>(tiling::ceil_even(share.size()));
+  std::vector<float> xs(chunk);
+  for (std::size_t c = share.begin; c < share.end; ++c) {
+    double sum = 0, sq = 0;
+    for (std::size_t n = 0; c < C && n < N; ++n) {
+      // The plane's requests start at its pitch-aligned offset and end at an even element, clipped to the pitch.
+      const std::size_t plane = (n * C + c) * hw, off = a.xl.offset(n, c, 0, 0);
+      const std::size_t span = std::min(a.xl.hw_pitch, tiling::ceil_even(a.xl.offset_of(plane + hw - 1) + 1 - off));
+      for (std::size_t at = 0; at < span; at += chunk) {
+        const std::size_t len = std::min(chunk, span - at);
+        core.get(xb.first(len), a.x + off + at).wait();
+        to_floats(xb, 0, len, xs.data());
+        for_each_run(a.xl, plane, plane + hw, [&](std::size_t, std::size_t offset, std::size_t k) {
+          const std::size_t lo = std::max(offset, off + at), hi = std::min(offset + k, off + at + len);
+          for (std::size_t o = lo; o < hi; ++o) {
+            const double v = xs[o - off - at];
+            sum += v;
+            sq += v * v;
+          }
+        });
+        core.compute({.flops = 3 * len});
+      }
+    }
+    const double count = static_cast<double>(N * hw), mu = sum / count;
+    const double var = std::max(0.0, sq / count - mu * mu);
+    ob[c - share.begin] = f16(c < C ? static_cast<float>(mu) : 0.0f);
+    ib[c - share.begin] = f16(c < C ? static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(a.eps))) : 0.0f);
+  }
+  auto h1 = tiling::put_range(core, a.mean, ob, share);
+  auto h2 = tiling::put_range(core, a.inv_std, ib, share);
+  h1.wait();
+  h2.wait();
+}
+
+class SpatialBnOp final : public BoundOp {
+ public:
+  SpatialBnOp(std::vector<Shape> in, std::vector<Shape> out, float eps, bool train)
+      : BoundOp(std::move(in), std::move(out)), eps_(eps), train_(train) {}
+
+  PaddingSpec padding(std::size_t i) const override {
+    const bool is_x_or_y = i == 0 || i == input_shapes().size();
+    if (!is_x_or_y) return PaddingSpec{PaddingClass::kOneD};
+    return train_ ? PaddingSpec{PaddingClass::kThreeD} : PaddingSpec{PaddingClass::kTwoD, Unit::kPlane, Unit::kPlane};
+  }
+
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    const DevicePtr<const f16> x(in[0].ptr);
+    ApplyArgs apply{x, in[0].layout(), {}, {}, Spread::kVariance, eps_, out[0].ptr, out[0].layout()};
+    if (train_) {
+      launch_all(m, label, stats_kernel, StatsArgs{x, in[0].layout(), eps_, out[1].ptr, out[2].ptr, out[1].layout()});
+      apply.spread = Spread::kInvStd;
+      apply.params = {DevicePtr<const f16>(in[1].ptr), DevicePtr<const f16>(in[2].ptr),
+                      DevicePtr<const f16>(out[1].ptr), DevicePtr<const f16>(out[2].ptr)};
+      apply.pl = {in[1].layout(), in[2].layout(), out[1].layout(), out[2].layout()};
+    } else {
+      for (std::size_t k = 0; k < 4; ++k) {
+        apply.params[k] = DevicePtr<const f16>(in[k + 1].ptr);
+        apply.pl[k] = in[k + 1].layout();
+      }
+    }
+    // Streaming needs x read at y's offsets and all coefficients resident (a quarter of the ldm at most).
+    const bool streams = in[0].layout().same_placement(out[0].layout()) &&
+                         2 * (tiling::ceil_even(apply.xl.shape.c) + 4) * sizeof(f16) <= m.arch().ldm_bytes / 4;
+    if (streams) {
+      launch_all(m, label, apply_streaming_kernel, apply);
+    } else {
+      launch_all(m, label, apply_gather_kernel, apply);
+    }
+  }
+
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    const Shape& s = input_shapes()[0];
+    const std::size_t N = s[0], C = s[1], hw = s.product(2, s.rank());
+    HostTensor y = in[0];
+    std::vector<double> mean(C), inv(C);
+    for (std::size_t c = 0; c < C; ++c) {
+      if (train_) {
+        double sum = 0, sq = 0;
+        for (std::size_t n = 0; n < N; ++n) {
+          for (std::size_t i = 0; i < hw; ++i) {
+            const double v = in[0].data[(n * C + c) * hw + i];
+            sum += v;
+            sq += v * v;
+          }
+        }
+        const double cnt = static_cast<double>(N * hw);
+        mean[c] = sum / cnt;
+        inv[c] = 1.0 / std::sqrt(std::max(0.0, sq / cnt - mean[c] * mean[c]) + eps_);
+      } else {
+        mean[c] = in[3].data[c];
+        inv[c] = 1.0 / std::sqrt(static_cast<double>(in[4].data[c]) + eps_);
+      }
+    }
+    for (std::size_t i = 0; i < y.data.size(); ++i) {
+      const std::size_t c = (i / hw) % C;
+      y.data[i] = static_cast<float>((y.data[i] - mean[c]) * inv[c] * in[1].data[c] + in[2].data[c]);
+    }
+    if (!train_) return {y};
+    HostTensor m{Shape{C}, {}}, v{Shape{C}, {}};
+    for (std::size_t c = 0; c < C; ++c) {
+      m.data.push_back(static_cast<float>(mean[c]));
+      v.data.push_back(static_cast<float>(inv[c]));
+    }
+    return {y, m, v};
+  }
+
+  OpCost cost() const override {
+    const Shape& s = input_shapes()[0];
+    return {(train_ ? 5 : 2) * s.elements() + 4 * s[1], 0};
+  }
+  Tolerance tolerance() const override { return train_ ? Tolerance{8e-3, 1.0 / 256} : Tolerance{4e-3, 1.0 / 256}; }
+
+ private:
+  float eps_;
+  bool train_;
+};
+
+template <bool kTrain>
+std::unique_ptr<BoundOp> bind_spatialbn(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"epsilon"});
+  const auto eps_field = attrs.find("epsilon");
+  const double eps = eps_field ? eps_field->number_above(0.0) : 1e-5;
+  const Shape& x = in[0];
+  if (x.rank() != 4) reject(name, fmt::format("the input must be 4-D NCHW, got {}", x.str()));
+  const char* roles = kTrain ? "(scale, bias)" : "(scale, bias, mean, var)";
+  for (std::size_t i = 1; i < in.size(); ++i) {
+    if (!(in[i] == Shape{x[1]}))
+      reject(name, fmt::format("input {} is {}, expected [{}] {}", i, in[i].str(), x[1], roles));
+  }
+  std::vector<Shape> out{x};
+  if (kTrain) out.insert(out.end(), 2, Shape{x[1]});
+  return std::make_unique<SpatialBnOp>(std::vector<Shape>(in.begin(), in.end()), out, static_cast<float>(eps), kTrain);
+}
+
+}  // namespace
+
+void add_spatialbn_kinds(OperatorRegistry& registry) {
+  registry.add(std::make_unique<FunctionKind>("spatialbn", Arity{5, 5, 1}, bind_spatialbn<false>));
+  registry.add(std::make_unique<FunctionKind>("spatialbn_train", Arity{3, 3, 3}, bind_spatialbn<true>));
+}
+
+}  // namespace ldmsim::ops

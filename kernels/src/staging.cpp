@@ -1,0 +1,119 @@
+// Staging on the control core: pad into the planned layout and upload, download and strip.
+#include "ldmsim/kernels/staging.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Calls fn(logical_index, padded_index, run_length) for every contiguous w run of the shape.
+template <typename F>
+void for_each_run(const Layout& l, F&& fn) {
+  const Shape4& s = l.shape;
+  std::size_t logical = 0;
+  for (std::size_t n = 0; n < s.n; ++n)
+    for (std::size_t c = 0; c < s.c; ++c)
+      for (std::size_t h = 0; h < s.h; ++h) {
+        fn(logical, l.offset(n, c, h, 0), s.w);
+        logical += s.w;
+      }
+}
+
+void check_sizes(const Layout& layout, std::size_t logical, std::size_t padded) {
+  if (logical != layout.shape.elements() || padded < layout.total) {
+    throw ConfigError(fmt::format("staging a {} tensor: {} logical and {} padded elements for a layout of {}",
+                                  layout.shape.str(), logical, padded, layout.total));
+  }
+}
+
+}  // namespace
+
+void pad_into(const Layout& layout, std::span<const f16> logical, std::span<f16> padded) {
+  check_sizes(layout, logical.size(), padded.size());
+  if (layout.is_natural()) {
+    std::copy(logical.begin(), logical.end(), padded.begin());
+    std::fill(padded.begin() + static_cast<std::ptrdiff_t>(logical.size()), padded.end(), f16{});
+    return;
+  }
+  std::fill(padded.begin(), padded.end(), f16{});
+  for_each_run(layout, [&](std::size_t from, std::size_t to, std::size_t len) {
+    std::memcpy(padded.data() + to, logical.data() + from, len * sizeof(f16));
+  });
+}
+
+std::vector<f16> pad(const Layout& layout, std::span<const f16> logical) {
+  std::vector<f16> out(layout.total);
+  pad_into(layout, logical, out);
+  return out;
+}
+
+std::vector<f16> strip(const Layout& layout, std::span<const f16> padded) {
+  std::vector<f16> out(layout.shape.elements());
+  check_sizes(layout, out.size(), padded.size());
+  if (layout.is_natural()) {
+    std::copy(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(out.size()), out.begin());
+    return out;
+  }
+  for_each_run(layout, [&](std::size_t to, std::size_t from, std::size_t len) {
+    std::memcpy(out.data() + to, padded.data() + from, len * sizeof(f16));
+  });
+  return out;
+}
+
+DeviceTensor allocate_tensor(Machine& machine, const std::string& name, const PaddingPlan& plan, StagingStats* stats) {
+  const auto t0 = Clock::now();
+  DeviceTensor t;
+  t.name = name;
+  t.plan = plan;
+  // Main memory hands out zeroed bytes (a freed region is cleared), so the padding needs no upload.
+  t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1), AllocOptions{.name = name});
+  if (stats != nullptr) {
+    stats->host_seconds += since(t0);
+    stats->bytes_added += plan.added_bytes();
+  }
+  return t;
+}
+
+DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, std::span<const f16> logical,
+                      StagingStats* stats) {
+  const auto t0 = Clock::now();
+  DeviceTensor t;
+  t.name = name;
+  t.plan = plan;
+  t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1), AllocOptions{.name = name});
+  const std::vector<f16> padded = pad(plan.layout, logical);
+  machine.upload(t.ptr, padded);
+  if (stats != nullptr) {
+    stats->host_seconds += since(t0);
+    stats->bytes_added += plan.added_bytes();
+    stats->bytes_staged += padded.size() * sizeof(f16);
+  }
+  return t;
+}
+
+std::vector<f16> stage_out(const Machine& machine, const DeviceTensor& tensor, StagingStats* stats) {
+  const auto t0 = Clock::now();
+  std::vector<f16> padded(tensor.layout().total);
+  machine.read_bytes(tensor.ptr.addr(), std::as_writable_bytes(std::span<f16>(padded)));
+  std::vector<f16> out = strip(tensor.layout(), padded);
+  if (stats != nullptr) {
+    stats->host_seconds += since(t0);
+    stats->bytes_staged += padded.size() * sizeof(f16);
+  }
+  return out;
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,43 @@
+// The kernel tiling library (see tiling.hpp).
+#include "ldmsim/kernels/tiling.hpp"
+
+namespace ldmsim::tiling {
+
+std::size_t fit_elements(Core& core, std::size_t buffers, std::size_t cap, std::size_t reserve_bytes) {
+  const std::uint64_t used = core.ldm().used() + reserve_bytes;
+  const std::uint64_t free = core.ldm().capacity() > used ? core.ldm().capacity() - used : 0;
+  // Each buffer loses up to an alignment's worth to rounding; keep 64 bytes of slack per buffer.
+  const std::uint64_t per = free / buffers > 64 ? (free / buffers - 64) / sizeof(f16) : 2;
+  return std::max<std::size_t>(2, floor_even(std::min<std::size_t>(cap, static_cast<std::size_t>(per))));
+}
+
+RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, Range r) {
+  const std::size_t begin = floor_even(r.begin);
+  const std::size_t end = ceil_even(r.end) <= total ? ceil_even(r.end) : r.end;
+  return RangeRead{core.get(buf.first(end - begin), base + begin), r.begin - begin};
+}
+
+void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+            std::size_t count, f16* out) {
+  if (count == 0) return;
+  const Range span{layout.offset_of(first), layout.offset_of(first + count - 1) + 1};
+  if (span.size() + 2 <= buf.size()) {
+    const RangeRead read = get_range(core, buf, base, layout.total, span);
+    read.handle.wait();
+    for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
+      std::copy_n(buf.data() + read.first + (offset - span.begin), n, out + (logical - first));
+    });
+    return;
+  }
+  const std::size_t piece = buf.size() - 2;
+  for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
+    for (std::size_t done = 0; done < n; done += piece) {
+      const std::size_t len = std::min(piece, n - done);
+      const RangeRead read = get_range(core, buf, base, layout.total, {offset + done, offset + done + len});
+      read.handle.wait();
+      std::copy_n(buf.data() + read.first, len, out + (logical - first) + done);
+    }
+  });
+}
+
+}  // namespace ldmsim::tiling

@@ -1,0 +1,61 @@
+// .npy round trips, a file laid out byte for byte as numpy writes it, and rejected files.
+#include "ldmsim/frontends/npy.hpp"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "ldmsim/sim/fault.hpp"
+
+using namespace ldmsim;
+
+namespace {
+/// Per-process names: another test run may share /tmp.
+std::filesystem::path tmp(const char* name) {
+  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
+}
+}  // namespace
+
+TEST_CASE("npy round trip of fp16 data", "[npy]") {
+  std::vector<f16> data;
+  for (int i = 0; i < 30; ++i) data.push_back(f16(static_cast<float>(i) * 0.25f - 3.0f));
+  write_npy(tmp("ldmsim_rt.npy"), {2, 3, 5}, data);
+  const NpyArray a = read_npy(tmp("ldmsim_rt.npy"));
+  CHECK(a.dtype == "f2");
+  CHECK(a.shape == std::vector<std::size_t>{2, 3, 5});
+  REQUIRE(a.data.size() == 30);
+  for (int i = 0; i < 30; ++i) CHECK(a.data[static_cast<std::size_t>(i)] == static_cast<float>(i) * 0.25f - 3.0f);
+  std::ifstream in(tmp("ldmsim_rt.npy"), std::ios::binary | std::ios::ate);
+  CHECK((static_cast<std::size_t>(in.tellg()) - 60) % 64 == 0);  // header padded to 64 bytes, then 60 data bytes
+}
+
+TEST_CASE("npy laid out byte for byte as np.save writes it, and rejected files", "[npy]") {
+  auto write = [](const char* name, const std::string& header, const std::string& payload) {
+    std::string h = header;
+    h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+    h.push_back('\n');
+    std::ofstream out(tmp(name), std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const char len[2] = {static_cast<char>(h.size()), 0};
+    out.write(len, 2);
+    out << h << payload;
+  };
+  write("ldmsim_np32.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+        std::string("\x00\x00\x00\x00\x00\x00\x80\x3f\x00\x00\x00\x40", 12));
+  const NpyArray a = read_npy(tmp("ldmsim_np32.npy"));
+  CHECK(a.dtype == "f4");
+  CHECK(a.shape == std::vector<std::size_t>{3});
+  CHECK(a.data == std::vector<float>{0.0f, 1.0f, 2.0f});
+  write("ldmsim_np16.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }",
+        std::string("\x00\x3c\x00\x40\x00\x42\x00\xb8", 8));
+  const NpyArray b = read_npy(tmp("ldmsim_np16.npy"));
+  CHECK(b.shape == std::vector<std::size_t>{2, 2});
+  CHECK(b.data == std::vector<float>{1.0f, 2.0f, 3.0f, -0.5f});
+  write("ldmsim_npi.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
+  CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npi.npy")), Catch::Contains("'<i8' is not supported"));
+  write("ldmsim_npt.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", std::string(4, '\0'));
+  CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npt.npy")), Catch::Contains("truncated"));
+  CHECK_THROWS_AS(read_npy(tmp("ldmsim_does_not_exist.npy")), ConfigError);
+}

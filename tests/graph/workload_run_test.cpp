@@ -1,0 +1,90 @@
+// Workloads end to end: validation errors for each kind of bad workload, and a run matching the references.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/op_harness.hpp"
+#include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/graph/executor.hpp"
+
+using namespace ldmsim;
+using nlohmann::json;
+
+namespace {
+json good() {
+  return json::parse(R"({
+    "tensors": {"x": {"shape": [1, 3, 5, 5], "init": {"uniform": [-1, 1], "seed": 3}},
+                "w": {"shape": [4, 75], "init": {"normal": [0, 0.1], "seed": 4}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "fc", "inputs": ["r", "w"], "outputs": ["y"]},
+            {"type": "softmax", "inputs": ["y"], "outputs": ["p"]}],
+    "outputs": ["p"]})");
+}
+std::string error_of(const json& tree) {
+  try {
+    workload_from_json(tree, "test.json", ".", test::registry());
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+}  // namespace
+
+TEST_CASE("bad workloads are rejected before running, naming the op or tensor", "[workload]") {
+  CHECK(error_of(good()) == "accepted");
+  json t = good();
+  t["ops"][1]["type"] = "conv";
+  CHECK_THAT(error_of(t), Catch::Contains("op 1: unknown op 'conv'"));
+  t = good();
+  t["tensors"]["w"]["shape"] = {4, 74};
+  CHECK_THAT(error_of(t), Catch::Contains("op 1 (fc)") && Catch::Contains("c*h*w"));
+  t = good();
+  t["ops"][0]["inputs"] = {"nope"};
+  CHECK_THAT(error_of(t), Catch::Contains("op 0 (relu): missing tensor 'nope'"));
+  t = good();
+  t["ops"][2]["outputs"] = {"r"};
+  CHECK_THAT(error_of(t), Catch::Contains("'r' is produced twice"));
+  t = good();
+  t["ops"][0]["inputs"] = {"p"};
+  CHECK_THAT(error_of(t), Catch::Contains("op 0 (relu): cycle: input 'p' is produced by op 2"));
+  t = good();
+  t["ops"][2]["attrs"] = {{"axis", 3}};
+  CHECK_THAT(error_of(t), Catch::Contains("op 2 (softmax)") && Catch::Contains("axis"));
+  t = good();
+  t["tensors"]["p"] = {{"shape", {1, 5}}};
+  CHECK_THAT(error_of(t), Catch::Contains("shape mismatch: 'p'"));
+  t = good();
+  t["tensors"]["x"]["init"] = {{"file", "/nonexistent/x.npy"}};
+  CHECK_THAT(error_of(t), Catch::Contains("tensor 'x': unreadable .npy"));
+  const auto file = std::filesystem::temp_directory_path() / ("ldmsim_wl_x_" + std::to_string(::getpid()) + ".npy");
+  write_npy(file, {1, 3, 5, 5}, std::vector<f16>(75, f16(1.0f)));
+  t = good();
+  t["tensors"]["x"] = {{"shape", {1, 3, 5, 5}}, {"dtype", "f32"}, {"init", {{"file", file.string()}}}};
+  CHECK_THAT(error_of(t), Catch::Contains("tensor 'x': dtype mismatch"));
+  t["tensors"]["x"]["dtype"] = "f16";
+  CHECK(error_of(t) == "accepted");
+  t = good();
+  t["outputs"] = {"q"};
+  CHECK_THAT(error_of(t), Catch::Contains("outputs: missing tensor \"q\""));
+}
+
+TEST_CASE("a workload runs under method and naive with equal outputs and stats per op", "[workload]") {
+  const Graph w = workload_from_json(good(), "test.json", ".", test::registry());
+  std::vector<std::vector<f16>> outs;
+  for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+    Machine m{test::small_arch()};
+    const ExecutionResult r = execute(w, m, ExecuteOptions{.staging = p});
+    REQUIRE(r.stats["ops"].size() == 3);
+    CHECK(r.stats["ops"][1]["dma_bytes"].get<std::uint64_t>() > 0);
+    CHECK(r.stats["cycles"].get<std::uint64_t>() > 0);
+    outs.push_back(r.outputs.at("p"));
+    if (p == StagingPolicy::kMethod) CHECK(r.stats["padding"]["bytes_added"].get<std::uint64_t>() < 40);
+  }
+  CHECK(outs[0] == outs[1]);
+  float sum = 0;
+  for (f16 v : outs[0]) sum += static_cast<float>(v);
+  CHECK(sum == Approx(1.0f).epsilon(0.01));
+  Machine m{test::small_arch()};
+  CHECK_THROWS_AS(execute(w, m, ExecuteOptions{.staging = StagingPolicy::kNone}), Fault);
+}

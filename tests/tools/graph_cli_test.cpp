@@ -1,0 +1,37 @@
+// `ldmsim run --dump-graph` and `ldmsim pad` on the graph layer: the plan is printed before the run, tensors stay
+// on the device (stats.json), impossible shapes are refused with exit 2.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+using namespace ldmsim::testing;
+using Catch::Contains;
+
+TEST_CASE("run --dump-graph prints the planned graph and the run keeps tensors on the device", "[cli]") {
+  ScratchDir dir("dump-graph");
+  const CliResult r =
+      run_cli(fmt::format("run {}/bench/workloads/chain10.json --arch tiny --no-trace --dump-graph --out {}",
+                          LDMSIM_SOURCE_DIR, dir.path.string()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("graph chain10: 12 tensors, 10 ops, staging method"));
+  CHECK_THAT(r.output, Contains("relayout %") && Contains("free %") && Contains("device memory: peak"));
+  const auto stats = nlohmann::json::parse(read_file(dir.path / "stats.json"));
+  CHECK(stats["relayouts"].size() > 0);
+  CHECK(stats["device_memory"]["peak_tensor_bytes"].get<std::uint64_t>() <
+        stats["device_memory"]["tensor_bytes_without_freeing"].get<std::uint64_t>());
+  // Only the two inputs went up and the output came down: 3 tensors of 105105 elements, padded by at most a row.
+  CHECK(stats["padding"]["bytes_staged"].get<std::uint64_t>() < 3 * (105105 + 106) * 2);
+}
+
+TEST_CASE("pad refuses shapes whose element count would wrap", "[cli]") {
+  const CliResult r = run_cli("pad --op relu --shape 100000,100000,100000,100000");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("--shape 100000,100000,100000,100000") && Contains("2^48"));
+  const CliResult ok = run_cli("pad --op fc --shape 1,3,5,5");
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.output, Contains("fc on 1x3x5x5"));
+}
