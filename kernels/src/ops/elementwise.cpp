@@ -177,6 +177,7 @@ class ElementwiseOp final : public BoundOp {
   ElementwiseOp(Function fn, std::vector<Shape> in, Shape out) : BoundOp(std::move(in), {std::move(out)}), fn_(fn) {}
 
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  bool runs_in_producer_layout() const override { return true; }
 
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {

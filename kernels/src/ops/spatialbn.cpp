@@ -35,6 +35,17 @@ struct Coefficients {
   std::vector<float> scale, shift;
 };
 
+/// scale, bias, mean and var (or inv_std) of `count` channels folded into y = x * scale' + shift'.
+Coefficients fold(const ApplyArgs& a, const std::array<std::vector<float>, 4>& prm, std::size_t count) {
+  Coefficients co{std::vector<float>(count), std::vector<float>(count)};
+  for (std::size_t i = 0; i < count; ++i) {
+    const float inv = a.spread == Spread::kVariance ? 1.0f / std::sqrt(prm[3][i] + a.eps) : prm[3][i];
+    co.scale[i] = prm[0][i] * inv;
+    co.shift[i] = prm[1][i] - prm[2][i] * co.scale[i];
+  }
+  return co;
+}
+
 /// Reads channels [c0, c0 + count) mod C of the four parameters through `staging` into `pb` (ldm) and folds them.
 Coefficients read_coefficients(Core& core, const ApplyArgs& a, std::size_t c0, std::size_t count, LdmSpan<f16> staging,
                                LdmSpan<f16> pb) {
@@ -46,13 +57,31 @@ Coefficients read_coefficients(Core& core, const ApplyArgs& a, std::size_t c0, s
     prm[k].resize(count);
     to_floats(pb, 0, count, prm[k].data());
   }
-  Coefficients co{std::vector<float>(count), std::vector<float>(count)};
-  for (std::size_t i = 0; i < count; ++i) {
-    const float inv = a.spread == Spread::kVariance ? 1.0f / std::sqrt(prm[3][i] + a.eps) : prm[3][i];
-    co.scale[i] = prm[0][i] * inv;
-    co.shift[i] = prm[1][i] - prm[2][i] * co.scale[i];
+  return fold(a, prm, count);
+}
+
+/// All C channels' coefficients: the four [C] buffers read at once (one DMA latency, not four), then folded.
+Coefficients read_all_coefficients(Core& core, const ApplyArgs& a) {
+  const std::size_t C = a.xl.shape.c;
+  std::array<LdmSpan<f16>, 4> bufs;
+  std::array<tiling::RangeRead, 4> reads;
+  for (std::size_t k = 0; k < 4; ++k) {
+    bufs[k] = core.ldm().alloc<f16>(a.pl[k].total + 2);
+    reads[k] = tiling::get_range(core, bufs[k], a.params[k], a.pl[k].total, {0, a.pl[k].total});
   }
-  return co;
+  std::array<std::vector<float>, 4> prm;
+  for (std::size_t k = 0; k < 4; ++k) {
+    reads[k].handle.wait();
+    std::vector<float> padded(a.pl[k].total);
+    to_floats(bufs[k], reads[k].first, padded.size(), padded.data());
+    prm[k].resize(C);
+    for_each_run(a.pl[k], 0, C, [&](std::size_t l, std::size_t offset, std::size_t n) {
+      std::copy_n(padded.begin() + static_cast<std::ptrdiff_t>(offset), n,
+                  prm[k].begin() + static_cast<std::ptrdiff_t>(l));
+    });
+  }
+  for (std::size_t k = 4; k-- > 0;) core.ldm().free(bufs[k]);
+  return fold(a, prm, C);
 }
 
 /// The common case, x and y placed alike and the [C] parameters small: every core reads all coefficients once and
@@ -61,14 +90,7 @@ void apply_streaming_kernel(Core& core, const ApplyArgs& a) {
   const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
   const std::size_t max_tile = tiling::streaming_tile(core, 1);
   if (tiling::worker_index(core) * tiling::floor_even(max_tile) >= a.yl.total) return;  // no tile for me
-  Coefficients co;
-  {
-    auto staging = core.ldm().alloc<f16>(tiling::ceil_even(C) + 4);
-    auto pb = core.ldm().alloc<f16>(C);
-    co = read_coefficients(core, a, 0, C, staging, pb);
-    core.ldm().free(pb);
-    core.ldm().free(staging);
-  }
+  const Coefficients co = read_all_coefficients(core, a);
   const DevicePtr<const f16> inputs[] = {a.x};
   tiling::stream_dealt_tiles(core, inputs, a.y, a.yl.total, max_tile,
                              [&](tiling::Range t, std::span<const std::span<const float>> xs, std::span<float> ys) {
@@ -198,8 +220,9 @@ class SpatialBnOp final : public BoundOp {
       }
     }
     // Streaming needs x read at y's offsets and all coefficients resident (a quarter of the ldm at most).
-    const bool streams = in[0].layout().same_placement(out[0].layout()) &&
-                         2 * (tiling::ceil_even(apply.xl.shape.c) + 4) * sizeof(f16) <= m.arch().ldm_bytes / 4;
+    std::size_t param_bytes = 0;
+    for (const Layout& l : apply.pl) param_bytes += (l.total + 2) * sizeof(f16);
+    const bool streams = in[0].layout().same_placement(out[0].layout()) && param_bytes <= m.arch().ldm_bytes / 4;
     if (streams) {
       launch_all(m, label, apply_streaming_kernel, apply);
     } else {

@@ -67,6 +67,10 @@ class BoundOp {
   /// True when the output holds input 0's elements in the same C order (reshape, flatten): when input 0 dies at
   /// this op and both layouts place elements alike, the executor hands its buffer over instead of running.
   virtual bool reinterprets_input() const { return false; }
+  /// True when the kernel runs on any layout with an even total that its output shares with every input of the
+  /// output's shape (element-wise ops: element i of each such buffer goes with element i of the output). The
+  /// layout pass then lets the op adopt the layout its input arrives in instead of re-laying it out.
+  virtual bool runs_in_producer_layout() const { return false; }
 
  protected:
   BoundOp(std::vector<Shape> inputs, std::vector<Shape> outputs)
