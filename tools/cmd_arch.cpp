@@ -8,25 +8,16 @@
 #include "commands.hpp"
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::cli {
 
-std::string format_bytes(double bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t unit = 0;
-  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  return fmt::format("{:.4g} {}", bytes, kUnits[unit]);
-}
-
 std::string arch_summary(const Arch& arch) {
   return fmt::format("{} core group{} x {}x{} cores, {} ldm, {:g} GHz, {} main memory per group, dma timing {}",
                      arch.core_groups, arch.core_groups == 1 ? "" : "s", arch.rows, arch.cols,
-                     format_bytes(static_cast<double>(arch.ldm_bytes)), arch.clock_hz / 1e9,
-                     format_bytes(static_cast<double>(arch.main_memory_bytes_per_cg)), arch.dma.timing_model());
+                     bytes_text(static_cast<double>(arch.ldm_bytes)), arch.clock_hz / 1e9,
+                     bytes_text(static_cast<double>(arch.main_memory_bytes_per_cg)), arch.dma.timing_model());
 }
 
 Arch resolve_arch(const std::string& name_or_file) {

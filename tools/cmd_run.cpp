@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "demo.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/sim/bytes_text.hpp"
 
 namespace ldmsim::cli {
 namespace {
@@ -104,7 +105,7 @@ void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& 
   bool all_ok = true;
   for (const auto& k : kernels) {
     fmt::print("  {:<10} {:>12} {:>13} {:>12}  {:<8} {}\n", k.name, k.cycles, k.dma_requests,
-               format_bytes(static_cast<double>(k.dma_bytes)), k.status, k.summary);
+               bytes_text(static_cast<double>(k.dma_bytes)), k.status, k.summary);
     elements += k.elements;
     all_ok = all_ok && k.status == "ok";
   }
@@ -112,10 +113,10 @@ void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& 
   fmt::print("\ntotal: {} cycles = {:.4g} us simulated at {:g} GHz\n", stats.cycles, stats.seconds * 1e6,
              arch.clock_hz / 1e9);
   fmt::print("DMA: {} requests, {} moved, {:.3g} GB/s achieved over {} core group{}\n", stats.dma_requests(),
-             format_bytes(static_cast<double>(stats.dma_bytes())), bandwidth / 1e9, arch.core_groups,
+             bytes_text(static_cast<double>(stats.dma_bytes())), bandwidth / 1e9, arch.core_groups,
              arch.core_groups == 1 ? "" : "s");
-  fmt::print("ldm high-water: {} of {} per core\n", format_bytes(static_cast<double>(stats.ldm_high_water())),
-             format_bytes(static_cast<double>(arch.ldm_bytes)));
+  fmt::print("ldm high-water: {} of {} per core\n", bytes_text(static_cast<double>(stats.ldm_high_water())),
+             bytes_text(static_cast<double>(arch.ldm_bytes)));
   if (const std::uint64_t warnings = machine.lint_warnings(); warnings > 0) {
     fmt::print("lint warnings: {} DMA requests broke the {}-byte rule (see the log and the trace)\n", warnings,
                arch.dma.granularity_bytes);

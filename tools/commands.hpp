@@ -49,7 +49,5 @@ void run_workload_command(const WorkloadRunArgs& args);
 Arch resolve_arch(const std::string& name_or_file);
 /// One-line summary of an arch: "4 core groups x 8x8 cores, 64 KiB ldm, 1.45 GHz, ..." (cmd_arch.cpp).
 std::string arch_summary(const Arch& arch);
-/// Bytes as "64 KiB", "8 GiB", "1.5 MiB", "12 B" (cmd_arch.cpp).
-std::string format_bytes(double bytes);
 
 }  // namespace ldmsim::cli

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim {
@@ -62,16 +63,6 @@ T json_or(const nlohmann::json& j, const char* key, T fallback) {
       return fallback;
     }
   }
-}
-
-std::string bytes_text(double bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t unit = 0;
-  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.3g} {}", bytes, kUnits[unit]);
 }
 
 std::string percent(double f) {
