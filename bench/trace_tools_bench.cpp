@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "ldmsim/dma/trace_export.hpp"
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
-#include "ldmsim/dma/trace_summary.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace/recorder.hpp"
+#include "ldmsim/trace_analysis/export.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 
 namespace {
 

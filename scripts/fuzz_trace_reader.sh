@@ -3,7 +3,7 @@
 # UBSan, for a bounded time, starting from seed traces that tests/fuzz/make_seeds.cpp writes with the library's
 # own writer (version 2 with zstd and raw DMA blocks, both in one file, and a version 1 file). Every input that
 # crashes, leaks, times out or trips a sanitizer is copied to tests/fuzz/corpus-regressions/, which
-# tests/dma/trace_corpus_test.cpp replays in every test run.
+# tests/trace/trace_corpus_test.cpp replays in every test run.
 # By default the fuzzer keeps going after a crash (libFuzzer's fork mode with one worker), so one bug does not
 # end the run; FUZZ_KEEP_GOING=0 runs a single process that stops at the first crash and prints final stats.
 # Usage: scripts/fuzz_trace_reader.sh [SECONDS=60] [BUILD_DIR=build-fuzz]
@@ -17,12 +17,13 @@ rm -rf "$out/crashes"  # this run's failures only; earlier ones are in tests/fuz
 mkdir -p "$out/obj" "$out/corpus" "$out/crashes" tests/fuzz/corpus-regressions
 
 # The library sources the harness reaches, compiled once (with coverage, ASan and UBSan) and linked into both the
-# fuzzer and the seed writer. Globbed, so a new trace_*.cpp (block codec, spill) is picked up.
-common=(-std=c++20 -O1 -g -fno-sanitize-recover=undefined -Isim/include -Idma/include)
+# fuzzer and the seed writer. Globbed, so a new trace source (block codec, spill) is picked up.
+common=(-std=c++20 -O1 -g -fno-sanitize-recover=undefined -Isim/include -Idma/include -Itrace/include
+        -Itrace_analysis/include)
 instrumented=("-fsanitize=fuzzer-no-link,address,undefined")
-sources=(dma/src/trace_*.cpp dma/src/request.cpp sim/src/fault.cpp)
+sources=(trace/src/*.cpp trace_analysis/src/*.cpp dma/src/request.cpp sim/src/fault.cpp sim/src/bytes_text.cpp)
 libs=(-lfmt)
-if grep -q ZSTD_ dma/src/*.cpp; then libs+=(-lzstd); fi
+if grep -q ZSTD_ trace/src/*.cpp; then libs+=(-lzstd); fi
 echo "building $out/trace_reader_fuzz and $out/make_seeds with clang++-14 (${#sources[@]} library sources)"
 rm -f "$out"/obj/*.o
 pending=()  # two compilers at a time (the machine has two cores); a failing one stops the script
@@ -35,7 +36,7 @@ for job in "${pending[@]}"; do wait "$job"; done
 objects=("$out"/obj/*.o)
 clang++-14 "${common[@]}" -fsanitize=fuzzer,address,undefined tests/fuzz/trace_reader_fuzz.cpp "${objects[@]}" \
   "${libs[@]}" -o "$out/trace_reader_fuzz"
-clang++-14 "${common[@]}" "${instrumented[@]}" -Idma/src tests/fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" \
+clang++-14 "${common[@]}" "${instrumented[@]}" -Itrace/src tests/fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" \
   -o "$out/make_seeds"
 
 # Seeds: fresh from the writer on every run (so they follow the current format), plus the regression inputs and

@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
-#include "stream_bench.hpp"
+#include "ldmsim/stream/stream_bench.hpp"
 
 namespace ldmsim::cli {
 

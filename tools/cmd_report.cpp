@@ -7,7 +7,7 @@
 #include <string>
 
 #include "commands.hpp"
-#include "ldmsim/dma/trace_summary.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 #include "report_html.hpp"
 #include "trace_inputs.hpp"
 

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "commands.hpp"
-#include "ldmsim/dma/trace_diff.hpp"
-#include "ldmsim/dma/trace_export.hpp"
-#include "ldmsim/dma/trace_filter.hpp"
-#include "ldmsim/dma/trace_summary.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/trace_analysis/diff.hpp"
+#include "ldmsim/trace_analysis/export.hpp"
+#include "ldmsim/trace_analysis/filter.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 #include "trace_inputs.hpp"
 
 namespace ldmsim::cli {

@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_summary.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 
 namespace ldmsim::cli {
 

@@ -6,11 +6,11 @@
 
 namespace ldmsim {
 
-DmaEngine::DmaEngine(const Arch& arch, MainMemory& memory, TraceRecorder& trace, std::byte* ldm_base,
+DmaEngine::DmaEngine(const Arch& arch, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base,
                      bool lint_alignment)
     : arch_(arch),
       memory_(memory),
-      trace_(trace),
+      events_(events),
       ldm_base_(ldm_base),
       lint_alignment_(lint_alignment),
       model_(make_timing_model(arch)) {}
@@ -77,7 +77,7 @@ void DmaEngine::move(const DmaRequest& request, int core) {
 }
 
 void DmaEngine::record(const DmaRequest& request, int core, Cycle issue, DmaTiming timing, DmaStatus status) {
-  if (!trace_.enabled()) return;
+  if (events_ == nullptr) return;
   DmaEvent event;
   event.issue = issue;
   event.start = timing.start;
@@ -93,7 +93,7 @@ void DmaEngine::record(const DmaRequest& request, int core, Cycle issue, DmaTimi
   event.op = request.op;
   event.mode = request.mode;
   event.status = status;
-  trace_.record(event);
+  events_->record(event);
 }
 
 }  // namespace ldmsim

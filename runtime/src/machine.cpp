@@ -7,8 +7,8 @@
 #include <set>
 
 #include "launch_state.hpp"
-#include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/sim/logging.hpp"
+#include "ldmsim/trace/file.hpp"
 #include "machine_impl.hpp"
 
 namespace ldmsim {

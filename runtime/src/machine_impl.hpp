@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "ldmsim/dma/engine.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/main_memory.hpp"
+#include "ldmsim/trace/recorder.hpp"
 #include "stack_pool.hpp"
 
 namespace ldmsim::detail {

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
-#include "trace_block.hpp"
+#include "block.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace/recorder.hpp"
 
 namespace {
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <system_error>
 
-#include "ldmsim/dma/trace_diff.hpp"
-#include "ldmsim/dma/trace_export.hpp"
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_filter.hpp"
-#include "ldmsim/dma/trace_summary.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace_analysis/diff.hpp"
+#include "ldmsim/trace_analysis/export.hpp"
+#include "ldmsim/trace_analysis/filter.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/trace/file.hpp"
 #include "runtime/trap_of.hpp"
 
 using namespace ldmsim;

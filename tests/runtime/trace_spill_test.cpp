@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/trace/file.hpp"
 
 using namespace ldmsim;
 

@@ -15,7 +15,7 @@
 
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
-#include "stream_bench.hpp"
+#include "ldmsim/stream/stream_bench.hpp"
 
 using namespace ldmsim;
 using namespace ldmsim::bench;

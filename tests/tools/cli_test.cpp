@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "ldmsim/trace/file.hpp"
 #include "tools/cli_support.hpp"
 
 #ifdef LDMSIM_CLI

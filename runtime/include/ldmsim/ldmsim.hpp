@@ -2,7 +2,6 @@
 #pragma once
 
 #include "ldmsim/dma/request.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/device_ptr.hpp"
 #include "ldmsim/runtime/ldm_span.hpp"
@@ -12,3 +11,4 @@
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/fp16.hpp"
 #include "ldmsim/sim/main_memory.hpp"
+#include "ldmsim/trace/recorder.hpp"

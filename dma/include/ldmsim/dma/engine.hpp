@@ -7,9 +7,9 @@
 #include <memory>
 #include <optional>
 
+#include "ldmsim/dma/event.hpp"
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/dma/timing_model.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
 #include "ldmsim/dma/validation.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/main_memory.hpp"
@@ -26,8 +26,9 @@ struct DmaResult {
 
 class DmaEngine {
  public:
-  /// `ldm_base` holds the group's local stores back to back: core i at ldm_base + i * arch.ldm_bytes.
-  DmaEngine(const Arch& arch, MainMemory& memory, TraceRecorder& trace, std::byte* ldm_base, bool lint_alignment);
+  /// `ldm_base` holds the group's local stores back to back: core i at ldm_base + i * arch.ldm_bytes. Every
+  /// request's event goes to `events` (none recorded when it is null).
+  DmaEngine(const Arch& arch, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base, bool lint_alignment);
 
   /// Cycles the issuing core spends on the request before it reaches the engine.
   Cycle issue_cycles(const DmaRequest& request) const { return model_->issue_cycles(request); }
@@ -41,7 +42,7 @@ class DmaEngine {
 
   const Arch& arch_;
   MainMemory& memory_;
-  TraceRecorder& trace_;
+  DmaEventSink* events_;
   std::byte* ldm_base_;
   bool lint_alignment_;
   std::unique_ptr<TimingModel> model_;

@@ -16,13 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "ldmsim/dma/trace_codec.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/device_ptr.hpp"
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/main_memory.hpp"
+#include "ldmsim/trace/codec.hpp"
+#include "ldmsim/trace/recorder.hpp"
 
 namespace ldmsim {
 

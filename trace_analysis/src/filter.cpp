@@ -1,6 +1,6 @@
 // Trace filter: reads blocks, copies matching events into a reused chunk and matching markers into a reused
 // vector, and writes them through TraceWriter in the same group order.
-#include "ldmsim/dma/trace_filter.hpp"
+#include "ldmsim/trace_analysis/filter.hpp"
 
 #include <string>
 #include <vector>

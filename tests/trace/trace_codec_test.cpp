@@ -1,8 +1,6 @@
 // Tests for the trace file codecs (format version 2): raw and zstd DMA blocks round-trip every packed value,
 // zstd compresses a realistic trace, version 1 files stay readable, and damaged compressed blocks are reported
 // as TraceFormatError at the block's offset, never misread.
-#include "ldmsim/dma/trace_codec.hpp"
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -19,8 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/trace/codec.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace/recorder.hpp"
 #include "trace_tools_support.hpp"
 
 namespace fs = std::filesystem;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace/recorder.hpp"
 
 namespace trace_tools_test {
 

@@ -1,12 +1,12 @@
 // Trace diff: a cursor per file flattens blocks into one item stream (DMA requests and markers in file order),
 // counts as it goes, and the two cursors advance in lockstep until the first difference, then drain.
-#include "ldmsim/dma/trace_diff.hpp"
+#include "ldmsim/trace_analysis/diff.hpp"
 
 #include <fmt/format.h>
 
 #include <utility>
 
-#include "ldmsim/dma/trace_file.hpp"
+#include "ldmsim/trace/file.hpp"
 
 namespace ldmsim {
 namespace {

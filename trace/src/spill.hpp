@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "ldmsim/dma/trace_recorder.hpp"
-#include "trace_block.hpp"
+#include "block.hpp"
+#include "ldmsim/trace/recorder.hpp"
 
 namespace ldmsim::detail {
 

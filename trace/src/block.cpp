@@ -1,6 +1,6 @@
 // Trace block encoding. The zstd codec delta-codes the two u64 columns (issue cycles rise, addresses of
 // consecutive requests are close), which lets zstd's fastest level reach a few bytes per event.
-#include "trace_block.hpp"
+#include "block.hpp"
 
 #include <zstd.h>
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "ldmsim/dma/trace_codec.hpp"
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/trace/codec.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace/recorder.hpp"
 #include "trace_tools_support.hpp"
 
 namespace fs = std::filesystem;

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "ldmsim/dma/trace_codec.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/trace/codec.hpp"
+#include "ldmsim/trace/recorder.hpp"
 
 namespace ldmsim::detail {
 

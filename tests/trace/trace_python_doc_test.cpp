@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "ldmsim/dma/trace_file.hpp"
+#include "ldmsim/trace/file.hpp"
 
 using namespace ldmsim;
 

@@ -1,7 +1,7 @@
 // Spill file I/O with plain POSIX calls: an O_TMPFILE file (or a mkstemp file unlinked at once where the file
 // system lacks O_TMPFILE) disappears with the process whatever happens; reads use pread so the write position
 // is never disturbed. Raw blocks are gathered from the chunk's columns with pwritev.
-#include "trace_spill.hpp"
+#include "spill.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,10 +1,9 @@
 // Tests for the streaming trace summary: per-core counts, busy time from overlapping spans, histogram, slowest
 // requests, faults / lint markers, bandwidth bins, stats.json merging and the JSON / text renderings.
-#include "ldmsim/dma/trace_summary.hpp"
-
 #include <catch2/catch.hpp>
 #include <numeric>
 
+#include "ldmsim/trace_analysis/summary.hpp"
 #include "trace_tools_support.hpp"
 
 using namespace trace_tools_test;

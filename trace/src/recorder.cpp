@@ -1,7 +1,7 @@
 // Columnar DMA trace chunks and the per-group trace recorder: packing, unpacking and memory accounting.
 // Recording is a range check and six column stores per event; the rare out-of-range case throws. A spilling
 // recorder hands each full chunk to its TraceSpill and reuses the chunk's memory.
-#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/trace/recorder.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -10,8 +10,8 @@
 #include <string>
 #include <utility>
 
-#include "trace_block.hpp"
-#include "trace_spill.hpp"
+#include "block.hpp"
+#include "spill.hpp"
 
 namespace ldmsim {
 namespace {

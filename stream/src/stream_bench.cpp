@@ -1,6 +1,6 @@
 // STREAM over DMA on a simulated core group (see stream_bench.hpp): plan, kernel, byte counting and the
 // measurement file.
-#include "stream_bench.hpp"
+#include "ldmsim/stream/stream_bench.hpp"
 
 #include <fmt/format.h>
 

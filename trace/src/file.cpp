@@ -1,7 +1,7 @@
 // Trace file writer and reader. DMA columns go to and from the file with one write/read per column (raw
 // little-endian, byte-swapped only on big-endian hosts); every size read from the file is checked against the
 // bytes that remain before anything is allocated.
-#include "ldmsim/dma/trace_file.hpp"
+#include "ldmsim/trace/file.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "trace_block.hpp"
+#include "block.hpp"
 
 namespace ldmsim {
 

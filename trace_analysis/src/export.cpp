@@ -1,6 +1,6 @@
 // Chrome Trace Event JSON and CSV exports, streamed block by block. DMA requests of one core that overlap in
 // time go to extra "dma K" lanes of that core (first lane free at the request's issue), so Perfetto shows all.
-#include "ldmsim/dma/trace_export.hpp"
+#include "ldmsim/trace_analysis/export.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "ldmsim/dma/trace_file.hpp"
-#include "ldmsim/dma/trace_summary.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 
 namespace ldmsim {
 namespace {

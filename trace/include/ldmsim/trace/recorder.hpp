@@ -12,32 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "ldmsim/dma/event.hpp"
 #include "ldmsim/dma/request.hpp"
-#include "ldmsim/dma/trace_codec.hpp"
 #include "ldmsim/sim/types.hpp"
+#include "ldmsim/trace/codec.hpp"
 
 namespace ldmsim {
-
-/// Outcome of a DMA request as recorded.
-enum class DmaStatus : std::uint8_t { kOk = 0, kTrapped = 1, kLintWarning = 2 };
-
-/// One DMA request, expanded (what readers see).
-struct DmaEvent {
-  Cycle issue = 0;  ///< cycle the request was issued (after the core's issue cost)
-  Cycle start = 0;  ///< cycle its data started moving
-  Cycle end = 0;    ///< completion cycle
-  DeviceAddr main = 0;
-  LdmAddr ldm = 0;
-  std::uint32_t length = 0;
-  std::uint32_t bsize = 0;
-  std::uint32_t stride = 0;
-  std::uint16_t core = 0;
-  DmaOp op = DmaOp::kGet;
-  DmaMode mode = DmaMode::kPe;
-  DmaStatus status = DmaStatus::kOk;
-
-  friend bool operator==(const DmaEvent&, const DmaEvent&) = default;
-};
 
 /// Non-DMA events.
 enum class MarkerKind : std::uint8_t {
@@ -104,13 +84,13 @@ class TraceSpill;
 /// fills up and every 4096 markers are encoded as trace-file blocks and appended to an unlinked temporary file
 /// in `dir`, so recording holds one open chunk in memory however long the run; readers below see spilled and
 /// in-memory data alike, in record order.
-class TraceRecorder {
+class TraceRecorder final : public DmaEventSink {
  public:
   /// Markers kept in memory before a spilling recorder writes them out as one block.
   static constexpr std::size_t kSpillMarkers = 4096;
 
   TraceRecorder(int cg, bool enabled);
-  ~TraceRecorder();
+  ~TraceRecorder() override;
   TraceRecorder(TraceRecorder&&) noexcept;
   TraceRecorder& operator=(TraceRecorder&&) noexcept;
 
@@ -125,7 +105,7 @@ class TraceRecorder {
 
   /// Appends a DMA event (no-op when disabled); throws std::length_error if it does not fit the packing, and
   /// std::runtime_error if a spill write fails.
-  void record(const DmaEvent& event);
+  void record(const DmaEvent& event) override;
   /// Appends a marker (no-op when disabled).
   void mark(Marker marker);
   /// Appends a whole chunk of events after the recorded ones (used by trace readers; works when disabled).

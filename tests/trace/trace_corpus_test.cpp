@@ -8,10 +8,10 @@
 #include <sstream>
 #include <string>
 
-#include "ldmsim/dma/trace_diff.hpp"
-#include "ldmsim/dma/trace_export.hpp"
-#include "ldmsim/dma/trace_filter.hpp"
-#include "ldmsim/dma/trace_summary.hpp"
+#include "ldmsim/trace_analysis/diff.hpp"
+#include "ldmsim/trace_analysis/export.hpp"
+#include "ldmsim/trace_analysis/filter.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 
 TEST_CASE("fuzz regression inputs pass every trace tool or give TraceFormatError, never a crash", "[trace-fuzz]") {
   const std::filesystem::path dir = std::filesystem::path(LDMSIM_SOURCE_DIR) / "tests/fuzz/corpus-regressions";

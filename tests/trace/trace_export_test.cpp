@@ -1,13 +1,12 @@
 // Tests for the trace exports (Chrome Trace Event JSON, CSV), the filter (writes a valid smaller trace) and the
 // diff (counts and the first diverging event).
-#include "ldmsim/dma/trace_export.hpp"
-
 #include <catch2/catch.hpp>
 #include <set>
 #include <sstream>
 
-#include "ldmsim/dma/trace_diff.hpp"
-#include "ldmsim/dma/trace_filter.hpp"
+#include "ldmsim/trace_analysis/diff.hpp"
+#include "ldmsim/trace_analysis/export.hpp"
+#include "ldmsim/trace_analysis/filter.hpp"
 #include "trace_tools_support.hpp"
 
 using namespace trace_tools_test;

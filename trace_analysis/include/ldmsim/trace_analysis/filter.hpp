@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "ldmsim/dma/request.hpp"
-#include "ldmsim/dma/trace_file.hpp"
 #include "ldmsim/sim/types.hpp"
+#include "ldmsim/trace/file.hpp"
 
 namespace ldmsim {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ldmsim/dma/trace_codec.hpp"
-#include "ldmsim/dma/trace_recorder.hpp"
+#include "ldmsim/trace/codec.hpp"
+#include "ldmsim/trace/recorder.hpp"
 
 namespace ldmsim {
 

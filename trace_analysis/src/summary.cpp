@@ -1,6 +1,6 @@
 // Streaming trace summary: per-core counters and request-span unions, a size histogram, doubling time bins, a
 // bounded min-heap of the slowest requests and the fault / lint markers, plus JSON and text renderings.
-#include "ldmsim/dma/trace_summary.hpp"
+#include "ldmsim/trace_analysis/summary.hpp"
 
 #include <fmt/format.h>
 
