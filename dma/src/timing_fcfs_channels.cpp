@@ -24,10 +24,7 @@ class FcfsChannelsModel final : public TimingModel {
   explicit FcfsChannelsModel(const Arch& arch) : transaction_bytes_(arch.dma.transaction_bytes) {
     TimingParams params(arch.dma.timing);
     issue_ = static_cast<Cycle>(std::llround(params.number("issue_cycles", 10, 0)));
-    const double channels = params.number("channels", 1, 1);
-    if (channels != std::floor(channels) || channels > 1024) {
-      throw ConfigError(fmt::format("dma.timing.channels must be an integer in 1..1024 (got {})", channels));
-    }
+    const auto channels = params.integer("channels", 1, 1, 1024);
     overhead_ = params.number("request_overhead_cycles", 0, 0);
     realign_ = params.number("realign_cycles", 0, 0);
     const double bytes_per_cycle = params.number("bytes_per_cycle", 16, 0, /*strictly_greater=*/true);
@@ -35,7 +32,7 @@ class FcfsChannelsModel final : public TimingModel {
     params.reject_unknown();
     free_at_.assign(static_cast<std::size_t>(channels), 0.0);
     // Each channel moves its transactions at its share of the group's peak memory bandwidth.
-    transaction_cycles_ = static_cast<double>(transaction_bytes_) * channels / bytes_per_cycle;
+    transaction_cycles_ = static_cast<double>(transaction_bytes_) * static_cast<double>(channels) / bytes_per_cycle;
   }
 
   Cycle issue_cycles(const DmaRequest&) const override { return issue_; }

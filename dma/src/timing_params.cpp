@@ -4,31 +4,37 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <string>
 
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::detail {
 
-double TimingParams::number(const std::string& key, double fallback, double min, bool strictly_greater) {
-  known_.insert(key);
-  if (!timing_.contains(key)) return fallback;
-  const auto& value = timing_.at(key);
-  if (!value.is_number()) throw ConfigError(fmt::format("dma.timing.{} must be a number (got {})", key, value.dump()));
-  const double v = value.get<double>();
+double TimingParams::number(std::string_view key, double fallback, double min, bool strictly_greater) {
+  known_.push_back(key);
+  const auto value = field_.find(key);
+  if (!value) return fallback;
+  if (!value->json().is_number()) value->fail("must be a number");
+  const double v = value->json().get<double>();
   if (!std::isfinite(v) || (strictly_greater ? !(v > min) : !(v >= min))) {
-    throw ConfigError(fmt::format("dma.timing.{} must be {} {} (got {})", key, strictly_greater ? ">" : ">=", min, v));
+    value->fail(fmt::format("must be {} {}", strictly_greater ? ">" : ">=", min));
   }
   return v;
 }
 
+std::int64_t TimingParams::integer(std::string_view key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
+  known_.push_back(key);
+  const auto value = field_.find(key);
+  return value ? value->integer(lo, hi) : fallback;
+}
+
 void TimingParams::reject_unknown() const {
-  for (const auto& [key, value] : timing_.items()) {
-    if (!known_.contains(key)) {
-      std::string names;
-      for (const auto& k : known_) names += (names.empty() ? "" : ", ") + k;
-      throw ConfigError(fmt::format("unknown key dma.timing.{} for model '{}' (known: {})", key,
-                                    timing_.value("model", std::string{"?"}), names));
-    }
+  try {
+    field_.expect_object(known_);
+  } catch (const ConfigError& e) {
+    // The allowed keys depend on the model: say which one.
+    throw ConfigError(
+        fmt::format("{}, for timing model '{}'", e.what(), field_.json().value("model", std::string{"?"})));
   }
 }
 

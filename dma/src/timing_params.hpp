@@ -1,25 +1,29 @@
-// Reads a timing model's parameters from dma.timing with defaults, checking types, ranges and unknown keys;
-// every error names the JSON path (dma.timing.<key>).
+// Reads a timing model's parameters from dma.timing with defaults, through the checked-JSON helper: types and
+// ranges checked, unknown keys refused with a did-you-mean, every error naming the JSON path (dma.timing.<key>).
 #pragma once
 
-#include <initializer_list>
+#include <cstdint>
 #include <nlohmann/json.hpp>
-#include <set>
-#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ldmsim/sim/json_checked.hpp"
 
 namespace ldmsim::detail {
 
 class TimingParams {
  public:
-  explicit TimingParams(const nlohmann::json& timing) : timing_(timing) {}
+  explicit TimingParams(const nlohmann::json& timing) : field_(timing, "", "dma.timing") {}
   /// A number >= min (or > min when strictly_greater); `fallback` when absent.
-  double number(const std::string& key, double fallback, double min, bool strictly_greater = false);
+  double number(std::string_view key, double fallback, double min, bool strictly_greater = false);
+  /// An integer in [lo, hi]; `fallback` when absent.
+  std::int64_t integer(std::string_view key, std::int64_t fallback, std::int64_t lo, std::int64_t hi);
   /// Throws ConfigError if a key other than "model" and the ones read so far is present.
   void reject_unknown() const;
 
  private:
-  const nlohmann::json& timing_;
-  std::set<std::string> known_{"model"};
+  JsonField field_;
+  std::vector<std::string_view> known_{"model"};
 };
 
 }  // namespace ldmsim::detail

@@ -87,10 +87,11 @@ std::string JsonField::child_path(std::string_view key) const {
 }
 
 void JsonField::fail(std::string_view rule) const {
-  throw ConfigError(fmt::format("{}: {} {} (got {})", origin_, where(), rule, describe_json(*value_)));
+  fail_message(fmt::format("{} {} (got {})", where(), rule, describe_json(*value_)));
 }
 
 void JsonField::fail_message(std::string_view message) const {
+  if (origin_.empty()) throw ConfigError(std::string(message));
   throw ConfigError(fmt::format("{}: {}", origin_, message));
 }
 

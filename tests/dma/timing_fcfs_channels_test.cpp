@@ -113,7 +113,7 @@ TEST_CASE("fcfs-channels: registered, with defaults and validated parameters", "
     t["channels"] = 1.5;
     CHECK_THAT(config_error(t), Catch::Contains("dma.timing.channels must be an integer"));
     t["channels"] = 0;
-    CHECK_THAT(config_error(t), Catch::Contains("dma.timing.channels must be >= 1"));
+    CHECK_THAT(config_error(t), Catch::Contains("dma.timing.channels must be an integer in 1..1024 (got 0)"));
     t = kChannels;
     t["realign_cycles"] = -1;
     CHECK_THAT(config_error(t), Catch::Contains("dma.timing.realign_cycles must be >= 0"));

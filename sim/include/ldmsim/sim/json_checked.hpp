@@ -35,7 +35,8 @@ class JsonField {
   const std::string& path() const { return path_; }
   std::string child_path(std::string_view key) const;
 
-  /// Throws ConfigError "ORIGIN: PATH RULE (got VALUE)".
+  /// Throws ConfigError "ORIGIN: PATH RULE (got VALUE)" ("PATH RULE (got VALUE)" when the origin is empty: a
+  /// caller that adds the file name itself, such as the timing models' parameters inside an arch).
   [[noreturn]] void fail(std::string_view rule) const;
   /// Throws ConfigError "ORIGIN: MESSAGE" (for errors that are not about this value's form).
   [[noreturn]] void fail_message(std::string_view message) const;
