@@ -1,11 +1,18 @@
 // The default pass pipeline and its driver.
 #include "ldmsim/graph/plan.hpp"
 
+#include "ldmsim/sim/enum_names.hpp"
+
 namespace ldmsim {
 
+constexpr auto kStepKindNames = enum_names<Step::Kind>({{Step::Kind::kStage, "stage"},
+                                                        {Step::Kind::kRelayout, "relayout"},
+                                                        {Step::Kind::kRun, "run"},
+                                                        {Step::Kind::kFree, "free"},
+                                                        {Step::Kind::kHandOver, "hand-over"}});
+
 std::string_view to_string(Step::Kind kind) noexcept {
-  static constexpr std::string_view kNames[] = {"stage", "relayout", "run", "free", "hand-over"};
-  return kNames[static_cast<std::size_t>(kind)];
+  return kStepKindNames.name(kind);
 }
 
 std::vector<Pass> default_passes() {

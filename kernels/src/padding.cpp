@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "ldmsim/sim/enum_names.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim {
@@ -125,43 +126,34 @@ std::size_t Layout::logical_at_or_after(std::size_t off) const {
   return n * shape.chw() + c * shape.hw() + h * shape.w + w;
 }
 
+constexpr auto kStagingPolicyNames = enum_names<StagingPolicy>({
+    {StagingPolicy::kMethod, "method"},
+    {StagingPolicy::kNaive, "naive"},
+    {StagingPolicy::kNone, "none"},
+});
+
 std::string_view to_string(StagingPolicy policy) noexcept {
-  switch (policy) {
-    case StagingPolicy::kMethod:
-      return "method";
-    case StagingPolicy::kNaive:
-      return "naive";
-    case StagingPolicy::kNone:
-      return "none";
-  }
-  return "method";
+  return kStagingPolicyNames.name(policy, "method");
 }
 
 StagingPolicy parse_staging_policy(std::string_view name) {
-  if (name == "method") return StagingPolicy::kMethod;
-  if (name == "naive") return StagingPolicy::kNaive;
-  if (name == "none") return StagingPolicy::kNone;
-  throw ConfigError(fmt::format("unknown staging policy '{}' (expected method, naive or none)", name));
+  if (const auto policy = kStagingPolicyNames.parse(name)) return *policy;
+  throw ConfigError(
+      fmt::format("unknown staging policy '{}' (expected {})", name, kStagingPolicyNames.list(", ", " or ")));
 }
 
+constexpr auto kPlanKindNames = enum_names<PlanKind>({
+    {PlanKind::kNone, "none-needed"},
+    {PlanKind::kOneD, "1-D"},
+    {PlanKind::kRow, "add-a-row"},
+    {PlanKind::kColumn, "add-a-column"},
+    {PlanKind::kThreeD, "3-D"},
+    {PlanKind::kNaive, "naive"},
+    {PlanKind::kUnpadded, "unpadded"},
+});
+
 std::string_view to_string(PlanKind kind) noexcept {
-  switch (kind) {
-    case PlanKind::kNone:
-      return "none-needed";
-    case PlanKind::kOneD:
-      return "1-D";
-    case PlanKind::kRow:
-      return "add-a-row";
-    case PlanKind::kColumn:
-      return "add-a-column";
-    case PlanKind::kThreeD:
-      return "3-D";
-    case PlanKind::kNaive:
-      return "naive";
-    case PlanKind::kUnpadded:
-      return "unpadded";
-  }
-  return "?";
+  return kPlanKindNames.name(kind);
 }
 
 std::string PaddingPlan::describe() const {

@@ -4,30 +4,24 @@
 
 #include <fmt/format.h>
 
+#include "ldmsim/sim/enum_names.hpp"
+
 namespace ldmsim {
 
+constexpr auto kFaultKindNames = enum_names<FaultKind>({
+    {FaultKind::kDmaMisaligned, "dma-misaligned"},
+    {FaultKind::kDmaOutOfBounds, "dma-out-of-bounds"},
+    {FaultKind::kDmaFieldOverflow, "dma-field-overflow"},
+    {FaultKind::kLdmOverflow, "ldm-overflow"},
+    {FaultKind::kApiOutsideKernel, "api-outside-kernel"},
+    {FaultKind::kDeadlock, "deadlock"},
+    {FaultKind::kKernelException, "kernel-exception"},
+    {FaultKind::kPendingDmaAtExit, "pending-dma-at-exit"},
+    {FaultKind::kInvalidArgument, "invalid-argument"},
+});
+
 std::string_view to_string(FaultKind kind) noexcept {
-  switch (kind) {
-    case FaultKind::kDmaMisaligned:
-      return "dma-misaligned";
-    case FaultKind::kDmaOutOfBounds:
-      return "dma-out-of-bounds";
-    case FaultKind::kDmaFieldOverflow:
-      return "dma-field-overflow";
-    case FaultKind::kLdmOverflow:
-      return "ldm-overflow";
-    case FaultKind::kApiOutsideKernel:
-      return "api-outside-kernel";
-    case FaultKind::kDeadlock:
-      return "deadlock";
-    case FaultKind::kKernelException:
-      return "kernel-exception";
-    case FaultKind::kPendingDmaAtExit:
-      return "pending-dma-at-exit";
-    case FaultKind::kInvalidArgument:
-      return "invalid-argument";
-  }
-  return "unknown";
+  return kFaultKindNames.name(kind, "unknown");
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/sim/enum_names.hpp"
 
 namespace ldmsim::bench {
 
@@ -216,35 +217,29 @@ Plan make_plan(const Arch& arch, const StreamConfig& config) {
 
 }  // namespace
 
+constexpr auto kStreamKernelNames = enum_names<StreamKernel>({
+    {StreamKernel::kCopy, "copy"},
+    {StreamKernel::kScale, "scale"},
+    {StreamKernel::kAdd, "add"},
+    {StreamKernel::kTriad, "triad"},
+});
+
 std::string_view to_string(StreamKernel kernel) noexcept {
-  switch (kernel) {
-    case StreamKernel::kCopy:
-      return "copy";
-    case StreamKernel::kScale:
-      return "scale";
-    case StreamKernel::kAdd:
-      return "add";
-    case StreamKernel::kTriad:
-      return "triad";
-  }
-  return "?";
+  return kStreamKernelNames.name(kernel);
 }
 
+constexpr auto kStreamModeNames = enum_names<StreamMode>({{StreamMode::kPe, "pe"}, {StreamMode::kBcast, "bcast"}});
+
 std::string_view to_string(StreamMode mode) noexcept {
-  return mode == StreamMode::kPe ? "pe" : "bcast";
+  return kStreamModeNames.name(mode);
 }
 
 std::optional<StreamKernel> parse_stream_kernel(std::string_view name) {
-  for (auto k : {StreamKernel::kCopy, StreamKernel::kScale, StreamKernel::kAdd, StreamKernel::kTriad}) {
-    if (name == to_string(k)) return k;
-  }
-  return std::nullopt;
+  return kStreamKernelNames.parse(name);
 }
 
 std::optional<StreamMode> parse_stream_mode(std::string_view name) {
-  if (name == "pe") return StreamMode::kPe;
-  if (name == "bcast") return StreamMode::kBcast;
-  return std::nullopt;
+  return kStreamModeNames.parse(name);
 }
 
 StreamResult run_stream(const Arch& arch, const StreamConfig& config) {

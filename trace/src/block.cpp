@@ -10,22 +10,21 @@
 #include <cstring>
 #include <limits>
 
+#include "ldmsim/sim/enum_names.hpp"
+
 namespace ldmsim {
 
+constexpr auto kTraceCodecNames = enum_names<TraceCodec>({
+    {TraceCodec::kRaw, "raw"},
+    {TraceCodec::kZstd, "zstd"},
+});
+
 std::string_view to_string(TraceCodec codec) {
-  switch (codec) {
-    case TraceCodec::kRaw:
-      return "raw";
-    case TraceCodec::kZstd:
-      return "zstd";
-  }
-  return "?";
+  return kTraceCodecNames.name(codec);
 }
 
 std::optional<TraceCodec> parse_trace_codec(std::string_view name) {
-  if (name == "raw") return TraceCodec::kRaw;
-  if (name == "zstd") return TraceCodec::kZstd;
-  return std::nullopt;
+  return kTraceCodecNames.parse(name);
 }
 
 namespace detail {
