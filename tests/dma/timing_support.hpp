@@ -7,6 +7,7 @@
 
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "support/dma_requests.hpp"
 
 namespace ldmsim::testing {
 
@@ -19,12 +20,7 @@ inline Arch with_timing(nlohmann::json timing) {
 
 /// A PE get of `length` bytes at `main` (strided when bsize != 0).
 inline DmaRequest req(DeviceAddr main, std::uint64_t length, std::uint64_t bsize = 0, std::uint64_t stride = 0) {
-  DmaRequest r;
-  r.main = main;
-  r.length = length;
-  r.bsize = bsize;
-  r.stride = stride;
-  return r;
+  return dma_request(DmaOp::kGet, main, 0, length, bsize, stride, "dma");
 }
 
 }  // namespace ldmsim::testing

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ldmsim/sim/main_memory.hpp"
+#include "support/dma_requests.hpp"
 
 using namespace ldmsim;
 
@@ -18,15 +19,7 @@ constexpr std::uint64_t kLdm = 16384;  // tiny's local store
 
 DmaRequest req(DeviceAddr main, std::uint64_t ldm, std::uint64_t length, std::uint64_t bsize = 0,
                std::uint64_t stride = 0) {
-  DmaRequest r;
-  r.op = DmaOp::kGet;
-  r.main = main;
-  r.ldm = ldm;
-  r.length = length;
-  r.bsize = bsize;
-  r.stride = stride;
-  r.api = "test_get";
-  return r;
+  return testing::dma_request(DmaOp::kGet, main, ldm, length, bsize, stride, "test_get");
 }
 
 /// Checks a violation's kind and field (and value when given).

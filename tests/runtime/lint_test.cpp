@@ -10,6 +10,7 @@
 
 #include "ldmsim/ldmsim.hpp"
 #include "runtime/trap_of.hpp"
+#include "support/dma_requests.hpp"
 
 using namespace ldmsim;
 using ldmsim::testing::trap_of;
@@ -18,14 +19,7 @@ namespace {
 
 DmaRequest get(DeviceAddr main, std::uint64_t ldm, std::uint64_t length, std::uint64_t bsize = 0,
                std::uint64_t stride = 0) {
-  DmaRequest r;
-  r.main = main;
-  r.ldm = ldm;
-  r.length = length;
-  r.bsize = bsize;
-  r.stride = stride;
-  r.api = "Core::dma";
-  return r;
+  return testing::dma_get(main, ldm, length, bsize, stride);
 }
 
 }  // namespace

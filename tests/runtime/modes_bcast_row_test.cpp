@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "support/dma_requests.hpp"
 
 using namespace ldmsim;
 
@@ -46,12 +47,8 @@ std::vector<std::vector<std::byte>> run(Machine& m, int issuer, Issue issue) {
 }
 
 DmaRequest get(DmaMode mode, DeviceAddr main, std::uint64_t ldm, std::uint64_t length, std::uint32_t mask = ~0u) {
-  DmaRequest r;
-  r.op = DmaOp::kGet;
+  DmaRequest r = testing::dma_request(DmaOp::kGet, main, ldm, length, 0, 0, "dma");
   r.mode = mode;
-  r.main = main;
-  r.ldm = ldm;
-  r.length = length;
   r.row_mask = mask;
   return r;
 }

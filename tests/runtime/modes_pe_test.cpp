@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "support/dma_requests.hpp"
 
 using namespace ldmsim;
 
@@ -39,14 +40,7 @@ std::vector<std::byte> run_on_core1(Machine& m, Body body) {
 
 DmaRequest request(DmaOp op, DeviceAddr main, std::uint64_t ldm, std::uint64_t length, std::uint64_t bsize = 0,
                    std::uint64_t stride = 0) {
-  DmaRequest r;
-  r.op = op;
-  r.main = main;
-  r.ldm = ldm;
-  r.length = length;
-  r.bsize = bsize;
-  r.stride = stride;
-  return r;
+  return testing::dma_request(op, main, ldm, length, bsize, stride, "dma");
 }
 
 }  // namespace
