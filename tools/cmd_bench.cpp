@@ -107,16 +107,22 @@ void add_bench_command(CLI::App& app) {
   stream->add_option("--arch", o.arch, "Preset name or arch JSON file")->capture_default_str();
   stream->add_option("--kernel", o.kernel, "copy | scale | add | triad")->capture_default_str();
   stream->add_option("--block-bytes", o.config.block_bytes, "Contiguous block per request (bsize when strided)")
+      ->check(non_negative())
       ->capture_default_str();
   stream->add_option("--gap-bytes", o.config.gap_bytes, "Bytes skipped between blocks (> 0: strided requests)")
+      ->check(non_negative())
       ->capture_default_str();
-  stream->add_option("--request-bytes", o.config.request_bytes,
-                     "Bytes of one strided request (default: blocks filling 24 KiB)");
-  stream->add_option("--cores", o.config.cores, "Cores that stream (default: the whole group)");
+  stream
+      ->add_option("--request-bytes", o.config.request_bytes,
+                   "Bytes of one strided request (default: blocks filling 24 KiB)")
+      ->check(non_negative());
+  stream->add_option("--cores", o.config.cores, "Cores that stream (default: the whole group)")->check(non_negative());
   stream->add_option("--offset-bytes", o.config.offset_bytes, "Array offset from a 256-byte boundary")
+      ->check(non_negative())
       ->capture_default_str();
   stream->add_option("--mode", o.mode, "pe | bcast")->capture_default_str();
-  stream->add_option("--rounds", o.config.rounds, "Requests per core and array (default: ~256 KiB per core)");
+  stream->add_option("--rounds", o.config.rounds, "Requests per core and array (default: ~256 KiB per core)")
+      ->check(non_negative());
   stream->add_flag("--verify", o.config.verify, "Initialise the inputs and check every output element");
   stream->add_flag("--sweep", o.sweep, "Run every block size of the measurement file and compare");
   stream->add_option("--data", o.data, "Measurement CSV for --sweep (default: ../shared/data of the repository)");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "report_html.hpp"
 #include "trace_inputs.hpp"
@@ -27,10 +28,7 @@ void report_command(const ReportArgs& args) {
       [&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top, .time_bins = 200}); });
   if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());
   const std::string html = render_report_html(to_json(summary), "ldmsim report: " + input.trace.string());
-  std::ofstream out(args.out, std::ios::binary | std::ios::trunc);
-  out << html;
-  out.close();
-  if (!out) throw ConfigError(fmt::format("-o {}: cannot write the report", args.out));
+  write_file_atomically(args.out, html, "report");
   fmt::print("wrote {} ({} DMA requests, {} core groups{})\n", args.out, summary.requests(), summary.groups.size(),
              summary.fault.is_null() ? "" : "; the run trapped");
 }

@@ -13,6 +13,8 @@
 #include "demo.hpp"
 #include "ldmsim/ldmsim.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
+#include "ldmsim/sim/output_file.hpp"
+#include "run_directory.hpp"
 
 namespace ldmsim::cli {
 namespace {
@@ -34,39 +36,7 @@ struct RunOptions {
   std::string conv_algo;
 };
 
-/// Where the run writes; `trace` is empty when tracing is off.
-struct OutputPaths {
-  std::filesystem::path stats;
-  std::filesystem::path trace;
-};
-
-nlohmann::json fault_json(const Fault& fault) {
-  return {{"kind", std::string(to_string(fault.kind()))},
-          {"cg", fault.cg()},
-          {"core", fault.core()},
-          {"cycle", fault.cycle()},
-          {"kernel", fault.kernel()},
-          {"message", fault.detail()}};
-}
-
-OutputPaths prepare_outputs(const RunOptions& options) {
-  OutputPaths paths;
-  std::error_code error;
-  const std::filesystem::path dir(options.out);
-  std::filesystem::create_directories(dir, error);
-  if (error || !std::filesystem::is_directory(dir)) {
-    throw ConfigError(fmt::format("--out {}: cannot create the output directory{}", options.out,
-                                  error ? ": " + error.message() : std::string{}));
-  }
-  paths.stats = dir / "stats.json";
-  if (!options.no_trace) {
-    paths.trace = options.trace.empty() ? dir / "trace.ldmtrace" : std::filesystem::path(options.trace);
-    if (paths.trace.has_parent_path()) std::filesystem::create_directories(paths.trace.parent_path(), error);
-  }
-  return paths;
-}
-
-void write_outputs(const Machine& machine, const RunOptions& options, const OutputPaths& paths,
+void write_outputs(const Machine& machine, const RunOptions& options, const RunDirectory& paths,
                    const std::vector<DemoKernelResult>& kernels, const Fault* fault) {
   const char* policy = options.lint ? "lint" : "trap";
   nlohmann::json stats = machine.stats().to_json();
@@ -83,19 +53,16 @@ void write_outputs(const Machine& machine, const RunOptions& options, const Outp
   }
   stats["verified"] = verified;
   stats["fault"] = fault != nullptr ? fault_json(*fault) : nlohmann::json(nullptr);
-  std::ofstream out(paths.stats);
-  out << stats.dump(2) << '\n';
-  out.close();
-  if (!out) throw ConfigError(fmt::format("cannot write {}", paths.stats.string()));
+  write_file_atomically(paths.stats(), stats.dump(2) + "\n", "stats file");
 
-  if (paths.trace.empty()) return;
+  if (paths.trace().empty()) return;
   nlohmann::json info;
   info["run"] = {{"tool_version", LDMSIM_VERSION}, {"workload", "demo"}, {"alignment_policy", policy}};
   info["fault"] = fault != nullptr ? fault_json(*fault) : nlohmann::json(nullptr);
-  machine.write_trace(paths.trace, info);
+  machine.write_trace(paths.trace(), info);
 }
 
-void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& kernels, const OutputPaths& paths) {
+void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& kernels, const RunDirectory& paths) {
   const Arch& arch = machine.arch();
   const RunStats stats = machine.stats();
   fmt::print("ldmsim {}: built-in demo on {} ({})\n\n", LDMSIM_VERSION, arch.name, arch_summary(arch));
@@ -125,9 +92,9 @@ void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& 
     fmt::print("results verified ok: {} kernels, {} elements equal to the host reference bit for bit\n", kernels.size(),
                elements);
   } else {
-    fmt::print("results WRONG: see the check column and {}\n", paths.stats.string());
+    fmt::print("results WRONG: see the check column and {}\n", paths.stats().string());
   }
-  fmt::print("wrote {}{}\n", paths.stats.string(), paths.trace.empty() ? "" : " and " + paths.trace.string());
+  fmt::print("wrote {}{}\n", paths.stats().string(), paths.trace().empty() ? "" : " and " + paths.trace().string());
 }
 
 MachineOptions machine_options(const RunOptions& options) {
@@ -149,18 +116,22 @@ void run_command(const RunOptions& options) {
   }
   const Arch arch = resolve_arch(options.arch);
   Machine machine(arch, machine_options(options));
-  const OutputPaths paths = prepare_outputs(options);
+  const std::filesystem::path trace_option(options.trace);
+  const RunDirectory paths(options.out, options.no_trace ? nullptr : &trace_option, {},
+                           {{"workload", "demo"}, {"arch", arch.name}});
 
   std::vector<DemoKernelResult> kernels;
   try {
     run_demo(machine, DemoOptions{.inject_misaligned_dma = options.demo_fault}, kernels);
   } catch (const Fault& fault) {
     write_outputs(machine, options, paths, kernels, &fault);
-    fmt::print(stderr, "ldmsim: the run trapped; wrote {}{} up to the fault\n", paths.stats.string(),
-               paths.trace.empty() ? "" : " and " + paths.trace.string());
+    paths.complete();
+    fmt::print(stderr, "ldmsim: the run trapped; wrote {}{} up to the fault\n", paths.stats().string(),
+               paths.trace().empty() ? "" : " and " + paths.trace().string());
     throw;
   }
   write_outputs(machine, options, paths, kernels, nullptr);
+  paths.complete();
   print_summary(machine, kernels, paths);
   for (const auto& k : kernels) {
     if (k.status != "ok") throw CommandFailed(fmt::format("demo kernel {}: {}", k.name, k.mismatch));

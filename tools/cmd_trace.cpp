@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/trace_analysis/diff.hpp"
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
@@ -47,13 +48,14 @@ struct ExportArgs {
 };
 
 void export_command(const ExportArgs& args) {
-  std::ofstream out(args.out, std::ios::binary | std::ios::trunc);
-  if (!out) throw ConfigError(fmt::format("-o {}: cannot create the output file", args.out));
+  // Written to a temporary and renamed only when the whole trace was exported: a bad or cut trace leaves an
+  // existing output as it was.
+  AtomicFile out(args.out, "export file");
   const ExportCounts counts = guarded_trace_call([&] {
-    return args.format == "csv" ? export_csv(args.file, out) : export_chrome_json(args.file, out, args.bins);
+    return args.format == "csv" ? export_csv(args.file, out.stream())
+                                : export_chrome_json(args.file, out.stream(), args.bins);
   });
-  out.close();
-  if (!out) throw ConfigError(fmt::format("-o {}: write failed", args.out));
+  out.commit();
   fmt::print("wrote {} ({} DMA requests{})\n", args.out, counts.requests,
              args.format == "csv" ? std::string() : fmt::format(", {} markers", counts.markers));
 }

@@ -5,13 +5,14 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "commands.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/sim/output_file.hpp"
+#include "run_directory.hpp"
 
 namespace ldmsim::cli {
 
@@ -27,13 +28,11 @@ void run_workload_command(const WorkloadRunArgs& args) {
   const ExecutionPlan plan = plan_execution(workload, policy);
   if (args.dump_graph) fmt::print("{}", describe(workload, plan));
   Machine machine(Arch::resolve(arch_name), args.machine);
-  const std::filesystem::path dir(args.out);
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error || !std::filesystem::is_directory(dir)) throw ConfigError(fmt::format("--out {}: cannot create", args.out));
-  const std::filesystem::path trace = !args.machine.trace  ? std::filesystem::path()
-                                      : args.trace.empty() ? dir / "trace.ldmtrace"
-                                                           : std::filesystem::path(args.trace);
+  std::vector<std::string> outputs;
+  for (std::size_t t : workload.outputs()) outputs.push_back(workload.tensor(t).name);
+  const std::filesystem::path trace_option(args.trace);
+  const nlohmann::json run_info = {{"workload", workload.name}, {"staging", std::string(to_string(policy))}};
+  const RunDirectory dir(args.out, args.machine.trace ? &trace_option : nullptr, outputs, run_info);
   ExecuteOptions options;
   options.staging = policy;
   if (isatty(fileno(stderr))) {
@@ -45,26 +44,33 @@ void run_workload_command(const WorkloadRunArgs& args) {
   try {
     result = execute(workload, plan, machine, options);
   } catch (const Fault& fault) {
-    if (!trace.empty()) {
-      machine.write_trace(trace, {{"run", {{"workload", workload.name}, {"staging", std::string(to_string(policy))}}}});
-    }
+    // A trapped run leaves a consistent set: stats.json and the trace, both recording the fault, and none of
+    // this workload's .npy outputs (an earlier run's would look like results).
+    nlohmann::json stats = machine.stats().to_json();
+    stats["tool_version"] = LDMSIM_VERSION;
+    stats["workload"] = workload.name;
+    stats["fault"] = fault_json(fault);
+    dir.remove_stale_outputs(outputs);
+    write_file_atomically(dir.stats(), stats.dump(2) + "\n", "stats file");
+    if (!dir.trace().empty()) machine.write_trace(dir.trace(), {{"run", run_info}, {"fault", fault_json(fault)}});
+    dir.complete();
     throw;
   }
   result.stats["tool_version"] = LDMSIM_VERSION;
   for (const auto& [name, values] : result.outputs) {
-    write_npy(dir / (name + ".npy"), result.shapes.at(name).dims_vector(), values);
+    write_npy(dir.npy(name), result.shapes.at(name).dims_vector(), values);
   }
-  std::ofstream(dir / "stats.json") << result.stats.dump(2) << '\n';
-  if (!trace.empty()) {
-    machine.write_trace(trace, {{"run", {{"workload", workload.name}, {"staging", std::string(to_string(policy))}}}});
-  }
+  write_file_atomically(dir.stats(), result.stats.dump(2) + "\n", "stats file");
+  write_file_atomically(dir.host_times(), result.host_times.dump(2) + "\n", "host times file");
+  if (!dir.trace().empty()) machine.write_trace(dir.trace(), {{"run", run_info}, {"fault", nullptr}});
+  dir.complete();
   fmt::print("{}: {} ops on {} (staging {}): {} cycles = {:.4g} us simulated, {} DMA bytes, padding +{} bytes\n",
              workload.name, workload.ops().size(), machine.arch().name, to_string(policy),
              result.stats["cycles"].get<std::uint64_t>(), result.stats["seconds"].get<double>() * 1e6,
              result.stats["dma_bytes"].get<std::uint64_t>(),
              result.stats["padding"]["bytes_added"].get<std::uint64_t>());
-  fmt::print("wrote {} output(s), {}{}\n", result.outputs.size(), (dir / "stats.json").string(),
-             trace.empty() ? "" : " and " + trace.string());
+  fmt::print("wrote {} output(s), {}{}\n", result.outputs.size(), dir.stats().string(),
+             dir.trace().empty() ? "" : " and " + dir.trace().string());
 }
 
 }  // namespace ldmsim::cli

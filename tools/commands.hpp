@@ -17,6 +17,15 @@ inline constexpr int kExitFailed = 1;  ///< the run finished but its results are
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitFault = 3;
 
+/// Check of an unsigned option: CLI11 would wrap "-8" to 2^64 - 8; refuse it with a plain message instead.
+inline CLI::Validator non_negative() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return !value.empty() && value.front() == '-' ? "must be a non-negative integer, got " + value : std::string();
+      },
+      "UINT");
+}
+
 /// Thrown by a command whose run completed with wrong results; main maps it to kExitFailed.
 class CommandFailed : public std::runtime_error {
  public:

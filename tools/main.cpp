@@ -38,6 +38,20 @@ int main(int argc, char** argv) {
   ldmsim::cli::add_pad_command(app);
   ldmsim::cli::add_trace_command(app);
   ldmsim::cli::add_report_command(app);
+  // An unknown first word is a mistyped command: say so (CLI11 alone reports "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known = known || sub->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << fmt::format("ldmsim: error: unknown command '{}' (commands: {}; see ldmsim --help)\n", argv[1],
+                               names);
+      return ldmsim::cli::kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,69 +1,209 @@
-// .npy reader and writer: parses the header dict ('descr', 'fortran_order', 'shape') and the raw data.
+// .npy reader and writer. The reader trusts nothing in the file: it is a regular file (input_file.hpp), the
+// header length is at most numpy's own limit, the header dict is parsed by a bounded scanner (no regex, no
+// recursion), every dimension and the element count are checked before anything is allocated, and the data
+// must be exactly as long as the shape says.
 #include "ldmsim/frontends/npy.hpp"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <fstream>
-#include <regex>
+#include <optional>
+#include <string_view>
 
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/input_file.hpp"
+#include "ldmsim/sim/output_file.hpp"
 
 namespace ldmsim {
 
+namespace {
+
+/// numpy refuses headers longer than this by default (np.load's max_header_size, numpy >= 1.24).
+constexpr std::size_t kMaxHeaderBytes = 10000;
+/// Dimensions a tensor may have (Shape::kMaxRank).
+constexpr std::size_t kMaxDims = 6;
+/// Largest element count of any simulated tensor.
+constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 48;
+
+/// The header dict: {'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), } in any key order.
+struct Header {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<std::size_t> shape;
+};
+
+/// A scanner over the header text; every error says what was expected where.
+class HeaderScanner {
+ public:
+  explicit HeaderScanner(std::string_view text) : text_(text) {}
+
+  Header parse() {
+    Header h;
+    bool seen_descr = false, seen_order = false, seen_shape = false;
+    expect('{');
+    while (true) {
+      skip_space();
+      if (peek() == '}') break;
+      const std::string key = quoted();
+      expect(':');
+      if (key == "descr") {
+        h.descr = quoted();
+        seen_descr = true;
+      } else if (key == "fortran_order") {
+        h.fortran_order = boolean();
+        seen_order = true;
+      } else if (key == "shape") {
+        h.shape = tuple();
+        seen_shape = true;
+      } else {
+        fail(fmt::format("unknown header key '{}'", key));
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++at_;
+        continue;
+      }
+      if (peek() != '}') fail("expected ',' or '}'");
+    }
+    ++at_;
+    if (!seen_descr) throw ConfigError("header has no 'descr'");
+    if (!seen_order) throw ConfigError("header has no 'fortran_order'");
+    if (!seen_shape) throw ConfigError("header has no 'shape'");
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ConfigError(fmt::format("malformed header at byte {}: {}", at_, what));
+  }
+  char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
+  void skip_space() {
+    while (at_ < text_.size() && (text_[at_] == ' ' || text_[at_] == '\t' || text_[at_] == '\n')) ++at_;
+  }
+  void expect(char c) {
+    skip_space();
+    if (peek() != c) fail(fmt::format("expected '{}'", c));
+    ++at_;
+  }
+  std::string quoted() {
+    skip_space();
+    const char q = peek();
+    if (q != '\'' && q != '"') fail("expected a quoted string");
+    const std::size_t end = text_.find(q, at_ + 1);
+    if (end == std::string_view::npos) fail("unterminated string");
+    std::string s(text_.substr(at_ + 1, end - at_ - 1));
+    at_ = end + 1;
+    return s;
+  }
+  bool boolean() {
+    skip_space();
+    for (const auto& [word, value] : {std::pair{std::string_view("True"), true}, {std::string_view("False"), false}}) {
+      if (text_.substr(at_, word.size()) == word) {
+        at_ += word.size();
+        return value;
+      }
+    }
+    fail("expected True or False");
+  }
+  std::vector<std::size_t> tuple() {
+    expect('(');
+    std::vector<std::size_t> dims;
+    while (true) {
+      skip_space();
+      if (peek() == ')') break;
+      if (peek() < '0' || peek() > '9') fail("a dimension must be a non-negative integer");
+      std::uint64_t v = 0;
+      while (peek() >= '0' && peek() <= '9') {
+        v = v * 10 + static_cast<std::uint64_t>(peek() - '0');
+        if (v > kMaxElements) fail(fmt::format("dimension {} is larger than 2^48", dims.size()));
+        ++at_;
+      }
+      if (dims.size() == kMaxDims) fail(fmt::format("more than {} dimensions", kMaxDims));
+      dims.push_back(static_cast<std::size_t>(v));
+      skip_space();
+      if (peek() == ',') {
+        ++at_;
+        continue;
+      }
+      if (peek() != ')') fail("expected ',' or ')' in the shape");
+    }
+    ++at_;
+    return dims;
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
+std::uint32_t little_endian(const unsigned char* b, std::size_t n) {
+  std::uint32_t v = 0;
+  for (std::size_t i = n; i-- > 0;) v = (v << 8) | b[i];
+  return v;
+}
+
+}  // namespace
+
 NpyArray read_npy(const std::filesystem::path& file) {
   auto fail = [&](const std::string& why) { return ConfigError(fmt::format("{}: {}", file.string(), why)); };
+  // The size bound is what a tensor can be (2^48 fp32 elements), so any regular file passes here; the shape
+  // below decides how much is read.
+  const std::uint64_t file_size = check_input_file(file, ".npy file", ~std::uint64_t{0});
   std::ifstream in(file, std::ios::binary);
   if (!in) throw fail("cannot open .npy file");
-  char magic[8];
-  if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) throw fail("not a .npy file (bad magic)");
-  std::size_t header_len = 0;
-  const auto major = static_cast<unsigned char>(magic[6]);
-  if (major == 1) {
-    unsigned char b[2];
-    if (!in.read(reinterpret_cast<char*>(b), 2)) throw fail("truncated header");
-    header_len = static_cast<std::size_t>(b[0] | (b[1] << 8));
-  } else if (major == 2 || major == 3) {
-    unsigned char b[4];
-    if (!in.read(reinterpret_cast<char*>(b), 4)) throw fail("truncated header");
-    header_len = static_cast<std::size_t>(b[0]) | (static_cast<std::size_t>(b[1]) << 8) |
-                 (static_cast<std::size_t>(b[2]) << 16) | (static_cast<std::size_t>(b[3]) << 24);
-  } else {
-    throw fail(fmt::format("unsupported .npy version {}", major));
+  unsigned char prefix[12];
+  if (!in.read(reinterpret_cast<char*>(prefix), 8) || std::memcmp(prefix, "\x93NUMPY", 6) != 0)
+    throw fail("not a .npy file (bad magic)");
+  const unsigned major = prefix[6];
+  if (major < 1 || major > 3) throw fail(fmt::format("unsupported .npy version {}", major));
+  const std::size_t length_bytes = major == 1 ? 2 : 4;
+  if (!in.read(reinterpret_cast<char*>(prefix + 8), static_cast<std::streamsize>(length_bytes)))
+    throw fail("truncated header");
+  const std::size_t header_len = little_endian(prefix + 8, length_bytes);
+  const std::uint64_t data_offset = 8 + length_bytes + header_len;
+  if (header_len > kMaxHeaderBytes) {
+    throw fail(fmt::format("header of {} bytes is longer than numpy's limit of {}", header_len, kMaxHeaderBytes));
   }
+  if (data_offset > file_size) throw fail("truncated header");
   std::string header(header_len, '\0');
   if (!in.read(header.data(), static_cast<std::streamsize>(header_len))) throw fail("truncated header");
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')"))) throw fail("header has no 'descr'");
-  const std::string descr = m[1];
+  Header h;
+  try {
+    h = HeaderScanner(header).parse();
+  } catch (const ConfigError& e) {
+    throw fail(e.what());
+  }
   NpyArray out;
-  if (descr == "<f2" || descr == "|f2") {
+  if (h.descr == "<f2" || h.descr == "|f2") {
     out.dtype = "f2";
-  } else if (descr == "<f4") {
+  } else if (h.descr == "<f4") {
     out.dtype = "f4";
   } else {
-    throw fail(fmt::format("dtype '{}' is not supported (expected '<f2' or '<f4')", descr));
+    throw fail(fmt::format("dtype '{}' is not supported (expected '<f2' or '<f4')", h.descr));
   }
-  if (std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*True)")))
-    throw fail("Fortran order is not supported");
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) throw fail("header has no 'shape'");
-  const std::string dims = m[1];
-  std::size_t count = 1;
-  const std::regex number(R"(\d+)");
-  for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
-    out.shape.push_back(std::stoull(it->str()));
-    count *= out.shape.back();
+  if (h.fortran_order) throw fail("Fortran order is not supported");
+  std::uint64_t count = 1;
+  for (std::size_t d : h.shape) {
+    if (d != 0 && count > kMaxElements / d) throw fail("the shape has more than 2^48 elements");
+    count *= d;
   }
-  const std::size_t width = out.dtype == "f2" ? 2 : 4;
-  std::vector<char> raw(count * width);
+  out.shape = h.shape;
+  const std::uint64_t width = out.dtype == "f2" ? 2 : 4;
+  const std::uint64_t have = file_size - data_offset;
+  if (have != count * width) {
+    throw fail(fmt::format("{}: the shape needs {} bytes of data, the file has {}",
+                           have < count * width ? "truncated data" : "trailing bytes after the data", count * width,
+                           have));
+  }
+  std::vector<char> raw(static_cast<std::size_t>(count * width));
   if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size()))) {
     throw fail(fmt::format("truncated data: expected {} bytes", raw.size()));
   }
-  out.data.resize(count);
+  out.data.resize(static_cast<std::size_t>(count));
   if (width == 2) {
-    std::vector<f16> h(count);
-    std::memcpy(h.data(), raw.data(), raw.size());
-    halves_to_floats(h, out.data);
+    std::vector<f16> halves(static_cast<std::size_t>(count));
+    std::memcpy(halves.data(), raw.data(), raw.size());
+    halves_to_floats(halves, out.data);
   } else {
     std::memcpy(out.data.data(), raw.data(), raw.size());
   }
@@ -78,13 +218,13 @@ void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
-  std::ofstream out(file, std::ios::binary);
-  if (!out) throw ConfigError(fmt::format("{}: cannot write .npy file", file.string()));
+  AtomicFile out(file, ".npy file");
   out.write("\x93NUMPY\x01\x00", 8);
   const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
   out.write(len, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(f16)));
+  out.write(header.data(), header.size());
+  out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(f16));
+  out.commit();
 }
 
 }  // namespace ldmsim

@@ -13,6 +13,7 @@
 
 #include "ldmsim/ldmsim.hpp"
 #include "ldmsim/sim/enum_names.hpp"
+#include "ldmsim/sim/input_file.hpp"
 
 namespace ldmsim::bench {
 
@@ -181,6 +182,18 @@ Plan make_plan(const Arch& arch, const StreamConfig& config) {
   if (plan.block == 0 || plan.block % kElementBytes != 0) {
     throw ConfigError(fmt::format("--block-bytes must be a positive multiple of 8 (doubles), got {}", plan.block));
   }
+  if (plan.block > arch.ldm_bytes / 2) {
+    throw ConfigError(fmt::format("--block-bytes {} is larger than half the {}-byte local store of '{}'", plan.block,
+                                  arch.ldm_bytes, arch.name));
+  }
+  if (config.offset_bytes > arch.main_memory_bytes_per_cg) {
+    throw ConfigError(fmt::format("--offset-bytes {} is larger than the core group's {}-byte main memory",
+                                  config.offset_bytes, arch.main_memory_bytes_per_cg));
+  }
+  if (plan.gap > arch.main_memory_bytes_per_cg) {
+    throw ConfigError(fmt::format("--gap-bytes {} is larger than the core group's {}-byte main memory", plan.gap,
+                                  arch.main_memory_bytes_per_cg));
+  }
   if (plan.gap % kElementBytes != 0) {
     throw ConfigError(fmt::format("--gap-bytes must be a multiple of 8 (doubles), got {}", plan.gap));
   }
@@ -199,8 +212,7 @@ Plan make_plan(const Arch& arch, const StreamConfig& config) {
     plan.request = plan.block * std::max<std::uint64_t>(1, kDefaultStridedRequestBytes / plan.block);
   }
   plan.pitch = plan.request / plan.block * (plan.block + plan.gap);
-  const std::uint64_t buffer = (plan.request + 31) / 32 * 32;
-  if (2 * buffer > arch.ldm_bytes) {
+  if (plan.request > arch.ldm_bytes / 2 || 2 * ((plan.request + 31) / 32 * 32) > arch.ldm_bytes) {
     throw ConfigError(fmt::format("two {}-byte ldm buffers do not fit the {}-byte local store of '{}'", plan.request,
                                   arch.ldm_bytes, arch.name));
   }
@@ -212,6 +224,17 @@ Plan make_plan(const Arch& arch, const StreamConfig& config) {
   plan.rounds = config.rounds != 0
                     ? config.rounds
                     : std::clamp((kDefaultBytesPerCore + plan.request - 1) / plan.request, kMinRounds, kMaxRounds);
+  // Each array holds rounds x cores requests at the pitch; it must fit the group's main memory with the others.
+  const std::uint64_t arrays = has_two_inputs(plan.kernel) ? 3 : 2;
+  std::uint64_t array_bytes = 0;
+  if (__builtin_mul_overflow(plan.rounds, static_cast<std::uint64_t>(plan.cores), &array_bytes) ||
+      __builtin_mul_overflow(array_bytes, plan.pitch, &array_bytes) ||
+      array_bytes > arch.main_memory_bytes_per_cg / arrays) {
+    throw ConfigError(
+        fmt::format("--rounds {} x {} cores x {}-byte requests do not fit {} arrays in the core "
+                    "group's {}-byte main memory",
+                    plan.rounds, plan.cores, plan.pitch, arrays, arch.main_memory_bytes_per_cg));
+  }
   return plan;
 }
 
@@ -278,8 +301,8 @@ StreamResult run_stream(const Arch& arch, const StreamConfig& config) {
 }
 
 std::vector<MeasuredPoint> read_measurements(const std::filesystem::path& csv) {
-  std::ifstream in(csv);
-  if (!in) throw ConfigError(fmt::format("cannot open measurement file '{}'", csv.string()));
+  // A bounded read of a regular file: /dev/zero or a huge file is refused before anything is read.
+  std::istringstream in(read_input_file(csv, "measurement file", std::uint64_t{16} << 20));
   std::vector<MeasuredPoint> points;
   std::string line;
   int block_col = -1;

@@ -79,10 +79,7 @@ TraceWriter::TraceWriter(const std::filesystem::path& path, const nlohmann::json
 }
 
 TraceWriter::~TraceWriter() {
-  if (!open_) return;
-  out_.close();
-  std::error_code ec;
-  std::filesystem::remove(tmp_, ec);
+  file_.reset();  // an unfinished file's temporary is removed; the target stays as it was
 }
 
 void TraceWriter::open(const std::filesystem::path& path, const nlohmann::json& header, TraceCodec codec) {
@@ -99,17 +96,9 @@ void TraceWriter::open(const std::filesystem::path& path, const nlohmann::json& 
   codec_ = codec;
   if (!codec_state_) codec_state_ = std::make_unique<detail::BlockCodec>();
   path_ = path;
-  tmp_ = path;
-  tmp_ += ".tmp";
   totals_ = {};
   last_cg_ = -1;
-  out_.clear();
-  errno = 0;
-  out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) {
-    throw std::runtime_error("cannot create trace file " + quoted(tmp_) + " (for " + quoted(path_) + ")" +
-                             errno_text());
-  }
+  file_ = std::make_unique<AtomicFile>(path, "trace file");
   open_ = true;
   std::array<unsigned char, kFileHeaderBytes> head{};
   std::memcpy(head.data(), kTraceMagic.data(), kTraceMagic.size());
@@ -125,9 +114,7 @@ void TraceWriter::fail(const std::string& what) {
 
 void TraceWriter::write_bytes(const void* data, std::size_t size) {
   if (size == 0) return;
-  errno = 0;
-  out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!out_) fail("write to " + quoted(tmp_) + " failed");
+  file_->write(data, size);
 }
 
 void TraceWriter::check_cg(int cg, bool new_group) {
@@ -210,12 +197,8 @@ void TraceWriter::finish() {
   put_le(end.data() + kBlockHeaderBytes + 16, totals_.blocks);
   put_le(end.data() + kBlockHeaderBytes + 24, totals_.groups);
   write_bytes(end.data(), end.size());
-  errno = 0;
-  out_.close();
-  if (!out_) fail("closing " + quoted(tmp_) + " failed");
-  std::error_code ec;
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) fail("cannot rename " + quoted(tmp_) + " to it: " + ec.message());
+  file_->commit();
+  file_.reset();
   open_ = false;
 }
 

@@ -26,7 +26,10 @@ struct ExecuteOptions {
 struct ExecutionResult {
   std::map<std::string, std::vector<f16>> outputs;  ///< logical (stripped) values
   std::map<std::string, Shape> shapes;
+  /// Simulated results only: identical for identical runs on any number of host threads.
   nlohmann::json stats;
+  /// Host-side times (staging copies), which vary from run to run: {staging_host_seconds, ops[]}.
+  nlohmann::json host_times;
 };
 
 /// Plans (default passes) and runs `graph` on `machine`. Faults propagate; ConfigError before anything is

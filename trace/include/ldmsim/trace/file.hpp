@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/trace/codec.hpp"
 #include "ldmsim/trace/recorder.hpp"
 
@@ -93,7 +94,7 @@ class TraceWriter {
   void write_dma(int cg, const DmaChunk& chunk);
   /// Lower-level streaming: markers of group `cg` (an empty span writes an empty markers block).
   void write_markers(int cg, std::span<const Marker> markers);
-  /// Writes the end block, closes and renames path.tmp to path.
+  /// Writes the end block, flushes and renames the temporary over path (see AtomicFile).
   void finish();
 
   bool is_open() const { return open_; }
@@ -107,8 +108,7 @@ class TraceWriter {
   [[noreturn]] void fail(const std::string& what);
 
   std::filesystem::path path_;
-  std::filesystem::path tmp_;
-  std::ofstream out_;
+  std::unique_ptr<AtomicFile> file_;  // the file being written (a temporary until finish() renames it)
   bool open_ = false;
   std::int64_t last_cg_ = -1;
   TraceCodec codec_ = TraceCodec::kZstd;
