@@ -18,7 +18,7 @@ class FcfsBandwidthModel final : public TimingModel {
     issue_ = static_cast<Cycle>(std::llround(params.number("issue_cycles", 10, 0)));
     latency_ = params.number("latency_cycles", 100, 0);
     overhead_ = params.number("request_overhead_cycles", 0, 0);
-    bytes_per_cycle_ = params.number("bytes_per_cycle", 16, 0, /*strictly_greater=*/true);
+    bytes_per_cycle_ = params.bytes_per_cycle("bytes_per_cycle", 16);
     params.reject_unknown();
   }
 

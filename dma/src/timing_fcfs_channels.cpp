@@ -27,7 +27,7 @@ class FcfsChannelsModel final : public TimingModel {
     const auto channels = params.integer("channels", 1, 1, 1024);
     overhead_ = params.number("request_overhead_cycles", 0, 0);
     realign_ = params.number("realign_cycles", 0, 0);
-    const double bytes_per_cycle = params.number("bytes_per_cycle", 16, 0, /*strictly_greater=*/true);
+    const double bytes_per_cycle = params.bytes_per_cycle("bytes_per_cycle", 16);
     latency_ = params.number("latency_cycles", 100, 0);
     params.reject_unknown();
     free_at_.assign(static_cast<std::size_t>(channels), 0.0);

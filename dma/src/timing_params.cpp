@@ -19,6 +19,16 @@ double TimingParams::number(std::string_view key, double fallback, double min, b
   if (!std::isfinite(v) || (strictly_greater ? !(v > min) : !(v >= min))) {
     value->fail(fmt::format("must be {} {}", strictly_greater ? ">" : ">=", min));
   }
+  if (v > kMaxValue) value->fail(fmt::format("must be at most {:g}", kMaxValue));
+  return v;
+}
+
+double TimingParams::bytes_per_cycle(std::string_view key, double fallback) {
+  const double v = number(key, fallback, 0, /*strictly_greater=*/true);
+  if (v < kMinBytesPerCycle) {
+    field_.find(key)->fail(
+        fmt::format("must be at least {:g}: a slower engine would overflow the cycle counts", kMinBytesPerCycle));
+  }
   return v;
 }
 

@@ -69,6 +69,9 @@ MachineImpl::MachineImpl(Arch a, MachineOptions o)
                       dir.string(), ec ? ": " + ec.message() : std::string()));
     }
   }
+  check_stack_budget(
+      static_cast<std::size_t>(arch.core_groups) * arch.cores_per_group(),
+      fmt::format("arch '{}' ({} core groups x {} cores)", arch.name, arch.core_groups, arch.cores_per_group()));
   groups.reserve(arch.core_groups);
   for (std::uint32_t cg = 0; cg < arch.core_groups; ++cg) {
     groups.push_back(std::make_unique<GroupState>(arch, static_cast<int>(cg), memory, options));

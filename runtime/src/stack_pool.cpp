@@ -1,10 +1,16 @@
 // Fiber stack pool (see stack_pool.hpp).
 #include "stack_pool.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <new>
+
+#include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::detail {
 
@@ -16,7 +22,31 @@ StackPool::StackPool(std::size_t stacks, std::size_t stack_bytes) : stacks_(stac
   void* base = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) throw std::bad_alloc();
   base_ = static_cast<std::byte*>(base);
-  for (std::size_t i = 0; i < stacks_; ++i) mprotect(base_ + i * slot_bytes_, page, PROT_NONE);
+  for (std::size_t i = 0; i < stacks_; ++i) {
+    if (mprotect(base_ + i * slot_bytes_, page, PROT_NONE) != 0) {
+      munmap(base_, mapped_bytes_);
+      base_ = nullptr;
+      throw ConfigError(
+          fmt::format("cannot protect the guard page of fiber stack {} of {} ({}): the host's memory-map "
+                      "limit (vm.max_map_count) is exhausted",
+                      i, stacks_, std::strerror(errno)));
+    }
+  }
+}
+
+void check_stack_budget(std::size_t stacks, std::string_view what) {
+  std::size_t limit = 65530;  // Linux's default when /proc cannot tell
+  if (std::ifstream in("/proc/sys/vm/max_map_count"); in) in >> limit;
+  // What the process maps besides the stacks (libraries, heap, ldm and trace buffers): a generous allowance.
+  constexpr std::size_t kOtherMaps = 4096;
+  const std::size_t budget = limit > kOtherMaps ? (limit - kOtherMaps) / 2 : 0;
+  if (stacks > budget) {
+    throw ConfigError(
+        fmt::format("{} has {} cores; each simulated core runs on a fiber stack with a guard page (2 "
+                    "memory maps), and this host's vm.max_map_count of {} leaves room for {} cores. "
+                    "Use fewer cores, or raise the limit (sysctl vm.max_map_count=N)",
+                    what, stacks, limit, budget));
+  }
 }
 
 StackPool::~StackPool() {

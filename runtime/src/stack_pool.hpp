@@ -4,9 +4,15 @@
 
 #include <boost/context/stack_context.hpp>
 #include <cstddef>
+#include <string_view>
 #include <utility>
 
 namespace ldmsim::detail {
+
+/// Throws ConfigError when `stacks` fiber stacks (2 memory maps each: the stack and its guard page) would not fit
+/// the host's memory-map limit (vm.max_map_count) beside what the process already maps, naming the limit and
+/// how many cores would fit.
+void check_stack_budget(std::size_t stacks, std::string_view what);
 
 class StackPool {
  public:

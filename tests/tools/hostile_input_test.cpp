@@ -252,3 +252,44 @@ TEST_CASE("repeated workload runs give byte-identical stats.json; host times go 
   CHECK(stats[0] == stats[1]);
   CHECK(stats[0].find("host_seconds") == std::string::npos);
 }
+
+TEST_CASE("arch values the simulator cannot honour are exit 2 at load, not a crash or a wrong clock",
+          "[cli][hostile]") {
+  ScratchDir dir("hostile-arch");
+  const CliResult shown = run_cli("arch show sw26010", true);
+  REQUIRE(shown.code == 0);
+  const auto base = nlohmann::json::parse(shown.output);
+  struct Case {
+    const char* pointer;
+    nlohmann::json value;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"/dma/timing/bytes_per_cycle", 1e-300, "dma.timing.bytes_per_cycle must be at least"},
+      {"/dma/timing/latency_cycles", 18446744073709551615.0, "dma.timing.latency_cycles must be at most"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.pointer);
+    nlohmann::json arch = base;
+    arch[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    write_bytes(dir.path / "arch.json", arch.dump());
+    const CliResult r = run_cli(fmt::format("run --arch {} --no-trace --out {}", dir.str("arch.json"), dir.str("o")));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Contains(c.message));
+  }
+  // 64 groups of 32x32 cores: more fiber stacks (2 memory maps each) than the default map limit allows.
+  nlohmann::json big = base;
+  big["core_groups"]["count"] = 64;
+  big["core_groups"]["cores"]["rows"] = 32;
+  big["core_groups"]["cores"]["cols"] = 32;
+  write_bytes(dir.path / "big.json", big.dump());
+  std::size_t map_limit = 65530;
+  if (std::ifstream in("/proc/sys/vm/max_map_count"); in) in >> map_limit;
+  if (map_limit < 2 * 65536 + 4096) {  // Debian's default (65530) and CI's
+    const CliResult r = run_cli(fmt::format("run --arch {} --no-trace --out {}", dir.str("big.json"), dir.str("o")));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Contains("65536 cores") && Contains("vm.max_map_count"));
+  } else {
+    WARN("vm.max_map_count is " << map_limit << ": this host runs 65536 cores, the refusal is not exercised");
+  }
+}
