@@ -28,8 +28,6 @@ namespace {
 using nlohmann::json;
 
 // Limits of the rules (docs/arch-config.md lists them with the rest).
-constexpr std::uint64_t kMaxCoreGroups = 64;
-constexpr std::uint64_t kMaxRowsCols = 32;  // a BCAST row mask has 32 bits
 constexpr std::uint64_t kPageBytes = 4096;
 constexpr std::uint64_t kMaxMainMemoryBytes = std::uint64_t{1} << 40;
 constexpr std::uint64_t kMinLdmBytes = 1024;

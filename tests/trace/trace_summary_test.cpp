@@ -111,3 +111,30 @@ TEST_CASE("summary of an empty trace", "[trace-summary]") {
   CHECK_NOTHROW(ldmsim::format_summary(s));
   CHECK(ldmsim::to_json(s)["bandwidth_bytes_per_second"] == 0.0);
 }
+
+TEST_CASE("hostile traces cannot inflate per-group or per-core tables", "[trace-summary]") {
+  TempDir dir;
+  // A core id the format can carry (16 bits) but no arch has: the summary refuses it instead of sizing a table
+  // of 65536 cores for each group.
+  {
+    std::vector<ldmsim::TraceRecorder> groups;
+    for (int cg = 0; cg < 4; ++cg) {
+      groups.emplace_back(cg, true);
+      groups.back().record(event(65535, ldmsim::DmaOp::kGet, 64, 0, 1, 2));
+    }
+    std::vector<const ldmsim::TraceRecorder*> ptrs;
+    for (const auto& g : groups) ptrs.push_back(&g);
+    ldmsim::write_trace(dir / "cores.ldmtrace", header(10), ptrs);
+    CHECK_THROWS_AS(ldmsim::summarize_trace(dir / "cores.ldmtrace"), ldmsim::TraceFormatError);
+    CHECK_THROWS_WITH(ldmsim::summarize_trace(dir / "cores.ldmtrace"), Catch::Contains("at most 1024 cores"));
+  }
+  // A core group beyond any arch's 64: every reader refuses the block.
+  {
+    ldmsim::TraceRecorder group(200000, true);
+    group.record(event(0, ldmsim::DmaOp::kGet, 64, 0, 1, 2));
+    const ldmsim::TraceRecorder* ptr = &group;
+    ldmsim::write_trace(dir / "groups.ldmtrace", header(10), std::span(&ptr, 1));
+    CHECK_THROWS_WITH(ldmsim::summarize_trace(dir / "groups.ldmtrace"),
+                      Catch::Contains("core group 200000 out of range"));
+  }
+}

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "block.hpp"
+#include "ldmsim/sim/arch.hpp"
 
 namespace ldmsim {
 
@@ -321,8 +322,9 @@ bool TraceReader::next(TraceBlock& block) {
     done_ = true;
     return false;
   }
-  if (cg > static_cast<std::uint32_t>(std::numeric_limits<int>::max())) {
-    error(at, "core group " + std::to_string(cg) + " out of range");
+  if (cg >= kMaxCoreGroups) {  // per-group tables of readers are sized by this, so a hostile file cannot inflate them
+    error(at, "core group " + std::to_string(cg) + " out of range",
+          "an arch has at most " + std::to_string(kMaxCoreGroups) + " core groups");
   }
   if (static_cast<std::int64_t>(cg) < last_cg_) {
     error(at, "block of core group " + std::to_string(cg) + " after core group " + std::to_string(last_cg_),

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
+#include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/fault.hpp"
 
@@ -179,6 +181,11 @@ GroupSummary& SummaryBuilder::group(int cg) {
 }
 
 CoreSummary& SummaryBuilder::core(GroupSummary& g, std::size_t id) {
+  if (id >= kMaxCoresPerGroup) {
+    // The per-core tables are sized from what an arch allows, so a hostile trace cannot inflate them.
+    throw std::length_error(
+        fmt::format("core {} of core group {}: an arch has at most {} cores per group", id, g.cg, kMaxCoresPerGroup));
+  }
   if (id >= g.cores.size()) {
     const std::size_t n = std::max<std::size_t>(id + 1, static_cast<std::size_t>(summary_.rows * summary_.cols));
     const std::size_t old = g.cores.size();
@@ -293,7 +300,13 @@ TraceSummary summarize_trace(const std::filesystem::path& file, SummaryOptions o
   TraceReader reader(file);
   SummaryBuilder builder(reader.header(), options);
   TraceBlock block;
-  while (reader.next(block)) builder.add(block);
+  while (reader.next(block)) {
+    try {
+      builder.add(block);
+    } catch (const std::length_error& e) {
+      throw TraceFormatError(file, reader.offset(), e.what());
+    }
+  }
   return builder.finish();
 }
 

@@ -33,6 +33,12 @@ struct DmaArch {
   friend bool operator==(const DmaArch&, const DmaArch&) = default;
 };
 
+/// Most core groups an arch may have, and most rows (and columns) of a group's core mesh (a BCAST row mask has
+/// 32 bits). Readers of traces size their per-group and per-core tables from these.
+inline constexpr std::uint32_t kMaxCoreGroups = 64;
+inline constexpr std::uint32_t kMaxRowsCols = 32;
+inline constexpr std::uint32_t kMaxCoresPerGroup = kMaxRowsCols * kMaxRowsCols;
+
 /// A whole simulated node.
 struct Arch {
   std::string name;
