@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzes the graph front ends (the JSON workload loader with op binding and the pass pipeline, and the .npy
-# reader) with libFuzzer from clang-14, ASan and UBSan, for a bounded time. The libraries are built by CMake in
+# Fuzzes the user-file readers (the JSON workload loader with op binding and the pass pipeline, the arch loader
+# with its timing model, and the .npy reader) with libFuzzer from clang-14, ASan and UBSan, for a bounded time. The libraries are built by CMake in
 # BUILD_DIR with clang-14 and the sanitizers; seeds are the shipped workloads (examples/, bench/workloads/) and
 # small .npy files. Every input that crashes, leaks, times out or trips a sanitizer is copied to
-# tests/fuzz/workload-regressions/ (first byte 'N': a .npy, else a workload).
+# tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, else a workload).
 # Usage: scripts/fuzz_workload.sh [SECONDS=60] [BUILD_DIR=build-fuzz-workload]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,7 @@ clang++-14 -std=c++20 $flags -fsanitize=fuzzer -Isim/include -Idma/include -Irun
 # Seeds: a byte selecting the reader, then the file.
 rm -rf "$out/seeds" && mkdir -p "$out/seeds" "$out/corpus" "$out/crashes" tests/fuzz/workload-regressions
 for w in examples/*.json bench/workloads/*.json; do { printf 'J'; cat "$w"; } >"$out/seeds/$(basename "$w")"; done
+for a in sim/presets/*.json; do { printf 'A'; cat "$a"; } >"$out/seeds/arch-$(basename "$a")"; done
 npy_v1() {  # a version-1 .npy header for dtype $1 and shape $2, padded to 64 bytes
   local header="{'descr': '$1', 'fortran_order': False, 'shape': $2, }"
   while [ $(((10 + ${#header} + 1) % 64)) -ne 0 ]; do header+=" "; done

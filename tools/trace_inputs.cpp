@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "ldmsim/sim/input_file.hpp"
+
 namespace ldmsim::cli {
 
 TraceInput resolve_trace_input(const std::string& path, const std::string& stats) {
@@ -16,10 +18,17 @@ TraceInput resolve_trace_input(const std::string& path, const std::string& stats
     if (!std::filesystem::is_regular_file(input.trace)) {
       throw ConfigError(fmt::format("{}: a run directory must hold trace.ldmtrace", path));
     }
-  } else if (std::filesystem::is_regular_file(p)) {
+  } else if (std::filesystem::exists(p)) {
+    (void)check_input_file(p, "trace file or run directory", ~std::uint64_t{0});  // names a device, FIFO, ...
     input.trace = p;
   } else {
     throw ConfigError(fmt::format("{}: no such trace file or run directory", path));
+  }
+  if (std::filesystem::exists(input.trace.parent_path() / "RUN_INCOMPLETE")) {
+    fmt::print(stderr,
+               "ldmsim: warning: {} holds RUN_INCOMPLETE: its run was interrupted, so these files may be "
+               "from an earlier run\n",
+               input.trace.parent_path().string());
   }
   if (!stats.empty()) {
     if (!std::filesystem::is_regular_file(stats)) throw ConfigError(fmt::format("--stats {}: no such file", stats));
@@ -34,10 +43,9 @@ TraceInput resolve_trace_input(const std::string& path, const std::string& stats
 void attach_run_stats(TraceSummary& summary, const std::filesystem::path& stats, bool explicit_file) {
   nlohmann::json j;
   try {
-    std::ifstream in(stats);
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    if (explicit_file) throw ConfigError(fmt::format("{}: invalid JSON: {}", stats.string(), e.what()));
+    j = read_json_file(stats, "stats file");  // bounded size and nesting
+  } catch (const ConfigError&) {
+    if (explicit_file) throw;
     return;
   }
   if (!apply_run_stats(summary, j) && explicit_file) {

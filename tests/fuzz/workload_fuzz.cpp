@@ -1,7 +1,8 @@
-// libFuzzer harness for the graph front ends: the JSON workload loader (with the shape inference and attribute
-// checks of every op it binds, then the pass pipeline) and the .npy reader. Any input must give a graph, a plan or
-// a ConfigError naming the culprit, never a crash, a sanitizer report, a hang or a huge allocation. The first
-// byte picks the reader ('N': .npy, else workload JSON). Built only by scripts/fuzz_workload.sh.
+// libFuzzer harness for the user-file readers: the JSON workload loader (with the shape inference and attribute
+// checks of every op it binds, then the pass pipeline), the arch file loader (with its timing model's
+// parameters) and the .npy reader. Any input must give a result or a ConfigError naming the culprit, never a
+// crash, a sanitizer report, a hang or a huge allocation. The first byte picks the reader ('N': .npy, 'A': arch
+// JSON, else workload JSON). Built only by scripts/fuzz_workload.sh.
 #include <unistd.h>
 
 #include <cstddef>
@@ -12,9 +13,11 @@
 #include <string>
 #include <system_error>
 
+#include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace {
@@ -40,7 +43,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const bool npy = data[0] == 'N';
+  const bool npy = data[0] == 'N', arch = data[0] == 'A';
   const std::filesystem::path in = scratch_dir() / (npy ? "in.npy" : "in.json");
   {
     std::ofstream f(in, std::ios::binary | std::ios::trunc);
@@ -50,6 +53,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     if (npy) {
       (void)ldmsim::read_npy(in);
+    } else if (arch) {
+      const ldmsim::Arch a = ldmsim::Arch::resolve(in.string());
+      (void)ldmsim::make_timing_model(a);
+      (void)ldmsim::Arch::from_json(a.to_json(), "round trip");
     } else {
       const ldmsim::Graph g = ldmsim::load_workload(in, registry);
       for (auto policy : {ldmsim::StagingPolicy::kMethod, ldmsim::StagingPolicy::kNaive}) {

@@ -235,6 +235,21 @@ TEST_CASE("bad arguments are exit 2 with a message about the argument", "[cli][h
   r = run_cli("run /tmp");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Contains("is a directory"));
+  r = run_cli("trace summary /dev/zero");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("/dev/zero: is a character device"));
+  // JSON nested 100,000 deep (a stack overflow for a recursive parser) in a workload and in a run's stats.json.
+  ScratchDir dir("hostile-deep");
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  write_bytes(dir.path / "deep.json", "{\"name\": \"d\", \"ops\": " + deep + "}");
+  r = run_cli("run " + dir.str("deep.json"));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("nested more than 256 levels"));
+  REQUIRE(run_cli(fmt::format("run --out {}", dir.str("run"))).code == 0);
+  write_bytes(dir.path / "run" / "stats.json", deep);
+  r = run_cli(fmt::format("trace summary {} --stats {}", dir.str("run"), dir.str("run/stats.json")));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("nested more than 256 levels"));
 }
 
 TEST_CASE("repeated workload runs give byte-identical stats.json; host times go to host_times.json", "[cli][hostile]") {
