@@ -7,6 +7,7 @@
 // chunks with exact plane-aligned requests (the 3-D class is what makes those legal); one core per channel
 // keeps the reduction order fixed. The statistics are written, then a second launch applies them.
 #include <cmath>
+#include <optional>
 
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
@@ -60,40 +61,59 @@ Coefficients read_coefficients(Core& core, const ApplyArgs& a, std::size_t c0, s
   return fold(a, prm, count);
 }
 
-/// All C channels' coefficients: the four [C] buffers read at once (one DMA latency, not four), then folded.
-Coefficients read_all_coefficients(Core& core, const ApplyArgs& a) {
-  const std::size_t C = a.xl.shape.c;
+/// The four [C] buffers, read at once (one DMA latency, not four) and still in flight.
+struct CoefficientReads {
   std::array<LdmSpan<f16>, 4> bufs;
   std::array<tiling::RangeRead, 4> reads;
+};
+
+/// ldm bytes the four [C] buffers take while they are read.
+std::size_t coefficient_bytes(const ApplyArgs& a) {
+  std::size_t bytes = 0;
+  for (const Layout& l : a.pl) bytes += (l.total + 2) * sizeof(f16) + 64;  // 64: alignment slack per buffer
+  return bytes;
+}
+
+CoefficientReads issue_coefficient_reads(Core& core, const ApplyArgs& a) {
+  CoefficientReads r;
   for (std::size_t k = 0; k < 4; ++k) {
-    bufs[k] = core.ldm().alloc<f16>(a.pl[k].total + 2);
-    reads[k] = tiling::get_range(core, bufs[k], a.params[k], a.pl[k].total, {0, a.pl[k].total});
+    r.bufs[k] = core.ldm().alloc<f16>(a.pl[k].total + 2);
+    r.reads[k] = tiling::get_range(core, r.bufs[k], a.params[k], a.pl[k].total, {0, a.pl[k].total});
   }
+  return r;
+}
+
+/// Waits for the reads, frees their buffers and folds all C channels' coefficients.
+Coefficients finish_coefficient_reads(Core& core, const ApplyArgs& a, CoefficientReads& r) {
+  const std::size_t C = a.xl.shape.c;
   std::array<std::vector<float>, 4> prm;
   for (std::size_t k = 0; k < 4; ++k) {
-    reads[k].handle.wait();
+    r.reads[k].handle.wait();
     std::vector<float> padded(a.pl[k].total);
-    to_floats(bufs[k], reads[k].first, padded.size(), padded.data());
+    to_floats(r.bufs[k], r.reads[k].first, padded.size(), padded.data());
     prm[k].resize(C);
     for_each_run(a.pl[k], 0, C, [&](std::size_t l, std::size_t offset, std::size_t n) {
       std::copy_n(padded.begin() + static_cast<std::ptrdiff_t>(offset), n,
                   prm[k].begin() + static_cast<std::ptrdiff_t>(l));
     });
   }
-  for (std::size_t k = 4; k-- > 0;) core.ldm().free(bufs[k]);
+  for (std::size_t k = 4; k-- > 0;) core.ldm().free(r.bufs[k]);
   return fold(a, prm, C);
 }
 
-/// The common case, x and y placed alike and the [C] parameters small: every core reads all coefficients once and
-/// streams x through dealt tiles (stream_dealt_tiles), like an element-wise kernel.
+/// The common case, x and y placed alike and the [C] parameters small: every core reads all coefficients once,
+/// while its first x tile is in flight, and streams x through dealt tiles (stream_dealt_tiles), like an
+/// element-wise kernel.
 void apply_streaming_kernel(Core& core, const ApplyArgs& a) {
   const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
-  const std::size_t max_tile = tiling::streaming_tile(core, 1);
+  const std::size_t max_tile = tiling::fit_elements(core, 4, tiling::kDealtTile, coefficient_bytes(a));
   if (tiling::worker_index(core) * tiling::floor_even(max_tile) >= a.yl.total) return;  // no tile for me
-  const Coefficients co = read_all_coefficients(core, a);
+  CoefficientReads pending = issue_coefficient_reads(core, a);
+  std::optional<Coefficients> co;
   const DevicePtr<const f16> inputs[] = {a.x};
   tiling::stream_dealt_tiles(core, inputs, a.y, a.yl.total, max_tile,
                              [&](tiling::Range t, std::span<const std::span<const float>> xs, std::span<float> ys) {
+                               if (!co) co = finish_coefficient_reads(core, a, pending);
                                std::fill(ys.begin(), ys.end(), 0.0f);
                                const std::size_t first = a.yl.logical_at_or_after(t.begin);
                                const std::size_t last = a.yl.logical_at_or_after(t.end);
@@ -102,7 +122,7 @@ void apply_streaming_kernel(Core& core, const ApplyArgs& a) {
                                  for (std::size_t i = 0; i < n; ++i, ++pos) {
                                    if (pos == hw) pos = 0, ++plane;
                                    const std::size_t c = plane % C, at = offset - t.begin + i;
-                                   ys[at] = xs[0][at] * co.scale[c] + co.shift[c];
+                                   ys[at] = xs[0][at] * co->scale[c] + co->shift[c];
                                  }
                                });
                                core.compute({.flops = 2 * (last - first)});
