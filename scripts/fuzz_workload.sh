@@ -16,9 +16,9 @@ cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clan
   -DBUILD_SHARED_LIBS=OFF >/dev/null
 cmake --build "$out" -j"${LDMSIM_JOBS:-2}" --target ldmsim_frontends
 libs=()
-for lib in frontends graph kernels runtime dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
+for lib in frontends graph kernels runtime trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
 clang++-14 -std=c++20 $flags -fsanitize=fuzzer -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
-  -Igraph/include -Ifrontends/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
+  -Igraph/include -Ifrontends/include -Itrace/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
   -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lpthread -o "$out/workload_fuzz"
 
 # Seeds: a byte selecting the reader, then the file.
