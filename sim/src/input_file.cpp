@@ -28,8 +28,9 @@ std::string kind_of(mode_t mode) {
   throw ConfigError(fmt::format("{}: cannot open {}: {}", file.string(), what, why));
 }
 
-// Deepest nesting of objects and arrays in `text` (strings skipped), stopping early past `limit`.
-int nesting_depth(std::string_view text, int limit) {
+}  // namespace
+
+int json_nesting_depth(std::string_view text, int limit) {
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
   for (const char c : text) {
@@ -54,8 +55,6 @@ int nesting_depth(std::string_view text, int limit) {
   }
   return deepest;
 }
-
-}  // namespace
 
 std::uint64_t check_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes) {
   struct stat st {};
@@ -95,7 +94,7 @@ std::string read_input_file(const std::filesystem::path& file, std::string_view 
 }
 
 nlohmann::json parse_json(std::string_view text, std::string_view origin, int max_depth) {
-  if (const int depth = nesting_depth(text, max_depth); depth > max_depth) {
+  if (const int depth = json_nesting_depth(text, max_depth); depth > max_depth) {
     throw ConfigError(fmt::format("{}: invalid JSON: nested more than {} levels deep", origin, max_depth));
   }
   try {

@@ -15,6 +15,7 @@
 
 #include "block.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/input_file.hpp"
 
 namespace ldmsim {
 
@@ -28,30 +29,6 @@ constexpr std::size_t kFileHeaderBytes = 16;  // magic, version, header length
 constexpr std::size_t kEndPayloadBytes = 32;  // four u64 totals
 
 static_assert(kTraceMagic.size() == 8);
-
-/// Deepest nesting of arrays and objects in JSON text (brackets inside strings ignored).
-std::size_t json_nesting_depth(std::string_view text) {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 std::string errno_text() {
   const int e = errno;
@@ -271,9 +248,8 @@ void TraceReader::open(const std::filesystem::path& path) {
   const std::uint64_t at = offset_;
   read_exact(text.data(), text.size());
   // Copying and destroying a JSON value recurses once per nesting level: bound it before parsing.
-  if (const std::size_t depth = json_nesting_depth(text); depth > kTraceMaxHeaderDepth) {
-    error(at, "invalid header JSON",
-          "nested " + std::to_string(depth) + " levels deep, at most " + std::to_string(kTraceMaxHeaderDepth));
+  if (json_nesting_depth(text, static_cast<int>(kTraceMaxHeaderDepth)) > static_cast<int>(kTraceMaxHeaderDepth)) {
+    error(at, "invalid header JSON", "nested more than " + std::to_string(kTraceMaxHeaderDepth) + " levels deep");
   }
   try {
     header_ = nlohmann::json::parse(text);

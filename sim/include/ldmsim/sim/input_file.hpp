@@ -22,6 +22,9 @@ inline constexpr int kMaxJsonDepth = 256;
 std::uint64_t check_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes);
 /// The whole content of a regular file of at most `max_bytes` (checked before reading).
 std::string read_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes);
+/// Deepest nesting of objects and arrays in JSON `text` (brackets inside strings skipped); stops counting past
+/// `limit` (returning a value above it), so a hostile text costs one pass at most.
+int json_nesting_depth(std::string_view text, int limit);
 /// Parses JSON text whose nesting is at most `max_depth`; errors name `origin` and the line and column.
 nlohmann::json parse_json(std::string_view text, std::string_view origin, int max_depth = kMaxJsonDepth);
 /// read_input_file + parse_json, the file name as origin.
