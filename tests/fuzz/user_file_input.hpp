@@ -1,0 +1,46 @@
+// One input of the user-file fuzz harness, shared by the libFuzzer target (tests/fuzz/workload_fuzz.cpp) and the
+// replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
+// .npy, 'A': arch JSON, else workload JSON), the rest is written to a file in `scratch` and read. Malformed input
+// must end in a ConfigError (caught here); anything else escapes to the caller.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+
+#include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/graph/plan.hpp"
+#include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim::fuzz {
+
+inline void read_user_file(const std::uint8_t* data, std::size_t size, const std::filesystem::path& scratch) {
+  if (size == 0) return;
+  const bool npy = data[0] == 'N', arch = data[0] == 'A';
+  const std::filesystem::path in = scratch / (npy ? "in.npy" : "in.json");
+  {
+    std::ofstream f(in, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
+  }
+  static const OperatorRegistry registry = OperatorRegistry::builtin();
+  try {
+    if (npy) {
+      (void)read_npy(in);
+    } else if (arch) {
+      const Arch a = Arch::resolve(in.string());
+      (void)make_timing_model(a);
+      (void)Arch::from_json(a.to_json(), "round trip");
+    } else {
+      const Graph g = load_workload(in, registry);
+      for (auto policy : {StagingPolicy::kMethod, StagingPolicy::kNaive}) (void)describe(g, plan_execution(g, policy));
+    }
+  } catch (const ConfigError&) {
+    // the expected outcome for malformed input
+  }
+}
+
+}  // namespace ldmsim::fuzz
