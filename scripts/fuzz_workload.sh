@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the user-file readers (the JSON workload loader with op binding and the pass pipeline, the arch loader
-# with its timing model, and the .npy reader) with libFuzzer from clang-14, ASan and UBSan, for a bounded time. The libraries are built by CMake in
-# BUILD_DIR with clang-14 and the sanitizers; seeds are the shipped workloads (examples/, bench/workloads/) and
-# small .npy files. Every input that crashes, leaks, times out or trips a sanitizer is copied to
+# with its timing model, and the .npy reader) with libFuzzer from clang-14, ASan and UBSan, for a bounded time.
+# The libraries are built by CMake in BUILD_DIR with clang-14 and the sanitizers; seeds are the shipped
+# workloads (examples/, bench/workloads/), the arch presets and small .npy files. Every input that crashes, leaks, times out or trips a sanitizer is copied to
 # tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, else a workload), which
 # tests/graph/user_file_corpus_test.cpp replays in every test run.
 # Usage: scripts/fuzz_workload.sh [SECONDS=60] [BUILD_DIR=build-fuzz-workload]
