@@ -73,7 +73,9 @@ TEST_CASE("a 6-op chain keeps every intermediate on the device and frees the dea
     if (s.kind == Step::Kind::kStage) host_bytes += padded_bytes(s.plan);
   }
   host_bytes += padded_bytes(plan.op_plans[5][1]);
-  REQUIRE(relayout_steps >= 3);  // the ops want different layouts of the same tensors
+  // softmax over axis 3, then 2, then 1: each change of axis needs another layout (2 re-layouts); the element-wise
+  // ops between them take the layout they are given, and relu stages x in the first softmax's layout.
+  REQUIRE(relayout_steps == 2);
 
   Machine m{test::small_arch()};
   const ExecutionResult r = execute(g, plan, m);
