@@ -22,7 +22,7 @@ common=(-std=c++20 -O1 -g -fno-sanitize-recover=undefined -Isim/include -Idma/in
         -Itrace_analysis/include)
 instrumented=("-fsanitize=fuzzer-no-link,address,undefined")
 sources=(trace/src/*.cpp trace_analysis/src/*.cpp dma/src/request.cpp sim/src/fault.cpp sim/src/bytes_text.cpp
-         sim/src/input_file.cpp)
+         sim/src/input_file.cpp sim/src/output_file.cpp)
 libs=(-lfmt)
 if grep -q ZSTD_ trace/src/*.cpp; then libs+=(-lzstd); fi
 echo "building $out/trace_reader_fuzz and $out/make_seeds with clang++-14 (${#sources[@]} library sources)"
