@@ -135,6 +135,13 @@ void Core::compute(Cost cost) {
   stats_->busy_cycles += flop_cycles + cost.cycles;
 }
 
+void Core::compute(const KernelWork& work) {
+  enter("Core::compute");
+  const Cycle cycles = group_->arch().compute.cycles(work);
+  cycle_ += cycles;
+  stats_->busy_cycles += cycles;
+}
+
 void Core::check_exit() {
   if (pending_.empty()) return;
   const DmaRequest& first = pending_.front().request;

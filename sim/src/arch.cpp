@@ -37,10 +37,12 @@ constexpr std::uint64_t kMaxTransactionBytes = std::uint64_t{1} << 31;
 constexpr std::uint64_t kMaxFieldBits = 32;  // trace events store length, bsize and stride in 32 bits
 constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kMaxArchFileBytes = std::uint64_t{1} << 20;  // presets are < 1 KiB
+constexpr std::uint64_t kMaxSimdLanes = 4096;
+constexpr double kMaxIssueRate = 1024;  // instructions per cycle
 
 /// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
 /// than "model" belong to the timing model and are not listed.
-constexpr std::array<std::string_view, 19> kSchema = {
+constexpr std::array<std::string_view, 33> kSchema = {
     "name",
     "clock_hz",
     "core_groups",
@@ -52,6 +54,20 @@ constexpr std::array<std::string_view, 19> kSchema = {
     "core_groups.cores.ldm_bytes",
     "core_groups.cores.flops_per_cycle",
     "core_groups.cores.barrier_cycles",
+    "core_groups.cores.compute",
+    "core_groups.cores.compute.f16",
+    "core_groups.cores.compute.f16.simd_lanes",
+    "core_groups.cores.compute.f16.fma_per_cycle",
+    "core_groups.cores.compute.f32",
+    "core_groups.cores.compute.f32.simd_lanes",
+    "core_groups.cores.compute.f32.fma_per_cycle",
+    "core_groups.cores.compute.f64",
+    "core_groups.cores.compute.f64.simd_lanes",
+    "core_groups.cores.compute.f64.fma_per_cycle",
+    "core_groups.cores.compute.vector_registers",
+    "core_groups.cores.compute.ldm_accesses_per_cycle",
+    "core_groups.cores.compute.dual_issue",
+    "core_groups.cores.compute.loop_overhead_cycles",
     "dma",
     "dma.granularity_bytes",
     "dma.transaction_bytes",
@@ -242,6 +258,58 @@ void read_dma(const Object& dma, DmaArch& out) {
   }
 }
 
+/// A finite number in (0, hi].
+double bounded_positive(const Object& object, std::string_view key, const json& value, double hi) {
+  const double number = positive_number(object, key, value);
+  if (number > hi) object.ctx().fail(object.path_of(key), fmt::format("must be in (0, {}]", hi), value);
+  return number;
+}
+
+/// core_groups.cores.compute: every member optional, defaults from ComputeModel::scalar(flops_per_cycle).
+ComputeModel read_compute(const Object& compute, double flops_per_cycle) {
+  ComputeModel model = ComputeModel::scalar(flops_per_cycle);
+  for (const DataType type : {DataType::kF16, DataType::kF32, DataType::kF64}) {
+    const json* v = compute.find(to_string(type));
+    if (v == nullptr) continue;
+    const Object unit(compute.ctx(), *v, compute.path_of(to_string(type)));
+    VectorUnit& out = model.unit(type);
+    if (const json* lanes = unit.find("simd_lanes")) {
+      out.simd_lanes = to_u32(integer_in(unit, "simd_lanes", *lanes, 1, kMaxSimdLanes, "must be in 1..4096"));
+    }
+    if (const json* rate = unit.find("fma_per_cycle")) {
+      out.fma_per_cycle = bounded_positive(unit, "fma_per_cycle", *rate, kMaxIssueRate);
+    }
+  }
+  if (const json* v = compute.find("vector_registers")) {
+    model.vector_registers = to_u32(integer_in(compute, "vector_registers", *v, 3, 1024, "must be in 3..1024"));
+  }
+  if (const json* v = compute.find("ldm_accesses_per_cycle")) {
+    model.ldm_accesses_per_cycle = bounded_positive(compute, "ldm_accesses_per_cycle", *v, kMaxIssueRate);
+  }
+  if (const json* v = compute.find("dual_issue")) {
+    if (!v->is_boolean()) compute.ctx().fail(compute.path_of("dual_issue"), "must be true or false", *v);
+    model.dual_issue = v->get<bool>();
+  }
+  if (const json* v = compute.find("loop_overhead_cycles")) {
+    model.loop_overhead_cycles =
+        to_u32(integer_in(compute, "loop_overhead_cycles", *v, 0, 1000000, "must be in 0..1000000"));
+  }
+  return model;
+}
+
+json compute_to_json(const ComputeModel& model) {
+  json tree = json::object();
+  for (const DataType type : {DataType::kF16, DataType::kF32, DataType::kF64}) {
+    const VectorUnit& u = model.unit(type);
+    tree[std::string{to_string(type)}] = {{"simd_lanes", u.simd_lanes}, {"fma_per_cycle", u.fma_per_cycle}};
+  }
+  tree["vector_registers"] = model.vector_registers;
+  tree["ldm_accesses_per_cycle"] = model.ldm_accesses_per_cycle;
+  tree["dual_issue"] = model.dual_issue;
+  tree["loop_overhead_cycles"] = model.loop_overhead_cycles;
+  return tree;
+}
+
 void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   const std::string rows_cols_rule = fmt::format("must be in 1..{}", kMaxRowsCols);
   out.rows = to_u32(integer_in(cores, "rows", cores.require("rows"), 1, kMaxRowsCols, rows_cols_rule));
@@ -260,6 +328,10 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   if (const json* v = cores.find("flops_per_cycle")) {
     out.flops_per_cycle = positive_number(cores, "flops_per_cycle", *v);
   }
+  const json* compute = cores.find("compute");
+  out.compute = compute == nullptr
+                    ? ComputeModel::scalar(out.flops_per_cycle)
+                    : read_compute(Object(cores.ctx(), *compute, cores.path_of("compute")), out.flops_per_cycle);
   if (const json* v = cores.find("barrier_cycles")) {
     out.barrier_cycles = to_u32(integer_in(cores, "barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
   }
@@ -300,6 +372,7 @@ nlohmann::json Arch::to_json() const {
   cores["ldm_bytes"] = ldm_bytes;
   cores["flops_per_cycle"] = flops_per_cycle;
   cores["barrier_cycles"] = barrier_cycles;
+  cores["compute"] = compute_to_json(compute);
 
   json groups = json::object();
   groups["count"] = core_groups;

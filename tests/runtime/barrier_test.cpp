@@ -51,6 +51,22 @@ TEST_CASE("compute charges flops / flops_per_cycle rounded up, plus raw cycles",
   CHECK(m.stats().groups[0].cores[0].busy_cycles == 9);
 }
 
+TEST_CASE("compute(KernelWork) charges the arch's compute model", "[barrier][compute]") {
+  Arch a = Arch::preset("tiny");
+  a.compute.unit(DataType::kF32) = VectorUnit{4, 1.0};
+  a.compute.loop_overhead_cycles = 3;
+  Machine m{a};
+  std::vector<Cycle> c(4, 0);
+  m.launch(LaunchSpec{}, [&c](Core& core) {
+     core.compute(KernelWork{.type = DataType::kF32, .vector_fmas = 40, .ldm_accesses = 7, .loops = 1});  // 40 + 3
+     core.compute(core.arch().compute.matmul_tile(DataType::kF32, 1, 4, 5, false));
+     c[static_cast<std::size_t>(core.id())] = core.cycle();
+   }).join();
+  // The tile: one 1 x 1 block, 5 FMAs, 5 x 2 loads + 1 store = 11 accesses (tiny does 1 per cycle), 1 loop.
+  CHECK(c == std::vector<Cycle>(4, 43 + 11 + 3));
+  CHECK(m.stats().groups[0].cores[0].busy_cycles == 57);
+}
+
 TEST_CASE("a group barrier releases everyone at the latest arrival plus barrier_cycles", "[barrier]") {
   Machine m{arch()};
   const auto after = after_one_barrier(m, Scope::kGroup);

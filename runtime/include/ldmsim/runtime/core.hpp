@@ -16,6 +16,7 @@
 #include "ldmsim/runtime/ldm_span.hpp"
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/compute_model.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/local_store.hpp"
 
@@ -164,6 +165,8 @@ class Core {
   void barrier(Scope scope = Scope::kGroup);
   /// Charges computation: flops / flops_per_cycle (rounded up) plus cost.cycles.
   void compute(Cost cost);
+  /// Charges vector work through the arch's compute model (ComputeModel::cycles).
+  void compute(const KernelWork& work);
 
  private:
   friend class detail::GroupRun;

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/sim/compute_model.hpp"
+
 namespace ldmsim {
 
 /// Descriptor field widths of the DMA engine (a value must be < 2^bits).
@@ -48,8 +50,9 @@ struct Arch {
   std::uint32_t rows = 1;
   std::uint32_t cols = 1;
   std::uint64_t ldm_bytes = 64 * 1024;
-  double flops_per_cycle = 1.0;      ///< per compute core
-  std::uint32_t barrier_cycles = 0;  ///< cost of a barrier once the last participant arrives
+  double flops_per_cycle = 1.0;  ///< per compute core, for work charged as plain flops (Cost::flops)
+  ComputeModel compute = ComputeModel::scalar(1.0);  ///< vector work (KernelWork): matmul tiles, conv
+  std::uint32_t barrier_cycles = 0;                  ///< cost of a barrier once the last participant arrives
   DmaArch dma;
 
   std::uint32_t cores_per_group() const { return rows * cols; }
