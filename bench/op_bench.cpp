@@ -110,6 +110,7 @@ struct Row {
   SimResult sim;
   double tensor_mib = 0, sim_host = 0, ref_host = 0, max_err = 0;
   bool within_tolerance = true;
+  std::uint64_t flops = 0;  ///< the op's cost().flops
 };
 
 Row run_case(const OperatorRegistry& registry, const Case& c, const Options& o) {
@@ -118,6 +119,7 @@ Row run_case(const OperatorRegistry& registry, const Case& c, const Options& o) 
   for (const auto& in : c.inputs) shapes.push_back(in.shape);
   const auto op = registry.bind(c.op, JsonField(c.attrs, "op_bench", c.op), shapes);
   const std::vector<Shape>& out_shapes = op->output_shapes();
+  row.flops = op->cost().flops;
   // Inputs: fp16 values, and the same values in fp32 for the reference.
   std::mt19937_64 rng(42);
   std::vector<std::vector<f16>> halves;
@@ -218,6 +220,9 @@ int main(int argc, char** argv) {
       {"mul", {{act}, {act}}},
       {"softmax", {{Shape{32, 1000}}}},
       {"fc", {{Shape{32, 2048}}, {Shape{1000, 2048}}, {Shape{1000}}}},
+      {"gemm", {{Shape{32, 2048}}, {Shape{1000, 2048}}, {Shape{1000}}}, {{"transB", 1}}},
+      {"matmul", {{Shape{512, 1024}}, {Shape{1024, 1024}}}},
+      {"matmul", {{Shape{16, 128, 64}}, {Shape{16, 64, 128}}}},
       {"max_pool", {{big}}, pool_attrs},
       {"avg_pool", {{big}}, pool_attrs},
       {"spatialbn", {{act}, {ch, 0.5f, 1.5f}, {ch}, {ch, -0.5f, 0.5f}, {ch, 0.5f, 2.0f}}},
@@ -237,16 +242,18 @@ int main(int argc, char** argv) {
              arch.core_groups, arch.cores_per_group(), peak, arch.flops_per_cycle);
   fmt::print(
       "| op | shapes | DMA MiB | requests | sim cycles | sim us | DMA GB/s | compute cyc/core | DMA wait cyc/core | "
-      "DMA floor cyc | bound |\n");
-  fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+      "DMA floor cyc | bound | % of f32 peak |\n");
+  fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
+  const double peak_flops = arch.compute.peak_flops_per_cycle(DataType::kF32) * arch.total_cores();
   for (const Row& r : rows) {
     const SimResult& s = r.sim;
     const double gbs = s.seconds > 0 ? static_cast<double>(s.bytes) / s.seconds / 1e9 : 0;
     // A core's time is compute + DMA issue + DMA wait: the larger of compute and wait bounds the op.
     const char* bound = s.wait_per_core > s.compute_per_core ? "DMA" : "compute";
-    fmt::print("| {} | {} | {:.1f} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {} |\n", r.c.op,
+    const double fraction = static_cast<double>(r.flops) / (static_cast<double>(s.cycles) * peak_flops);
+    fmt::print("| {} | {} | {:.1f} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {} | {:.1f}% |\n", r.c.op,
                shapes_of(r.c), static_cast<double>(s.bytes) / (1 << 20), s.requests, s.cycles, s.seconds * 1e6, gbs,
-               s.compute_per_core, s.wait_per_core, s.dma_floor, bound);
+               s.compute_per_core, s.wait_per_core, s.dma_floor, bound, 100 * fraction);
   }
   fmt::print("\n| op | tensors MiB | sim host ms | fp32 ref ms | overhead | max abs err | within tol |\n");
   fmt::print("|---|---:|---:|---:|---:|---:|---|\n");

@@ -20,6 +20,7 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_spatialbn_kinds(registry);
   ops::add_layout_kinds(registry);
   ops::add_global_pool_kind(registry);
+  ops::add_matmul_kinds(registry);
   return registry;
 }
 

@@ -12,5 +12,6 @@ void add_pool_kinds(OperatorRegistry& registry);         // max_pool, avg_pool
 void add_spatialbn_kinds(OperatorRegistry& registry);    // spatialbn, spatialbn_train
 void add_layout_kinds(OperatorRegistry& registry);       // reshape, flatten, concat
 void add_global_pool_kind(OperatorRegistry& registry);   // global_avg_pool
+void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm
 
 }  // namespace ldmsim::ops

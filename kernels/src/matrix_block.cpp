@@ -1,0 +1,69 @@
+// Matrix blocks to and from ldm (see matrix_block.hpp).
+#include "ldmsim/kernels/matrix_block.hpp"
+
+#include <cstdint>
+
+namespace ldmsim::tiling {
+namespace {
+
+/// True when a request with these byte fields fits the arch's descriptor widths.
+bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::size_t stride) {
+  const DmaFieldWidths& f = core.arch().dma.fields;
+  const auto below = [](std::size_t v, std::uint32_t bits) { return bits >= 64 || v < (std::uint64_t{1} << bits); };
+  return below(length, f.length_bits) && below(bsize, f.bsize_bits) && below(stride, f.stride_bits);
+}
+
+}  // namespace
+
+BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
+                    const BlockShape& block) {
+  BlockRead read;
+  if (block.rows == 0 || block.count == 0) return read;
+  const std::size_t begin = floor_even(block.first);
+  const std::size_t width = ceil_even(block.first + block.count) - begin;
+  const std::size_t last_end = begin + (block.rows - 1) * block.pitch + width;
+  const std::size_t bytes = block.rows * width * sizeof(f16);
+  if (block.pitch % 2 == 0 && block.pitch >= width && last_end <= total &&
+      fits_fields(core, bytes, width * sizeof(f16), (block.pitch - width) * sizeof(f16))) {
+    read.strided_ = true;
+    read.first_ = block.first - begin;
+    read.row_elements_ = width;
+    auto dst = buf.first(block.rows * width);
+    if (block.pitch == width || block.rows == 1) {
+      read.handles_.push_back(core.get(dst, base + begin));
+    } else {
+      read.handles_.push_back(
+          core.get_strided(dst, base + begin, width * sizeof(f16), (block.pitch - width) * sizeof(f16)));
+    }
+    return read;
+  }
+  const std::size_t slot = ceil_even(block.count) + 2;
+  for (std::size_t r = 0; r < block.rows; ++r) {
+    const std::size_t at = block.first + r * block.pitch;
+    RangeRead one = get_range(core, buf.subspan(r * slot, slot), base, total, {at, at + block.count});
+    read.handles_.push_back(one.handle);
+    read.starts_.push_back(r * slot + one.first);
+  }
+  return read;
+}
+
+std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, const BlockShape& block) {
+  std::vector<DmaHandle> handles;
+  if (block.rows == 0 || block.count == 0) return handles;
+  const std::size_t elements = block.rows * block.count;
+  const LdmSpan<const f16> src(buf.first(elements));
+  const std::size_t gap = block.pitch - block.count;
+  if (block.rows == 1 || gap == 0) {
+    handles.push_back(core.put(base + block.first, src));
+  } else if (fits_fields(core, elements * sizeof(f16), block.count * sizeof(f16), gap * sizeof(f16))) {
+    handles.push_back(core.put_strided(base + block.first, src, block.count * sizeof(f16), gap * sizeof(f16)));
+  } else {
+    for (std::size_t r = 0; r < block.rows; ++r) {
+      handles.push_back(core.put(base + block.first + r * block.pitch,
+                                 LdmSpan<const f16>(buf.subspan(r * block.count, block.count))));
+    }
+  }
+  return handles;
+}
+
+}  // namespace ldmsim::tiling

@@ -1,0 +1,183 @@
+// matmul (numpy / ONNX MatMul: A [..., M, K] x B [..., K, N], leading dims broadcast, a 1-D operand promoted
+// and its axis dropped) and gemm (ONNX Gemm: Y = alpha * op(A) op(B) + beta * C, A and B 2-D, transA/transB, C
+// broadcast to [M, N]). Both run the tiled matrix multiply engine. Every operand is a 2-D class matrix view
+// [matrices * rows, cols], so its rows start at even elements (add-a-column) or come in pairs (add-a-row).
+#include "matrix_multiply.hpp"
+#include "op_support.hpp"
+#include "ops.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+/// A stored matrix of `matrices` x [rows, cols].
+struct MatrixShape {
+  std::size_t matrices = 1, rows = 1, cols = 1;
+  bool transposed = false;
+  Shape4 view() const { return Shape4::from_dims({matrices * rows, cols}); }
+};
+
+StoredMatrix stored(const DeviceTensor& t, const MatrixShape& m) {
+  const Layout& l = t.layout();
+  if (l.shape.n != m.matrices * m.rows || l.shape.c != m.cols || l.hw_pitch != 1 || l.w_pitch != 1) {
+    throw std::logic_error("matmul: tensor '" + t.name + "' is not in a matrix layout (" + l.shape.str() + ")");
+  }
+  return StoredMatrix{DevicePtr<const f16>(t.ptr), l, m.rows, m.cols, m.transposed};
+}
+
+/// The fp32 reference of one logical element of a stored operand.
+float element(const HostTensor& t, const MatrixShape& m, std::size_t matrix, std::size_t i, std::size_t j) {
+  const std::size_t r = m.transposed ? j : i, c = m.transposed ? i : j;
+  return t.data[(matrix * m.rows + r) * m.cols + c];
+}
+
+/// Operand shapes, batch maps and scalars of one bound matmul or gemm.
+struct MatrixDims {
+  MatrixShape a, b, c;
+  std::vector<std::size_t> a_batch, b_batch;
+  std::size_t m = 1, n = 1, k = 1;
+  float alpha = 1.0f, beta = 1.0f;
+  Shape out;
+};
+
+/// What matmul and gemm share: operand shapes, batch maps, the output matrix and the kernel launch.
+class MatrixOp final : public BoundOp {
+ public:
+  MatrixOp(std::span<const Shape> in, MatrixDims d) : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)) {}
+  PaddingSpec padding(std::size_t) const override {
+    return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample};
+  }
+  Shape4 view(std::size_t index) const override {
+    if (index == 0) return d_.a.view();
+    if (index == 1) return d_.b.view();
+    if (index == input_shapes().size()) return Shape4::from_dims({batches() * d_.m, d_.n});
+    return d_.c.view();
+  }
+  void run(Machine& machine, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    MatrixMultiply job{.a = stored(in[0], d_.a),
+                       .b = stored(in[1], d_.b),
+                       .a_batch = d_.a_batch,
+                       .b_batch = d_.b_batch,
+                       .m = d_.m,
+                       .n = d_.n,
+                       .k = d_.k,
+                       .alpha = d_.alpha,
+                       .has_addend = in.size() == 3,
+                       .c = {},
+                       .y = out[0].ptr,
+                       .yl = out[0].layout()};
+    if (job.has_addend) job.c = Addend{stored(in[2], d_.c), d_.beta};
+    const MatrixShape y{batches() * d_.m, 1, d_.n};
+    if (job.yl.shape.n != y.matrices || job.yl.shape.c != d_.n || job.yl.hw_pitch != 1) {
+      throw std::logic_error("matmul: the output is not in a matrix layout (" + job.yl.shape.str() + ")");
+    }
+    launch_all(machine, label, matrix_multiply_kernel, job);
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    HostTensor y{output_shapes()[0], std::vector<float>(batches() * d_.m * d_.n)};
+    for (std::size_t b = 0; b < batches(); ++b) {
+      for (std::size_t i = 0; i < d_.m; ++i) {
+        for (std::size_t j = 0; j < d_.n; ++j) {
+          double sum = 0;
+          for (std::size_t t = 0; t < d_.k; ++t) {
+            sum += static_cast<double>(element(in[0], d_.a, d_.a_batch[b], i, t)) *
+                   element(in[1], d_.b, d_.b_batch[b], t, j);
+          }
+          double v = d_.alpha * sum;
+          if (in.size() == 3)
+            v += static_cast<double>(d_.beta) * element(in[2], d_.c, 0, d_.c.rows == 1 ? 0 : i, d_.c.cols == 1 ? 0 : j);
+          y.data[(b * d_.m + i) * d_.n + j] = static_cast<float>(v);
+        }
+      }
+    }
+    return {y};
+  }
+  OpCost cost() const override {
+    const std::uint64_t products = static_cast<std::uint64_t>(batches()) * d_.m * d_.n;
+    return {2 * products * d_.k + (input_shapes().size() == 3 ? 2 * products : 0), 0};
+  }
+  Tolerance tolerance() const override { return {2e-3, 1.0 / 512}; }
+
+ private:
+  std::size_t batches() const { return d_.a_batch.size(); }
+
+  MatrixDims d_;
+};
+
+MatrixDims infer_matmul(std::string_view name, std::span<const Shape> in) {
+  const Shape& a = in[0];
+  const Shape& b = in[1];
+  if (a.rank() == 0 || b.rank() == 0) reject(name, fmt::format("A {} and B {} must have rank >= 1", a.str(), b.str()));
+  MatrixDims d;
+  const std::size_t kb = b.rank() == 1 ? b[0] : b[b.rank() - 2];
+  d.k = a[a.rank() - 1];
+  if (d.k != kb) {
+    reject(name, fmt::format("A {} and B {} do not chain: A has {} columns, B {} rows", a.str(), b.str(), d.k, kb));
+  }
+  d.m = a.rank() == 1 ? 1 : a[a.rank() - 2];
+  d.n = b.rank() == 1 ? 1 : b[b.rank() - 1];
+  const Shape a_batch(a.rank() > 2 ? a.dims().first(a.rank() - 2) : std::span<const std::uint64_t>{}, "A's batch");
+  const Shape b_batch(b.rank() > 2 ? b.dims().first(b.rank() - 2) : std::span<const std::uint64_t>{}, "B's batch");
+  const Shape batch = broadcast_shapes(a_batch, b_batch);
+  d.a_batch = broadcast_batches(a_batch, batch);
+  d.b_batch = broadcast_batches(b_batch, batch);
+  d.a = {a_batch.elements(), d.m, d.k, false};
+  // A 1-D B is the column [K, 1]: stored as the row [1, K] and read transposed, so its elements stay contiguous.
+  d.b = b.rank() == 1 ? MatrixShape{1, 1, d.k, true} : MatrixShape{b_batch.elements(), d.k, d.n, false};
+  std::vector<std::uint64_t> dims(batch.dims().begin(), batch.dims().end());
+  if (a.rank() > 1) dims.push_back(d.m);
+  if (b.rank() > 1) dims.push_back(d.n);
+  d.out = Shape(dims, fmt::format("{}: output", name));
+  return d;
+}
+
+MatrixDims infer_gemm(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"alpha", "beta", "transA", "transB"});
+  MatrixDims d;
+  d.alpha = static_cast<float>(num_attr(attrs, "alpha", 1.0));
+  d.beta = static_cast<float>(num_attr(attrs, "beta", 1.0));
+  const bool ta = int_attr(attrs, "transA", 0, 0, 1) == 1, tb = int_attr(attrs, "transB", 0, 0, 1) == 1;
+  const Shape& a = in[0];
+  const Shape& b = in[1];
+  if (a.rank() != 2 || b.rank() != 2) reject(name, fmt::format("A {} and B {} must be 2-D", a.str(), b.str()));
+  d.m = ta ? a[1] : a[0];
+  d.k = ta ? a[0] : a[1];
+  d.n = tb ? b[0] : b[1];
+  const std::size_t kb = tb ? b[1] : b[0];
+  if (kb != d.k) {
+    reject(name, fmt::format("op(A) is [{}, {}] and op(B) [{}, {}] (transA {}, transB {}): inner sizes differ", d.m,
+                             d.k, kb, d.n, ta ? 1 : 0, tb ? 1 : 0));
+  }
+  d.a = {1, a[0], a[1], ta};
+  d.b = {1, b[0], b[1], tb};
+  d.a_batch = d.b_batch = {0};
+  if (in.size() == 3) {
+    const Shape& c = in[2];
+    const std::size_t rows = c.rank() == 2 ? c[0] : 1, cols = c.rank() >= 1 ? c[c.rank() - 1] : 1;
+    if (c.rank() > 2 || (rows != 1 && rows != d.m) || (cols != 1 && cols != d.n)) {
+      reject(name, fmt::format("C {} does not broadcast to [{}, {}]", c.str(), d.m, d.n));
+    }
+    d.c = {1, rows, cols, false};
+  }
+  d.out = Shape{d.m, d.n};
+  return d;
+}
+
+std::unique_ptr<BoundOp> bind_matmul(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {});
+  return std::make_unique<MatrixOp>(in, infer_matmul(name, in));
+}
+
+std::unique_ptr<BoundOp> bind_gemm(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  return std::make_unique<MatrixOp>(in, infer_gemm(name, attrs, in));
+}
+
+}  // namespace
+
+void add_matmul_kinds(OperatorRegistry& registry) {
+  registry.add(std::make_unique<FunctionKind>("matmul", Arity{2, 2, 1}, bind_matmul));
+  registry.add(std::make_unique<FunctionKind>("gemm", Arity{2, 3, 1}, bind_gemm));
+}
+
+}  // namespace ldmsim::ops
