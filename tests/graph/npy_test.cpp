@@ -8,13 +8,15 @@
 #include <fstream>
 
 #include "ldmsim/sim/fault.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace ldmsim;
 
 namespace {
-/// Per-process names: another test run may share /tmp.
+/// Files in a per-process scratch directory, removed when the test program exits.
 std::filesystem::path tmp(const char* name) {
-  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
+  static const test::TempDir dir("npy");
+  return dir / name;
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace ldmsim;
 using nlohmann::json;
@@ -34,8 +35,8 @@ std::string error_of(const json& tree) {
 TEST_CASE("bad workloads are rejected before running, naming the op or tensor", "[workload]") {
   CHECK(error_of(good()) == "accepted");
   json t = good();
-  t["ops"][1]["type"] = "conv";
-  CHECK_THAT(error_of(t), Catch::Contains("op 1: unknown op 'conv'"));
+  t["ops"][1]["type"] = "deconv";
+  CHECK_THAT(error_of(t), Catch::Contains("op 1: unknown op 'deconv'"));
   t = good();
   t["tensors"]["w"]["shape"] = {4, 74};
   CHECK_THAT(error_of(t), Catch::Contains("op 1 (fc)") && Catch::Contains("c*h*w"));
@@ -57,7 +58,8 @@ TEST_CASE("bad workloads are rejected before running, naming the op or tensor", 
   t = good();
   t["tensors"]["x"]["init"] = {{"file", "/nonexistent/x.npy"}};
   CHECK_THAT(error_of(t), Catch::Contains("tensor 'x': unreadable .npy"));
-  const auto file = std::filesystem::temp_directory_path() / ("ldmsim_wl_x_" + std::to_string(::getpid()) + ".npy");
+  const test::TempDir dir("workload");
+  const auto file = dir / "x.npy";
   write_npy(file, {1, 3, 5, 5}, std::vector<f16>(75, f16(1.0f)));
   t = good();
   t["tensors"]["x"] = {{"shape", {1, 3, 5, 5}}, {"dtype", "f32"}, {"init", {{"file", file.string()}}}};

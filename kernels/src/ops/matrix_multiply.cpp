@@ -26,10 +26,16 @@ std::size_t tile_elements(const StoredMatrix& s, std::size_t rows, std::size_t c
   return s.transposed ? tiling::block_buffer_elements(cols, rows) : tiling::block_buffer_elements(rows, cols);
 }
 
+/// ldm elements of one B tile.
+std::size_t b_tile_elements(const MatrixMultiply& job, std::size_t kc, std::size_t nb) {
+  return job.b_source != nullptr ? job.b_source->buffer_elements(kc, nb) : tile_elements(job.b, kc, nb);
+}
+
 std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
   constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
   const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
-  std::size_t bytes = 2 * (tile_elements(job.a, b.mb, b.kc) + tile_elements(job.b, b.kc, b.nb)) * sizeof(f16);
+  std::size_t bytes = 2 * (tile_elements(job.a, b.mb, b.kc) + b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
+  if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
   bytes += b.mb * b.nb * sizeof(float) + b.mb * out_cols * sizeof(f16);
   if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
   return bytes + 7 * kSlack;
@@ -50,7 +56,9 @@ double estimate_cycles(const Core& core, const MatrixMultiply& job, std::size_t 
   const std::size_t rows = job.yl.shape.n, workers = tiling::worker_count(core);
   const double blocks = static_cast<double>(ceil_div(rows, mb) * ceil_div(job.n, nb));
   const double transactions =
-      blocks * (tile_transactions(job.a, mb, job.k, tx) + tile_transactions(job.b, job.k, nb, tx));
+      blocks * (tile_transactions(job.a, mb, job.k, tx) +
+                (job.b_source != nullptr ? static_cast<double>(job.k) * std::ceil(static_cast<double>(nb) / tx)
+                                         : tile_transactions(job.b, job.k, nb, tx)));
   const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / (16.0 * arch.core_groups);
   const double rounds = std::ceil(blocks / static_cast<double>(workers));
   const double compute =
@@ -86,9 +94,11 @@ Blocking choose_blocking(Core& core, const MatrixMultiply& job) {
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
   }
-  // The largest k chunk that fits, up to 256 (fewer, larger requests).
-  best.kc = std::min<std::size_t>(job.k, 256);
-  while (best.kc > 2 && ldm_bytes(job, best) > capacity) best.kc = (best.kc + 1) / 2;
+  // The largest k chunk that fits, up to 256 (fewer, larger requests), a multiple of the source's unit.
+  const std::size_t unit = job.b_source != nullptr ? job.b_source->chunk_unit() : 1;
+  const auto whole_units = [&](std::size_t kc) { return std::min(job.k, std::max(unit, kc / unit * unit)); };
+  best.kc = whole_units(std::max<std::size_t>(256, unit));
+  while (best.kc > unit && ldm_bytes(job, best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
   return best;  // when even this does not fit, the allocations trap with the ldm numbers
 }
 
@@ -138,12 +148,13 @@ class BlockRunner {
       : core_(core), job_(job), b_(blocking), model_(core.arch().compute) {
     for (auto& set : sets_) {
       set.a = core.ldm().alloc<f16>(tile_elements(job.a, b_.mb, b_.kc));
-      set.b = core.ldm().alloc<f16>(tile_elements(job.b, b_.kc, b_.nb));
+      set.b = core.ldm().alloc<f16>(b_tile_elements(job, b_.kc, b_.nb));
     }
     acc_ldm_ = core.ldm().alloc<float>(b_.mb * b_.nb);
     out_cols_ = b_.whole_rows ? job.yl.chw_pitch : b_.nb + 2;
     out_ = core.ldm().alloc<f16>(b_.mb * out_cols_);
     if (job.has_addend) addend_ = core.ldm().alloc<f16>(tiling::block_buffer_elements(b_.mb, b_.nb));
+    if (job.has_row_bias) read_row_bias();
     a_tile_.resize(b_.mb * b_.kc);
     b_tile_.resize(b_.kc * b_.nb);
     acc_.resize(b_.mb * b_.nb);
@@ -171,6 +182,7 @@ class BlockRunner {
   struct TileSet {
     LdmSpan<f16> a, b;
     tiling::BlockRead a_read, b_read;
+    PendingTile b_pending;
     std::size_t k0 = 0, k1 = 0;
   };
 
@@ -180,8 +192,12 @@ class BlockRunner {
     set.k1 = std::min(job_.k, k0 + b_.kc);
     set.a_read = tiling::get_block(core_, set.a, job_.a.base, job_.a.layout.total,
                                    tile_block(job_.a, job_.a_batch[batch], i0, i1, set.k0, set.k1));
-    set.b_read = tiling::get_block(core_, set.b, job_.b.base, job_.b.layout.total,
-                                   tile_block(job_.b, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1));
+    if (job_.b_source != nullptr) {
+      set.b_pending = job_.b_source->issue(core_, set.b, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1);
+    } else {
+      set.b_read = tiling::get_block(core_, set.b, job_.b.base, job_.b.layout.total,
+                                     tile_block(job_.b, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1));
+    }
   }
 
   void multiply_segment(std::size_t batch, std::size_t i0, std::size_t i1, const OutputBlock& block, float* acc) {
@@ -194,9 +210,15 @@ class BlockRunner {
       if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], batch, i0, i1, block, k0 + b_.kc);
       set.a_read.wait();
       set.b_read.wait();
+      for (DmaHandle& h : set.b_pending.handles) h.wait();
       const std::size_t depth = set.k1 - set.k0;
       unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
-      unpack_tile(job_.b, set.b, set.b_read, depth, width, b_tile_);
+      if (job_.b_source != nullptr) {
+        job_.b_source->unpack(core_, set.b, set.b_pending, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1,
+                              b_tile_);
+      } else {
+        unpack_tile(job_.b, set.b, set.b_read, depth, width, b_tile_);
+      }
       multiply_add(a_tile_.data(), b_tile_.data(), acc, rows, width, depth, width);
       core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, k0 > 0));
       current ^= 1;
@@ -217,6 +239,7 @@ class BlockRunner {
       const std::size_t r = g - block.g0;
       for (std::size_t j = 0; j < width; ++j) {
         float v = job_.alpha * acc_[r * width + j];
+        if (job_.has_row_bias) v += row_bias_[g % row_bias_.size()];
         if (job_.has_addend) {
           const std::size_t cr = c_rows == 1 ? 0 : r, cc = c_cols == 1 ? 0 : j;
           v += job_.c.beta * addend[cr * (c_cols == 1 ? 1 : width) + cc];
@@ -224,10 +247,22 @@ class BlockRunner {
         values[r * count + j] = v;
       }
     }
-    core_.compute(model_.elementwise(DataType::kF32, (block.g1 - block.g0) * width, job_.has_addend ? 2 : 1,
-                                     job_.has_addend ? 2 : 1, 1));
+    const std::uint32_t terms = 1u + (job_.has_addend ? 1u : 0u) + (job_.has_row_bias ? 1u : 0u);
+    core_.compute(model_.elementwise(DataType::kF32, (block.g1 - block.g0) * width, terms, terms, 1));
     to_halves(values.data(), values.size(), out_);
     puts_ = tiling::put_block(core_, job_.y, out_, {block.g0 * pitch + block.j0, pitch, g_end - block.g0, count});
+  }
+
+  /// The whole bias vector, once per core (it is small: one value per output channel).
+  void read_row_bias() {
+    const StoredMatrix& bias = job_.row_bias;
+    auto buf = core_.ldm().alloc<f16>(tiling::block_buffer_elements(1, bias.cols));
+    tiling::BlockRead read =
+        tiling::get_block(core_, buf, bias.base, bias.layout.total, tile_block(bias, 0, 0, 1, 0, bias.cols));
+    read.wait();
+    row_bias_.resize(bias.cols);
+    to_floats(buf, read.start(0), bias.cols, row_bias_.data());
+    core_.ldm().alloc<float>(bias.cols);  // the fp32 copy kept beside the tiles
   }
 
   /// The addend's values for the block ([rows or 1] x [width or 1]); a gemm block never crosses a batch.
@@ -253,7 +288,7 @@ class BlockRunner {
   LdmSpan<float> acc_ldm_;
   LdmSpan<f16> out_, addend_;
   std::size_t out_cols_ = 0;
-  std::vector<float> a_tile_, b_tile_, acc_;
+  std::vector<float> a_tile_, b_tile_, acc_, row_bias_;
   std::vector<DmaHandle> puts_;
 };
 

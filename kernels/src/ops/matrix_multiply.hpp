@@ -28,13 +28,38 @@ struct Addend {
   float beta = 1.0f;
 };
 
+/// Reads issued for one B tile: their handles and, per run of the tile, where it starts in the ldm buffer.
+struct PendingTile {
+  std::vector<DmaHandle> handles;
+  std::vector<std::size_t> starts;
+};
+
+/// Supplies B tiles that are not read from a stored matrix (conv's image tiles, built from the input by DMA).
+class TileSource {
+ public:
+  virtual ~TileSource() = default;
+  /// ldm elements the reads of a kc x nb tile need.
+  virtual std::size_t buffer_elements(std::size_t kc, std::size_t nb) const = 0;
+  /// k chunks are a multiple of this (direct conv reads whole channels).
+  virtual std::size_t chunk_unit() const { return 1; }
+  /// Issues the reads of B[batch] rows [k0, k1) x columns [j0, j1) into buf (and charges their address work).
+  virtual PendingTile issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1,
+                            std::size_t j0, std::size_t j1) const = 0;
+  /// After the reads completed: the tile as (k1 - k0) x (j1 - j0) row-major floats (zeros where masked).
+  virtual void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
+                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const = 0;
+};
+
 struct MatrixMultiply {
   StoredMatrix a, b;
+  const TileSource* b_source = nullptr;       ///< when set, B tiles come from it (b is unused)
   std::vector<std::size_t> a_batch, b_batch;  ///< stored matrix index of A and B for each output batch
   std::size_t m = 0, n = 0, k = 0;
   float alpha = 1.0f;
   bool has_addend = false;
   Addend c;
+  bool has_row_bias = false;
+  StoredMatrix row_bias;  ///< [1, count]: output row g gets row_bias[g % count] (conv's bias per channel)
   DevicePtr<f16> y;
   Layout yl;  ///< [batches * m, n]
 };

@@ -13,5 +13,6 @@ void add_spatialbn_kinds(OperatorRegistry& registry);    // spatialbn, spatialbn
 void add_layout_kinds(OperatorRegistry& registry);       // reshape, flatten, concat
 void add_global_pool_kind(OperatorRegistry& registry);   // global_avg_pool
 void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm
+void add_conv_kind(OperatorRegistry& registry);          // conv
 
 }  // namespace ldmsim::ops

@@ -32,6 +32,8 @@ class BlockRead {
     handles_.clear();
   }
   std::size_t start(std::size_t row) const { return strided_ ? first_ + row * row_elements_ : starts_[row]; }
+  /// Moves the requests' handles out (the caller waits for them).
+  std::vector<DmaHandle> take_handles() { return std::move(handles_); }
 
  private:
   friend BlockRead get_block(Core&, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, const BlockShape&);

@@ -1,0 +1,242 @@
+// conv: Y = conv(X [N, C, H, W], W [K, C/groups, R, S]) + optional bias [K], ONNX Conv semantics (stride,
+// pad [top, left, bottom, right], dilation, groups). Every algorithm is the GEMM of conv_geometry.hpp on the
+// tiled matrix multiply engine, batched over (n, group); they differ in where the image matrix's tiles come
+// from (conv_tiles.hpp): im2col materialises it in main memory first; direct, implicit and implicit-precomp
+// build each tile in ldm from the input. Padding classes: X 1-D (tiles read any element range), W as the
+// [K, C/groups*R*S] matrix (2-D), bias 1-D, Y as the [N*K, P*Q] matrix of output planes (2-D).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <tuple>
+
+#include "conv_tiles.hpp"
+#include "ldmsim/sim/enum_names.hpp"
+#include "op_support.hpp"
+#include "ops.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+constexpr auto kAlgoNames = enum_names<ConvAlgo>({{ConvAlgo::kIm2col, "im2col"},
+                                                  {ConvAlgo::kDirect, "direct"},
+                                                  {ConvAlgo::kImplicit, "implicit"},
+                                                  {ConvAlgo::kImplicitPrecomp, "implicit-precomp"}});
+
+/// Frees a device allocation when the scope ends (a trapped launch included).
+class DeviceScratch {
+ public:
+  template <typename T>
+  DeviceScratch(Machine& machine, DevicePtr<T> ptr) : machine_(machine), addr_(ptr.addr()) {}
+  ~DeviceScratch() { machine_.free_bytes(addr_); }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+
+ private:
+  Machine& machine_;
+  DeviceAddr addr_;
+};
+
+class ConvOp final : public BoundOp {
+ public:
+  ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo)
+      : BoundOp({in.begin(), in.end()}, {Shape{g.n, g.k, g.p, g.q}}), g_(g), algo_(algo) {}
+
+  Shape4 view(std::size_t index) const override {
+    if (index == 0) return Shape4::view_of(input_shapes()[0]);
+    if (index == 1) return Shape4::from_dims({g_.k, g_.depth()});
+    if (index == input_shapes().size()) return Shape4::from_dims({g_.n * g_.k, g_.pq()});
+    return Shape4::from_dims({g_.k});
+  }
+  PaddingSpec padding(std::size_t index) const override {
+    if (index == 1 || index == input_shapes().size()) {
+      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample};
+    }
+    return PaddingSpec{PaddingClass::kOneD};
+  }
+  void run(Machine& machine, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    const Layout& wl = in[1].layout();
+    MatrixMultiply job{.a = StoredMatrix{DevicePtr<const f16>(in[1].ptr), wl, g_.kg(), g_.depth(), false},
+                       .m = g_.kg(),
+                       .n = g_.pq(),
+                       .k = g_.depth(),
+                       .y = out[0].ptr,
+                       .yl = out[0].layout()};
+    if (wl.shape.n != g_.k || wl.shape.c != g_.depth() || wl.hw_pitch != 1 || job.yl.shape.n != g_.n * g_.k ||
+        job.yl.shape.c != g_.pq() || job.yl.hw_pitch != 1) {
+      throw std::logic_error("conv: weights or output not in their matrix layouts");
+    }
+    for (std::size_t b = 0; b < g_.n * g_.groups; ++b) {
+      job.a_batch.push_back(b % g_.groups);
+      job.b_batch.push_back(b);
+    }
+    if (in.size() == 3) {
+      job.has_row_bias = true;
+      job.row_bias = StoredMatrix{DevicePtr<const f16>(in[2].ptr), in[2].layout(), 1, g_.k, false};
+    }
+    const DevicePtr<const f16> x(in[0].ptr);
+    const Layout& xl = in[0].layout();
+    switch (algo_) {
+      case ConvAlgo::kIm2col: {
+        const std::size_t pitch = tiling::ceil_even(g_.pq()), rows = g_.n * g_.groups * g_.depth();
+        const DevicePtr<f16> col = machine.alloc<f16>(checked_mul(rows, pitch, "conv: im2col matrix"),
+                                                      AllocOptions{.name = label + ":im2col"});
+        const DeviceScratch free_col(machine, col);
+        launch_all(machine, label + ":im2col", im2col_kernel, Im2colArgs{g_, x, xl, col, pitch});
+        Layout cl = Layout::natural(Shape4::from_dims({rows, g_.pq()}));
+        cl.chw_pitch = pitch;
+        cl.total = rows * pitch;
+        job.b = StoredMatrix{DevicePtr<const f16>(col), cl, g_.depth(), g_.pq(), false};
+        launch_all(machine, label, matrix_multiply_kernel, job);
+        return;
+      }
+      case ConvAlgo::kDirect: {
+        const WindowTileSource source(g_, x, xl);
+        job.b_source = &source;
+        launch_all(machine, label, matrix_multiply_kernel, job);
+        return;
+      }
+      case ConvAlgo::kImplicit:
+      case ConvAlgo::kImplicitPrecomp: {
+        DevicePtr<std::int32_t> table;
+        std::optional<DeviceScratch> free_table;
+        if (algo_ == ConvAlgo::kImplicitPrecomp) {  // the convolution preprocessor, once per layer
+          const std::vector<OffsetEntry> entries = offset_table(g_, xl);
+          table = machine.alloc<std::int32_t>(entries.size() * 3, AllocOptions{.name = label + ":offsets"});
+          free_table.emplace(machine, table);
+          std::vector<std::int32_t> flat;
+          for (const OffsetEntry& e : entries) flat.insert(flat.end(), {e.offset, e.row, e.column});
+          machine.upload(table, flat);
+        }
+        const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table));
+        job.b_source = &source;
+        launch_all(machine, label, matrix_multiply_kernel, job);
+        return;
+      }
+    }
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    HostTensor y{output_shapes()[0], std::vector<float>(g_.n * g_.k * g_.pq())};
+    const auto& x = in[0].data;
+    const auto& w = in[1].data;
+    for (std::size_t n = 0; n < g_.n; ++n) {
+      for (std::size_t k = 0; k < g_.k; ++k) {
+        const std::size_t group = k / g_.kg();
+        for (std::size_t p = 0; p < g_.p; ++p) {
+          for (std::size_t q = 0; q < g_.q; ++q) {
+            double sum = in.size() == 3 ? in[2].data[k] : 0.0;
+            for (std::size_t c = 0; c < g_.cg(); ++c) {
+              for (std::size_t r = 0; r < g_.r; ++r) {
+                const auto h = static_cast<std::int64_t>(p * g_.stride_h + r * g_.dilation_h) -
+                               static_cast<std::int64_t>(g_.pad_top);
+                if (h < 0 || h >= static_cast<std::int64_t>(g_.h)) continue;
+                for (std::size_t s = 0; s < g_.s; ++s) {
+                  const auto col = static_cast<std::int64_t>(q * g_.stride_w + s * g_.dilation_w) -
+                                   static_cast<std::int64_t>(g_.pad_left);
+                  if (col < 0 || col >= static_cast<std::int64_t>(g_.w)) continue;
+                  const std::size_t xi =
+                      ((n * g_.c + group * g_.cg() + c) * g_.h + static_cast<std::size_t>(h)) * g_.w +
+                      static_cast<std::size_t>(col);
+                  sum += static_cast<double>(x[xi]) * w[((k * g_.cg() + c) * g_.r + r) * g_.s + s];
+                }
+              }
+            }
+            y.data[((n * g_.k + k) * g_.p + p) * g_.q + q] = static_cast<float>(sum);
+          }
+        }
+      }
+    }
+    return {y};
+  }
+  OpCost cost() const override { return {2 * g_.n * g_.k * g_.pq() * g_.depth(), 0}; }
+  Tolerance tolerance() const override { return {2e-3, 1.0 / 512}; }
+
+ private:
+  ConvGeometry g_;
+  ConvAlgo algo_;
+};
+
+/// pad: one integer, [h, w], or [top, left, bottom, right] (ONNX order).
+std::array<std::size_t, 4> pads_attr(const JsonField& attrs) {
+  const auto v = attrs.find("pad");
+  if (!v) return {0, 0, 0, 0};
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 24;
+  if (!v->json().is_array()) {
+    const std::size_t one = v->unsigned_integer(0, kMax);
+    return {one, one, one, one};
+  }
+  const auto items = v->elements();
+  if (items.size() == 2) {
+    const std::size_t h = items[0].unsigned_integer(0, kMax), w = items[1].unsigned_integer(0, kMax);
+    return {h, w, h, w};
+  }
+  if (items.size() != 4) v->fail("must be an integer, [h, w] or [top, left, bottom, right]");
+  return {items[0].unsigned_integer(0, kMax), items[1].unsigned_integer(0, kMax), items[2].unsigned_integer(0, kMax),
+          items[3].unsigned_integer(0, kMax)};
+}
+
+/// Output size along one axis, or a rejection when the dilated kernel exceeds the padded input.
+std::size_t output_size(std::string_view name, std::string_view axis, std::size_t input, std::size_t pad_before,
+                        std::size_t pad_after, std::size_t kernel, std::size_t dilation, std::size_t stride) {
+  const std::uint64_t padded = checked_add(checked_add(input, pad_before, name), pad_after, name);
+  const std::uint64_t span = checked_add(checked_mul(kernel - 1, dilation, name), 1, name);
+  if (span > padded) {
+    reject(name,
+           fmt::format("the dilated kernel's {} ({}) is larger than the padded input's ({})", axis, span, padded));
+  }
+  return (padded - span) / stride + 1;
+}
+
+std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"stride", "pad", "dilation", "groups", "algo"});
+  const Shape& x = in[0];
+  const Shape& w = in[1];
+  if (x.rank() != 4) reject(name, fmt::format("X {} must be 4-D (NCHW)", x.str()));
+  if (w.rank() != 4) reject(name, fmt::format("W {} must be 4-D [K, C/groups, R, S]", w.str()));
+  ConvGeometry g;
+  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3];
+  g.k = w[0], g.r = w[2], g.s = w[3];
+  g.groups = static_cast<std::size_t>(int_attr(attrs, "groups", 1, 1, std::int64_t{1} << 24));
+  std::tie(g.stride_h, g.stride_w) = pair_attr(attrs, "stride", 1, 1);
+  std::tie(g.dilation_h, g.dilation_w) = pair_attr(attrs, "dilation", 1, 1);
+  const auto pads = pads_attr(attrs);
+  g.pad_top = pads[0], g.pad_left = pads[1], g.pad_bottom = pads[2], g.pad_right = pads[3];
+  if (g.c % g.groups != 0 || g.k % g.groups != 0) {
+    reject(name, fmt::format("groups {} must divide the input channels ({}) and the output channels ({})", g.groups,
+                             g.c, g.k));
+  }
+  if (w[1] != g.cg()) {
+    reject(name,
+           fmt::format("W {} must have C/groups = {} channels (X {}, groups {})", w.str(), g.cg(), x.str(), g.groups));
+  }
+  if (in.size() == 3 && !(in[2] == Shape{g.k})) reject(name, fmt::format("bias {} must be [{}]", in[2].str(), g.k));
+  g.p = output_size(name, "height", g.h, g.pad_top, g.pad_bottom, g.r, g.dilation_h, g.stride_h);
+  g.q = output_size(name, "width", g.w, g.pad_left, g.pad_right, g.s, g.dilation_w, g.stride_w);
+  checked_mul(checked_mul(g.n, g.k, name), checked_mul(g.p, g.q, name), name);
+  ConvAlgo algo = ConvAlgo::kImplicitPrecomp;
+  if (const auto a = attrs.find("algo")) {
+    const auto parsed = kAlgoNames.parse(a->string());
+    if (!parsed) a->fail(fmt::format("must be one of {}", kAlgoNames.list(", ", " or ")));
+    algo = *parsed;
+  }
+  return std::make_unique<ConvOp>(in, g, algo);
+}
+
+}  // namespace
+
+std::string_view to_string(ConvAlgo algo) noexcept {
+  return kAlgoNames.name(algo);
+}
+
+ConvAlgo parse_conv_algo(std::string_view name) {
+  const auto parsed = kAlgoNames.parse(name);
+  if (!parsed) throw ConfigError(fmt::format("unknown conv algorithm '{}' (one of {})", name, kAlgoNames.list()));
+  return *parsed;
+}
+
+void add_conv_kind(OperatorRegistry& registry) {
+  registry.add(std::make_unique<FunctionKind>("conv", Arity{2, 3, 1}, bind_conv));
+}
+
+}  // namespace ldmsim::ops

@@ -1,0 +1,253 @@
+// conv's image tiles (see conv_tiles.hpp).
+#include "conv_tiles.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "ldmsim/kernels/matrix_block.hpp"
+
+namespace ldmsim::ops {
+namespace {
+
+constexpr std::size_t kMasked = std::numeric_limits<std::size_t>::max();
+
+/// The column start of (n, group, p, q): input element (p*sh - pad_top, q*sw - pad_left) of the group's first
+/// channel, as a signed offset (negative inside the padding).
+std::int64_t column_start(const ConvGeometry& g, const Layout& x, std::size_t n, std::size_t group, std::size_t p,
+                          std::size_t q) {
+  const auto h = static_cast<std::int64_t>(p * g.stride_h) - static_cast<std::int64_t>(g.pad_top);
+  const auto w = static_cast<std::int64_t>(q * g.stride_w) - static_cast<std::int64_t>(g.pad_left);
+  return static_cast<std::int64_t>(x.offset(n, group * g.cg(), 0, 0)) + h * static_cast<std::int64_t>(x.w_pitch) + w;
+}
+
+/// Charges building a tile from ldm data: vector copies when columns are contiguous, element gathers otherwise.
+void charge_tile_build(Core& core, std::size_t elements, bool contiguous) {
+  const ComputeModel& model = core.arch().compute;
+  if (contiguous) {
+    core.compute(model.elementwise(DataType::kF32, elements, 0, 1, 1));
+  } else {
+    core.compute(KernelWork{.type = DataType::kF32, .ldm_accesses = 2 * elements, .loops = 1});
+  }
+}
+
+}  // namespace
+
+std::vector<OffsetEntry> offset_table(const ConvGeometry& g, const Layout& x) {
+  std::vector<OffsetEntry> table(g.depth());
+  for (std::size_t j = 0; j < g.depth(); ++j) {
+    std::size_t ci = 0, ri = 0, si = 0;
+    g.split_row(j, ci, ri, si);
+    const std::size_t row = ri * g.dilation_h, column = si * g.dilation_w;
+    table[j] = {static_cast<std::int32_t>(ci * x.hw_pitch + row * x.w_pitch + column), static_cast<std::int32_t>(row),
+                static_cast<std::int32_t>(column)};
+  }
+  return table;
+}
+
+// ---- implicit and implicit-precomp: one DMA per (image row, output row) run ----
+
+std::size_t RunTileSource::slot(std::size_t nb) const {
+  return tiling::ceil_even(std::min(nb, g_.q) * g_.stride_w) + 2;
+}
+
+std::size_t RunTileSource::rows_per_tile(std::size_t nb) const {
+  return std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
+}
+
+std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
+  const std::size_t table = precomputed() ? kc * sizeof(OffsetEntry) / sizeof(f16) + 2 : 0;
+  return kc * rows_per_tile(nb) * slot(nb) + table;
+}
+
+PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1,
+                                 std::size_t j0, std::size_t j1) const {
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
+  const std::size_t slot_size = slot(nb), runs_per_row = rows_per_tile(nb);
+  std::vector<OffsetEntry> entries;
+  if (precomputed()) {  // the chunk's table entries, read into the tail of the buffer
+    const std::size_t count = (k1 - k0) * 3;
+    const std::size_t at = tiling::floor_even(buf.size() - count * 2);  // the tail: 2 elements per int32
+    LdmSpan<std::int32_t> table(reinterpret_cast<std::int32_t*>(buf.data() + at),
+                                static_cast<LdmAddr>(buf.ldm_addr() + at * sizeof(f16)), count);
+    core.get(table, table_ + k0 * 3).wait();
+    entries.resize(k1 - k0);
+    std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
+  }
+  PendingTile pending;
+  std::uint64_t runs = 0;
+  for (std::size_t j = k0; j < k1; ++j) {
+    std::size_t ci = 0, ri = 0, si = 0;
+    g_.split_row(j, ci, ri, si);
+    for (std::size_t p = first_row(g_, j0); p <= last_row(g_, j1); ++p) {
+      const std::size_t index = (j - k0) * runs_per_row + (p - first_row(g_, j0));
+      ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
+      if (precomputed() && !run.empty()) {
+        // The table's offset from the column start of (n, p, q0) gives the same element.
+        const OffsetEntry& e = entries[j - k0];
+        run.offset = static_cast<std::size_t>(column_start(g_, xl_, n, group, p, run.q0) + e.offset);
+      }
+      ++runs;
+      if (run.empty()) {
+        pending.starts.push_back(kMasked);
+        continue;
+      }
+      const tiling::RangeRead read = tiling::get_range(core, buf.subspan(index * slot_size, slot_size), x_, xl_.total,
+                                                       {run.offset, run.offset + run.span(g_.stride_w)});
+      pending.handles.push_back(read.handle);
+      pending.starts.push_back(index * slot_size + read.first);
+    }
+  }
+  core.compute({.cycles = runs * (precomputed() ? kAddressOpsPrecomputed : kAddressOpsOnTheFly)});
+  return pending;
+}
+
+void RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
+                           std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups, width = j1 - j0;
+  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * width), 0.0f);
+  std::size_t next = 0;
+  std::vector<float> values;
+  for (std::size_t j = k0; j < k1; ++j) {
+    std::size_t ci = 0, ri = 0, si = 0;
+    g_.split_row(j, ci, ri, si);
+    for (std::size_t p = first_row(g_, j0); p <= last_row(g_, j1); ++p) {
+      const std::size_t start = reads.starts[next++];
+      if (start == kMasked) continue;
+      const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
+      values.resize(run.span(g_.stride_w));
+      to_floats(buf, start, values.size(), values.data());
+      float* row = out.data() + (j - k0) * width + (p * g_.q - j0);
+      for (std::size_t q = run.q0; q < run.q1; ++q) row[q] = values[(q - run.q0) * g_.stride_w];
+    }
+  }
+  if (g_.stride_w != 1) charge_tile_build(core, (k1 - k0) * width, false);
+}
+
+// ---- direct: one window read per input channel, tiles built in ldm ----
+
+WindowTileSource::Window WindowTileSource::window(std::size_t j0, std::size_t j1) const {
+  const std::size_t p0 = first_row(g_, j0), p1 = last_row(g_, j1);
+  const std::size_t qa = p0 == p1 ? j0 % g_.q : 0, qb = p0 == p1 ? (j1 - 1) % g_.q + 1 : g_.q;
+  // Rows and columns + padding, then clipped to the input.
+  const std::size_t top = p0 * g_.stride_h, bottom = p1 * g_.stride_h + (g_.r - 1) * g_.dilation_h + 1;
+  const std::size_t left = qa * g_.stride_w, right = (qb - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1;
+  Window win;
+  win.h0 = std::max(top, g_.pad_top) - g_.pad_top;
+  win.h1 = std::min(bottom, g_.pad_top + g_.h);
+  win.h1 = win.h1 > g_.pad_top ? win.h1 - g_.pad_top : 0;
+  win.w0 = std::max(left, g_.pad_left) - g_.pad_left;
+  win.w1 = std::min(right, g_.pad_left + g_.w);
+  win.w1 = win.w1 > g_.pad_left ? win.w1 - g_.pad_left : 0;
+  return win;
+}
+
+std::size_t WindowTileSource::window_elements(std::size_t nb) const {
+  const std::size_t rows = std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
+  const std::size_t height = std::min(g_.h, (rows - 1) * g_.stride_h + (g_.r - 1) * g_.dilation_h + 1);
+  const std::size_t width = std::min(g_.w, (std::min(nb, g_.q) - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
+  const std::size_t full = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
+  return tiling::block_buffer_elements(height, rows > 1 ? full : width);
+}
+
+std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
+  return (kc + g_.rs() - 1) / g_.rs() * window_elements(nb);
+}
+
+PendingTile WindowTileSource::issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1,
+                                    std::size_t j0, std::size_t j1) const {
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups;
+  const Window win = window(j0, j1);
+  PendingTile pending;
+  if (win.empty()) return pending;
+  const std::size_t per_channel = window_elements(j1 - j0);
+  for (std::size_t ci = k0 / g_.rs(); ci < (k1 + g_.rs() - 1) / g_.rs(); ++ci) {
+    const std::size_t slot = (ci - k0 / g_.rs()) * per_channel;
+    const tiling::BlockShape block{xl_.offset(n, group * g_.cg() + ci, win.h0, win.w0), xl_.w_pitch, win.h1 - win.h0,
+                                   win.w1 - win.w0};
+    tiling::BlockRead read = tiling::get_block(core, buf.subspan(slot, per_channel), x_, xl_.total, block);
+    for (std::size_t row = 0; row < block.rows; ++row) pending.starts.push_back(slot + read.start(row));
+    for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
+  }
+  core.compute({.cycles = ((k1 - k0) / g_.rs() + 1) * kAddressOpsPrecomputed});
+  return pending;
+}
+
+void WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t, std::size_t k0,
+                              std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
+  const std::size_t width = j1 - j0;
+  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * width), 0.0f);
+  const Window win = window(j0, j1);
+  if (win.empty()) return;
+  const std::size_t rows = win.h1 - win.h0, columns = win.w1 - win.w0;
+  std::vector<float> plane(rows * columns);
+  std::size_t channel = std::numeric_limits<std::size_t>::max();
+  for (std::size_t j = k0; j < k1; ++j) {
+    std::size_t ci = 0, ri = 0, si = 0;
+    g_.split_row(j, ci, ri, si);
+    if (ci != channel) {  // the channel's window as floats
+      channel = ci;
+      const std::size_t first = (ci - k0 / g_.rs()) * rows;
+      for (std::size_t row = 0; row < rows; ++row) {
+        to_floats(buf, reads.starts[first + row], columns, plane.data() + row * columns);
+      }
+    }
+    float* out_row = out.data() + (j - k0) * width;
+    for (std::size_t t = j0; t < j1; ++t) {
+      const std::size_t p = t / g_.q, q = t % g_.q;
+      const std::size_t hp = p * g_.stride_h + ri * g_.dilation_h, wp = q * g_.stride_w + si * g_.dilation_w;
+      if (hp < g_.pad_top + win.h0 || hp >= g_.pad_top + win.h1 || wp < g_.pad_left + win.w0 ||
+          wp >= g_.pad_left + win.w1) {
+        continue;
+      }
+      out_row[t - j0] = plane[(hp - g_.pad_top - win.h0) * columns + (wp - g_.pad_left - win.w0)];
+    }
+  }
+  charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
+}
+
+// ---- im2col: the image matrix in main memory ----
+
+void im2col_kernel(Core& core, const Im2colArgs& a) {
+  const ConvGeometry& g = a.g;
+  const std::size_t rows = g.n * g.groups * g.depth();
+  const std::size_t slot = tiling::ceil_even(g.q * g.stride_w) + 2;
+  auto runs = core.ldm().alloc<f16>(g.p * slot);
+  auto row = core.ldm().alloc<f16>(a.pitch);
+  std::vector<float> values(a.pitch);
+  std::vector<float> run_values(g.q * g.stride_w + 2);
+  DmaHandle put;
+  for (std::size_t index = tiling::worker_index(core); index < rows; index += tiling::worker_count(core)) {
+    const std::size_t j = index % g.depth(), batch = index / g.depth();
+    const std::size_t n = batch / g.groups, group = batch % g.groups;
+    std::size_t ci = 0, ri = 0, si = 0;
+    g.split_row(j, ci, ri, si);
+    struct Issued {
+      std::size_t p;
+      ImageRun run;
+      tiling::RangeRead read;
+    };
+    std::vector<Issued> issued;
+    for (std::size_t p = 0; p < g.p; ++p) {
+      const ImageRun run = image_run(g, a.xl, n, group, ci, ri, si, p, 0, g.q);
+      if (run.empty()) continue;
+      issued.push_back({p, run,
+                        tiling::get_range(core, runs.subspan(p * slot, slot), a.x, a.xl.total,
+                                          {run.offset, run.offset + run.span(g.stride_w)})});
+    }
+    core.compute({.cycles = g.p * kAddressOpsOnTheFly});
+    std::fill(values.begin(), values.end(), 0.0f);
+    for (const auto& [p, run, read] : issued) {
+      read.handle.wait();
+      to_floats(runs, p * slot + read.first, run.span(g.stride_w), run_values.data());
+      for (std::size_t q = run.q0; q < run.q1; ++q) values[p * g.q + q] = run_values[(q - run.q0) * g.stride_w];
+    }
+    charge_tile_build(core, g.pq(), g.stride_w == 1);
+    put.wait();  // the row buffer is reused
+    to_halves(values.data(), a.pitch, row);
+    put = core.put(a.col + index * a.pitch, LdmSpan<const f16>(row));
+  }
+  put.wait();
+}
+
+}  // namespace ldmsim::ops

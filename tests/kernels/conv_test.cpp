@@ -1,0 +1,122 @@
+// conv against the fp32 reference with every algorithm (im2col, direct, implicit, implicit-precomp) on odd and
+// even shapes: 1x1x1x1, a C=3 first layer, stride 2 on an odd input, padding on one side only, dilation 2,
+// depthwise and 2-group convolutions, 1x1 and 7x7 stride 2 kernels, with and without bias; under method and
+// naive staging, and under none (a trap must name the staging fix). The preprocessor's offset table on a
+// hand-computed case; bad attributes and shapes rejected naming the op.
+#include <catch2/catch.hpp>
+
+#include "../../kernels/src/ops/conv_tiles.hpp"  // white box: the offset table
+#include "op_harness.hpp"
+
+using namespace ldmsim;
+using ldmsim::test::bind_op;
+using ldmsim::test::run_op;
+
+namespace {
+
+struct ConvCase {
+  Shape x, w;
+  nlohmann::json attrs;
+  bool bias = false;
+};
+
+std::vector<ConvCase> conv_cases() {
+  return {
+      {Shape{1, 1, 1, 1}, Shape{1, 1, 1, 1}, nlohmann::json::object(), false},
+      {Shape{1, 3, 11, 11}, Shape{4, 3, 3, 3}, {{"pad", 1}}, true},                        // C=3 first layer
+      {Shape{2, 3, 9, 9}, Shape{5, 3, 3, 3}, {{"stride", 2}}, true},                       // stride 2, odd input
+      {Shape{1, 2, 6, 7}, Shape{3, 2, 3, 3}, {{"pad", {1, 0, 0, 2}}}, false},              // pad on one side only
+      {Shape{1, 2, 9, 9}, Shape{2, 2, 3, 3}, {{"dilation", 2}, {"pad", 2}}, true},         // dilation 2
+      {Shape{1, 4, 7, 7}, Shape{4, 1, 3, 3}, {{"groups", 4}, {"pad", 1}}, true},           // depthwise
+      {Shape{2, 4, 6, 5}, Shape{6, 2, 3, 3}, {{"groups", 2}, {"stride", {1, 2}}}, false},  // 2 groups
+      {Shape{2, 5, 7, 7}, Shape{3, 5, 1, 1}, nlohmann::json::object(), true},              // 1x1
+      {Shape{1, 3, 19, 19}, Shape{4, 3, 7, 7}, {{"stride", 2}, {"pad", 3}}, false},        // 7x7 stride 2
+      {Shape{2, 8, 10, 10}, Shape{8, 8, 3, 3}, {{"pad", 1}}, true},                        // all even
+  };
+}
+
+std::vector<Shape> shapes_of(const ConvCase& c) {
+  std::vector<Shape> shapes{c.x, c.w};
+  if (c.bias) shapes.push_back(Shape{c.w[0]});
+  return shapes;
+}
+
+}  // namespace
+
+TEST_CASE("conv: every algorithm matches the reference under every staging policy", "[kernels][conv]") {
+  int trapped = 0, clean = 0;
+  for (const ConvCase& c : conv_cases()) {
+    for (const char* algo : {"im2col", "direct", "implicit", "implicit-precomp"}) {
+      nlohmann::json attrs = c.attrs;
+      attrs["algo"] = algo;
+      INFO(c.x.str() << " * " << c.w.str() << " " << attrs.dump());
+      for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+        const auto r = run_op("conv", shapes_of(c), attrs, p, -1.0f, 1.0f, 17);
+        INFO(to_string(p) << ": " << r.fault);
+        REQUIRE_FALSE(r.trapped);
+        CHECK(r.max_excess <= 0);
+      }
+      const auto r = run_op("conv", shapes_of(c), attrs, StagingPolicy::kNone, -1.0f, 1.0f, 17);
+      INFO("none: " << r.fault);
+      // A trap happens only where the planner asked for padding, and says how to fix it; without a trap the
+      // result is right (a stride can skip the odd last element of an unpadded input, so no rule breaks).
+      if (r.trapped) {
+        CHECK(r.any_padding);
+        CHECK_THAT(r.fault, Catch::Contains("pad this tensor at staging"));
+      } else {
+        CHECK(r.max_excess <= 0);
+      }
+      (r.trapped ? trapped : clean) += 1;
+    }
+  }
+  CHECK(trapped >= 8);
+  CHECK(clean >= 4);
+}
+
+TEST_CASE("conv on sw26010's 64 KiB ldm with a layer larger than the local store", "[kernels][conv][big]") {
+  const Shape x{2, 16, 30, 31}, w{24, 16, 3, 3};
+  for (const char* algo : {"im2col", "direct", "implicit", "implicit-precomp"}) {
+    INFO(algo);
+    const auto r = run_op("conv", {x, w, Shape{24}}, {{"pad", 1}, {"algo", algo}}, StagingPolicy::kMethod, -1.0f, 1.0f,
+                          5, {}, Arch::preset("sw26010"));
+    INFO(r.fault);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  }
+}
+
+TEST_CASE("the convolution preprocessor's offset table, by hand", "[kernels][conv]") {
+  // C/groups = 2, 4 x 5 input (natural layout: row pitch 5, plane pitch 20), 2 x 2 kernel, dilation (1, 2).
+  ops::ConvGeometry g;
+  g.c = 2, g.h = 4, g.w = 5, g.k = 1, g.r = 2, g.s = 2, g.dilation_h = 1, g.dilation_w = 2;
+  const Layout x = Layout::natural(Shape4{1, 2, 4, 5});
+  const auto table = ops::offset_table(g, x);
+  // j = (c, r, s): offset = c*20 + r*1*5 + s*2, row = r, column = 2s.
+  const std::vector<std::array<std::int32_t, 3>> expected = {{0, 0, 0},  {2, 0, 2},  {5, 1, 0},  {7, 1, 2},
+                                                             {20, 0, 0}, {22, 0, 2}, {25, 1, 0}, {27, 1, 2}};
+  REQUIRE(table.size() == expected.size());
+  for (std::size_t j = 0; j < table.size(); ++j) {
+    INFO("j " << j);
+    CHECK(table[j].offset == expected[j][0]);
+    CHECK(table[j].row == expected[j][1]);
+    CHECK(table[j].column == expected[j][2]);
+  }
+}
+
+TEST_CASE("conv attribute and shape errors name the op", "[kernels][conv]") {
+  const Shape x{1, 4, 5, 5}, w{2, 4, 3, 3};
+  CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"stride", 0}}), Catch::Contains("attrs.stride"));
+  CHECK_THROWS_WITH(bind_op("conv", {x, Shape{2, 4, 7, 7}}),
+                    Catch::Contains("conv: the dilated kernel's height (7) is larger than the padded input's (5)"));
+  CHECK_NOTHROW(bind_op("conv", {x, Shape{2, 4, 7, 7}}, {{"pad", 1}}));
+  CHECK_THROWS_WITH(bind_op("conv", {x, Shape{3, 2, 3, 3}}, {{"groups", 3}}),
+                    Catch::Contains("conv: groups 3 must divide the input channels (4)"));
+  CHECK_THROWS_WITH(bind_op("conv", {x, Shape{2, 3, 3, 3}}),
+                    Catch::Contains("conv: W [2, 3, 3, 3] must have C/groups = 4"));
+  CHECK_THROWS_WITH(bind_op("conv", {x, w, Shape{3}}), Catch::Contains("conv: bias [3] must be [2]"));
+  CHECK_THROWS_WITH(bind_op("conv", {Shape{4, 5, 5}, w}), Catch::Contains("X [4, 5, 5] must be 4-D"));
+  CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"algo", "winograd"}}),
+                    Catch::Contains("attrs.algo must be one of im2col, direct, implicit or implicit-precomp"));
+  CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"pad", {1, 2, 3}}}), Catch::Contains("attrs.pad"));
+  CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"dilation", {1, 0}}}), Catch::Contains("attrs.dilation"));
+}
