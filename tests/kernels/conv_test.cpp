@@ -85,6 +85,20 @@ TEST_CASE("conv on sw26010's 64 KiB ldm with a layer larger than the local store
   }
 }
 
+TEST_CASE("implicit-precomp reads its offset table per k chunk when it does not fit an eighth of ldm",
+          "[kernels][conv]") {
+  // 24 x 3 x 3 = 216 image rows x 12 bytes = 2.5 KiB, more than 2 KiB (1/8 of tiny's 16 KiB ldm).
+  const Shape x{1, 24, 6, 7}, w{4, 24, 3, 3};
+  for (const char* algo : {"implicit-precomp", "im2col", "direct", "implicit"}) {
+    INFO(algo);
+    const auto r = run_op("conv", {x, w, Shape{4}}, {{"pad", 1}, {"algo", algo}}, StagingPolicy::kMethod, -1.0f, 1.0f,
+                          9, {}, Arch::preset("tiny"));
+    INFO(r.fault);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  }
+}
+
 TEST_CASE("the convolution preprocessor's offset table, by hand", "[kernels][conv]") {
   // C/groups = 2, 4 x 5 input (natural layout: row pitch 5, plane pitch 20), 2 x 2 kernel, dilation (1, 2).
   ops::ConvGeometry g;

@@ -37,3 +37,27 @@ TEST_CASE("pad refuses shapes whose element count would wrap", "[cli]") {
   CHECK(ok.code == 0);
   CHECK_THAT(ok.output, Contains("fc on 1x3x5x5"));
 }
+
+TEST_CASE("run --conv-algo picks the convolution algorithm; results are bit-identical", "[cli]") {
+  std::string first;
+  for (const char* algo : {"implicit-precomp", "im2col", "direct", "implicit"}) {
+    INFO(algo);
+    ScratchDir dir("conv-algo");
+    const CliResult r = run_cli(fmt::format("run {}/examples/conv_block.json --conv-algo {} --out {}",
+                                            LDMSIM_SOURCE_DIR, algo, dir.path.string()));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const std::string logits = read_file(dir.path / "logits.npy") + read_file(dir.path / "c1.npy");
+    if (first.empty()) first = logits;
+    CHECK(logits == first);
+    // im2col's first launch writes the image matrix; the others build tiles in ldm.
+    const auto exported = dir.path / "trace.json";
+    REQUIRE(
+        run_cli(fmt::format("trace export {} -o {}", (dir.path / "trace.ldmtrace").string(), exported.string())).code ==
+        0);
+    CHECK((read_file(exported).find("\"conv#0:im2col\"") != std::string::npos) == (std::string(algo) == "im2col"));
+  }
+  const CliResult bad = run_cli("run " + std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json --conv-algo fft");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.output, Contains("--conv-algo"));
+}

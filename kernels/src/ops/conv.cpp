@@ -109,7 +109,7 @@ class ConvOp final : public BoundOp {
           for (const OffsetEntry& e : entries) flat.insert(flat.end(), {e.offset, e.row, e.column});
           machine.upload(table, flat);
         }
-        const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table));
+        const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table), machine.arch().ldm_bytes);
         job.b_source = &source;
         launch_all(machine, label, matrix_multiply_kernel, job);
         return;

@@ -45,35 +45,54 @@ std::vector<OffsetEntry> offset_table(const ConvGeometry& g, const Layout& x) {
   return table;
 }
 
-// ---- implicit and implicit-precomp: one DMA per (image row, output row) run ----
+// ---- implicit and implicit-precomp: DMA of input runs ----
 
 std::size_t RunTileSource::slot(std::size_t nb) const {
-  return tiling::ceil_even(std::min(nb, g_.q) * g_.stride_w) + 2;
+  const std::size_t columns = std::min(nb, g_.q) * g_.stride_w;
+  return tiling::ceil_even(precomputed() ? columns + (g_.s - 1) * g_.dilation_w : columns) + 2;
 }
 
 std::size_t RunTileSource::rows_per_tile(std::size_t nb) const {
   return std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
 }
 
-std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
-  const std::size_t table = precomputed() ? kc * sizeof(OffsetEntry) / sizeof(f16) + 2 : 0;
-  return kc * rows_per_tile(nb) * slot(nb) + table;
+std::size_t RunTileSource::resident_elements() const {
+  const std::size_t bytes = g_.depth() * sizeof(OffsetEntry);
+  return precomputed() && bytes <= ldm_bytes_ / 8 ? bytes / sizeof(f16) : 0;
 }
 
-PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1,
-                                 std::size_t j0, std::size_t j1) const {
+void RunTileSource::load_resident(Core& core, LdmSpan<f16> resident) const {
+  LdmSpan<std::int32_t> table(reinterpret_cast<std::int32_t*>(resident.data()), resident.ldm_addr(), g_.depth() * 3);
+  core.get(table, table_).wait();
+}
+
+std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
+  if (!precomputed()) return kc * rows_per_tile(nb) * slot(nb);
+  // Runs of whole (c, r) groups: a chunk of kc rows touches at most kc / s + 2 of them.
+  const std::size_t runs = (kc / g_.s + 2) * rows_per_tile(nb) * slot(nb);
+  const std::size_t table = resident_elements() == 0 ? kc * sizeof(OffsetEntry) / sizeof(f16) + 2 : 0;
+  return runs + table;
+}
+
+PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
+                                 std::size_t k1, std::size_t j0, std::size_t j1) const {
+  if (precomputed()) {
+    std::vector<OffsetEntry> entries(k1 - k0);
+    if (!resident.empty()) {
+      std::memcpy(entries.data(), resident.data() + k0 * sizeof(OffsetEntry) / sizeof(f16),
+                  entries.size() * sizeof(OffsetEntry));
+    } else {  // the chunk's entries, read into the tail of the buffer
+      const std::size_t count = (k1 - k0) * 3;
+      const std::size_t at = tiling::floor_even(buf.size() - count * 2);  // 2 elements per int32
+      LdmSpan<std::int32_t> table(reinterpret_cast<std::int32_t*>(buf.data() + at),
+                                  static_cast<LdmAddr>(buf.ldm_addr() + at * sizeof(f16)), count);
+      core.get(table, table_ + k0 * 3).wait();
+      std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
+    }
+    return issue_unions(core, buf, entries, batch, k0, k1, j0, j1);
+  }
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
   const std::size_t slot_size = slot(nb), runs_per_row = rows_per_tile(nb);
-  std::vector<OffsetEntry> entries;
-  if (precomputed()) {  // the chunk's table entries, read into the tail of the buffer
-    const std::size_t count = (k1 - k0) * 3;
-    const std::size_t at = tiling::floor_even(buf.size() - count * 2);  // the tail: 2 elements per int32
-    LdmSpan<std::int32_t> table(reinterpret_cast<std::int32_t*>(buf.data() + at),
-                                static_cast<LdmAddr>(buf.ldm_addr() + at * sizeof(f16)), count);
-    core.get(table, table_ + k0 * 3).wait();
-    entries.resize(k1 - k0);
-    std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
-  }
   PendingTile pending;
   std::uint64_t runs = 0;
   for (std::size_t j = k0; j < k1; ++j) {
@@ -81,12 +100,7 @@ PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, std::size_t batch
     g_.split_row(j, ci, ri, si);
     for (std::size_t p = first_row(g_, j0); p <= last_row(g_, j1); ++p) {
       const std::size_t index = (j - k0) * runs_per_row + (p - first_row(g_, j0));
-      ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
-      if (precomputed() && !run.empty()) {
-        // The table's offset from the column start of (n, p, q0) gives the same element.
-        const OffsetEntry& e = entries[j - k0];
-        run.offset = static_cast<std::size_t>(column_start(g_, xl_, n, group, p, run.q0) + e.offset);
-      }
+      const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
       ++runs;
       if (run.empty()) {
         pending.starts.push_back(kMasked);
@@ -98,14 +112,101 @@ PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, std::size_t batch
       pending.starts.push_back(index * slot_size + read.first);
     }
   }
-  core.compute({.cycles = runs * (precomputed() ? kAddressOpsPrecomputed : kAddressOpsOnTheFly)});
+  core.compute({.cycles = runs * kAddressOpsOnTheFly});
   return pending;
+}
+
+RunTileSource::UnionRun RunTileSource::union_run(std::size_t n, std::size_t group, std::size_t j, std::size_t j_end,
+                                                 std::size_t p, std::size_t qa, std::size_t qb,
+                                                 const OffsetEntry& first) const {
+  UnionRun u;
+  const std::size_t h_plus_pad = p * g_.stride_h + static_cast<std::size_t>(first.row);
+  if (h_plus_pad < g_.pad_top || h_plus_pad - g_.pad_top >= g_.h) return u;  // the row is padding
+  bool any = false;
+  for (std::size_t i = j; i < j_end; ++i) {
+    std::size_t ci = 0, ri = 0, si = 0;
+    g_.split_row(i, ci, ri, si);
+    const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, qa, qb);
+    if (run.empty()) continue;
+    const std::size_t shift = si * g_.dilation_w;
+    const std::size_t w0 = run.q0 * g_.stride_w + shift - g_.pad_left;
+    const std::size_t w1 = (run.q1 - 1) * g_.stride_w + shift - g_.pad_left + 1;
+    u.w0 = any ? std::min(u.w0, w0) : w0;
+    u.w1 = any ? std::max(u.w1, w1) : w1;
+    any = true;
+  }
+  if (!any) return {};
+  // The column start of (n, p, q = 0) plus the table's row offset gives input column 0 of the row.
+  const std::int64_t row_start =
+      column_start(g_, xl_, n, group, p, 0) + (first.offset - first.column) + static_cast<std::int64_t>(g_.pad_left);
+  u.offset = static_cast<std::size_t>(row_start) + u.w0;
+  return u;
+}
+
+PendingTile RunTileSource::issue_unions(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries,
+                                        std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
+                                        std::size_t j1) const {
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot_size = slot(j1 - j0);
+  PendingTile pending;
+  std::uint64_t runs = 0;
+  std::size_t used = 0;
+  for (std::size_t j = k0; j < k1;) {
+    const std::size_t j_end = std::min(k1, (j / g_.s + 1) * g_.s);  // one (c, r): the image rows of every s
+    for (std::size_t p = first_row(g_, j0); p <= last_row(g_, j1); ++p) {
+      const UnionRun u = union_run(n, group, j, j_end, p, row_begin(g_, p, j0), row_end(g_, p, j1), entries[j - k0]);
+      ++runs;
+      if (u.empty()) {
+        pending.starts.insert(pending.starts.end(), {kMasked, 0, 0});
+        continue;
+      }
+      const tiling::RangeRead read = tiling::get_range(core, buf.subspan(used * slot_size, slot_size), x_, xl_.total,
+                                                       {u.offset, u.offset + (u.w1 - u.w0)});
+      pending.handles.push_back(read.handle);
+      pending.starts.insert(pending.starts.end(), {used * slot_size + read.first, u.w0, u.w1});
+      ++used;
+    }
+    j = j_end;
+  }
+  core.compute({.cycles = runs * kAddressOpsPrecomputed});
+  return pending;
+}
+
+void RunTileSource::unpack_unions(LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
+                                  std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups, width = j1 - j0;
+  std::size_t next = 0;
+  std::vector<float> values;
+  for (std::size_t j = k0; j < k1;) {
+    const std::size_t j_end = std::min(k1, (j / g_.s + 1) * g_.s);
+    for (std::size_t p = first_row(g_, j0); p <= last_row(g_, j1); ++p) {
+      const std::size_t start = reads.starts[next], w0 = reads.starts[next + 1], w1 = reads.starts[next + 2];
+      next += 3;
+      if (start == kMasked) continue;
+      values.resize(w1 - w0);
+      to_floats(buf, start, values.size(), values.data());
+      for (std::size_t i = j; i < j_end; ++i) {
+        std::size_t ci = 0, ri = 0, si = 0;
+        g_.split_row(i, ci, ri, si);
+        const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
+        float* row = out.data() + (i - k0) * width + (p * g_.q - j0);
+        const std::size_t shift = si * g_.dilation_w;
+        for (std::size_t q = run.q0; q < run.q1; ++q) row[q] = values[q * g_.stride_w + shift - g_.pad_left - w0];
+      }
+    }
+    j = j_end;
+  }
 }
 
 void RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
                            std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
-  const std::size_t n = batch / g_.groups, group = batch % g_.groups, width = j1 - j0;
+  const std::size_t width = j1 - j0;
   std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * width), 0.0f);
+  if (precomputed()) {
+    unpack_unions(buf, reads, batch, k0, k1, j0, j1, out);
+    charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
+    return;
+  }
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   std::size_t next = 0;
   std::vector<float> values;
   for (std::size_t j = k0; j < k1; ++j) {
@@ -154,8 +255,8 @@ std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) co
   return (kc + g_.rs() - 1) / g_.rs() * window_elements(nb);
 }
 
-PendingTile WindowTileSource::issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1,
-                                    std::size_t j0, std::size_t j1) const {
+PendingTile WindowTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16>, std::size_t batch, std::size_t k0,
+                                    std::size_t k1, std::size_t j0, std::size_t j1) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   const Window win = window(j0, j1);
   PendingTile pending;

@@ -2,8 +2,11 @@
 // algorithm, and the im2col kernel that materialises the whole image matrix in main memory instead.
 // - implicit: per image row j and output row p, one DMA of the input run, its address computed on the fly from
 //   (n, p, q) and (c, r, s) (divisions and bounds per access, charged as integer work).
-// - implicit-precomp: the same runs, addressed from a per-layer table of (offset, r*dh, s*dw) per image row
-//   that the control core computed once and each core reads per k chunk (one DMA), plus a column start.
+// - implicit-precomp: addressed from a per-layer table of (offset, r*dh, s*dw) per image row that the control
+//   core computed once (the convolution preprocessor) plus a column start per (n, p, q). Image rows of one
+//   (c, r) read the same input row, so their runs are fetched as one DMA of the union and each row is picked
+//   from it by its table column. Each core keeps the table in ldm when it takes at most 1/8 of the local
+//   store, else reads each k chunk's entries (one DMA) as it builds the tile.
 // - direct: per input channel of the chunk, one block read of the input window the tile's outputs slide
 //   over; the tile is built from it in ldm (chunks are whole channels).
 #pragma once
@@ -32,11 +35,15 @@ inline constexpr std::uint64_t kAddressOpsPrecomputed = 4;
 class RunTileSource final : public TileSource {
  public:
   /// `table` (device memory, entries of offset_table) for implicit-precomp; a null pointer for implicit.
-  RunTileSource(const ConvGeometry& g, DevicePtr<const f16> x, const Layout& xl, DevicePtr<const std::int32_t> table)
-      : g_(g), x_(x), xl_(xl), table_(table) {}
+  /// `ldm_bytes`: the local store's size (decides whether the table stays resident).
+  RunTileSource(const ConvGeometry& g, DevicePtr<const f16> x, const Layout& xl, DevicePtr<const std::int32_t> table,
+                std::uint64_t ldm_bytes)
+      : g_(g), x_(x), xl_(xl), table_(table), ldm_bytes_(ldm_bytes) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
-  PendingTile issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
-                    std::size_t j1) const override;
+  std::size_t resident_elements() const override;
+  void load_resident(Core& core, LdmSpan<f16> resident) const override;
+  PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
+                    std::size_t k1, std::size_t j0, std::size_t j1) const override;
   void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
               std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
 
@@ -44,11 +51,24 @@ class RunTileSource final : public TileSource {
   std::size_t slot(std::size_t nb) const;
   std::size_t rows_per_tile(std::size_t nb) const;
   bool precomputed() const { return table_.addr() != 0; }
+  /// The input run shared by image rows [j, j_end) of one (c, r) for output row p: input columns [w0, w1).
+  struct UnionRun {
+    std::size_t w0 = 0, w1 = 0;
+    std::size_t offset = 0;
+    bool empty() const { return w1 <= w0; }
+  };
+  UnionRun union_run(std::size_t n, std::size_t group, std::size_t j, std::size_t j_end, std::size_t p, std::size_t qa,
+                     std::size_t qb, const OffsetEntry& first) const;
+  PendingTile issue_unions(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries, std::size_t batch,
+                           std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const;
+  void unpack_unions(LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
+                     std::size_t j0, std::size_t j1, std::vector<float>& out) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;
   Layout xl_;
   DevicePtr<const std::int32_t> table_;
+  std::uint64_t ldm_bytes_ = 0;
 };
 
 class WindowTileSource final : public TileSource {
@@ -56,8 +76,8 @@ class WindowTileSource final : public TileSource {
   WindowTileSource(const ConvGeometry& g, DevicePtr<const f16> x, const Layout& xl) : g_(g), x_(x), xl_(xl) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
   std::size_t chunk_unit() const override { return g_.rs(); }
-  PendingTile issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
-                    std::size_t j1) const override;
+  PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
+                    std::size_t k1, std::size_t j0, std::size_t j1) const override;
   void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
               std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
 

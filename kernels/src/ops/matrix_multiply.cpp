@@ -36,6 +36,7 @@ std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
   const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
   std::size_t bytes = 2 * (tile_elements(job.a, b.mb, b.kc) + b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
   if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
+  if (job.b_source != nullptr) bytes += job.b_source->resident_elements() * sizeof(f16);
   bytes += b.mb * b.nb * sizeof(float) + b.mb * out_cols * sizeof(f16);
   if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
   return bytes + 7 * kSlack;
@@ -155,6 +156,10 @@ class BlockRunner {
     out_ = core.ldm().alloc<f16>(b_.mb * out_cols_);
     if (job.has_addend) addend_ = core.ldm().alloc<f16>(tiling::block_buffer_elements(b_.mb, b_.nb));
     if (job.has_row_bias) read_row_bias();
+    if (job.b_source != nullptr && job.b_source->resident_elements() > 0) {
+      resident_ = core.ldm().alloc<f16>(job.b_source->resident_elements());
+      job.b_source->load_resident(core, resident_);
+    }
     a_tile_.resize(b_.mb * b_.kc);
     b_tile_.resize(b_.kc * b_.nb);
     acc_.resize(b_.mb * b_.nb);
@@ -193,7 +198,8 @@ class BlockRunner {
     set.a_read = tiling::get_block(core_, set.a, job_.a.base, job_.a.layout.total,
                                    tile_block(job_.a, job_.a_batch[batch], i0, i1, set.k0, set.k1));
     if (job_.b_source != nullptr) {
-      set.b_pending = job_.b_source->issue(core_, set.b, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1);
+      set.b_pending =
+          job_.b_source->issue(core_, set.b, resident_, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1);
     } else {
       set.b_read = tiling::get_block(core_, set.b, job_.b.base, job_.b.layout.total,
                                      tile_block(job_.b, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1));
@@ -286,7 +292,7 @@ class BlockRunner {
   const ComputeModel& model_;
   std::array<TileSet, 2> sets_;
   LdmSpan<float> acc_ldm_;
-  LdmSpan<f16> out_, addend_;
+  LdmSpan<f16> out_, addend_, resident_;
   std::size_t out_cols_ = 0;
   std::vector<float> a_tile_, b_tile_, acc_, row_bias_;
   std::vector<DmaHandle> puts_;

@@ -42,9 +42,13 @@ class TileSource {
   virtual std::size_t buffer_elements(std::size_t kc, std::size_t nb) const = 0;
   /// k chunks are a multiple of this (direct conv reads whole channels).
   virtual std::size_t chunk_unit() const { return 1; }
+  /// ldm elements a core keeps for the whole kernel (a table read once); 0: none.
+  virtual std::size_t resident_elements() const { return 0; }
+  /// Fills the resident buffer; called once per core before the first issue.
+  virtual void load_resident(Core& /*core*/, LdmSpan<f16> /*resident*/) const {}
   /// Issues the reads of B[batch] rows [k0, k1) x columns [j0, j1) into buf (and charges their address work).
-  virtual PendingTile issue(Core& core, LdmSpan<f16> buf, std::size_t batch, std::size_t k0, std::size_t k1,
-                            std::size_t j0, std::size_t j1) const = 0;
+  virtual PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
+                            std::size_t k1, std::size_t j0, std::size_t j1) const = 0;
   /// After the reads completed: the tile as (k1 - k0) x (j1 - j0) row-major floats (zeros where masked).
   virtual void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
                       std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const = 0;
