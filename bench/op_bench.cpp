@@ -223,6 +223,8 @@ int main(int argc, char** argv) {
       {"gemm", {{Shape{32, 2048}}, {Shape{1000, 2048}}, {Shape{1000}}}, {{"transB", 1}}},
       {"matmul", {{Shape{512, 1024}}, {Shape{1024, 1024}}}},
       {"matmul", {{Shape{16, 128, 64}}, {Shape{16, 64, 128}}}},
+      {"conv", {{Shape{32, 256, 14, 14}}, {Shape{256, 256, 3, 3}, -0.1f, 0.1f}}, {{"pad", 1}}},
+      {"conv", {{Shape{32, 256, 14, 14}}, {Shape{256, 256, 3, 3}, -0.1f, 0.1f}}, {{"pad", 1}, {"algo", "direct"}}},
       {"max_pool", {{big}}, pool_attrs},
       {"avg_pool", {{big}}, pool_attrs},
       {"spatialbn", {{act}, {ch, 0.5f, 1.5f}, {ch}, {ch, -0.5f, 0.5f}, {ch, 0.5f, 2.0f}}},

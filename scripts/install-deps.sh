@@ -9,8 +9,10 @@ PACKAGES=(
   libboost-fiber-dev libboost-context-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libzstd-dev
   catch2 libbenchmark-dev
+  libopenblas-serial-dev pkg-config
   clang-format python3
 )
+# libopenblas-serial-dev: bench/conv_bench.cpp's native reference (fp32 im2col + sgemm, single-threaded).
 # Only the test suite needs these: numpy checks .npy interoperability, numpy + zstandard run the Python trace
 # reader of docs/trace-format.md, chromium renders the HTML report.
 if [[ "${1:-}" == "--test" ]]; then

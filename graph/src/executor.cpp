@@ -176,6 +176,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                        {"padding_bytes_added", op_staging.bytes_added},
                        {"device_bytes_live", footprint.live},
                        {"plans", layouts}});
+        if (nlohmann::json metrics = op.bound->run_metrics(); !metrics.is_null()) ops.back()["metrics"] = metrics;
         host_ops.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_staging.host_seconds}});
         op_staging = {};
         if (options.progress) options.progress(op.index, op.type, s1.seconds);

@@ -5,6 +5,7 @@
 // build each tile in ldm from the input. Padding classes: X 1-D (tiles read any element range), W as the
 // [K, C/groups*R*S] matrix (2-D), bias 1-D, Y as the [N*K, P*Q] matrix of output planes (2-D).
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -83,18 +84,21 @@ class ConvOp final : public BoundOp {
         const DevicePtr<f16> col = machine.alloc<f16>(checked_mul(rows, pitch, "conv: im2col matrix"),
                                                       AllocOptions{.name = label + ":im2col"});
         const DeviceScratch free_col(machine, col);
-        launch_all(machine, label + ":im2col", im2col_kernel, Im2colArgs{g_, x, xl, col, pitch});
+        std::atomic<std::uint64_t> address_ops{0};
+        launch_all(machine, label + ":im2col", im2col_kernel, Im2colArgs{g_, x, xl, col, pitch, &address_ops});
         Layout cl = Layout::natural(Shape4::from_dims({rows, g_.pq()}));
         cl.chw_pitch = pitch;
         cl.total = rows * pitch;
         job.b = StoredMatrix{DevicePtr<const f16>(col), cl, g_.depth(), g_.pq(), false};
         launch_all(machine, label, matrix_multiply_kernel, job);
+        record(rows * pitch * sizeof(f16), address_ops.load());
         return;
       }
       case ConvAlgo::kDirect: {
         const WindowTileSource source(g_, x, xl);
         job.b_source = &source;
         launch_all(machine, label, matrix_multiply_kernel, job);
+        record(0, source.address_ops());
         return;
       }
       case ConvAlgo::kImplicit:
@@ -112,6 +116,7 @@ class ConvOp final : public BoundOp {
         const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table), machine.arch().ldm_bytes);
         job.b_source = &source;
         launch_all(machine, label, matrix_multiply_kernel, job);
+        record(algo_ == ConvAlgo::kImplicitPrecomp ? g_.depth() * sizeof(OffsetEntry) : 0, source.address_ops());
         return;
       }
     }
@@ -151,8 +156,19 @@ class ConvOp final : public BoundOp {
   }
   OpCost cost() const override { return {2 * g_.n * g_.k * g_.pq() * g_.depth(), 0}; }
   Tolerance tolerance() const override { return {2e-3, 1.0 / 512}; }
+  nlohmann::json run_metrics() const override { return metrics_; }
 
  private:
+  /// What the last run measured beside the machine's statistics.
+  void record(std::uint64_t extra_main_memory_bytes, std::uint64_t address_ops) const {
+    const double outputs = static_cast<double>(g_.n * g_.k * g_.pq());
+    metrics_ = {{"algo", std::string(to_string(algo_))},
+                {"extra_main_memory_bytes", extra_main_memory_bytes},
+                {"address_ops", address_ops},
+                {"address_ops_per_output", static_cast<double>(address_ops) / outputs}};
+  }
+
+  mutable nlohmann::json metrics_;
   ConvGeometry g_;
   ConvAlgo algo_;
 };

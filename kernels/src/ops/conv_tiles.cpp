@@ -2,6 +2,7 @@
 #include "conv_tiles.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -56,6 +57,16 @@ std::size_t RunTileSource::rows_per_tile(std::size_t nb) const {
   return std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
 }
 
+double RunTileSource::panel_transactions(std::size_t k, std::size_t nb, double transaction_elements) const {
+  const auto rows = static_cast<double>(rows_per_tile(nb));
+  if (!precomputed()) {  // a run per image row and output row
+    return static_cast<double>(k) * rows *
+           std::ceil(static_cast<double>(std::min(nb, g_.q) * g_.stride_w) / transaction_elements);
+  }
+  const double width = static_cast<double>(std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1));
+  return std::ceil(static_cast<double>(k) / static_cast<double>(g_.s)) * rows * std::ceil(width / transaction_elements);
+}
+
 std::size_t RunTileSource::resident_elements() const {
   const std::size_t bytes = g_.depth() * sizeof(OffsetEntry);
   return precomputed() && bytes <= ldm_bytes_ / 8 ? bytes / sizeof(f16) : 0;
@@ -68,8 +79,8 @@ void RunTileSource::load_resident(Core& core, LdmSpan<f16> resident) const {
 
 std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
   if (!precomputed()) return kc * rows_per_tile(nb) * slot(nb);
-  // Runs of whole (c, r) groups: a chunk of kc rows touches at most kc / s + 2 of them.
-  const std::size_t runs = (kc / g_.s + 2) * rows_per_tile(nb) * slot(nb);
+  // One row block per (c, r): a chunk of kc image rows touches at most kc / s + 2 of them.
+  const std::size_t runs = (kc / g_.s + 2) * row_block_elements(nb);
   const std::size_t table = resident_elements() == 0 ? kc * sizeof(OffsetEntry) / sizeof(f16) + 2 : 0;
   return runs + table;
 }
@@ -89,7 +100,7 @@ PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resi
       core.get(table, table_ + k0 * 3).wait();
       std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
     }
-    return issue_unions(core, buf, entries, batch, k0, k1, j0, j1);
+    return issue_row_blocks(core, buf, entries, batch, k0, k1, j0, j1);
   }
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
   const std::size_t slot_size = slot(nb), runs_per_row = rows_per_tile(nb);
@@ -113,84 +124,103 @@ PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resi
     }
   }
   core.compute({.cycles = runs * kAddressOpsOnTheFly});
+  address_ops_ += runs * kAddressOpsOnTheFly;
   return pending;
 }
 
-RunTileSource::UnionRun RunTileSource::union_run(std::size_t n, std::size_t group, std::size_t j, std::size_t j_end,
-                                                 std::size_t p, std::size_t qa, std::size_t qb,
-                                                 const OffsetEntry& first) const {
-  UnionRun u;
-  const std::size_t h_plus_pad = p * g_.stride_h + static_cast<std::size_t>(first.row);
-  if (h_plus_pad < g_.pad_top || h_plus_pad - g_.pad_top >= g_.h) return u;  // the row is padding
+RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t group, const OffsetEntry* entries,
+                                                 std::size_t count, std::size_t j0, std::size_t j1) const {
+  RowBlock block;
+  const std::size_t p0 = first_row(g_, j0), p1 = last_row(g_, j1);
+  const std::size_t qa = p0 == p1 ? j0 % g_.q : 0, qb = p0 == p1 ? (j1 - 1) % g_.q + 1 : g_.q;
+  // Output rows whose input row p*sh + r*dh - pad_top lies in the input.
+  const auto row = static_cast<std::size_t>(entries[0].row);
+  const std::size_t first_valid = row >= g_.pad_top ? 0 : (g_.pad_top - row + g_.stride_h - 1) / g_.stride_h;
+  const std::size_t end_valid = g_.pad_top + g_.h > row ? (g_.pad_top + g_.h - 1 - row) / g_.stride_h + 1 : 0;
+  block.pa = std::max(p0, first_valid);
+  block.pb = std::min(p1 + 1, end_valid);
+  // Input columns q*sw + s*dw - pad_left of the tile's columns, over the s of this (c, r), clipped to the input.
   bool any = false;
-  for (std::size_t i = j; i < j_end; ++i) {
-    std::size_t ci = 0, ri = 0, si = 0;
-    g_.split_row(i, ci, ri, si);
-    const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, qa, qb);
-    if (run.empty()) continue;
-    const std::size_t shift = si * g_.dilation_w;
-    const std::size_t w0 = run.q0 * g_.stride_w + shift - g_.pad_left;
-    const std::size_t w1 = (run.q1 - 1) * g_.stride_w + shift - g_.pad_left + 1;
-    u.w0 = any ? std::min(u.w0, w0) : w0;
-    u.w1 = any ? std::max(u.w1, w1) : w1;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto shift = static_cast<std::size_t>(entries[i].column);
+    const std::size_t q_first = shift >= g_.pad_left ? 0 : (g_.pad_left - shift + g_.stride_w - 1) / g_.stride_w;
+    const std::size_t limit = g_.w + g_.pad_left;
+    const std::size_t q_end = shift >= limit ? 0 : (limit - shift - 1) / g_.stride_w + 1;
+    const std::size_t q0 = std::max(qa, q_first), q1 = std::min(qb, q_end);
+    if (q0 >= q1) continue;
+    const std::size_t w0 = q0 * g_.stride_w + shift - g_.pad_left,
+                      w1 = (q1 - 1) * g_.stride_w + shift - g_.pad_left + 1;
+    block.w0 = any ? std::min(block.w0, w0) : w0;
+    block.w1 = any ? std::max(block.w1, w1) : w1;
     any = true;
   }
-  if (!any) return {};
-  // The column start of (n, p, q = 0) plus the table's row offset gives input column 0 of the row.
-  const std::int64_t row_start =
-      column_start(g_, xl_, n, group, p, 0) + (first.offset - first.column) + static_cast<std::int64_t>(g_.pad_left);
-  u.offset = static_cast<std::size_t>(row_start) + u.w0;
-  return u;
+  if (!any || block.empty()) return {};
+  // Column start of (n, pa, q = 0) + the table's offset without its column = input column 0 of the row.
+  const std::int64_t row_start = column_start(g_, xl_, n, group, block.pa, 0) +
+                                 (entries[0].offset - entries[0].column) + static_cast<std::int64_t>(g_.pad_left);
+  block.offset = static_cast<std::size_t>(row_start) + block.w0;
+  return block;
 }
 
-PendingTile RunTileSource::issue_unions(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries,
-                                        std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
-                                        std::size_t j1) const {
-  const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot_size = slot(j1 - j0);
+std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
+  const std::size_t width = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
+  return tiling::block_buffer_elements(rows_per_tile(nb), width);
+}
+
+PendingTile RunTileSource::issue_row_blocks(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries,
+                                            std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
+                                            std::size_t j1) const {
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
   PendingTile pending;
-  std::uint64_t runs = 0;
+  std::uint64_t blocks = 0;
   std::size_t used = 0;
   for (std::size_t j = k0; j < k1;) {
     const std::size_t j_end = std::min(k1, (j / g_.s + 1) * g_.s);  // one (c, r): the image rows of every s
-    for (std::size_t p = first_row(g_, j0); p <= last_row(g_, j1); ++p) {
-      const UnionRun u = union_run(n, group, j, j_end, p, row_begin(g_, p, j0), row_end(g_, p, j1), entries[j - k0]);
-      ++runs;
-      if (u.empty()) {
-        pending.starts.insert(pending.starts.end(), {kMasked, 0, 0});
-        continue;
-      }
-      const tiling::RangeRead read = tiling::get_range(core, buf.subspan(used * slot_size, slot_size), x_, xl_.total,
-                                                       {u.offset, u.offset + (u.w1 - u.w0)});
-      pending.handles.push_back(read.handle);
-      pending.starts.insert(pending.starts.end(), {used * slot_size + read.first, u.w0, u.w1});
-      ++used;
-    }
+    const RowBlock b = row_block(n, group, entries.data() + (j - k0), j_end - j, j0, j1);
+    ++blocks;
     j = j_end;
+    if (b.empty()) {
+      pending.starts.push_back(kMasked);
+      continue;
+    }
+    const tiling::BlockShape shape{b.offset, g_.stride_h * xl_.w_pitch, b.pb - b.pa, b.w1 - b.w0};
+    tiling::BlockRead read = tiling::get_block(core, buf.subspan(used * slot, slot), x_, xl_.total, shape);
+    ++used;
+    pending.starts.insert(pending.starts.end(), {b.pa, b.pb, b.w0, b.w1});
+    for (std::size_t row = 0; row < shape.rows; ++row) pending.starts.push_back((used - 1) * slot + read.start(row));
+    for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
   }
-  core.compute({.cycles = runs * kAddressOpsPrecomputed});
+  core.compute({.cycles = blocks * kAddressOpsPrecomputed});
+  address_ops_ += blocks * kAddressOpsPrecomputed;
   return pending;
 }
 
-void RunTileSource::unpack_unions(LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
-                                  std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
-  const std::size_t n = batch / g_.groups, group = batch % g_.groups, width = j1 - j0;
+void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
+                                      std::size_t j0, std::size_t j1, std::vector<float>& out) const {
+  const std::size_t width = j1 - j0;
   std::size_t next = 0;
-  std::vector<float> values;
+  std::vector<float> rows;
   for (std::size_t j = k0; j < k1;) {
     const std::size_t j_end = std::min(k1, (j / g_.s + 1) * g_.s);
-    for (std::size_t p = first_row(g_, j0); p <= last_row(g_, j1); ++p) {
-      const std::size_t start = reads.starts[next], w0 = reads.starts[next + 1], w1 = reads.starts[next + 2];
-      next += 3;
-      if (start == kMasked) continue;
-      values.resize(w1 - w0);
-      to_floats(buf, start, values.size(), values.data());
-      for (std::size_t i = j; i < j_end; ++i) {
-        std::size_t ci = 0, ri = 0, si = 0;
-        g_.split_row(i, ci, ri, si);
-        const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
-        float* row = out.data() + (i - k0) * width + (p * g_.q - j0);
-        const std::size_t shift = si * g_.dilation_w;
-        for (std::size_t q = run.q0; q < run.q1; ++q) row[q] = values[q * g_.stride_w + shift - g_.pad_left - w0];
+    if (reads.starts[next] == kMasked) {
+      ++next;
+      j = j_end;
+      continue;
+    }
+    const std::size_t pa = reads.starts[next], pb = reads.starts[next + 1];
+    const std::size_t w0 = reads.starts[next + 2], w1 = reads.starts[next + 3], columns = w1 - w0;
+    next += 4;
+    rows.resize((pb - pa) * columns);
+    for (std::size_t r = 0; r < pb - pa; ++r)
+      to_floats(buf, reads.starts[next + r], columns, rows.data() + r * columns);
+    next += pb - pa;
+    for (std::size_t i = j; i < j_end; ++i) {
+      float* out_row = out.data() + (i - k0) * width;
+      for (std::size_t t = j0; t < j1; ++t) {
+        const std::size_t p = t / g_.q, q = t % g_.q;
+        const std::size_t w_plus = q * g_.stride_w + (i % g_.s) * g_.dilation_w;  // input column + pad_left
+        if (p < pa || p >= pb || w_plus < w0 + g_.pad_left || w_plus >= w1 + g_.pad_left) continue;
+        out_row[t - j0] = rows[(p - pa) * columns + (w_plus - g_.pad_left - w0)];
       }
     }
     j = j_end;
@@ -202,7 +232,7 @@ void RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& read
   const std::size_t width = j1 - j0;
   std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * width), 0.0f);
   if (precomputed()) {
-    unpack_unions(buf, reads, batch, k0, k1, j0, j1, out);
+    unpack_row_blocks(buf, reads, k0, k1, j0, j1, out);
     charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
     return;
   }
@@ -251,6 +281,14 @@ std::size_t WindowTileSource::window_elements(std::size_t nb) const {
   return tiling::block_buffer_elements(height, rows > 1 ? full : width);
 }
 
+double WindowTileSource::panel_transactions(std::size_t k, std::size_t nb, double transaction_elements) const {
+  const std::size_t rows = std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
+  const std::size_t height = std::min(g_.h, (rows - 1) * g_.stride_h + (g_.r - 1) * g_.dilation_h + 1);
+  const double width = static_cast<double>(std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1));
+  return std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs())) * static_cast<double>(height) *
+         std::ceil(width / transaction_elements);
+}
+
 std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
   return (kc + g_.rs() - 1) / g_.rs() * window_elements(nb);
 }
@@ -270,7 +308,9 @@ PendingTile WindowTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16>, 
     for (std::size_t row = 0; row < block.rows; ++row) pending.starts.push_back(slot + read.start(row));
     for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
   }
-  core.compute({.cycles = ((k1 - k0) / g_.rs() + 1) * kAddressOpsPrecomputed});
+  const std::uint64_t ops = ((k1 - k0) / g_.rs() + 1) * kAddressOpsPrecomputed;
+  core.compute({.cycles = ops});
+  address_ops_ += ops;
   return pending;
 }
 
@@ -337,6 +377,7 @@ void im2col_kernel(Core& core, const Im2colArgs& a) {
                                           {run.offset, run.offset + run.span(g.stride_w)})});
     }
     core.compute({.cycles = g.p * kAddressOpsOnTheFly});
+    *a.address_ops += g.p * kAddressOpsOnTheFly;
     std::fill(values.begin(), values.end(), 0.0f);
     for (const auto& [p, run, read] : issued) {
       read.handle.wait();

@@ -4,13 +4,15 @@
 //   (n, p, q) and (c, r, s) (divisions and bounds per access, charged as integer work).
 // - implicit-precomp: addressed from a per-layer table of (offset, r*dh, s*dw) per image row that the control
 //   core computed once (the convolution preprocessor) plus a column start per (n, p, q). Image rows of one
-//   (c, r) read the same input row, so their runs are fetched as one DMA of the union and each row is picked
-//   from it by its table column. Each core keeps the table in ldm when it takes at most 1/8 of the local
-//   store, else reads each k chunk's entries (one DMA) as it builds the tile.
+//   (c, r) read the same input rows: one (strided) DMA fetches the rows of all the tile's output rows, the
+//   union of their columns, and each image row is picked from it by its table column, masked at the borders. Each core
+//   keeps the table in ldm when it takes at most 1/8 of the local store, else reads each k chunk's entries (one DMA) as
+//   it builds the tile.
 // - direct: per input channel of the chunk, one block read of the input window the tile's outputs slide
 //   over; the tile is built from it in ldm (chunks are whole channels).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "conv_geometry.hpp"
@@ -40,46 +42,54 @@ class RunTileSource final : public TileSource {
                 std::uint64_t ldm_bytes)
       : g_(g), x_(x), xl_(xl), table_(table), ldm_bytes_(ldm_bytes) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
+  double panel_transactions(std::size_t k, std::size_t nb, double transaction_elements) const override;
   std::size_t resident_elements() const override;
   void load_resident(Core& core, LdmSpan<f16> resident) const override;
   PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
                     std::size_t k1, std::size_t j0, std::size_t j1) const override;
   void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
               std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
+  /// Integer address operations charged so far, over every core.
+  std::uint64_t address_ops() const { return address_ops_.load(); }
 
  private:
   std::size_t slot(std::size_t nb) const;
   std::size_t rows_per_tile(std::size_t nb) const;
   bool precomputed() const { return table_.addr() != 0; }
-  /// The input run shared by image rows [j, j_end) of one (c, r) for output row p: input columns [w0, w1).
-  struct UnionRun {
-    std::size_t w0 = 0, w1 = 0;
+  /// The input rows one (c, r) reads for a tile: output rows [pa, pb) (the others are padding), input
+  /// columns [w0, w1) (the union over its s of the tile's columns), the first at element `offset`.
+  struct RowBlock {
+    std::size_t pa = 0, pb = 0, w0 = 0, w1 = 0;
     std::size_t offset = 0;
-    bool empty() const { return w1 <= w0; }
+    bool empty() const { return pb <= pa || w1 <= w0; }
   };
-  UnionRun union_run(std::size_t n, std::size_t group, std::size_t j, std::size_t j_end, std::size_t p, std::size_t qa,
-                     std::size_t qb, const OffsetEntry& first) const;
-  PendingTile issue_unions(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries, std::size_t batch,
-                           std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const;
-  void unpack_unions(LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
-                     std::size_t j0, std::size_t j1, std::vector<float>& out) const;
+  RowBlock row_block(std::size_t n, std::size_t group, const OffsetEntry* entries, std::size_t count, std::size_t j0,
+                     std::size_t j1) const;
+  std::size_t row_block_elements(std::size_t nb) const;
+  PendingTile issue_row_blocks(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries, std::size_t batch,
+                               std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const;
+  void unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
+                         std::size_t j1, std::vector<float>& out) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;
   Layout xl_;
   DevicePtr<const std::int32_t> table_;
   std::uint64_t ldm_bytes_ = 0;
+  mutable std::atomic<std::uint64_t> address_ops_{0};
 };
 
 class WindowTileSource final : public TileSource {
  public:
   WindowTileSource(const ConvGeometry& g, DevicePtr<const f16> x, const Layout& xl) : g_(g), x_(x), xl_(xl) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
+  double panel_transactions(std::size_t k, std::size_t nb, double transaction_elements) const override;
   std::size_t chunk_unit() const override { return g_.rs(); }
   PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
                     std::size_t k1, std::size_t j0, std::size_t j1) const override;
   void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
               std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
+  std::uint64_t address_ops() const { return address_ops_.load(); }
 
  private:
   /// The input window of the tile's columns: rows [h0, h1) x columns [w0, w1), clipped to the input.
@@ -93,6 +103,7 @@ class WindowTileSource final : public TileSource {
   ConvGeometry g_;
   DevicePtr<const f16> x_;
   Layout xl_;
+  mutable std::atomic<std::uint64_t> address_ops_{0};
 };
 
 /// Writes the image matrix [n * groups * depth, p*q] (row pitch `pitch`, even) to `col`: every core of every
@@ -103,6 +114,7 @@ struct Im2colArgs {
   Layout xl;
   DevicePtr<f16> col;
   std::size_t pitch = 0;
+  std::atomic<std::uint64_t>* address_ops = nullptr;  ///< incremented by the integer work charged
 };
 void im2col_kernel(Core& core, const Im2colArgs& a);
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ldmsim/kernels/matrix_block.hpp"
+#include "tile_math.hpp"
 
 namespace ldmsim::ops {
 namespace {
@@ -18,8 +19,15 @@ std::size_t ceil_div(std::size_t a, std::size_t b) {
 /// Block sizes: mb output rows x nb output columns per block, k in chunks of kc.
 struct Blocking {
   std::size_t mb = 1, nb = 1, kc = 1;
+  std::size_t batches = 1;  ///< output batches per block: > 1 shares each A tile among them (one A for all)
   bool whole_rows = false;  ///< odd output pitch: blocks are whole rows, in pairs
 };
+
+/// True when blocks may span several batches: every batch multiplies the same A, and rows stay word-owned.
+bool can_share_a(const MatrixMultiply& job, bool whole_rows) {
+  return !whole_rows && !job.has_addend && job.a_batch.size() > 1 &&
+         std::all_of(job.a_batch.begin(), job.a_batch.end(), [&](std::size_t i) { return i == job.a_batch[0]; });
+}
 
 /// ldm elements of the tiles of one k chunk of A (or B): stored runs of the logical [rows, cols] tile.
 std::size_t tile_elements(const StoredMatrix& s, std::size_t rows, std::size_t cols) {
@@ -34,10 +42,11 @@ std::size_t b_tile_elements(const MatrixMultiply& job, std::size_t kc, std::size
 std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
   constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
   const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
-  std::size_t bytes = 2 * (tile_elements(job.a, b.mb, b.kc) + b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
+  std::size_t bytes =
+      2 * (tile_elements(job.a, b.mb, b.kc) + b.batches * b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
   if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
   if (job.b_source != nullptr) bytes += job.b_source->resident_elements() * sizeof(f16);
-  bytes += b.mb * b.nb * sizeof(float) + b.mb * out_cols * sizeof(f16);
+  bytes += b.batches * b.mb * b.nb * sizeof(float) + b.mb * out_cols * sizeof(f16);
   if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
   return bytes + 7 * kSlack;
 }
@@ -48,23 +57,32 @@ double tile_transactions(const StoredMatrix& s, std::size_t rows, std::size_t co
   return static_cast<double>(runs) * std::ceil(static_cast<double>(length) / transaction_elements);
 }
 
+/// Blocks of a blocking: [batch groups x] row blocks x column blocks.
+std::size_t block_count(const MatrixMultiply& job, const Blocking& b) {
+  const std::size_t columns = ceil_div(job.n, b.nb);
+  if (b.batches > 1) return ceil_div(job.a_batch.size(), b.batches) * ceil_div(job.m, b.mb) * columns;
+  return ceil_div(job.yl.shape.n, b.mb) * columns;
+}
+
 /// A ranking of blockings by estimated cycles: every block's reads (whole transactions, so narrow blocks pay for
-/// the bytes they skip) spread over the groups' DMA engines, against the compute of the busiest core, plus a
-/// latency per block. Only the order matters, so the DMA rate is a round 16 bytes per cycle per group.
-double estimate_cycles(const Core& core, const MatrixMultiply& job, std::size_t mb, std::size_t nb) {
+/// the bytes they skip; an A tile once per block, B per batch) over the groups' DMA engines at the timing
+/// model's rate, against the busiest core's micro-kernels (the compute model), plus a latency per block.
+double estimate_cycles(const Core& core, const MatrixMultiply& job, const Blocking& b) {
   const Arch& arch = core.arch();
   const double tx = static_cast<double>(arch.dma.transaction_bytes) / sizeof(f16);
-  const std::size_t rows = job.yl.shape.n, workers = tiling::worker_count(core);
-  const double blocks = static_cast<double>(ceil_div(rows, mb) * ceil_div(job.n, nb));
+  const double blocks = static_cast<double>(block_count(job, b));
+  const double b_panel = job.b_source != nullptr ? job.b_source->panel_transactions(job.k, b.nb, tx)
+                                                 : tile_transactions(job.b, job.k, b.nb, tx);
   const double transactions =
-      blocks * (tile_transactions(job.a, mb, job.k, tx) +
-                (job.b_source != nullptr ? static_cast<double>(job.k) * std::ceil(static_cast<double>(nb) / tx)
-                                         : tile_transactions(job.b, job.k, nb, tx)));
-  const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / (16.0 * arch.core_groups);
-  const double rounds = std::ceil(blocks / static_cast<double>(workers));
-  const double compute =
-      rounds * 2.0 * static_cast<double>(mb * nb * job.k) / arch.compute.peak_flops_per_cycle(DataType::kF32);
-  return std::max(dma, compute) + rounds * 1000.0;
+      blocks * (tile_transactions(job.a, b.mb, job.k, tx) + static_cast<double>(b.batches) * b_panel);
+  const double rate = arch.dma.timing.value("bytes_per_cycle", 16.0) * arch.core_groups;
+  const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / rate;
+  const double rounds = std::ceil(blocks / static_cast<double>(tiling::worker_count(core)));
+  const ComputeModel& model = arch.compute;
+  const double per_block =
+      static_cast<double>(b.batches) *
+      static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, b.mb, b.nb, job.k, false)));
+  return std::max(dma, rounds * per_block) + rounds * 1000.0;
 }
 
 Blocking choose_blocking(Core& core, const MatrixMultiply& job) {
@@ -73,30 +91,46 @@ Blocking choose_blocking(Core& core, const MatrixMultiply& job) {
   Blocking best;
   best.whole_rows = job.yl.chw_pitch % 2 != 0;
   double best_cycles = -1;
+  // Every block height up to 64 (so the blocks can match the cores), and column widths of powers of two or even
+  // shares of the row.
   std::vector<std::size_t> row_sizes, column_sizes;
-  for (std::size_t mb = best.whole_rows ? 2 : 1; mb <= 64; mb *= 2) row_sizes.push_back(std::min(mb, rows));
+  for (std::size_t mb = best.whole_rows ? 2 : 1; mb <= std::min<std::size_t>(64, tiling::ceil_even(rows));
+       mb += best.whole_rows ? 2 : 1) {
+    row_sizes.push_back(mb);
+  }
   if (best.whole_rows) {
     column_sizes = {job.n};
   } else {
     for (std::size_t nb = 8; nb <= 256; nb *= 2) column_sizes.push_back(std::min(nb, tiling::ceil_even(job.n)));
+    for (std::size_t parts = 1; parts <= 8; ++parts) {
+      const std::size_t nb = tiling::ceil_even((job.n + parts - 1) / parts);
+      if (nb >= 8 && nb <= 256) column_sizes.push_back(nb);
+    }
+    std::sort(column_sizes.begin(), column_sizes.end());
+    column_sizes.erase(std::unique(column_sizes.begin(), column_sizes.end()), column_sizes.end());
   }
-  for (const std::size_t mb : row_sizes) {
-    for (const std::size_t nb : column_sizes) {
-      Blocking b{.mb = best.whole_rows ? tiling::ceil_even(mb) : mb,
-                 .nb = nb,
-                 .kc = std::min<std::size_t>(job.k, 32),
-                 .whole_rows = best.whole_rows};
-      if (ldm_bytes(job, b) > capacity) continue;
-      const double cycles = estimate_cycles(core, job, b.mb, b.nb);
-      if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
+  const std::size_t unit = job.b_source != nullptr ? job.b_source->chunk_unit() : 1;
+  const std::size_t first_chunk = std::max<std::size_t>(32, unit) / unit * unit;  // ranks at the smallest chunk
+  const bool share = can_share_a(job, best.whole_rows);
+  for (const std::size_t batches : std::array<std::size_t, 4>{1, 2, 4, 8}) {
+    if (batches > 1 && (!share || batches > job.a_batch.size())) break;
+    for (const std::size_t mb : row_sizes) {
+      if (batches > 1 && mb > job.m) break;
+      for (const std::size_t nb : column_sizes) {
+        const Blocking b{
+            .mb = mb, .nb = nb, .kc = std::min(job.k, first_chunk), .batches = batches, .whole_rows = best.whole_rows};
+        if (ldm_bytes(job, b) > capacity) continue;
+        const double cycles = estimate_cycles(core, job, b);
+        if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
+      }
     }
   }
   if (best_cycles < 0) {  // nothing fits at k chunks of 32: the smallest blocks, k chunks shrunk below
+    best.batches = 1;
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
   }
   // The largest k chunk that fits, up to 256 (fewer, larger requests), a multiple of the source's unit.
-  const std::size_t unit = job.b_source != nullptr ? job.b_source->chunk_unit() : 1;
   const auto whole_units = [&](std::size_t kc) { return std::min(job.k, std::max(unit, kc / unit * unit)); };
   best.kc = whole_units(std::max<std::size_t>(256, unit));
   while (best.kc > unit && ldm_bytes(job, best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
@@ -125,22 +159,11 @@ void unpack_tile(const StoredMatrix& s, LdmSpan<f16> buf, const tiling::BlockRea
   }
 }
 
-/// acc[rows, cols] += a[rows, depth] b[depth, cols]; acc rows `acc_pitch` apart.
-void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols, std::size_t depth,
-                  std::size_t acc_pitch) {
-  for (std::size_t i = 0; i < rows; ++i) {
-    float* __restrict out = acc + i * acc_pitch;
-    for (std::size_t t = 0; t < depth; ++t) {
-      const float x = a[i * depth + t];
-      const float* __restrict row = b + t * cols;
-      for (std::size_t j = 0; j < cols; ++j) out[j] += x * row[j];
-    }
-  }
-}
-
-/// One output block: rows [g0, g1) of the [batches * m, n] output, columns [j0, j1).
+/// One output block: rows [g0, g1) of the [batches * m, n] output, columns [j0, j1); or, when `batches` > 0,
+/// rows [g0, g1) of each of the batches [b0, b0 + batches), which share their A tiles.
 struct OutputBlock {
   std::size_t g0, g1, j0, j1;
+  std::size_t b0 = 0, batches = 0;
 };
 
 class BlockRunner {
@@ -149,9 +172,12 @@ class BlockRunner {
       : core_(core), job_(job), b_(blocking), model_(core.arch().compute) {
     for (auto& set : sets_) {
       set.a = core.ldm().alloc<f16>(tile_elements(job.a, b_.mb, b_.kc));
-      set.b = core.ldm().alloc<f16>(b_tile_elements(job, b_.kc, b_.nb));
+      set.b.resize(b_.batches);
+      set.b_read.resize(b_.batches);
+      set.b_pending.resize(b_.batches);
+      for (auto& buffer : set.b) buffer = core.ldm().alloc<f16>(b_tile_elements(job, b_.kc, b_.nb));
     }
-    acc_ldm_ = core.ldm().alloc<float>(b_.mb * b_.nb);
+    acc_ldm_ = core.ldm().alloc<float>(b_.batches * b_.mb * b_.nb);
     out_cols_ = b_.whole_rows ? job.yl.chw_pitch : b_.nb + 2;
     out_ = core.ldm().alloc<f16>(b_.mb * out_cols_);
     if (job.has_addend) addend_ = core.ldm().alloc<f16>(tiling::block_buffer_elements(b_.mb, b_.nb));
@@ -162,20 +188,31 @@ class BlockRunner {
     }
     a_tile_.resize(b_.mb * b_.kc);
     b_tile_.resize(b_.kc * b_.nb);
-    acc_.resize(b_.mb * b_.nb);
+    acc_.resize(b_.batches * b_.mb * b_.nb);
   }
 
   void run(const OutputBlock& block) {
     const std::size_t width = block.j1 - block.j0;
     std::fill(acc_.begin(), acc_.end(), 0.0f);
+    if (block.batches > 0) {  // the same rows of several batches: one A tile per chunk for all of them
+      const std::size_t rows = block.g1 - block.g0;
+      std::vector<Lane> lanes;
+      for (std::size_t t = 0; t < block.batches; ++t) lanes.push_back({block.b0 + t, acc_.data() + t * rows * width});
+      multiply(lanes, block.g0, block.g1, block.j0, block.j1);
+      for (std::size_t t = 0; t < block.batches; ++t) {
+        const std::size_t g0 = (block.b0 + t) * job_.m + block.g0;
+        write(g0, g0 + rows, block.j0, block.j1, lanes[t].acc);
+      }
+      return;
+    }
     // Segments of the block's rows within one output batch.
     for (std::size_t g = block.g0; g < block.g1;) {
       const std::size_t batch = g / job_.m, i0 = g % job_.m;
       const std::size_t i1 = std::min(job_.m, i0 + (block.g1 - g));
-      multiply_segment(batch, i0, i1, block, acc_.data() + (g - block.g0) * width);
+      multiply({Lane{batch, acc_.data() + (g - block.g0) * width}}, i0, i1, block.j0, block.j1);
       g += i1 - i0;
     }
-    write(block);
+    write(block.g0, block.g1, block.j0, block.j1, acc_.data());
   }
 
   void finish() {
@@ -184,67 +221,82 @@ class BlockRunner {
   }
 
  private:
+  /// One batch multiplied with the shared A rows, and where its products accumulate.
+  struct Lane {
+    std::size_t batch;
+    float* acc;
+  };
   struct TileSet {
-    LdmSpan<f16> a, b;
-    tiling::BlockRead a_read, b_read;
-    PendingTile b_pending;
+    LdmSpan<f16> a;
+    std::vector<LdmSpan<f16>> b;
+    tiling::BlockRead a_read;
+    std::vector<tiling::BlockRead> b_read;
+    std::vector<PendingTile> b_pending;
     std::size_t k0 = 0, k1 = 0;
   };
 
-  void issue(TileSet& set, std::size_t batch, std::size_t i0, std::size_t i1, const OutputBlock& block,
-             std::size_t k0) {
+  void issue(TileSet& set, const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0,
+             std::size_t j1, std::size_t k0) {
     set.k0 = k0;
     set.k1 = std::min(job_.k, k0 + b_.kc);
     set.a_read = tiling::get_block(core_, set.a, job_.a.base, job_.a.layout.total,
-                                   tile_block(job_.a, job_.a_batch[batch], i0, i1, set.k0, set.k1));
-    if (job_.b_source != nullptr) {
-      set.b_pending =
-          job_.b_source->issue(core_, set.b, resident_, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1);
-    } else {
-      set.b_read = tiling::get_block(core_, set.b, job_.b.base, job_.b.layout.total,
-                                     tile_block(job_.b, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1));
+                                   tile_block(job_.a, job_.a_batch[lanes[0].batch], i0, i1, set.k0, set.k1));
+    for (std::size_t t = 0; t < lanes.size(); ++t) {
+      const std::size_t batch = job_.b_batch[lanes[t].batch];
+      if (job_.b_source != nullptr) {
+        set.b_pending[t] = job_.b_source->issue(core_, set.b[t], resident_, batch, set.k0, set.k1, j0, j1);
+      } else {
+        set.b_read[t] = tiling::get_block(core_, set.b[t], job_.b.base, job_.b.layout.total,
+                                          tile_block(job_.b, batch, set.k0, set.k1, j0, j1));
+      }
     }
   }
 
-  void multiply_segment(std::size_t batch, std::size_t i0, std::size_t i1, const OutputBlock& block, float* acc) {
-    const std::size_t rows = i1 - i0, width = block.j1 - block.j0;
+  /// acc of every lane += A rows [i0, i1) x B[lane] columns [j0, j1), over k in chunks (double-buffered).
+  void multiply(const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+    const std::size_t rows = i1 - i0, width = j1 - j0;
     std::size_t current = 0;
-    issue(sets_[current], batch, i0, i1, block, 0);
+    issue(sets_[current], lanes, i0, i1, j0, j1, 0);
     for (std::size_t k0 = 0; k0 < job_.k; k0 += b_.kc) {
       TileSet& set = sets_[current];
       // The next chunk's reads go out before this chunk is waited for and multiplied (double buffering).
-      if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], batch, i0, i1, block, k0 + b_.kc);
+      if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc);
       set.a_read.wait();
-      set.b_read.wait();
-      for (DmaHandle& h : set.b_pending.handles) h.wait();
+      for (std::size_t t = 0; t < lanes.size(); ++t) {
+        set.b_read[t].wait();
+        for (DmaHandle& h : set.b_pending[t].handles) h.wait();
+      }
       const std::size_t depth = set.k1 - set.k0;
       unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
-      if (job_.b_source != nullptr) {
-        job_.b_source->unpack(core_, set.b, set.b_pending, job_.b_batch[batch], set.k0, set.k1, block.j0, block.j1,
-                              b_tile_);
-      } else {
-        unpack_tile(job_.b, set.b, set.b_read, depth, width, b_tile_);
+      for (std::size_t t = 0; t < lanes.size(); ++t) {
+        if (job_.b_source != nullptr) {
+          job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1, j0, j1,
+                                b_tile_);
+        } else {
+          unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, b_tile_);
+        }
+        multiply_add(a_tile_.data(), b_tile_.data(), lanes[t].acc, rows, width, depth, width);
+        core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, k0 > 0));
       }
-      multiply_add(a_tile_.data(), b_tile_.data(), acc, rows, width, depth, width);
-      core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, k0 > 0));
       current ^= 1;
     }
   }
 
-  /// Y = alpha * acc (+ beta * C) for the block's logical elements, zeros in the padding it owns; then put.
-  void write(const OutputBlock& block) {
+  /// Y = alpha * acc (+ bias, + beta * C) for output rows [g0, g1) x columns [j0, j1), zeros in the padding the
+  /// block owns; then put.
+  void write(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1, const float* acc) {
     finish();  // out_ is reused
-    const std::size_t width = block.j1 - block.j0, pitch = job_.yl.chw_pitch;
+    const std::size_t width = j1 - j0, pitch = job_.yl.chw_pitch;
     const std::size_t stored_rows = job_.yl.total / pitch;
-    const std::size_t g_end = block.g1 == job_.yl.shape.n ? stored_rows : block.g1;
-    const std::size_t count = b_.whole_rows ? pitch : (block.j1 == job_.n ? pitch : block.j1) - block.j0;
-    std::vector<float> values((g_end - block.g0) * count, 0.0f);
-    const std::vector<float> addend = read_addend(block);
+    const std::size_t g_end = g1 == job_.yl.shape.n ? stored_rows : g1;
+    const std::size_t count = b_.whole_rows ? pitch : (j1 == job_.n ? pitch : j1) - j0;
+    std::vector<float> values((g_end - g0) * count, 0.0f);
+    const std::vector<float> addend = read_addend(g0, g1, j0, j1);
     const std::size_t c_rows = job_.c.matrix.rows, c_cols = job_.c.matrix.cols;
-    for (std::size_t g = block.g0; g < block.g1; ++g) {
-      const std::size_t r = g - block.g0;
+    for (std::size_t g = g0; g < g1; ++g) {
+      const std::size_t r = g - g0;
       for (std::size_t j = 0; j < width; ++j) {
-        float v = job_.alpha * acc_[r * width + j];
+        float v = job_.alpha * acc[r * width + j];
         if (job_.has_row_bias) v += row_bias_[g % row_bias_.size()];
         if (job_.has_addend) {
           const std::size_t cr = c_rows == 1 ? 0 : r, cc = c_cols == 1 ? 0 : j;
@@ -254,9 +306,9 @@ class BlockRunner {
       }
     }
     const std::uint32_t terms = 1u + (job_.has_addend ? 1u : 0u) + (job_.has_row_bias ? 1u : 0u);
-    core_.compute(model_.elementwise(DataType::kF32, (block.g1 - block.g0) * width, terms, terms, 1));
+    core_.compute(model_.elementwise(DataType::kF32, (g1 - g0) * width, terms, terms, 1));
     to_halves(values.data(), values.size(), out_);
-    puts_ = tiling::put_block(core_, job_.y, out_, {block.g0 * pitch + block.j0, pitch, g_end - block.g0, count});
+    puts_ = tiling::put_block(core_, job_.y, out_, {g0 * pitch + j0, pitch, g_end - g0, count});
   }
 
   /// The whole bias vector, once per core (it is small: one value per output channel).
@@ -271,13 +323,13 @@ class BlockRunner {
     core_.ldm().alloc<float>(bias.cols);  // the fp32 copy kept beside the tiles
   }
 
-  /// The addend's values for the block ([rows or 1] x [width or 1]); a gemm block never crosses a batch.
-  std::vector<float> read_addend(const OutputBlock& block) {
+  /// The addend's values for rows [g0, g1) x columns [j0, j1) ([rows or 1] x [width or 1]); gemm has one batch.
+  std::vector<float> read_addend(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1) {
     if (!job_.has_addend) return {};
     const StoredMatrix& c = job_.c.matrix;
-    const std::size_t i0 = block.g0 % job_.m, rows = c.rows == 1 ? 1 : block.g1 - block.g0;
-    const std::size_t r0 = c.rows == 1 ? 0 : i0, c0 = c.cols == 1 ? 0 : block.j0;
-    const std::size_t cols = c.cols == 1 ? 1 : block.j1 - block.j0;
+    const std::size_t i0 = g0 % job_.m, rows = c.rows == 1 ? 1 : g1 - g0;
+    const std::size_t r0 = c.rows == 1 ? 0 : i0, c0 = c.cols == 1 ? 0 : j0;
+    const std::size_t cols = c.cols == 1 ? 1 : j1 - j0;
     tiling::BlockRead read =
         tiling::get_block(core_, addend_, c.base, c.layout.total, tile_block(c, 0, r0, r0 + rows, c0, c0 + cols));
     read.wait();
@@ -302,15 +354,22 @@ class BlockRunner {
 
 void matrix_multiply_kernel(Core& core, const MatrixMultiply& job) {
   const Blocking blocking = choose_blocking(core, job);
-  const std::size_t rows = job.yl.shape.n;
-  const std::size_t row_blocks = ceil_div(rows, blocking.mb), column_blocks = ceil_div(job.n, blocking.nb);
+  const std::size_t blocks = block_count(job, blocking), column_blocks = ceil_div(job.n, blocking.nb);
   const std::size_t me = tiling::worker_index(core), workers = tiling::worker_count(core);
-  if (me >= row_blocks * column_blocks) return;
+  if (me >= blocks) return;
   BlockRunner runner(core, job, blocking);
-  for (std::size_t unit = me; unit < row_blocks * column_blocks; unit += workers) {
-    const std::size_t rb = unit / column_blocks, cb = unit % column_blocks;
-    runner.run({rb * blocking.mb, std::min(rows, (rb + 1) * blocking.mb), cb * blocking.nb,
-                std::min(job.n, (cb + 1) * blocking.nb)});
+  for (std::size_t unit = me; unit < blocks; unit += workers) {
+    const std::size_t cb = unit % column_blocks, j0 = cb * blocking.nb, j1 = std::min(job.n, j0 + blocking.nb);
+    if (blocking.batches > 1) {  // unit = (batch group, row block within a batch, column block)
+      const std::size_t row_blocks = ceil_div(job.m, blocking.mb);
+      const std::size_t rb = (unit / column_blocks) % row_blocks, group = unit / column_blocks / row_blocks;
+      const std::size_t b0 = group * blocking.batches;
+      runner.run({rb * blocking.mb, std::min(job.m, (rb + 1) * blocking.mb), j0, j1, b0,
+                  std::min(blocking.batches, job.a_batch.size() - b0)});
+    } else {
+      const std::size_t rb = unit / column_blocks;
+      runner.run({rb * blocking.mb, std::min(job.yl.shape.n, (rb + 1) * blocking.mb), j0, j1});
+    }
   }
   runner.finish();
 }

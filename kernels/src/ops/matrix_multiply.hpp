@@ -42,6 +42,8 @@ class TileSource {
   virtual std::size_t buffer_elements(std::size_t kc, std::size_t nb) const = 0;
   /// k chunks are a multiple of this (direct conv reads whole channels).
   virtual std::size_t chunk_unit() const { return 1; }
+  /// DMA transactions of reading a whole k x nb panel of B (all its chunks), for ranking blockings.
+  virtual double panel_transactions(std::size_t k, std::size_t nb, double transaction_elements) const = 0;
   /// ldm elements a core keeps for the whole kernel (a table read once); 0: none.
   virtual std::size_t resident_elements() const { return 0; }
   /// Fills the resident buffer; called once per core before the first issue.

@@ -1,7 +1,8 @@
 // Blocks of a row-major matrix in device memory moved to and from ldm in as few DMA requests as the 4-byte rule
 // allows: `rows` runs of `count` elements, run r starting at element first + r * pitch. With an even pitch the
 // block is one strided request (each run widened to even bounds; one contiguous request when the runs touch);
-// with an odd pitch, runs alternate in parity and go one request each, all in flight at once.
+// with an odd pitch, runs alternate in parity: one contiguous request of the whole span when it fits the buffer
+// (rows that nearly fill it), else one request per run, all in flight at once.
 #pragma once
 
 #include <cstddef>

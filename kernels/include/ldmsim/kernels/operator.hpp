@@ -71,6 +71,9 @@ class BoundOp {
   /// output's shape (element-wise ops: element i of each such buffer goes with element i of the output). The
   /// layout pass then lets the op adopt the layout its input arrives in instead of re-laying it out.
   virtual bool runs_in_producer_layout() const { return false; }
+  /// Measurements of the last run() that the machine's statistics do not show (conv: its algorithm, extra
+  /// main-memory bytes, integer address operations); JSON null when there are none. Reported per op in stats.json.
+  virtual nlohmann::json run_metrics() const { return nullptr; }
 
  protected:
   BoundOp(std::vector<Shape> inputs, std::vector<Shape> outputs)
