@@ -90,14 +90,14 @@ class ConvOp final : public BoundOp {
         cl.chw_pitch = pitch;
         cl.total = rows * pitch;
         job.b = StoredMatrix{DevicePtr<const f16>(col), cl, g_.depth(), g_.pq(), false};
-        launch_all(machine, label, matrix_multiply_kernel, job);
+        run_matrix_multiply(machine, label, job);
         record(rows * pitch * sizeof(f16), address_ops.load());
         return;
       }
       case ConvAlgo::kDirect: {
         const WindowTileSource source(g_, x, xl);
         job.b_source = &source;
-        launch_all(machine, label, matrix_multiply_kernel, job);
+        run_matrix_multiply(machine, label, job);
         record(0, source.address_ops());
         return;
       }
@@ -115,7 +115,7 @@ class ConvOp final : public BoundOp {
         }
         const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table), machine.arch().ldm_bytes);
         job.b_source = &source;
-        launch_all(machine, label, matrix_multiply_kernel, job);
+        run_matrix_multiply(machine, label, job);
         record(algo_ == ConvAlgo::kImplicitPrecomp ? g_.depth() * sizeof(OffsetEntry) : 0, source.address_ops());
         return;
       }

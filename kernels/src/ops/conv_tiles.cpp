@@ -32,6 +32,34 @@ void charge_tile_build(Core& core, std::size_t elements, bool contiguous) {
   }
 }
 
+/// Fills one image row (kernel offsets row_plus = r*dh, column = s*dw) of a tile's columns [j0, j1) from input
+/// rows held in ldm as floats: row_of(h, p) gives input row h's values for columns [w0, w1) (or nullptr when the
+/// row is not held: padding). Runs of valid columns are copied whole; the rest stays zero.
+template <typename RowOf>
+void fill_image_row(const ConvGeometry& g, std::size_t row_plus, std::size_t column, std::size_t j0, std::size_t j1,
+                    std::size_t w0, std::size_t w1, RowOf&& row_of, float* out) {
+  // Valid q: w0 <= q*sw + column - pad_left < w1.
+  const std::size_t low = w0 + g.pad_left, high = w1 + g.pad_left;  // bounds of q*sw + column
+  if (high <= column) return;
+  const std::size_t q_low = low > column ? (low - column + g.stride_w - 1) / g.stride_w : 0;
+  const std::size_t q_high = (high - 1 - column) / g.stride_w + 1;
+  for (std::size_t p = first_row(g, j0); p <= last_row(g, j1); ++p) {
+    const std::size_t hp = p * g.stride_h + row_plus;
+    if (hp < g.pad_top) continue;
+    const float* src = row_of(hp - g.pad_top, p);
+    if (src == nullptr) continue;
+    const std::size_t q0 = std::max(row_begin(g, p, j0), q_low), q1 = std::min(row_end(g, p, j1), q_high);
+    float* dst = out + (p * g.q - j0);
+    if (q0 >= q1) continue;
+    const float* from = src + (q0 * g.stride_w + column - low);
+    if (g.stride_w == 1) {
+      std::copy_n(from, q1 - q0, dst + q0);
+    } else {
+      for (std::size_t q = q0; q < q1; ++q) dst[q] = from[(q - q0) * g.stride_w];
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OffsetEntry> offset_table(const ConvGeometry& g, const Layout& x) {
@@ -215,13 +243,12 @@ void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads
       to_floats(buf, reads.starts[next + r], columns, rows.data() + r * columns);
     next += pb - pa;
     for (std::size_t i = j; i < j_end; ++i) {
-      float* out_row = out.data() + (i - k0) * width;
-      for (std::size_t t = j0; t < j1; ++t) {
-        const std::size_t p = t / g_.q, q = t % g_.q;
-        const std::size_t w_plus = q * g_.stride_w + (i % g_.s) * g_.dilation_w;  // input column + pad_left
-        if (p < pa || p >= pb || w_plus < w0 + g_.pad_left || w_plus >= w1 + g_.pad_left) continue;
-        out_row[t - j0] = rows[(p - pa) * columns + (w_plus - g_.pad_left - w0)];
-      }
+      std::size_t ci = 0, ri = 0, si = 0;
+      g_.split_row(i, ci, ri, si);
+      const auto row_of = [&](std::size_t, std::size_t p) -> const float* {
+        return p >= pa && p < pb ? rows.data() + (p - pa) * columns : nullptr;
+      };
+      fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, w0, w1, row_of, out.data() + (i - k0) * width);
     }
     j = j_end;
   }
@@ -333,16 +360,11 @@ void WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& r
         to_floats(buf, reads.starts[first + row], columns, plane.data() + row * columns);
       }
     }
-    float* out_row = out.data() + (j - k0) * width;
-    for (std::size_t t = j0; t < j1; ++t) {
-      const std::size_t p = t / g_.q, q = t % g_.q;
-      const std::size_t hp = p * g_.stride_h + ri * g_.dilation_h, wp = q * g_.stride_w + si * g_.dilation_w;
-      if (hp < g_.pad_top + win.h0 || hp >= g_.pad_top + win.h1 || wp < g_.pad_left + win.w0 ||
-          wp >= g_.pad_left + win.w1) {
-        continue;
-      }
-      out_row[t - j0] = plane[(hp - g_.pad_top - win.h0) * columns + (wp - g_.pad_left - win.w0)];
-    }
+    const auto row_of = [&](std::size_t h, std::size_t) -> const float* {
+      return h >= win.h0 && h < win.h1 ? plane.data() + (h - win.h0) * columns : nullptr;
+    };
+    fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, win.w0, win.w1, row_of,
+                   out.data() + (j - k0) * width);
   }
   charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
 }

@@ -72,7 +72,7 @@ class MatrixOp final : public BoundOp {
     if (job.yl.shape.n != y.matrices || job.yl.shape.c != d_.n || job.yl.hw_pitch != 1) {
       throw std::logic_error("matmul: the output is not in a matrix layout (" + job.yl.shape.str() + ")");
     }
-    launch_all(machine, label, matrix_multiply_kernel, job);
+    run_matrix_multiply(machine, label, job);
   }
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
     HostTensor y{output_shapes()[0], std::vector<float>(batches() * d_.m * d_.n)};

@@ -67,8 +67,7 @@ std::size_t block_count(const MatrixMultiply& job, const Blocking& b) {
 /// A ranking of blockings by estimated cycles: every block's reads (whole transactions, so narrow blocks pay for
 /// the bytes they skip; an A tile once per block, B per batch) over the groups' DMA engines at the timing
 /// model's rate, against the busiest core's micro-kernels (the compute model), plus a latency per block.
-double estimate_cycles(const Core& core, const MatrixMultiply& job, const Blocking& b) {
-  const Arch& arch = core.arch();
+double estimate_cycles(const Arch& arch, const MatrixMultiply& job, const Blocking& b) {
   const double tx = static_cast<double>(arch.dma.transaction_bytes) / sizeof(f16);
   const double blocks = static_cast<double>(block_count(job, b));
   const double b_panel = job.b_source != nullptr ? job.b_source->panel_transactions(job.k, b.nb, tx)
@@ -77,7 +76,7 @@ double estimate_cycles(const Core& core, const MatrixMultiply& job, const Blocki
       blocks * (tile_transactions(job.a, b.mb, job.k, tx) + static_cast<double>(b.batches) * b_panel);
   const double rate = arch.dma.timing.value("bytes_per_cycle", 16.0) * arch.core_groups;
   const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / rate;
-  const double rounds = std::ceil(blocks / static_cast<double>(tiling::worker_count(core)));
+  const double rounds = std::ceil(blocks / static_cast<double>(arch.total_cores()));
   const ComputeModel& model = arch.compute;
   const double per_block =
       static_cast<double>(b.batches) *
@@ -85,9 +84,9 @@ double estimate_cycles(const Core& core, const MatrixMultiply& job, const Blocki
   return std::max(dma, rounds * per_block) + rounds * 1000.0;
 }
 
-Blocking choose_blocking(Core& core, const MatrixMultiply& job) {
+Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
   const std::size_t rows = job.yl.shape.n;
-  const std::size_t capacity = core.ldm().capacity() - core.ldm().used();
+  const std::size_t capacity = arch.ldm_bytes;  // a kernel starts with an empty local store
   Blocking best;
   best.whole_rows = job.yl.chw_pitch % 2 != 0;
   double best_cycles = -1;
@@ -120,7 +119,7 @@ Blocking choose_blocking(Core& core, const MatrixMultiply& job) {
         const Blocking b{
             .mb = mb, .nb = nb, .kc = std::min(job.k, first_chunk), .batches = batches, .whole_rows = best.whole_rows};
         if (ldm_bytes(job, b) > capacity) continue;
-        const double cycles = estimate_cycles(core, job, b);
+        const double cycles = estimate_cycles(arch, job, b);
         if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
       }
     }
@@ -350,10 +349,8 @@ class BlockRunner {
   std::vector<DmaHandle> puts_;
 };
 
-}  // namespace
-
-void matrix_multiply_kernel(Core& core, const MatrixMultiply& job) {
-  const Blocking blocking = choose_blocking(core, job);
+/// The kernel: every core takes the blocks dealt to it.
+void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blocking& blocking) {
   const std::size_t blocks = block_count(job, blocking), column_blocks = ceil_div(job.n, blocking.nb);
   const std::size_t me = tiling::worker_index(core), workers = tiling::worker_count(core);
   if (me >= blocks) return;
@@ -372,6 +369,14 @@ void matrix_multiply_kernel(Core& core, const MatrixMultiply& job) {
     }
   }
   runner.finish();
+}
+
+}  // namespace
+
+void run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {
+  // Chosen once on the control core (it depends only on the job and the arch), not by every core.
+  const Blocking blocking = choose_blocking(machine.arch(), job);
+  machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking).join();
 }
 
 std::vector<std::size_t> broadcast_batches(const Shape& input_batch, const Shape& output_batch) {

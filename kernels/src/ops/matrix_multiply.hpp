@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "op_support.hpp"
@@ -70,8 +71,8 @@ struct MatrixMultiply {
   Layout yl;  ///< [batches * m, n]
 };
 
-/// The kernel (every core of every group runs it).
-void matrix_multiply_kernel(Core& core, const MatrixMultiply& job);
+/// Chooses the blocking on the control core and runs the kernel on every core of every group under `label`.
+void run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job);
 
 /// Stored matrix index of input `input_batch` (shape of its leading dims) for each batch of `output_batch`
 /// (numpy broadcasting).
