@@ -223,6 +223,7 @@ int main(int argc, char** argv) {
       {"gemm", {{Shape{32, 2048}}, {Shape{1000, 2048}}, {Shape{1000}}}, {{"transB", 1}}},
       {"matmul", {{Shape{512, 1024}}, {Shape{1024, 1024}}}},
       {"matmul", {{Shape{16, 128, 64}}, {Shape{16, 64, 128}}}},
+      {"matmul", {{Shape{300, 701}}, {Shape{701, 251}}}},
       {"conv", {{Shape{32, 256, 14, 14}}, {Shape{256, 256, 3, 3}, -0.1f, 0.1f}}, {{"pad", 1}}},
       {"conv", {{Shape{32, 256, 14, 14}}, {Shape{256, 256, 3, 3}, -0.1f, 0.1f}}, {{"pad", 1}, {"algo", "direct"}}},
       {"max_pool", {{big}}, pool_attrs},

@@ -242,6 +242,9 @@ PaddingPlan plan_unpadded(const Shape4& shape, const PaddingSpec& spec) {
 }
 
 std::vector<PaddingPlan> method_candidates(const Shape4& shape, const PaddingSpec& spec) {
+  if (spec.cls == PaddingClass::kTwoD && spec.even_rows && unit_size(shape, spec.column_unit) % 2 != 0) {
+    return {plan_column(shape, spec.column_unit)};
+  }
   if (natural_is_legal(shape, spec)) return {make(PlanKind::kNone, Layout::natural(shape))};
   switch (spec.cls) {
     case PaddingClass::kOneD:

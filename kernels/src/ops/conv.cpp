@@ -51,7 +51,8 @@ class ConvOp final : public BoundOp {
   }
   PaddingSpec padding(std::size_t index) const override {
     if (index == 1 || index == input_shapes().size()) {
-      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample};
+      // Y's planes start at even elements, so blocks can split a plane among cores (PaddingSpec::even_rows).
+      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
     }
     return PaddingSpec{PaddingClass::kOneD};
   }

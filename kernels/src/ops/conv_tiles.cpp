@@ -85,14 +85,16 @@ std::size_t RunTileSource::rows_per_tile(std::size_t nb) const {
   return std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
 }
 
-double RunTileSource::panel_transactions(std::size_t k, std::size_t nb, double transaction_elements) const {
+PanelCost RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, double transaction_elements) const {
   const auto rows = static_cast<double>(rows_per_tile(nb));
   if (!precomputed()) {  // a run per image row and output row
-    return static_cast<double>(k) * rows *
-           std::ceil(static_cast<double>(std::min(nb, g_.q) * g_.stride_w) / transaction_elements);
+    const double runs = static_cast<double>(k) * rows;
+    return {runs * std::ceil(static_cast<double>(std::min(nb, g_.q) * g_.stride_w) / transaction_elements), runs};
   }
+  // A row block (rows x the union's width) per (c, r).
   const double width = static_cast<double>(std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1));
-  return std::ceil(static_cast<double>(k) / static_cast<double>(g_.s)) * rows * std::ceil(width / transaction_elements);
+  const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.s));
+  return {blocks * rows * std::ceil(width / transaction_elements), blocks};
 }
 
 std::size_t RunTileSource::resident_elements() const {
@@ -308,12 +310,13 @@ std::size_t WindowTileSource::window_elements(std::size_t nb) const {
   return tiling::block_buffer_elements(height, rows > 1 ? full : width);
 }
 
-double WindowTileSource::panel_transactions(std::size_t k, std::size_t nb, double transaction_elements) const {
+PanelCost WindowTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, double transaction_elements) const {
+  // A window (its input rows x the union's width) per input channel.
   const std::size_t rows = std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
   const std::size_t height = std::min(g_.h, (rows - 1) * g_.stride_h + (g_.r - 1) * g_.dilation_h + 1);
   const double width = static_cast<double>(std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1));
-  return std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs())) * static_cast<double>(height) *
-         std::ceil(width / transaction_elements);
+  const double channels = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
+  return {channels * static_cast<double>(height) * std::ceil(width / transaction_elements), channels};
 }
 
 std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {

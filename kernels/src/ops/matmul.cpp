@@ -44,8 +44,9 @@ struct MatrixDims {
 class MatrixOp final : public BoundOp {
  public:
   MatrixOp(std::span<const Shape> in, MatrixDims d) : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)) {}
-  PaddingSpec padding(std::size_t) const override {
-    return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample};
+  PaddingSpec padding(std::size_t index) const override {
+    // Y's rows start at even elements, so its blocks can split rows among cores (PaddingSpec::even_rows).
+    return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
   }
   Shape4 view(std::size_t index) const override {
     if (index == 0) return d_.a.view();

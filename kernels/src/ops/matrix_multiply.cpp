@@ -51,10 +51,21 @@ std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
   return bytes + 7 * kSlack;
 }
 
-/// DMA transactions of reading a logical rows x cols tile of `s` (its stored runs).
-double tile_transactions(const StoredMatrix& s, std::size_t rows, std::size_t cols, double transaction_elements) {
+/// DMA work of reading the logical rows x cols panel of `s` in chunks of kc along k (`k_along_rows`: k runs
+/// along the panel's rows, as for B; else along its columns, as for A): whole transactions of its stored
+/// runs, and requests as get_block issues them (one per chunk when the pitch is even or the runs nearly fill
+/// their span, else one per run).
+PanelCost stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t cols, std::size_t kc,
+                            bool k_along_rows, double transaction_elements) {
   const std::size_t runs = s.transposed ? cols : rows, length = s.transposed ? rows : cols;
-  return static_cast<double>(runs) * std::ceil(static_cast<double>(length) / transaction_elements);
+  const double transactions = static_cast<double>(runs) * std::ceil(static_cast<double>(length) / transaction_elements);
+  const double chunks = std::ceil(static_cast<double>(k_along_rows ? rows : cols) / static_cast<double>(kc));
+  const std::size_t pitch = s.layout.chw_pitch;
+  const bool runs_along_k = k_along_rows == s.transposed;  // each chunk reads a piece of every run
+  const std::size_t chunk_length = runs_along_k ? std::min(length, kc) : length;
+  const bool one_request = pitch % 2 == 0 || tiling::ceil_even(chunk_length) + 2 >= pitch;
+  const double per_run = runs_along_k ? static_cast<double>(runs) * chunks : static_cast<double>(runs);
+  return {transactions, one_request ? chunks : per_run};
 }
 
 /// Blocks of a blocking: [batch groups x] row blocks x column blocks.
@@ -70,17 +81,21 @@ std::size_t block_count(const MatrixMultiply& job, const Blocking& b) {
 double estimate_cycles(const Arch& arch, const MatrixMultiply& job, const Blocking& b) {
   const double tx = static_cast<double>(arch.dma.transaction_bytes) / sizeof(f16);
   const double blocks = static_cast<double>(block_count(job, b));
-  const double b_panel = job.b_source != nullptr ? job.b_source->panel_transactions(job.k, b.nb, tx)
-                                                 : tile_transactions(job.b, job.k, b.nb, tx);
-  const double transactions =
-      blocks * (tile_transactions(job.a, b.mb, job.k, tx) + static_cast<double>(b.batches) * b_panel);
+  const PanelCost a_cost = stored_panel_cost(job.a, b.mb, job.k, b.kc, false, tx);
+  const PanelCost b_cost = job.b_source != nullptr ? job.b_source->panel_cost(job.k, b.kc, b.nb, tx)
+                                                   : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, tx);
+  const auto batches = static_cast<double>(b.batches);
+  const double transactions = blocks * (a_cost.transactions + batches * b_cost.transactions);
+  const double requests = blocks * (a_cost.requests + batches * b_cost.requests);
+  // The timing model's rate and per-request cost (over its channels) where it has them.
   const double rate = arch.dma.timing.value("bytes_per_cycle", 16.0) * arch.core_groups;
-  const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / rate;
+  const double per_request =
+      arch.dma.timing.value("request_overhead_cycles", 0.0) / arch.dma.timing.value("channels", 1.0) / arch.core_groups;
+  const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / rate + requests * per_request;
   const double rounds = std::ceil(blocks / static_cast<double>(arch.total_cores()));
   const ComputeModel& model = arch.compute;
   const double per_block =
-      static_cast<double>(b.batches) *
-      static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, b.mb, b.nb, job.k, false)));
+      batches * static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, b.mb, b.nb, job.k, false)));
   return std::max(dma, rounds * per_block) + rounds * 1000.0;
 }
 

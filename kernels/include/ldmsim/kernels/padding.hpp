@@ -98,6 +98,9 @@ struct PaddingSpec {
   PaddingClass cls = PaddingClass::kOneD;
   Unit row_unit = Unit::kSample;     ///< 2-D: the row of the add-a-row plan (kernels move rows in pairs)
   Unit column_unit = Unit::kSample;  ///< 2-D: one zero is appended after every such unit
+  /// 2-D under the method: an odd unit always gets the add-a-column plan, even when rows in pairs would do
+  /// (the matrix multiply engine's outputs: an even row pitch lets column blocks split a row among cores).
+  bool even_rows = false;
 };
 
 /// The kinds of plan; kNone means the natural layout already obeys the 4-byte rule.
