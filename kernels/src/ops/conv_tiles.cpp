@@ -92,9 +92,13 @@ PanelCost RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, 
     return {runs * std::ceil(static_cast<double>(std::min(nb, g_.q) * g_.stride_w) / transaction_elements), runs};
   }
   // A row block (rows x the union's width) per (c, r).
-  const double width = static_cast<double>(std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1));
+  const std::size_t width = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
   const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.s));
-  return {blocks * rows * std::ceil(width / transaction_elements), blocks};
+  // Whole input rows one after another (stride 1, unpadded rows) are one contiguous read.
+  const bool contiguous = width == g_.w && xl_.w_pitch == g_.w && g_.stride_h == 1;
+  const double per_block = contiguous ? std::ceil(rows * static_cast<double>(width) / transaction_elements)
+                                      : rows * std::ceil(static_cast<double>(width) / transaction_elements);
+  return {blocks * per_block, blocks};
 }
 
 std::size_t RunTileSource::resident_elements() const {
@@ -314,9 +318,14 @@ PanelCost WindowTileSource::panel_cost(std::size_t k, std::size_t, std::size_t n
   // A window (its input rows x the union's width) per input channel.
   const std::size_t rows = std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
   const std::size_t height = std::min(g_.h, (rows - 1) * g_.stride_h + (g_.r - 1) * g_.dilation_h + 1);
-  const double width = static_cast<double>(std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1));
+  const std::size_t width = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
   const double channels = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
-  return {channels * static_cast<double>(height) * std::ceil(width / transaction_elements), channels};
+  // Whole input rows one after another are one contiguous read.
+  const bool contiguous = width == g_.w && xl_.w_pitch == g_.w;
+  const double per_window =
+      contiguous ? std::ceil(static_cast<double>(height * width) / transaction_elements)
+                 : static_cast<double>(height) * std::ceil(static_cast<double>(width) / transaction_elements);
+  return {channels * per_window, channels};
 }
 
 std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
