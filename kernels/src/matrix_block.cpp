@@ -15,8 +15,30 @@ bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::s
 
 }  // namespace
 
-BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
-                    const BlockShape& block) {
+DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes,
+                 std::size_t stride_bytes) {
+  if (mode == ReadMode::kPlan) return {};
+  DmaRequest r;
+  r.op = DmaOp::kGet;
+  r.mode = mode == ReadMode::kRow ? DmaMode::kRow : DmaMode::kPe;
+  r.main = src.addr();
+  r.ldm = dst.ldm_addr();
+  r.length = dst.size_bytes();
+  r.bsize = bsize_bytes;
+  r.stride = stride_bytes;
+  r.api = mode == ReadMode::kRow ? "tiling::get (ROW)" : "tiling::get";
+  return core.dma(r);
+}
+
+RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
+                       Range r) {
+  const std::size_t begin = floor_even(r.begin);
+  const std::size_t end = ceil_even(r.end) <= total ? ceil_even(r.end) : r.end;
+  return RangeRead{get_as(core, mode, buf.first(end - begin), base + begin), r.begin - begin};
+}
+
+BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
+                    ReadMode mode) {
   BlockRead read;
   if (block.rows == 0 || block.count == 0) return read;
   const std::size_t begin = floor_even(block.first);
@@ -30,10 +52,10 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
     read.row_elements_ = width;
     auto dst = buf.first(block.rows * width);
     if (block.pitch == width || block.rows == 1) {
-      read.handles_.push_back(core.get(dst, base + begin));
+      read.handles_.push_back(get_as(core, mode, dst, base + begin));
     } else {
       read.handles_.push_back(
-          core.get_strided(dst, base + begin, width * sizeof(f16), (block.pitch - width) * sizeof(f16)));
+          get_as(core, mode, dst, base + begin, width * sizeof(f16), (block.pitch - width) * sizeof(f16)));
     }
     return read;
   }
@@ -45,13 +67,13 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
     read.strided_ = true;
     read.first_ = block.first - begin;
     read.row_elements_ = block.pitch;
-    read.handles_.push_back(core.get(buf.first(end - begin), base + begin));
+    read.handles_.push_back(get_as(core, mode, buf.first(end - begin), base + begin));
     return read;
   }
   const std::size_t slot = ceil_even(block.count) + 2;
   for (std::size_t r = 0; r < block.rows; ++r) {
     const std::size_t at = block.first + r * block.pitch;
-    RangeRead one = get_range(core, buf.subspan(r * slot, slot), base, total, {at, at + block.count});
+    RangeRead one = get_range_as(core, mode, buf.subspan(r * slot, slot), base, total, {at, at + block.count});
     read.handles_.push_back(one.handle);
     read.starts_.push_back(r * slot + one.first);
   }

@@ -99,6 +99,28 @@ TEST_CASE("implicit-precomp reads its offset table per k chunk when it does not 
   }
 }
 
+TEST_CASE("conv with row teams gives the same bits and cycles on any number of host threads", "[kernels][conv]") {
+  // sw26010's 8-core mesh rows share image tiles by ROW gets between row barriers (the engine picks teams here).
+  const auto op = bind_op("conv", {Shape{2, 16, 14, 14}, Shape{32, 16, 3, 3}}, {{"pad", 1}});
+  std::vector<f16> x(2 * 16 * 14 * 14), w(32 * 16 * 3 * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = f16(static_cast<float>(i % 13) / 13.0f - 0.5f);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = f16(static_cast<float>(i % 7) / 7.0f - 0.5f);
+  std::vector<std::vector<f16>> outputs;
+  std::vector<Cycle> cycles;
+  for (unsigned threads : {1u, 4u}) {
+    Machine m{Arch::preset("sw26010"), MachineOptions{.threads = threads, .trace = false}};
+    std::vector<DeviceTensor> in{stage_in(m, "x", choose_plan(op->view(0), op->padding(0), StagingPolicy::kMethod), x),
+                                 stage_in(m, "w", choose_plan(op->view(1), op->padding(1), StagingPolicy::kMethod), w)};
+    std::vector<DeviceTensor> out{
+        allocate_tensor(m, "y", choose_plan(op->view(2), op->padding(2), StagingPolicy::kMethod))};
+    op->run(m, in, out, "conv");
+    outputs.push_back(stage_out(m, out[0]));
+    cycles.push_back(m.stats().cycles);
+  }
+  CHECK(outputs[0] == outputs[1]);
+  CHECK(cycles[0] == cycles[1]);
+}
+
 TEST_CASE("the convolution preprocessor's offset table, by hand", "[kernels][conv]") {
   // C/groups = 2, 4 x 5 input (natural layout: row pitch 5, plane pitch 20), 2 x 2 kernel, dilation (1, 2).
   ops::ConvGeometry g;

@@ -119,8 +119,9 @@ std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const
   return runs + table;
 }
 
-PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
-                                 std::size_t k1, std::size_t j0, std::size_t j1) const {
+PendingTile RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident,
+                                 std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
+                                 std::size_t j1) const {
   if (precomputed()) {
     std::vector<OffsetEntry> entries(k1 - k0);
     if (!resident.empty()) {
@@ -134,7 +135,7 @@ PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resi
       core.get(table, table_ + k0 * 3).wait();
       std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
     }
-    return issue_row_blocks(core, buf, entries, batch, k0, k1, j0, j1);
+    return issue_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1);
   }
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
   const std::size_t slot_size = slot(nb), runs_per_row = rows_per_tile(nb);
@@ -151,14 +152,13 @@ PendingTile RunTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resi
         pending.starts.push_back(kMasked);
         continue;
       }
-      const tiling::RangeRead read = tiling::get_range(core, buf.subspan(index * slot_size, slot_size), x_, xl_.total,
-                                                       {run.offset, run.offset + run.span(g_.stride_w)});
+      const tiling::RangeRead read = tiling::get_range_as(core, mode, buf.subspan(index * slot_size, slot_size), x_,
+                                                          xl_.total, {run.offset, run.offset + run.span(g_.stride_w)});
       pending.handles.push_back(read.handle);
       pending.starts.push_back(index * slot_size + read.first);
     }
   }
-  core.compute({.cycles = runs * kAddressOpsOnTheFly});
-  address_ops_ += runs * kAddressOpsOnTheFly;
+  if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, runs * kAddressOpsOnTheFly);
   return pending;
 }
 
@@ -201,9 +201,9 @@ std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
   return tiling::block_buffer_elements(rows_per_tile(nb), width);
 }
 
-PendingTile RunTileSource::issue_row_blocks(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries,
-                                            std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
-                                            std::size_t j1) const {
+PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
+                                            const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
+                                            std::size_t k1, std::size_t j0, std::size_t j1) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
   PendingTile pending;
   std::uint64_t blocks = 0;
@@ -218,14 +218,13 @@ PendingTile RunTileSource::issue_row_blocks(Core& core, LdmSpan<f16> buf, const 
       continue;
     }
     const tiling::BlockShape shape{b.offset, g_.stride_h * xl_.w_pitch, b.pb - b.pa, b.w1 - b.w0};
-    tiling::BlockRead read = tiling::get_block(core, buf.subspan(used * slot, slot), x_, xl_.total, shape);
+    tiling::BlockRead read = tiling::get_block(core, buf.subspan(used * slot, slot), x_, xl_.total, shape, mode);
     ++used;
     pending.starts.insert(pending.starts.end(), {b.pa, b.pb, b.w0, b.w1});
     for (std::size_t row = 0; row < shape.rows; ++row) pending.starts.push_back((used - 1) * slot + read.start(row));
     for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
   }
-  core.compute({.cycles = blocks * kAddressOpsPrecomputed});
-  address_ops_ += blocks * kAddressOpsPrecomputed;
+  if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, blocks * kAddressOpsPrecomputed);
   return pending;
 }
 
@@ -332,8 +331,9 @@ std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) co
   return (kc + g_.rs() - 1) / g_.rs() * window_elements(nb);
 }
 
-PendingTile WindowTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16>, std::size_t batch, std::size_t k0,
-                                    std::size_t k1, std::size_t j0, std::size_t j1) const {
+PendingTile WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16>,
+                                    std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
+                                    std::size_t j1) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   const Window win = window(j0, j1);
   PendingTile pending;
@@ -343,13 +343,12 @@ PendingTile WindowTileSource::issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16>, 
     const std::size_t slot = (ci - k0 / g_.rs()) * per_channel;
     const tiling::BlockShape block{xl_.offset(n, group * g_.cg() + ci, win.h0, win.w0), xl_.w_pitch, win.h1 - win.h0,
                                    win.w1 - win.w0};
-    tiling::BlockRead read = tiling::get_block(core, buf.subspan(slot, per_channel), x_, xl_.total, block);
+    tiling::BlockRead read = tiling::get_block(core, buf.subspan(slot, per_channel), x_, xl_.total, block, mode);
     for (std::size_t row = 0; row < block.rows; ++row) pending.starts.push_back(slot + read.start(row));
     for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
   }
-  const std::uint64_t ops = ((k1 - k0) / g_.rs() + 1) * kAddressOpsPrecomputed;
-  core.compute({.cycles = ops});
-  address_ops_ += ops;
+  if (mode != tiling::ReadMode::kPlan)
+    charge_address_ops(core, address_ops_, ((k1 - k0) / g_.rs() + 1) * kAddressOpsPrecomputed);
   return pending;
 }
 

@@ -30,6 +30,12 @@ struct OffsetEntry {
 /// The table for input layout `x` (the control core's precomputation, once per layer).
 std::vector<OffsetEntry> offset_table(const ConvGeometry& g, const Layout& x);
 
+/// Charges integer address work to a core and counts it in `counter`.
+inline void charge_address_ops(Core& core, std::atomic<std::uint64_t>& counter, std::uint64_t ops) {
+  core.compute({.cycles = ops});
+  counter += ops;
+}
+
 /// Integer operations charged per input run: computed on the fly vs looked up in the table.
 inline constexpr std::uint64_t kAddressOpsOnTheFly = 14;
 inline constexpr std::uint64_t kAddressOpsPrecomputed = 4;
@@ -45,8 +51,8 @@ class RunTileSource final : public TileSource {
   PanelCost panel_cost(std::size_t k, std::size_t kc, std::size_t nb, double transaction_elements) const override;
   std::size_t resident_elements() const override;
   void load_resident(Core& core, LdmSpan<f16> resident) const override;
-  PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
-                    std::size_t k1, std::size_t j0, std::size_t j1) const override;
+  PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
+                    std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const override;
   void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
               std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
   /// Integer address operations charged so far, over every core.
@@ -66,8 +72,9 @@ class RunTileSource final : public TileSource {
   RowBlock row_block(std::size_t n, std::size_t group, const OffsetEntry* entries, std::size_t count, std::size_t j0,
                      std::size_t j1) const;
   std::size_t row_block_elements(std::size_t nb) const;
-  PendingTile issue_row_blocks(Core& core, LdmSpan<f16> buf, const std::vector<OffsetEntry>& entries, std::size_t batch,
-                               std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const;
+  PendingTile issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
+                               const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
+                               std::size_t k1, std::size_t j0, std::size_t j1) const;
   void unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
                          std::size_t j1, std::vector<float>& out) const;
 
@@ -85,8 +92,8 @@ class WindowTileSource final : public TileSource {
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
   PanelCost panel_cost(std::size_t k, std::size_t kc, std::size_t nb, double transaction_elements) const override;
   std::size_t chunk_unit() const override { return g_.rs(); }
-  PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
-                    std::size_t k1, std::size_t j0, std::size_t j1) const override;
+  PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
+                    std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const override;
   void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
               std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
   std::uint64_t address_ops() const { return address_ops_.load(); }

@@ -21,6 +21,9 @@ struct Blocking {
   std::size_t mb = 1, nb = 1, kc = 1;
   std::size_t batches = 1;  ///< output batches per block: > 1 shares each A tile among them (one A for all)
   bool whole_rows = false;  ///< odd output pitch: blocks are whole rows, in pairs
+  /// Row teams: the cores of a mesh row take neighbouring row blocks of one batch and the same columns; the
+  /// first reads each B tile once in ROW mode for all of them.
+  bool team = false;
 };
 
 /// True when blocks may span several batches: every batch multiplies the same A, and rows stay word-owned.
@@ -68,9 +71,11 @@ PanelCost stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t
   return {transactions, one_request ? chunks : per_run};
 }
 
-/// Blocks of a blocking: [batch groups x] row blocks x column blocks.
-std::size_t block_count(const MatrixMultiply& job, const Blocking& b) {
+/// Blocks of a blocking: [batch groups x] row blocks x column blocks; for teams, team units (a row block per
+/// member of a mesh row of `cols` cores).
+std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t cols = 1) {
   const std::size_t columns = ceil_div(job.n, b.nb);
+  if (b.team) return job.a_batch.size() * ceil_div(job.m, b.mb * cols) * columns;
   if (b.batches > 1) return ceil_div(job.a_batch.size(), b.batches) * ceil_div(job.m, b.mb) * columns;
   return ceil_div(job.yl.shape.n, b.mb) * columns;
 }
@@ -80,23 +85,28 @@ std::size_t block_count(const MatrixMultiply& job, const Blocking& b) {
 /// model's rate, against the busiest core's micro-kernels (the compute model), plus a latency per block.
 double estimate_cycles(const Arch& arch, const MatrixMultiply& job, const Blocking& b) {
   const double tx = static_cast<double>(arch.dma.transaction_bytes) / sizeof(f16);
-  const double blocks = static_cast<double>(block_count(job, b));
+  // A team unit is `cols` blocks that read B once: count it as that many blocks with B shared among them.
+  const double cols = b.team ? static_cast<double>(arch.cols) : 1.0;
+  const double blocks = static_cast<double>(block_count(job, b, arch.cols)) * cols;
   const PanelCost a_cost = stored_panel_cost(job.a, b.mb, job.k, b.kc, false, tx);
   const PanelCost b_cost = job.b_source != nullptr ? job.b_source->panel_cost(job.k, b.kc, b.nb, tx)
                                                    : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, tx);
   const auto batches = static_cast<double>(b.batches);
-  const double transactions = blocks * (a_cost.transactions + batches * b_cost.transactions);
-  const double requests = blocks * (a_cost.requests + batches * b_cost.requests);
+  const double transactions = blocks * (a_cost.transactions + batches * b_cost.transactions / cols);
+  const double requests = blocks * (a_cost.requests + batches * b_cost.requests / cols);
   // The timing model's rate and per-request cost (over its channels) where it has them.
   const double rate = arch.dma.timing.value("bytes_per_cycle", 16.0) * arch.core_groups;
   const double per_request =
       arch.dma.timing.value("request_overhead_cycles", 0.0) / arch.dma.timing.value("channels", 1.0) / arch.core_groups;
   const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / rate + requests * per_request;
   const double rounds = std::ceil(blocks / static_cast<double>(arch.total_cores()));
+  const double barriers = b.team ? rounds * std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc)) *
+                                       static_cast<double>(arch.barrier_cycles)
+                                 : 0.0;
   const ComputeModel& model = arch.compute;
   const double per_block =
       batches * static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, b.mb, b.nb, job.k, false)));
-  return std::max(dma, rounds * per_block) + rounds * 1000.0;
+  return std::max(dma, rounds * per_block) + rounds * 1000.0 + barriers;
 }
 
 Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
@@ -126,21 +136,29 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
   const std::size_t unit = job.b_source != nullptr ? job.b_source->chunk_unit() : 1;
   const std::size_t first_chunk = std::max<std::size_t>(32, unit) / unit * unit;  // ranks at the smallest chunk
   const bool share = can_share_a(job, best.whole_rows);
-  for (const std::size_t batches : std::array<std::size_t, 4>{1, 2, 4, 8}) {
-    if (batches > 1 && (!share || batches > job.a_batch.size())) break;
-    for (const std::size_t mb : row_sizes) {
-      if (batches > 1 && mb > job.m) break;
-      for (const std::size_t nb : column_sizes) {
-        const Blocking b{
-            .mb = mb, .nb = nb, .kc = std::min(job.k, first_chunk), .batches = batches, .whole_rows = best.whole_rows};
-        if (ldm_bytes(job, b) > capacity) continue;
-        const double cycles = estimate_cycles(arch, job, b);
-        if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
+  for (const bool team : {false, true}) {
+    if (team && (best.whole_rows || arch.cols < 2)) break;
+    for (const std::size_t batches : std::array<std::size_t, 4>{1, 2, 4, 8}) {
+      if (batches > 1 && (team || !share || batches > job.a_batch.size())) break;
+      for (const std::size_t mb : row_sizes) {
+        if ((batches > 1 || team) && mb > job.m) break;
+        for (const std::size_t nb : column_sizes) {
+          const Blocking b{.mb = mb,
+                           .nb = nb,
+                           .kc = std::min(job.k, first_chunk),
+                           .batches = batches,
+                           .whole_rows = best.whole_rows,
+                           .team = team};
+          if (ldm_bytes(job, b) > capacity) continue;
+          const double cycles = estimate_cycles(arch, job, b);
+          if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
+        }
       }
     }
   }
   if (best_cycles < 0) {  // nothing fits at k chunks of 32: the smallest blocks, k chunks shrunk below
     best.batches = 1;
+    best.team = false;
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
   }
@@ -249,26 +267,80 @@ class BlockRunner {
     std::size_t k0 = 0, k1 = 0;
   };
 
+  /// Issues chunk k0's reads: A rows [i0, i1) (none when empty) and each lane's B tile as `b_mode` says.
   void issue(TileSet& set, const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0,
-             std::size_t j1, std::size_t k0) {
+             std::size_t j1, std::size_t k0, tiling::ReadMode b_mode = tiling::ReadMode::kPe) {
     set.k0 = k0;
     set.k1 = std::min(job_.k, k0 + b_.kc);
-    set.a_read = tiling::get_block(core_, set.a, job_.a.base, job_.a.layout.total,
-                                   tile_block(job_.a, job_.a_batch[lanes[0].batch], i0, i1, set.k0, set.k1));
+    set.a_read = {};
+    if (i1 > i0) {
+      set.a_read = tiling::get_block(core_, set.a, job_.a.base, job_.a.layout.total,
+                                     tile_block(job_.a, job_.a_batch[lanes[0].batch], i0, i1, set.k0, set.k1));
+    }
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       const std::size_t batch = job_.b_batch[lanes[t].batch];
       if (job_.b_source != nullptr) {
-        set.b_pending[t] = job_.b_source->issue(core_, set.b[t], resident_, batch, set.k0, set.k1, j0, j1);
+        set.b_pending[t] = job_.b_source->issue(core_, b_mode, set.b[t], resident_, batch, set.k0, set.k1, j0, j1);
       } else {
         set.b_read[t] = tiling::get_block(core_, set.b[t], job_.b.base, job_.b.layout.total,
-                                          tile_block(job_.b, batch, set.k0, set.k1, j0, j1));
+                                          tile_block(job_.b, batch, set.k0, set.k1, j0, j1), b_mode);
       }
     }
   }
 
+  /// Waits for a set's B reads (only the issuing core holds handles).
+  void wait_b(TileSet& set, std::size_t lanes) {
+    for (std::size_t t = 0; t < lanes; ++t) {
+      set.b_read[t].wait();
+      for (DmaHandle& h : set.b_pending[t].handles) h.wait();
+    }
+  }
+
+  /// Unpacks chunk `set` and accumulates it into every lane (rows [i0, i1) of A).
+  void compute_chunk(TileSet& set, const std::vector<Lane>& lanes, std::size_t rows, std::size_t j0, std::size_t j1) {
+    const std::size_t depth = set.k1 - set.k0, width = j1 - j0;
+    unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
+    for (std::size_t t = 0; t < lanes.size(); ++t) {
+      if (job_.b_source != nullptr) {
+        job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1, j0, j1,
+                              b_tile_);
+      } else {
+        unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, b_tile_);
+      }
+      multiply_add(a_tile_.data(), b_tile_.data(), lanes[t].acc, rows, width, depth, width);
+      core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, set.k0 > 0));
+    }
+  }
+
+ public:
+  /// A team unit: this core's rows [i0, i1) (maybe none) of batch `batch`, columns [j0, j1), with the B tiles its
+  /// mesh row shares: the leader reads them in ROW mode into every member's ldm, the others only lay them out.
+  /// Row barriers keep a B buffer from being refilled while a member still multiplies it.
+  void run_team(std::size_t batch, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1, bool leader) {
+    const std::size_t rows = i1 - i0, width = j1 - j0;
+    const tiling::ReadMode b_mode = leader ? tiling::ReadMode::kRow : tiling::ReadMode::kPlan;
+    const std::vector<Lane> lanes{Lane{batch, acc_.data()}};
+    std::fill(acc_.begin(), acc_.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(rows, 1) * width), 0.0f);
+    core_.barrier(Scope::kRow);  // every member is done with the previous unit's buffers
+    std::size_t current = 0;
+    issue(sets_[current], lanes, i0, i1, j0, j1, 0, b_mode);
+    for (std::size_t k0 = 0; k0 < job_.k; k0 += b_.kc) {
+      TileSet& set = sets_[current];
+      if (leader) wait_b(set, 1);
+      core_.barrier(Scope::kRow);  // chunk k0's B has landed everywhere; everyone is done with the other set
+      if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc, b_mode);
+      if (rows > 0) {
+        set.a_read.wait();
+        compute_chunk(set, lanes, rows, j0, j1);
+      }
+      current ^= 1;
+    }
+    if (rows > 0) write(batch * job_.m + i0, batch * job_.m + i1, j0, j1, acc_.data());
+  }
+
+ private:
   /// acc of every lane += A rows [i0, i1) x B[lane] columns [j0, j1), over k in chunks (double-buffered).
   void multiply(const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
-    const std::size_t rows = i1 - i0, width = j1 - j0;
     std::size_t current = 0;
     issue(sets_[current], lanes, i0, i1, j0, j1, 0);
     for (std::size_t k0 = 0; k0 < job_.k; k0 += b_.kc) {
@@ -276,22 +348,8 @@ class BlockRunner {
       // The next chunk's reads go out before this chunk is waited for and multiplied (double buffering).
       if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc);
       set.a_read.wait();
-      for (std::size_t t = 0; t < lanes.size(); ++t) {
-        set.b_read[t].wait();
-        for (DmaHandle& h : set.b_pending[t].handles) h.wait();
-      }
-      const std::size_t depth = set.k1 - set.k0;
-      unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
-      for (std::size_t t = 0; t < lanes.size(); ++t) {
-        if (job_.b_source != nullptr) {
-          job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1, j0, j1,
-                                b_tile_);
-        } else {
-          unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, b_tile_);
-        }
-        multiply_add(a_tile_.data(), b_tile_.data(), lanes[t].acc, rows, width, depth, width);
-        core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, k0 > 0));
-      }
+      wait_b(set, lanes.size());
+      compute_chunk(set, lanes, i1 - i0, j0, j1);
       current ^= 1;
     }
   }
@@ -366,7 +424,26 @@ class BlockRunner {
 
 /// The kernel: every core takes the blocks dealt to it.
 void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blocking& blocking) {
-  const std::size_t blocks = block_count(job, blocking), column_blocks = ceil_div(job.n, blocking.nb);
+  const std::size_t column_blocks = ceil_div(job.n, blocking.nb);
+  if (blocking.team) {  // teams: a mesh row of one group; team t = row * groups + group (groups interleaved)
+    const Arch& arch = core.arch();
+    const std::size_t cols = arch.cols, teams = static_cast<std::size_t>(arch.rows) * arch.core_groups;
+    const std::size_t team =
+        static_cast<std::size_t>(core.row()) * arch.core_groups + static_cast<std::size_t>(core.cg());
+    const std::size_t units = block_count(job, blocking, cols), span = blocking.mb * cols;
+    if (team >= units) return;  // the whole row is idle
+    BlockRunner runner(core, job, blocking);
+    for (std::size_t unit = team; unit < units; unit += teams) {
+      const std::size_t cb = unit % column_blocks, j0 = cb * blocking.nb, j1 = std::min(job.n, j0 + blocking.nb);
+      const std::size_t supers = ceil_div(job.m, span);
+      const std::size_t super = (unit / column_blocks) % supers, batch = unit / column_blocks / supers;
+      const std::size_t i0 = std::min(job.m, super * span + static_cast<std::size_t>(core.col()) * blocking.mb);
+      runner.run_team(batch, i0, std::min(job.m, i0 + blocking.mb), j0, j1, core.col() == 0);
+    }
+    runner.finish();
+    return;
+  }
+  const std::size_t blocks = block_count(job, blocking);
   const std::size_t me = tiling::worker_index(core), workers = tiling::worker_count(core);
   if (me >= blocks) return;
   BlockRunner runner(core, job, blocking);

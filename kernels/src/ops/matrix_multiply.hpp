@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
 
 namespace ldmsim::ops {
@@ -55,9 +56,11 @@ class TileSource {
   virtual std::size_t resident_elements() const { return 0; }
   /// Fills the resident buffer; called once per core before the first issue.
   virtual void load_resident(Core& /*core*/, LdmSpan<f16> /*resident*/) const {}
-  /// Issues the reads of B[batch] rows [k0, k1) x columns [j0, j1) into buf (and charges their address work).
-  virtual PendingTile issue(Core& core, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch, std::size_t k0,
-                            std::size_t k1, std::size_t j0, std::size_t j1) const = 0;
+  /// Issues the reads of B[batch] rows [k0, k1) x columns [j0, j1) into buf as `mode` says (and charges their
+  /// address work; kPlan only lays them out, for a row neighbour that receives them in ROW mode).
+  virtual PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident,
+                            std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
+                            std::size_t j1) const = 0;
   /// After the reads completed: the tile as (k1 - k0) x (j1 - j0) row-major floats (zeros where masked).
   virtual void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
                       std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const = 0;

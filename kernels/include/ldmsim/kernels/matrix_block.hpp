@@ -6,11 +6,26 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "ldmsim/kernels/tiling.hpp"
 
 namespace ldmsim::tiling {
+
+/// How a read is issued: by this core for itself (PE), by this core for every core of its mesh row (ROW: the
+/// same ldm range of each receives the data), or not at all (plan only: where the data of a read that a row
+/// neighbour issues in ROW mode lands).
+enum class ReadMode : std::uint8_t { kPe, kRow, kPlan };
+
+/// A get of dst.size() elements from src (bsize/stride in bytes for a strided one) issued as `mode` says; an
+/// empty handle for kPlan.
+DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes = 0,
+                 std::size_t stride_bytes = 0);
+
+/// get_range (tiling.hpp) issued as `mode` says.
+RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
+                       Range r);
 
 /// The shape of a block: rows x count elements, rows `pitch` elements apart, the first at element `first`.
 struct BlockShape {
@@ -37,7 +52,7 @@ class BlockRead {
   std::vector<DmaHandle> take_handles() { return std::move(handles_); }
 
  private:
-  friend BlockRead get_block(Core&, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, const BlockShape&);
+  friend BlockRead get_block(Core&, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, const BlockShape&, ReadMode);
   std::vector<DmaHandle> handles_;
   bool strided_ = false;
   std::size_t first_ = 0, row_elements_ = 0;
@@ -45,8 +60,8 @@ class BlockRead {
 };
 
 /// Issues the reads of `block` of a device buffer of `total` elements into buf (block_buffer_elements).
-BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
-                    const BlockShape& block);
+BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
+                    ReadMode mode = ReadMode::kPe);
 
 /// Writes rows x count elements packed in buf (row r at buf[r * count]) to `block` of a device buffer. The caller
 /// owns whole 4-byte words: block.first and count even with an even pitch, or (odd pitch) count == pitch and
