@@ -180,8 +180,8 @@ int main(int argc, char** argv) {
   openblas_set_num_threads(1);
   fmt::print(
       "| layer | N | algo | extra main memory | peak ldm KiB | DMA MiB | requests | address ops / output | "
-      "sim cycles | % of f32 peak | host s | native s | host / native |\n");
-  fmt::print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "sim cycles | busiest core busy | mean DMA wait | % of f32 peak | host s | native s | host / native |\n");
+  fmt::print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   bool ok = true;
   for (const Layer& l : layers()) {
     if (!o.only.empty() && l.name.find(o.only) == std::string::npos) continue;

@@ -12,11 +12,7 @@ using ldmsim::test::run_op;
 
 namespace {
 
-struct Case {
-  std::string op;
-  std::vector<Shape> shapes;
-  nlohmann::json attrs;
-};
+using Case = test::OpCase;
 
 std::vector<Case> matmul_cases() {
   std::vector<Case> out;

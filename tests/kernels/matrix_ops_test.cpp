@@ -12,11 +12,7 @@ using ldmsim::test::shape_of;
 
 namespace {
 
-struct Case {
-  std::string op;
-  std::vector<Shape> shapes;
-  nlohmann::json attrs;
-};
+using Case = test::OpCase;
 
 std::vector<Case> cases_for(const Shape4& s4) {
   const Shape s = shape_of(s4), c1{s4.c};

@@ -23,6 +23,13 @@ struct OpRun {
   std::size_t cores_with_dma = 0;  ///< cores (over all groups) that issued at least one DMA
 };
 
+/// One operator application of a table-driven test: op name, input shapes, attributes.
+struct OpCase {
+  std::string op;
+  std::vector<Shape> shapes;
+  nlohmann::json attrs;
+};
+
 inline const OperatorRegistry& registry() {
   static const OperatorRegistry r = OperatorRegistry::builtin();
   return r;
