@@ -1,6 +1,7 @@
 // Matrix blocks to and from ldm (see matrix_block.hpp).
 #include "ldmsim/kernels/matrix_block.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace ldmsim::tiling {
@@ -11,6 +12,15 @@ bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::s
   const DmaFieldWidths& f = core.arch().dma.fields;
   const auto below = [](std::size_t v, std::uint32_t bits) { return bits >= 64 || v < (std::uint64_t{1} << bits); };
   return below(length, f.length_bits) && below(bsize, f.bsize_bits) && below(stride, f.stride_bits);
+}
+
+/// How many requests to cut a read of `bytes` into: the timing model serves requests on parallel channels, so
+/// one big request moves at a channel's share of the bandwidth; pieces of at least kMinPieceBytes, at most one
+/// per channel.
+std::size_t piece_count(const Core& core, std::size_t bytes) {
+  constexpr std::size_t kMinPieceBytes = 2048;
+  const auto channels = static_cast<std::size_t>(std::max(1.0, core.arch().dma.timing.value("channels", 1.0)));
+  return std::clamp<std::size_t>(bytes / kMinPieceBytes, 1, channels);
 }
 
 }  // namespace
@@ -50,12 +60,17 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
     read.strided_ = true;
     read.first_ = block.first - begin;
     read.row_elements_ = width;
-    auto dst = buf.first(block.rows * width);
-    if (block.pitch == width || block.rows == 1) {
-      read.handles_.push_back(get_as(core, mode, dst, base + begin));
-    } else {
-      read.handles_.push_back(
-          get_as(core, mode, dst, base + begin, width * sizeof(f16), (block.pitch - width) * sizeof(f16)));
+    // Whole rows per piece (a contiguous block may also be cut inside a row, at even elements).
+    const std::size_t pieces = std::min(piece_count(core, bytes), block.rows);
+    for (std::size_t p = 0; p < pieces; ++p) {
+      const std::size_t r0 = block.rows * p / pieces, r1 = block.rows * (p + 1) / pieces;
+      auto dst = buf.subspan(r0 * width, (r1 - r0) * width);
+      const DevicePtr<const f16> src = base + begin + r0 * block.pitch;
+      if (block.pitch == width || r1 - r0 == 1) {
+        read.handles_.push_back(get_as(core, mode, dst, src));
+      } else {
+        read.handles_.push_back(get_as(core, mode, dst, src, width * sizeof(f16), (block.pitch - width) * sizeof(f16)));
+      }
     }
     return read;
   }
@@ -67,7 +82,12 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
     read.strided_ = true;
     read.first_ = block.first - begin;
     read.row_elements_ = block.pitch;
-    read.handles_.push_back(get_as(core, mode, buf.first(end - begin), base + begin));
+    const std::size_t length = end - begin, pieces = piece_count(core, length * sizeof(f16));
+    for (std::size_t p = 0; p < pieces; ++p) {  // cut at even elements so every piece stays 4-byte legal
+      const std::size_t from = floor_even(length * p / pieces),
+                        to = p + 1 == pieces ? length : floor_even(length * (p + 1) / pieces);
+      if (to > from) read.handles_.push_back(get_as(core, mode, buf.subspan(from, to - from), base + begin + from));
+    }
     return read;
   }
   const std::size_t slot = ceil_even(block.count) + 2;
