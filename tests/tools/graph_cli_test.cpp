@@ -48,6 +48,14 @@ TEST_CASE("run --conv-algo picks the convolution algorithm; results are bit-iden
     INFO(r.output);
     REQUIRE(r.code == 0);
     const std::string logits = read_file(dir.path / "logits.npy") + read_file(dir.path / "c1.npy");
+    // stats.json says which algorithm ran, what it added to main memory and how the engine dealt its blocks.
+    const auto stats = nlohmann::json::parse(read_file(dir.path / "stats.json"));
+    const auto& metrics = stats["ops"][0]["metrics"];
+    CHECK(metrics["algo"] == algo);
+    CHECK((metrics["extra_main_memory_bytes"].get<std::uint64_t>() > 0) ==
+          (std::string(algo) == "im2col" || std::string(algo) == "implicit-precomp"));
+    CHECK(metrics["blocking"]["blocks"].get<std::uint64_t>() > 0);
+    CHECK(metrics["blocking"].contains("dealt_as"));
     if (first.empty()) first = logits;
     CHECK(logits == first);
     // im2col's first launch writes the image matrix; the others build tiles in ldm.

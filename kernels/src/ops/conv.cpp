@@ -91,15 +91,14 @@ class ConvOp final : public BoundOp {
         cl.chw_pitch = pitch;
         cl.total = rows * pitch;
         job.b = StoredMatrix{DevicePtr<const f16>(col), cl, g_.depth(), g_.pq(), false};
-        run_matrix_multiply(machine, label, job);
-        record(rows * pitch * sizeof(f16), address_ops.load());
+        record(rows * pitch * sizeof(f16), address_ops.load(), run_matrix_multiply(machine, label, job));
         return;
       }
       case ConvAlgo::kDirect: {
         const WindowTileSource source(g_, x, xl);
         job.b_source = &source;
-        run_matrix_multiply(machine, label, job);
-        record(0, source.address_ops());
+        const nlohmann::json blocking = run_matrix_multiply(machine, label, job);
+        record(0, source.address_ops(), blocking);
         return;
       }
       case ConvAlgo::kImplicit:
@@ -116,8 +115,9 @@ class ConvOp final : public BoundOp {
         }
         const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table), machine.arch().ldm_bytes);
         job.b_source = &source;
-        run_matrix_multiply(machine, label, job);
-        record(algo_ == ConvAlgo::kImplicitPrecomp ? g_.depth() * sizeof(OffsetEntry) : 0, source.address_ops());
+        const nlohmann::json blocking = run_matrix_multiply(machine, label, job);
+        record(algo_ == ConvAlgo::kImplicitPrecomp ? g_.depth() * sizeof(OffsetEntry) : 0, source.address_ops(),
+               blocking);
         return;
       }
     }
@@ -161,12 +161,13 @@ class ConvOp final : public BoundOp {
 
  private:
   /// What the last run measured beside the machine's statistics.
-  void record(std::uint64_t extra_main_memory_bytes, std::uint64_t address_ops) const {
+  void record(std::uint64_t extra_main_memory_bytes, std::uint64_t address_ops, const nlohmann::json& blocking) const {
     const double outputs = static_cast<double>(g_.n * g_.k * g_.pq());
     metrics_ = {{"algo", std::string(to_string(algo_))},
                 {"extra_main_memory_bytes", extra_main_memory_bytes},
                 {"address_ops", address_ops},
-                {"address_ops_per_output", static_cast<double>(address_ops) / outputs}};
+                {"address_ops_per_output", static_cast<double>(address_ops) / outputs},
+                {"blocking", blocking}};
   }
 
   mutable nlohmann::json metrics_;

@@ -73,7 +73,7 @@ class MatrixOp final : public BoundOp {
     if (job.yl.shape.n != y.matrices || job.yl.shape.c != d_.n || job.yl.hw_pitch != 1) {
       throw std::logic_error("matmul: the output is not in a matrix layout (" + job.yl.shape.str() + ")");
     }
-    run_matrix_multiply(machine, label, job);
+    metrics_ = {{"blocking", run_matrix_multiply(machine, label, job)}};
   }
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
     HostTensor y{output_shapes()[0], std::vector<float>(batches() * d_.m * d_.n)};
@@ -99,11 +99,13 @@ class MatrixOp final : public BoundOp {
     return {2 * products * d_.k + (input_shapes().size() == 3 ? 2 * products : 0), 0};
   }
   Tolerance tolerance() const override { return {2e-3, 1.0 / 512}; }
+  nlohmann::json run_metrics() const override { return metrics_; }
 
  private:
   std::size_t batches() const { return d_.a_batch.size(); }
 
   MatrixDims d_;
+  mutable nlohmann::json metrics_;  ///< the last run's blocking
 };
 
 MatrixDims infer_matmul(std::string_view name, std::span<const Shape> in) {

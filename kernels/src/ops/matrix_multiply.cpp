@@ -465,10 +465,18 @@ void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blockin
 
 }  // namespace
 
-void run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {
+nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {
   // Chosen once on the control core (it depends only on the job and the arch), not by every core.
   const Blocking blocking = choose_blocking(machine.arch(), job);
   machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking).join();
+  const char* dealt = blocking.team ? "row teams" : blocking.batches > 1 ? "shared-A batches" : "blocks";
+  return {{"block_rows", blocking.mb},
+          {"block_columns", blocking.nb},
+          {"k_chunk", blocking.kc},
+          {"batches_per_block", blocking.batches},
+          {"dealt_as", dealt},
+          {"blocks", block_count(job, blocking, machine.arch().cols)},
+          {"estimated_cycles", std::llround(estimate_cycles(machine.arch(), job, blocking))}};
 }
 
 std::vector<std::size_t> broadcast_batches(const Shape& input_batch, const Shape& output_batch) {

@@ -81,7 +81,9 @@ struct MatrixMultiply {
 };
 
 /// Chooses the blocking on the control core and runs the kernel on every core of every group under `label`.
-void run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job);
+/// Returns the blocking as JSON (block rows and columns, k chunk, how blocks were dealt, the estimate) for the
+/// op's run_metrics.
+nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job);
 
 /// Stored matrix index of input `input_batch` (shape of its leading dims) for each batch of `output_batch`
 /// (numpy broadcasting).
