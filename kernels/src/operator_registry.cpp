@@ -15,7 +15,6 @@ OperatorRegistry OperatorRegistry::builtin() {
   OperatorRegistry registry;
   ops::add_elementwise_kinds(registry);
   ops::add_softmax_kind(registry);
-  ops::add_fc_kind(registry);
   ops::add_pool_kinds(registry);
   ops::add_spatialbn_kinds(registry);
   ops::add_layout_kinds(registry);

@@ -1,6 +1,7 @@
-// matmul (numpy / ONNX MatMul: A [..., M, K] x B [..., K, N], leading dims broadcast, a 1-D operand promoted
+// fc, matmul (numpy / ONNX MatMul: A [..., M, K] x B [..., K, N], leading dims broadcast, a 1-D operand promoted
 // and its axis dropped) and gemm (ONNX Gemm: Y = alpha * op(A) op(B) + beta * C, A and B 2-D, transA/transB, C
-// broadcast to [M, N]). Both run the tiled matrix multiply engine. Every operand is a 2-D class matrix view
+// broadcast to [M, N]). All run the tiled matrix multiply engine; fc is gemm with transB on X's
+// [samples, c*h*w] matrix and its bias as C. Every operand is a 2-D class matrix view
 // [matrices * rows, cols], so its rows start at even elements (add-a-column) or come in pairs (add-a-row).
 #include "matrix_multiply.hpp"
 #include "op_support.hpp"
@@ -167,6 +168,34 @@ MatrixDims infer_gemm(std::string_view name, const JsonField& attrs, std::span<c
   return d;
 }
 
+/// fc: Y[n, k] = X[n, c*h*w] W[k, c*h*w]^T + b[k]: gemm with transB on X's [samples, c*h*w] matrix, the bias
+/// as C broadcast over the rows.
+MatrixDims infer_fc(std::string_view name, std::span<const Shape> in) {
+  const Shape& x = in[0];
+  const Shape& w = in[1];
+  if (x.rank() < 1 || x.rank() > 4) reject(name, fmt::format("X {} must have 1 to 4 dims (NCHW)", x.str()));
+  const std::uint64_t chw = x.product(1, x.rank());
+  if (w.rank() != 2 || w[1] != chw) {
+    reject(name, fmt::format("W {} must be [k, {}] (c*h*w of X {})", w.str(), chw, x.str()));
+  }
+  if (in.size() == 3 && !(in[2] == Shape{w[0]})) reject(name, fmt::format("bias {} must be [{}]", in[2].str(), w[0]));
+  MatrixDims d;
+  d.m = x[0];
+  d.k = chw;
+  d.n = w[0];
+  d.a = {1, d.m, d.k, false};
+  d.b = {1, d.n, d.k, true};
+  d.c = {1, 1, d.n, false};
+  d.a_batch = d.b_batch = {0};
+  d.out = Shape{d.m, d.n};
+  return d;
+}
+
+std::unique_ptr<BoundOp> bind_fc(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {});
+  return std::make_unique<MatrixOp>(in, infer_fc(name, in));
+}
+
 std::unique_ptr<BoundOp> bind_matmul(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {});
   return std::make_unique<MatrixOp>(in, infer_matmul(name, in));
@@ -181,6 +210,7 @@ std::unique_ptr<BoundOp> bind_gemm(std::string_view name, const JsonField& attrs
 void add_matmul_kinds(OperatorRegistry& registry) {
   registry.add(std::make_unique<FunctionKind>("matmul", Arity{2, 2, 1}, bind_matmul));
   registry.add(std::make_unique<FunctionKind>("gemm", Arity{2, 3, 1}, bind_gemm));
+  registry.add(std::make_unique<FunctionKind>("fc", Arity{2, 3, 1}, bind_fc));
 }
 
 }  // namespace ldmsim::ops

@@ -7,12 +7,11 @@ namespace ldmsim::ops {
 
 void add_elementwise_kinds(OperatorRegistry& registry);  // relu, sigmoid, tanh, add, mul
 void add_softmax_kind(OperatorRegistry& registry);       // softmax
-void add_fc_kind(OperatorRegistry& registry);            // fc
 void add_pool_kinds(OperatorRegistry& registry);         // max_pool, avg_pool
 void add_spatialbn_kinds(OperatorRegistry& registry);    // spatialbn, spatialbn_train
 void add_layout_kinds(OperatorRegistry& registry);       // reshape, flatten, concat
 void add_global_pool_kind(OperatorRegistry& registry);   // global_avg_pool
-void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm
+void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm, fc
 void add_conv_kind(OperatorRegistry& registry);          // conv
 
 }  // namespace ldmsim::ops
