@@ -142,7 +142,6 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
       if (batches > 1 && (team || !share || batches > job.a_batch.size())) break;
       for (const std::size_t mb : row_sizes) {
         if ((batches > 1 || team) && mb > job.m) break;
-        if (team && ceil_div(job.m, mb) < arch.cols) continue;  // every member of a team has rows
         for (const std::size_t nb : column_sizes) {
           const Blocking b{.mb = mb,
                            .nb = nb,
