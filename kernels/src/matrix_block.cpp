@@ -25,28 +25,6 @@ std::size_t piece_count(const Core& core, std::size_t bytes) {
 
 }  // namespace
 
-DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes,
-                 std::size_t stride_bytes) {
-  if (mode == ReadMode::kPlan) return {};
-  DmaRequest r;
-  r.op = DmaOp::kGet;
-  r.mode = mode == ReadMode::kRow ? DmaMode::kRow : DmaMode::kPe;
-  r.main = src.addr();
-  r.ldm = dst.ldm_addr();
-  r.length = dst.size_bytes();
-  r.bsize = bsize_bytes;
-  r.stride = stride_bytes;
-  r.api = mode == ReadMode::kRow ? "tiling::get (ROW)" : "tiling::get";
-  return core.dma(r);
-}
-
-RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
-                       Range r) {
-  const std::size_t begin = floor_even(r.begin);
-  const std::size_t end = ceil_even(r.end) <= total ? ceil_even(r.end) : r.end;
-  return RangeRead{get_as(core, mode, buf.first(end - begin), base + begin), r.begin - begin};
-}
-
 BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
                     ReadMode mode) {
   BlockRead read;

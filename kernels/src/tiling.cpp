@@ -11,10 +11,26 @@ std::size_t fit_elements(Core& core, std::size_t buffers, std::size_t cap, std::
   return std::max<std::size_t>(2, floor_even(std::min<std::size_t>(cap, static_cast<std::size_t>(per))));
 }
 
-RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, Range r) {
+DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes,
+                 std::size_t stride_bytes) {
+  if (mode == ReadMode::kPlan) return {};
+  DmaRequest r;
+  r.op = DmaOp::kGet;
+  r.mode = mode == ReadMode::kRow ? DmaMode::kRow : DmaMode::kPe;
+  r.main = src.addr();
+  r.ldm = dst.ldm_addr();
+  r.length = dst.size_bytes();
+  r.bsize = bsize_bytes;
+  r.stride = stride_bytes;
+  r.api = mode == ReadMode::kRow ? "tiling::get (ROW)" : "tiling::get";
+  return core.dma(r);
+}
+
+RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
+                       Range r) {
   const std::size_t begin = floor_even(r.begin);
   const std::size_t end = ceil_even(r.end) <= total ? ceil_even(r.end) : r.end;
-  return RangeRead{core.get(buf.first(end - begin), base + begin), r.begin - begin};
+  return RangeRead{get_as(core, mode, buf.first(end - begin), base + begin), r.begin - begin};
 }
 
 void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,

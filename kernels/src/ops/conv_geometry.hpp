@@ -4,9 +4,11 @@
 // X[n, g*Cg + c, p*sh - pad_top + r*dh, q*sw - pad_left + s*dw], zero outside the input (the padding).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "ldmsim/kernels/padding.hpp"
 
@@ -30,6 +32,24 @@ struct ConvGeometry {
   std::size_t rs() const { return r * s; }
   std::size_t depth() const { return cg() * r * s; }  ///< GEMM k: rows of an image matrix
   std::size_t pq() const { return p * q; }
+
+  /// Output rows a tile of `nb` image columns can touch (a tile may start anywhere in a row).
+  std::size_t rows_touched(std::size_t nb) const { return std::min(p, (nb + q - 1) / q + 1); }
+  /// Input rows the output rows [0, rows) read, clipped to the input (windows of kernel rows, dilated).
+  std::size_t input_rows_for(std::size_t rows) const {
+    return std::min(h, (rows - 1) * stride_h + (r - 1) * dilation_h + 1);
+  }
+  /// Input columns `columns` consecutive output columns read (over every kernel column), clipped to the input.
+  std::size_t input_columns_for(std::size_t columns) const {
+    return std::min(w, (columns - 1) * stride_w + (s - 1) * dilation_w + 1);
+  }
+  /// The output columns [first, end) whose input column q*sw + shift - pad_left (shift = kernel column * dw) lies
+  /// in the input.
+  std::pair<std::size_t, std::size_t> valid_columns(std::size_t shift) const {
+    const std::size_t first = shift >= pad_left ? 0 : (pad_left - shift + stride_w - 1) / stride_w;
+    const std::size_t limit = w + pad_left;  // column + pad_left must stay below this
+    return {first, shift >= limit ? 0 : (limit - shift - 1) / stride_w + 1};
+  }
 
   /// Decodes image row j into (channel within the group, kernel row, kernel column).
   void split_row(std::size_t j, std::size_t& ci, std::size_t& ri, std::size_t& si) const {
@@ -57,10 +77,7 @@ inline ImageRun image_run(const ConvGeometry& g, const Layout& x, std::size_t n,
   if (h_plus_pad < g.pad_top || h_plus_pad - g.pad_top >= g.h) return run;
   const std::size_t h = h_plus_pad - g.pad_top;
   const std::size_t shift = si * g.dilation_w;  // input column of q is q * stride_w + shift - pad_left
-  // First q whose column is >= 0, and one past the last whose column is < w.
-  const std::size_t q_first = shift >= g.pad_left ? 0 : (g.pad_left - shift + g.stride_w - 1) / g.stride_w;
-  const std::size_t limit = g.w + g.pad_left;  // column + pad_left must stay below this
-  const std::size_t q_end = shift >= limit ? 0 : (limit - shift - 1) / g.stride_w + 1;
+  const auto [q_first, q_end] = g.valid_columns(shift);
   run.q0 = std::max(qa, q_first);
   run.q1 = std::min(qb, q_end);
   if (run.empty()) return run;

@@ -81,18 +81,14 @@ std::size_t RunTileSource::slot(std::size_t nb) const {
   return tiling::ceil_even(precomputed() ? columns + (g_.s - 1) * g_.dilation_w : columns) + 2;
 }
 
-std::size_t RunTileSource::rows_per_tile(std::size_t nb) const {
-  return std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
-}
-
 PanelCost RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, double transaction_elements) const {
-  const auto rows = static_cast<double>(rows_per_tile(nb));
+  const auto rows = static_cast<double>(g_.rows_touched(nb));
   if (!precomputed()) {  // a run per image row and output row
     const double runs = static_cast<double>(k) * rows;
     return {runs * std::ceil(static_cast<double>(std::min(nb, g_.q) * g_.stride_w) / transaction_elements), runs};
   }
   // A row block (rows x the union's width) per (c, r).
-  const std::size_t width = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
+  const std::size_t width = g_.input_columns_for(g_.q);
   const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.s));
   // Whole input rows one after another (stride 1, unpadded rows) are one contiguous read.
   const bool contiguous = width == g_.w && xl_.w_pitch == g_.w && g_.stride_h == 1;
@@ -112,7 +108,7 @@ void RunTileSource::load_resident(Core& core, LdmSpan<f16> resident) const {
 }
 
 std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
-  if (!precomputed()) return kc * rows_per_tile(nb) * slot(nb);
+  if (!precomputed()) return kc * g_.rows_touched(nb) * slot(nb);
   // One row block per (c, r): a chunk of kc image rows touches at most kc / s + 2 of them.
   const std::size_t runs = (kc / g_.s + 2) * row_block_elements(nb);
   const std::size_t table = resident_elements() == 0 ? kc * sizeof(OffsetEntry) / sizeof(f16) + 2 : 0;
@@ -138,7 +134,7 @@ PendingTile RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16>
     return issue_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1);
   }
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
-  const std::size_t slot_size = slot(nb), runs_per_row = rows_per_tile(nb);
+  const std::size_t slot_size = slot(nb), runs_per_row = g_.rows_touched(nb);
   PendingTile pending;
   std::uint64_t runs = 0;
   for (std::size_t j = k0; j < k1; ++j) {
@@ -177,9 +173,7 @@ RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t grou
   bool any = false;
   for (std::size_t i = 0; i < count; ++i) {
     const auto shift = static_cast<std::size_t>(entries[i].column);
-    const std::size_t q_first = shift >= g_.pad_left ? 0 : (g_.pad_left - shift + g_.stride_w - 1) / g_.stride_w;
-    const std::size_t limit = g_.w + g_.pad_left;
-    const std::size_t q_end = shift >= limit ? 0 : (limit - shift - 1) / g_.stride_w + 1;
+    const auto [q_first, q_end] = g_.valid_columns(shift);
     const std::size_t q0 = std::max(qa, q_first), q1 = std::min(qb, q_end);
     if (q0 >= q1) continue;
     const std::size_t w0 = q0 * g_.stride_w + shift - g_.pad_left,
@@ -197,8 +191,8 @@ RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t grou
 }
 
 std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
-  const std::size_t width = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
-  return tiling::block_buffer_elements(rows_per_tile(nb), width);
+  const std::size_t width = g_.input_columns_for(g_.q);
+  return tiling::block_buffer_elements(g_.rows_touched(nb), width);
 }
 
 PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
@@ -306,18 +300,16 @@ WindowTileSource::Window WindowTileSource::window(std::size_t j0, std::size_t j1
 }
 
 std::size_t WindowTileSource::window_elements(std::size_t nb) const {
-  const std::size_t rows = std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
-  const std::size_t height = std::min(g_.h, (rows - 1) * g_.stride_h + (g_.r - 1) * g_.dilation_h + 1);
-  const std::size_t width = std::min(g_.w, (std::min(nb, g_.q) - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
-  const std::size_t full = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
+  const std::size_t rows = g_.rows_touched(nb), height = g_.input_rows_for(rows);
+  const std::size_t width = g_.input_columns_for(std::min(nb, g_.q));
+  const std::size_t full = g_.input_columns_for(g_.q);
   return tiling::block_buffer_elements(height, rows > 1 ? full : width);
 }
 
 PanelCost WindowTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, double transaction_elements) const {
   // A window (its input rows x the union's width) per input channel.
-  const std::size_t rows = std::min(g_.p, (nb + g_.q - 1) / g_.q + 1);
-  const std::size_t height = std::min(g_.h, (rows - 1) * g_.stride_h + (g_.r - 1) * g_.dilation_h + 1);
-  const std::size_t width = std::min(g_.w, (g_.q - 1) * g_.stride_w + (g_.s - 1) * g_.dilation_w + 1);
+  const std::size_t height = g_.input_rows_for(g_.rows_touched(nb));
+  const std::size_t width = g_.input_columns_for(g_.q);
   const double channels = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
   // Whole input rows one after another are one contiguous read.
   const bool contiguous = width == g_.w && xl_.w_pitch == g_.w;
@@ -409,8 +401,7 @@ void im2col_kernel(Core& core, const Im2colArgs& a) {
                         tiling::get_range(core, runs.subspan(p * slot, slot), a.x, a.xl.total,
                                           {run.offset, run.offset + run.span(g.stride_w)})});
     }
-    core.compute({.cycles = g.p * kAddressOpsOnTheFly});
-    *a.address_ops += g.p * kAddressOpsOnTheFly;
+    charge_address_ops(core, *a.address_ops, g.p * kAddressOpsOnTheFly);
     std::fill(values.begin(), values.end(), 0.0f);
     for (const auto& [p, run, read] : issued) {
       read.handle.wait();

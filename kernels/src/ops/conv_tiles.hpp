@@ -60,7 +60,6 @@ class RunTileSource final : public TileSource {
 
  private:
   std::size_t slot(std::size_t nb) const;
-  std::size_t rows_per_tile(std::size_t nb) const;
   bool precomputed() const { return table_.addr() != 0; }
   /// The input rows one (c, r) reads for a tile: output rows [pa, pb) (the others are padding), input
   /// columns [w0, w1) (the union over its s of the tile's columns), the first at element `offset`.

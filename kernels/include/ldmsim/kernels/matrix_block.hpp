@@ -6,26 +6,11 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <vector>
 
 #include "ldmsim/kernels/tiling.hpp"
 
 namespace ldmsim::tiling {
-
-/// How a read is issued: by this core for itself (PE), by this core for every core of its mesh row (ROW: the
-/// same ldm range of each receives the data), or not at all (plan only: where the data of a read that a row
-/// neighbour issues in ROW mode lands).
-enum class ReadMode : std::uint8_t { kPe, kRow, kPlan };
-
-/// A get of dst.size() elements from src (bsize/stride in bytes for a strided one) issued as `mode` says; an
-/// empty handle for kPlan.
-DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes = 0,
-                 std::size_t stride_bytes = 0);
-
-/// get_range (tiling.hpp) issued as `mode` says.
-RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
-                       Range r);
 
 /// The shape of a block: rows x count elements, rows `pitch` elements apart, the first at element `first`.
 struct BlockShape {

@@ -127,10 +127,26 @@ struct RangeRead {
   std::size_t first = 0;  ///< index in the ldm buffer of element r.begin
 };
 
+/// How a read is issued: by this core for itself (PE), by this core for every core of its mesh row (ROW: the
+/// same ldm range of each receives the data), or not at all (plan only: where the data of a read that a row
+/// neighbour issues in ROW mode lands).
+enum class ReadMode : std::uint8_t { kPe, kRow, kPlan };
+
+/// A get of dst.size() elements from src (bsize/stride in bytes for a strided one) issued as `mode` says; an
+/// empty handle for kPlan.
+DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes = 0,
+                 std::size_t stride_bytes = 0);
+
+/// get_range issued as `mode` says.
+RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
+                       Range r);
+
 /// Reads elements r of a device buffer of `total` elements into buf (which must hold r.size() + 2 elements). The
 /// read starts at the even element below r.begin and ends at the even element above r.end when that stays inside
 /// the buffer; otherwise (an odd total: an unpadded tensor) it ends at r.end and the DMA engine judges it.
-RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, Range r);
+inline RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, Range r) {
+  return get_range_as(core, ReadMode::kPe, buf, base, total, r);
+}
 
 /// Reads the logical elements [first, first + count) of a tensor stored in `layout` at `base` into out[0, count)
 /// (ldm memory), through the staging buffer `buf`: one widened read when their span in the layout fits buf
