@@ -38,7 +38,9 @@ constexpr std::uint64_t kMaxFieldBits = 32;  // trace events store length, bsize
 constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kMaxArchFileBytes = std::uint64_t{1} << 20;  // presets are < 1 KiB
 constexpr std::uint64_t kMaxSimdLanes = 4096;
-constexpr double kMaxIssueRate = 1024;  // instructions per cycle
+constexpr double kMaxIssueRate = 1024;   // instructions per cycle
+constexpr double kMinRate = 1.0 / 4096;  // the least work per cycle a rate may describe (as the DMA timing's)
+constexpr double kMaxFlopsPerCycle = 1e6;
 
 /// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
 /// than "model" belong to the timing model and are not listed.
@@ -258,10 +260,12 @@ void read_dma(const Object& dma, DmaArch& out) {
   }
 }
 
-/// A finite number in (0, hi].
-double bounded_positive(const Object& object, std::string_view key, const json& value, double hi) {
+/// A rate in [kMinRate, hi]: a rate of 1e-300 per cycle would turn work into more cycles than a counter holds.
+double bounded_rate(const Object& object, std::string_view key, const json& value, double hi) {
   const double number = positive_number(object, key, value);
-  if (number > hi) object.ctx().fail(object.path_of(key), fmt::format("must be in (0, {}]", hi), value);
+  if (number < kMinRate || number > hi) {
+    object.ctx().fail(object.path_of(key), fmt::format("must be in [1/4096, {}] per cycle", hi), value);
+  }
   return number;
 }
 
@@ -277,14 +281,14 @@ ComputeModel read_compute(const Object& compute, double flops_per_cycle) {
       out.simd_lanes = to_u32(integer_in(unit, "simd_lanes", *lanes, 1, kMaxSimdLanes, "must be in 1..4096"));
     }
     if (const json* rate = unit.find("fma_per_cycle")) {
-      out.fma_per_cycle = bounded_positive(unit, "fma_per_cycle", *rate, kMaxIssueRate);
+      out.fma_per_cycle = bounded_rate(unit, "fma_per_cycle", *rate, kMaxIssueRate);
     }
   }
   if (const json* v = compute.find("vector_registers")) {
     model.vector_registers = to_u32(integer_in(compute, "vector_registers", *v, 3, 1024, "must be in 3..1024"));
   }
   if (const json* v = compute.find("ldm_accesses_per_cycle")) {
-    model.ldm_accesses_per_cycle = bounded_positive(compute, "ldm_accesses_per_cycle", *v, kMaxIssueRate);
+    model.ldm_accesses_per_cycle = bounded_rate(compute, "ldm_accesses_per_cycle", *v, kMaxIssueRate);
   }
   if (const json* v = compute.find("dual_issue")) {
     if (!v->is_boolean()) compute.ctx().fail(compute.path_of("dual_issue"), "must be true or false", *v);
@@ -326,7 +330,7 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   out.ldm_bytes = ldm_bytes;
 
   if (const json* v = cores.find("flops_per_cycle")) {
-    out.flops_per_cycle = positive_number(cores, "flops_per_cycle", *v);
+    out.flops_per_cycle = bounded_rate(cores, "flops_per_cycle", *v, kMaxFlopsPerCycle);
   }
   const json* compute = cores.find("compute");
   out.compute = compute == nullptr

@@ -281,6 +281,8 @@ TEST_CASE("every rule is checked at its boundary and the error names the path", 
     check_rejects("/core_groups/cores/flops_per_cycle", -2, "core_groups.cores.flops_per_cycle must be > 0");
     check_rejects("/core_groups/cores/flops_per_cycle", "8", "core_groups.cores.flops_per_cycle must be a number");
     check_accepts("/core_groups/cores/flops_per_cycle", 0.001);
+    check_rejects("/core_groups/cores/flops_per_cycle", 1e-300,
+                  "core_groups.cores.flops_per_cycle must be in [1/4096, 1000000] per cycle (got 1e-300)");
     check_accepts("/core_groups/cores/flops_per_cycle", 16);
   }
   SECTION("core_groups.cores.barrier_cycles") {

@@ -102,7 +102,12 @@ TEST_CASE("the arch file's compute object: defaults, round trip and errors", "[c
   CHECK_THAT(error_of(with_compute({{"f64", {{"fma_per_cycle", -1}}}})),
              Contains("core_groups.cores.compute.f64.fma_per_cycle must be > 0"));
   CHECK_THAT(error_of(with_compute({{"f64", {{"fma_per_cycle", 1e9}}}})),
-             Contains("core_groups.cores.compute.f64.fma_per_cycle must be in (0, 1024]"));
+             Contains("core_groups.cores.compute.f64.fma_per_cycle must be in [1/4096, 1024] per cycle"));
+  // A rate near zero would make cycles overflow their counter: refused, not silently wrapped.
+  CHECK_THAT(error_of(with_compute({{"f32", {{"fma_per_cycle", 1e-300}}}})),
+             Contains("core_groups.cores.compute.f32.fma_per_cycle must be in [1/4096, 1024] per cycle (got 1e-300)"));
+  CHECK_THAT(error_of(with_compute({{"ldm_accesses_per_cycle", 1e-9}})),
+             Contains("core_groups.cores.compute.ldm_accesses_per_cycle must be in [1/4096, 1024]"));
   CHECK_THAT(error_of(with_compute({{"dual_issue", "yes"}})),
              Contains("core_groups.cores.compute.dual_issue must be true or false"));
   CHECK_THAT(error_of(with_compute({{"vector_registers", 2}})),
