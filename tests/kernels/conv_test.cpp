@@ -155,4 +155,10 @@ TEST_CASE("conv attribute and shape errors name the op", "[kernels][conv]") {
                     Catch::Contains("attrs.algo must be one of im2col, direct, implicit or implicit-precomp"));
   CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"pad", {1, 2, 3}}}), Catch::Contains("attrs.pad"));
   CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"dilation", {1, 0}}}), Catch::Contains("attrs.dilation"));
+  // Offsets beyond 32 bits: implicit-precomp is refused when bound, naming the way out; direct takes it.
+  const Shape huge{1, 1024, 2048, 2048}, hw{8, 1024, 3, 3};
+  CHECK_THROWS_WITH(
+      bind_op("conv", {huge, hw}),
+      Catch::Contains("conv: implicit-precomp's offset table holds 32-bit") && Catch::Contains("--conv-algo direct"));
+  CHECK_NOTHROW(bind_op("conv", {huge, hw}, {{"algo", "direct"}}));
 }

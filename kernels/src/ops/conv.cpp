@@ -6,6 +6,7 @@
 // [K, C/groups*R*S] matrix (2-D), bias 1-D, Y as the [N*K, P*Q] matrix of output planes (2-D).
 #include <array>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -237,6 +238,15 @@ std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs
     const auto parsed = kAlgoNames.parse(a->string());
     if (!parsed) a->fail(fmt::format("must be one of {}", kAlgoNames.list(", ", " or ")));
     algo = *parsed;
+  }
+  // The preprocessor's table holds 32-bit offsets within a group's channels (padded pitches at most +1 each).
+  const std::uint64_t span =
+      checked_add(checked_mul(g.cg(), checked_mul(g.h + 1, g.w + 1, name), name),
+                  checked_add(checked_mul(g.r * g.dilation_h, g.w + 1, name), g.s * g.dilation_w, name), name);
+  if (algo == ConvAlgo::kImplicitPrecomp && span > static_cast<std::uint64_t>(INT32_MAX)) {
+    reject(name, fmt::format("implicit-precomp's offset table holds 32-bit offsets, but a group's {} channels of {}x{} "
+                             "span {} elements; use \"algo\": \"direct\" (or --conv-algo direct)",
+                             g.cg(), g.h, g.w, span));
   }
   return std::make_unique<ConvOp>(in, g, algo);
 }
