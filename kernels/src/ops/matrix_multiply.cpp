@@ -42,14 +42,21 @@ std::size_t b_tile_elements(const MatrixMultiply& job, std::size_t kc, std::size
   return job.b_source != nullptr ? job.b_source->buffer_elements(kc, nb) : tile_elements(job.b, kc, nb);
 }
 
+/// Zero rows the output's layout has after its last row (a naive plan's even row count): the block that writes
+/// the last rows writes them too.
+std::size_t padding_rows(const MatrixMultiply& job) {
+  return job.yl.total / job.yl.chw_pitch - job.yl.shape.n;
+}
+
 std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
   constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
   const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
+  const std::size_t out_rows = b.mb + padding_rows(job);
   std::size_t bytes =
       2 * (tile_elements(job.a, b.mb, b.kc) + b.batches * b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
   if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
   if (job.b_source != nullptr) bytes += job.b_source->resident_elements() * sizeof(f16);
-  bytes += b.batches * b.mb * b.nb * sizeof(float) + b.mb * out_cols * sizeof(f16);
+  bytes += b.batches * b.mb * b.nb * sizeof(float) + out_rows * out_cols * sizeof(f16);
   if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
   return bytes + 7 * kSlack;
 }
@@ -209,9 +216,9 @@ class BlockRunner {
       set.b_pending.resize(b_.batches);
       for (auto& buffer : set.b) buffer = core.ldm().alloc<f16>(b_tile_elements(job, b_.kc, b_.nb));
     }
-    acc_ldm_ = core.ldm().alloc<float>(b_.batches * b_.mb * b_.nb);
-    out_cols_ = b_.whole_rows ? job.yl.chw_pitch : b_.nb + 2;
-    out_ = core.ldm().alloc<f16>(b_.mb * out_cols_);
+    core.ldm().alloc<float>(b_.batches * b_.mb * b_.nb);  // the fp32 accumulators a core holds (host: acc_)
+    const std::size_t out_cols = b_.whole_rows ? job.yl.chw_pitch : b_.nb + 2;
+    out_ = core.ldm().alloc<f16>((b_.mb + padding_rows(job)) * out_cols);
     if (job.has_addend) addend_ = core.ldm().alloc<f16>(tiling::block_buffer_elements(b_.mb, b_.nb));
     if (job.has_row_bias) read_row_bias();
     if (job.b_source != nullptr && job.b_source->resident_elements() > 0) {
@@ -415,9 +422,7 @@ class BlockRunner {
   Blocking b_;
   const ComputeModel& model_;
   std::array<TileSet, 2> sets_;
-  LdmSpan<float> acc_ldm_;
   LdmSpan<f16> out_, addend_, resident_;
-  std::size_t out_cols_ = 0;
   std::vector<float> a_tile_, b_tile_, acc_, row_bias_;
   std::vector<DmaHandle> puts_;
 };

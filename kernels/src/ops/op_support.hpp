@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -73,11 +74,20 @@ inline double num_attr(const JsonField& attrs, std::string_view key, double fall
   return v ? v->number() : fallback;
 }
 
-/// fp16 tile -> floats and back (bulk conversions).
+/// fp16 tile -> floats and back (bulk conversions). A range beyond the ldm buffer is a kernel bug that would
+/// overwrite a neighbouring buffer (or memory past the local store): it throws instead.
+inline void check_in_buffer(LdmSpan<f16> buffer, std::size_t first, std::size_t n) {
+  if (first > buffer.size() || n > buffer.size() - first) {
+    throw std::logic_error(fmt::format("ldm tile conversion of [{}, {}) outside a buffer of {} elements", first,
+                                       first + n, buffer.size()));
+  }
+}
 inline void to_floats(LdmSpan<f16> from, std::size_t first, std::size_t n, float* out) {
+  check_in_buffer(from, first, n);
   halves_to_floats(std::span<const f16>(from.data() + first, n), std::span<float>(out, n));
 }
 inline void to_halves(const float* in, std::size_t n, LdmSpan<f16> to) {
+  check_in_buffer(to, 0, n);
   floats_to_halves(std::span<const float>(in, n), to.first(n).span());
 }
 
