@@ -470,7 +470,24 @@ void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blockin
 
 }  // namespace
 
+namespace {
+
+/// The engine reads every operand as a row-major matrix of `rows` x `cols` per stored matrix (row pitch =
+/// chw_pitch): a layout planned on another view would be read wrongly, so it is a bug in the calling op.
+void require_matrix_layout(const Layout& l, std::size_t rows, std::size_t cols, std::string_view what) {
+  if (l.shape.c != cols || l.hw_pitch != 1 || l.w_pitch != 1 || rows == 0 || l.shape.n % rows != 0) {
+    throw std::logic_error(fmt::format("matrix multiply: {} is not in a [.. x {}, {}] matrix layout ({})", what, rows,
+                                       cols, l.shape.str()));
+  }
+}
+
+}  // namespace
+
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {
+  require_matrix_layout(job.a.layout, job.a.rows, job.a.cols, "A");
+  if (job.b_source == nullptr) require_matrix_layout(job.b.layout, job.b.rows, job.b.cols, "B");
+  if (job.has_addend) require_matrix_layout(job.c.matrix.layout, job.c.matrix.rows, job.c.matrix.cols, "C");
+  require_matrix_layout(job.yl, job.a_batch.size() * job.m, job.n, "the output");
   // Chosen once on the control core (it depends only on the job and the arch), not by every core.
   const Blocking blocking = choose_blocking(machine.arch(), job);
   machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking).join();
