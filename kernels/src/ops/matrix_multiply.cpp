@@ -254,6 +254,17 @@ class BlockRunner {
     write(block.g0, block.g1, block.j0, block.j1, acc_.data());
   }
 
+  /// A team unit: this core's rows [i0, i1) (maybe none) of batch `batch`, columns [j0, j1), sharing B tiles
+  /// with the rest of its mesh row (`leader`: the row's first core).
+  void run_team(std::size_t batch, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1, bool leader) {
+    const std::size_t width = j1 - j0;
+    std::fill(acc_.begin(), acc_.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(i1 - i0, 1) * width),
+              0.0f);
+    const TeamRole role{leader};
+    multiply({Lane{batch, acc_.data()}}, i0, i1, j0, j1, &role);
+    if (i1 > i0) write(batch * job_.m + i0, batch * job_.m + i1, j0, j1, acc_.data());
+  }
+
   void finish() {
     for (DmaHandle& h : puts_) h.wait();
     puts_.clear();
@@ -319,44 +330,35 @@ class BlockRunner {
     }
   }
 
- public:
-  /// A team unit: this core's rows [i0, i1) (maybe none) of batch `batch`, columns [j0, j1), with the B tiles its
-  /// mesh row shares: the leader reads them in ROW mode into every member's ldm, the others only lay them out.
-  /// Row barriers keep a B buffer from being refilled while a member still multiplies it.
-  void run_team(std::size_t batch, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1, bool leader) {
-    const std::size_t rows = i1 - i0, width = j1 - j0;
-    const tiling::ReadMode b_mode = leader ? tiling::ReadMode::kRow : tiling::ReadMode::kPlan;
-    const std::vector<Lane> lanes{Lane{batch, acc_.data()}};
-    std::fill(acc_.begin(), acc_.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(rows, 1) * width), 0.0f);
-    core_.barrier(Scope::kRow);  // every member is done with the previous unit's buffers
+  /// A core's part in a row team: the leader reads each B tile in ROW mode for every member.
+  struct TeamRole {
+    bool leader = false;
+  };
+
+  /// acc of every lane += A rows [i0, i1) (none for a team member without rows) x B[lane] columns [j0, j1), over k
+  /// in chunks, double-buffered: the next chunk's reads go out before this chunk is waited for and multiplied.
+  /// In a team only the leader issues (and waits for) B; row barriers keep a B buffer from being refilled while a
+  /// member still multiplies it, and tell members the chunk's B has landed.
+  void multiply(const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1,
+                const TeamRole* team = nullptr) {
+    const tiling::ReadMode b_mode = team == nullptr ? tiling::ReadMode::kPe
+                                    : team->leader  ? tiling::ReadMode::kRow
+                                                    : tiling::ReadMode::kPlan;
+    if (team != nullptr) core_.barrier(Scope::kRow);  // every member is done with the previous unit's buffers
     std::size_t current = 0;
     issue(sets_[current], lanes, i0, i1, j0, j1, 0, b_mode);
     for (std::size_t k0 = 0; k0 < job_.k; k0 += b_.kc) {
       TileSet& set = sets_[current];
-      if (leader) wait_b(set, 1);
-      core_.barrier(Scope::kRow);  // chunk k0's B has landed everywhere; everyone is done with the other set
-      if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc, b_mode);
-      if (rows > 0) {
-        set.a_read.wait();
-        compute_chunk(set, lanes, rows, j0, j1);
+      if (team != nullptr) {
+        if (team->leader) wait_b(set, lanes.size());
+        core_.barrier(Scope::kRow);
       }
-      current ^= 1;
-    }
-    if (rows > 0) write(batch * job_.m + i0, batch * job_.m + i1, j0, j1, acc_.data());
-  }
-
- private:
-  /// acc of every lane += A rows [i0, i1) x B[lane] columns [j0, j1), over k in chunks (double-buffered).
-  void multiply(const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
-    std::size_t current = 0;
-    issue(sets_[current], lanes, i0, i1, j0, j1, 0);
-    for (std::size_t k0 = 0; k0 < job_.k; k0 += b_.kc) {
-      TileSet& set = sets_[current];
-      // The next chunk's reads go out before this chunk is waited for and multiplied (double buffering).
-      if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc);
-      set.a_read.wait();
-      wait_b(set, lanes.size());
-      compute_chunk(set, lanes, i1 - i0, j0, j1);
+      if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc, b_mode);
+      if (i1 > i0) {
+        set.a_read.wait();
+        if (team == nullptr) wait_b(set, lanes.size());
+        compute_chunk(set, lanes, i1 - i0, j0, j1);
+      }
       current ^= 1;
     }
   }
