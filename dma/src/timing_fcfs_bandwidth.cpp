@@ -24,9 +24,13 @@ class FcfsBandwidthModel final : public TimingModel {
 
   Cycle issue_cycles(const DmaRequest&) const override { return issue_; }
 
-  DmaTiming schedule(const DmaRequest& request, Cycle issue, int) override {
+  double service_cycles(const DmaRequest& request) const override {
     const double transactions = static_cast<double>(count_transactions(request, transaction_bytes_));
-    const double service = overhead_ + transactions * transaction_bytes_ / bytes_per_cycle_;
+    return overhead_ + transactions * transaction_bytes_ / bytes_per_cycle_;
+  }
+
+  DmaTiming schedule(const DmaRequest& request, Cycle issue, int) override {
+    const double service = service_cycles(request);
     const double start = std::max(static_cast<double>(issue), busy_until_);
     busy_until_ = start + service;
     return to_cycles(start, busy_until_, latency_);

@@ -37,10 +37,14 @@ class FcfsChannelsModel final : public TimingModel {
 
   Cycle issue_cycles(const DmaRequest&) const override { return issue_; }
 
-  DmaTiming schedule(const DmaRequest& request, Cycle issue, int) override {
+  double service_cycles(const DmaRequest& request) const override {
     const TransactionShape shape = transaction_shape(request, transaction_bytes_);
-    const double service = overhead_ + static_cast<double>(shape.realigned_blocks) * realign_ +
-                           static_cast<double>(shape.transactions) * transaction_cycles_;
+    return overhead_ + static_cast<double>(shape.realigned_blocks) * realign_ +
+           static_cast<double>(shape.transactions) * transaction_cycles_;
+  }
+
+  DmaTiming schedule(const DmaRequest& request, Cycle issue, int) override {
+    const double service = service_cycles(request);
     auto channel = std::min_element(free_at_.begin(), free_at_.end());  // first to free; ties: lowest index
     const double start = std::max(static_cast<double>(issue), *channel);
     *channel = start + service;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace ldmsim::tiling {
 namespace {
@@ -17,13 +18,65 @@ bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::s
 /// How many requests to cut a read of `bytes` into: the timing model serves requests on parallel channels, so
 /// one big request moves at a channel's share of the bandwidth; pieces of at least kMinPieceBytes, at most one
 /// per channel.
-std::size_t piece_count(const Core& core, std::size_t bytes) {
+std::size_t piece_count(const Arch& arch, std::size_t bytes) {
   constexpr std::size_t kMinPieceBytes = 2048;
-  const auto channels = static_cast<std::size_t>(std::max(1.0, core.arch().dma.timing.value("channels", 1.0)));
+  const auto channels = static_cast<std::size_t>(std::max(1.0, arch.dma.timing.value("channels", 1.0)));
   return std::clamp<std::size_t>(bytes / kMinPieceBytes, 1, channels);
+}
+std::size_t piece_count(const Core& core, std::size_t bytes) {
+  return piece_count(core.arch(), bytes);
+}
+
+/// Strided requests a block read is cut into: whole rows per piece.
+std::size_t strided_pieces(const Core& core, const BlockShape& block, std::size_t width) {
+  return std::min(piece_count(core, block.rows * width * sizeof(f16)), block.rows);
+}
+
+/// Contiguous pieces of a span read of `length` elements, cut at even elements so every piece stays 4-byte legal.
+template <typename Visit>
+void for_each_span_piece(const Core& core, std::size_t length, Visit&& visit) {
+  const std::size_t pieces = piece_count(core, length * sizeof(f16));
+  for (std::size_t p = 0; p < pieces; ++p) {
+    const std::size_t from = floor_even(length * p / pieces),
+                      to = p + 1 == pieces ? length : floor_even(length * (p + 1) / pieces);
+    if (to > from) visit(from, to);
+  }
+}
+
+/// Engine time of the strided reads of `block` (runs widened to `width` elements from `start`).
+double strided_cost(const Core& core, DevicePtr<const f16> start, const BlockShape& block, std::size_t width) {
+  const std::size_t pieces = strided_pieces(core, block, width);
+  double cycles = 0;
+  for (std::size_t p = 0; p < pieces; ++p) {
+    const std::size_t r0 = block.rows * p / pieces, r1 = block.rows * (p + 1) / pieces;
+    const DeviceAddr at = (start + r0 * block.pitch).addr();
+    cycles += r1 - r0 == 1 ? core.get_service_cycles(at, width * sizeof(f16))
+                           : core.get_service_cycles(at, (r1 - r0) * width * sizeof(f16), width * sizeof(f16),
+                                                     (block.pitch - width) * sizeof(f16));
+  }
+  return cycles;
+}
+
+/// Engine time of reading `length` elements from `start` contiguously, in span_pieces.
+double span_cost(const Core& core, DevicePtr<const f16> start, std::size_t length) {
+  if (!fits_fields(core, length * sizeof(f16), 0, 0)) return std::numeric_limits<double>::infinity();
+  double cycles = 0;
+  for_each_span_piece(core, length, [&](std::size_t from, std::size_t to) {
+    cycles += core.get_service_cycles((start + from).addr(), (to - from) * sizeof(f16));
+  });
+  return cycles;
 }
 
 }  // namespace
+
+/// Reads `length` contiguous elements from `start` into buf[0, length) in span pieces, all in flight at once.
+void read_span(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> start, std::size_t length,
+               BlockRead& read) {
+  read.strided_ = true;
+  for_each_span_piece(core, length, [&](std::size_t from, std::size_t to) {
+    read.handles_.push_back(get_as(core, mode, buf.subspan(from, to - from), start + from));
+  });
+}
 
 BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
                     ReadMode mode) {
@@ -35,11 +88,20 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
   const std::size_t bytes = block.rows * width * sizeof(f16);
   if (block.pitch % 2 == 0 && block.pitch >= width && last_end <= total &&
       fits_fields(core, bytes, width * sizeof(f16), (block.pitch - width) * sizeof(f16))) {
+    // Small runs with gaps: the whole span, gaps included, may cost the engine less than the strided blocks
+    // (each block pays its own partial and realigned transactions).
+    const std::size_t span = last_end - begin;
+    if (block.pitch > width && span <= buf.size() &&
+        span_cost(core, base + begin, span) < strided_cost(core, base + begin, block, width)) {
+      read_span(core, mode, buf, base + begin, span, read);
+      read.first_ = block.first - begin;
+      read.row_elements_ = block.pitch;
+      return read;
+    }
     read.strided_ = true;
     read.first_ = block.first - begin;
     read.row_elements_ = width;
-    // Whole rows per piece (a contiguous block may also be cut inside a row, at even elements).
-    const std::size_t pieces = std::min(piece_count(core, bytes), block.rows);
+    const std::size_t pieces = strided_pieces(core, block, width);
     for (std::size_t p = 0; p < pieces; ++p) {
       const std::size_t r0 = block.rows * p / pieces, r1 = block.rows * (p + 1) / pieces;
       auto dst = buf.subspan(r0 * width, (r1 - r0) * width);
@@ -57,15 +119,9 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
   const std::size_t span_end = block.first + (block.rows - 1) * block.pitch + block.count;
   const std::size_t end = ceil_even(span_end) <= total ? ceil_even(span_end) : span_end;
   if (end - begin <= buf.size() && fits_fields(core, (end - begin) * sizeof(f16), 0, 0)) {
-    read.strided_ = true;
+    read_span(core, mode, buf, base + begin, end - begin, read);
     read.first_ = block.first - begin;
     read.row_elements_ = block.pitch;
-    const std::size_t length = end - begin, pieces = piece_count(core, length * sizeof(f16));
-    for (std::size_t p = 0; p < pieces; ++p) {  // cut at even elements so every piece stays 4-byte legal
-      const std::size_t from = floor_even(length * p / pieces),
-                        to = p + 1 == pieces ? length : floor_even(length * (p + 1) / pieces);
-      if (to > from) read.handles_.push_back(get_as(core, mode, buf.subspan(from, to - from), base + begin + from));
-    }
     return read;
   }
   const std::size_t slot = ceil_even(block.count) + 2;
@@ -95,6 +151,93 @@ std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> b
     }
   }
   return handles;
+}
+
+// ---- ReadPricer ----
+
+ReadPricer::ReadPricer(const Arch& arch)
+    : model_(make_timing_model(arch)),
+      transaction_bytes_(arch.dma.transaction_bytes),
+      channels_(std::max(1.0, arch.dma.timing.value("channels", 1.0))),
+      arch_(&arch) {
+  // A request's own cost: one run alone minus what the run adds.
+  overhead_ = std::max(0.0, service(1, 0, 4) - run_at(0, 4));
+}
+
+ReadPricer::~ReadPricer() = default;
+
+double ReadPricer::service(std::size_t runs, std::size_t offset, std::size_t run_bytes) const {
+  DmaRequest r;
+  r.main = kPriceBase + offset;
+  r.length = runs * run_bytes;
+  if (runs > 1) {  // runs a whole number of transactions apart (the same alignment), never touching
+    r.bsize = run_bytes;
+    r.stride = (run_bytes / transaction_bytes_ + 2) * transaction_bytes_ - run_bytes;
+  }
+  return model_->service_cycles(r);
+}
+
+double ReadPricer::run_at(std::size_t offset, std::size_t bytes) const {
+  const std::uint64_t key = (static_cast<std::uint64_t>(offset) << 40) | bytes;
+  const auto found = runs_.find(key);
+  if (found != runs_.end()) return found->second;
+  const double cost = std::max(0.0, service(2, offset, bytes) - service(1, offset, bytes));
+  runs_.emplace(key, cost);
+  return cost;
+}
+
+double ReadPricer::run(std::optional<std::size_t> byte_offset, std::size_t bytes) const {
+  if (byte_offset) return run_at(*byte_offset % transaction_bytes_, bytes);
+  double sum = 0;  // unknown: the average over the 4-byte offsets within a transaction
+  for (std::size_t offset = 0; offset < transaction_bytes_; offset += 4) sum += run_at(offset, bytes);
+  return sum * 4 / static_cast<double>(transaction_bytes_);
+}
+
+double ReadPricer::span(std::optional<std::size_t> first, std::size_t elements) const {
+  const std::size_t pieces = piece_count(*arch_, elements * sizeof(f16));
+  double cycles = 0;
+  for (std::size_t p = 0; p < pieces; ++p) {
+    const std::size_t from = floor_even(elements * p / pieces),
+                      to = p + 1 == pieces ? elements : floor_even(elements * (p + 1) / pieces);
+    if (to <= from) continue;
+    const auto offset = first ? std::optional<std::size_t>((*first + from) * sizeof(f16)) : std::nullopt;
+    cycles += overhead_ + run(offset, (to - from) * sizeof(f16));
+  }
+  return cycles;
+}
+
+double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, std::size_t width,
+                           std::size_t pitch) const {
+  const std::size_t pieces = std::min(piece_count(*arch_, rows * width * sizeof(f16)), rows);
+  double cycles = static_cast<double>(pieces) * overhead_;
+  if (!first) return cycles + static_cast<double>(rows) * run(std::nullopt, width * sizeof(f16));
+  // Run offsets within a transaction repeat: price one period of rows and scale.
+  const std::size_t period = std::min<std::size_t>(rows, transaction_bytes_ / 2);
+  double runs = 0;
+  for (std::size_t r = 0; r < period; ++r) runs += run((*first + r * pitch) * sizeof(f16), width * sizeof(f16));
+  return cycles + runs * static_cast<double>(rows) / static_cast<double>(period);
+}
+
+double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
+                         std::optional<std::size_t> first) const {
+  if (rows == 0 || count == 0) return 0;
+  // As get_block: runs widened to even bounds.
+  const std::optional<std::size_t> begin = first ? std::optional<std::size_t>(floor_even(*first)) : std::nullopt;
+  const std::size_t width = first ? ceil_even(*first + count) - *begin : ceil_even(count);
+  if (rows == 1 || pitch == width) return span(begin, rows * width);
+  if (pitch % 2 == 0 && pitch > width) {  // the strided read, or the span when cheaper and it fits
+    const double runs = strided(begin, rows, width, pitch);
+    const std::size_t span_elements = (rows - 1) * pitch + width;
+    return span_elements <= buffer ? std::min(runs, span(begin, span_elements)) : runs;
+  }
+  const std::size_t span_elements = (rows - 1) * pitch + count + 1;  // an odd pitch: the span, or a read per run
+  if (span_elements <= buffer) return span(begin, span_elements);
+  double cycles = 0;
+  for (std::size_t r = 0; r < std::min<std::size_t>(rows, transaction_bytes_); ++r) {
+    const auto at = first ? std::optional<std::size_t>(floor_even(*first + r * pitch)) : std::nullopt;
+    cycles += span(at, count + 1);
+  }
+  return cycles * static_cast<double>(rows) / static_cast<double>(std::min<std::size_t>(rows, transaction_bytes_));
 }
 
 }  // namespace ldmsim::tiling

@@ -96,6 +96,10 @@ DmaHandle Core::dma(const DmaRequest& request) {
   return DmaHandle(this, id, result.timing.end);
 }
 
+double Core::get_service_cycles(DeviceAddr src, std::size_t length, std::size_t bsize, std::size_t stride) const {
+  return group_->engine().service_cycles(make(DmaOp::kGet, DmaMode::kPe, src, 0, length, bsize, stride, "estimate"));
+}
+
 void Core::wait(const DmaHandle& handle) {
   enter("Core::wait");
   if (handle.core_ != this) {

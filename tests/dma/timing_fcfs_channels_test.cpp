@@ -128,3 +128,20 @@ TEST_CASE("fcfs-channels: registered, with defaults and validated parameters", "
     CHECK_THAT(e, Catch::Contains("realign_cycles"));
   }
 }
+
+TEST_CASE("service_cycles prices a request as schedule serves it, without scheduling it", "[timing]") {
+  auto model = make_timing_model(with_timing(kChannels));
+  // A strided request: 3 blocks of 100 bytes, 156 apart, starting 80 into a line: each block touches 2 lines and
+  // is realigned.
+  const DmaRequest strided = req(kBase + 80, 300, 100, 156);
+  CHECK(model->service_cycles(strided) == Approx(10 + 3 * (20 + 2 * 16)));
+  CHECK(model->service_cycles(strided) == Approx(10 + 3 * (20 + 2 * 16)));  // no state changed
+  const DmaTiming t = model->schedule(strided, 0, 0);
+  CHECK(t.end - t.start == 10 + 3 * (20 + 2 * 16) + 100);
+
+  auto bandwidth = make_timing_model(with_timing(
+      {{"model", "fcfs-bandwidth"}, {"request_overhead_cycles", 4}, {"bytes_per_cycle", 8}, {"latency_cycles", 0}}));
+  CHECK(bandwidth->service_cycles(req(kBase + 64, 256)) == Approx(4 + 3 * 128 / 8));
+  // A model without a price says 0.
+  CHECK(make_timing_model(with_timing({{"model", "ideal"}}))->service_cycles(req(kBase, 256)) == 0);
+}

@@ -21,6 +21,7 @@ struct OpRun {
   double max_excess = 0;  ///< max of |dev - ref| - tol over all outputs (<= 0 means within tolerance)
   bool any_padding = false;
   std::size_t cores_with_dma = 0;  ///< cores (over all groups) that issued at least one DMA
+  nlohmann::json metrics;          ///< the op's run_metrics()
 };
 
 /// One operator application of a table-driven test: op name, input shapes, attributes.
@@ -95,6 +96,7 @@ inline OpRun run_op(const std::string& name, const std::vector<Shape>& shapes, c
     r.fault = f.what();
     return r;
   }
+  r.metrics = op->run_metrics();
   const RunStats stats = m.stats();
   for (const auto& g : stats.groups) {
     for (const auto& c : g.cores) r.cores_with_dma += c.dma_requests > 0 ? 1 : 0;

@@ -22,14 +22,18 @@ std::int64_t column_start(const ConvGeometry& g, const Layout& x, std::size_t n,
   return static_cast<std::int64_t>(x.offset(n, group * g.cg(), 0, 0)) + h * static_cast<std::int64_t>(x.w_pitch) + w;
 }
 
-/// Charges building a tile from ldm data: vector copies when columns are contiguous, element gathers otherwise.
+/// Building a tile from ldm data: vector copies when columns are contiguous, element gathers otherwise.
+KernelWork tile_build_work(const ComputeModel& model, std::size_t elements, bool contiguous) {
+  if (contiguous) return model.elementwise(DataType::kF32, elements, 0, 1, 1);
+  return KernelWork{.type = DataType::kF32, .ldm_accesses = 2 * elements, .loops = 1};
+}
+
 void charge_tile_build(Core& core, std::size_t elements, bool contiguous) {
-  const ComputeModel& model = core.arch().compute;
-  if (contiguous) {
-    core.compute(model.elementwise(DataType::kF32, elements, 0, 1, 1));
-  } else {
-    core.compute(KernelWork{.type = DataType::kF32, .ldm_accesses = 2 * elements, .loops = 1});
-  }
+  core.compute(tile_build_work(core.arch().compute, elements, contiguous));
+}
+
+double build_work_cycles(const ComputeModel& model, std::size_t elements, bool contiguous) {
+  return static_cast<double>(model.cycles(tile_build_work(model, elements, contiguous)));
 }
 
 /// Fills one image row (kernel offsets row_plus = r*dh, column = s*dw) of a tile's columns [j0, j1) from input
@@ -81,20 +85,25 @@ std::size_t RunTileSource::slot(std::size_t nb) const {
   return tiling::ceil_even(precomputed() ? columns + (g_.s - 1) * g_.dilation_w : columns) + 2;
 }
 
-PanelCost RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, double transaction_elements) const {
-  const auto rows = static_cast<double>(g_.rows_touched(nb));
+double RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, const tiling::ReadPricer& price) const {
+  const std::size_t rows = g_.rows_touched(nb);
   if (!precomputed()) {  // a run per image row and output row
-    const double runs = static_cast<double>(k) * rows;
-    return {runs * std::ceil(static_cast<double>(std::min(nb, g_.q) * g_.stride_w) / transaction_elements), runs};
+    const std::size_t run = std::min(nb, g_.q) * g_.stride_w;
+    return static_cast<double>(k * rows) * price.block(1, run, run, slot(nb));
   }
   // A row block (rows x the union's width) per (c, r).
   const std::size_t width = g_.input_columns_for(g_.q);
   const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.s));
-  // Whole input rows one after another (stride 1, unpadded rows) are one contiguous read.
-  const bool contiguous = width == g_.w && xl_.w_pitch == g_.w && g_.stride_h == 1;
-  const double per_block = contiguous ? std::ceil(rows * static_cast<double>(width) / transaction_elements)
-                                      : rows * std::ceil(static_cast<double>(width) / transaction_elements);
-  return {blocks * per_block, blocks};
+  return blocks * price.block(rows, width, g_.stride_h * xl_.w_pitch, row_block_elements(nb));
+}
+
+double RunTileSource::build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const {
+  if (precomputed()) {
+    const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.s));
+    return build_work_cycles(model, k * nb, g_.stride_w == 1) + blocks * kAddressOpsPrecomputed;
+  }
+  const double addressing = static_cast<double>(k * g_.rows_touched(nb) * kAddressOpsOnTheFly);
+  return (g_.stride_w != 1 ? build_work_cycles(model, k * nb, false) : 0.0) + addressing;
 }
 
 std::size_t RunTileSource::resident_elements() const {
@@ -192,7 +201,7 @@ RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t grou
 
 std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
   const std::size_t width = g_.input_columns_for(g_.q);
-  return tiling::block_buffer_elements(g_.rows_touched(nb), width);
+  return tiling::block_or_span_elements(g_.rows_touched(nb), width, g_.stride_h * xl_.w_pitch);
 }
 
 PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
@@ -306,17 +315,17 @@ std::size_t WindowTileSource::window_elements(std::size_t nb) const {
   return tiling::block_buffer_elements(height, rows > 1 ? full : width);
 }
 
-PanelCost WindowTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, double transaction_elements) const {
+double WindowTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, const tiling::ReadPricer& price) const {
   // A window (its input rows x the union's width) per input channel.
   const std::size_t height = g_.input_rows_for(g_.rows_touched(nb));
   const std::size_t width = g_.input_columns_for(g_.q);
   const double channels = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
-  // Whole input rows one after another are one contiguous read.
-  const bool contiguous = width == g_.w && xl_.w_pitch == g_.w;
-  const double per_window =
-      contiguous ? std::ceil(static_cast<double>(height * width) / transaction_elements)
-                 : static_cast<double>(height) * std::ceil(static_cast<double>(width) / transaction_elements);
-  return {channels * per_window, channels};
+  return channels * price.block(height, width, xl_.w_pitch, window_elements(nb));
+}
+
+double WindowTileSource::build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const {
+  const double windows = static_cast<double>(k / g_.rs() + 1);
+  return build_work_cycles(model, k * nb, g_.stride_w == 1) + windows * kAddressOpsPrecomputed;
 }
 
 std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {

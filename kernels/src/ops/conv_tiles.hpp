@@ -48,7 +48,8 @@ class RunTileSource final : public TileSource {
                 std::uint64_t ldm_bytes)
       : g_(g), x_(x), xl_(xl), table_(table), ldm_bytes_(ldm_bytes) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
-  PanelCost panel_cost(std::size_t k, std::size_t kc, std::size_t nb, double transaction_elements) const override;
+  double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const override;
+  double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t resident_elements() const override;
   void load_resident(Core& core, LdmSpan<f16> resident) const override;
   PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
@@ -89,7 +90,8 @@ class WindowTileSource final : public TileSource {
  public:
   WindowTileSource(const ConvGeometry& g, DevicePtr<const f16> x, const Layout& xl) : g_(g), x_(x), xl_(xl) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
-  PanelCost panel_cost(std::size_t k, std::size_t kc, std::size_t nb, double transaction_elements) const override;
+  double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const override;
+  double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t chunk_unit() const override { return g_.rs(); }
   PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
                     std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const override;

@@ -24,6 +24,8 @@ struct Blocking {
   /// Row teams: the cores of a mesh row take neighbouring row blocks of one batch and the same columns; the
   /// first reads each B tile once in ROW mode for all of them.
   bool team = false;
+  /// Each core keeps its A rows over the whole k in ldm (read once: a_rows_fixed says they never change).
+  bool a_resident = false;
 };
 
 /// True when blocks may span several batches: every batch multiplies the same A, and rows stay word-owned.
@@ -35,6 +37,17 @@ bool can_share_a(const MatrixMultiply& job, bool whole_rows) {
 /// ldm elements of the tiles of one k chunk of A (or B): stored runs of the logical [rows, cols] tile.
 std::size_t tile_elements(const StoredMatrix& s, std::size_t rows, std::size_t cols) {
   return s.transposed ? tiling::block_buffer_elements(cols, rows) : tiling::block_buffer_elements(rows, cols);
+}
+
+/// True when every block a core takes multiplies the same rows of the same stored A: one A for every batch and one
+/// row block (a team's rows cover m; shared-A batch blocks cover m; a plain block is exactly one batch's m rows).
+/// A stored transposed (gemm's transA) is left to chunks: its panel is k runs of a few elements.
+bool a_rows_fixed(const MatrixMultiply& job, const Blocking& b, std::size_t cols) {
+  const bool one_a =
+      std::all_of(job.a_batch.begin(), job.a_batch.end(), [&](std::size_t i) { return i == job.a_batch[0]; });
+  if (b.whole_rows || !one_a || job.a.transposed) return false;
+  if (b.team) return b.mb * cols >= job.m;
+  return b.batches > 1 ? b.mb >= job.m : b.mb == job.m;
 }
 
 /// ldm elements of one B tile.
@@ -52,8 +65,9 @@ std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
   constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
   const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
   const std::size_t out_rows = b.mb + padding_rows(job);
-  std::size_t bytes =
-      2 * (tile_elements(job.a, b.mb, b.kc) + b.batches * b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
+  const std::size_t a_elements =
+      b.a_resident ? tile_elements(job.a, b.mb, job.k) : 2 * tile_elements(job.a, b.mb, b.kc);
+  std::size_t bytes = (a_elements + 2 * b.batches * b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
   if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
   if (job.b_source != nullptr) bytes += job.b_source->resident_elements() * sizeof(f16);
   bytes += b.batches * b.mb * b.nb * sizeof(float) + out_rows * out_cols * sizeof(f16);
@@ -61,21 +75,28 @@ std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
   return bytes + 7 * kSlack;
 }
 
-/// DMA work of reading the logical rows x cols panel of `s` in chunks of kc along k (`k_along_rows`: k runs
-/// along the panel's rows, as for B; else along its columns, as for A): whole transactions of its stored
-/// runs, and requests as get_block issues them (one per chunk when the pitch is even or the runs nearly fill
-/// their span, else one per run).
-PanelCost stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t cols, std::size_t kc,
-                            bool k_along_rows, double transaction_elements) {
-  const std::size_t runs = s.transposed ? cols : rows, length = s.transposed ? rows : cols;
-  const double transactions = static_cast<double>(runs) * std::ceil(static_cast<double>(length) / transaction_elements);
-  const double chunks = std::ceil(static_cast<double>(k_along_rows ? rows : cols) / static_cast<double>(kc));
+/// The block read of the logical tile rows [r0, r1) x cols [c0, c1) of stored matrix `index`.
+tiling::BlockShape tile_block(const StoredMatrix& s, std::size_t index, std::size_t r0, std::size_t r1, std::size_t c0,
+                              std::size_t c1) {
   const std::size_t pitch = s.layout.chw_pitch;
-  const bool runs_along_k = k_along_rows == s.transposed;  // each chunk reads a piece of every run
-  const std::size_t chunk_length = runs_along_k ? std::min(length, kc) : length;
-  const bool one_request = pitch % 2 == 0 || tiling::ceil_even(chunk_length) + 2 >= pitch;
-  const double per_run = runs_along_k ? static_cast<double>(runs) * chunks : static_cast<double>(runs);
-  return {transactions, one_request ? chunks : per_run};
+  if (s.transposed) return {(index * s.rows + c0) * pitch + r0, pitch, c1 - c0, r1 - r0};
+  return {(index * s.rows + r0) * pitch + c0, pitch, r1 - r0, c1 - c0};
+}
+
+/// Engine cycles of reading the logical rows x cols panel of `s` in chunks of kc along k (`k_along_rows`: k runs
+/// along the panel's rows, as for B; else along its columns, as for A), each chunk one get_block of its tile.
+double stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t cols, std::size_t kc, bool k_along_rows,
+                         const tiling::ReadPricer& price) {
+  const std::size_t k = k_along_rows ? rows : cols;
+  double cycles = 0;
+  for (std::size_t k0 = 0; k0 < k; k0 += kc) {  // each chunk's tile (of the first stored matrix)
+    const std::size_t k1 = std::min(k, k0 + kc);
+    const tiling::BlockShape shape =
+        k_along_rows ? tile_block(s, 0, k0, k1, 0, cols) : tile_block(s, 0, 0, rows, k0, k1);
+    const std::size_t tile_rows = k_along_rows ? k1 - k0 : rows, tile_cols = k_along_rows ? cols : k1 - k0;
+    cycles += price.block(shape.rows, shape.count, shape.pitch, tile_elements(s, tile_rows, tile_cols), shape.first);
+  }
+  return cycles;
 }
 
 /// Blocks of a blocking: [batch groups x] row blocks x column blocks; for teams, team units (a row block per
@@ -87,36 +108,43 @@ std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_
   return ceil_div(job.yl.shape.n, b.mb) * columns;
 }
 
-/// A ranking of blockings by estimated cycles: every block's reads (whole transactions, so narrow blocks pay for
-/// the bytes they skip; an A tile once per block, B per batch) over the groups' DMA engines at the timing
-/// model's rate, against the busiest core's micro-kernels (the compute model), plus a latency per block.
-double estimate_cycles(const Arch& arch, const MatrixMultiply& job, const Blocking& b) {
-  const double tx = static_cast<double>(arch.dma.transaction_bytes) / sizeof(f16);
-  // A team unit is `cols` blocks that read B once: count it as that many blocks with B shared among them.
-  const double cols = b.team ? static_cast<double>(arch.cols) : 1.0;
-  const double blocks = static_cast<double>(block_count(job, b, arch.cols)) * cols;
-  const PanelCost a_cost = stored_panel_cost(job.a, b.mb, job.k, b.kc, false, tx);
-  const PanelCost b_cost = job.b_source != nullptr ? job.b_source->panel_cost(job.k, b.kc, b.nb, tx)
-                                                   : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, tx);
-  const auto batches = static_cast<double>(b.batches);
-  const double transactions = blocks * (a_cost.transactions + batches * b_cost.transactions / cols);
-  const double requests = blocks * (a_cost.requests + batches * b_cost.requests / cols);
-  // The timing model's rate and per-request cost (over its channels) where it has them.
-  const double rate = arch.dma.timing.value("bytes_per_cycle", 16.0) * arch.core_groups;
-  const double per_request =
-      arch.dma.timing.value("request_overhead_cycles", 0.0) / arch.dma.timing.value("channels", 1.0) / arch.core_groups;
-  const double dma = transactions * static_cast<double>(arch.dma.transaction_bytes) / rate + requests * per_request;
-  const double rounds = std::ceil(blocks / static_cast<double>(arch.total_cores()));
+/// A ranking of blockings by estimated cycles: the busiest group's reads (blocks are dealt round-robin over the
+/// groups; every read priced by the arch's timing model over the engine's channels; an A tile per block and chunk,
+/// B per batch, once per team unit) against the busiest core's micro-kernels (the compute model), plus a latency
+/// per block. A resident A panel is read once per core before its first chunk, not hidden behind compute.
+double estimate_cycles(const Arch& arch, const tiling::ReadPricer& price, const MatrixMultiply& job,
+                       const Blocking& b) {
+  const auto groups = static_cast<double>(arch.core_groups);
+  // A team unit is `cols` blocks (one per member) that read B once.
+  const double members = b.team ? static_cast<double>(arch.cols) : 1.0;
+  const auto units = static_cast<double>(block_count(job, b, arch.cols));
+  const double units_per_group = std::ceil(units / groups);
+  // A plain block of rows of several output batches multiplies each batch's segment on its own.
+  const bool segmented = !b.team && b.batches == 1;
+  const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
+  const double segments = std::ceil(static_cast<double>(b.mb) / static_cast<double>(rows));
+  const double a_cost = segments * stored_panel_cost(job.a, rows, job.k, b.a_resident ? job.k : b.kc, false, price);
+  const double b_cost = job.b_source != nullptr ? job.b_source->panel_cost(job.k, b.kc, b.nb, price)
+                                                : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, price);
+  const double batches = static_cast<double>(b.batches) * segments;
+  const double streamed = units_per_group * ((b.a_resident ? 0.0 : members * a_cost) + batches * b_cost);
+  const double dma = streamed / price.channels();
+  const double resident_cores = std::min(units_per_group * members, static_cast<double>(arch.rows * arch.cols));
+  const double a_prefix = b.a_resident ? resident_cores * a_cost / price.channels() : 0.0;
+  const double rounds = std::ceil(units * members / static_cast<double>(arch.total_cores()));
   const double barriers = b.team ? rounds * std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc)) *
                                        static_cast<double>(arch.barrier_cycles)
                                  : 0.0;
   const ComputeModel& model = arch.compute;
+  const double build = job.b_source != nullptr ? job.b_source->build_cycles(job.k, b.nb, model) : 0.0;
   const double per_block =
-      batches * static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, b.mb, b.nb, job.k, false)));
-  return std::max(dma, rounds * per_block) + rounds * 1000.0 + barriers;
+      batches *
+      (static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, b.nb, job.k, false))) + build);
+  return std::max(dma, rounds * per_block) + a_prefix + rounds * 1000.0 + barriers;
 }
 
 Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
+  const tiling::ReadPricer price(arch);
   const std::size_t rows = job.yl.shape.n;
   const std::size_t capacity = arch.ldm_bytes;  // a kernel starts with an empty local store
   Blocking best;
@@ -141,7 +169,16 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
     column_sizes.erase(std::unique(column_sizes.begin(), column_sizes.end()), column_sizes.end());
   }
   const std::size_t unit = job.b_source != nullptr ? job.b_source->chunk_unit() : 1;
-  const std::size_t first_chunk = std::max<std::size_t>(32, unit) / unit * unit;  // ranks at the smallest chunk
+  const auto whole_units = [&](std::size_t kc) { return std::min(job.k, std::max(unit, kc / unit * unit)); };
+  // A blocking's k chunk: the largest that fits, up to 256 (fewer, larger requests), a multiple of the source's
+  // unit; blockings that do not fit chunks of 32 are not ranked.
+  const std::size_t smallest_chunk = whole_units(std::max<std::size_t>(32, unit));
+  const auto fit_chunk = [&](Blocking& b) {
+    b.kc = whole_units(std::max<std::size_t>(256, unit));
+    while (b.kc > smallest_chunk && ldm_bytes(job, b) > capacity) b.kc = whole_units((b.kc + 1) / 2);
+    if (b.kc < smallest_chunk) b.kc = smallest_chunk;
+    return ldm_bytes(job, b) <= capacity;
+  };
   const bool share = can_share_a(job, best.whole_rows);
   for (const bool team : {false, true}) {
     if (team && (best.whole_rows || arch.cols < 2)) break;
@@ -150,15 +187,18 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
       for (const std::size_t mb : row_sizes) {
         if ((batches > 1 || team) && mb > job.m) break;
         for (const std::size_t nb : column_sizes) {
-          const Blocking b{.mb = mb,
-                           .nb = nb,
-                           .kc = std::min(job.k, first_chunk),
-                           .batches = batches,
-                           .whole_rows = best.whole_rows,
-                           .team = team};
-          if (ldm_bytes(job, b) > capacity) continue;
-          const double cycles = estimate_cycles(arch, job, b);
-          if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
+          for (const bool a_resident : {false, true}) {
+            Blocking b{.mb = mb,
+                       .nb = nb,
+                       .batches = batches,
+                       .whole_rows = best.whole_rows,
+                       .team = team,
+                       .a_resident = a_resident};
+            if (a_resident && !a_rows_fixed(job, b, arch.cols)) continue;
+            if (!fit_chunk(b)) continue;
+            const double cycles = estimate_cycles(arch, price, job, b);
+            if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
+          }
         }
       }
     }
@@ -166,29 +206,21 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
   if (best_cycles < 0) {  // nothing fits at k chunks of 32: the smallest blocks, k chunks shrunk below
     best.batches = 1;
     best.team = false;
+    best.a_resident = false;
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
+    best.kc = whole_units(std::max<std::size_t>(256, unit));
+    while (best.kc > unit && ldm_bytes(job, best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
   }
-  // The largest k chunk that fits, up to 256 (fewer, larger requests), a multiple of the source's unit.
-  const auto whole_units = [&](std::size_t kc) { return std::min(job.k, std::max(unit, kc / unit * unit)); };
-  best.kc = whole_units(std::max<std::size_t>(256, unit));
-  while (best.kc > unit && ldm_bytes(job, best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
   return best;  // when even this does not fit, the allocations trap with the ldm numbers
 }
 
-/// The block read of the logical tile rows [r0, r1) x cols [c0, c1) of stored matrix `index`.
-tiling::BlockShape tile_block(const StoredMatrix& s, std::size_t index, std::size_t r0, std::size_t r1, std::size_t c0,
-                              std::size_t c1) {
-  const std::size_t pitch = s.layout.chw_pitch;
-  if (s.transposed) return {(index * s.rows + c0) * pitch + r0, pitch, c1 - c0, r1 - r0};
-  return {(index * s.rows + r0) * pitch + c0, pitch, r1 - r0, c1 - c0};
-}
-
-/// The logical tile (rows x cols, row-major floats) from a completed read.
+/// The logical tile (rows x cols, row-major floats) from a completed read; `col0`: the tile's first column within
+/// the read (a chunk of a resident panel, which is never transposed).
 void unpack_tile(const StoredMatrix& s, LdmSpan<f16> buf, const tiling::BlockRead& read, std::size_t rows,
-                 std::size_t cols, std::vector<float>& out) {
+                 std::size_t cols, std::vector<float>& out, std::size_t col0 = 0) {
   if (!s.transposed) {
-    for (std::size_t r = 0; r < rows; ++r) to_floats(buf, read.start(r), cols, out.data() + r * cols);
+    for (std::size_t r = 0; r < rows; ++r) to_floats(buf, read.start(r) + col0, cols, out.data() + r * cols);
     return;
   }
   std::vector<float> run(rows);
@@ -209,8 +241,9 @@ class BlockRunner {
  public:
   BlockRunner(Core& core, const MatrixMultiply& job, const Blocking& blocking)
       : core_(core), job_(job), b_(blocking), model_(core.arch().compute) {
+    if (b_.a_resident) a_panel_ = core.ldm().alloc<f16>(tile_elements(job.a, b_.mb, job.k));
     for (auto& set : sets_) {
-      set.a = core.ldm().alloc<f16>(tile_elements(job.a, b_.mb, b_.kc));
+      if (!b_.a_resident) set.a = core.ldm().alloc<f16>(tile_elements(job.a, b_.mb, b_.kc));
       set.b.resize(b_.batches);
       set.b_read.resize(b_.batches);
       set.b_pending.resize(b_.batches);
@@ -291,9 +324,12 @@ class BlockRunner {
     set.k0 = k0;
     set.k1 = std::min(job_.k, k0 + b_.kc);
     set.a_read = {};
-    if (i1 > i0) {
+    const std::size_t a_index = job_.a_batch[lanes[0].batch];
+    if (i1 > i0 && b_.a_resident) {
+      if (k0 == 0) load_a_panel(a_index, i0, i1);
+    } else if (i1 > i0) {
       set.a_read = tiling::get_block(core_, set.a, job_.a.base, job_.a.layout.total,
-                                     tile_block(job_.a, job_.a_batch[lanes[0].batch], i0, i1, set.k0, set.k1));
+                                     tile_block(job_.a, a_index, i0, i1, set.k0, set.k1));
     }
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       const std::size_t batch = job_.b_batch[lanes[t].batch];
@@ -304,6 +340,17 @@ class BlockRunner {
                                           tile_block(job_.b, batch, set.k0, set.k1, j0, j1), b_mode);
       }
     }
+  }
+
+  /// Reads A rows [i0, i1) of stored matrix `index` over the whole k into the resident panel, unless they are there.
+  void load_a_panel(std::size_t index, std::size_t i0, std::size_t i1) {
+    const std::array<std::size_t, 3> key{index, i0, i1};
+    if (a_panel_loaded_ && key == a_panel_key_) return;
+    a_panel_read_.wait();  // a read of other rows still landing in the panel
+    a_panel_read_ = tiling::get_block(core_, a_panel_, job_.a.base, job_.a.layout.total,
+                                      tile_block(job_.a, index, i0, i1, 0, job_.k));
+    a_panel_key_ = key;
+    a_panel_loaded_ = true;
   }
 
   /// Waits for a set's B reads (only the issuing core holds handles).
@@ -317,7 +364,11 @@ class BlockRunner {
   /// Unpacks chunk `set` and accumulates it into every lane (rows [i0, i1) of A).
   void compute_chunk(TileSet& set, const std::vector<Lane>& lanes, std::size_t rows, std::size_t j0, std::size_t j1) {
     const std::size_t depth = set.k1 - set.k0, width = j1 - j0;
-    unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
+    if (b_.a_resident) {
+      unpack_tile(job_.a, a_panel_, a_panel_read_, rows, depth, a_tile_, set.k0);
+    } else {
+      unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
+    }
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       if (job_.b_source != nullptr) {
         job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1, j0, j1,
@@ -356,6 +407,7 @@ class BlockRunner {
       if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc, b_mode);
       if (i1 > i0) {
         set.a_read.wait();
+        a_panel_read_.wait();
         if (team == nullptr) wait_b(set, lanes.size());
         compute_chunk(set, lanes, i1 - i0, j0, j1);
       }
@@ -424,7 +476,10 @@ class BlockRunner {
   Blocking b_;
   const ComputeModel& model_;
   std::array<TileSet, 2> sets_;
-  LdmSpan<f16> out_, addend_, resident_;
+  LdmSpan<f16> out_, addend_, resident_, a_panel_;
+  tiling::BlockRead a_panel_read_;
+  std::array<std::size_t, 3> a_panel_key_{};  ///< stored A index and rows [i0, i1) in the panel
+  bool a_panel_loaded_ = false;
   std::vector<float> a_tile_, b_tile_, acc_, row_bias_;
   std::vector<DmaHandle> puts_;
 };
@@ -498,9 +553,11 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
           {"block_columns", blocking.nb},
           {"k_chunk", blocking.kc},
           {"batches_per_block", blocking.batches},
+          {"a_resident", blocking.a_resident},
           {"dealt_as", dealt},
           {"blocks", block_count(job, blocking, machine.arch().cols)},
-          {"estimated_cycles", std::llround(estimate_cycles(machine.arch(), job, blocking))}};
+          {"estimated_cycles",
+           std::llround(estimate_cycles(machine.arch(), tiling::ReadPricer(machine.arch()), job, blocking))}};
 }
 
 std::vector<std::size_t> broadcast_batches(const Shape& input_batch, const Shape& output_batch) {

@@ -36,12 +36,6 @@ struct PendingTile {
   std::vector<std::size_t> starts;
 };
 
-/// DMA work of reading a whole k x nb panel of B in chunks: transactions and requests (for ranking blockings).
-struct PanelCost {
-  double transactions = 0;
-  double requests = 0;
-};
-
 /// Supplies B tiles that are not read from a stored matrix (conv's image tiles, built from the input by DMA).
 class TileSource {
  public:
@@ -50,8 +44,12 @@ class TileSource {
   virtual std::size_t buffer_elements(std::size_t kc, std::size_t nb) const = 0;
   /// k chunks are a multiple of this (direct conv reads whole channels).
   virtual std::size_t chunk_unit() const { return 1; }
-  /// DMA transactions and requests of reading a whole k x nb panel of B in chunks of kc, for ranking blockings.
-  virtual PanelCost panel_cost(std::size_t k, std::size_t kc, std::size_t nb, double transaction_elements) const = 0;
+  /// Engine cycles of reading a whole k x nb panel of B in chunks of kc (as `price` prices reads), for ranking
+  /// blockings.
+  virtual double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const = 0;
+  /// Cycles a core is charged for building a whole k x nb panel of B from its reads (and addressing them), for
+  /// ranking blockings.
+  virtual double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const = 0;
   /// ldm elements a core keeps for the whole kernel (a table read once); 0: none.
   virtual std::size_t resident_elements() const { return 0; }
   /// Fills the resident buffer; called once per core before the first issue.

@@ -32,6 +32,8 @@ class DmaEngine {
 
   /// Cycles the issuing core spends on the request before it reaches the engine.
   Cycle issue_cycles(const DmaRequest& request) const { return model_->issue_cycles(request); }
+  /// Engine time the timing model would charge the request, without scheduling it (TimingModel::service_cycles).
+  double service_cycles(const DmaRequest& request) const { return model_->service_cycles(request); }
   /// Validates, times, moves and records a request issued at `issue` by cg-local core `core`.
   DmaResult execute(const DmaRequest& request, int core, Cycle issue);
 

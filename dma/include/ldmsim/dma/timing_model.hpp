@@ -28,6 +28,9 @@ class TimingModel {
   virtual Cycle issue_cycles(const DmaRequest& request) const = 0;
   /// Schedules a validated request issued (after its issue cost) at `issue` by cg-local core `core`.
   virtual DmaTiming schedule(const DmaRequest& request, Cycle issue, int core) = 0;
+  /// Engine time the request would occupy (a channel's service, no queueing, nothing scheduled): kernels compare
+  /// ways of moving the same data with it. 0 for a model that does not price requests.
+  virtual double service_cycles(const DmaRequest& /*request*/) const { return 0; }
 };
 
 using TimingModelFactory = std::function<std::unique_ptr<TimingModel>(const Arch&)>;

@@ -5,9 +5,14 @@
 // (rows that nearly fill it), else one request per run, all in flight at once.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
 #include <vector>
 
+#include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/kernels/tiling.hpp"
 
 namespace ldmsim::tiling {
@@ -25,6 +30,16 @@ inline std::size_t block_buffer_elements(std::size_t rows, std::size_t count) {
   return rows * (ceil_even(count) + 2);
 }
 
+/// Elements of ldm a block read needs when it may be read as its whole span, gaps included (get_block does when
+/// that costs the engine less than the strided runs): the span's when that is at most 4 times the runs' (each run
+/// widened by up to 2 elements), else the runs'.
+inline std::size_t block_or_span_elements(std::size_t rows, std::size_t count, std::size_t pitch) {
+  const std::size_t runs = block_buffer_elements(rows, count);
+  if (rows < 2) return runs;
+  const std::size_t span = (rows - 1) * pitch + ceil_even(count) + 2;
+  return span <= 4 * runs ? std::max(runs, span) : runs;
+}
+
 /// A block read in flight: wait(), then run r's elements start at buf[start(r)].
 class BlockRead {
  public:
@@ -38,6 +53,7 @@ class BlockRead {
 
  private:
   friend BlockRead get_block(Core&, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, const BlockShape&, ReadMode);
+  friend void read_span(Core&, ReadMode, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, BlockRead&);
   std::vector<DmaHandle> handles_;
   bool strided_ = false;
   std::size_t first_ = 0, row_elements_ = 0;
@@ -47,6 +63,44 @@ class BlockRead {
 /// Issues the reads of `block` of a device buffer of `total` elements into buf (block_buffer_elements).
 BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
                     ReadMode mode = ReadMode::kPe);
+
+/// Prices block reads the way get_block issues them (strided or span, cut into pieces) with the arch's own DMA
+/// timing model. Where a block starts is given in elements from a transaction-aligned base (device buffers are);
+/// unknown, each run's cost is averaged over the 4-byte offsets within a transaction. The control core ranks
+/// blockings with it; no core is involved.
+class ReadPricer {
+ public:
+  explicit ReadPricer(const Arch& arch);
+  ~ReadPricer();
+  ReadPricer(const ReadPricer&) = delete;
+  ReadPricer& operator=(const ReadPricer&) = delete;
+  /// Engine cycles (channel service, summed over requests) of get_block of rows x count elements, `pitch`
+  /// apart, the first at element `first`, into a buffer of `buffer` elements.
+  double block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
+               std::optional<std::size_t> first = std::nullopt) const;
+  /// Requests a group's engine serves at once (its channels).
+  double channels() const { return channels_; }
+
+ private:
+  /// Service of one request of `runs` runs of `run_bytes`, each starting `offset` bytes into a transaction.
+  double service(std::size_t runs, std::size_t offset, std::size_t run_bytes) const;
+  /// What one run of `bytes` adds to a request, starting `offset` bytes into a transaction.
+  double run_at(std::size_t offset, std::size_t bytes) const;
+  /// ... at a byte offset from an aligned base, or averaged over the alignments when unknown.
+  double run(std::optional<std::size_t> byte_offset, std::size_t bytes) const;
+  /// A contiguous read of `elements` from element `first`, in get_block's pieces.
+  double span(std::optional<std::size_t> first, std::size_t elements) const;
+  /// get_block's strided requests: rows runs of width elements, pitch apart.
+  double strided(std::optional<std::size_t> first, std::size_t rows, std::size_t width, std::size_t pitch) const;
+
+  static constexpr DeviceAddr kPriceBase = 1 << 20;  // any transaction-aligned address: only alignment matters
+  std::unique_ptr<TimingModel> model_;
+  std::uint32_t transaction_bytes_;
+  double channels_ = 1;
+  double overhead_ = 0;
+  const Arch* arch_;
+  mutable std::map<std::uint64_t, double> runs_;  // memo: (offset, bytes) -> run_at
+};
 
 /// Writes rows x count elements packed in buf (row r at buf[r * count]) to `block` of a device buffer. The caller
 /// owns whole 4-byte words: block.first and count even with an even pitch, or (odd pitch) count == pitch and

@@ -154,6 +154,10 @@ class Core {
     return dma(make(DmaOp::kGet, DmaMode::kRow, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::row_get"));
   }
 
+  /// Engine time the group's timing model would charge a PE get of `length` bytes from `src` (strided when
+  /// bsize > 0), without issuing it: lets a kernel pick the cheaper of two ways to read the same data.
+  double get_service_cycles(DeviceAddr src, std::size_t length, std::size_t bsize = 0, std::size_t stride = 0) const;
+
   /// Moves this core's clock to the request's completion (no-op if already waited).
   void wait(const DmaHandle& handle);
   /// Waits for every outstanding request of this core.

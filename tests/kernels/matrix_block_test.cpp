@@ -1,0 +1,97 @@
+// get_block's choice between a strided read and one read of the whole span (gaps included), and ReadPricer,
+// which prices those reads for the control core: on sw26010pro's fcfs-channels model small misaligned runs cost a
+// realignment each, so their span is cheaper; long aligned runs far apart are cheaper strided. The pricer must
+// agree with what the engine charged, request by request.
+#include "ldmsim/kernels/matrix_block.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "ldmsim/ldmsim.hpp"
+
+using namespace ldmsim;
+
+namespace {
+
+struct Outcome {
+  std::vector<DmaEvent> requests;
+  bool data_ok = false;
+  double priced = 0;
+};
+
+/// Reads `block` of a device matrix holding 0, 1, 2, ... on one core of sw26010pro into a buffer of `buffer`
+/// elements; checks every element it read and records the requests.
+Outcome read_block(const tiling::BlockShape& block, std::size_t buffer) {
+  const Arch arch = Arch::preset("sw26010pro");
+  Machine m{arch};
+  const std::size_t total = block.first + (block.rows - 1) * block.pitch + block.count + 2;
+  std::vector<f16> values(total);
+  for (std::size_t i = 0; i < total; ++i) values[i] = f16(static_cast<float>(i % 2048));
+  const DevicePtr<f16> x = m.alloc<f16>(total, {.alignment = 128});
+  m.upload(x, values);
+  Outcome out;
+  m.launch(LaunchSpec{.name = "block"}, [&](Core& core) {
+     if (core.id() != 0 || core.cg() != 0) return;
+     auto buf = core.ldm().alloc<f16>(buffer);
+     tiling::BlockRead read = tiling::get_block(core, buf, DevicePtr<const f16>(x), total, block);
+     read.wait();
+     out.data_ok = true;
+     for (std::size_t r = 0; r < block.rows; ++r) {
+       for (std::size_t i = 0; i < block.count; ++i) {
+         const float want = static_cast<float>((block.first + r * block.pitch + i) % 2048);
+         if (static_cast<float>(buf[read.start(r) + i]) != want) out.data_ok = false;
+       }
+     }
+   }).join();
+  m.trace()[0]->for_each_dma([&](const DmaEvent& e) { out.requests.push_back(e); });
+  out.priced = tiling::ReadPricer(arch).block(block.rows, block.count, block.pitch, buffer, block.first);
+  return out;
+}
+
+/// The engine time the requests were charged: completion minus start minus the model's latency.
+double charged(const std::vector<DmaEvent>& requests) {
+  const double latency = Arch::preset("sw26010pro").dma.timing.value("latency_cycles", 0.0);
+  double sum = 0;
+  for (const DmaEvent& e : requests) sum += static_cast<double>(e.end - e.start) - latency;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("get_block reads small runs with gaps as their span when the engine charges less for it", "[kernels]") {
+  // Every other row of 56-element rows, 55 elements each (a 1x1 stride-2 conv's row block): 110-byte runs, most
+  // realigned, against one contiguous read of 11 rows.
+  const tiling::BlockShape block{.first = 6, .pitch = 112, .rows = 6, .count = 55};
+  SECTION("a buffer that holds the span: one contiguous read") {
+    const Outcome o = read_block(block, tiling::block_or_span_elements(6, 55, 112));
+    CHECK(o.data_ok);
+    REQUIRE_FALSE(o.requests.empty());
+    for (const DmaEvent& e : o.requests) CHECK(e.bsize == 0);
+    CHECK(o.priced == Approx(charged(o.requests)).margin(static_cast<double>(o.requests.size())));
+  }
+  SECTION("a buffer of the runs only: one strided read") {
+    const Outcome o = read_block(block, tiling::block_buffer_elements(6, 55));
+    CHECK(o.data_ok);
+    REQUIRE(o.requests.size() == 1);
+    CHECK(o.requests[0].bsize == 56 * 2);
+    CHECK(o.priced == Approx(charged(o.requests)).margin(1));
+  }
+}
+
+TEST_CASE("get_block keeps long aligned runs far apart strided, and the pricer charges what the engine did",
+          "[kernels]") {
+  // 64-element (128-byte) aligned runs 1024 elements apart: one line each, against 80 lines of span.
+  const tiling::BlockShape block{.first = 0, .pitch = 1024, .rows = 6, .count = 64};
+  const Outcome o = read_block(block, 6 * 1024);
+  CHECK(o.data_ok);
+  REQUIRE(o.requests.size() == 1);
+  CHECK(o.requests[0].bsize == 128);
+  CHECK(o.priced == Approx(charged(o.requests)).margin(1));
+}
+
+TEST_CASE("block_or_span_elements makes room for the span only when it is at most 4 times the runs", "[kernels]") {
+  CHECK(tiling::block_or_span_elements(1, 55, 112) == tiling::block_buffer_elements(1, 55));
+  CHECK(tiling::block_or_span_elements(6, 55, 112) == 5 * 112 + 56 + 2);
+  CHECK(tiling::block_or_span_elements(6, 55, 1024) == tiling::block_buffer_elements(6, 55));
+}
