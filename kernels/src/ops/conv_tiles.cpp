@@ -91,15 +91,16 @@ double RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, con
     const std::size_t run = std::min(nb, g_.q) * g_.stride_w;
     return static_cast<double>(k * rows) * price.block(1, run, run, slot(nb));
   }
-  // A row block (rows x the union's width) per (c, r).
+  // A row block (its input rows x the union's width) per input channel.
   const std::size_t width = g_.input_columns_for(g_.q);
-  const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.s));
-  return blocks * price.block(rows, width, g_.stride_h * xl_.w_pitch, row_block_elements(nb));
+  const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
+  if (g_.r == 1) return blocks * price.block(rows, width, g_.stride_h * xl_.w_pitch, row_block_elements(nb));
+  return blocks * price.block(g_.input_rows_for(rows), width, xl_.w_pitch, row_block_elements(nb));
 }
 
 double RunTileSource::build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const {
   if (precomputed()) {
-    const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.s));
+    const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
     return build_work_cycles(model, k * nb, g_.stride_w == 1) + blocks * kAddressOpsPrecomputed;
   }
   const double addressing = static_cast<double>(k * g_.rows_touched(nb) * kAddressOpsOnTheFly);
@@ -118,8 +119,8 @@ void RunTileSource::load_resident(Core& core, LdmSpan<f16> resident) const {
 
 std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
   if (!precomputed()) return kc * g_.rows_touched(nb) * slot(nb);
-  // One row block per (c, r): a chunk of kc image rows touches at most kc / s + 2 of them.
-  const std::size_t runs = (kc / g_.s + 2) * row_block_elements(nb);
+  // One row block per input channel: a chunk of kc image rows touches at most kc / (r*s) + 2 of them.
+  const std::size_t runs = (kc / g_.rs() + 2) * row_block_elements(nb);
   const std::size_t table = resident_elements() == 0 ? kc * sizeof(OffsetEntry) / sizeof(f16) + 2 : 0;
   return runs + table;
 }
@@ -172,12 +173,16 @@ RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t grou
   RowBlock block;
   const std::size_t p0 = first_row(g_, j0), p1 = last_row(g_, j1);
   const std::size_t qa = p0 == p1 ? j0 % g_.q : 0, qb = p0 == p1 ? (j1 - 1) % g_.q + 1 : g_.q;
-  // Output rows whose input row p*sh + r*dh - pad_top lies in the input.
-  const auto row = static_cast<std::size_t>(entries[0].row);
-  const std::size_t first_valid = row >= g_.pad_top ? 0 : (g_.pad_top - row + g_.stride_h - 1) / g_.stride_h;
-  const std::size_t end_valid = g_.pad_top + g_.h > row ? (g_.pad_top + g_.h - 1 - row) / g_.stride_h + 1 : 0;
-  block.pa = std::max(p0, first_valid);
-  block.pb = std::min(p1 + 1, end_valid);
+  // Input rows p*sh + r*dh - pad_top over the tile's output rows and the entries' kernel rows (ascending within
+  // a channel), clipped to the input: every sh-th row for one kernel row, all of them for several.
+  const auto r_low = static_cast<std::size_t>(entries[0].row),
+             r_high = static_cast<std::size_t>(entries[count - 1].row);
+  block.step = r_low == r_high ? g_.stride_h : 1;
+  std::size_t top = p0 * g_.stride_h + r_low;  // padded coordinates
+  if (top < g_.pad_top) top += (g_.pad_top - top + block.step - 1) / block.step * block.step;
+  const std::size_t bottom = std::min(p1 * g_.stride_h + r_high + 1, g_.pad_top + g_.h);
+  block.rows = bottom > top ? (bottom - top + block.step - 1) / block.step : 0;
+  block.h0 = top - std::min(top, g_.pad_top);
   // Input columns q*sw + s*dw - pad_left of the tile's columns, over the s of this (c, r), clipped to the input.
   bool any = false;
   for (std::size_t i = 0; i < count; ++i) {
@@ -192,16 +197,20 @@ RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t grou
     any = true;
   }
   if (!any || block.empty()) return {};
-  // Column start of (n, pa, q = 0) + the table's offset without its column = input column 0 of the row.
-  const std::int64_t row_start = column_start(g_, xl_, n, group, block.pa, 0) +
-                                 (entries[0].offset - entries[0].column) + static_cast<std::int64_t>(g_.pad_left);
-  block.offset = static_cast<std::size_t>(row_start) + block.w0;
+  // Column start of (n, p0, q = 0) + the table's offset without its column = input column 0 of input row
+  // p0*sh + r_low*dh - pad_top (maybe inside the padding); the block starts (top - that row) rows below.
+  const std::int64_t row_start = column_start(g_, xl_, n, group, p0, 0) + (entries[0].offset - entries[0].column) +
+                                 static_cast<std::int64_t>(g_.pad_left);
+  const auto rows_below = static_cast<std::int64_t>(top - (p0 * g_.stride_h + r_low));
+  block.offset = static_cast<std::size_t>(row_start + rows_below * static_cast<std::int64_t>(xl_.w_pitch)) + block.w0;
   return block;
 }
 
 std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
-  const std::size_t width = g_.input_columns_for(g_.q);
-  return tiling::block_or_span_elements(g_.rows_touched(nb), width, g_.stride_h * xl_.w_pitch);
+  // A block of one kernel row (every sh-th input row) or of several (every row of the window).
+  const std::size_t width = g_.input_columns_for(g_.q), rows = g_.rows_touched(nb);
+  return std::max(tiling::block_or_span_elements(rows, width, g_.stride_h * xl_.w_pitch),
+                  tiling::block_or_span_elements(g_.input_rows_for(rows), width, xl_.w_pitch));
 }
 
 PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
@@ -212,7 +221,7 @@ PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, L
   std::uint64_t blocks = 0;
   std::size_t used = 0;
   for (std::size_t j = k0; j < k1;) {
-    const std::size_t j_end = std::min(k1, (j / g_.s + 1) * g_.s);  // one (c, r): the image rows of every s
+    const std::size_t j_end = std::min(k1, (j / g_.rs() + 1) * g_.rs());  // one input channel's image rows
     const RowBlock b = row_block(n, group, entries.data() + (j - k0), j_end - j, j0, j1);
     ++blocks;
     j = j_end;
@@ -220,10 +229,10 @@ PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, L
       pending.starts.push_back(kMasked);
       continue;
     }
-    const tiling::BlockShape shape{b.offset, g_.stride_h * xl_.w_pitch, b.pb - b.pa, b.w1 - b.w0};
+    const tiling::BlockShape shape{b.offset, b.step * xl_.w_pitch, b.rows, b.w1 - b.w0};
     tiling::BlockRead read = tiling::get_block(core, buf.subspan(used * slot, slot), x_, xl_.total, shape, mode);
     ++used;
-    pending.starts.insert(pending.starts.end(), {b.pa, b.pb, b.w0, b.w1});
+    pending.starts.insert(pending.starts.end(), {b.h0, b.rows, b.step, b.w0, b.w1});
     for (std::size_t row = 0; row < shape.rows; ++row) pending.starts.push_back((used - 1) * slot + read.start(row));
     for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
   }
@@ -237,24 +246,24 @@ void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads
   std::size_t next = 0;
   std::vector<float> rows;
   for (std::size_t j = k0; j < k1;) {
-    const std::size_t j_end = std::min(k1, (j / g_.s + 1) * g_.s);
+    const std::size_t j_end = std::min(k1, (j / g_.rs() + 1) * g_.rs());
     if (reads.starts[next] == kMasked) {
       ++next;
       j = j_end;
       continue;
     }
-    const std::size_t pa = reads.starts[next], pb = reads.starts[next + 1];
-    const std::size_t w0 = reads.starts[next + 2], w1 = reads.starts[next + 3], columns = w1 - w0;
-    next += 4;
-    rows.resize((pb - pa) * columns);
-    for (std::size_t r = 0; r < pb - pa; ++r)
-      to_floats(buf, reads.starts[next + r], columns, rows.data() + r * columns);
-    next += pb - pa;
+    const std::size_t h0 = reads.starts[next], count = reads.starts[next + 1], step = reads.starts[next + 2];
+    const std::size_t w0 = reads.starts[next + 3], w1 = reads.starts[next + 4], columns = w1 - w0;
+    next += 5;
+    rows.resize(count * columns);
+    for (std::size_t r = 0; r < count; ++r) to_floats(buf, reads.starts[next + r], columns, rows.data() + r * columns);
+    next += count;
     for (std::size_t i = j; i < j_end; ++i) {
       std::size_t ci = 0, ri = 0, si = 0;
       g_.split_row(i, ci, ri, si);
-      const auto row_of = [&](std::size_t, std::size_t p) -> const float* {
-        return p >= pa && p < pb ? rows.data() + (p - pa) * columns : nullptr;
+      const auto row_of = [&](std::size_t h, std::size_t) -> const float* {
+        if (h < h0 || (h - h0) % step != 0 || (h - h0) / step >= count) return nullptr;
+        return rows.data() + (h - h0) / step * columns;
       };
       fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, w0, w1, row_of, out.data() + (i - k0) * width);
     }

@@ -3,9 +3,10 @@
 // - implicit: per image row j and output row p, one DMA of the input run, its address computed on the fly from
 //   (n, p, q) and (c, r, s) (divisions and bounds per access, charged as integer work).
 // - implicit-precomp: addressed from a per-layer table of (offset, r*dh, s*dw) per image row that the control
-//   core computed once (the convolution preprocessor) plus a column start per (n, p, q). Image rows of one
-//   (c, r) read the same input rows: one (strided) DMA fetches the rows of all the tile's output rows, the
-//   union of their columns, and each image row is picked from it by its table column, masked at the borders. Each core
+//   core computed once (the convolution preprocessor) plus a column start per (n, p, q). Image rows of one input
+//   channel read overlapping input rows: one DMA fetches the rows all of the chunk's (r, s) of that channel need
+//   for the tile's output rows (every stride_h-th row when the chunk holds a single r), the union of their
+//   columns, and each image row is picked from it by its table row and column, masked at the borders. Each core
 //   keeps the table in ldm when it takes at most 1/8 of the local store, else reads each k chunk's entries (one DMA) as
 //   it builds the tile.
 // - direct: per input channel of the chunk, one block read of the input window the tile's outputs slide
@@ -62,12 +63,13 @@ class RunTileSource final : public TileSource {
  private:
   std::size_t slot(std::size_t nb) const;
   bool precomputed() const { return table_.addr() != 0; }
-  /// The input rows one (c, r) reads for a tile: output rows [pa, pb) (the others are padding), input
-  /// columns [w0, w1) (the union over its s of the tile's columns), the first at element `offset`.
+  /// The input rows one input channel's image rows of a chunk read for a tile: `rows` input rows from h0, `step`
+  /// apart (the others are padding), input columns [w0, w1) (the union over its (r, s)), the first at element
+  /// `offset`.
   struct RowBlock {
-    std::size_t pa = 0, pb = 0, w0 = 0, w1 = 0;
+    std::size_t h0 = 0, rows = 0, step = 1, w0 = 0, w1 = 0;
     std::size_t offset = 0;
-    bool empty() const { return pb <= pa || w1 <= w0; }
+    bool empty() const { return rows == 0 || w1 <= w0; }
   };
   RowBlock row_block(std::size_t n, std::size_t group, const OffsetEntry* entries, std::size_t count, std::size_t j0,
                      std::size_t j1) const;

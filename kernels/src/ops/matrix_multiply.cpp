@@ -39,17 +39,6 @@ std::size_t tile_elements(const StoredMatrix& s, std::size_t rows, std::size_t c
   return s.transposed ? tiling::block_buffer_elements(cols, rows) : tiling::block_buffer_elements(rows, cols);
 }
 
-/// True when every block a core takes multiplies the same rows of the same stored A: one A for every batch and one
-/// row block (a team's rows cover m; shared-A batch blocks cover m; a plain block is exactly one batch's m rows).
-/// A stored transposed (gemm's transA) is left to chunks: its panel is k runs of a few elements.
-bool a_rows_fixed(const MatrixMultiply& job, const Blocking& b, std::size_t cols) {
-  const bool one_a =
-      std::all_of(job.a_batch.begin(), job.a_batch.end(), [&](std::size_t i) { return i == job.a_batch[0]; });
-  if (b.whole_rows || !one_a || job.a.transposed) return false;
-  if (b.team) return b.mb * cols >= job.m;
-  return b.batches > 1 ? b.mb >= job.m : b.mb == job.m;
-}
-
 /// ldm elements of one B tile.
 std::size_t b_tile_elements(const MatrixMultiply& job, std::size_t kc, std::size_t nb) {
   return job.b_source != nullptr ? job.b_source->buffer_elements(kc, nb) : tile_elements(job.b, kc, nb);
@@ -106,6 +95,28 @@ std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_
   if (b.team) return job.a_batch.size() * ceil_div(job.m, b.mb * cols) * columns;
   if (b.batches > 1) return ceil_div(job.a_batch.size(), b.batches) * ceil_div(job.m, b.mb) * columns;
   return ceil_div(job.yl.shape.n, b.mb) * columns;
+}
+
+/// True when every block a core takes multiplies the same rows of the same stored A, so they can stay in its ldm:
+/// a team's rows (its unit's row span and the batch's A) or a plain block's (exactly one batch's m rows) repeat
+/// over the units dealt to it; shared-A batch blocks cover m. A stored transposed (gemm's transA) is left to
+/// chunks: its panel is k runs of a few elements.
+bool a_rows_fixed(const MatrixMultiply& job, const Blocking& b, const Arch& arch) {
+  if (b.whole_rows || job.a.transposed) return false;
+  if (b.batches > 1) return b.mb >= job.m;  // every batch of such a blocking multiplies the same A
+  if (!b.team && b.mb != job.m) return false;
+  const std::size_t column_blocks = ceil_div(job.n, b.nb);
+  const std::size_t supers = b.team ? ceil_div(job.m, b.mb * arch.cols) : 1;
+  const std::size_t stride = b.team ? static_cast<std::size_t>(arch.rows) * arch.core_groups : arch.total_cores();
+  const auto key = [&](std::size_t unit) {  // the stored A and the row span of a unit (the kernel's dealing)
+    const std::size_t rows = unit / column_blocks;
+    return std::pair{job.a_batch[rows / supers], rows % supers};
+  };
+  const std::size_t units = block_count(job, b, arch.cols);
+  for (std::size_t unit = stride; unit < units; ++unit) {
+    if (key(unit) != key(unit - stride)) return false;
+  }
+  return true;
 }
 
 /// A ranking of blockings by estimated cycles: the busiest group's reads (blocks are dealt round-robin over the
@@ -194,7 +205,7 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
                        .whole_rows = best.whole_rows,
                        .team = team,
                        .a_resident = a_resident};
-            if (a_resident && !a_rows_fixed(job, b, arch.cols)) continue;
+            if (a_resident && !a_rows_fixed(job, b, arch)) continue;
             if (!fit_chunk(b)) continue;
             const double cycles = estimate_cycles(arch, price, job, b);
             if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
