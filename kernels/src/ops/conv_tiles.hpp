@@ -18,6 +18,7 @@
 
 #include "conv_geometry.hpp"
 #include "matrix_multiply.hpp"
+#include "tile_memo.hpp"
 
 namespace ldmsim::ops {
 
@@ -55,8 +56,8 @@ class RunTileSource final : public TileSource {
   void load_resident(Core& core, LdmSpan<f16> resident) const override;
   PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
                     std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const override;
-  void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
-              std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
+  const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
+                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
   /// Integer address operations charged so far, over every core.
   std::uint64_t address_ops() const { return address_ops_.load(); }
 
@@ -79,12 +80,16 @@ class RunTileSource final : public TileSource {
                                std::size_t k1, std::size_t j0, std::size_t j1) const;
   void unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
                          std::size_t j1, std::vector<float>& out) const;
+  /// What unpack_row_blocks reads, as a memo key: this source, the tile, each block's layout and ldm values.
+  void row_block_key(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
+                     std::size_t j1, TileKey& key) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;
   Layout xl_;
   DevicePtr<const std::int32_t> table_;
   std::uint64_t ldm_bytes_ = 0;
+  std::uint64_t id_ = TileMemo::next_source_id();
   mutable std::atomic<std::uint64_t> address_ops_{0};
 };
 
@@ -97,8 +102,8 @@ class WindowTileSource final : public TileSource {
   std::size_t chunk_unit() const override { return g_.rs(); }
   PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
                     std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const override;
-  void unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0, std::size_t k1,
-              std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
+  const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
+                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
   std::uint64_t address_ops() const { return address_ops_.load(); }
 
  private:
@@ -109,10 +114,14 @@ class WindowTileSource final : public TileSource {
   };
   Window window(std::size_t j0, std::size_t j1) const;
   std::size_t window_elements(std::size_t nb) const;
+  /// Builds the tile of channels' windows (read as `reads` says) into out.
+  void unpack_windows(LdmSpan<f16> buf, const PendingTile& reads, const Window& win, std::size_t k0, std::size_t k1,
+                      std::size_t j0, std::size_t j1, std::vector<float>& out) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;
   Layout xl_;
+  std::uint64_t id_ = TileMemo::next_source_id();
   mutable std::atomic<std::uint64_t> address_ops_{0};
 };
 

@@ -381,13 +381,14 @@ class BlockRunner {
       unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
     }
     for (std::size_t t = 0; t < lanes.size(); ++t) {
+      const float* b_tile = b_tile_.data();
       if (job_.b_source != nullptr) {
-        job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1, j0, j1,
-                              b_tile_);
+        b_tile = job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1,
+                                       j0, j1, b_tile_);
       } else {
         unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, b_tile_);
       }
-      multiply_add(a_tile_.data(), b_tile_.data(), lanes[t].acc, rows, width, depth, width);
+      multiply_add(a_tile_.data(), b_tile, lanes[t].acc, rows, width, depth, width);
       core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, set.k0 > 0));
     }
   }

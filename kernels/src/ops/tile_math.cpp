@@ -1,24 +1,83 @@
 // The host arithmetic of ldm tiles (see tile_math.hpp; kernels/CMakeLists.txt sets this file's flags).
 #include "tile_math.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define LDMSIM_TILE_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #else
 #define LDMSIM_TILE_CLONES
 #endif
 
-namespace ldmsim::ops {
+#if defined(__GNUC__)
+#define LDMSIM_INLINE [[gnu::always_inline]] inline  // into each clone, so every clone vectorises it for its level
+#else
+#define LDMSIM_INLINE inline
+#endif
 
-// Row i of acc gains a[i, t] * (row t of b) for t in order: the j loop vectorises, the k order is kept.
+namespace ldmsim::ops {
+namespace {
+
+// A register block: R rows x C columns of acc stay in registers over the whole depth, so each b element loaded
+// feeds R products (the plain loop reloads and stores acc for every product). Fixed sizes let the compiler keep
+// the block in vector registers; each element still gains its products one by one in k order.
+template <std::size_t R, std::size_t C>
+LDMSIM_INLINE void multiply_add_block(const float* a, const float* b, float* acc, std::size_t b_pitch,
+                                      std::size_t depth, std::size_t acc_pitch) {
+  float block[R][C];
+  for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t j = 0; j < C; ++j) block[r][j] = acc[r * acc_pitch + j];
+  }
+  for (std::size_t t = 0; t < depth; ++t) {
+    const float* row = b + t * b_pitch;
+    for (std::size_t r = 0; r < R; ++r) {
+      const float x = a[r * depth + t];
+      for (std::size_t j = 0; j < C; ++j) block[r][j] += x * row[j];
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t j = 0; j < C; ++j) acc[r * acc_pitch + j] = block[r][j];
+  }
+}
+
+// R rows of acc, every column: blocks of 64 and 32 columns (sizes that vectorise at every x86-64 level; 16 does
+// not); the last < 32 columns as one more 32-column block over `tail` (b's last columns, zero padded).
+template <std::size_t R>
+LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, const float* tail, float* acc, std::size_t cols,
+                                     std::size_t depth, std::size_t acc_pitch) {
+  std::size_t j = 0;
+  for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64>(a, b + j, acc + j, cols, depth, acc_pitch);
+  for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32>(a, b + j, acc + j, cols, depth, acc_pitch);
+  if (j == cols) return;
+  float block[R * 32] = {};
+  for (std::size_t r = 0; r < R; ++r) std::copy(acc + r * acc_pitch + j, acc + r * acc_pitch + cols, block + r * 32);
+  multiply_add_block<R, 32>(a, tail, block, 32, depth, 32);
+  for (std::size_t r = 0; r < R; ++r) std::copy(block + r * 32, block + r * 32 + (cols - j), acc + r * acc_pitch + j);
+}
+
+}  // namespace
+
 LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                      std::size_t depth, std::size_t acc_pitch) {
-  for (std::size_t i = 0; i < rows; ++i) {
-    float* __restrict out = acc + i * acc_pitch;
-    for (std::size_t t = 0; t < depth; ++t) {
-      const float x = a[i * depth + t];
-      const float* __restrict row = b + t * cols;
-      for (std::size_t j = 0; j < cols; ++j) out[j] += x * row[j];
-    }
+  // b's last cols % 32 columns, zero padded to 32 (padding columns only feed products that are thrown away).
+  thread_local std::vector<float> tail;
+  const std::size_t tail_from = cols / 32 * 32;
+  if (tail_from < cols) {
+    tail.assign(depth * 32, 0.0f);
+    for (std::size_t t = 0; t < depth; ++t)
+      std::copy(b + t * cols + tail_from, b + (t + 1) * cols, tail.data() + t * 32);
+  }
+  std::size_t i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    multiply_add_rows<4>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
+  }
+  if (rows - i == 3) {
+    multiply_add_rows<3>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
+  } else if (rows - i == 2) {
+    multiply_add_rows<2>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
+  } else if (rows - i == 1) {
+    multiply_add_rows<1>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
   }
 }
 

@@ -1,0 +1,57 @@
+// TileMemo, the host's reuse of built B tiles: a tile is found only for a key equal in every header integer and
+// every ldm value, the newest eight tiles are kept, and source ids are never reused.
+#include "../../kernels/src/ops/tile_memo.hpp"  // white box: the memo behind conv's tile builds
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+using ldmsim::f16;
+using ldmsim::ops::TileKey;
+using ldmsim::ops::TileMemo;
+
+namespace {
+
+void fill_key(TileKey& key, std::uint64_t tile, float value) {
+  key.header = {7, tile, 0, 64};
+  key.values = {f16(1.0f), f16(value), f16(-2.0f)};
+}
+
+void build(TileMemo& memo, std::uint64_t tile, float value) {
+  fill_key(memo.scratch_key(), tile, value);
+  std::vector<float>& out = memo.insert(4);
+  out.assign(4, static_cast<float>(tile));
+}
+
+}  // namespace
+
+TEST_CASE("TileMemo finds a tile only for equal headers and equal ldm values") {
+  TileMemo memo;
+  build(memo, 1, 0.5f);
+  fill_key(memo.scratch_key(), 1, 0.5f);
+  const std::vector<float>* found = memo.find();
+  REQUIRE(found != nullptr);
+  CHECK((*found)[0] == 1.0f);
+
+  fill_key(memo.scratch_key(), 1, 0.25f);  // one ldm value differs
+  CHECK(memo.find() == nullptr);
+  fill_key(memo.scratch_key(), 2, 0.5f);  // another tile
+  CHECK(memo.find() == nullptr);
+  TileKey& longer = memo.scratch_key();
+  fill_key(longer, 1, 0.5f);
+  longer.values.push_back(f16(0.0f));  // one more value
+  CHECK(memo.find() == nullptr);
+}
+
+TEST_CASE("TileMemo keeps the newest eight tiles") {
+  TileMemo memo;
+  for (std::uint64_t tile = 1; tile <= 9; ++tile) build(memo, tile, 0.5f);
+  fill_key(memo.scratch_key(), 1, 0.5f);
+  CHECK(memo.find() == nullptr);  // the oldest was replaced by the ninth
+  for (std::uint64_t tile = 2; tile <= 9; ++tile) {
+    fill_key(memo.scratch_key(), tile, 0.5f);
+    const std::vector<float>* found = memo.find();
+    REQUIRE(found != nullptr);
+    CHECK((*found)[0] == static_cast<float>(tile));
+  }
+  CHECK(TileMemo::next_source_id() != TileMemo::next_source_id());
+}
