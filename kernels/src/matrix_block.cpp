@@ -218,8 +218,24 @@ double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, s
   return cycles + runs * static_cast<double>(rows) / static_cast<double>(period);
 }
 
+std::size_t ReadPricer::BlockQueryHash::operator()(const BlockQuery& q) const {
+  std::size_t h = q.first_known ? 0x9e3779b97f4a7c15ULL : 0;
+  for (const std::size_t v : {q.rows, q.count, q.pitch, q.buffer, q.first}) h = (h ^ v) * 0x100000001b3ULL + (h >> 29);
+  return h;
+}
+
 double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                          std::optional<std::size_t> first) const {
+  const BlockQuery query{rows, count, pitch, buffer, first.value_or(0), first.has_value()};
+  const auto found = blocks_.find(query);
+  if (found != blocks_.end()) return found->second;
+  const double cycles = price_block(rows, count, pitch, buffer, first);
+  blocks_.emplace(query, cycles);
+  return cycles;
+}
+
+double ReadPricer::price_block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
+                               std::optional<std::size_t> first) const {
   if (rows == 0 || count == 0) return 0;
   // As get_block: runs widened to even bounds.
   const std::optional<std::size_t> begin = first ? std::optional<std::size_t>(floor_even(*first)) : std::nullopt;

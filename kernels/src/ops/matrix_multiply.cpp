@@ -226,6 +226,20 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
   return best;  // when even this does not fit, the allocations trap with the ldm numbers
 }
 
+/// Host scratch for a chunk's float tiles, shared by the cores one host thread runs (a chunk is unpacked and
+/// multiplied without a fiber switch): a launch neither allocates nor clears a tile per simulated core.
+struct ChunkScratch {
+  enum Which { kA, kB };
+  std::array<std::vector<float>, 2> tiles;
+};
+
+std::vector<float>& scratch_floats(ChunkScratch::Which which, std::size_t elements) {
+  thread_local ChunkScratch scratch;
+  std::vector<float>& tile = scratch.tiles[which];
+  if (tile.size() < elements) tile.resize(elements);
+  return tile;
+}
+
 /// The logical tile (rows x cols, row-major floats) from a completed read; `col0`: the tile's first column within
 /// the read (a chunk of a resident panel, which is never transposed).
 void unpack_tile(const StoredMatrix& s, LdmSpan<f16> buf, const tiling::BlockRead& read, std::size_t rows,
@@ -269,8 +283,6 @@ class BlockRunner {
       resident_ = core.ldm().alloc<f16>(job.b_source->resident_elements());
       job.b_source->load_resident(core, resident_);
     }
-    a_tile_.resize(b_.mb * b_.kc);
-    b_tile_.resize(b_.kc * b_.nb);
     acc_.resize(b_.batches * b_.mb * b_.nb);
   }
 
@@ -375,20 +387,22 @@ class BlockRunner {
   /// Unpacks chunk `set` and accumulates it into every lane (rows [i0, i1) of A).
   void compute_chunk(TileSet& set, const std::vector<Lane>& lanes, std::size_t rows, std::size_t j0, std::size_t j1) {
     const std::size_t depth = set.k1 - set.k0, width = j1 - j0;
+    std::vector<float>& a_tile = scratch_floats(ChunkScratch::kA, b_.mb * b_.kc);
+    std::vector<float>& b_scratch = scratch_floats(ChunkScratch::kB, b_.kc * b_.nb);
     if (b_.a_resident) {
-      unpack_tile(job_.a, a_panel_, a_panel_read_, rows, depth, a_tile_, set.k0);
+      unpack_tile(job_.a, a_panel_, a_panel_read_, rows, depth, a_tile, set.k0);
     } else {
-      unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile_);
+      unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile);
     }
     for (std::size_t t = 0; t < lanes.size(); ++t) {
-      const float* b_tile = b_tile_.data();
+      const float* b_tile = b_scratch.data();
       if (job_.b_source != nullptr) {
         b_tile = job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1,
-                                       j0, j1, b_tile_);
+                                       j0, j1, b_scratch);
       } else {
-        unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, b_tile_);
+        unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, b_scratch);
       }
-      multiply_add(a_tile_.data(), b_tile, lanes[t].acc, rows, width, depth, width);
+      multiply_add(a_tile.data(), b_tile, lanes[t].acc, rows, width, depth, width);
       core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, set.k0 > 0));
     }
   }
@@ -492,7 +506,7 @@ class BlockRunner {
   tiling::BlockRead a_panel_read_;
   std::array<std::size_t, 3> a_panel_key_{};  ///< stored A index and rows [i0, i1) in the panel
   bool a_panel_loaded_ = false;
-  std::vector<float> a_tile_, b_tile_, acc_, row_bias_;
+  std::vector<float> acc_, row_bias_;
   std::vector<DmaHandle> puts_;
 };
 

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "ldmsim/dma/timing_model.hpp"
@@ -99,7 +99,19 @@ class ReadPricer {
   double channels_ = 1;
   double overhead_ = 0;
   const Arch* arch_;
-  mutable std::map<std::uint64_t, double> runs_;  // memo: (offset, bytes) -> run_at
+  /// What block() is asked; the control core ranks thousands of blockings whose reads repeat.
+  struct BlockQuery {
+    std::size_t rows, count, pitch, buffer, first;
+    bool first_known;
+    bool operator==(const BlockQuery&) const = default;
+  };
+  struct BlockQueryHash {
+    std::size_t operator()(const BlockQuery& q) const;
+  };
+  double price_block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
+                     std::optional<std::size_t> first) const;
+  mutable std::unordered_map<std::uint64_t, double> runs_;                 // memo: (offset, bytes) -> run_at
+  mutable std::unordered_map<BlockQuery, double, BlockQueryHash> blocks_;  // memo of block()
 };
 
 /// Writes rows x count elements packed in buf (row r at buf[r * count]) to `block` of a device buffer. The caller
