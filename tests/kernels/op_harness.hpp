@@ -22,6 +22,7 @@ struct OpRun {
   bool any_padding = false;
   std::size_t cores_with_dma = 0;  ///< cores (over all groups) that issued at least one DMA
   nlohmann::json metrics;          ///< the op's run_metrics()
+  Cycle cycles = 0;                ///< simulated cycles of the run
 };
 
 /// One operator application of a table-driven test: op name, input shapes, attributes.
@@ -98,6 +99,7 @@ inline OpRun run_op(const std::string& name, const std::vector<Shape>& shapes, c
   }
   r.metrics = op->run_metrics();
   const RunStats stats = m.stats();
+  r.cycles = stats.cycles;
   for (const auto& g : stats.groups) {
     for (const auto& c : g.cores) r.cores_with_dma += c.dma_requests > 0 ? 1 : 0;
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "ldmsim/kernels/matrix_block.hpp"
@@ -72,20 +73,50 @@ tiling::BlockShape tile_block(const StoredMatrix& s, std::size_t index, std::siz
   return {(index * s.rows + r0) * pitch + c0, pitch, r1 - r0, c1 - c0};
 }
 
-/// Engine cycles of reading the logical rows x cols panel of `s` in chunks of kc along k (`k_along_rows`: k runs
-/// along the panel's rows, as for B; else along its columns, as for A), each chunk one get_block of its tile.
-double stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t cols, std::size_t kc, bool k_along_rows,
-                         const tiling::ReadPricer& price) {
+/// Engine cycles of reading the logical rows x cols panel of `s` that starts at logical element `origin` across k
+/// (a column for B, a row for A), in chunks of kc along k (`k_along_rows`: k runs along the panel's rows, as for
+/// B; else along its columns, as for A), each chunk one get_block of its tile into a buffer of `buffer` elements.
+double panel_at(const StoredMatrix& s, std::size_t origin, std::size_t rows, std::size_t cols, std::size_t kc,
+                bool k_along_rows, std::size_t buffer, const tiling::ReadPricer& price) {
   const std::size_t k = k_along_rows ? rows : cols;
   double cycles = 0;
   for (std::size_t k0 = 0; k0 < k; k0 += kc) {  // each chunk's tile (of the first stored matrix)
     const std::size_t k1 = std::min(k, k0 + kc);
-    const tiling::BlockShape shape =
-        k_along_rows ? tile_block(s, 0, k0, k1, 0, cols) : tile_block(s, 0, 0, rows, k0, k1);
-    const std::size_t tile_rows = k_along_rows ? k1 - k0 : rows, tile_cols = k_along_rows ? cols : k1 - k0;
-    cycles += price.block(shape.rows, shape.count, shape.pitch, tile_elements(s, tile_rows, tile_cols), shape.first);
+    const tiling::BlockShape shape = k_along_rows ? tile_block(s, 0, k0, k1, origin, origin + cols)
+                                                  : tile_block(s, 0, origin, origin + rows, k0, k1);
+    cycles += price.block(shape.rows, shape.count, shape.pitch, buffer, shape.first);
   }
   return cycles;
+}
+
+/// Engine cycles of reading one block's panel (rows x cols, as panel_at). When blocks start along a stored row
+/// (B's column blocks, a transposed A's row blocks), every run of a tile shares its block's alignment within a
+/// transaction, so the cost is averaged over the blocks that cut `extent` (N for B, M for A); misaligned runs
+/// cost more (gemm-sized B cut in 172-column blocks: 2x the cycles of 128). Block origins repeat their
+/// alignment with a period of at most a transaction: one period of blocks (and a narrower last one) is priced.
+/// When blocks start on other stored rows, a tile's runs (one per stored row) already sample the alignments:
+/// the block at origin 0 stands for all.
+double stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t cols, std::size_t kc, bool k_along_rows,
+                         std::size_t extent, const tiling::ReadPricer& price) {
+  const std::size_t size = k_along_rows ? cols : rows;  // the block's size across k
+  const std::size_t buffer =
+      tile_elements(s, k_along_rows ? std::min(kc, rows) : rows, k_along_rows ? cols : std::min(kc, cols));
+  const auto panel = [&](std::size_t origin, std::size_t width) {
+    return k_along_rows ? panel_at(s, origin, rows, width, kc, true, buffer, price)
+                        : panel_at(s, origin, width, cols, kc, false, buffer, price);
+  };
+  if (k_along_rows == s.transposed) return panel(0, size);  // blocks start on other stored rows
+  const std::size_t align = price.transaction_elements();
+  const std::size_t step = size % align;
+  const std::size_t period = step == 0 ? 1 : align / std::gcd(align, step);
+  const std::size_t full = extent / size, last = extent % size;
+  double cycles = 0;
+  for (std::size_t b = 0; b < std::min(period, full); ++b) {
+    cycles += static_cast<double>((full - b + period - 1) / period) * panel(b * size, size);
+  }
+  if (last > 0) cycles += panel(full * size, last);
+  const std::size_t blocks = full + (last > 0 ? 1 : 0);
+  return blocks > 0 ? cycles / static_cast<double>(blocks) : panel(0, size);
 }
 
 /// Blocks of a blocking: [batch groups x] row blocks x column blocks; for teams, team units (a row block per
@@ -134,9 +165,10 @@ double estimate_cycles(const Arch& arch, const tiling::ReadPricer& price, const 
   const bool segmented = !b.team && b.batches == 1;
   const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
   const double segments = std::ceil(static_cast<double>(b.mb) / static_cast<double>(rows));
-  const double a_cost = segments * stored_panel_cost(job.a, rows, job.k, b.a_resident ? job.k : b.kc, false, price);
+  const double a_cost =
+      segments * stored_panel_cost(job.a, rows, job.k, b.a_resident ? job.k : b.kc, false, job.m, price);
   const double b_cost = job.b_source != nullptr ? job.b_source->panel_cost(job.k, b.kc, b.nb, price)
-                                                : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, price);
+                                                : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, job.n, price);
   const double batches = static_cast<double>(b.batches) * segments;
   const double streamed = units_per_group * ((b.a_resident ? 0.0 : members * a_cost) + batches * b_cost);
   const double dma = streamed / price.channels();

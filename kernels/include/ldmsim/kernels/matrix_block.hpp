@@ -80,6 +80,8 @@ class ReadPricer {
                std::optional<std::size_t> first = std::nullopt) const;
   /// Requests a group's engine serves at once (its channels).
   double channels() const { return channels_; }
+  /// Elements of f16 in one transaction: reads whose starts differ by a multiple of it cost the same.
+  std::size_t transaction_elements() const { return transaction_bytes_ / sizeof(f16); }
 
  private:
   /// Service of one request of `runs` runs of `run_bytes`, each starting `offset` bytes into a transaction.
