@@ -23,6 +23,8 @@ std::vector<Case> cases_for(const Shape4& s4) {
   out.push_back({"max_pool", {s}, {{"kernel", 2}, {"stride", 1}}});
   out.push_back({"avg_pool", {s}, {{"kernel", 3}, {"stride", 2}, {"pad", 1}}});
   out.push_back({"avg_pool", {s}, {{"kernel", 2}, {"stride", 2}, {"pad", 1}, {"count_include_pad", true}}});
+  out.push_back({"max_pool", {s}, {{"kernel", 2}, {"stride", 2}, {"ceil_mode", true}}});
+  out.push_back({"avg_pool", {s}, {{"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil_mode", true}}});
   out.push_back({"spatialbn", {s, c1, c1, c1, c1}, {{"epsilon", 1e-3}}});
   out.push_back({"spatialbn_train", {s, c1, c1}, {}});
   return out;

@@ -15,6 +15,7 @@ namespace {
 struct PoolAttrs {
   std::size_t kh = 2, kw = 2, sh = 2, sw = 2, ph = 0, pw = 0;
   bool include_pad = false;
+  bool ceil_mode = false;  ///< output size rounded up: the last window may run past the padded edge (clipped)
   bool is_max = true;
 };
 
@@ -165,13 +166,17 @@ class PoolOp final : public BoundOp {
 
 template <bool kMax>
 std::unique_ptr<BoundOp> bind_pool(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {"kernel", "stride", "pad", "count_include_pad"});
+  check_attrs(attrs, {"kernel", "stride", "pad", "count_include_pad", "ceil_mode"});
   PoolAttrs a;
   a.is_max = kMax;
   std::tie(a.kh, a.kw) = pair_attr(attrs, "kernel", 2, 1);
   std::tie(a.sh, a.sw) = attrs.has("stride") ? pair_attr(attrs, "stride", 1, 1) : std::make_pair(a.kh, a.kw);
   std::tie(a.ph, a.pw) = pair_attr(attrs, "pad", 0, 0);
   if (const auto v = attrs.find("count_include_pad")) a.include_pad = v->boolean();
+  if (const auto v = attrs.find("ceil_mode")) a.ceil_mode = v->boolean();
+  if (a.ceil_mode && a.include_pad) {
+    reject(name, "ceil_mode with count_include_pad is not supported (the divisor of a window past the edge)");
+  }
   if (a.ph >= a.kh || a.pw >= a.kw) {
     reject(name,
            fmt::format("attribute 'pad' [{}, {}] must be smaller than the kernel [{}, {}]", a.ph, a.pw, a.kh, a.kw));
@@ -183,7 +188,15 @@ std::unique_ptr<BoundOp> bind_pool(std::string_view name, const JsonField& attrs
   if (hp < a.kh || wp < a.kw) {
     reject(name, fmt::format("kernel {}x{} is larger than the padded input {}x{}", a.kh, a.kw, hp, wp));
   }
-  return std::make_unique<PoolOp>(x, Shape{x[0], x[1], (hp - a.kh) / a.sh + 1, (wp - a.kw) / a.sw + 1}, a);
+  // ceil_mode (ONNX, PyTorch): round the window count up, but a last window must start inside the input or its
+  // leading pad; it is clipped to the input like every other window.
+  const auto outputs = [&](std::uint64_t padded, std::size_t k, std::size_t s, std::uint64_t extent, std::size_t p) {
+    std::uint64_t n = (padded - k) / s + 1;
+    if (a.ceil_mode && (padded - k) % s != 0 && n * s < extent + p) ++n;
+    return n;
+  };
+  return std::make_unique<PoolOp>(
+      x, Shape{x[0], x[1], outputs(hp, a.kh, a.sh, x[2], a.ph), outputs(wp, a.kw, a.sw, x[3], a.pw)}, a);
 }
 
 }  // namespace
