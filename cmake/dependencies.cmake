@@ -5,6 +5,8 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(zstd 1.4 REQUIRED)  # trace blocks (libzstd-dev ships zstdConfig.cmake)
+find_package(Protobuf REQUIRED)  # ONNX models (libprotobuf-dev), through libonnx-dev's onnx_proto
+find_package(ONNX REQUIRED)
 if(LDMSIM_BUILD_TOOLS)
   find_package(CLI11 REQUIRED)
 endif()

@@ -26,6 +26,9 @@ clang++-14 -std=c++20 $flags -fsanitize=fuzzer -Isim/include -Idma/include -Irun
 rm -rf "$out/seeds" && mkdir -p "$out/seeds" "$out/corpus" "$out/crashes" tests/fuzz/workload-regressions
 for w in examples/*.json bench/workloads/*.json; do { printf 'J'; cat "$w"; } >"$out/seeds/$(basename "$w")"; done
 for a in sim/presets/*.json; do { printf 'A'; cat "$a"; } >"$out/seeds/arch-$(basename "$a")"; done
+# ONNX seeds: the models of the ONNX tests (python3-onnx builds them; nothing is downloaded).
+/usr/bin/python3 tests/onnx/make_models.py "$out/onnx-models" >/dev/null
+for m in "$out"/onnx-models/*.onnx; do { printf 'O'; cat "$m"; } >"$out/seeds/onnx-$(basename "$m")"; done
 npy_v1() {  # a version-1 .npy header for dtype $1 and shape $2, padded to 64 bytes
   local header="{'descr': '$1', 'fortran_order': False, 'shape': $2, }"
   while [ $(((10 + ${#header} + 1) % 64)) -ne 0 ]; do header+=" "; done

@@ -10,13 +10,15 @@ PACKAGES=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libzstd-dev
   catch2 libbenchmark-dev
   libopenblas-serial-dev pkg-config
+  libonnx-dev libprotobuf-dev
   clang-format python3
 )
 # libopenblas-serial-dev: bench/conv_bench.cpp's native reference (fp32 im2col + sgemm, single-threaded).
-# Only the test suite needs these: numpy checks .npy interoperability, numpy + zstandard run the Python trace
+# libonnx-dev, libprotobuf-dev: the ONNX front end parses models with ONNX's own protobuf classes.
+# Only the test suite needs these: python3-onnx builds the ONNX test models, numpy checks .npy interoperability, numpy + zstandard run the Python trace
 # reader of docs/trace-format.md, chromium renders the HTML report.
 if [[ "${1:-}" == "--test" ]]; then
-  PACKAGES+=(python3-numpy python3-zstandard chromium)
+  PACKAGES+=(python3-numpy python3-zstandard chromium python3-onnx)
 fi
 
 missing=()

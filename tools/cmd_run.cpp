@@ -34,6 +34,7 @@ struct RunOptions {
   bool arch_given = false;
   bool dump_graph = false;
   std::string conv_algo;
+  std::vector<std::string> inputs;
 };
 
 void write_outputs(const Machine& machine, const RunOptions& options, const RunDirectory& paths,
@@ -111,7 +112,7 @@ void run_command(const RunOptions& options) {
   if (!options.workload.empty()) {
     run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
                                          options.out, options.trace, machine_options(options), options.dump_graph,
-                                         options.conv_algo});
+                                         options.conv_algo, options.inputs});
     return;
   }
   const Arch arch = resolve_arch(options.arch);
@@ -144,7 +145,10 @@ void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand(
       "run", "Run a workload on the simulated machine; without one, the built-in demo (fp16 tile kernels)");
-  run->add_option("workload", options->workload, "Workload JSON file (docs/workload-format.md)");
+  run->add_option("workload", options->workload,
+                  "Workload JSON file (docs/workload-format.md) or ONNX model (.onnx, docs/onnx.md)");
+  run->add_option("--input", options->inputs,
+                  "An ONNX model's input values: NAME=FILE.npy (repeatable; f32 is rounded to fp16)");
   CLI::Option* arch =
       run->add_option("--arch", options->arch, "Arch preset name or arch JSON file")->capture_default_str();
   run->add_option("--staging", options->staging, "Workload staging policy: method (default), naive or none")

@@ -38,6 +38,7 @@ void add_bench_command(CLI::App& app);   // bench stream ... (DMA timing calibra
 void add_pad_command(CLI::App& app);     // pad --op OP --shape N,C,H,W (cmd_pad.cpp)
 void add_trace_command(CLI::App& app);   // trace summary|export|filter|diff (cmd_trace.cpp)
 void add_report_command(CLI::App& app);  // report RUN_DIR|TRACE -o report.html (cmd_report.cpp)
+void add_import_command(CLI::App& app);  // import MODEL.onnx -o DIR (cmd_import.cpp)
 
 /// What `run WORKLOAD` needs from the run command's options (cmd_workload.cpp).
 struct WorkloadRunArgs {
@@ -50,6 +51,7 @@ struct WorkloadRunArgs {
   MachineOptions machine;   ///< threads, tracing, codec, spill directory, alignment policy from the command line
   bool dump_graph = false;  ///< print the graph after the passes before running
   std::string conv_algo;    ///< empty: each conv's own "algo" (default implicit-precomp)
+  std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
 };
 /// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
 void run_workload_command(const WorkloadRunArgs& args);

@@ -210,11 +210,14 @@ NpyArray read_npy(const std::filesystem::path& file) {
   return out;
 }
 
-void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, const std::vector<f16>& data) {
+namespace {
+
+void write_npy_bytes(const std::filesystem::path& file, const std::vector<std::size_t>& shape, std::string_view descr,
+                     const void* data, std::size_t bytes) {
   std::string dims;
   for (std::size_t d : shape) dims += fmt::format("{},", d);
   if (shape.size() > 1) dims.pop_back();
-  std::string header = fmt::format("{{'descr': '<f2', 'fortran_order': False, 'shape': ({}), }}", dims);
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
@@ -223,8 +226,19 @@ void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>
   const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
   out.write(len, 2);
   out.write(header.data(), header.size());
-  out.write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(f16));
+  out.write(data, bytes);
   out.commit();
+}
+
+}  // namespace
+
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, const std::vector<f16>& data) {
+  write_npy_bytes(file, shape, "<f2", data.data(), data.size() * sizeof(f16));
+}
+
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
+               const std::vector<float>& data) {
+  write_npy_bytes(file, shape, "<f4", data.data(), data.size() * sizeof(float));
 }
 
 }  // namespace ldmsim

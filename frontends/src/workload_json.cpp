@@ -24,14 +24,21 @@ Shape parse_shape(const JsonField& j, const std::string& tensor) {
 
 /// Reads a {"file": ...} init; checks dtype and (when declared) shape.
 void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::string& name, const std::string& dtype,
-                    const JsonField& file_field, const std::filesystem::path& base) {
-  std::filesystem::path file = file_field.non_empty_string();
+                    const JsonField& file_field, const std::filesystem::path& base,
+                    const std::map<std::string, NpyArray>* arrays) {
+  const std::string written = file_field.non_empty_string();
+  std::filesystem::path file = written;
   if (file.is_relative()) file = base / file;
   NpyArray a;
-  try {
-    a = read_npy(file);
-  } catch (const ConfigError& e) {
-    throw ConfigError(fmt::format("tensor '{}': unreadable .npy: {}", name, e.what()));
+  const auto in_memory = arrays != nullptr ? arrays->find(written) : std::map<std::string, NpyArray>::const_iterator{};
+  if (arrays != nullptr && in_memory != arrays->end()) {
+    a = in_memory->second;
+  } else {
+    try {
+      a = read_npy(file);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("tensor '{}': unreadable .npy: {}", name, e.what()));
+    }
   }
   const std::string want = dtype == "f32" ? "f4" : "f2";
   if (a.dtype != want) {
@@ -50,7 +57,8 @@ void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::st
 }
 
 TensorInit parse_init(const JsonField& i, std::optional<Shape>& shape, const std::string& name,
-                      const std::string& dtype, const std::filesystem::path& base) {
+                      const std::string& dtype, const std::filesystem::path& base,
+                      const std::map<std::string, NpyArray>* arrays) {
   if (!i.json().is_object()) {
     i.fail("must be one of {\"uniform\": [lo, hi]}, {\"normal\": [mean, std]}, {\"value\": v}, {\"file\": \"x.npy\"}");
   }
@@ -77,7 +85,7 @@ TensorInit parse_init(const JsonField& i, std::optional<Shape>& shape, const std
     init.a = i.at("value").number();
   } else if (i.has("file")) {
     i.expect_object({"file"});
-    read_file_init(init, shape, name, dtype, i.at("file"), base);
+    read_file_init(init, shape, name, dtype, i.at("file"), base, arrays);
   } else {
     i.expect_object({"uniform", "normal", "value", "file", "seed"});
     i.fail("must be one of {\"uniform\": [lo, hi]}, {\"normal\": [mean, std]}, {\"value\": v}, {\"file\": \"x.npy\"}");
@@ -124,7 +132,7 @@ Graph workload_from_json(const nlohmann::json& tree, const std::string& origin, 
     const std::string dtype = tj.has("dtype") ? tj.at("dtype").string() : "f16";
     if (dtype != "f16" && dtype != "f32") tj.at("dtype").fail("must be f16 or f32");
     if (const auto init = tj.find("init")) {
-      TensorInit ti = parse_init(*init, shape, tname, dtype, base_dir);
+      TensorInit ti = parse_init(*init, shape, tname, dtype, base_dir, options.arrays);
       g.add_input(tname, *shape, std::move(ti));
       continue;
     }
@@ -164,7 +172,9 @@ Graph workload_from_json(const nlohmann::json& tree, const std::string& origin, 
     }
     const nlohmann::json null_attrs;
     const auto attrs = oj.find("attrs");
-    g.add_op(registry, type, inputs, outputs, attrs ? *attrs : JsonField(null_attrs, origin, oj.child_path("attrs")));
+    const auto layer_name = oj.find("name");
+    g.add_op(registry, type, inputs, outputs, attrs ? *attrs : JsonField(null_attrs, origin, oj.child_path("attrs")),
+             layer_name ? layer_name->non_empty_string() : std::string{});
   }
   for (const auto& t : declared_outputs) {
     if (!g.find(t)) throw ConfigError(fmt::format("tensor '{}': missing init and not produced by any op", t));

@@ -35,7 +35,8 @@ std::string describe(const Graph& graph, const ExecutionPlan& plan) {
       outs.push_back(
           fmt::format("%{} {}", op.outputs[k], describe_layout(plan.op_plans[op.index][op.inputs.size() + k])));
     }
-    out += fmt::format("  {}: ({}) -> ({})\n", op.label(), fmt::join(ins, ", "), fmt::join(outs, ", "));
+    out += fmt::format("  {}{}: ({}) -> ({})\n", op.label(), op.name.empty() ? "" : fmt::format(" '{}'", op.name),
+                       fmt::join(ins, ", "), fmt::join(outs, ", "));
   }
   out += "steps:\n";
   for (const Step& s : plan.steps) {

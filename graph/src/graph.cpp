@@ -11,6 +11,10 @@ std::string OpNode::label() const {
   return fmt::format("{}#{}", type, index);
 }
 
+std::string OpNode::layer() const {
+  return name.empty() ? label() : name;
+}
+
 std::optional<std::size_t> Graph::find(std::string_view tensor) const {
   const auto it = by_name_.find(tensor);
   if (it == by_name_.end()) return std::nullopt;
@@ -31,9 +35,10 @@ void Graph::declare_shape(const std::string& tensor, Shape shape) {
 
 std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& type,
                           const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
-                          const JsonField& attrs) {
+                          const JsonField& attrs, std::string layer_name) {
   const std::size_t index = ops_.size();
-  const std::string where = fmt::format("op {} ({})", index, type);
+  const std::string where = layer_name.empty() ? fmt::format("op {} ({})", index, type)
+                                               : fmt::format("op {} '{}' ({})", index, layer_name, type);
   std::vector<std::size_t> in;
   std::vector<Shape> shapes;
   for (const auto& input : inputs) {
@@ -88,7 +93,7 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
     out.push_back(t);
   }
   for (std::size_t t : in) tensors_[t].consumers.push_back(index);
-  ops_.push_back(OpNode{type, std::move(in), std::move(out), std::move(bound), index});
+  ops_.push_back(OpNode{type, std::move(in), std::move(out), std::move(bound), index, std::move(layer_name)});
   return index;
 }
 

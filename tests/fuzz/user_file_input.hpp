@@ -1,7 +1,7 @@
 // One input of the user-file fuzz harness, shared by the libFuzzer target (tests/fuzz/workload_fuzz.cpp) and the
 // replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
-// .npy, 'A': arch JSON, else workload JSON), the rest is written to a file in `scratch` and read. Malformed input
-// must end in a ConfigError (caught here); anything else escapes to the caller.
+// .npy, 'A': arch JSON, 'O': ONNX model, else workload JSON), the rest is written to a file in `scratch` and read.
+// Malformed input must end in a ConfigError (caught here); anything else escapes to the caller.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/frontends/onnx_import.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/sim/arch.hpp"
@@ -20,8 +21,8 @@ namespace ldmsim::fuzz {
 
 inline void read_user_file(const std::uint8_t* data, std::size_t size, const std::filesystem::path& scratch) {
   if (size == 0) return;
-  const bool npy = data[0] == 'N', arch = data[0] == 'A';
-  const std::filesystem::path in = scratch / (npy ? "in.npy" : "in.json");
+  const bool npy = data[0] == 'N', arch = data[0] == 'A', onnx = data[0] == 'O';
+  const std::filesystem::path in = scratch / (npy ? "in.npy" : onnx ? "in.onnx" : "in.json");
   {
     std::ofstream f(in, std::ios::binary | std::ios::trunc);
     f.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
@@ -30,6 +31,12 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
   try {
     if (npy) {
       (void)read_npy(in);
+    } else if (onnx) {
+      const ImportedModel m = import_onnx(in);
+      WorkloadLoadOptions options;
+      options.arrays = &m.arrays;
+      const Graph g = workload_from_json(m.workload, in.string(), scratch, registry, "fuzz", options);
+      (void)describe(g, plan_execution(g, StagingPolicy::kMethod));
     } else if (arch) {
       const Arch a = Arch::resolve(in.string());
       (void)make_timing_model(a);

@@ -19,7 +19,10 @@ struct NpyArray {
 
 /// Reads a little-endian f2 or f4 C-order .npy (ConfigError naming the file and the problem otherwise).
 NpyArray read_npy(const std::filesystem::path& file);
-/// Writes fp16 data as '<f2', C order.
+/// Writes fp16 data as '<f2', C order (atomically: docs/user-guide.md, "Output files").
 void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, const std::vector<f16>& data);
+/// Writes fp32 data as '<f4', C order.
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
+               const std::vector<float>& data);
 
 }  // namespace ldmsim

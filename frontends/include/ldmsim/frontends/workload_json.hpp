@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/graph.hpp"
 
 namespace ldmsim {
@@ -19,6 +20,8 @@ inline constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 struct WorkloadLoadOptions {
   /// Per op type, attributes an op gets unless it sets them (e.g. {"conv": {"algo": "im2col"}}).
   std::map<std::string, nlohmann::json> default_attrs;
+  /// {"file": NAME} inits found here (by NAME as written) are not read from disk (an imported ONNX model's).
+  const std::map<std::string, NpyArray>* arrays = nullptr;
 };
 
 /// Builds the graph of a parsed workload; `origin` names it in errors, relative .npy paths resolve in `base_dir`.

@@ -47,8 +47,11 @@ struct OpNode {
   std::vector<std::size_t> outputs;  ///< tensor indices
   std::shared_ptr<const BoundOp> bound;
   std::size_t index = 0;
+  std::string name;  ///< the layer's name in the model (an ONNX node's name; "name" in a workload), may be empty
   /// The kernel name in traces and stats: "type#index".
   std::string label() const;
+  /// How a user knows the op: its name, else its label.
+  std::string layer() const;
 };
 
 class Graph {
@@ -64,7 +67,7 @@ class Graph {
   /// Binds `type` with `attrs` on the named inputs (which must exist) and adds its outputs; errors are
   /// ConfigErrors "op I (type): ..." naming the tensor or attribute.
   std::size_t add_op(const OperatorRegistry& registry, const std::string& type, const std::vector<std::string>& inputs,
-                     const std::vector<std::string>& outputs, const JsonField& attrs);
+                     const std::vector<std::string>& outputs, const JsonField& attrs, std::string layer_name = {});
   /// Attributes that every later op of `type` gets unless it sets them itself (`ldmsim run --conv-algo`).
   void set_default_attrs(const std::string& type, nlohmann::json attrs);
   /// Marks a tensor as a graph output (ConfigError when it does not exist).

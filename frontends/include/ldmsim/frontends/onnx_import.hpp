@@ -1,0 +1,39 @@
+// The ONNX front end: a model (opsets 11 to 17, parsed with Debian's ONNX protobuf library) translated into the
+// documented workload format (docs/workload-format.md), so everything downstream — the graph, its passes, the
+// executor, `ldmsim import`'s files — is the same as for a JSON workload. Every problem is found before anything
+// runs: a corrupt file, an unsupported opset, and every unsupported node (name, index, op type, what) at once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ldmsim/frontends/npy.hpp"
+
+namespace ldmsim {
+
+/// Largest .onnx file read (protobuf's own message limit is 2 GiB).
+inline constexpr std::uint64_t kMaxOnnxFileBytes = std::uint64_t{1} << 30;
+
+struct OnnxImportOptions {
+  /// Graph input name -> .npy file with its values (f2 or f4; f4 is rounded to fp16 when staged).
+  std::map<std::string, std::filesystem::path> inputs;
+  /// Inputs without a file get normal(0, 1) values from this seed (and a note says so).
+  std::uint64_t seed = 1;
+};
+
+/// A model in the workload format. Tensor names are ONNX's made file-safe (docs/onnx.md); constants and given
+/// inputs are {"file": NAME.npy} inits whose contents are in `arrays`.
+struct ImportedModel {
+  nlohmann::json workload;
+  std::map<std::string, NpyArray> arrays;  ///< file name -> values (constants rounded to fp16 already)
+  std::vector<std::string> notes;          ///< what the import decided for the user (random inputs, rounding)
+};
+
+/// Reads and translates `file`; ConfigError naming the file and what is wrong otherwise.
+ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options = {});
+
+}  // namespace ldmsim

@@ -1,0 +1,263 @@
+// The ONNX front end (see onnx_import.hpp): reads the model, checks its opset, inputs and every node, and writes
+// the equivalent workload JSON with constants and given inputs as in-memory .npy files.
+#include "ldmsim/frontends/onnx_import.hpp"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <set>
+
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/fp16.hpp"
+#include "ldmsim/sim/input_file.hpp"
+#include "onnx_nodes.hpp"
+
+namespace ldmsim {
+namespace {
+
+using nlohmann::json;
+using onnx_import::Constant;
+using onnx_import::Context;
+
+/// ONNX tensor names made usable as workload names and file names: letters, digits, '_', '-' and '.', not
+/// starting with '.', at most 100 characters, unique (a suffix _2, _3, ... when two names map alike).
+class SafeNames {
+ public:
+  const std::string& operator()(const std::string& onnx_name) {
+    if (const auto it = names_.find(onnx_name); it != names_.end()) return it->second;
+    std::string safe;
+    for (const char c : onnx_name.substr(0, 100)) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '-' || c == '.';
+      safe += ok ? c : '_';
+    }
+    if (safe.empty() || safe.front() == '.') safe = "t" + safe;
+    std::string unique = safe;
+    for (int n = 2; used_.contains(unique); ++n) unique = fmt::format("{}_{}", safe, n);
+    used_.insert(unique);
+    return names_.emplace(onnx_name, unique).first->second;
+  }
+
+ private:
+  std::map<std::string, std::string> names_;
+  std::set<std::string> used_;
+};
+
+std::int64_t default_opset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  }
+  return -1;
+}
+
+/// A graph input's declared dims: static sizes, or a problem for a symbolic or unknown one.
+std::vector<std::uint64_t> declared_dims(const onnx::ValueInfoProto& input, std::string& problem) {
+  std::vector<std::uint64_t> dims;
+  if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) {
+    problem = "has no tensor shape";
+    return dims;
+  }
+  const auto& shape = input.type().tensor_type().shape();
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& d = shape.dim(i);
+    if (!d.has_dim_value() || d.dim_value() <= 0) {
+      problem =
+          fmt::format("dimension {} is {} ", i, d.has_dim_param() ? "symbolic ('" + d.dim_param() + "')" : "unknown");
+      return dims;
+    }
+    dims.push_back(static_cast<std::uint64_t>(d.dim_value()));
+  }
+  return dims;
+}
+
+/// Adds graph input `input` to the workload: from its --input file, or seeded random values.
+void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const OnnxImportOptions& options,
+                     const std::string& safe, ImportedModel& out, Context& ctx, std::vector<std::string>& problems) {
+  const int elem = input.type().tensor_type().elem_type();
+  if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::FLOAT16) {
+    problems.push_back(fmt::format("input '{}': element type {} is not supported (float or float16)", input.name(),
+                                   onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem))));
+    return;
+  }
+  std::string problem;
+  const std::vector<std::uint64_t> dims = declared_dims(input, problem);
+  const auto given = options.inputs.find(input.name());
+  if (given == options.inputs.end()) {
+    if (!problem.empty()) {
+      problems.push_back(
+          fmt::format("input '{}': {}: give its values with --input {}=FILE.npy", input.name(), problem, input.name()));
+      return;
+    }
+    const std::uint64_t seed = options.seed + index;
+    out.workload["tensors"][safe] = {{"shape", dims}, {"init", {{"normal", {0, 1}}, {"seed", seed}}}};
+    out.notes.push_back(fmt::format("input '{}' {} was not given: seeded random values, normal(0, 1), seed {}",
+                                    input.name(), json(dims).dump(), seed));
+    ctx.shapes[input.name()] = dims;
+    return;
+  }
+  NpyArray values = read_npy(given->second);
+  const std::vector<std::uint64_t> file_dims(values.shape.begin(), values.shape.end());
+  if (problem.empty() && file_dims != dims) {
+    problems.push_back(fmt::format("input '{}': {} holds shape {} but the model declares {}", input.name(),
+                                   given->second.string(), json(file_dims).dump(), json(dims).dump()));
+    return;
+  }
+  const std::string file = safe + ".npy";
+  out.workload["tensors"][safe] = {
+      {"shape", file_dims}, {"dtype", values.dtype == "f4" ? "f32" : "f16"}, {"init", {{"file", file}}}};
+  if (values.dtype == "f4") out.notes.push_back(fmt::format("input '{}': f32 values rounded to fp16", input.name()));
+  ctx.shapes[input.name()] = file_dims;
+  out.arrays[file] = std::move(values);
+}
+
+/// Adds a translated op to ctx.shadow under its ONNX names, so its outputs' shapes are known to later nodes
+/// (Shape, Squeeze, Softmax's axis); a node whose op cannot bind gets the binding's error as its problem.
+void track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx, std::vector<std::string>& problems) {
+  std::vector<std::string> inputs;
+  const std::vector<std::string> outputs(node.output().begin(), node.output().end());
+  try {
+    for (const auto& in : op["inputs"]) {
+      const std::string name = in.get<std::string>();
+      if (!ctx.shadow.find(name)) {
+        const auto shape = ctx.shapes.find(name);
+        if (shape == ctx.shapes.end()) return;  // after an earlier problem: nothing to learn
+        ctx.shadow.add_input(name, Shape(shape->second), TensorInit{.kind = TensorInit::Kind::kValue});
+      }
+      inputs.push_back(name);
+    }
+    ctx.shadow.add_op(*ctx.registry, op["type"].get<std::string>(), inputs, outputs, JsonField(op["attrs"], ""));
+  } catch (const ConfigError& e) {
+    problems.push_back(fmt::format("{}", e.what()));
+    return;
+  }
+  for (const std::string& o : outputs) {
+    const auto dims = ctx.shadow.tensor(*ctx.shadow.find(o)).shape.dims_vector();
+    ctx.shapes[o] = std::vector<std::uint64_t>(dims.begin(), dims.end());
+  }
+}
+
+/// A constant as an fp16 .npy array (round to nearest even).
+NpyArray fp16_array(const Constant& c) {
+  NpyArray a;
+  a.shape.assign(c.dims.begin(), c.dims.end());
+  a.dtype = "f2";
+  a.data.reserve(c.values.size());
+  for (const double v : c.values) a.data.push_back(static_cast<float>(f16(static_cast<float>(v))));
+  return a;
+}
+
+}  // namespace
+
+ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
+  const std::string origin = file.string();
+  const std::string bytes = read_input_file(file, "ONNX model", kMaxOnnxFileBytes);
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    throw ConfigError(
+        fmt::format("{}: not a valid ONNX model: the protobuf does not parse (truncated or corrupt)", origin));
+  }
+  if (!model.has_graph()) throw ConfigError(fmt::format("{}: the model has no graph", origin));
+  const OperatorRegistry registry = OperatorRegistry::builtin();
+  Context ctx;
+  ctx.registry = &registry;
+  ctx.opset = default_opset(model);
+  if (ctx.opset < 11 || ctx.opset > 17) {
+    throw ConfigError(
+        fmt::format("{}: opset {} is not supported (11 to 17; convert the model with "
+                    "onnx.version_converter)",
+                    origin, ctx.opset));
+  }
+  const onnx::GraphProto& graph = model.graph();
+  std::vector<std::string> problems;
+  for (const onnx::TensorProto& init : graph.initializer()) {
+    std::string problem;
+    auto c = onnx_import::read_tensor(init, problem);
+    if (!c) {
+      problems.push_back(fmt::format("initializer '{}' {}", init.name(), problem));
+      continue;
+    }
+    ctx.shapes[init.name()] = c->dims;
+    ctx.constants[init.name()] = std::move(*c);
+  }
+  ImportedModel out;
+  SafeNames safe;
+  out.workload = {{"name", file.stem().string()},
+                  {"description",
+                   fmt::format("imported from {} (opset {}{})", file.filename().string(), ctx.opset,
+                               model.producer_name().empty()
+                                   ? ""
+                                   : fmt::format(", producer {} {}", model.producer_name(), model.producer_version()))},
+                  {"tensors", json::object()},
+                  {"ops", json::array()}};
+  std::size_t index = 0;
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (ctx.constants.contains(input.name())) continue;  // an initializer listed as an input (IR < 4)
+    add_graph_input(input, index++, options, safe(input.name()), out, ctx, problems);
+  }
+  for (const auto& [name, path] : options.inputs) {
+    const bool known = std::any_of(graph.input().begin(), graph.input().end(),
+                                   [&](const onnx::ValueInfoProto& i) { return i.name() == name; });
+    if (!known) problems.push_back(fmt::format("--input {}: the model has no input of that name", name));
+  }
+
+  std::set<std::string> used_constants;
+  std::map<std::string, int> without_op;  // nodes folded to constants or removed, by op type
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    onnx_import::Translation t = onnx_import::translate_node(node, ctx);
+    if (!t.problems.empty()) {
+      problems.push_back(
+          fmt::format("node {} '{}' ({}): {}", i, node.name(), node.op_type(), fmt::join(t.problems, "; ")));
+      continue;
+    }
+    if (t.op.is_null()) {
+      ++without_op[node.op_type()];
+      continue;
+    }
+    const std::size_t before = problems.size();
+    track_shapes(t.op, node, ctx, problems);
+    if (problems.size() != before) {
+      problems.back() = fmt::format("node {} '{}' ({}): {}", i, node.name(), node.op_type(), problems.back());
+      continue;
+    }
+    json inputs = json::array(), outputs = json::array();
+    for (const auto& in : t.op["inputs"]) {
+      const std::string name = in.get<std::string>();
+      if (ctx.constants.contains(name)) used_constants.insert(name);
+      inputs.push_back(safe(name));
+    }
+    for (const std::string& o : node.output()) outputs.push_back(safe(o));
+    t.op["inputs"] = std::move(inputs);
+    t.op["outputs"] = std::move(outputs);
+    if (!node.name().empty()) t.op["name"] = node.name();
+    out.workload["ops"].push_back(std::move(t.op));
+  }
+  if (!problems.empty()) {
+    throw ConfigError(fmt::format("{}: {} problem(s) before anything runs:\n  {}", origin, problems.size(),
+                                  fmt::join(problems, "\n  ")));
+  }
+  for (const std::string& name : used_constants) {
+    const Constant& c = ctx.constants.at(name);
+    const std::string file_name = safe(name) + ".npy";
+    out.workload["tensors"][safe(name)] = {{"shape", c.dims}, {"init", {{"file", file_name}}}};
+    out.arrays[file_name] = fp16_array(c);
+  }
+  if (!without_op.empty()) {
+    std::vector<std::string> counts;
+    int total = 0;
+    for (const auto& [type, n] : without_op) counts.push_back(fmt::format("{} x{}", type, n)), total += n;
+    out.notes.push_back(fmt::format("{} node(s) folded to constants or removed at import, no device op: {}", total,
+                                    fmt::join(counts, ", ")));
+  }
+  if (!used_constants.empty()) {
+    out.notes.push_back(
+        fmt::format("{} constant tensor(s) rounded to fp16 (round to nearest even)", used_constants.size()));
+  }
+  out.workload["outputs"] = json::array();
+  for (const onnx::ValueInfoProto& o : graph.output()) {
+    out.workload["outputs"].push_back(safe(onnx_import::resolve(ctx, o.name())));
+  }
+  return out;
+}
+
+}  // namespace ldmsim

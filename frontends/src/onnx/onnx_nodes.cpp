@@ -1,0 +1,255 @@
+// ONNX nodes as workload ops (see onnx_nodes.hpp; the mapping is documented in docs/onnx.md).
+#include "onnx_nodes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "onnx_translator.hpp"
+
+namespace ldmsim::onnx_import {
+namespace {
+
+using nlohmann::json;
+using Attr = onnx::AttributeProto;
+
+/// The 2-D window attributes of Conv and the pools: kernel_shape, strides, dilations, pads and auto_pad.
+struct Window {
+  std::vector<std::int64_t> kernel, strides, dilations, pads;
+};
+
+std::optional<Window> read_window(const Attributes& a, NodeTranslator& t) {
+  Window w;
+  w.kernel = a.integers("kernel_shape", {});
+  w.strides = a.integers("strides", {1, 1});
+  w.dilations = a.integers("dilations", {1, 1});
+  w.pads = a.integers("pads", {0, 0, 0, 0});
+  const std::string auto_pad = a.text("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+    t.problem(fmt::format("auto_pad {} is not supported (NOTSET or VALID; export with explicit pads)", auto_pad));
+  }
+  if (auto_pad == "VALID") w.pads = {0, 0, 0, 0};
+  if ((!w.kernel.empty() && w.kernel.size() != 2) || w.strides.size() != 2 || w.dilations.size() != 2 ||
+      w.pads.size() != 4) {
+    t.problem("only 2-D windows are supported (kernel_shape, strides and dilations of 2, pads of 4)");
+    return std::nullopt;
+  }
+  const auto negative = [](const std::vector<std::int64_t>& v) {
+    return std::any_of(v.begin(), v.end(), [](std::int64_t x) { return x < 0; });
+  };
+  if (negative(w.kernel) || negative(w.strides) || negative(w.dilations) || negative(w.pads)) {
+    t.problem("negative kernel_shape, strides, dilations or pads");
+    return std::nullopt;
+  }
+  return w;
+}
+
+void translate_conv(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+  if (!t.arity(2, 3, 1)) return;
+  const auto w = read_window(a, t);
+  if (!w) return;
+  // ONNX pads are [top, left, bottom, right] for 2-D: conv's own order.
+  t.op("conv", node.input_size() > 2 && t.has_input(2) ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1},
+       {{"stride", w->strides}, {"pad", w->pads}, {"dilation", w->dilations}, {"groups", a.integer("group", 1)}});
+}
+
+template <bool kMax>
+void translate_pool(const onnx::NodeProto& node, NodeTranslator& t) {
+  std::set<std::string> allowed = {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides"};
+  allowed.insert(kMax ? "storage_order" : "count_include_pad");
+  const Attributes a(node, t.problems(), allowed);
+  if (!t.arity(1, 1, 1)) return;
+  const auto w = read_window(a, t);
+  if (!w) return;
+  if (w->kernel.empty()) t.problem("kernel_shape is required");
+  if (w->dilations != std::vector<std::int64_t>{1, 1}) t.problem("dilations other than 1 are not supported");
+  if (kMax && a.integer("storage_order", 0) != 0) t.problem("storage_order 1 is not supported");
+  if (w->pads[0] != w->pads[2] || w->pads[1] != w->pads[3]) {
+    t.problem(fmt::format("asymmetric pads [{}] are not supported (pools pad top = bottom, left = right)",
+                          fmt::join(w->pads, ", ")));
+  }
+  if (!t.problems().empty()) return;
+  json attrs = {{"kernel", w->kernel}, {"stride", w->strides}, {"pad", {w->pads[0], w->pads[1]}}};
+  if (!kMax) attrs["count_include_pad"] = a.integer("count_include_pad", 0) != 0;
+  if (a.integer("ceil_mode", 0) != 0) attrs["ceil_mode"] = true;
+  t.op(kMax ? "max_pool" : "avg_pool", {0}, std::move(attrs));
+}
+
+void translate_clip(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {});
+  if (!t.arity(1, 3, 1)) return;
+  json attrs = json::object();
+  const char* names[] = {"", "min", "max"};
+  for (int i = 1; i <= 2; ++i) {
+    if (!t.has_input(i)) continue;
+    const Constant* c = t.constant_input(i, names[i]);
+    if (c == nullptr) continue;
+    if (c->values.size() != 1) {
+      t.problem(fmt::format("{} must be a scalar", names[i]));
+      continue;
+    }
+    attrs[names[i]] = c->values[0];
+  }
+  t.op("clip", {0}, std::move(attrs));
+}
+
+void translate_reshape(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {"allowzero"});
+  if (!t.arity(2, 2, 1)) return;
+  if (a.integer("allowzero", 0) != 0) t.problem("allowzero 1 is not supported");
+  const Constant* shape = t.constant_input(1, "shape");
+  if (shape == nullptr) return;
+  std::vector<std::int64_t> dims;
+  for (const double v : shape->values) dims.push_back(static_cast<std::int64_t>(v));
+  t.op("reshape", {0}, {{"shape", dims}});
+}
+
+void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx) {
+  const Attributes a(node, t.problems(), {"axis"});
+  if (!t.arity(1, 1, 1)) return;
+  // Before opset 13 softmax normalises the 2-D view split at axis (default 1), as ldmsim's softmax does; from 13
+  // on it normalises one axis (default -1), the same only for the last axis.
+  const std::int64_t axis = a.integer("axis", ctx.opset < 13 ? 1 : -1);
+  if (ctx.opset >= 13 && axis != -1) {
+    const auto shape = ctx.shapes.find(t.input(0));
+    if (shape == ctx.shapes.end() || axis != static_cast<std::int64_t>(shape->second.size()) - 1) {
+      t.problem(fmt::format("Softmax over axis {} (opset {}) is not supported: only the last axis", axis, ctx.opset));
+      return;
+    }
+  }
+  t.op("softmax", {0}, {{"axis", axis}});
+}
+
+void translate_constant(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {"value", "value_float", "value_floats", "value_int", "value_ints"});
+  if (!t.arity(0, 0, 1)) return;
+  Constant c;
+  if (const Attr* value = a.find("value")) {
+    std::string problem;
+    const auto read = value->type() == Attr::TENSOR ? read_tensor(value->t(), problem) : std::nullopt;
+    if (!read) {
+      t.problem(fmt::format("value {}", problem.empty() ? "is not a tensor" : problem));
+      return;
+    }
+    c = *read;
+  } else if (a.has("value_float")) {
+    c.values = {a.real("value_float", 0)};
+  } else if (a.has("value_int")) {
+    c.values = {static_cast<double>(a.integer("value_int", 0))};
+    c.integer = true;
+  } else if (a.has("value_ints")) {
+    for (const std::int64_t v : a.integers("value_ints", {})) c.values.push_back(static_cast<double>(v));
+    c.dims = {c.values.size()};
+    c.integer = true;
+  } else if (const Attr* f = a.find("value_floats")) {
+    for (const float v : f->floats()) c.values.push_back(v);
+    c.dims = {c.values.size()};
+  } else {
+    t.problem("has no value");
+    return;
+  }
+  t.define(std::move(c));
+}
+
+void translate_alias(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, bool dropout) {
+  const Attributes a(node, t.problems(),
+                     dropout ? std::set<std::string>{"seed", "ratio", "is_test"} : std::set<std::string>{});
+  if (dropout) {
+    if (!t.arity(1, 3, node.output_size() == 2 ? 2 : 1)) return;
+    if (t.has_input(2)) {
+      const Constant* training = t.constant_input(2, "training_mode");
+      if (training != nullptr && !training->values.empty() && training->values[0] != 0) {
+        t.problem("training_mode true is not supported (inference only)");
+      }
+    }
+  } else if (!t.arity(1, 1, 1)) {
+    return;
+  }
+  ctx.aliases[node.output(0)] = t.input(0);
+}
+
+}  // namespace
+
+std::string resolve(const Context& ctx, const std::string& name) {
+  std::string current = name;
+  for (int hops = 0; hops < 1 << 20; ++hops) {  // aliases point at earlier tensors: no cycle, but stay bounded
+    const auto it = ctx.aliases.find(current);
+    if (it == ctx.aliases.end()) return current;
+    current = it->second;
+  }
+  return current;
+}
+
+Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
+  NodeTranslator t(node, ctx);
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    t.problem(fmt::format("domain '{}' is not supported", node.domain()));
+    return t.result();
+  }
+  if (auto folded = fold_node(node, ctx)) return std::move(*folded);
+  static const std::map<std::string, std::string> unary = {
+      {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Exp", "exp"}, {"Sqrt", "sqrt"}};
+  static const std::map<std::string, std::string> binary = {
+      {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}};
+  const std::string& type = node.op_type();
+  if (const auto u = unary.find(type); u != unary.end()) {
+    const Attributes a(node, t.problems(), {});
+    if (t.arity(1, 1, 1)) t.op(u->second, {0});
+  } else if (const auto b = binary.find(type); b != binary.end()) {
+    const Attributes a(node, t.problems(), {});
+    if (t.arity(2, 2, 1)) t.op(b->second, {0, 1});
+  } else if (type == "Conv") {
+    translate_conv(node, t);
+  } else if (type == "Gemm") {
+    const Attributes a(node, t.problems(), {"alpha", "beta", "transA", "transB"});
+    if (t.arity(2, 3, 1)) {
+      t.op("gemm", t.has_input(2) ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1},
+           {{"alpha", a.real("alpha", 1.0F)},
+            {"beta", a.real("beta", 1.0F)},
+            {"transA", a.integer("transA", 0)},
+            {"transB", a.integer("transB", 0)}});
+    }
+  } else if (type == "MatMul") {
+    const Attributes a(node, t.problems(), {});
+    if (t.arity(2, 2, 1)) t.op("matmul", {0, 1});
+  } else if (type == "MaxPool") {
+    translate_pool<true>(node, t);
+  } else if (type == "AveragePool") {
+    translate_pool<false>(node, t);
+  } else if (type == "GlobalAveragePool") {
+    const Attributes a(node, t.problems(), {});
+    if (t.arity(1, 1, 1)) t.op("global_avg_pool", {0});
+  } else if (type == "BatchNormalization") {
+    const Attributes a(node, t.problems(), {"epsilon", "momentum", "training_mode"});
+    if (a.integer("training_mode", 0) != 0) t.problem("training_mode 1 is not supported (inference only)");
+    if (t.arity(5, 5, 1)) t.op("spatialbn", {0, 1, 2, 3, 4}, {{"epsilon", a.real("epsilon", 1e-5F)}});
+  } else if (type == "Flatten") {
+    const Attributes a(node, t.problems(), {"axis"});
+    if (t.arity(1, 1, 1)) t.op("flatten", {0}, {{"axis", a.integer("axis", 1)}});
+  } else if (type == "Concat") {
+    const Attributes a(node, t.problems(), {"axis"});
+    if (!a.has("axis")) t.problem("attribute 'axis' is required");
+    std::vector<int> inputs(static_cast<std::size_t>(node.input_size()));
+    for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i] = static_cast<int>(i);
+    if (t.arity(1, 64, 1)) t.op("concat", inputs, {{"axis", a.integer("axis", 1)}});
+  } else if (type == "Clip") {
+    translate_clip(node, t);
+  } else if (type == "Reshape") {
+    translate_reshape(node, t);
+  } else if (type == "Softmax") {
+    translate_softmax(node, t, ctx);
+  } else if (type == "Constant") {
+    translate_constant(node, t);
+  } else if (type == "Identity" || type == "Dropout") {
+    translate_alias(node, t, ctx, type == "Dropout");
+  } else {
+    t.problem("is not a supported op type (docs/onnx.md lists them)");
+  }
+  if (!t.problems().empty()) t.result().op = nullptr;
+  return t.result();
+}
+
+}  // namespace ldmsim::onnx_import

@@ -1,0 +1,62 @@
+// Private: ONNX nodes as workload ops (see onnx_import.hpp). One node becomes one op of docs/operators.md, or no
+// op at all (Identity, Dropout and Constant only rename or define tensors); a node that cannot be expressed
+// returns every reason at once, so the importer can list all unsupported nodes of a model together.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ldmsim/graph/graph.hpp"
+
+namespace ldmsim::onnx_import {
+
+/// A tensor whose value is known at import time: an initializer or a Constant node's value.
+struct Constant {
+  std::vector<std::uint64_t> dims;
+  std::vector<double> values;  ///< float and integer tensors alike (integers exact up to 2^53)
+  bool integer = false;
+};
+
+/// What translating a node reads and updates.
+struct Context {
+  std::int64_t opset = 0;
+  std::map<std::string, Constant> constants;                 ///< by ONNX name
+  std::map<std::string, std::string> aliases;                ///< an Identity/Dropout output -> the tensor it stands for
+  std::map<std::string, std::vector<std::uint64_t>> shapes;  ///< known shapes, from the same sources
+  /// The ops translated so far under their ONNX names: ldmsim's own shape inference gives their outputs' shapes.
+  Graph shadow;
+  const OperatorRegistry* registry = nullptr;
+};
+
+/// Most elements a folded constant may have (checked before it is computed).
+inline constexpr std::uint64_t kMaxFoldedElements = std::uint64_t{1} << 24;
+
+/// One node's translation: `op` is {"type", "inputs", "attrs"} with ONNX tensor names (outputs are the node's),
+/// or null when the node needs no op; `problems` says why it cannot be translated (empty when it can).
+struct Translation {
+  nlohmann::json op;
+  std::vector<std::string> problems;
+};
+
+/// The tensor an ONNX name stands for after Identity/Dropout removal.
+std::string resolve(const Context& ctx, const std::string& name);
+
+/// Translates `node`; Constant nodes add to ctx.constants, Identity/Dropout to ctx.aliases.
+Translation translate_node(const onnx::NodeProto& node, Context& ctx);
+
+/// Folds a shape computation into ctx.constants (Shape, Gather, Unsqueeze, Squeeze, Concat, Expand, Cast,
+/// ConstantOfShape, Range, and Add/Sub/Mul/Div of constants), or maps Unsqueeze/Squeeze of a runtime tensor to
+/// a reshape; nullopt when `node` is none of these and the normal translation applies.
+std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx);
+
+/// The values of a TensorProto (float, float16, double, int32 or int64; raw or typed fields), checked against
+/// its dims before anything is allocated; nullopt and `problem` set when it cannot be read.
+std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string& problem);
+
+}  // namespace ldmsim::onnx_import

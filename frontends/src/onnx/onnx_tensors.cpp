@@ -1,0 +1,105 @@
+// Reading ONNX TensorProto values (see onnx_nodes.hpp): sizes are checked against the dims before anything is
+// allocated, so a hostile initializer cannot make the importer allocate more than the file holds.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+
+#include "ldmsim/sim/fp16.hpp"
+#include "onnx_nodes.hpp"
+
+namespace ldmsim::onnx_import {
+namespace {
+
+/// Element count of `dims`, or nullopt when one is negative or the product overflows 2^48.
+std::optional<std::uint64_t> element_count(const onnx::TensorProto& tensor, std::vector<std::uint64_t>& dims) {
+  std::uint64_t count = 1;
+  for (const std::int64_t d : tensor.dims()) {
+    if (d < 0) return std::nullopt;
+    const auto u = static_cast<std::uint64_t>(d);
+    if (u != 0 && count > (std::uint64_t{1} << 48) / u) return std::nullopt;
+    count *= u;
+    dims.push_back(u);
+  }
+  return count;
+}
+
+template <typename T>
+T load(const std::string& raw, std::size_t i) {
+  T v;
+  std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string& problem) {
+  Constant c;
+  const auto count = element_count(tensor, c.dims);
+  if (!count) {
+    problem = "has a negative dimension or more than 2^48 elements";
+    return std::nullopt;
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    problem = "keeps its data in an external file (not supported: save the model with its weights inside)";
+    return std::nullopt;
+  }
+  using DT = onnx::TensorProto;
+  const int type = tensor.data_type();
+  std::size_t width = 0;
+  int typed_size = 0;
+  switch (type) {
+    case DT::FLOAT:
+      width = 4, typed_size = tensor.float_data_size();
+      break;
+    case DT::FLOAT16:
+      width = 2, typed_size = tensor.int32_data_size();
+      break;
+    case DT::DOUBLE:
+      width = 8, typed_size = tensor.double_data_size();
+      break;
+    case DT::INT32:
+      width = 4, typed_size = tensor.int32_data_size(), c.integer = true;
+      break;
+    case DT::INT64:
+      width = 8, typed_size = tensor.int64_data_size(), c.integer = true;
+      break;
+    default:
+      problem = fmt::format("has data type {} (supported: float, float16, double, int32, int64)",
+                            DT::DataType_Name(static_cast<DT::DataType>(type)));
+      return std::nullopt;
+  }
+  const bool raw = tensor.has_raw_data();
+  const std::uint64_t have = raw ? tensor.raw_data().size() / width : static_cast<std::uint64_t>(typed_size);
+  if (have != *count || (raw && tensor.raw_data().size() % width != 0)) {
+    problem = fmt::format("holds {} values but its dims need {}", have, *count);
+    return std::nullopt;
+  }
+  c.values.resize(*count);
+  const std::string& bytes = tensor.raw_data();
+  for (std::size_t i = 0; i < *count; ++i) {
+    const int at = static_cast<int>(i);
+    switch (type) {
+      case DT::FLOAT:
+        c.values[i] = raw ? load<float>(bytes, i) : tensor.float_data(at);
+        break;
+      case DT::FLOAT16: {
+        const auto bits = raw ? load<std::uint16_t>(bytes, i) : static_cast<std::uint16_t>(tensor.int32_data(at));
+        c.values[i] = static_cast<float>(f16::from_bits(bits));
+        break;
+      }
+      case DT::DOUBLE:
+        c.values[i] = raw ? load<double>(bytes, i) : tensor.double_data(at);
+        break;
+      case DT::INT32:
+        c.values[i] = raw ? load<std::int32_t>(bytes, i) : tensor.int32_data(at);
+        break;
+      default:
+        c.values[i] = static_cast<double>(raw ? load<std::int64_t>(bytes, i) : tensor.int64_data(at));
+        break;
+    }
+  }
+  return c;
+}
+
+}  // namespace ldmsim::onnx_import

@@ -1,0 +1,134 @@
+// Private: what translating one ONNX node uses: its attributes read with their types checked, its inputs
+// resolved through aliases and constants, and the problems found (see onnx_nodes.hpp).
+#pragma once
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "onnx_nodes.hpp"
+
+namespace ldmsim::onnx_import {
+
+/// A node's attributes, read with their types checked; anything not allowed, or of the wrong type, becomes a
+/// problem of the translation.
+class Attributes {
+ public:
+  using Attr = onnx::AttributeProto;
+
+  Attributes(const onnx::NodeProto& node, std::vector<std::string>& problems, std::set<std::string> allowed)
+      : problems_(problems) {
+    for (const Attr& a : node.attribute()) {
+      if (!allowed.contains(a.name())) {
+        problems_.push_back(fmt::format("attribute '{}' is not supported", a.name()));
+        continue;
+      }
+      by_name_[a.name()] = &a;
+    }
+  }
+
+  std::int64_t integer(const std::string& name, std::int64_t fallback) const {
+    const Attr* a = typed(name, Attr::INT);
+    return a != nullptr ? a->i() : fallback;
+  }
+  float real(const std::string& name, float fallback) const {
+    const Attr* a = typed(name, Attr::FLOAT);
+    return a != nullptr ? a->f() : fallback;
+  }
+  std::string text(const std::string& name, const std::string& fallback) const {
+    const Attr* a = typed(name, Attr::STRING);
+    return a != nullptr ? a->s() : fallback;
+  }
+  std::vector<std::int64_t> integers(const std::string& name, std::vector<std::int64_t> fallback) const {
+    const Attr* a = typed(name, Attr::INTS);
+    return a != nullptr ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : fallback;
+  }
+  bool has(const std::string& name) const { return by_name_.contains(name); }
+  const Attr* find(const std::string& name) const {
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
+ private:
+  const Attr* typed(const std::string& name, Attr::AttributeType type) const {
+    const Attr* a = find(name);
+    if (a == nullptr) return nullptr;
+    if (a->type() != type) {
+      problems_.push_back(fmt::format("attribute '{}' is {}, expected {}", name, Attr::AttributeType_Name(a->type()),
+                                      Attr::AttributeType_Name(type)));
+      return nullptr;
+    }
+    return a;
+  }
+
+  std::vector<std::string>& problems_;
+  std::map<std::string, const Attr*> by_name_;
+};
+
+/// Builds one translation: the checks of a node's shape (input and output counts) and its op.
+class NodeTranslator {
+ public:
+  NodeTranslator(const onnx::NodeProto& node, Context& ctx) : node_(node), ctx_(ctx) {}
+
+  Translation& result() { return t_; }
+  std::vector<std::string>& problems() { return t_.problems; }
+  void problem(std::string text) { t_.problems.push_back(std::move(text)); }
+
+  /// Checks that the node has [min_in, max_in] inputs (empty trailing ones not counted) and `outputs` outputs.
+  bool arity(int min_in, int max_in, int outputs) {
+    int present = node_.input_size();
+    while (present > 0 && node_.input(present - 1).empty()) --present;
+    if (present < min_in || present > max_in) {
+      problem(fmt::format("has {} inputs, expected {}", present,
+                          min_in == max_in ? fmt::format("{}", min_in) : fmt::format("{} to {}", min_in, max_in)));
+      return false;
+    }
+    if (node_.output_size() != outputs) {
+      problem(fmt::format("has {} outputs; only {} supported", node_.output_size(), outputs));
+      return false;
+    }
+    return true;
+  }
+  const onnx::NodeProto& node() const { return node_; }
+  Context& context() { return ctx_; }
+  std::string input(int i) const { return resolve(ctx_, node_.input(i)); }
+  /// The constant value of input i, or nullptr when it is not known at import time.
+  const Constant* known(int i) const {
+    if (!has_input(i)) return nullptr;
+    const auto it = ctx_.constants.find(input(i));
+    return it == ctx_.constants.end() ? nullptr : &it->second;
+  }
+  /// The node's (single) output is the constant `value`: no op runs for it.
+  void define(Constant value) {
+    ctx_.shapes[node_.output(0)] = value.dims;
+    ctx_.constants[node_.output(0)] = std::move(value);
+  }
+  bool has_input(int i) const { return node_.input_size() > i && !node_.input(i).empty(); }
+  /// The constant value of input i, or nullptr (with a problem naming `role`).
+  const Constant* constant_input(int i, const std::string& role) {
+    const auto it = ctx_.constants.find(input(i));
+    if (it == ctx_.constants.end()) {
+      problem(fmt::format("input {} ('{}', the {}) must be a constant", i, node_.input(i), role));
+      return nullptr;
+    }
+    return &it->second;
+  }
+  void op(const std::string& type, const std::vector<int>& inputs, nlohmann::json attrs = nlohmann::json::object()) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const int i : inputs) names.push_back(input(i));
+    t_.op = {{"type", type}, {"inputs", names}, {"attrs", std::move(attrs)}};
+  }
+
+ private:
+  const onnx::NodeProto& node_;
+  Context& ctx_;
+  Translation t_;
+};
+
+}  // namespace ldmsim::onnx_import

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Builds the ONNX test models of tests/tools/onnx_cli_test.cpp with python3-onnx's helper API, their inputs,
+and numpy references of their outputs (fp32 arithmetic on the fp16-rounded input and weights, as ldmsim stages
+them). Usage: make_models.py DIR. Nothing is downloaded."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(7)
+
+
+def fp16(a):
+    """The value ldmsim holds for an fp32 array: rounded to fp16 (nearest even), computed on in fp32."""
+    return np.asarray(a, dtype=np.float32).astype(np.float16).astype(np.float32)
+
+
+def weights(*shape, scale=0.5):
+    return fp16(rng.uniform(-scale, scale, size=shape))
+
+
+def conv(x, w, b=None, stride=1, pads=(0, 0, 0, 0), dilation=1, groups=1):
+    n, c, h, wd = x.shape
+    k, cg, r, s = w.shape
+    top, left, bottom, right = pads
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    p = (h + top + bottom - dilation * (r - 1) - 1) // stride + 1
+    q = (wd + left + right - dilation * (s - 1) - 1) // stride + 1
+    y = np.zeros((n, k, p, q), dtype=np.float64)
+    kg = k // groups
+    for g in range(groups):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i in range(r):
+            for j in range(s):
+                patch = xs[:, :, i * dilation:i * dilation + stride * (p - 1) + 1:stride,
+                           j * dilation:j * dilation + stride * (q - 1) + 1:stride]
+                y[:, g * kg:(g + 1) * kg] += np.einsum("nchw,kc->nkhw", patch, w[g * kg:(g + 1) * kg, :, i, j])
+    if b is not None:
+        y += b.reshape(1, -1, 1, 1)
+    return y.astype(np.float32)
+
+
+def max_pool(x, k, s):
+    n, c, h, w = x.shape
+    p, q = (h - k) // s + 1, (w - k) // s + 1
+    y = np.full((n, c, p, q), -np.inf, dtype=np.float32)
+    for i in range(k):
+        for j in range(k):
+            y = np.maximum(y, x[:, :, i:i + s * (p - 1) + 1:s, j:j + s * (q - 1) + 1:s])
+    return y
+
+
+def avg_pool_same3(x):
+    """3x3, stride 1, pad 1, padding not counted."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ones = np.pad(np.ones((h, w), dtype=np.float32), 1)
+    total = sum(xp[:, :, i:i + h, j:j + w] for i in range(3) for j in range(3))
+    count = sum(ones[i:i + h, j:j + w] for i in range(3) for j in range(3))
+    return (total / count).astype(np.float32)
+
+
+def save(directory, name, model):
+    onnx.checker.check_model(model)
+    onnx.save(model, str(directory / f"{name}.onnx"))
+
+
+def cnn(directory):
+    """Conv+bias, Relu, MaxPool, 1x1 Conv, BatchNormalization, Clip (ReLU6), Identity, GlobalAveragePool,
+    Flatten, Dropout, Gemm (transB, bias), Softmax: opset 13."""
+    x = fp16(rng.normal(size=(1, 3, 9, 9)))
+    w1, b1 = weights(8, 3, 3, 3), weights(8)
+    w2 = weights(6, 8, 1, 1)
+    scale, bias, mean = weights(6) + 1, weights(6), weights(6)
+    var = fp16(rng.uniform(0.5, 1.5, size=6))
+    fw, fb = weights(5, 6), weights(5)
+    inits = [numpy_helper.from_array(v, n) for n, v in
+             [("w1", w1), ("b1", b1), ("w2", w2), ("scale", scale), ("bias", bias), ("mean", mean), ("var", var),
+              ("fw", fw), ("fb", fb), ("lo", np.array(0, np.float32)), ("hi", np.array(6, np.float32))]]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], name="conv2"),
+        helper.make_node("BatchNormalization", ["c2", "scale", "bias", "mean", "var"], ["bn"], name="bn",
+                         epsilon=1e-5),
+        helper.make_node("Clip", ["bn", "lo", "hi"], ["clip"], name="relu6"),
+        helper.make_node("Identity", ["clip"], ["same"], name="identity"),
+        helper.make_node("GlobalAveragePool", ["same"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Dropout", ["flat"], ["drop"], name="dropout"),
+        helper.make_node("Gemm", ["drop", "fw", "fb"], ["logits"], name="fc", transB=1),
+        helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
+    ]
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 9, 9])],
+                              [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [1, 5])], inits)
+    save(directory, "cnn", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    np.save(directory / "cnn_x.npy", x)
+    y = max_pool(np.maximum(conv(x, w1, b1, pads=(1, 1, 1, 1)), 0), 2, 2)
+    y = conv(y, w2)
+    y = (y - mean.reshape(1, -1, 1, 1)) / np.sqrt(var.reshape(1, -1, 1, 1) + 1e-5) * scale.reshape(1, -1, 1, 1) \
+        + bias.reshape(1, -1, 1, 1)
+    y = np.clip(y, 0, 6).mean(axis=(2, 3))
+    logits = y @ fw.T + fb
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    np.save(directory / "cnn_probs.npy", (e / e.sum(axis=1, keepdims=True)).astype(np.float32))
+
+
+def blocks(directory):
+    """A residual block (Conv, Relu, Add), an inception-style Concat of a 1x1 branch and a depthwise-separable
+    branch (grouped 3x3 Conv, 1x1 Conv), AveragePool and a Reshape from a Constant: opset 11, two outputs."""
+    x = fp16(rng.normal(size=(1, 4, 7, 7)))
+    wr, w1, wd, wp = weights(4, 4, 3, 3), weights(3, 4, 1, 1), weights(4, 1, 3, 3), weights(2, 4, 1, 1)
+    inits = [numpy_helper.from_array(v, n) for n, v in [("wr", wr), ("w1", w1), ("wd", wd), ("wp", wp)]]
+    shape = helper.make_tensor("shape_value", TensorProto.INT64, [2], [1, -1])
+    nodes = [
+        helper.make_node("Conv", ["x", "wr"], ["cr"], name="res_conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["cr"], ["rr"], name="res_relu"),
+        helper.make_node("Add", ["rr", "x"], ["sum"], name="res_add"),
+        helper.make_node("Conv", ["sum", "w1"], ["b1"], name="branch_1x1"),
+        helper.make_node("Conv", ["sum", "wd"], ["dw"], name="depthwise", pads=[1, 1, 1, 1], group=4),
+        helper.make_node("Conv", ["dw", "wp"], ["b2"], name="pointwise"),
+        helper.make_node("Concat", ["b1", "b2"], ["cat"], name="concat", axis=1),
+        helper.make_node("AveragePool", ["cat"], ["avg"], name="avg", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Constant", [], ["shape"], name="shape_const", value=shape),
+        helper.make_node("Reshape", ["avg", "shape"], ["out"], name="reshape"),
+    ]
+    graph = helper.make_graph(nodes, "blocks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 7, 7])],
+                              [helper.make_tensor_value_info("sum", TensorProto.FLOAT, [1, 4, 7, 7]),
+                               helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 245])], inits)
+    save(directory, "blocks", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]))
+    np.save(directory / "blocks_x.npy", x)
+    s = np.maximum(conv(x, wr, pads=(1, 1, 1, 1)), 0) + x
+    cat = np.concatenate([conv(s, w1), conv(conv(s, wd, pads=(1, 1, 1, 1), groups=4), wp)], axis=1)
+    np.save(directory / "blocks_sum.npy", s)
+    np.save(directory / "blocks_out.npy", avg_pool_same3(cat).reshape(1, -1))
+
+
+def single_op_models(directory):
+    """Every supported op alone, on odd shapes, with [C,1,1] and scalar broadcasting; ops.txt lists them. Each
+    model maps input x to output y."""
+    x4 = fp16(rng.normal(size=(2, 3, 5, 7)))
+    img = fp16(rng.normal(size=(1, 3, 7, 9)))
+    mat = fp16(rng.normal(size=(3, 7)))
+    chan, scalar = weights(3, 1, 1), fp16(np.array(0.75))
+    away = fp16(np.sign(x4) * (np.abs(x4) + 0.5))  # Div's divisor away from 0
+    w_conv, b_conv = weights(5, 3, 3, 2), weights(5)
+    w_dil = weights(4, 3, 3, 3)
+    gw, gc = weights(5, 7), weights(5)
+    mw = weights(7, 4)
+    bn = [weights(3) + 1, weights(3), weights(3), fp16(rng.uniform(0.5, 1.5, size=3))]
+    cat_b = weights(2, 2, 5, 7)
+    cases = []
+
+    def case(name, x, y, nodes, inits=(), opset=13):
+        graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape)],
+                                  [numpy_helper.from_array(np.asarray(v, np.float32), n) for n, v in inits])
+        save(directory, f"op_{name}", helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]))
+        np.save(directory / f"op_{name}_x.npy", x.astype(np.float32))
+        np.save(directory / f"op_{name}_y.npy", np.asarray(y, np.float32))
+        cases.append(name)
+
+    def node(op, inputs, **attrs):
+        return helper.make_node(op, inputs, ["y"], name=f"the_{op.lower()}", **attrs)
+
+    case("relu", x4, np.maximum(x4, 0), [node("Relu", ["x"])])
+    case("sigmoid", x4, 1 / (1 + np.exp(-x4)), [node("Sigmoid", ["x"])])
+    case("tanh", x4, np.tanh(x4), [node("Tanh", ["x"])])
+    case("exp", x4, np.exp(x4), [node("Exp", ["x"])])
+    case("sqrt", np.abs(x4), np.sqrt(np.abs(x4)), [node("Sqrt", ["x"])])
+    for op, f in [("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)]:
+        case(f"{op.lower()}_channel", x4, f(x4, chan), [node(op, ["x", "b"])], [("b", chan)])
+        case(f"{op.lower()}_scalar", x4, f(scalar, x4), [node(op, ["b", "x"])], [("b", scalar)])
+    divisor = fp16(chan + 2)
+    case("div_channel", away, away / divisor, [node("Div", ["x", "b"])], [("b", divisor)])
+    case("div_scalar", away, scalar / away, [node("Div", ["b", "x"])], [("b", scalar)])
+    case("clip", x4, np.clip(x4, -0.5, 0.25), [node("Clip", ["x", "lo", "hi"])],
+         [("lo", np.array(-0.5)), ("hi", np.array(0.25))])
+    case("clip_max_only", x4, np.minimum(x4, 0.25), [node("Clip", ["x", "", "hi"])], [("hi", np.array(0.25))])
+    case("conv_odd", img, conv(img, w_conv, b_conv, stride=2, pads=(1, 0, 1, 1)),
+         [node("Conv", ["x", "w", "b"], strides=[2, 2], pads=[1, 0, 1, 1])], [("w", w_conv), ("b", b_conv)])
+    case("conv_dilated", img, conv(img, w_dil, pads=(2, 2, 2, 2), dilation=2),
+         [node("Conv", ["x", "w"], dilations=[2, 2], pads=[2, 2, 2, 2])], [("w", w_dil)])
+    case("gemm", mat, 0.5 * mat @ gw.T + 2 * gc, [node("Gemm", ["x", "w", "c"], alpha=0.5, beta=2.0, transB=1)],
+         [("w", gw), ("c", gc)])
+    case("gemm_trans_a", mat.T.copy(), mat @ gw.T, [node("Gemm", ["x", "w"], transA=1, transB=1)], [("w", gw)])
+    case("matmul_batched", x4[:, :, :, :], x4 @ mw, [node("MatMul", ["x", "w"])], [("w", mw)])
+    case("max_pool", img, max_pool(np.pad(img, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf), 3, 2),
+         [node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])])
+    # ceil_mode: 2x2 windows, stride 2, over 7x9 give 4x5 outputs, the last row and column of windows clipped.
+    edge = np.pad(img, ((0, 0), (0, 0), (0, 1), (0, 1)), constant_values=-np.inf)
+    case("max_pool_ceil", img, max_pool(edge, 2, 2),
+         [node("MaxPool", ["x"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)])
+    values = np.pad(img, ((0, 0), (0, 0), (0, 1), (0, 1)))
+    ones = np.pad(np.ones((7, 9), np.float32), ((0, 1), (0, 1)))
+    window_sum = lambda a: sum(a[..., i::2, j::2] for i in range(2) for j in range(2))  # noqa: E731
+    case("avg_pool_ceil", img, window_sum(values) / window_sum(ones),
+         [node("AveragePool", ["x"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)])
+    padded = np.pad(img, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    case("avg_pool_include_pad", img, sum(padded[:, :, i:i + 7, j:j + 9] for i in range(3) for j in range(3)) / 9,
+         [node("AveragePool", ["x"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1)])
+    case("global_avg_pool", x4, x4.mean(axis=(2, 3), keepdims=True), [node("GlobalAveragePool", ["x"])])
+    scale, bias, mean, var = bn
+    case("batch_norm", x4, (x4 - mean.reshape(1, 3, 1, 1)) / np.sqrt(var.reshape(1, 3, 1, 1) + 1e-3)
+         * scale.reshape(1, 3, 1, 1) + bias.reshape(1, 3, 1, 1),
+         [node("BatchNormalization", ["x", "s", "b", "m", "v"], epsilon=1e-3)],
+         [("s", scale), ("b", bias), ("m", mean), ("v", var)])
+    case("flatten_axis2", x4, x4.reshape(6, 35), [node("Flatten", ["x"], axis=2)])
+    case("reshape_keep_and_infer", x4, x4.reshape(2, 3, 35), [node("Reshape", ["x", "shape"])],
+         [("shape", np.array([0, 0, -1]))])
+    case("concat_channels", x4, np.concatenate([x4, cat_b], axis=1), [node("Concat", ["x", "b"], axis=1)],
+         [("b", cat_b)])
+    e = np.exp(mat - mat.max(axis=1, keepdims=True))
+    case("softmax_last_axis", mat, e / e.sum(axis=1, keepdims=True), [node("Softmax", ["x"], axis=-1)])
+    flat = x4.reshape(2, -1)
+    e = np.exp(flat - flat.max(axis=1, keepdims=True))
+    case("softmax_opset11", x4, (e / e.sum(axis=1, keepdims=True)).reshape(x4.shape), [node("Softmax", ["x"])],
+         opset=11)
+    (directory / "ops.txt").write_text("".join(f"{c}\n" for c in cases))
+
+
+def shape_models(directory, opset):
+    """PyTorch's shape computations, folded at import: x.view(x.size(0), -1) (Shape, Gather, Unsqueeze, Concat,
+    Reshape), a constant Expand to the batch size, ConstantOfShape, Cast, Range, and Unsqueeze/Squeeze of a runtime
+    tensor (a reshape)."""
+    x = fp16(rng.normal(size=(2, 3, 4, 5)))
+    const = lambda name, value: helper.make_node(  # noqa: E731
+        "Constant", [], [name], value=numpy_helper.from_array(np.asarray(value), name + "_value"))
+    axes = lambda name, values, inputs: (  # noqa: E731 (an attribute before opset 13, an input from 13 on)
+        dict(inputs=inputs, attrs=dict(axes=values)) if opset < 13 else
+        dict(inputs=inputs + [name], attrs={}))
+    nodes = [
+        const("zero", np.array(0, np.int64)), const("three", np.array(3, np.int64)),
+        const("minus_one", np.array([-1], np.int64)), const("sixty", np.array([60], np.int64)),
+        const("half", np.array([0.5], np.float32)), const("ax0", np.array([0], np.int64)),
+        const("ax1", np.array([1], np.int64)), const("one", np.array(1, np.int64)),
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["batch"], name="gather_batch", axis=0),
+    ]
+    u = axes("ax0", [0], ["batch"])
+    nodes += [
+        helper.make_node("Unsqueeze", u["inputs"], ["batch1"], name="unsqueeze_batch", **u["attrs"]),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["view_shape"], name="concat_shape", axis=0),
+        helper.make_node("Reshape", ["x", "view_shape"], ["flat"], name="view"),
+        helper.make_node("Concat", ["batch1", "sixty"], ["full_shape"], name="concat_full", axis=0),
+        helper.make_node("Expand", ["half", "full_shape"], ["halves"], name="expand"),
+        helper.make_node("Add", ["flat", "halves"], ["plus_half"], name="add_halves"),
+        helper.make_node("ConstantOfShape", ["full_shape"], ["zeros"], name="zeros",
+                         value=numpy_helper.from_array(np.array([0.25], np.float32), "fill")),
+        helper.make_node("Sub", ["plus_half", "zeros"], ["plus_quarter"], name="sub_zeros"),
+        helper.make_node("Gather", ["s", "three"], ["width"], name="gather_width", axis=0),
+        helper.make_node("Cast", ["width"], ["width_f"], name="cast", to=TensorProto.FLOAT),
+        helper.make_node("Div", ["plus_quarter", "width_f"], ["scaled"], name="div_width"),
+        helper.make_node("Range", ["zero", "batch", "one"], ["rows"], name="range"),
+        helper.make_node("Cast", ["rows"], ["rows_f"], name="cast_rows", to=TensorProto.FLOAT),
+    ]
+    u = axes("ax1", [1], ["rows_f"])
+    nodes.append(helper.make_node("Unsqueeze", u["inputs"], ["row_col"], name="unsqueeze_rows", **u["attrs"]))
+    nodes.append(helper.make_node("Add", ["scaled", "row_col"], ["with_rows"], name="add_rows"))
+    u = axes("ax1", [1], ["with_rows"])
+    nodes.append(helper.make_node("Unsqueeze", u["inputs"], ["lifted"], name="unsqueeze_runtime", **u["attrs"]))
+    u = axes("ax1", [1], ["lifted"])
+    nodes.append(helper.make_node("Squeeze", u["inputs"], ["y"], name="squeeze_runtime", **u["attrs"]))
+    graph = helper.make_graph(nodes, "shapes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 60])])
+    name = f"shapes{opset}"
+    save(directory, name, helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]))
+    np.save(directory / f"{name}_x.npy", x)
+    np.save(directory / f"{name}_y.npy", ((x.reshape(2, 60) + 0.5 - 0.25) / 5 + np.array([[0.0], [1.0]]))
+            .astype(np.float32))
+
+
+def bad_models(directory, cnn_bytes):
+    """Models the importer must refuse before anything runs."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [
+        helper.make_node("LRN", ["x"], ["a"], name="norm", size=3),
+        helper.make_node("MaxPool", ["a"], ["b"], name="pool_dilated", kernel_shape=[2, 2], dilations=[2, 2]),
+        helper.make_node("Einsum", ["b"], ["y"], name="einsum", equation="nchw->nchw"),
+    ]
+    graph = helper.make_graph(nodes, "unsupported", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "unsupported.onnx"))
+    old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
+    onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
+    sym = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "symbolic",
+                            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])
+    onnx.save(helper.make_model(sym, opset_imports=[helper.make_opsetid("", 13)]), str(directory / "symbolic.onnx"))
+    np.save(directory / "symbolic_x.npy", np.array([[-1, 2, -3], [4, -5, 6]], dtype=np.float32))
+    (directory / "truncated.onnx").write_bytes(cnn_bytes[: len(cnn_bytes) // 2])
+
+
+def main():
+    directory = Path(sys.argv[1])
+    directory.mkdir(parents=True, exist_ok=True)
+    cnn(directory)
+    blocks(directory)
+    single_op_models(directory)
+    shape_models(directory, 11)
+    shape_models(directory, 13)
+    bad_models(directory, (directory / "cnn.onnx").read_bytes())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+// ONNX models through the CLI as a user runs them: tests/onnx/make_models.py builds small models with
+// python3-onnx's helper API and numpy references of their outputs; `ldmsim run MODEL.onnx` must match them within
+// fp16 storage's error, `ldmsim import` must write a workload that runs to the same bits, and unsupported or
+// broken models must be refused with exit 2 before anything runs, every unsupported node named at once.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cli_support.hpp"
+#include "ldmsim/frontends/npy.hpp"
+
+using namespace ldmsim;
+using namespace ldmsim::testing;
+
+namespace {
+
+/// The generated models (once per process; Debian's python3, where python3-onnx and numpy install).
+const std::filesystem::path& models() {
+  static const ScratchDir dir("onnx-models");
+  static const bool made = [] {
+    const auto r =
+        shell(fmt::format("/usr/bin/python3 '{}/tests/onnx/make_models.py' '{}' 2>&1", LDMSIM_SOURCE_DIR, dir.str()));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    return true;
+  }();
+  (void)made;
+  return dir.path;
+}
+
+std::string model(const std::string& name) {
+  return (models() / name).string();
+}
+
+/// Largest excess of |got - want| over fp16 storage's tolerance (1e-2 absolute + 1e-2 relative: every layer's
+/// output is rounded to fp16, about 5e-4 relative each, over up to a dozen layers).
+double worst_excess(const std::filesystem::path& got_file, const std::filesystem::path& want_file) {
+  const NpyArray got = read_npy(got_file), want = read_npy(want_file);
+  REQUIRE(got.shape == want.shape);
+  double worst = -1;
+  for (std::size_t i = 0; i < got.data.size(); ++i) {
+    const double tolerance = 1e-2 + 1e-2 * std::abs(want.data[i]);
+    worst = std::max(worst, std::abs(static_cast<double>(got.data[i]) - want.data[i]) - tolerance);
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("an ONNX CNN runs on the simulated machine and matches numpy", "[cli][onnx]") {
+  const ScratchDir out("onnx-cnn");
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010pro --no-trace --out '{}'",
+                                     model("cnn.onnx"), model("cnn_x.npy"), out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(worst_excess(out.path / "probs.npy", models() / "cnn_probs.npy") <= 0);
+  const std::string stats = read_file(out.path / "stats.json");
+  CHECK_THAT(stats, Catch::Contains("rounded to fp16 (round to nearest even)"));
+}
+
+TEST_CASE("residual, concat and depthwise-separable blocks from ONNX match numpy", "[cli][onnx]") {
+  const ScratchDir out("onnx-blocks");
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --no-trace --out '{}'",
+                                     model("blocks.onnx"), model("blocks_x.npy"), out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(worst_excess(out.path / "sum.npy", models() / "blocks_sum.npy") <= 0);
+  CHECK(worst_excess(out.path / "out.npy", models() / "blocks_out.npy") <= 0);
+}
+
+TEST_CASE("every supported ONNX op alone, on odd shapes and with broadcasting, matches numpy", "[cli][onnx]") {
+  const std::string list = read_file(models() / "ops.txt");
+  std::istringstream names(list);
+  int checked = 0;
+  for (std::string name; std::getline(names, name);) {
+    const ScratchDir out("onnx-op-" + name);
+    const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010pro --no-trace --out '{}'",
+                                       model("op_" + name + ".onnx"), model("op_" + name + "_x.npy"), out.str()));
+    INFO(name << ": " << r.output);
+    REQUIRE(r.code == 0);
+    CHECK(worst_excess(out.path / "y.npy", models() / ("op_" + name + "_y.npy")) <= 0);
+    ++checked;
+  }
+  CHECK(checked >= 31);
+}
+
+TEST_CASE("PyTorch's shape computations fold at import, in opset 11 and 13 forms", "[cli][onnx]") {
+  for (const int opset : {11, 13}) {
+    const ScratchDir out(fmt::format("onnx-shapes{}", opset));
+    const std::string name = fmt::format("shapes{}", opset);
+    const auto r = run_cli(fmt::format("run '{}' --input x='{}' --no-trace --dump-graph --out '{}'",
+                                       model(name + ".onnx"), model(name + "_x.npy"), out.str()));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(worst_excess(out.path / "y.npy", models() / (name + "_y.npy")) <= 0);
+    // Only device work is left: the view, the arithmetic with folded constants, and the runtime Unsqueeze and
+    // Squeeze as reshapes; no Shape, Gather, Expand, Cast, Range or ConstantOfShape survives as an op.
+    const std::string stats = read_file(out.path / "stats.json");
+    CHECK_THAT(stats, Catch::Contains("folded"));
+    for (const char* folded : {"gather_batch", "expand", "cast_rows", "range", "zeros", "concat_shape"}) {
+      CHECK_THAT(r.output, !Catch::Contains(fmt::format("'{}'", folded)));
+    }
+    CHECK_THAT(r.output, Catch::Contains("unsqueeze_runtime"));
+  }
+}
+
+TEST_CASE("a model's layers: progress table, stats.json, report and Perfetto export", "[cli][onnx][report]") {
+  const ScratchDir out("onnx-layers");
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --out '{}'", model("cnn.onnx"),
+                                     model("cnn_x.npy"), out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("slowest 5 of 10 layers:"));
+  const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "stats.json"));
+  REQUIRE(stats["ops"].size() == 10);
+  std::uint64_t previous_end = 0, dma = 0;
+  for (const auto& op : stats["ops"]) {
+    INFO(op.dump());
+    CHECK(op["start_cycle"].get<std::uint64_t>() >= previous_end);  // layers run one after another
+    CHECK(op["end_cycle"].get<std::uint64_t>() - op["start_cycle"].get<std::uint64_t>() == op["cycles"]);
+    CHECK((op["bound"] == "compute" || op["bound"] == "dma" || op["bound"] == "sync" || op["bound"] == "none"));
+    CHECK(op["peak_fraction"].get<double>() >= 0);
+    CHECK(op["peak_fraction"].get<double>() <= 1);
+    previous_end = op["end_cycle"];
+    dma += op["dma_bytes"].get<std::uint64_t>();
+  }
+  CHECK(stats["ops"][0]["name"] == "conv1");
+  CHECK(stats["ops"][9]["name"] == "softmax");
+  CHECK(dma <= stats["dma_bytes"].get<std::uint64_t>());
+
+  const auto summary = run_cli(fmt::format("trace summary '{}'", out.str()));
+  CHECK_THAT(summary.output, Catch::Contains("layers (from stats.json)") && Catch::Contains("conv1 (conv)"));
+  const auto exported = run_cli(fmt::format("trace export '{}' -o '{}'", out.str(), out.str("perfetto.json")));
+  INFO(exported.output);
+  REQUIRE(exported.code == 0);
+  CHECK_THAT(exported.output, Catch::Contains("10 layers"));
+  const nlohmann::json chrome = nlohmann::json::parse(read_file(out.path / "perfetto.json"));
+  int slices = 0;
+  for (const auto& e : chrome["traceEvents"]) {
+    if (e.value("cat", "") != "layer") continue;
+    ++slices;
+    CHECK(e["ph"] == "X");
+    CHECK(e["dur"].get<double>() >= 0);
+  }
+  CHECK(slices == 10);
+
+  const auto report = run_cli(fmt::format("report '{}' -o '{}'", out.str(), out.str("report.html")));
+  REQUIRE(report.code == 0);
+  const std::string html = read_file(out.path / "report.html");
+  CHECK_THAT(html, Catch::Contains("\"name\":\"gap\"") && Catch::Contains("id=\"layer-timeline\""));
+  const std::string command =
+      "chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
+      "--disable-sync --no-first-run --user-data-dir='" +
+      out.str("profile") + "' --dump-dom 'file://" + out.str("report.html") + "' 2>/dev/null";
+  const auto dom = shell(command);
+  REQUIRE(dom.code == 0);
+  CHECK_THAT(dom.output, Catch::Contains("id=\"layers-table\"") && Catch::Contains("class=\"layer-bar\""));
+  CHECK_THAT(dom.output, Catch::Contains("id=\"report-rendered\""));
+}
+
+TEST_CASE("ldmsim import writes a workload that runs to the same bits as the model", "[cli][onnx]") {
+  const ScratchDir dir("onnx-import");
+  const auto imported = run_cli(fmt::format("import '{}' --input x='{}' -o '{}'", model("blocks.onnx"),
+                                            model("blocks_x.npy"), dir.str("workload")));
+  INFO(imported.output);
+  REQUIRE(imported.code == 0);
+  REQUIRE(std::filesystem::is_regular_file(dir.path / "workload" / "blocks.json"));
+  const auto direct = run_cli(fmt::format("run '{}' --input x='{}' --no-trace --out '{}'", model("blocks.onnx"),
+                                          model("blocks_x.npy"), dir.str("direct")));
+  const auto via_json =
+      run_cli(fmt::format("run '{}' --no-trace --out '{}'", dir.str("workload/blocks.json"), dir.str("json")));
+  INFO(direct.output << via_json.output);
+  REQUIRE(direct.code == 0);
+  REQUIRE(via_json.code == 0);
+  CHECK(read_file(dir.path / "direct" / "out.npy") == read_file(dir.path / "json" / "out.npy"));
+  CHECK(read_file(dir.path / "direct" / "sum.npy") == read_file(dir.path / "json" / "sum.npy"));
+}
+
+TEST_CASE("an input not given gets seeded random values and says so", "[cli][onnx]") {
+  const ScratchDir out("onnx-random");
+  const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("cnn.onnx"), out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("input 'x' [1,3,9,9] was not given: seeded random values"));
+  CHECK(std::filesystem::is_regular_file(out.path / "probs.npy"));
+}
+
+TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before anything runs", "[cli][onnx]") {
+  const ScratchDir out("onnx-bad");
+  SECTION("every unsupported node is named, with its index and op type") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("unsupported.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("3 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("node 0 'norm' (LRN): is not a supported op type"));
+    CHECK_THAT(r.output, Catch::Contains("node 1 'pool_dilated' (MaxPool): dilations other than 1 are not supported"));
+    CHECK_THAT(r.output, Catch::Contains("node 2 'einsum' (Einsum)"));
+    CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
+  }
+  SECTION("a truncated file") {
+    const auto r = run_cli(fmt::format("import '{}' -o '{}'", model("truncated.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("not a valid ONNX model"));
+  }
+  SECTION("an opset outside 11 to 17") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("opset9.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("opset 9 is not supported (11 to 17"));
+  }
+  SECTION("a symbolic dimension needs the input's values; given, the model runs") {
+    const auto missing = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("symbolic.onnx"), out.str()));
+    INFO(missing.output);
+    CHECK(missing.code == 2);
+    CHECK_THAT(missing.output, Catch::Contains("dimension 0 is symbolic ('N')"));
+    const auto given = run_cli(fmt::format("run '{}' --input x='{}' --no-trace --out '{}'", model("symbolic.onnx"),
+                                           model("symbolic_x.npy"), out.str()));
+    INFO(given.output);
+    REQUIRE(given.code == 0);
+    const NpyArray y = read_npy(out.path / "y.npy");
+    CHECK(y.data == std::vector<float>{0, 2, 0, 4, 0, 6});
+  }
+  SECTION("--input naming no input of the model, or given twice") {
+    const auto r = run_cli(fmt::format("run '{}' --input nope='{}' --no-trace --out '{}'", model("cnn.onnx"),
+                                       model("cnn_x.npy"), out.str()));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("--input nope: the model has no input of that name"));
+    const auto twice = run_cli(
+        fmt::format("run '{}' --input x=a.npy --input x=b.npy --no-trace --out '{}'", model("cnn.onnx"), out.str()));
+    CHECK(twice.code == 2);
+    CHECK_THAT(twice.output, Catch::Contains("is given twice"));
+  }
+}

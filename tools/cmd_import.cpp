@@ -1,0 +1,67 @@
+// `ldmsim import MODEL.onnx -o DIR`: writes the model as a workload (DIR/NAME.json, docs/workload-format.md) and
+// its constants and given inputs as .npy files beside it, so a model can be read and edited as a workload.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "commands.hpp"
+#include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/output_file.hpp"
+#include "model_import.hpp"
+
+namespace ldmsim::cli {
+namespace {
+
+struct ImportOptions {
+  std::string model;
+  std::string out;
+  std::vector<std::string> inputs;
+};
+
+void import_command(const ImportOptions& options) {
+  if (!is_onnx_model(options.model)) {
+    throw ConfigError(fmt::format("{}: not an ONNX model (expected a .onnx file)", options.model));
+  }
+  const ImportedModel imported = import_model(options.model, options.inputs);
+  const std::filesystem::path dir(options.out);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    throw ConfigError(fmt::format("{}: cannot create the output directory: {}", dir.string(), ec.message()));
+  }
+  const std::string workload_file = imported.workload["name"].get<std::string>() + ".json";
+  // Every name is checked before anything is written.
+  check_output_name(workload_file, "workload file");
+  for (const auto& [file, array] : imported.arrays) check_output_name(file, "tensor file");
+  for (const auto& [file, array] : imported.arrays) {
+    check_output_target(dir / file, "tensor file");
+  }
+  check_output_target(dir / workload_file, "workload file");
+  for (const auto& [file, array] : imported.arrays) {
+    if (array.dtype == "f4") {
+      write_npy(dir / file, array.shape, array.data);
+    } else {
+      std::vector<f16> halves(array.data.size());
+      floats_to_halves(array.data, halves);
+      write_npy(dir / file, array.shape, halves);
+    }
+  }
+  write_file_atomically(dir / workload_file, imported.workload.dump(2) + "\n", "workload file");
+  fmt::print("wrote {} ({} ops) and {} tensor file(s) to {}\n", workload_file, imported.workload["ops"].size(),
+             imported.arrays.size(), dir.string());
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app) {
+  auto options = std::make_shared<ImportOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("import", "Translate an ONNX model into a workload JSON and .npy tensors (docs/onnx.md)");
+  cmd->add_option("model", options->model, "ONNX model file (.onnx)")->required();
+  cmd->add_option("-o,--out", options->out, "Output directory (created if missing)")->required();
+  cmd->add_option("--input", options->inputs, "Values of a graph input: NAME=FILE.npy (repeatable)");
+  cmd->callback([options] { import_command(*options); });
+}
+
+}  // namespace ldmsim::cli
