@@ -45,19 +45,32 @@ struct ExportArgs {
   std::string format = "chrome";
   std::string out;
   std::size_t bins = 200;
+  std::string stats;
 };
 
 void export_command(const ExportArgs& args) {
   // Written to a temporary and renamed only when the whole trace was exported: a bad or cut trace leaves an
   // existing output as it was.
   AtomicFile out(args.out, "export file");
+  const TraceInput input = resolve_trace_input(args.file, args.stats);
+  std::vector<LayerSpan> layers;
+  if (!input.stats.empty() && args.format == "chrome") {
+    TraceSummary layer_source;
+    layer_source.cycles = guarded_trace_call([&] {
+      const nlohmann::json header = TraceReader(input.trace).header();
+      return header.contains("cycles") && header["cycles"].is_number_unsigned() ? header["cycles"].get<Cycle>() : 0;
+    });
+    attach_run_stats(layer_source, input.stats, !args.stats.empty());
+    layers = std::move(layer_source.layers);
+  }
   const ExportCounts counts = guarded_trace_call([&] {
-    return args.format == "csv" ? export_csv(args.file, out.stream())
-                                : export_chrome_json(args.file, out.stream(), args.bins);
+    return args.format == "csv" ? export_csv(input.trace, out.stream())
+                                : export_chrome_json(input.trace, out.stream(), args.bins, layers);
   });
   out.commit();
-  fmt::print("wrote {} ({} DMA requests{})\n", args.out, counts.requests,
-             args.format == "csv" ? std::string() : fmt::format(", {} markers", counts.markers));
+  fmt::print("wrote {} ({} DMA requests{}{})\n", args.out, counts.requests,
+             args.format == "csv" ? std::string() : fmt::format(", {} markers", counts.markers),
+             layers.empty() ? std::string() : fmt::format(", {} layers", layers.size()));
 }
 
 struct FilterArgs {
@@ -125,7 +138,7 @@ void add_trace_command(CLI::App& app) {
 
   auto exp = std::make_shared<ExportArgs>();
   CLI::App* e = trace->add_subcommand("export", "Export to Chrome Trace Event JSON (Perfetto) or CSV");
-  e->add_option("file", exp->file, "Trace file")->required()->check(CLI::ExistingFile);
+  e->add_option("file", exp->file, "Trace file or run directory")->required();
   e->add_option("--format", exp->format, "chrome or csv")
       ->check(CLI::IsMember({"chrome", "csv"}))
       ->capture_default_str();
@@ -133,6 +146,9 @@ void add_trace_command(CLI::App& app) {
   e->add_option("--bins", exp->bins, "Bandwidth counter samples per core group (chrome)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
       ->capture_default_str();
+  e->add_option("--stats", exp->stats,
+                "The run's stats.json, whose layers become slices (default: stats.json next to the trace, if it "
+                "matches)");
   e->callback([exp] { export_command(*exp); });
 
   auto filter = std::make_shared<FilterArgs>();

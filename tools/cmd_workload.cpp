@@ -5,22 +5,42 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "commands.hpp"
+#include "layer_table.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/ldmsim.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "model_import.hpp"
 #include "run_directory.hpp"
 
 namespace ldmsim::cli {
+
+namespace {
+constexpr std::size_t kSlowestLayersShown = 5;
+}  // namespace
 
 void run_workload_command(const WorkloadRunArgs& args) {
   const OperatorRegistry registry = OperatorRegistry::builtin();
   WorkloadLoadOptions load;
   if (!args.conv_algo.empty()) load.default_attrs["conv"] = {{"algo", args.conv_algo}};
-  const Graph workload = load_workload(args.workload, registry, load);
+  if (!args.inputs.empty() && !is_onnx_model(args.workload)) {
+    throw ConfigError("--input gives an ONNX model's inputs; a workload JSON declares its own");
+  }
+  ImportedModel imported;
+  std::optional<Graph> loaded;
+  if (is_onnx_model(args.workload)) {
+    imported = import_model(args.workload, args.inputs);
+    load.arrays = &imported.arrays;
+    loaded.emplace(workload_from_json(imported.workload, args.workload, ".", registry,
+                                      imported.workload["name"].get<std::string>(), load));
+  } else {
+    loaded.emplace(load_workload(args.workload, registry, load));
+  }
+  const Graph& workload = *loaded;
   const std::string arch_name = args.arch_given || !workload.arch ? args.arch : *workload.arch;
   const StagingPolicy policy = !args.staging.empty() ? parse_staging_policy(args.staging)
                                : workload.staging    ? *workload.staging
@@ -36,8 +56,8 @@ void run_workload_command(const WorkloadRunArgs& args) {
   ExecuteOptions options;
   options.staging = policy;
   if (isatty(fileno(stderr))) {
-    options.progress = [&](std::size_t i, const std::string& type, double seconds) {
-      fmt::print(stderr, "[{}/{}] {} done, {:.4g} us simulated\n", i + 1, workload.ops().size(), type, seconds * 1e6);
+    options.progress = [&](const OpNode&, const nlohmann::json& op) {
+      fmt::print(stderr, "{}\n", layer_progress_line(op, workload.ops().size()));
     };
   }
   ExecutionResult result;
@@ -57,6 +77,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
     throw;
   }
   result.stats["tool_version"] = LDMSIM_VERSION;
+  if (is_onnx_model(args.workload)) result.stats["import_notes"] = imported.notes;
   for (const auto& [name, values] : result.outputs) {
     write_npy(dir.npy(name), result.shapes.at(name).dims_vector(), values);
   }
@@ -69,6 +90,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
              result.stats["cycles"].get<std::uint64_t>(), result.stats["seconds"].get<double>() * 1e6,
              result.stats["dma_bytes"].get<std::uint64_t>(),
              result.stats["padding"]["bytes_added"].get<std::uint64_t>());
+  fmt::print("{}", slowest_layers_table(result.stats, kSlowestLayersShown));
   fmt::print("wrote {} output(s), {}{}\n", result.outputs.size(), dir.stats().string(),
              dir.trace().empty() ? "" : " and " + dir.trace().string());
 }

@@ -25,6 +25,7 @@ svg text { font: 11px system-ui, sans-serif; fill: #333; }
 <h1 id="title">@TITLE@</h1>
 <div id="run-info"></div>
 <h2>Summary</h2><div id="summary"></div>
+<h2>Layers</h2><p class="legend" id="layers-legend"></p><div id="layer-timeline"></div><div id="layers"></div>
 <h2>Per-core utilization</h2><p class="legend" id="heatmap-legend"></p><div id="heatmap" class="groups"></div>
 <h2>Achieved DMA bandwidth over time</h2><div id="bandwidth"></div>
 <h2>Request sizes</h2><div id="histogram"></div>
@@ -87,6 +88,31 @@ constexpr std::string_view kTail = R"HTML(</script>
       ["core group", "requests", "bytes", "get", "put", "bandwidth", "cycles", "launches", "barriers"],
       S.groups.map(g => ["cg " + g.cg, g.requests, bytes(g.bytes), bytes(g.get_bytes), bytes(g.put_bytes),
                          gbs(g.bandwidth_bytes_per_second), g.cycles, g.launches, g.barriers]), 1));
+  // Layers: a timeline strip (one rect per layer, colored by bound) and a table, from stats.json's ops
+  const layers = S.layers || [];
+  const boundColor = {compute: "#4c78a8", dma: "#f58518", sync: "#b279a2", none: "#bbbbbb"};
+  document.getElementById("layers-legend").textContent = layers.length === 0
+      ? "No layers: the run directory has no stats.json with per-op entries (the demo, or a trace alone)."
+      : layers.length + " layers. Timeline colors: compute-bound blue, DMA-bound orange, barrier-bound purple.";
+  if (layers.length > 0) {
+    const TW = 760, TH = 44, end = Math.max(1, S.cycles, layers[layers.length - 1].end);
+    const tl = svg("svg", {width: TW, height: TH, id: "layer-timeline-chart", role: "img"});
+    layers.forEach(l => {
+      const x = 10 + (TW - 20) * l.start / end, w = Math.max(1, (TW - 20) * l.cycles / end);
+      const r = svg("rect", {x: x, y: 4, width: w, height: 22, fill: boundColor[l.bound] || "#888", stroke: "#fff",
+                             "stroke-width": 0.5, "class": "layer-bar"});
+      r.appendChild(svg("title", {}, l.name + " (" + l.type + "): " + l.cycles + " cycles, " + l.bound + "-bound, " +
+          bytes(l.dma_bytes) + " DMA, " + pct(l.peak_fraction) + " of peak"));
+      tl.appendChild(r);
+    });
+    tl.appendChild(svg("text", {x: 10, y: 40}, "0 us"));
+    tl.appendChild(svg("text", {x: TW - 120, y: 40}, (end / S.clock_hz * 1e6).toPrecision(4) + " us"));
+    document.getElementById("layer-timeline").appendChild(tl);
+    document.getElementById("layers").appendChild(table("layers-table",
+        ["layer", "type", "start", "cycles", "share", "bound", "DMA bytes", "peak"],
+        layers.map(l => [l.name, l.type, l.start, l.cycles, pct(l.cycles / end), l.bound, bytes(l.dma_bytes),
+                         pct(l.peak_fraction)]), 2));
+  }
   // Heat maps: one core grid per group
   document.getElementById("heatmap-legend").textContent =
       "Color: DMA-busy fraction (union of the core's request spans / group cycles), white 0% to dark blue 100%. " +

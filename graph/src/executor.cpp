@@ -53,6 +53,34 @@ void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& ma
   }
 }
 
+/// The machine's core counters summed over every core: an op's bound is read from their change across it.
+struct CoreTotals {
+  Cycle busy = 0, dma_wait = 0, barrier_wait = 0;
+  explicit CoreTotals(const RunStats& s) {
+    for (const GroupStats& g : s.groups) {
+      for (const CoreStats& c : g.cores)
+        busy += c.busy_cycles, dma_wait += c.dma_wait_cycles, barrier_wait += c.barrier_wait_cycles;
+    }
+  }
+};
+
+/// What an op's cores spent most of their time on between two snapshots: "compute" (busy: arithmetic and DMA
+/// issue), "dma" (waiting for transfers) or "sync" (waiting at barriers); "none" when no core ran.
+std::string bound(const RunStats& before, const RunStats& after) {
+  const CoreTotals a(before), b(after);
+  const Cycle busy = b.busy - a.busy, dma = b.dma_wait - a.dma_wait, sync = b.barrier_wait - a.barrier_wait;
+  if (busy == 0 && dma == 0 && sync == 0) return "none";
+  if (dma >= busy && dma >= sync) return "dma";
+  return sync > busy ? "sync" : "compute";
+}
+
+/// An op's flops over what every core of the machine could do in its cycles at the fp32 vector peak (the type
+/// the kernels accumulate in).
+double peak_fraction(const Machine& machine, std::uint64_t flops, Cycle cycles) {
+  const double peak = machine.arch().compute.peak_flops_per_cycle(DataType::kF32) * machine.arch().total_cores();
+  return cycles == 0 || peak <= 0 ? 0.0 : static_cast<double>(flops) / (peak * static_cast<double>(cycles));
+}
+
 /// Device bytes of live tensors, and their peak.
 struct Footprint {
   std::uint64_t live = 0, peak = 0;
@@ -105,6 +133,8 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                              {"from", from.plan.describe()},
                              {"to", to.plan.describe()},
                              {"cycles", s1.cycles - s0.cycles},
+                             {"start_cycle", s0.cycles},
+                             {"end_cycle", s1.cycles},
                              {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()}});
         machine.free(from.ptr);
         footprint.release(from);
@@ -120,7 +150,12 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         device[step.tensor] = t;
         ops.push_back({{"index", op.index},
                        {"type", op.type},
+                       {"name", op.layer()},
+                       {"bound", "none"},
+                       {"peak_fraction", 0.0},
                        {"cycles", 0},
+                       {"start_cycle", machine.stats().cycles},
+                       {"end_cycle", machine.stats().cycles},
                        {"seconds", 0.0},
                        {"dma_requests", 0},
                        {"dma_bytes", 0},
@@ -132,7 +167,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                        {"plans", {{t.name, step.plan.describe()}}}});
         host_ops.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_staging.host_seconds}});
         op_staging = {};
-        if (options.progress) options.progress(op.index, op.type, machine.stats().seconds);
+        if (options.progress) options.progress(op, ops.back());
         break;
       }
       case Step::Kind::kFree:
@@ -167,7 +202,12 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         const RunStats s1 = machine.stats();
         ops.push_back({{"index", op.index},
                        {"type", op.type},
+                       {"name", op.layer()},
+                       {"bound", bound(s0, s1)},
+                       {"peak_fraction", peak_fraction(machine, op.bound->cost().flops, s1.cycles - s0.cycles)},
                        {"cycles", s1.cycles - s0.cycles},
+                       {"start_cycle", s0.cycles},
+                       {"end_cycle", s1.cycles},
                        {"seconds", s1.seconds - s0.seconds},
                        {"dma_requests", s1.dma_requests() - s0.dma_requests()},
                        {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()},
@@ -179,7 +219,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         if (nlohmann::json metrics = op.bound->run_metrics(); !metrics.is_null()) ops.back()["metrics"] = metrics;
         host_ops.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_staging.host_seconds}});
         op_staging = {};
-        if (options.progress) options.progress(op.index, op.type, s1.seconds);
+        if (options.progress) options.progress(op, ops.back());
         break;
       }
     }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/trace/file.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
@@ -20,6 +21,7 @@ namespace {
 constexpr std::size_t kMaxLanes = 256;  // per core; more overlapping requests share the last lane
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
 constexpr std::uint32_t kMaxCoreId = 0xFFFF;
+constexpr std::uint32_t kLayersPid = kMaxCoreGroups;  // core groups are pids 0 .. kMaxCoreGroups - 1
 
 std::string json_text(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -90,6 +92,24 @@ class ChromeWriter {
       for (std::size_t i = 0; i < block.chunk.size(); ++i) add_event(block.chunk.at(i));
     } else {
       for (const auto& m : block.markers) add_marker(m);
+    }
+  }
+
+  /// A "layers" process (sorted first) with one slice per layer on the machine's clock.
+  void add_layers(const std::vector<LayerSpan>& layers) {
+    if (layers.empty()) return;
+    end_group();
+    sink_.print("{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":\"layers\"}}}},\n",
+                kLayersPid);
+    sink_.print(
+        "{{\"ph\":\"M\",\"pid\":{},\"tid\":0,\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":-1}}}},\n",
+        kLayersPid);
+    for (const LayerSpan& l : layers) {
+      sink_.print(
+          "{{\"ph\":\"X\",\"pid\":{},\"tid\":0,\"ts\":{:.6f},\"dur\":{:.6f},\"name\":{},\"cat\":\"layer\","
+          "\"args\":{{\"type\":{},\"bound\":{},\"cycles\":{},\"dma_bytes\":{},\"peak_fraction\":{:.6g}}}}},\n",
+          kLayersPid, us(l.start), us(l.end) - us(l.start), json_text(l.name), json_text(l.type), json_text(l.bound),
+          l.end - l.start, l.dma_bytes, l.peak_fraction);
     }
   }
 
@@ -260,11 +280,13 @@ class ChromeWriter {
 
 }  // namespace
 
-ExportCounts export_chrome_json(const std::filesystem::path& trace, std::ostream& out, std::size_t time_bins) {
+ExportCounts export_chrome_json(const std::filesystem::path& trace, std::ostream& out, std::size_t time_bins,
+                                const std::vector<LayerSpan>& layers) {
   TraceReader reader(trace);
   ChromeWriter writer(reader.header(), out, time_bins);
   TraceBlock block;
   while (reader.next(block)) writer.add(block);
+  writer.add_layers(layers);
   return writer.finish();
 }
 

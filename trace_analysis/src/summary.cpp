@@ -311,9 +311,13 @@ TraceSummary summarize_trace(const std::filesystem::path& file, SummaryOptions o
 }
 
 bool apply_run_stats(TraceSummary& summary, const nlohmann::json& stats) {
-  if (!stats.is_object() || !stats.contains("groups") || !stats["groups"].is_array()) return false;
+  if (!stats.is_object()) return false;
+  // The demo's stats hold the groups at the top, a workload run's under "machine" beside its per-op entries.
+  const bool nested = !stats.contains("groups") && stats.contains("machine") && stats["machine"].is_object();
+  const nlohmann::json& machine = nested ? stats["machine"] : stats;
+  if (!machine.contains("groups") || !machine["groups"].is_array()) return false;
   if (json_or<Cycle>(stats, "cycles", 0) != summary.cycles) return false;
-  const auto& groups = stats["groups"];
+  const auto& groups = machine["groups"];
   for (const auto& g : summary.groups) {
     if (g.cg < 0 || static_cast<std::size_t>(g.cg) >= groups.size()) return false;
   }
@@ -331,6 +335,7 @@ bool apply_run_stats(TraceSummary& summary, const nlohmann::json& stats) {
     }
   }
   summary.has_run_stats = true;
+  summary.layers = layers_from_stats(stats);
   return true;
 }
 
@@ -373,6 +378,8 @@ nlohmann::json to_json(const TraceSummary& s) {
   out["bytes"] = s.bytes();
   out["bandwidth_bytes_per_second"] = achieved_bandwidth(s.bytes(), s.cycles, s.clock_hz);
   out["run_stats"] = s.has_run_stats;
+  out["layers"] = nlohmann::json::array();
+  for (const LayerSpan& l : s.layers) out["layers"].push_back(to_json(l));
   const Cycle bin = s.groups.empty() ? 1 : s.groups.front().bandwidth.width();
   out["bin_cycles"] = bin;
   out["groups"] = nlohmann::json::array();
@@ -474,6 +481,15 @@ std::string format_summary(const TraceSummary& s) {
     }
   }
   if (!s.has_run_stats) line("(busy and waiting need the run's stats.json next to the trace; dma-busy is from spans)");
+  if (!s.layers.empty()) {
+    line("");
+    line(fmt::format("layers (from stats.json): {:>12} {:>12} {:>8} {:>12} {:>7}  layer (type)", "start", "cycles",
+                     "bound", "DMA bytes", "peak"));
+    for (const LayerSpan& l : s.layers) {
+      line(fmt::format("                          {:>12} {:>12} {:>8} {:>12} {:>7}  {} ({})", l.start, l.end - l.start,
+                       l.bound, l.dma_bytes, percent(l.peak_fraction), l.name, l.type));
+    }
+  }
   line("");
   line("request sizes:");
   for (std::size_t k = 0; k < SizeHistogram::kBuckets; ++k) {

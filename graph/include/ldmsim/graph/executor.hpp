@@ -18,8 +18,8 @@ namespace ldmsim {
 
 struct ExecuteOptions {
   StagingPolicy staging = StagingPolicy::kMethod;
-  /// Called after each op with (index, type, simulated seconds so far).
-  std::function<void(std::size_t, const std::string&, double)> progress;
+  /// Called after each op with the op and its entry of stats["ops"] (cycles, seconds, bound, ...).
+  std::function<void(const OpNode&, const nlohmann::json&)> progress;
 };
 
 /// What a run produced.

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <ostream>
+#include <vector>
+
+#include "ldmsim/trace_analysis/layers.hpp"
 
 namespace ldmsim {
 
@@ -18,9 +21,11 @@ struct ExportCounts {
 /// Chrome Trace Event JSON: process "cg N" per core group, thread "core R,C" per core (plus "core R,C dma K"
 /// lanes for requests that overlap on one core), DMA requests as complete events from issue to completion,
 /// launches as complete events on a "launches" thread, barriers / core exits / faults / lint warnings as instant
-/// events, and a "DMA bandwidth" counter track per group. Timestamps: microseconds of simulated time.
+/// events, and a "DMA bandwidth" counter track per group. `layers` (a run's stats.json, layers.hpp) become slices
+/// of a "layers" process shown first. Timestamps: microseconds of simulated time.
 /// Throws TraceFormatError for a malformed trace.
-ExportCounts export_chrome_json(const std::filesystem::path& trace, std::ostream& out, std::size_t time_bins = 200);
+ExportCounts export_chrome_json(const std::filesystem::path& trace, std::ostream& out, std::size_t time_bins = 200,
+                                const std::vector<LayerSpan>& layers = {});
 
 /// CSV with a header row and one row per DMA request, in file order.
 ExportCounts export_csv(const std::filesystem::path& trace, std::ostream& out);

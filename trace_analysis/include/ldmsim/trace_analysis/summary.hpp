@@ -13,6 +13,7 @@
 
 #include "ldmsim/trace/file.hpp"
 #include "ldmsim/trace/recorder.hpp"
+#include "ldmsim/trace_analysis/layers.hpp"
 
 namespace ldmsim {
 
@@ -114,7 +115,8 @@ struct TraceSummary {
   std::vector<TraceIssue> issues;       ///< faults and lint warnings in file order (up to max_issues)
   std::uint64_t faults = 0;
   std::uint64_t lint_markers = 0;
-  bool has_run_stats = false;  ///< busy/waiting fractions came from a stats.json
+  bool has_run_stats = false;     ///< busy/waiting fractions came from a stats.json
+  std::vector<LayerSpan> layers;  ///< the run's layers, from the same stats.json (empty without one)
 
   std::uint64_t requests() const;
   std::uint64_t bytes() const;

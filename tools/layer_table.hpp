@@ -1,0 +1,18 @@
+// Per-layer text of `ldmsim run`: the progress line of each finished layer and the closing table of the slowest
+// layers, both read from the layer's entry in stats.json ("ops").
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ldmsim::cli {
+
+/// "[i/n] name (type): X us simulated, bound B, D DMA bytes".
+std::string layer_progress_line(const nlohmann::json& op, std::size_t op_count);
+
+/// The `count` slowest layers of a run (by simulated cycles; ties by index), one row each: name, type, cycles,
+/// share of the run's cycles, bound, DMA bytes and fraction of the machine's fp32 peak; empty for no ops.
+std::string slowest_layers_table(const nlohmann::json& stats, std::size_t count);
+
+}  // namespace ldmsim::cli
