@@ -25,14 +25,19 @@ Shape parse_shape(const JsonField& j, const std::string& tensor) {
 /// Reads a {"file": ...} init; checks dtype and (when declared) shape.
 void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::string& name, const std::string& dtype,
                     const JsonField& file_field, const std::filesystem::path& base,
-                    const std::map<std::string, NpyArray>* arrays) {
+                    std::map<std::string, NpyArray>* arrays) {
   const std::string written = file_field.non_empty_string();
   std::filesystem::path file = written;
   if (file.is_relative()) file = base / file;
   NpyArray a;
-  const auto in_memory = arrays != nullptr ? arrays->find(written) : std::map<std::string, NpyArray>::const_iterator{};
+  const auto in_memory = arrays != nullptr ? arrays->find(written) : std::map<std::string, NpyArray>::iterator{};
   if (arrays != nullptr && in_memory != arrays->end()) {
-    a = in_memory->second;
+    if (in_memory->second.dtype.empty()) {
+      throw ConfigError(
+          fmt::format("tensor '{}': the in-memory array '{}' already backs another tensor", name, written));
+    }
+    a = std::move(in_memory->second);
+    in_memory->second.dtype.clear();  // moved from: a second use is an error, not a read from disk
   } else {
     try {
       a = read_npy(file);
@@ -58,7 +63,7 @@ void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::st
 
 TensorInit parse_init(const JsonField& i, std::optional<Shape>& shape, const std::string& name,
                       const std::string& dtype, const std::filesystem::path& base,
-                      const std::map<std::string, NpyArray>* arrays) {
+                      std::map<std::string, NpyArray>* arrays) {
   if (!i.json().is_object()) {
     i.fail("must be one of {\"uniform\": [lo, hi]}, {\"normal\": [mean, std]}, {\"value\": v}, {\"file\": \"x.npy\"}");
   }

@@ -70,25 +70,34 @@ std::uint64_t check_input_file(const std::filesystem::path& file, std::string_vi
   return size;
 }
 
-std::string read_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes) {
+InputFileDescriptor::InputFileDescriptor(const std::filesystem::path& file, std::string_view what,
+                                         std::uint64_t max_bytes) {
   check_input_file(file, what, max_bytes);
   // O_NONBLOCK: a path swapped for a FIFO after the check must not block the open.
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) fail(file, what, std::strerror(errno));
+  fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) fail(file, what, std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd_);
     fail(file, what, "it changed while being opened");
   }
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+InputFileDescriptor::~InputFileDescriptor() {
+  ::close(fd_);
+}
+
+std::string read_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes) {
+  const InputFileDescriptor input(file, what, max_bytes);
+  std::string text(static_cast<std::size_t>(input.size()), '\0');
   std::size_t done = 0;
   while (done < text.size()) {
-    const ssize_t got = ::read(fd, text.data() + done, text.size() - done);
+    const ssize_t got = ::read(input.fd(), text.data() + done, text.size() - done);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;  // a file truncated meanwhile: parse what is there
     done += static_cast<std::size_t>(got);
   }
-  ::close(fd);
   text.resize(done);
   return text;
 }

@@ -32,7 +32,7 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
     if (npy) {
       (void)read_npy(in);
     } else if (onnx) {
-      const ImportedModel m = import_onnx(in);
+      ImportedModel m = import_onnx(in);
       WorkloadLoadOptions options;
       options.arrays = &m.arrays;
       const Graph g = workload_from_json(m.workload, in.string(), scratch, registry, "fuzz", options);

@@ -3,6 +3,7 @@
 #include "ldmsim/frontends/onnx_import.hpp"
 
 #include <fmt/format.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
 
 #include <set>
@@ -141,8 +142,7 @@ NpyArray fp16_array(const Constant& c) {
   NpyArray a;
   a.shape.assign(c.dims.begin(), c.dims.end());
   a.dtype = "f2";
-  a.data.reserve(c.values.size());
-  for (const double v : c.values) a.data.push_back(static_cast<float>(f16(static_cast<float>(v))));
+  onnx_import::append_fp16(c, a.data);
   return a;
 }
 
@@ -150,9 +150,12 @@ NpyArray fp16_array(const Constant& c) {
 
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
   const std::string origin = file.string();
-  const std::string bytes = read_input_file(file, "ONNX model", kMaxOnnxFileBytes);
+  // Parsed straight from the file (no copy of it in memory), never past the size checked at open.
+  const InputFileDescriptor model_file(file, "ONNX model", kMaxOnnxFileBytes);
+  google::protobuf::io::FileInputStream stream(model_file.fd());
+  google::protobuf::io::LimitingInputStream bounded(&stream, static_cast<std::int64_t>(model_file.size()));
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) {
+  if (!model.ParseFromZeroCopyStream(&bounded)) {
     throw ConfigError(
         fmt::format("{}: not a valid ONNX model: the protobuf does not parse (truncated or corrupt)", origin));
   }

@@ -16,12 +16,25 @@
 
 namespace ldmsim::onnx_import {
 
-/// A tensor whose value is known at import time: an initializer or a Constant node's value.
+/// A tensor whose value is known at import time: an initializer, a Constant node's value or a folded result.
 struct Constant {
   std::vector<std::uint64_t> dims;
-  std::vector<double> values;  ///< float and integer tensors alike (integers exact up to 2^53)
+  /// Float and integer tensors alike (integers exact up to 2^53). A large initializer is not decoded here until a
+  /// fold reads it (decode()): weights go straight from the model to fp16 (append_fp16), never through doubles.
+  std::vector<double> values;
   bool integer = false;
+  const onnx::TensorProto* source = nullptr;  ///< where undecoded values are (the model outlives the import)
 };
+
+/// Initializers up to this many elements are decoded when read (shape tensors, scalars); larger ones on use.
+inline constexpr std::uint64_t kEagerElements = 4096;
+
+/// Decodes `c`'s values from its source if that has not happened yet; false (nothing decoded) for a constant of
+/// more than kMaxFoldedElements, which no fold may read.
+bool decode(Constant& c);
+
+/// Appends `c`'s values rounded to fp16 (nearest even), as floats, to `out`.
+void append_fp16(const Constant& c, std::vector<float>& out);
 
 /// What translating a node reads and updates.
 struct Context {

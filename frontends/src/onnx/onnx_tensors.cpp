@@ -31,7 +31,74 @@ T load(const std::string& raw, std::size_t i) {
   return v;
 }
 
+/// Calls f(i, value) for every value of a checked tensor (type and size as read_tensor verified).
+template <typename F>
+void for_each_value(const onnx::TensorProto& tensor, std::uint64_t count, F&& f) {
+  using DT = onnx::TensorProto;
+  const bool raw = tensor.has_raw_data();
+  const std::string& bytes = tensor.raw_data();
+  for (std::size_t i = 0; i < count; ++i) {
+    const int at = static_cast<int>(i);
+    switch (tensor.data_type()) {
+      case DT::FLOAT:
+        f(i, raw ? load<float>(bytes, i) : tensor.float_data(at));
+        break;
+      case DT::FLOAT16: {
+        const auto bits = raw ? load<std::uint16_t>(bytes, i) : static_cast<std::uint16_t>(tensor.int32_data(at));
+        f(i, static_cast<double>(static_cast<float>(f16::from_bits(bits))));
+        break;
+      }
+      case DT::DOUBLE:
+        f(i, raw ? load<double>(bytes, i) : tensor.double_data(at));
+        break;
+      case DT::INT32:
+        f(i, raw ? load<std::int32_t>(bytes, i) : tensor.int32_data(at));
+        break;
+      default:
+        f(i, static_cast<double>(raw ? load<std::int64_t>(bytes, i) : tensor.int64_data(at)));
+        break;
+    }
+  }
+}
+
+std::uint64_t product(const std::vector<std::uint64_t>& dims) {
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : dims) n *= d;  // checked against 2^48 when read
+  return n;
+}
+
 }  // namespace
+
+bool decode(Constant& c) {
+  if (c.source == nullptr) return true;
+  const std::uint64_t count = product(c.dims);
+  if (count > kMaxFoldedElements) return false;
+  c.values.resize(count);
+  for_each_value(*c.source, count, [&](std::size_t i, double v) { c.values[i] = v; });
+  c.source = nullptr;
+  return true;
+}
+
+void append_fp16(const Constant& c, std::vector<float>& out) {
+  if (c.source != nullptr && c.source->data_type() == onnx::TensorProto::FLOAT && c.source->has_raw_data()) {
+    // The common case, a model's fp32 weights: copied in one piece, then rounded in place.
+    const std::uint64_t count = product(c.dims);
+    const std::size_t base = out.size();
+    out.resize(base + count);
+    std::memcpy(out.data() + base, c.source->raw_data().data(), count * sizeof(float));
+    for (std::size_t i = base; i < out.size(); ++i) out[i] = static_cast<float>(f16(out[i]));
+    return;
+  }
+  const auto push = [&out](std::size_t, double v) { out.push_back(static_cast<float>(f16(static_cast<float>(v)))); };
+  if (c.source == nullptr) {
+    out.reserve(out.size() + c.values.size());
+    for (std::size_t i = 0; i < c.values.size(); ++i) push(i, c.values[i]);
+    return;
+  }
+  const std::uint64_t count = product(c.dims);
+  out.reserve(out.size() + count);
+  for_each_value(*c.source, count, push);
+}
 
 std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string& problem) {
   Constant c;
@@ -75,30 +142,8 @@ std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string
     problem = fmt::format("holds {} values but its dims need {}", have, *count);
     return std::nullopt;
   }
-  c.values.resize(*count);
-  const std::string& bytes = tensor.raw_data();
-  for (std::size_t i = 0; i < *count; ++i) {
-    const int at = static_cast<int>(i);
-    switch (type) {
-      case DT::FLOAT:
-        c.values[i] = raw ? load<float>(bytes, i) : tensor.float_data(at);
-        break;
-      case DT::FLOAT16: {
-        const auto bits = raw ? load<std::uint16_t>(bytes, i) : static_cast<std::uint16_t>(tensor.int32_data(at));
-        c.values[i] = static_cast<float>(f16::from_bits(bits));
-        break;
-      }
-      case DT::DOUBLE:
-        c.values[i] = raw ? load<double>(bytes, i) : tensor.double_data(at);
-        break;
-      case DT::INT32:
-        c.values[i] = raw ? load<std::int32_t>(bytes, i) : tensor.int32_data(at);
-        break;
-      default:
-        c.values[i] = static_cast<double>(raw ? load<std::int64_t>(bytes, i) : tensor.int64_data(at));
-        break;
-    }
-  }
+  c.source = &tensor;
+  if (*count <= kEagerElements) decode(c);
   return c;
 }
 

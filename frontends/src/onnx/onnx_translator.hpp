@@ -102,7 +102,8 @@ class NodeTranslator {
   const Constant* known(int i) const {
     if (!has_input(i)) return nullptr;
     const auto it = ctx_.constants.find(input(i));
-    return it == ctx_.constants.end() ? nullptr : &it->second;
+    if (it == ctx_.constants.end() || !decode(it->second)) return nullptr;
+    return &it->second;
   }
   /// The node's (single) output is the constant `value`: no op runs for it.
   void define(Constant value) {
@@ -115,6 +116,11 @@ class NodeTranslator {
     const auto it = ctx_.constants.find(input(i));
     if (it == ctx_.constants.end()) {
       problem(fmt::format("input {} ('{}', the {}) must be a constant", i, node_.input(i), role));
+      return nullptr;
+    }
+    if (!decode(it->second)) {
+      problem(
+          fmt::format("input {} ('{}', the {}) is a constant too large to read at import", i, node_.input(i), role));
       return nullptr;
     }
     return &it->second;

@@ -20,8 +20,9 @@ inline constexpr std::uint64_t kMaxWorkloadFileBytes = 16ull << 20;
 struct WorkloadLoadOptions {
   /// Per op type, attributes an op gets unless it sets them (e.g. {"conv": {"algo": "im2col"}}).
   std::map<std::string, nlohmann::json> default_attrs;
-  /// {"file": NAME} inits found here (by NAME as written) are not read from disk (an imported ONNX model's).
-  const std::map<std::string, NpyArray>* arrays = nullptr;
+  /// {"file": NAME} inits found here (by NAME as written) are not read from disk (an imported ONNX model's). They
+  /// are moved into the graph as they are used (a model's weights are not copied): each may back one tensor.
+  std::map<std::string, NpyArray>* arrays = nullptr;
 };
 
 /// Builds the graph of a parsed workload; `origin` names it in errors, relative .npy paths resolve in `base_dir`.

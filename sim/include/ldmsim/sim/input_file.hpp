@@ -20,6 +20,21 @@ inline constexpr int kMaxJsonDepth = 256;
 /// size; ConfigError "FILE: cannot open WHAT: ..." or "FILE: is a FIFO, not a regular file" otherwise (missing,
 /// directory, device, FIFO, too large).
 std::uint64_t check_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes);
+/// An open regular file of at most `max_bytes` (checked as check_input_file, again after opening), for readers
+/// that stream it (the ONNX parser) instead of holding a copy. Closes on destruction.
+class InputFileDescriptor {
+ public:
+  InputFileDescriptor(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes);
+  ~InputFileDescriptor();
+  InputFileDescriptor(const InputFileDescriptor&) = delete;
+  InputFileDescriptor& operator=(const InputFileDescriptor&) = delete;
+  int fd() const { return fd_; }
+  std::uint64_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
 /// The whole content of a regular file of at most `max_bytes` (checked before reading).
 std::string read_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes);
 /// Deepest nesting of objects and arrays in JSON `text` (brackets inside strings skipped); stops counting past
