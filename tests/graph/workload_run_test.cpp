@@ -90,3 +90,27 @@ TEST_CASE("a workload runs under method and naive with equal outputs and stats p
   Machine m{test::small_arch()};
   CHECK_THROWS_AS(execute(w, m, ExecuteOptions{.staging = StagingPolicy::kNone}), Fault);
 }
+
+TEST_CASE("in-memory arrays are moved into the graph, each backing one tensor", "[workload]") {
+  const json tree = json::parse(R"({
+    "tensors": {"x": {"shape": [2, 2], "init": {"file": "x.npy"}},
+                "w": {"shape": [2, 2], "init": {"file": "x.npy"}}},
+    "ops": [{"type": "add", "inputs": ["x", "w"], "outputs": ["y"], "name": "sum"}],
+    "outputs": ["y"]})");
+  std::map<std::string, NpyArray> arrays;
+  arrays["x.npy"] = NpyArray{{2, 2}, "f2", {1, 2, 3, 4}};
+  WorkloadLoadOptions options;
+  options.arrays = &arrays;
+  // The second tensor naming the array must not silently read ./x.npy from disk instead.
+  CHECK_THROWS_WITH(workload_from_json(tree, "t.json", ".", test::registry(), "t", options),
+                    Catch::Contains("tensor 'x': the in-memory array 'x.npy' already backs another tensor") ||
+                        Catch::Contains("tensor 'w': the in-memory array 'x.npy' already backs another tensor"));
+  json one = tree;
+  one["tensors"].erase("w");
+  one["tensors"]["w"] = {{"shape", {2, 2}}, {"init", {{"value", 1}}}};
+  arrays["x.npy"] = NpyArray{{2, 2}, "f2", {1, 2, 3, 4}};
+  const Graph g = workload_from_json(one, "t.json", ".", test::registry(), "t", options);
+  CHECK(g.tensor(*g.find("x")).init.data == std::vector<float>{1, 2, 3, 4});
+  CHECK(arrays["x.npy"].data.empty());  // moved, not copied
+  CHECK(g.ops()[0].layer() == "sum");
+}

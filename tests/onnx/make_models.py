@@ -293,6 +293,19 @@ def bad_models(directory, cnn_bytes):
     onnx.save(helper.make_model(sym, opset_imports=[helper.make_opsetid("", 13)]), str(directory / "symbolic.onnx"))
     np.save(directory / "symbolic_x.npy", np.array([[-1, 2, -3], [4, -5, 6]], dtype=np.float32))
     (directory / "truncated.onnx").write_bytes(cnn_bytes[: len(cnn_bytes) // 2])
+    # Shape subgraphs that cannot fold: an index past the shape, a runtime tensor expanded, a Cast of a runtime
+    # tensor to an integer type, and a folded constant far too large.
+    consts = [helper.make_node("Constant", [], [n], value=numpy_helper.from_array(np.asarray(v, np.int64), n + "_v"))
+              for n, v in [("nine", 9), ("big", [1 << 20, 1 << 20])]]
+    fold = helper.make_graph(consts + [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "nine"], ["g"], name="gather_past_end", axis=0),
+        helper.make_node("Expand", ["x", "s"], ["e"], name="expand_runtime"),
+        helper.make_node("Cast", ["x"], ["i"], name="cast_to_int", to=TensorProto.INT64),
+        helper.make_node("ConstantOfShape", ["big"], ["z"], name="huge_zeros"),
+        helper.make_node("Relu", ["x"], ["y"], name="relu"),
+    ], "bad_folds", [x], [y])
+    onnx.save(helper.make_model(fold, opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_folds.onnx"))
 
 
 def main():

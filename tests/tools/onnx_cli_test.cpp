@@ -201,6 +201,16 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK_THAT(r.output, Catch::Contains("node 2 'einsum' (Einsum)"));
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
+  SECTION("shape subgraphs that cannot fold, every one named") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_folds.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("4 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("'gather_past_end' (Gather): index 9 is out of range for a dimension of 4"));
+    CHECK_THAT(r.output, Catch::Contains("'expand_runtime' (Expand): Expand of a runtime tensor is not supported"));
+    CHECK_THAT(r.output, Catch::Contains("'cast_to_int' (Cast): Cast of a runtime tensor to an integer type"));
+    CHECK_THAT(r.output, Catch::Contains("'huge_zeros' (ConstantOfShape): would fold to a constant of shape"));
+  }
   SECTION("a truncated file") {
     const auto r = run_cli(fmt::format("import '{}' -o '{}'", model("truncated.onnx"), out.str()));
     INFO(r.output);
