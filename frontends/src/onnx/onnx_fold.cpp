@@ -102,6 +102,19 @@ std::optional<std::vector<std::int64_t>> integer_list(NodeTranslator& t, int i, 
   return list;
 }
 
+/// A shape given as int64 values, or nullopt (with a problem) when one is negative.
+std::optional<Dims> dims_of(NodeTranslator& t, const std::vector<std::int64_t>& shape) {
+  Dims dims;
+  for (const std::int64_t d : shape) {
+    if (d < 0) {
+      t.problem(fmt::format("shape [{}] has a negative dimension", fmt::join(shape, ", ")));
+      return std::nullopt;
+    }
+    dims.push_back(static_cast<std::uint64_t>(d));
+  }
+  return dims;
+}
+
 void fold_shape(NodeTranslator& t, const Context& ctx) {
   const Attributes a(t.node(), t.problems(), {"start", "end"});
   if (!t.arity(1, 1, 1)) return;
@@ -278,17 +291,11 @@ void fold_expand(NodeTranslator& t) {
   const auto shape = integer_list(t, 1, "shape");
   if (data == nullptr) t.problem("Expand of a runtime tensor is not supported (only of constants)");
   if (data == nullptr || !shape) return;
-  Dims target;
-  for (const std::int64_t d : *shape) {
-    if (d < 0) {
-      t.problem(fmt::format("shape [{}] has a negative dimension", fmt::join(*shape, ", ")));
-      return;
-    }
-    target.push_back(static_cast<std::uint64_t>(d));
-  }
-  const auto dims = broadcast_shape(data->dims, target);
+  const auto target = dims_of(t, *shape);
+  if (!target) return;
+  const auto dims = broadcast_shape(data->dims, *target);
   if (!dims) {
-    t.problem(fmt::format("[{}] does not broadcast to [{}]", fmt::join(data->dims, ", "), fmt::join(target, ", ")));
+    t.problem(fmt::format("[{}] does not broadcast to [{}]", fmt::join(data->dims, ", "), fmt::join(*target, ", ")));
     return;
   }
   if (!check_size(t, *dims)) return;
@@ -343,19 +350,12 @@ void fold_constant_of_shape(NodeTranslator& t) {
     }
     fill = *read;
   }
-  Dims dims;
-  for (const std::int64_t d : *shape) {
-    if (d < 0) {
-      t.problem(fmt::format("shape [{}] has a negative dimension", fmt::join(*shape, ", ")));
-      return;
-    }
-    dims.push_back(static_cast<std::uint64_t>(d));
-  }
-  if (!check_size(t, dims)) return;
+  const auto dims = dims_of(t, *shape);
+  if (!dims || !check_size(t, *dims)) return;
   Constant c;
-  c.dims = dims;
+  c.dims = *dims;
   c.integer = fill.integer;
-  c.values.assign(*foldable_count(dims), fill.values[0]);
+  c.values.assign(*foldable_count(*dims), fill.values[0]);
   t.define(std::move(c));
 }
 
