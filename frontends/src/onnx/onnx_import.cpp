@@ -197,7 +197,8 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     if (ctx.constants.contains(input.name())) continue;  // an initializer listed as an input (IR < 4)
     add_graph_input(input, index++, options, safe(input.name()), out, ctx, problems);
   }
-  for (const auto& [name, path] : options.inputs) {
+  for (const auto& given : options.inputs) {
+    const std::string& name = given.first;  // not a structured binding: clang 14 cannot capture those
     const bool known = std::any_of(graph.input().begin(), graph.input().end(),
                                    [&](const onnx::ValueInfoProto& i) { return i.name() == name; });
     if (!known) problems.push_back(fmt::format("--input {}: the model has no input of that name", name));
