@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzes the user-file readers (the JSON workload loader with op binding and the pass pipeline, the arch loader
-# with its timing model, and the .npy reader) with libFuzzer from clang-14, ASan and UBSan, for a bounded time.
-# The libraries are built by CMake in BUILD_DIR with clang-14 and the sanitizers; seeds are the shipped
-# workloads (examples/, bench/workloads/), the arch presets and small .npy files. Every input that crashes, leaks, times out or trips a sanitizer is copied to
-# tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, else a workload), which
+# with its timing model, the ONNX importer and the .npy reader) with libFuzzer from clang-14, ASan and UBSan,
+# for a bounded time. The libraries are built by CMake in BUILD_DIR with clang-14 and the sanitizers; seeds are
+# the shipped workloads (examples/, bench/workloads/), the arch presets, the ONNX test models and small .npy
+# files. Every input that crashes, leaks, times out or trips a sanitizer is copied to
+# tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, 'O': an ONNX model, else a
+# workload), which
 # tests/graph/user_file_corpus_test.cpp replays in every test run.
 # Usage: scripts/fuzz_workload.sh [SECONDS=60] [BUILD_DIR=build-fuzz-workload]
 set -euo pipefail
@@ -20,7 +22,7 @@ libs=()
 for lib in frontends graph kernels runtime trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
 clang++-14 -std=c++20 $flags -fsanitize=fuzzer -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
   -Igraph/include -Ifrontends/include -Itrace/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
-  -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lpthread -o "$out/workload_fuzz"
+  -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
 
 # Seeds: a byte selecting the reader, then the file.
 rm -rf "$out/seeds" && mkdir -p "$out/seeds" "$out/corpus" "$out/crashes" tests/fuzz/workload-regressions
