@@ -1,6 +1,7 @@
 // Graph inputs' initial values (deterministic from the seed).
 #include <algorithm>
 #include <random>
+#include <span>
 
 #include "ldmsim/graph/executor.hpp"
 
@@ -8,6 +9,12 @@ namespace ldmsim {
 
 std::vector<f16> initial_values(const TensorNode& t) {
   const std::size_t n = t.shape.elements();
+  if (t.init.kind == TensorInit::Kind::kData) {  // a model's weights: converted where they are, not copied first
+    std::vector<f16> h(n);
+    const std::size_t given = std::min(n, t.init.data.size());
+    floats_to_halves(std::span<const float>(t.init.data.data(), given), std::span<f16>(h.data(), given));
+    return h;
+  }
   std::vector<float> v(n);
   std::mt19937_64 rng(t.init.seed);
   switch (t.init.kind) {
@@ -24,9 +31,7 @@ std::vector<f16> initial_values(const TensorNode& t) {
     case TensorInit::Kind::kValue:
       std::fill(v.begin(), v.end(), static_cast<float>(t.init.a));
       break;
-    case TensorInit::Kind::kData:
-      std::copy_n(t.init.data.begin(), std::min(n, t.init.data.size()), v.begin());
-      break;
+    case TensorInit::Kind::kData:  // handled above
     case TensorInit::Kind::kProduced:
       break;
   }

@@ -81,12 +81,12 @@ bool decode(Constant& c) {
 
 void append_fp16(const Constant& c, std::vector<float>& out) {
   if (c.source != nullptr && c.source->data_type() == onnx::TensorProto::FLOAT && c.source->has_raw_data()) {
-    // The common case, a model's fp32 weights: copied in one piece, then rounded in place.
+    // The common case, a model's fp32 weights: one pass, rounding as they are appended (no zero-filled
+    // buffer first: on first touch every page costs a fault).
     const std::uint64_t count = product(c.dims);
-    const std::size_t base = out.size();
-    out.resize(base + count);
-    std::memcpy(out.data() + base, c.source->raw_data().data(), count * sizeof(float));
-    for (std::size_t i = base; i < out.size(); ++i) out[i] = static_cast<float>(f16(out[i]));
+    const std::string& raw = c.source->raw_data();
+    out.reserve(out.size() + count);
+    for (std::size_t i = 0; i < count; ++i) out.push_back(static_cast<float>(f16(load<float>(raw, i))));
     return;
   }
   const auto push = [&out](std::size_t, double v) { out.push_back(static_cast<float>(f16(static_cast<float>(v)))); };
