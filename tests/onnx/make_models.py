@@ -157,11 +157,15 @@ def single_op_models(directory):
     def case(name, x, y, nodes, inits=(), opset=13):
         graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape)],
-                                  [numpy_helper.from_array(np.asarray(v, np.float32), n) for n, v in inits])
+                                  [numpy_helper.from_array(as_tensor(v), n) for n, v in inits])
         save(directory, f"op_{name}", helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]))
         np.save(directory / f"op_{name}_x.npy", x.astype(np.float32))
         np.save(directory / f"op_{name}_y.npy", np.asarray(y, np.float32))
         cases.append(name)
+
+    def as_tensor(v):  # integer arrays (shapes) stay int64, as ONNX requires; values become float32
+        v = np.asarray(v)
+        return v.astype(np.int64) if v.dtype.kind in "iu" else v.astype(np.float32)
 
     def node(op, inputs, **attrs):
         return helper.make_node(op, inputs, ["y"], name=f"the_{op.lower()}", **attrs)
@@ -306,6 +310,28 @@ def bad_models(directory, cnn_bytes):
         helper.make_node("Relu", ["x"], ["y"], name="relu"),
     ], "bad_folds", [x], [y])
     onnx.save(helper.make_model(fold, opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_folds.onnx"))
+    # Broken wiring: a node redefining the graph input, one reading a name nothing defines (its consumer is
+    # skipped, not listed), a float Gather index, a constant as a graph output, a rank-9 initializer.
+    c = helper.make_tensor_value_info("c", TensorProto.INT64, None)
+    wiring = helper.make_graph([
+        helper.make_node("Identity", ["x"], ["x"], name="self_alias"),
+        helper.make_node("Relu", ["ghost"], ["a"], name="uses_ghost"),
+        helper.make_node("Relu", ["a"], ["b"], name="after_ghost"),
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Constant", [], ["one_f"], name="float_one", value_float=1.0),
+        helper.make_node("Gather", ["s", "one_f"], ["g"], name="float_index", axis=0),
+        helper.make_node("Constant", [], ["c"], name="const_out", value_ints=[1, 2]),
+        helper.make_node("Add", ["x", "deep"], ["y"], name="add_deep"),
+    ], "bad_wiring", [x], [y, c], [numpy_helper.from_array(np.zeros([1] * 9, np.float32), "deep")])
+    onnx.save(helper.make_model(wiring, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "bad_wiring.onnx"))
+    # Nine folds of 2^22 elements each from one small initializer: over the 2^25 budget of all folds.
+    big = numpy_helper.from_array(np.array([1 << 22], np.int64), "big")
+    budget = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["big"], [f"z{k}"], name=f"zeros{k}") for k in range(9)]
+        + [helper.make_node("Relu", ["x"], ["y"], name="relu")], "fold_budget", [x], [y], [big])
+    onnx.save(helper.make_model(budget, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "fold_budget.onnx"))
 
 
 def main():

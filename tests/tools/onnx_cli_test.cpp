@@ -211,6 +211,24 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK_THAT(r.output, Catch::Contains("'cast_to_int' (Cast): Cast of a runtime tensor to an integer type"));
     CHECK_THAT(r.output, Catch::Contains("'huge_zeros' (ConstantOfShape): would fold to a constant of shape"));
   }
+  SECTION("broken wiring: redefinitions, undefined inputs, non-integer indices, constant outputs, high rank") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_wiring.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("initializer 'deep' has rank 9 (at most 8)"));
+    CHECK_THAT(r.output, Catch::Contains("'self_alias' (Identity): output 'x' is already defined"));
+    CHECK_THAT(r.output, Catch::Contains("'uses_ghost' (Relu): input 'ghost' is not defined"));
+    CHECK_THAT(r.output, !Catch::Contains("after_ghost") && !Catch::Contains("add_deep"));  // causes only
+    CHECK_THAT(r.output, Catch::Contains("'float_index' (Gather): index 1 is not an integer"));
+    CHECK_THAT(r.output, Catch::Contains("graph output 'c' is a constant"));
+  }
+  SECTION("folded constants have a budget for the whole model") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("fold_budget.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("'zeros8' (ConstantOfShape): the model's folded constants exceed"));
+    CHECK_THAT(r.output, !Catch::Contains("'zeros7'"));
+  }
   SECTION("a truncated file") {
     const auto r = run_cli(fmt::format("import '{}' -o '{}'", model("truncated.onnx"), out.str()));
     INFO(r.output);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "ldmsim/sim/fp16.hpp"
 #include "onnx_nodes.hpp"
 #include "onnx_translator.hpp"
 
@@ -97,8 +98,19 @@ std::optional<std::vector<std::int64_t>> integer_list(NodeTranslator& t, int i, 
     t.problem(fmt::format("the {} must be a scalar or 1-D", role));
     return std::nullopt;
   }
+  if (!c->integer) {
+    t.problem(fmt::format("the {} must be an integer tensor", role));
+    return std::nullopt;
+  }
   std::vector<std::int64_t> list;
-  for (const double v : c->values) list.push_back(static_cast<std::int64_t>(v));
+  for (const double v : c->values) {
+    const auto n = exact_integer(v);
+    if (!n) {
+      t.problem(fmt::format("the {} holds {}, not a usable integer", role, v));
+      return std::nullopt;
+    }
+    list.push_back(*n);
+  }
   return list;
 }
 
@@ -161,7 +173,12 @@ void fold_gather(NodeTranslator& t) {
   c.integer = data->integer;
   for (std::uint64_t o = 0; o < outer; ++o) {
     for (const double raw : indices->values) {
-      auto index = static_cast<std::int64_t>(raw);
+      const auto exact = exact_integer(raw);
+      if (!indices->integer || !exact) {
+        t.problem(fmt::format("index {} is not an integer", raw));
+        return;
+      }
+      std::int64_t index = *exact;
       if (index < 0) index += static_cast<std::int64_t>(extent);
       if (index < 0 || static_cast<std::uint64_t>(index) >= extent) {
         t.problem(fmt::format("index {} is out of range for a dimension of {}", raw, extent));
@@ -247,7 +264,13 @@ void fold_squeeze(NodeTranslator& t, bool unsqueeze) {
 }
 
 void fold_concat(NodeTranslator& t, const Attributes& a) {
-  const Constant& first = *t.known(0);
+  if (!a.has("axis")) {
+    t.problem("attribute 'axis' is required");
+    return;
+  }
+  std::vector<const Constant*> parts;  // looked up once: a Concat may have thousands of inputs
+  for (int i = 0; i < t.node().input_size(); ++i) parts.push_back(t.known(i));
+  const Constant& first = *parts[0];
   const auto axis = normalize_axis(a.integer("axis", 0), first.dims.size());
   if (!axis) {
     t.problem(fmt::format("axis {} is out of range for rank {}", a.integer("axis", 0), first.dims.size()));
@@ -255,30 +278,42 @@ void fold_concat(NodeTranslator& t, const Attributes& a) {
   }
   Dims dims = first.dims;
   dims[*axis] = 0;
-  for (int i = 0; i < t.node().input_size(); ++i) {
-    const Constant& part = *t.known(i);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const Constant& part = *parts[i];
     Dims expect = dims;
     expect[*axis] = part.dims.size() == dims.size() ? part.dims[*axis] : 0;
-    if (part.dims != expect) {
+    if (part.dims != expect || part.dims[*axis] > kMaxFoldedElements) {
       t.problem(fmt::format("input {} has shape [{}], which does not concatenate with [{}] on axis {}", i,
                             fmt::join(part.dims, ", "), fmt::join(first.dims, ", "), *axis));
       return;
     }
-    dims[*axis] += part.dims[*axis];
+    dims[*axis] += part.dims[*axis];  // at most 2^16 inputs of at most 2^24 each: no overflow
   }
-  if (!check_size(t, dims)) return;
-  std::uint64_t outer = 1;
-  for (std::size_t k = 0; k < *axis; ++k) outer *= dims[k];
+  const auto count = foldable_count(dims);
+  if (!count) {
+    check_size(t, dims);
+    return;
+  }
   Constant c;
   c.dims = dims;
-  c.integer = true;
+  c.integer = std::all_of(parts.begin(), parts.end(), [](const Constant* p) { return p->integer; });
+  std::uint64_t outer = 1;
+  for (std::size_t k = 0; k < *axis; ++k) outer *= dims[k];
+  if (*count == 0) {  // nothing to copy, however many (empty) rows and inputs there are
+    t.define(std::move(c));
+    return;
+  }
+  // Every row holds at least one element, so outer <= count; the row-by-input walk is bounded too.
+  if (outer * parts.size() > kMaxFoldedElements) {
+    t.problem(fmt::format("concatenating {} inputs over {} rows is too much to fold", parts.size(), outer));
+    return;
+  }
+  c.values.reserve(*count);
   for (std::uint64_t o = 0; o < outer; ++o) {
-    for (int i = 0; i < t.node().input_size(); ++i) {
-      const Constant& part = *t.known(i);
-      const std::uint64_t block = outer == 0 ? 0 : part.values.size() / outer;
-      c.values.insert(c.values.end(), part.values.begin() + static_cast<std::ptrdiff_t>(o * block),
-                      part.values.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
-      c.integer = c.integer && part.integer;
+    for (const Constant* part : parts) {
+      const std::uint64_t block = part->values.size() / outer;
+      c.values.insert(c.values.end(), part->values.begin() + static_cast<std::ptrdiff_t>(o * block),
+                      part->values.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
     }
   }
   t.define(std::move(c));
@@ -293,6 +328,10 @@ void fold_expand(NodeTranslator& t) {
   if (data == nullptr || !shape) return;
   const auto target = dims_of(t, *shape);
   if (!target) return;
+  if (target->size() > kMaxConstantRank) {
+    t.problem(fmt::format("shape has {} dimensions (at most {})", target->size(), kMaxConstantRank));
+    return;
+  }
   const auto dims = broadcast_shape(data->dims, *target);
   if (!dims) {
     t.problem(fmt::format("[{}] does not broadcast to [{}]", fmt::join(data->dims, ", "), fmt::join(*target, ", ")));
@@ -330,7 +369,21 @@ void fold_cast(NodeTranslator& t) {
   }
   Constant c = *value;
   c.integer = to_integer;
-  for (double& v : c.values) v = to_integer ? std::trunc(v) : v;
+  for (double& v : c.values) {
+    if (to_integer) {
+      const auto n = exact_integer(std::trunc(v));
+      if (!n) {
+        t.problem(fmt::format("cannot cast {} to an integer", v));
+        return;
+      }
+      v = static_cast<double>(to == DT::INT32 ? static_cast<std::int64_t>(static_cast<std::int32_t>(*n & 0xFFFFFFFF))
+                                              : *n);
+    } else if (to == DT::FLOAT) {
+      v = static_cast<float>(v);
+    } else if (to == DT::FLOAT16) {
+      v = static_cast<float>(f16(static_cast<float>(v)));
+    }
+  }
   t.define(std::move(c));
 }
 
@@ -352,6 +405,10 @@ void fold_constant_of_shape(NodeTranslator& t) {
   }
   const auto dims = dims_of(t, *shape);
   if (!dims || !check_size(t, *dims)) return;
+  if (dims->size() > kMaxConstantRank) {
+    t.problem(fmt::format("shape has {} dimensions (at most {})", dims->size(), kMaxConstantRank));
+    return;
+  }
   Constant c;
   c.dims = *dims;
   c.integer = fill.integer;

@@ -34,7 +34,10 @@ class SafeNames {
     }
     if (safe.empty() || safe.front() == '.') safe = "t" + safe;
     std::string unique = safe;
-    for (int n = 2; used_.contains(unique); ++n) unique = fmt::format("{}_{}", safe, n);
+    // The next suffix to try per base name: many names alike in their first 100 characters stay linear.
+    for (int& n = next_suffix_.try_emplace(safe, 2).first->second; used_.contains(unique); ++n) {
+      unique = fmt::format("{}_{}", safe, n);
+    }
     used_.insert(unique);
     return names_.emplace(onnx_name, unique).first->second;
   }
@@ -42,6 +45,7 @@ class SafeNames {
  private:
   std::map<std::string, std::string> names_;
   std::set<std::string> used_;
+  std::map<std::string, int> next_suffix_;
 };
 
 std::int64_t default_opset(const onnx::ModelProto& model) {
@@ -121,7 +125,10 @@ void track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx, std
       const std::string name = in.get<std::string>();
       if (!ctx.shadow.find(name)) {
         const auto shape = ctx.shapes.find(name);
-        if (shape == ctx.shapes.end()) return;  // after an earlier problem: nothing to learn
+        if (shape == ctx.shapes.end()) {  // a name an earlier node declared but no op produces (Dropout's mask)
+          problems.push_back(fmt::format("input '{}' has no value at this point of the graph", name));
+          return;
+        }
         ctx.shadow.add_input(name, Shape(shape->second), TensorInit{.kind = TensorInit::Kind::kValue});
       }
       inputs.push_back(name);
@@ -172,11 +179,15 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   }
   const onnx::GraphProto& graph = model.graph();
   std::vector<std::string> problems;
+  // Names with a value so far (graph inputs, initializers, earlier nodes' outputs), and the names whose
+  // definition failed, whose consumers are skipped without repeating the cause.
+  std::set<std::string> defined, failed;
   for (const onnx::TensorProto& init : graph.initializer()) {
     std::string problem;
     auto c = onnx_import::read_tensor(init, problem);
     if (!c) {
       problems.push_back(fmt::format("initializer '{}' {}", init.name(), problem));
+      failed.insert(init.name());
       continue;
     }
     ctx.shapes[init.name()] = c->dims;
@@ -206,12 +217,45 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
 
   std::set<std::string> used_constants;
   std::map<std::string, int> without_op;  // nodes folded to constants or removed, by op type
+  for (const onnx::ValueInfoProto& input : graph.input()) defined.insert(input.name());
+  for (const auto& [name, value] : ctx.constants) defined.insert(name);
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
+    const auto fail = [&](const std::vector<std::string>& why) {
+      if (!why.empty()) {
+        problems.push_back(fmt::format("node {} '{}' ({}): {}", i, node.name(), node.op_type(), fmt::join(why, "; ")));
+      }
+      for (const std::string& o : node.output()) failed.insert(o);
+    };
+    std::vector<std::string> wiring;
+    bool after_failure = false;
+    for (const std::string& in : node.input()) {
+      if (in.empty() || defined.contains(in)) continue;
+      if (failed.contains(in)) {
+        after_failure = true;
+      } else {
+        wiring.push_back(
+            fmt::format("input '{}' is not defined by an earlier node, an initializer or a graph input", in));
+      }
+    }
+    for (const std::string& o : node.output()) {
+      if (!o.empty() && defined.contains(o)) {
+        wiring.push_back(
+            fmt::format("output '{}' is already defined (by an earlier node, an initializer or a graph "
+                        "input)",
+                        o));
+      }
+    }
+    if (!wiring.empty() || after_failure) {
+      fail(wiring);
+      continue;
+    }
+    for (const std::string& o : node.output()) {
+      if (!o.empty()) defined.insert(o);
+    }
     onnx_import::Translation t = onnx_import::translate_node(node, ctx);
     if (!t.problems.empty()) {
-      problems.push_back(
-          fmt::format("node {} '{}' ({}): {}", i, node.name(), node.op_type(), fmt::join(t.problems, "; ")));
+      fail(t.problems);
       continue;
     }
     if (t.op.is_null()) {
@@ -221,7 +265,9 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     const std::size_t before = problems.size();
     track_shapes(t.op, node, ctx, problems);
     if (problems.size() != before) {
-      problems.back() = fmt::format("node {} '{}' ({}): {}", i, node.name(), node.op_type(), problems.back());
+      const std::string why = problems.back();
+      problems.pop_back();
+      fail({why});
       continue;
     }
     json inputs = json::array(), outputs = json::array();
@@ -235,6 +281,15 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     t.op["outputs"] = std::move(outputs);
     if (!node.name().empty()) t.op["name"] = node.name();
     out.workload["ops"].push_back(std::move(t.op));
+  }
+  for (const onnx::ValueInfoProto& o : graph.output()) {
+    const std::string source = onnx_import::resolve(ctx, o.name());
+    if (failed.contains(o.name()) || failed.contains(source)) continue;
+    if (ctx.constants.contains(source)) {
+      problems.push_back(fmt::format("graph output '{}' is a constant: no op computes it", o.name()));
+    } else if (!defined.contains(source)) {
+      problems.push_back(fmt::format("graph output '{}' is not produced by any node", o.name()));
+    }
   }
   if (!problems.empty()) {
     throw ConfigError(fmt::format("{}: {} problem(s) before anything runs:\n  {}", origin, problems.size(),

@@ -103,7 +103,14 @@ void translate_reshape(const onnx::NodeProto& node, NodeTranslator& t) {
   const Constant* shape = t.constant_input(1, "shape");
   if (shape == nullptr) return;
   std::vector<std::int64_t> dims;
-  for (const double v : shape->values) dims.push_back(static_cast<std::int64_t>(v));
+  for (const double v : shape->values) {
+    const auto d = exact_integer(v);
+    if (!shape->integer || !d || shape->dims.size() > 1) {
+      t.problem("the shape must be a 1-D integer tensor");
+      return;
+    }
+    dims.push_back(*d);
+  }
   t.op("reshape", {0}, {{"shape", dims}});
 }
 

@@ -42,13 +42,21 @@ struct Context {
   std::map<std::string, Constant> constants;                 ///< by ONNX name
   std::map<std::string, std::string> aliases;                ///< an Identity/Dropout output -> the tensor it stands for
   std::map<std::string, std::vector<std::uint64_t>> shapes;  ///< known shapes, from the same sources
+  std::uint64_t folded_elements = 0;                         ///< of every constant folded so far
   /// The ops translated so far under their ONNX names: ldmsim's own shape inference gives their outputs' shapes.
   Graph shadow;
   const OperatorRegistry* registry = nullptr;
 };
 
-/// Most elements a folded constant may have (checked before it is computed).
+/// Most elements a folded constant may have (checked before it is computed), and all folded constants of a
+/// model together: many small folds of one shared initializer must not add up to gigabytes.
 inline constexpr std::uint64_t kMaxFoldedElements = std::uint64_t{1} << 24;
+inline constexpr std::uint64_t kMaxFoldedTotalElements = std::uint64_t{1} << 25;
+/// Highest rank of a constant (device tensors have at most 6 dims; folds cost elements x rank).
+inline constexpr std::size_t kMaxConstantRank = 8;
+
+/// `v` as an int64 when it is a finite whole number of magnitude below 2^62, else nullopt.
+std::optional<std::int64_t> exact_integer(double v);
 
 /// One node's translation: `op` is {"type", "inputs", "attrs"} with ONNX tensor names (outputs are the node's),
 /// or null when the node needs no op; `problems` says why it cannot be translated (empty when it can).

@@ -2,6 +2,7 @@
 // allocated, so a hostile initializer cannot make the importer allocate more than the file holds.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -69,6 +70,12 @@ std::uint64_t product(const std::vector<std::uint64_t>& dims) {
 
 }  // namespace
 
+std::optional<std::int64_t> exact_integer(double v) {
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  if (!std::isfinite(v) || v != std::trunc(v) || v >= kLimit || v <= -kLimit) return std::nullopt;
+  return static_cast<std::int64_t>(v);
+}
+
 bool decode(Constant& c) {
   if (c.source == nullptr) return true;
   const std::uint64_t count = product(c.dims);
@@ -105,6 +112,10 @@ std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string
   const auto count = element_count(tensor, c.dims);
   if (!count) {
     problem = "has a negative dimension or more than 2^48 elements";
+    return std::nullopt;
+  }
+  if (c.dims.size() > kMaxConstantRank) {
+    problem = fmt::format("has rank {} (at most {})", c.dims.size(), kMaxConstantRank);
     return std::nullopt;
   }
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {

@@ -107,6 +107,15 @@ class NodeTranslator {
   }
   /// The node's (single) output is the constant `value`: no op runs for it.
   void define(Constant value) {
+    if (value.dims.size() > kMaxConstantRank) {
+      problem(fmt::format("would fold to a constant of rank {} (at most {})", value.dims.size(), kMaxConstantRank));
+      return;
+    }
+    ctx_.folded_elements += value.values.size();
+    if (ctx_.folded_elements > kMaxFoldedTotalElements) {
+      problem(fmt::format("the model's folded constants exceed {} elements in all", kMaxFoldedTotalElements));
+      return;
+    }
     ctx_.shapes[node_.output(0)] = value.dims;
     ctx_.constants[node_.output(0)] = std::move(value);
   }
