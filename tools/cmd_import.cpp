@@ -33,8 +33,8 @@ void import_command(const ImportOptions& options) {
   const std::string workload_file = imported.workload["name"].get<std::string>() + ".json";
   // Every name is checked before anything is written.
   check_output_name(workload_file, "workload file");
-  for (const auto& [file, array] : imported.arrays) check_output_name(file, "tensor file");
   for (const auto& [file, array] : imported.arrays) {
+    check_output_name(file, "tensor file");
     check_output_target(dir / file, "tensor file");
   }
   check_output_target(dir / workload_file, "workload file");

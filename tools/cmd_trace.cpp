@@ -53,16 +53,8 @@ void export_command(const ExportArgs& args) {
   // existing output as it was.
   AtomicFile out(args.out, "export file");
   const TraceInput input = resolve_trace_input(args.file, args.stats);
-  std::vector<LayerSpan> layers;
-  if (!input.stats.empty() && args.format == "chrome") {
-    TraceSummary layer_source;
-    layer_source.cycles = guarded_trace_call([&] {
-      const nlohmann::json header = TraceReader(input.trace).header();
-      return header.contains("cycles") && header["cycles"].is_number_unsigned() ? header["cycles"].get<Cycle>() : 0;
-    });
-    attach_run_stats(layer_source, input.stats, !args.stats.empty());
-    layers = std::move(layer_source.layers);
-  }
+  const std::vector<LayerSpan> layers =
+      args.format == "chrome" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
   const ExportCounts counts = guarded_trace_call([&] {
     return args.format == "csv" ? export_csv(input.trace, out.stream())
                                 : export_chrome_json(input.trace, out.stream(), args.bins, layers);

@@ -54,4 +54,15 @@ void attach_run_stats(TraceSummary& summary, const std::filesystem::path& stats,
   }
 }
 
+std::vector<LayerSpan> run_layers(const TraceInput& input, bool explicit_file) {
+  if (input.stats.empty()) return {};
+  TraceSummary header_only;  // what attach_run_stats compares against: the header's cycles, no events read
+  header_only.cycles = guarded_trace_call([&] {
+    const nlohmann::json header = TraceReader(input.trace).header();
+    return header.contains("cycles") && header["cycles"].is_number_unsigned() ? header["cycles"].get<Cycle>() : 0;
+  });
+  attach_run_stats(header_only, input.stats, explicit_file);
+  return std::move(header_only.layers);
+}
+
 }  // namespace ldmsim::cli

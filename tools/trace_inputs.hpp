@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/trace/file.hpp"
@@ -25,6 +26,10 @@ TraceInput resolve_trace_input(const std::string& path, const std::string& stats
 /// Merges busy/waiting fractions from `stats` into `summary`; a stats file of another run is ignored (with a
 /// warning on stderr when `explicit_file`).
 void attach_run_stats(TraceSummary& summary, const std::filesystem::path& stats, bool explicit_file);
+
+/// The run's layers from `input.stats`, under the same rule as attach_run_stats (its cycles must be the trace
+/// header's); empty without a matching stats.json.
+std::vector<LayerSpan> run_layers(const TraceInput& input, bool explicit_file);
 
 /// Runs f(); a TraceFormatError becomes a ConfigError with the same message (exit code 2).
 template <typename F>

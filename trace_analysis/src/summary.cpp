@@ -11,12 +11,15 @@
 #include <type_traits>
 #include <utility>
 
+#include "json_or.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim {
 namespace {
+
+using trace_detail::json_or;
 
 Cycle latency(const DmaEvent& e) {
   return e.end - e.issue;
@@ -40,31 +43,6 @@ double fraction(Cycle part, Cycle whole) {
 
 nlohmann::json maybe_fraction(double f) {
   return f < 0 ? nlohmann::json(nullptr) : nlohmann::json(f);
-}
-
-template <typename T>
-T json_or(const nlohmann::json& j, const char* key, T fallback) {
-  if (!j.is_object()) return fallback;
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if constexpr (std::is_integral_v<T>) {
-    // Only integers that fit T: a float or an out-of-range value must not reach a narrowing conversion.
-    if (it->is_number_unsigned()) {
-      const auto v = it->get<std::uint64_t>();
-      return std::in_range<T>(v) ? static_cast<T>(v) : fallback;
-    }
-    if (it->is_number_integer()) {
-      const auto v = it->get<std::int64_t>();
-      return std::in_range<T>(v) ? static_cast<T>(v) : fallback;
-    }
-    return fallback;
-  } else {
-    try {
-      return it->get<T>();
-    } catch (const nlohmann::json::exception&) {
-      return fallback;
-    }
-  }
 }
 
 std::string percent(double f) {

@@ -116,8 +116,8 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
 }
 
 /// Adds a translated op to ctx.shadow under its ONNX names, so its outputs' shapes are known to later nodes
-/// (Shape, Squeeze, Softmax's axis); a node whose op cannot bind gets the binding's error as its problem.
-void track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx, std::vector<std::string>& problems) {
+/// (Shape, Squeeze, Softmax's axis); returns why the op cannot bind (empty when it binds).
+std::string track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx) {
   std::vector<std::string> inputs;
   const std::vector<std::string> outputs(node.output().begin(), node.output().end());
   try {
@@ -126,8 +126,7 @@ void track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx, std
       if (!ctx.shadow.find(name)) {
         const auto shape = ctx.shapes.find(name);
         if (shape == ctx.shapes.end()) {  // a name an earlier node declared but no op produces (Dropout's mask)
-          problems.push_back(fmt::format("input '{}' has no value at this point of the graph", name));
-          return;
+          return fmt::format("input '{}' has no value at this point of the graph", name);
         }
         ctx.shadow.add_input(name, Shape(shape->second), TensorInit{.kind = TensorInit::Kind::kValue});
       }
@@ -135,13 +134,37 @@ void track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx, std
     }
     ctx.shadow.add_op(*ctx.registry, op["type"].get<std::string>(), inputs, outputs, JsonField(op["attrs"], ""));
   } catch (const ConfigError& e) {
-    problems.push_back(fmt::format("{}", e.what()));
-    return;
+    return e.what();
   }
   for (const std::string& o : outputs) {
     const auto dims = ctx.shadow.tensor(*ctx.shadow.find(o)).shape.dims_vector();
     ctx.shapes[o] = std::vector<std::uint64_t>(dims.begin(), dims.end());
   }
+  return {};
+}
+
+/// What is wrong with how `node` is wired: inputs nothing defined so far, outputs that redefine a name.
+/// `after_failure` is set when an input comes from a node that failed (the node is then skipped silently).
+std::vector<std::string> wiring_problems(const onnx::NodeProto& node, const std::set<std::string>& defined,
+                                         const std::set<std::string>& failed, bool& after_failure) {
+  std::vector<std::string> wiring;
+  after_failure = false;
+  for (const std::string& in : node.input()) {
+    if (in.empty() || defined.contains(in)) continue;
+    if (failed.contains(in)) {
+      after_failure = true;
+    } else {
+      wiring.push_back(
+          fmt::format("input '{}' is not defined by an earlier node, an initializer or a graph input", in));
+    }
+  }
+  for (const std::string& o : node.output()) {
+    if (!o.empty() && defined.contains(o)) {
+      wiring.push_back(
+          fmt::format("output '{}' is already defined (by an earlier node, an initializer or a graph input)", o));
+    }
+  }
+  return wiring;
 }
 
 /// A constant as an fp16 .npy array (round to nearest even).
@@ -227,25 +250,8 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       }
       for (const std::string& o : node.output()) failed.insert(o);
     };
-    std::vector<std::string> wiring;
     bool after_failure = false;
-    for (const std::string& in : node.input()) {
-      if (in.empty() || defined.contains(in)) continue;
-      if (failed.contains(in)) {
-        after_failure = true;
-      } else {
-        wiring.push_back(
-            fmt::format("input '{}' is not defined by an earlier node, an initializer or a graph input", in));
-      }
-    }
-    for (const std::string& o : node.output()) {
-      if (!o.empty() && defined.contains(o)) {
-        wiring.push_back(
-            fmt::format("output '{}' is already defined (by an earlier node, an initializer or a graph "
-                        "input)",
-                        o));
-      }
-    }
+    const std::vector<std::string> wiring = wiring_problems(node, defined, failed, after_failure);
     if (!wiring.empty() || after_failure) {
       fail(wiring);
       continue;
@@ -262,11 +268,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       ++without_op[node.op_type()];
       continue;
     }
-    const std::size_t before = problems.size();
-    track_shapes(t.op, node, ctx, problems);
-    if (problems.size() != before) {
-      const std::string why = problems.back();
-      problems.pop_back();
+    if (const std::string why = track_shapes(t.op, node, ctx); !why.empty()) {
       fail({why});
       continue;
     }
