@@ -58,6 +58,12 @@ consumer_test() {
     -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >/dev/null
   cmake --build "$prefix/consumer-build"
   ctest --test-dir "$prefix/consumer-build" --output-on-failure
+  # An athread program's own C-only project (LANGUAGES C), as its authors would write it.
+  if command -v ccache >/dev/null 2>&1; then launcher+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+  cmake -S tests/consumer_athread -B "$prefix/athread-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >/dev/null
+  cmake --build "$prefix/athread-build"
+  ctest --test-dir "$prefix/athread-build" --output-on-failure
 }
 
 cmd_demo() {

@@ -10,8 +10,9 @@
 extern "C" {
 #endif
 
-/** Declares a slave function as the host sees it: `extern SLAVE_FUN(func)();`. */
-#define SLAVE_FUN(x) void slave_##x
+/** The host's name of slave function x, as in the SDK: `extern void SLAVE_FUN(func)(void*);` (or the SDK
+ * examples' `extern SLAVE_FUN(func)();`). */
+#define SLAVE_FUN(x) slave_##x
 
 /** Creates the simulated machine (idempotent). Returns 0. */
 int athread_init(void);

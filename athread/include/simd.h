@@ -1,6 +1,9 @@
-/* The Sunway simd.h vector types slave kernels use, on GCC vector extensions: doublev4, floatv4, intv8
- * (SW26010, 256-bit) and doublev8, floatv8, intv16 (SW26010-Pro, 512-bit), with loads, stores and the common
- * simd_v* operations. Aligned loads trap on a misaligned address as the hardware does. */
+/* The Sunway simd.h vector types slave kernels use: doublev4, floatv4, intv8, uintv8, int256, uint256
+ * (SW26010, 256-bit) and doublev8, floatv8, intv16, uintv16, int512, uint512 (SW26010-Pro, 512-bit), with loads,
+ * stores and the simd_v* operations. Aligned loads trap on a misaligned address as the hardware does.
+ * Compiled as C++ (how ldmsim_add_athread_program builds .c slave files) the types are the classes of
+ * ldmsim_simd_cxx.h: scalars splat (`doublev4 v = 0;`), casts convert, and every vector instruction is charged to
+ * the core's simulated clock. Compiled as C they are GCC vector types: no splats, and vector work is free. */
 #ifndef LDMSIM_SIMD_H
 #define LDMSIM_SIMD_H
 
@@ -13,6 +16,9 @@
 /* 256/512-bit vectors passed by value without -mavx: GCC notes the ABI; the simulated core has no ABI to keep. */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+#ifdef __cplusplus
+#include "ldmsim_simd_cxx_ops.h"
+#else
 typedef double doublev4 __attribute__((vector_size(32)));
 typedef float floatv4 __attribute__((vector_size(16)));
 typedef int32_t intv8 __attribute__((vector_size(32)));
@@ -100,5 +106,7 @@ static inline void simd_print_doublev4(doublev4 v) {
 static inline void simd_print_intv8(intv8 v) {
   printf("[%d, %d, %d, %d, %d, %d, %d, %d]\n", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
 }
+
+#endif /* __cplusplus */
 
 #endif

@@ -60,6 +60,7 @@ static inline unsigned long athread_stime_cycle(void) {
   return __ldmsim_athread_cycle();
 }
 #define rtc() athread_time_cycle()
+#define RTC() athread_time_cycle()
 
 /* ---- SW26010-Pro athread_dma_* aliases (dst first, as on SW26010-Pro) ---- */
 typedef unsigned int athread_rply_t;

@@ -1,7 +1,9 @@
 // The control-core half of the athread API: athread_init / spawn / join / halt on an ldmsim::Machine, and
 // the registration of the __thread_local section by the program's anchor object.
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "ldmsim/sim/arch.hpp"
@@ -24,6 +26,48 @@ std::string env_or(const char* name, const char* fallback) {
 [[noreturn]] void fail(const char* what, int status) {
   std::fprintf(stderr, "ldmsim athread: %s\n", what);
   std::exit(status);
+}
+
+std::uint64_t parse_stack_bytes(const std::string& text) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value > (std::uint64_t{1} << 30)) {
+    throw std::invalid_argument("LDMSIM_ATHREAD_STACK_BYTES=" + text +
+                                " is not a byte count up to 2^30 (unset it to let the stack take the free ldm)");
+  }
+  return (value + 63) / 64 * 64;
+}
+
+/// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. Once per session,
+/// at athread_halt or, for a program that never calls it, at exit.
+void write_outputs(Session& s, const char* when) {
+  if (!s.machine || s.outputs_written) return;
+  s.outputs_written = true;
+  const auto stats = s.machine->stats();
+  std::string trace_note;
+  if (const char* trace = std::getenv("LDMSIM_TRACE"); trace != nullptr && *trace != '\0') {
+    try {
+      s.machine->write_trace(trace, {{"program", "athread"}});
+      trace_note = std::string(", trace ") + trace;
+    } catch (const std::exception& e) {
+      trace_note = std::string(", trace not written: ") + e.what();
+    }
+  }
+  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on core group 0%s (%s)\n",
+               static_cast<unsigned long long>(stats.cycles), trace_note.c_str(), when);
+}
+
+void write_outputs_at_exit() {
+  Session& s = session();
+  if (s.spawned) {  // finish the launch so that its cycles and DMA are in the results (exit() may not be called here)
+    s.spawned = false;
+    try {
+      s.launch.join();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", s.spawned_name.c_str(), e.what());
+    }
+  }
+  write_outputs(s, "at exit, athread_halt was not called");
 }
 }  // namespace
 
@@ -51,11 +95,14 @@ int athread_init(void) {
       options.alignment = ldmsim::AlignmentPolicy::kLint;
     s.machine = std::make_unique<ldmsim::Machine>(
         ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010")), options);
-    s.stack_bytes = std::stoull(ldmsim::athread::env_or("LDMSIM_ATHREAD_STACK_BYTES", "8192"));
-    s.stack_bytes = (s.stack_bytes + 63) / 64 * 64;
+    // Unset: no fixed size, the stack takes the ldm that ldm_malloc has not (slave_context.cpp).
+    s.stack_bytes = ldmsim::athread::parse_stack_bytes(ldmsim::athread::env_or("LDMSIM_ATHREAD_STACK_BYTES", "0"));
   } catch (const std::exception& e) {
     ldmsim::athread::fail(e.what(), 2);
   }
+  s.outputs_written = false;
+  static const bool registered = std::atexit(ldmsim::athread::write_outputs_at_exit) == 0;
+  (void)registered;
   if (s.tl_begin != nullptr && s.tl_size() != 0 && s.tl_initial.empty()) {
     s.tl_initial.assign(s.tl_begin, s.tl_end);
   }
@@ -94,9 +141,7 @@ int athread_join(void) {
 int athread_halt(void) {
   auto& s = session();
   athread_join();
-  if (const char* trace = std::getenv("LDMSIM_TRACE"); trace != nullptr && s.machine) {
-    s.machine->write_trace(trace, {{"program", "athread"}});
-  }
+  ldmsim::athread::write_outputs(s, "athread_halt");
   return 0;
 }
 

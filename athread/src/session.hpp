@@ -23,12 +23,13 @@ struct Session {
   bool spawned = false;
   std::string spawned_name;
   HostMirror mirror;
-  int num_threads = 0;  // 0 = every core of the group
-  std::uint64_t stack_bytes = 8192;
+  int num_threads = 0;            // 0 = every core of the group
+  std::uint64_t stack_bytes = 0;  // 0: the stack grows down from the top of ldm into what ldm_malloc left
   // The ldmsim_tl section (slave files' __thread_local globals) and its initial contents.
   std::byte* tl_begin = nullptr;
   std::byte* tl_end = nullptr;
   std::vector<std::byte> tl_initial;
+  bool outputs_written = false;    // trace and summary (athread_halt, or at exit)
   SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }

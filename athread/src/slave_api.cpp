@@ -174,11 +174,23 @@ void ldmsim_athread_charge(unsigned long cycles) {
 
 void* __ldmsim_athread_ldm_malloc(const char* api, size_t bytes) {
   SlaveContext& ctx = current(api);
+  LdmAddr at = 0;
   try {
-    return ctx.core->ldm().bytes(ctx.core->ldm().alloc_bytes(bytes, 32));
+    at = ctx.core->ldm().alloc_bytes(bytes, 32);
   } catch (const Fault& f) {
     trap(ctx, f.kind(), fmt::format("{}: {}", api, f.detail()));
   }
+  const auto end = static_cast<LdmAddr>(at + bytes);
+  if (ctx.stack_shared && end > ctx.stack_hi - ctx.stack_depth_used) {
+    ctx.core->ldm().free_at(at);
+    trap(ctx, FaultKind::kLdmOverflow,
+         fmt::format("{}: {} bytes at ldm offset 0x{:x} would overlap the slave stack, which reaches {} bytes below "
+                     "the top of the {}-byte local store; hint: allocate before the deep stack arrays are used, or "
+                     "use smaller buffers",
+                     api, bytes, at, ctx.stack_depth_used, ctx.ldm_bytes));
+  }
+  ctx.heap_blocks[at] = end;
+  return ctx.core->ldm().bytes(at);
 }
 
 void __ldmsim_athread_ldm_free(const char* api, void* ptr) {
@@ -190,6 +202,7 @@ void __ldmsim_athread_ldm_free(const char* api, void* ptr) {
   charge(ctx, [&](const Outstanding& o) { return o.hi > ref.offset; });
   try {
     ctx.core->ldm().free_at(ref.offset);
+    ctx.heap_blocks.erase(ref.offset);
   } catch (const Fault& f) {
     trap(ctx, f.kind(), fmt::format("{}: {}", api, f.detail()));
   }

@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "simd_charge.hpp"
 
 namespace ldmsim::athread {
 
@@ -28,6 +31,7 @@ SlaveContext& current(const char* api) {
     std::fprintf(stderr, "ldmsim athread: %s called outside a slave function running on a compute core\n", api);
     std::exit(3);
   }
+  charge_simd_work(*ctx->core);  // vector work done since the last call happened before this call
   return *ctx;
 }
 
@@ -48,10 +52,22 @@ LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char*
   constexpr std::uintptr_t kStackReach = 128u << 10;  // the fiber stack size: deeper is not this stack
   if (at < ctx.stack_top && ctx.stack_top - at <= kStackReach) {
     const std::uintptr_t depth = ctx.stack_top - at;
-    if (depth > ctx.stack_hi - ctx.stack_lo || bytes > depth) {
+    if (ctx.stack_shared) {
+      const LdmAddr floor = std::max(ctx.stack_lo, ctx.heap_top());
+      if (depth > ctx.stack_hi - floor || bytes > depth) {
+        trap(ctx, FaultKind::kLdmOverflow,
+             fmt::format("{}: the stack array at depth {} bytes ({} bytes long) would overlap the __thread_local data "
+                         "and ldm_malloc'ed blocks below ldm offset 0x{:x}: the slave stack grows down from the top of "
+                         "the {}-byte local store and has {} bytes left; hint: free ldm_malloc'ed blocks, or use "
+                         "smaller stack arrays",
+                         api, depth, bytes, floor, ctx.ldm_bytes, ctx.stack_hi - floor));
+      }
+      ctx.stack_depth_used = std::max<std::uint64_t>(ctx.stack_depth_used, depth);
+    } else if (depth > ctx.stack_hi - ctx.stack_lo || bytes > depth) {
       trap(ctx, FaultKind::kLdmOverflow,
            fmt::format("{}: the stack array at depth {} bytes ({} bytes long) lies below the {}-byte ldm stack "
-                       "region; hint: raise LDMSIM_ATHREAD_STACK_BYTES, or use __thread_local / ldm_malloc buffers",
+                       "region (LDMSIM_ATHREAD_STACK_BYTES); hint: raise it or unset it (the stack then takes the free "
+                       "ldm), or use __thread_local / ldm_malloc buffers",
                        api, depth, bytes, ctx.stack_hi - ctx.stack_lo));
     }
     return {static_cast<LdmAddr>(ctx.stack_hi - depth), LdmRef::Kind::kStack};
@@ -77,7 +93,8 @@ void run_slave(Core& core, void (*fn)(void*), void* arg) {
   ctx.ldm = core.ldm().bytes(0);
   ctx.ldm_bytes = core.ldm().capacity();
   volatile char anchor = 0;
-  ctx.stack_top = reinterpret_cast<std::uintptr_t>(&anchor) & ~std::uintptr_t{63};
+  // Rounded up: every array of the slave function's frames lies below the anchor, so its depth covers it.
+  ctx.stack_top = (reinterpret_cast<std::uintptr_t>(&anchor) + 63) & ~std::uintptr_t{63};
   const std::uint64_t tl_bytes = s.tl_size() == 0 ? 0 : s.tl_size() + 64;
   if (tl_bytes + s.stack_bytes > ctx.ldm_bytes) {
     trap(ctx, FaultKind::kLdmOverflow,
@@ -93,12 +110,19 @@ void run_slave(Core& core, void (*fn)(void*), void* arg) {
   if (s.stack_bytes != 0) {
     ctx.stack_lo = core.ldm().alloc_bytes(s.stack_bytes, 64);
     ctx.stack_hi = static_cast<LdmAddr>(ctx.stack_lo + s.stack_bytes);
+  } else {
+    ctx.stack_shared = true;
+    ctx.stack_lo = static_cast<LdmAddr>(tl_bytes == 0 ? 0 : ctx.tl_offset + s.tl_size());
+    ctx.stack_hi = static_cast<LdmAddr>(ctx.ldm_bytes);
   }
   load_section(ctx);
+  forget_simd_work();
   try {
     if (s.num_threads == 0 || core.id() < s.num_threads) fn(arg);
+    charge_simd_work(core);
     charge_all(ctx);
   } catch (...) {
+    forget_simd_work();
     s.active = nullptr;
     throw;
   }

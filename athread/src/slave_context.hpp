@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,16 @@ struct SlaveContext {
   LdmAddr tl_offset = 0;  // ldm offset of the section's first byte
   LdmAddr stack_lo = 0;   // ldm range standing for the slave stack
   LdmAddr stack_hi = 0;
-  std::uintptr_t stack_top = 0;  // host address the slave stack grows down from
+  // No fixed stack size (LDMSIM_ATHREAD_STACK_BYTES unset): the stack grows down from the top of the local store
+  // and meets the ldm_malloc'ed blocks, which grow up.
+  bool stack_shared = false;
+  std::uint64_t stack_depth_used = 0;      // deepest stack array mapped to ldm so far
+  std::map<LdmAddr, LdmAddr> heap_blocks;  // live ldm_malloc'ed blocks: offset -> end
+  std::uintptr_t stack_top = 0;            // host address the slave stack grows down from
   std::vector<Outstanding> outstanding;
+
+  /// End of the highest live ldm_malloc'ed block (0 when none).
+  LdmAddr heap_top() const { return heap_blocks.empty() ? 0 : heap_blocks.rbegin()->second; }
 };
 
 /// The calling compute core's context; aborts the process with a message when called off a compute core.
