@@ -27,8 +27,9 @@ struct StreamOptions {
 };
 
 void print_run(const Arch& arch, const bench::StreamConfig& config, const bench::StreamResult& r) {
-  std::cout << fmt::format("stream {} on {} (core group 0, {} of {} cores, {} mode)\n", to_string(config.kernel),
-                           arch.name, r.cores, arch.cores_per_group(), to_string(config.mode));
+  std::cout << fmt::format("stream {} on {} (core group 0, {} of {} cores, {} mode{})\n", to_string(config.kernel),
+                           arch.name, r.cores, arch.cores_per_group(), to_string(config.mode),
+                           config.get_only ? ", gets only" : "");
   if (config.gap_bytes == 0) {
     std::cout << fmt::format("  request: {} B contiguous at offset {} B; {} requests per core and array\n",
                              r.request_bytes, config.offset_bytes, r.rounds);
@@ -72,7 +73,7 @@ void run_stream_command(StreamOptions& o) {
   const auto kernel = bench::parse_stream_kernel(o.kernel);
   if (!kernel) throw ConfigError(fmt::format("--kernel must be copy, scale, add or triad (got '{}')", o.kernel));
   const auto mode = bench::parse_stream_mode(o.mode);
-  if (!mode) throw ConfigError(fmt::format("--mode must be pe or bcast (got '{}')", o.mode));
+  if (!mode) throw ConfigError(fmt::format("--mode must be pe, bcast or row (got '{}')", o.mode));
   o.config.kernel = *kernel;
   o.config.mode = *mode;
   if (!o.sweep) {
@@ -120,7 +121,10 @@ void add_bench_command(CLI::App& app) {
   stream->add_option("--offset-bytes", o.config.offset_bytes, "Array offset from a 256-byte boundary")
       ->check(non_negative())
       ->capture_default_str();
-  stream->add_option("--mode", o.mode, "pe | bcast")->capture_default_str();
+  stream->add_option("--mode", o.mode, "pe | bcast | row (who issues the gets and who receives them)")
+      ->capture_default_str();
+  stream->add_flag("--get-only", o.config.get_only,
+                   "Gets only, no puts or barriers; bcast/row: only the issuing cores run (swCandle's BCAST runs)");
   stream->add_option("--rounds", o.config.rounds, "Requests per core and array (default: ~256 KiB per core)")
       ->check(non_negative());
   stream->add_flag("--verify", o.config.verify, "Initialise the inputs and check every output element");

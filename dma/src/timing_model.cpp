@@ -74,7 +74,13 @@ TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t tran
     const std::uint64_t lines = (first + block - 1) / t - first / t + 1;
     shape.transactions += lines;
     if (lines > 1 && first % t != 0) ++shape.realigned_blocks;
+    const bool head_partial = first % t != 0;
+    const bool tail_partial = (first + block) % t != 0;
+    const unsigned partial =
+        lines == 1 ? (head_partial || tail_partial ? 1u : 0u) : (head_partial ? 1u : 0u) + (tail_partial ? 1u : 0u);
+    shape.partial_transactions += partial;
   }
+  shape.blocks = request.block_count();
   return shape;
 }
 

@@ -72,6 +72,8 @@ struct Plan {
   std::uint64_t pitch = 0;    // main-memory distance between consecutive requests
   std::uint64_t rounds = 0;
   int cores = 0;
+  int rows = 0;  // rows of the group (ROW mode: one input block per row and round)
+  bool get_only = false;
   DeviceAddr in0 = 0;  // first input array (+ offset)
   DeviceAddr in1 = 0;  // second input (add, triad)
   DeviceAddr out = 0;  // output array (+ offset)
@@ -95,6 +97,11 @@ void local_loop(const Plan& plan, LdmSpan<double> in0, LdmSpan<double> io1, Core
   core.compute({.cycles = compute_cycles(plan.kernel, in0.size())});
 }
 
+/// The core that issues the gets a core's inputs arrive by: itself (PE), core 0 (BCAST) or its row's first core.
+bool issues_gets(const Core& core, StreamMode mode) {
+  return mode == StreamMode::kPe || (mode == StreamMode::kBcast ? core.id() == 0 : core.col() == 0);
+}
+
 void stream_kernel(Core& core, const Plan& plan) {
   const auto n = static_cast<std::size_t>(plan.request / kElementBytes);
   auto in0 = core.ldm().alloc<double>(n);
@@ -102,34 +109,39 @@ void stream_kernel(Core& core, const Plan& plan) {
   const bool two = has_two_inputs(plan.kernel);
   const auto id = static_cast<std::uint64_t>(core.id());
   const bool streams = core.id() < plan.cores;
-  if (plan.mode == StreamMode::kPe && !streams) return;  // broadcast rounds need every core at the barriers
+  const bool shared_input = plan.mode != StreamMode::kPe;
+  const Scope scope = plan.mode == StreamMode::kRow ? Scope::kRow : Scope::kGroup;
+  const bool issuer = issues_gets(core, plan.mode);
+  // PE cores outside --cores, and with get_only every core but the issuers, have nothing to do (broadcast rounds
+  // with puts need every core at the barriers).
+  if ((plan.mode == StreamMode::kPe && !streams) || (plan.get_only && !issuer)) return;
+  const DmaMode get_mode = plan.mode == StreamMode::kPe      ? DmaMode::kPe
+                           : plan.mode == StreamMode::kBcast ? DmaMode::kBcast
+                                                             : DmaMode::kRow;
   for (std::uint64_t k = 0; k < plan.rounds; ++k) {
     const std::uint64_t out_at = (k * static_cast<std::uint64_t>(plan.cores) + id) * plan.pitch;
-    if (plan.mode == StreamMode::kPe) {
-      auto a = core.dma(make_request(plan, DmaOp::kGet, DmaMode::kPe, plan.in0 + out_at, in0.ldm_addr()));
+    // PE: each core its own block; BCAST/ROW: one block per round (and row), into every receiver's ldm.
+    const std::uint64_t in_at =
+        plan.mode == StreamMode::kPe ? out_at
+        : plan.mode == StreamMode::kBcast
+            ? k * plan.pitch
+            : (k * static_cast<std::uint64_t>(plan.rows) + static_cast<std::uint64_t>(core.row())) * plan.pitch;
+    if (issuer) {
+      auto a = core.dma(make_request(plan, DmaOp::kGet, get_mode, plan.in0 + in_at, in0.ldm_addr()));
       if (two) {
-        auto b = core.dma(make_request(plan, DmaOp::kGet, DmaMode::kPe, plan.in1 + out_at, io1.ldm_addr()));
+        auto b = core.dma(make_request(plan, DmaOp::kGet, get_mode, plan.in1 + in_at, io1.ldm_addr()));
         core.wait(b);
       }
       core.wait(a);
-    } else {
-      // One broadcast per input and round, issued by core 0 into every core's ldm; the barrier publishes it.
-      if (core.id() == 0) {
-        const std::uint64_t in_at = k * plan.pitch;
-        auto a = core.dma(make_request(plan, DmaOp::kGet, DmaMode::kBcast, plan.in0 + in_at, in0.ldm_addr()));
-        if (two) {
-          auto b = core.dma(make_request(plan, DmaOp::kGet, DmaMode::kBcast, plan.in1 + in_at, io1.ldm_addr()));
-          core.wait(b);
-        }
-        core.wait(a);
-      }
-      core.barrier();
     }
+    if (shared_input && !plan.get_only) core.barrier(scope);  // publishes the round's input
     if (streams) {
       local_loop(plan, in0, io1, core);
-      core.wait(core.dma(make_request(plan, DmaOp::kPut, DmaMode::kPe, plan.out + out_at, io1.ldm_addr())));
+      if (!plan.get_only) {
+        core.wait(core.dma(make_request(plan, DmaOp::kPut, DmaMode::kPe, plan.out + out_at, io1.ldm_addr())));
+      }
     }
-    if (plan.mode == StreamMode::kBcast) core.barrier();  // nobody overwrites a buffer another core still reads
+    if (shared_input && !plan.get_only) core.barrier(scope);  // nobody overwrites a buffer another core still reads
   }
 }
 
@@ -148,6 +160,7 @@ void fill_inputs(Machine& m, const Plan& plan, DeviceAddr base0, DeviceAddr base
 
 /// Checks every element of every block each streaming core wrote.
 void verify_outputs(Machine& m, const Plan& plan, DeviceAddr out_base, std::uint64_t bytes) {
+  const std::uint64_t cores_per_group = m.arch().cores_per_group();
   std::vector<double> out(bytes / kElementBytes);
   m.read_bytes(out_base, std::as_writable_bytes(std::span<double>(out)));
   const std::uint64_t offset = plan.out - out_base;  // the arrays share this offset from their bases
@@ -155,7 +168,11 @@ void verify_outputs(Machine& m, const Plan& plan, DeviceAddr out_base, std::uint
   for (std::uint64_t k = 0; k < plan.rounds; ++k) {
     for (std::uint64_t c = 0; c < cores; ++c) {
       const std::uint64_t out_at = offset + (k * cores + c) * plan.pitch;
-      const std::uint64_t in_at = plan.mode == StreamMode::kPe ? out_at : offset + k * plan.pitch;
+      const auto rows = static_cast<std::uint64_t>(plan.rows);
+      const std::uint64_t row = c / (cores_per_group / rows);
+      const std::uint64_t in_at = plan.mode == StreamMode::kPe      ? out_at
+                                  : plan.mode == StreamMode::kBcast ? offset + k * plan.pitch
+                                                                    : offset + (k * rows + row) * plan.pitch;
       for (std::uint64_t b = 0; b < plan.request / plan.block; ++b) {
         for (std::uint64_t e = 0; e < plan.block; e += kElementBytes) {
           const std::uint64_t rel = b * (plan.block + plan.gap) + e;
@@ -176,6 +193,11 @@ Plan make_plan(const Arch& arch, const StreamConfig& config) {
   Plan plan;
   plan.kernel = config.kernel;
   plan.mode = config.mode;
+  plan.get_only = config.get_only;
+  plan.rows = static_cast<int>(arch.rows);
+  if (plan.get_only && config.verify) {
+    throw ConfigError("--verify checks the outputs, which --get-only does not write; give one of them");
+  }
   plan.block = config.block_bytes;
   plan.gap = config.gap_bytes;
   const std::uint64_t g = arch.dma.granularity_bytes;
@@ -251,7 +273,8 @@ std::string_view to_string(StreamKernel kernel) noexcept {
   return kStreamKernelNames.name(kernel);
 }
 
-constexpr auto kStreamModeNames = enum_names<StreamMode>({{StreamMode::kPe, "pe"}, {StreamMode::kBcast, "bcast"}});
+constexpr auto kStreamModeNames =
+    enum_names<StreamMode>({{StreamMode::kPe, "pe"}, {StreamMode::kBcast, "bcast"}, {StreamMode::kRow, "row"}});
 
 std::string_view to_string(StreamMode mode) noexcept {
   return kStreamModeNames.name(mode);
@@ -291,7 +314,8 @@ StreamResult run_stream(const Arch& arch, const StreamConfig& config) {
   r.cores = plan.cores;
   r.cycles = stats.groups.at(0).cycles;
   r.seconds = static_cast<double>(r.cycles) / arch.clock_hz;
-  const std::uint64_t per_element = has_two_inputs(plan.kernel) ? 3 * kElementBytes : 2 * kElementBytes;
+  const std::uint64_t inputs = has_two_inputs(plan.kernel) ? 2 : 1;
+  const std::uint64_t per_element = (plan.get_only ? inputs : inputs + 1) * kElementBytes;
   r.stream_bytes = requests * (plan.request / kElementBytes) * per_element;
   r.dma_bytes = stats.groups.at(0).dma_bytes();
   r.mbps = r.seconds > 0 ? static_cast<double>(r.stream_bytes) / r.seconds / 1e6 : 0;

@@ -145,3 +145,35 @@ TEST_CASE("service_cycles prices a request as schedule serves it, without schedu
   // A model without a price says 0.
   CHECK(make_timing_model(with_timing({{"model", "ideal"}}))->service_cycles(req(kBase, 256)) == 0);
 }
+
+TEST_CASE("fcfs-channels: puts at their own bandwidth, partly written lines and strided blocks cost extra",
+          "[timing]") {
+  // Gets: 16 cycles per line (2 channels, 16 B/cycle); puts: 128 * 2 / 8 = 32 cycles per line, 7 per partly
+  // written line (read-modify-write), and every block after a strided request's first costs 3.
+  nlohmann::json timing = kChannels;
+  timing["put_bytes_per_cycle"] = 8;
+  timing["partial_put_cycles"] = 7;
+  timing["block_cycles"] = 3;
+  auto model = make_timing_model(with_timing(timing));
+  SECTION("a full-line get is unchanged; the same put pays the write bandwidth") {
+    CHECK(model->schedule(req(kBase, 128), 0, 0).end == 10 + 16 + 100);
+    CHECK(model->schedule(req(kBase, 128, 0, 0, DmaOp::kPut), 0, 1).end == 10 + 32 + 100);
+  }
+  SECTION("an 8-byte put writes part of one line") {
+    CHECK(model->schedule(req(kBase + 80, 8, 0, 0, DmaOp::kPut), 0, 0).end == 10 + 32 + 7 + 100);
+  }
+  SECTION("a misaligned 1 KiB put: 9 lines, the first and last partly written, realigned once") {
+    CHECK(model->schedule(req(kBase + 80, 1024, 0, 0, DmaOp::kPut), 0, 0).end == 10 + 20 + 9 * 32 + 2 * 7 + 100);
+  }
+  SECTION("a strided get of four 64-byte blocks: three extra blocks") {
+    CHECK(model->schedule(req(kBase, 256, 64, 64), 0, 0).end == 10 + 3 * 3 + 4 * 16 + 100);
+  }
+  SECTION("the same strided put: every block writes half a line") {
+    CHECK(model->schedule(req(kBase, 256, 64, 64, DmaOp::kPut), 0, 0).end == 10 + 3 * 3 + 4 * 32 + 4 * 7 + 100);
+  }
+  SECTION("a BCAST get reads memory once, like a PE get") {
+    DmaRequest r = req(kBase, 128);
+    r.mode = DmaMode::kBcast;
+    CHECK(model->schedule(r, 0, 0).end == 10 + 16 + 100);
+  }
+}

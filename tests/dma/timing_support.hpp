@@ -18,9 +18,10 @@ inline Arch with_timing(nlohmann::json timing) {
   return a;
 }
 
-/// A PE get of `length` bytes at `main` (strided when bsize != 0).
-inline DmaRequest req(DeviceAddr main, std::uint64_t length, std::uint64_t bsize = 0, std::uint64_t stride = 0) {
-  return dma_request(DmaOp::kGet, main, 0, length, bsize, stride, "dma");
+/// A PE get (or `op`) of `length` bytes at `main` (strided when bsize != 0).
+inline DmaRequest req(DeviceAddr main, std::uint64_t length, std::uint64_t bsize = 0, std::uint64_t stride = 0,
+                      DmaOp op = DmaOp::kGet) {
+  return dma_request(op, main, 0, length, bsize, stride, "dma");
 }
 
 }  // namespace ldmsim::testing

@@ -93,6 +93,23 @@ TEST_CASE("stream kernels compute STREAM's results in every mode and layout", "[
       const std::uint64_t inputs = kernel == StreamKernel::kAdd || kernel == StreamKernel::kTriad ? 2 : 1;
       CHECK(r.dma_bytes == 3 * 64 * (inputs + 64));  // one broadcast per input and round, 64 puts per round
     }
+    SECTION(fmt::format("{} row", to_string(kernel))) {
+      c.block_bytes = 64;
+      c.mode = StreamMode::kRow;
+      const StreamResult r = run_stream(arch, c);
+      const std::uint64_t inputs = kernel == StreamKernel::kAdd || kernel == StreamKernel::kTriad ? 2 : 1;
+      CHECK(r.dma_bytes == 3 * 64 * (8 * inputs + 64));  // one row get per input, row and round; 64 puts
+    }
+    SECTION(fmt::format("{} broadcast, gets only", to_string(kernel))) {
+      c.verify = false;
+      c.block_bytes = 64;
+      c.mode = StreamMode::kBcast;
+      c.get_only = true;
+      const StreamResult r = run_stream(arch, c);
+      const std::uint64_t inputs = kernel == StreamKernel::kAdd || kernel == StreamKernel::kTriad ? 2 : 1;
+      CHECK(r.dma_bytes == 3 * 64 * inputs);      // core 0's gets, nothing else
+      CHECK(r.stream_bytes == 64 * r.dma_bytes);  // swCandle's count: every ldm the broadcast fills
+    }
   }
 }
 
@@ -115,6 +132,11 @@ TEST_CASE("stream configurations that cannot run are ConfigErrors", "[calibratio
   CHECK(parse_stream_kernel("triad") == StreamKernel::kTriad);
   CHECK_FALSE(parse_stream_kernel("copy2"));
   CHECK(parse_stream_mode("bcast") == StreamMode::kBcast);
+  CHECK(parse_stream_mode("row") == StreamMode::kRow);
+  c.request_bytes = 0;
+  c.get_only = true;
+  c.verify = true;  // get_only writes no outputs to verify
+  CHECK_THROWS_AS(run_stream(arch, c), ConfigError);
 }
 
 #ifdef LDMSIM_CLI

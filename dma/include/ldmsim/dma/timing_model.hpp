@@ -46,6 +46,8 @@ bool register_timing_model(const std::string& name, TimingModelFactory factory);
 struct TransactionShape {
   std::uint64_t transactions = 0;      ///< transaction_bytes-sized transactions touched, each block separately
   std::uint64_t realigned_blocks = 0;  ///< blocks that start inside a transaction and cross into the next
+  std::uint64_t partial_transactions = 0;  ///< transactions a block touches without covering them whole
+  std::uint64_t blocks = 0;                ///< blocks of the request (1 when contiguous)
 };
 /// The transaction shape of a request (partial and misaligned blocks cost whole transactions).
 TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes);

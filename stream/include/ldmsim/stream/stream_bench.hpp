@@ -18,13 +18,14 @@ namespace ldmsim::bench {
 
 /// The four STREAM kernels: copy c = a, scale b = s*c, add c = a + b, triad a = b + s*c.
 enum class StreamKernel : std::uint8_t { kCopy, kScale, kAdd, kTriad };
-/// How the inputs reach the ldm: PE (each core gets its own block) or BCAST (core 0 gets one block per round
-/// into every core's ldm; each core then writes its own output block).
-enum class StreamMode : std::uint8_t { kPe, kBcast };
+/// How the inputs reach the ldm: PE (each core gets its own block), BCAST (core 0 gets one block per round into
+/// every core's ldm) or ROW (core 0 of each row gets one block per round into every core of its row); each core
+/// then writes its own output block.
+enum class StreamMode : std::uint8_t { kPe, kBcast, kRow };
 
 std::string_view to_string(StreamKernel kernel) noexcept;
 std::string_view to_string(StreamMode mode) noexcept;
-/// Parses "copy" | "scale" | "add" | "triad" and "pe" | "bcast"; nullopt otherwise.
+/// Parses "copy" | "scale" | "add" | "triad" and "pe" | "bcast" | "row"; nullopt otherwise.
 std::optional<StreamKernel> parse_stream_kernel(std::string_view name);
 std::optional<StreamMode> parse_stream_mode(std::string_view name);
 
@@ -41,6 +42,9 @@ struct StreamConfig {
   std::uint64_t offset_bytes = 80;  ///< arrays start this far past a 256-byte boundary (measurement: 10 doubles)
   std::uint64_t rounds = 0;         ///< requests per core per array; 0 = about 256 KiB per core, 16..2048
   bool verify = false;              ///< initialise the inputs and check every output element
+  /// Gets only (swCandle's BCAST runs): no puts and no barriers; in BCAST / ROW mode only the issuing cores run
+  /// (back-to-back gets, each waited, then the local loop) and the rest of the group idles.
+  bool get_only = false;
 };
 
 /// What a run measured on the simulated machine.
@@ -50,10 +54,12 @@ struct StreamResult {
   int cores = 0;
   Cycle cycles = 0;  ///< the core group's elapsed cycles for the launch
   double seconds = 0;
-  std::uint64_t stream_bytes = 0;  ///< STREAM's count: 16 B per element (copy, scale) or 24 B (add, triad)
-  std::uint64_t dma_bytes = 0;     ///< bytes the DMA engine moved to and from main memory
-  double mbps = 0;                 ///< stream_bytes / seconds / 1e6 (STREAM's MB/s)
-  double dma_mbps = 0;             ///< dma_bytes / seconds / 1e6
+  /// STREAM's count: 16 B per element (copy, scale) or 24 B (add, triad), every core's elements; with get_only,
+  /// 8 or 16 B per element received in an ldm (swCandle's BCAST count: 64 x the bytes read for a broadcast).
+  std::uint64_t stream_bytes = 0;
+  std::uint64_t dma_bytes = 0;  ///< bytes the DMA engine moved to and from main memory
+  double mbps = 0;              ///< stream_bytes / seconds / 1e6 (STREAM's MB/s)
+  double dma_mbps = 0;          ///< dma_bytes / seconds / 1e6
 };
 
 /// A verified run found a wrong output element (a simulator bug, not bad input).
