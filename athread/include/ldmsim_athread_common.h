@@ -38,6 +38,11 @@ unsigned long __ldmsim_athread_cycle(void);
 void ldmsim_athread_charge(unsigned long cycles);
 void* __ldmsim_athread_ldm_malloc(const char* api, size_t bytes);
 void __ldmsim_athread_ldm_free(const char* api, void* ptr);
+/** Register communication (SW26010): sends `bytes` (<= 32) at data over the row (bus 0) or column (bus 1) bus to
+ * column / row dst of this core's row / column (8: every other core of it); blocks while the buffer is full. */
+void __ldmsim_athread_reg_put(const char* api, int bus, const void* data, size_t bytes, int dst);
+/** Receives the oldest value on the row / column bus into data (its first `bytes` bytes), blocking. */
+void __ldmsim_athread_reg_get(const char* api, int bus, void* data, size_t bytes);
 /** Traps a misaligned simd_load/simd_store (the address must be aligned to the vector size). */
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment);
 

@@ -86,9 +86,13 @@ struct Vec {
   }
   LDMSIM_SIMD_BINARY(+, count_op)
   LDMSIM_SIMD_BINARY(-, count_op)
-  LDMSIM_SIMD_BINARY(*, count_op)
   LDMSIM_SIMD_BINARY(/, count_long_op)
 #undef LDMSIM_SIMD_BINARY
+  Vec& operator*=(const Vec& b) {
+    count_op();
+    v = v * b.v;
+    return *this;
+  }
   friend Vec operator-(const Vec& a) {
     count_op();
     return Vec(-a.v);
@@ -97,6 +101,65 @@ struct Vec {
     return a;
   }
 };
+
+/* A product a * b: a vector (the multiply is counted) that remembers it is one, so that adding or subtracting it
+ * counts one FMA instead (the Sunway compilers contract a * b + c into vmad, and kernels write FMAs that way). */
+template <class V>
+struct Product : V {
+  explicit Product(const V& value) : V(value) {}
+};
+template <class T, int L, bool B>
+Product<Vec<T, L, B>> operator*(const Vec<T, L, B>& a, const Vec<T, L, B>& b) {
+  Vec<T, L, B>::count_op();
+  return Product<Vec<T, L, B>>(Vec<T, L, B>(a.v * b.v));
+}
+template <class V>
+inline void fuse(const Product<V>&) {  // the multiply becomes part of an FMA
+  --__ldmsim_simd_work.ops[type_index<typename V::element_type>()];
+  V::count_fma();
+}
+template <class T, int L, bool B>
+Vec<T, L, B> operator+(const Product<Vec<T, L, B>>& p, const Vec<T, L, B>& c) {
+  fuse(p);
+  return Vec<T, L, B>(p.v + c.v);
+}
+template <class T, int L, bool B>
+Vec<T, L, B> operator+(const Vec<T, L, B>& c, const Product<Vec<T, L, B>>& p) {
+  fuse(p);
+  return Vec<T, L, B>(c.v + p.v);
+}
+template <class T, int L, bool B>
+Vec<T, L, B> operator+(const Product<Vec<T, L, B>>& p, const Product<Vec<T, L, B>>& q) {
+  fuse(q);
+  return Vec<T, L, B>(p.v + q.v);
+}
+template <class T, int L, bool B>
+Vec<T, L, B>& operator+=(Vec<T, L, B>& acc, const Product<Vec<T, L, B>>& p) {
+  fuse(p);
+  acc.v = acc.v + p.v;
+  return acc;
+}
+template <class T, int L, bool B>
+Vec<T, L, B> operator-(const Product<Vec<T, L, B>>& p, const Vec<T, L, B>& c) {
+  fuse(p);
+  return Vec<T, L, B>(p.v - c.v);
+}
+template <class T, int L, bool B>
+Vec<T, L, B> operator-(const Vec<T, L, B>& c, const Product<Vec<T, L, B>>& p) {
+  fuse(p);
+  return Vec<T, L, B>(c.v - p.v);
+}
+template <class T, int L, bool B>
+Vec<T, L, B> operator-(const Product<Vec<T, L, B>>& p, const Product<Vec<T, L, B>>& q) {
+  fuse(q);
+  return Vec<T, L, B>(p.v - q.v);
+}
+template <class T, int L, bool B>
+Vec<T, L, B>& operator-=(Vec<T, L, B>& acc, const Product<Vec<T, L, B>>& p) {
+  fuse(p);
+  acc.v = acc.v - p.v;
+  return acc;
+}
 
 /* Bitwise operators and shifts, for the integer vector types only. */
 template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
@@ -133,11 +196,11 @@ Vec<T, L, B> operator>>(const Vec<T, L, B>& a, int n) {
 /* Mixed vector-scalar arithmetic (v * 2.0, 1.0 - v): the scalar splats. */
 #define LDMSIM_SIMD_MIXED(op)                                                                    \
   template <class T, int L, bool B, class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
-  Vec<T, L, B> operator op(const Vec<T, L, B>& a, S s) {                                         \
+  auto operator op(const Vec<T, L, B>& a, S s) {                                                 \
     return a op Vec<T, L, B>(s);                                                                 \
   }                                                                                              \
   template <class T, int L, bool B, class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
-  Vec<T, L, B> operator op(S s, const Vec<T, L, B>& a) {                                         \
+  auto operator op(S s, const Vec<T, L, B>& a) {                                                 \
     return Vec<T, L, B>(s) op a;                                                                 \
   }
 LDMSIM_SIMD_MIXED(+)
@@ -174,6 +237,11 @@ inline V fma(const V& a, const V& b, const V& c, bool negate_product, bool negat
   V::count_fma();
   const auto product = negate_product ? -(a.v * b.v) : a.v * b.v;
   return V(negate_addend ? product - c.v : product + c.v);
+}
+/* Shuffles, lane extraction and insertion: one vector instruction each. */
+template <class V>
+inline void count_shuffle() {
+  V::count_op();
 }
 template <class V, class F>
 inline V lanewise(const V& a, const V& b, F f) {

@@ -1,7 +1,10 @@
 /* simd.h for slave files compiled as C++: the Sunway vector types as ldmsim_simd::Vec classes and the simd_*
- * operations on them, each charged as the vector instruction(s) it stands for. Included by simd.h. */
+ * operations on them, each charged as the vector instruction(s) it stands for. Included by simd.h. Semantics
+ * follow the SDK's simd.h as kernels use it (docs/athread.md "SIMD"). */
 #ifndef LDMSIM_SIMD_CXX_OPS_H
 #define LDMSIM_SIMD_CXX_OPS_H
+
+#include <stdio.h>
 
 #include "ldmsim_simd_cxx.h"
 
@@ -28,6 +31,7 @@ typedef ldmsim_simd::Vec<uint64_t, 8, true> uint512;
 #define simd_storeu(var, addr) ldmsim_simd::store((var), (addr), "simd_storeu", false)
 #define simd_loade(var, addr) ldmsim_simd::load_broadcast((var), (addr))
 
+/* Lane i is argument i. */
 inline doublev4 simd_set_doublev4(double a, double b, double c, double d) {
   return ldmsim_simd::set<doublev4>(a, b, c, d);
 }
@@ -53,8 +57,24 @@ inline doublev8 simd_set_doublev8(double a, double b, double c, double d, double
 inline floatv8 simd_set_floatv8(float a, float b, float c, float d, float e, float f, float g, float h) {
   return ldmsim_simd::set<floatv8>(a, b, c, d, e, f, g, h);
 }
+inline int512 simd_set_int512(long a, long b, long c, long d, long e, long f, long g, long h) {
+  return ldmsim_simd::set<int512>(a, b, c, d, e, f, g, h);
+}
+template <class... S>
+inline intv16 simd_set_intv16(S... s) {
+  return ldmsim_simd::set<intv16>(s...);
+}
+/* SW26010-Pro splats: simd_vcpyfd(x) is doublev8(x), simd_vcpyfs(x) floatv8(x). */
+inline doublev8 simd_vcpyfd(double x) {
+  doublev8::count_op();
+  return doublev8(x);
+}
+inline floatv8 simd_vcpyfs(float x) {
+  floatv8::count_op();
+  return floatv8(x);
+}
 
-/* Element-wise arithmetic (the operators work as well); d double, s float, w 32-bit integer lanes. */
+/* Element-wise arithmetic (the operators work as well); d double, s float, w 32-bit and l 64-bit integer lanes. */
 #define simd_vaddd(a, b) ((a) + (b))
 #define simd_vsubd(a, b) ((a) - (b))
 #define simd_vmuld(a, b) ((a) * (b))
@@ -65,6 +85,8 @@ inline floatv8 simd_set_floatv8(float a, float b, float c, float d, float e, flo
 #define simd_vdivs(a, b) ((a) / (b))
 #define simd_vaddw(a, b) ((a) + (b))
 #define simd_vsubw(a, b) ((a) - (b))
+#define simd_vaddl(a, b) ((a) + (b))
+#define simd_vsubl(a, b) ((a) - (b))
 #define simd_vandw(a, b) ((a) & (b))
 #define simd_vbisw(a, b) ((a) | (b))
 #define simd_vxorw(a, b) ((a) ^ (b))
@@ -73,65 +95,170 @@ inline floatv8 simd_set_floatv8(float a, float b, float c, float d, float e, flo
 
 /* Fused multiply-add family (one instruction each): vmad = a*b+c, vmas = a*b-c, vnmad = -(a*b)+c,
  * vnmas = -(a*b)-c, with d / s suffixed spellings. */
-template <class V>
-inline V simd_vmad(const V& a, const V& b, const V& c) {
+template <class T, int L, bool B>
+inline ldmsim_simd::Vec<T, L, B> simd_vmad(const ldmsim_simd::Vec<T, L, B>& a, const ldmsim_simd::Vec<T, L, B>& b,
+                                           const ldmsim_simd::Vec<T, L, B>& c) {
   return ldmsim_simd::fma(a, b, c, false, false);
 }
-template <class V>
-inline V simd_vmas(const V& a, const V& b, const V& c) {
+template <class T, int L, bool B>
+inline ldmsim_simd::Vec<T, L, B> simd_vmas(const ldmsim_simd::Vec<T, L, B>& a, const ldmsim_simd::Vec<T, L, B>& b,
+                                           const ldmsim_simd::Vec<T, L, B>& c) {
   return ldmsim_simd::fma(a, b, c, false, true);
 }
-template <class V>
-inline V simd_vnmad(const V& a, const V& b, const V& c) {
+template <class T, int L, bool B>
+inline ldmsim_simd::Vec<T, L, B> simd_vnmad(const ldmsim_simd::Vec<T, L, B>& a, const ldmsim_simd::Vec<T, L, B>& b,
+                                            const ldmsim_simd::Vec<T, L, B>& c) {
   return ldmsim_simd::fma(a, b, c, true, false);
 }
-template <class V>
-inline V simd_vnmas(const V& a, const V& b, const V& c) {
+template <class T, int L, bool B>
+inline ldmsim_simd::Vec<T, L, B> simd_vnmas(const ldmsim_simd::Vec<T, L, B>& a, const ldmsim_simd::Vec<T, L, B>& b,
+                                            const ldmsim_simd::Vec<T, L, B>& c) {
   return ldmsim_simd::fma(a, b, c, true, true);
 }
 #define simd_vmadd simd_vmad
 #define simd_vmads simd_vmad
 #define simd_vmasd simd_vmas
 #define simd_vmass simd_vmas
+#define simd_vmsd simd_vmas
+#define simd_vmss simd_vmas
 #define simd_vnmadd simd_vnmad
 #define simd_vnmads simd_vnmad
 #define simd_vnmasd simd_vnmas
 #define simd_vnmass simd_vnmas
 
-template <class V>
-inline V simd_vmax(const V& a, const V& b) {
-  return ldmsim_simd::lanewise(a, b, [](auto x, auto y) { return x > y ? x : y; });
-}
-template <class V>
-inline V simd_vmin(const V& a, const V& b) {
-  return ldmsim_simd::lanewise(a, b, [](auto x, auto y) { return x < y ? x : y; });
-}
+/* Lane-wise: max, min, square root, comparisons (a lane is 2.0 when true, 0.0 when false, as on SW26010). */
+#define LDMSIM_SIMD_LANEWISE2(name, expr)                                                                         \
+  template <class T, int L, bool B>                                                                               \
+  inline ldmsim_simd::Vec<T, L, B> name(const ldmsim_simd::Vec<T, L, B>& a, const ldmsim_simd::Vec<T, L, B>& b) { \
+    return ldmsim_simd::lanewise(a, b, [](T x, T y) -> T { return expr; });                                       \
+  }
+LDMSIM_SIMD_LANEWISE2(simd_vmax, x > y ? x : y)
+LDMSIM_SIMD_LANEWISE2(simd_vmin, x < y ? x : y)
+LDMSIM_SIMD_LANEWISE2(simd_vfcmpeq, x == y ? T(2) : T(0))
+LDMSIM_SIMD_LANEWISE2(simd_vfcmplt, x < y ? T(2) : T(0))
+LDMSIM_SIMD_LANEWISE2(simd_vfcmple, x <= y ? T(2) : T(0))
+LDMSIM_SIMD_LANEWISE2(simd_vfcmpun, x != x || y != y ? T(2) : T(0))
+#undef LDMSIM_SIMD_LANEWISE2
 #define simd_vmaxd simd_vmax
 #define simd_vmind simd_vmin
 #define simd_vmaxs simd_vmax
 #define simd_vmins simd_vmin
+#define simd_smaxd simd_vmax
+#define simd_smind simd_vmin
+#define simd_smaxs simd_vmax
+#define simd_smins simd_vmin
+#define simd_vfcmpeqd simd_vfcmpeq
+#define simd_vfcmpltd simd_vfcmplt
+#define simd_vfcmpled simd_vfcmple
+#define simd_vfcmpund simd_vfcmpun
+#define simd_vfcmpeqs simd_vfcmpeq
+#define simd_vfcmplts simd_vfcmplt
+#define simd_vfcmples simd_vfcmple
+template <class T, int L, bool B>
+inline ldmsim_simd::Vec<T, L, B> simd_vsqrt(const ldmsim_simd::Vec<T, L, B>& a) {
+  ldmsim_simd::Vec<T, L, B>::count_long_op();
+  ldmsim_simd::Vec<T, L, B> r;
+  for (int i = 0; i < L; ++i) r.v[i] = static_cast<T>(__builtin_sqrt(static_cast<double>(a.v[i])));
+  return r;
+}
+#define simd_vsqrtd simd_vsqrt
+#define simd_vsqrts simd_vsqrt
 
-inline double simd_reduc_plusd(const doublev4& v) {
-  return ldmsim_simd::reduce_sum(v);
-}
-inline float simd_reduc_pluss(const floatv4& v) {
-  return ldmsim_simd::reduce_sum(v);
-}
-inline double simd_reduc_plusd(const doublev8& v) {
-  return ldmsim_simd::reduce_sum(v);
-}
-inline float simd_reduc_pluss(const floatv8& v) {
-  return ldmsim_simd::reduce_sum(v);
+/* Selects per lane: vseleq(c, a, b) = c == 0 ? a : b, vsellt = c < 0 ? a : b, vselle = c <= 0 ? a : b
+ * (SW26010-Pro: simd_vfseleqd / vfselltd / vfselled). */
+#define LDMSIM_SIMD_SELECT(name, test)                                                                          \
+  template <class T, int L, bool B>                                                                             \
+  inline ldmsim_simd::Vec<T, L, B> name(const ldmsim_simd::Vec<T, L, B>& c, const ldmsim_simd::Vec<T, L, B>& a, \
+                                        const ldmsim_simd::Vec<T, L, B>& b) {                                   \
+    ldmsim_simd::Vec<T, L, B>::count_op();                                                                      \
+    ldmsim_simd::Vec<T, L, B> r;                                                                                \
+    for (int i = 0; i < L; ++i) r.v[i] = c.v[i] test T(0) ? a.v[i] : b.v[i];                                    \
+    return r;                                                                                                   \
+  }
+LDMSIM_SIMD_SELECT(simd_vseleq, ==)
+LDMSIM_SIMD_SELECT(simd_vsellt, <)
+LDMSIM_SIMD_SELECT(simd_vselle, <=)
+#undef LDMSIM_SIMD_SELECT
+#define simd_vfseleqd simd_vseleq
+#define simd_vfselltd simd_vsellt
+#define simd_vfselled simd_vselle
+#define simd_vfseleqs simd_vseleq
+#define simd_vfsellts simd_vsellt
+#define simd_vfselles simd_vselle
+
+/* Shuffle of 4-lane vectors (doublev4, floatv4): r[0] = b[imm & 3], r[1] = b[(imm >> 2) & 3],
+ * r[2] = a[(imm >> 4) & 3], r[3] = a[(imm >> 6) & 3]: the low half from the second operand, the high half from
+ * the first (simd_vshff(x, x, 0) broadcasts lane 0). */
+template <class T, bool B>
+inline ldmsim_simd::Vec<T, 4, B> simd_vshff(const ldmsim_simd::Vec<T, 4, B>& a, const ldmsim_simd::Vec<T, 4, B>& b,
+                                            int imm) {
+  ldmsim_simd::count_shuffle<ldmsim_simd::Vec<T, 4, B>>();
+  ldmsim_simd::Vec<T, 4, B> r;
+  r.v[0] = b.v[imm & 3];
+  r.v[1] = b.v[(imm >> 2) & 3];
+  r.v[2] = a.v[(imm >> 4) & 3];
+  r.v[3] = a.v[(imm >> 6) & 3];
+  return r;
 }
 
+/* Lane extraction and insertion: simd_vextfN(v) is lane N; simd_vinsfN(x, v) is v with lane N replaced by lane 0
+ * of x (SW26010). SW26010-Pro: simd_vextfd(v, n), simd_vinsfd(scalar, v, n). */
+template <class V>
+inline typename V::element_type ldmsim_simd_extract(const V& v, int n) {
+  ldmsim_simd::count_shuffle<V>();
+  return v.v[n];
+}
+template <class V>
+inline V ldmsim_simd_insert(typename V::element_type x, V v, int n) {
+  ldmsim_simd::count_shuffle<V>();
+  v.v[n] = x;
+  return v;
+}
+#define simd_vextf0(v) ldmsim_simd_extract((v), 0)
+#define simd_vextf1(v) ldmsim_simd_extract((v), 1)
+#define simd_vextf2(v) ldmsim_simd_extract((v), 2)
+#define simd_vextf3(v) ldmsim_simd_extract((v), 3)
+#define simd_vinsf0(x, v) ldmsim_simd_insert((x)[0], (v), 0)
+#define simd_vinsf1(x, v) ldmsim_simd_insert((x)[0], (v), 1)
+#define simd_vinsf2(x, v) ldmsim_simd_insert((x)[0], (v), 2)
+#define simd_vinsf3(x, v) ldmsim_simd_insert((x)[0], (v), 3)
+#define simd_vextfd(v, n) ldmsim_simd_extract((v), (n))
+#define simd_vextfs(v, n) ldmsim_simd_extract((v), (n))
+#define simd_vinsfd(x, v, n) ldmsim_simd_insert((x), (v), (n))
+#define simd_vinsfs(x, v, n) ldmsim_simd_insert((x), (v), (n))
+
+/* Horizontal reductions. */
+template <class T, int L, bool B>
+inline T simd_reduc_plus(const ldmsim_simd::Vec<T, L, B>& v) {
+  return ldmsim_simd::reduce_sum(v);
+}
+#define simd_reduc_plusd simd_reduc_plus
+#define simd_reduc_pluss simd_reduc_plus
+#define simd_reduc_plusw simd_reduc_plus
+
+/* simd_print_*: the SDK prints the highest lane first. */
+template <class V>
+inline void ldmsim_simd_print(const V& v, const char* format) {
+  printf("[");
+  for (int i = V::lanes - 1; i >= 0; --i) {
+    printf(format, v.v[i]);
+    printf(i == 0 ? " ]\n" : ",");
+  }
+}
 inline void simd_print_doublev4(const doublev4& v) {
-  printf("[%g, %g, %g, %g]\n", v[0], v[1], v[2], v[3]);
+  ldmsim_simd_print(v, " %e");
 }
 inline void simd_print_floatv4(const floatv4& v) {
-  printf("[%g, %g, %g, %g]\n", v[0], v[1], v[2], v[3]);
+  ldmsim_simd_print(v, " %e");
 }
 inline void simd_print_intv8(const intv8& v) {
-  printf("[%d, %d, %d, %d, %d, %d, %d, %d]\n", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+  ldmsim_simd_print(v, " %d");
+}
+inline void simd_print_doublev8(const doublev8& v) {
+  ldmsim_simd_print(v, " %e");
+}
+inline void simd_print_floatv8(const floatv8& v) {
+  ldmsim_simd_print(v, " %e");
 }
 
 }  // extern "C++"

@@ -62,6 +62,52 @@ static inline unsigned long athread_stime_cycle(void) {
 #define rtc() athread_time_cycle()
 #define RTC() athread_time_cycle()
 
+/* ---- SW26010 register communication ----
+ * REG_PUTR(var, dst) sends var (up to 256 bits) to column dst of this core's row (8: the whole row), REG_PUTC
+ * to row dst of its column; REG_GETR(var) / REG_GETC(var) receive into var, blocking. These are the names of
+ * the macros kernels define over the putr / putc / getr / getc instructions; a program that defines them itself
+ * with inline assembly must drop those definitions (docs/athread.md). simd_putr / simd_putc / simd_getr /
+ * simd_getc are the SDK's spellings (`v = simd_getr(v);`). */
+#ifdef __cplusplus
+}
+extern "C++" {
+template <class T>
+inline void __ldmsim_reg_put(const char* api, int bus, const T& value, int dst) {
+  static_assert(sizeof(T) <= 32, "register communication moves at most 256 bits");
+  __ldmsim_athread_reg_put(api, bus, &value, sizeof(T), dst);
+}
+template <class T>
+inline T __ldmsim_reg_get(const char* api, int bus, T*) {
+  static_assert(sizeof(T) <= 32, "register communication moves at most 256 bits");
+  T value;
+  __ldmsim_athread_reg_get(api, bus, &value, sizeof(T));
+  return value;
+}
+}
+#define REG_PUTR(var, dst) __ldmsim_reg_put("REG_PUTR", 0, (var), (dst))
+#define REG_PUTC(var, dst) __ldmsim_reg_put("REG_PUTC", 1, (var), (dst))
+#define REG_GETR(var) ((var) = __ldmsim_reg_get("REG_GETR", 0, &(var)))
+#define REG_GETC(var) ((var) = __ldmsim_reg_get("REG_GETC", 1, &(var)))
+#define simd_putr(var, dst) __ldmsim_reg_put("simd_putr", 0, (var), (dst))
+#define simd_putc(var, dst) __ldmsim_reg_put("simd_putc", 1, (var), (dst))
+#define simd_getr(var) __ldmsim_reg_get("simd_getr", 0, &(var))
+#define simd_getc(var) __ldmsim_reg_get("simd_getc", 1, &(var))
+extern "C" {
+#else
+#define REG_PUTR(var, dst)                                                            \
+  do {                                                                                \
+    __typeof__(var) ldmsim_reg_ = (var);                                              \
+    __ldmsim_athread_reg_put("REG_PUTR", 0, &ldmsim_reg_, sizeof ldmsim_reg_, (dst)); \
+  } while (0)
+#define REG_PUTC(var, dst)                                                            \
+  do {                                                                                \
+    __typeof__(var) ldmsim_reg_ = (var);                                              \
+    __ldmsim_athread_reg_put("REG_PUTC", 1, &ldmsim_reg_, sizeof ldmsim_reg_, (dst)); \
+  } while (0)
+#define REG_GETR(var) __ldmsim_athread_reg_get("REG_GETR", 0, &(var), sizeof(var))
+#define REG_GETC(var) __ldmsim_athread_reg_get("REG_GETC", 1, &(var), sizeof(var))
+#endif
+
 /* ---- SW26010-Pro athread_dma_* aliases (dst first, as on SW26010-Pro) ---- */
 typedef unsigned int athread_rply_t;
 static inline void athread_dma_get(void* dst, const void* src, int len) {

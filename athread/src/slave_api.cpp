@@ -2,6 +2,7 @@
 // syncs, ldm_malloc and the cycle counter, each a checked call into the Core of the running slave.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ldmsim/runtime/core.hpp"
@@ -206,6 +207,33 @@ void __ldmsim_athread_ldm_free(const char* api, void* ptr) {
   } catch (const Fault& f) {
     trap(ctx, f.kind(), fmt::format("{}: {}", api, f.detail()));
   }
+}
+
+void __ldmsim_athread_reg_put(const char* api, int bus, const void* data, size_t bytes, int dst) {
+  SlaveContext& ctx = current(api);
+  charge_all(ctx);  // a value sent is normally computed from what earlier gets brought in
+  RegValue value;
+  std::memcpy(value.bytes.data(), data, std::min(bytes, value.bytes.size()));
+  try {
+    SwitchGuard guard(ctx);
+    ctx.core->reg_put(bus == 0 ? RegBus::kRow : RegBus::kCol, dst, value);
+  } catch (const Fault& f) {
+    if (f.kind() != FaultKind::kInvalidArgument) throw;
+    throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(), fmt::format("{}: {}", api, f.detail()));
+  }
+}
+
+void __ldmsim_athread_reg_get(const char* api, int bus, void* data, size_t bytes) {
+  SlaveContext& ctx = current(api);
+  RegValue value;
+  try {
+    SwitchGuard guard(ctx);
+    value = ctx.core->reg_get(bus == 0 ? RegBus::kRow : RegBus::kCol);
+  } catch (const Fault& f) {
+    if (f.kind() != FaultKind::kInvalidArgument) throw;
+    throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(), fmt::format("{}: {}", api, f.detail()));
+  }
+  std::memcpy(data, value.bytes.data(), std::min(bytes, value.bytes.size()));
 }
 
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment) {

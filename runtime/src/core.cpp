@@ -131,6 +131,18 @@ void Core::barrier(Scope scope) {
   group_->barrier(*this, scope);
 }
 
+void Core::reg_put(RegBus bus, int dst, const RegValue& value) {
+  enter("Core::reg_put");
+  sync_point();
+  group_->reg_put(*this, bus, dst, value);
+}
+
+RegValue Core::reg_get(RegBus bus) {
+  enter("Core::reg_get");
+  sync_point();
+  return group_->reg_get(*this, bus);
+}
+
 void Core::compute(Cost cost) {
   enter("Core::compute");
   const double per_cycle = group_->arch().flops_per_cycle;

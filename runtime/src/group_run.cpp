@@ -34,6 +34,8 @@ GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel
   start_cycle_ = group_.stats.cycles;
   states_.assign(static_cast<std::size_t>(n), State::kReady);
   barrier_notes_.assign(static_cast<std::size_t>(n), {});
+  reg_notes_.assign(static_cast<std::size_t>(n), {});
+  reg_queues_.resize(static_cast<std::size_t>(2 * n));
   slots_.emplace_back().expected = static_cast<std::uint32_t>(n);
   for (std::uint32_t r = 0; r < a.rows; ++r) slots_.emplace_back().expected = a.cols;
   for (std::uint32_t c = 0; c < a.cols; ++c) slots_.emplace_back().expected = a.rows;
@@ -148,6 +150,93 @@ void GroupRun::barrier(Core& core, Scope scope) {
   core.cycle_ = slot.release;
 }
 
+void GroupRun::wake(int core, Cycle at) {
+  cores_[static_cast<std::size_t>(core)]->order_->cycle = at;  // resume in time order
+  states_[static_cast<std::size_t>(core)] = State::kReady;
+}
+
+void GroupRun::reg_put(Core& core, RegBus bus, int dst, const RegValue& value) {
+  const RegisterCommArch& comm = machine_.arch.register_comm;
+  const char* bus_name = bus == RegBus::kRow ? "row" : "column";
+  if (!comm.available) {
+    core.trap(FaultKind::kInvalidArgument,
+              fmt::format("register communication (a {} put) is not available on arch '{}'; hint: exchange data "
+                          "through DMA or, on SW26010-Pro, RMA",
+                          bus_name, machine_.arch.name));
+  }
+  const bool row_bus = bus == RegBus::kRow;
+  const int width = static_cast<int>(row_bus ? machine_.arch.cols : machine_.arch.rows);
+  const int self = row_bus ? core.col() : core.row();
+  if (dst < 0 || dst > width || dst == self) {
+    core.trap(FaultKind::kInvalidArgument,
+              fmt::format("register {} put to {} from {} {}: the destination must be another {} of this {} "
+                          "(0..{}) or {} for all of them",
+                          bus_name, dst, row_bus ? "column" : "row", self, row_bus ? "column" : "row", bus_name,
+                          width - 1, width));
+  }
+  core.cycle_ += comm.put_cycles;
+  core.stats_->busy_cycles += comm.put_cycles;
+  for (int k = 0; k < width; ++k) {
+    if (k == self || (dst != width && k != dst)) continue;
+    const int target = row_bus ? core.row() * static_cast<int>(machine_.arch.cols) + k
+                               : k * static_cast<int>(machine_.arch.cols) + core.col();
+    RegQueue& q = reg_queue(target, bus);
+    if (q.values.size() >= comm.buffer_entries) {  // full: wait until the receiver takes a value
+      const Cycle since = core.cycle_;
+      states_[static_cast<std::size_t>(core.id())] = State::kAtRegPut;
+      reg_notes_[static_cast<std::size_t>(core.id())] = {bus, since, target};
+      NoLock lock;
+      while (q.values.size() >= comm.buffer_entries && !aborted_) q.changed.wait(lock);
+      if (aborted_) throw Aborted{};
+      states_[static_cast<std::size_t>(core.id())] = State::kReady;
+      core.cycle_ = std::max(core.cycle_, q.last_get);
+      core.stats_->barrier_wait_cycles += core.cycle_ - since;
+    }
+    q.values.push_back({value, core.cycle_ + comm.latency_cycles, core.id()});
+    if (states_[static_cast<std::size_t>(target)] == State::kAtRegGet &&
+        reg_notes_[static_cast<std::size_t>(target)].bus == bus) {
+      wake(target, std::max(cores_[static_cast<std::size_t>(target)]->cycle_, core.cycle_ + comm.latency_cycles));
+    }
+    q.changed.notify_all();
+  }
+}
+
+RegValue GroupRun::reg_get(Core& core, RegBus bus) {
+  const RegisterCommArch& comm = machine_.arch.register_comm;
+  if (!comm.available) {
+    core.trap(FaultKind::kInvalidArgument,
+              fmt::format("register communication (a {} get) is not available on arch '{}'",
+                          bus == RegBus::kRow ? "row" : "column", machine_.arch.name));
+  }
+  RegQueue& q = reg_queue(core.id(), bus);
+  if (q.values.empty()) {
+    const Cycle since = core.cycle_;
+    states_[static_cast<std::size_t>(core.id())] = State::kAtRegGet;
+    reg_notes_[static_cast<std::size_t>(core.id())] = {bus, since, -1};
+    NoLock lock;
+    while (q.values.empty() && !aborted_) q.changed.wait(lock);
+    if (aborted_) throw Aborted{};
+    states_[static_cast<std::size_t>(core.id())] = State::kReady;
+  }
+  const RegMessage m = q.values.front();
+  q.values.pop_front();
+  if (m.arrival > core.cycle_) {
+    core.stats_->barrier_wait_cycles += m.arrival - core.cycle_;
+    core.cycle_ = m.arrival;
+  }
+  core.cycle_ += comm.get_cycles;
+  core.stats_->busy_cycles += comm.get_cycles;
+  q.last_get = core.cycle_;
+  // A sender blocked on this full buffer may go on from now.
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    if (states_[i] == State::kAtRegPut && reg_notes_[i].peer == core.id() && reg_notes_[i].bus == bus) {
+      wake(static_cast<int>(i), std::max(cores_[i]->cycle_, core.cycle_));
+    }
+  }
+  q.changed.notify_all();
+  return m.value;
+}
+
 void GroupRun::record_fault(const Fault& fault) {
   auto key = [](const Fault& f) { return std::make_tuple(f.cycle(), f.core()); };
   if (!first_fault_ || key(fault) < key(*first_fault_)) first_fault_ = fault;
@@ -157,6 +246,7 @@ void GroupRun::record_fault(const Fault& fault) {
   if (!aborted_) {
     aborted_ = true;
     for (auto& slot : slots_) slot.released.notify_all();
+    for (auto& q : reg_queues_) q.changed.notify_all();
   }
 }
 
@@ -168,6 +258,7 @@ void GroupRun::record_warning(const Core& core, const std::string& message) {
 void GroupRun::on_deadlock() {
   if (aborted_) {
     for (auto& slot : slots_) slot.released.notify_all();
+    for (auto& q : reg_queues_) q.changed.notify_all();
     return;
   }
   std::string dump;
@@ -186,6 +277,17 @@ void GroupRun::on_deadlock() {
                             b.arrived, b.expected);
         break;
       }
+      case State::kAtRegGet:
+        state = fmt::format(
+            "waiting since cycle {} for a value on its register {} bus that no core sent (a get "
+            "with no matching put)",
+            reg_notes_[i].since, reg_notes_[i].bus == RegBus::kRow ? "row" : "column");
+        break;
+      case State::kAtRegPut:
+        state =
+            fmt::format("waiting since cycle {} to put a register value to core {}, whose {} buffer is full",
+                        reg_notes_[i].since, reg_notes_[i].peer, reg_notes_[i].bus == RegBus::kRow ? "row" : "column");
+        break;
       case State::kReady:
         state = fmt::format("blocked at cycle {}", core.cycle_);
         break;
@@ -194,7 +296,8 @@ void GroupRun::on_deadlock() {
   }
   record_fault(Fault(FaultKind::kDeadlock, {group_.cg, -1}, latest, name_,
                      fmt::format("every live core of the group is blocked and none can proceed; hint: make every "
-                                 "core of a barrier's scope reach it the same number of times{}",
+                                 "core of a barrier's scope reach it the same number of times, and every register "
+                                 "get meet a put{}",
                                  dump)));
 }
 

@@ -43,13 +43,15 @@ class GroupRun {
   DmaEngine& engine() { return group_.engine; }
   spdlog::logger& dma_log() const { return *dma_log_; }
   void barrier(Core& core, Scope scope);
+  void reg_put(Core& core, RegBus bus, int dst, const RegValue& value);
+  RegValue reg_get(Core& core, RegBus bus);
   /// Records a fault raised by a core and aborts the group.
   void record_fault(const Fault& fault);
   /// Records a lint warning (an alignment violation the lint policy let through).
   void record_warning(const Core& core, const std::string& message);
 
  private:
-  enum class State : std::uint8_t { kReady, kAtBarrier, kExited };
+  enum class State : std::uint8_t { kReady, kAtBarrier, kAtRegGet, kAtRegPut, kExited };
   struct Slot {
     std::uint32_t expected = 0;
     std::uint32_t arrived = 0;
@@ -82,6 +84,28 @@ class GroupRun {
     std::uint32_t expected = 0;
   };
   std::vector<BarrierNote> barrier_notes_;
+  // Register communication: per core and bus, the values sent to it and not yet received.
+  struct RegMessage {
+    RegValue value;
+    Cycle arrival = 0;  // receivable from this cycle on
+    int from = 0;
+  };
+  struct RegQueue {
+    std::deque<RegMessage> values;
+    Cycle last_get = 0;                             // when the receiver last took a value (frees a buffer entry)
+    boost::fibers::condition_variable_any changed;  // a value arrived or was taken
+  };
+  struct RegNote {  // what a blocked core waits for, for the deadlock dump
+    RegBus bus = RegBus::kRow;
+    Cycle since = 0;
+    int peer = -1;  // the receiver a put waits for
+  };
+  RegQueue& reg_queue(int core, RegBus bus) {
+    return reg_queues_[static_cast<std::size_t>(2 * core) + static_cast<std::size_t>(bus)];
+  }
+  void wake(int core, Cycle at);
+  std::deque<RegQueue> reg_queues_;
+  std::vector<RegNote> reg_notes_;
   std::deque<Slot> slots_;  // group, then one per row, then one per column
   int live_ = 0;
   bool aborted_ = false;

@@ -41,10 +41,12 @@ constexpr std::uint64_t kMaxSimdLanes = 4096;
 constexpr double kMaxIssueRate = 1024;   // instructions per cycle
 constexpr double kMinRate = 1.0 / 4096;  // the least work per cycle a rate may describe (as the DMA timing's)
 constexpr double kMaxFlopsPerCycle = 1e6;
+constexpr std::uint64_t kMaxTimingCycles = 1'000'000'000;  // a cost beyond it would overflow the clock
+constexpr std::string_view kCyclesRule = "must be in 0..1000000000";
 
 /// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
 /// than "model" belong to the timing model and are not listed.
-constexpr std::array<std::string_view, 33> kSchema = {
+constexpr std::array<std::string_view, 38> kSchema = {
     "name",
     "clock_hz",
     "core_groups",
@@ -70,6 +72,11 @@ constexpr std::array<std::string_view, 33> kSchema = {
     "core_groups.cores.compute.ldm_accesses_per_cycle",
     "core_groups.cores.compute.dual_issue",
     "core_groups.cores.compute.loop_overhead_cycles",
+    "core_groups.cores.register_communication",
+    "core_groups.cores.register_communication.latency_cycles",
+    "core_groups.cores.register_communication.put_cycles",
+    "core_groups.cores.register_communication.get_cycles",
+    "core_groups.cores.register_communication.buffer_entries",
     "dma",
     "dma.granularity_bytes",
     "dma.transaction_bytes",
@@ -339,6 +346,20 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   if (const json* v = cores.find("barrier_cycles")) {
     out.barrier_cycles = to_u32(integer_in(cores, "barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
   }
+  if (const json* reg = cores.find("register_communication")) {
+    const Object comm(cores.ctx(), *reg, cores.path_of("register_communication"));
+    RegisterCommArch& r = out.register_comm;
+    r.available = true;
+    const auto cycles = [&](std::string_view key, std::uint32_t& field) {
+      if (const json* v = comm.find(key)) field = to_u32(integer_in(comm, key, *v, 0, kMaxTimingCycles, kCyclesRule));
+    };
+    cycles("latency_cycles", r.latency_cycles);
+    cycles("put_cycles", r.put_cycles);
+    cycles("get_cycles", r.get_cycles);
+    if (const json* v = comm.find("buffer_entries")) {
+      r.buffer_entries = to_u32(integer_in(comm, "buffer_entries", *v, 1, 1024, "must be in 1..1024"));
+    }
+  }
 }
 
 void read_core_groups(const Object& groups, const DmaArch& dma, Arch& out) {
@@ -376,6 +397,12 @@ nlohmann::json Arch::to_json() const {
   cores["ldm_bytes"] = ldm_bytes;
   cores["flops_per_cycle"] = flops_per_cycle;
   cores["barrier_cycles"] = barrier_cycles;
+  if (register_comm.available) {
+    cores["register_communication"] = {{"latency_cycles", register_comm.latency_cycles},
+                                       {"put_cycles", register_comm.put_cycles},
+                                       {"get_cycles", register_comm.get_cycles},
+                                       {"buffer_entries", register_comm.buffer_entries}};
+  }
   cores["compute"] = compute_to_json(compute);
 
   json groups = json::object();

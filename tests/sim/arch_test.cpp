@@ -110,6 +110,7 @@ TEST_CASE("presets load with their documented values", "[arch]") {
     CHECK(a.ldm_bytes == 65536);
     CHECK(a.flops_per_cycle == 8.0);
     CHECK(a.barrier_cycles == 30);
+    CHECK(a.register_comm == ldmsim::RegisterCommArch{true, 10, 1, 1, 4});
     CHECK(a.dma.granularity_bytes == 4);
     CHECK(a.dma.transaction_bytes == 128);
     CHECK(a.dma.fields == ldmsim::DmaFieldWidths{20, 20, 20});
@@ -220,6 +221,18 @@ TEST_CASE("every rule is checked at its boundary and the error names the path", 
     check_rejects("/clock_hz", std::nan(""), "clock_hz must be > 0 and finite (got nan)");
     check_rejects("/clock_hz", "1e9", "clock_hz must be a number (got \"1e9\")");
     check_accepts("/clock_hz", 1e-3);
+  }
+  SECTION("core_groups.cores.register_communication") {
+    check_rejects("/core_groups/cores/register_communication/buffer_entries", 0,
+                  "core_groups.cores.register_communication.buffer_entries must be in 1..1024 (got 0)");
+    check_rejects("/core_groups/cores/register_communication/latency_cycles", -1,
+                  "core_groups.cores.register_communication.latency_cycles must be in 0..1000000000 (got -1)");
+    check_rejects("/core_groups/cores/register_communication/latency", 3,
+                  "unknown key core_groups.cores.register_communication.latency (allowed here: latency_cycles");
+    check_accepts("/core_groups/cores/register_communication/get_cycles", 0);
+    const auto arch = ldmsim::Arch::from_json(with("/core_groups/cores/register_communication", json::object()));
+    CHECK(arch.register_comm == ldmsim::RegisterCommArch{true, 0, 1, 1, 4});  // present = available, defaults
+    CHECK(ldmsim::Arch::from_json(arch.to_json()) == arch);
   }
   SECTION("core_groups.count") {
     check_rejects("/core_groups/count", 0, "core_groups.count must be in 1..64 (got 0)");

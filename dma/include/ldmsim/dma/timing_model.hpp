@@ -44,8 +44,8 @@ bool register_timing_model(const std::string& name, TimingModelFactory factory);
 
 /// How a request's main-memory side falls on memory transactions.
 struct TransactionShape {
-  std::uint64_t transactions = 0;      ///< transaction_bytes-sized transactions touched, each block separately
-  std::uint64_t realigned_blocks = 0;  ///< blocks that start inside a transaction and cross into the next
+  std::uint64_t transactions = 0;          ///< transaction_bytes-sized transactions touched, each block separately
+  std::uint64_t realigned_blocks = 0;      ///< blocks that start inside a transaction and cross into the next
   std::uint64_t partial_transactions = 0;  ///< transactions a block touches without covering them whole
   std::uint64_t blocks = 0;                ///< blocks of the request (1 when contiguous)
 };

@@ -4,6 +4,7 @@
 // engine in simulated-time order. Violations raise ldmsim::Fault.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +32,14 @@ class Core;
 
 /// Which cores a barrier waits for.
 enum class Scope : std::uint8_t { kGroup = 0, kRow = 1, kCol = 2 };
+
+/// The bus of a register transfer (SW26010 register communication): the sender's row or column.
+enum class RegBus : std::uint8_t { kRow = 0, kCol = 1 };
+
+/// One register-communication value: 256 bits.
+struct RegValue {
+  std::array<std::byte, 32> bytes{};
+};
 
 /// Work charged to a core: flops at the arch's flops_per_cycle, plus raw cycles.
 struct Cost {
@@ -167,6 +176,14 @@ class Core {
 
   /// Blocks until every core of the scope arrives; all leave at the latest arrival plus the barrier cost.
   void barrier(Scope scope = Scope::kGroup);
+  /// Register communication (arch register_communication): sends `value` over this core's row bus (to the
+  /// core of this row in column `dst`) or column bus (to row `dst`); dst == cols (row bus) or rows (column
+  /// bus) sends to every other core of the row or column. Blocks while a receiver's buffer is full. Traps on
+  /// an arch without register communication, a bad dst or a put to itself.
+  void reg_put(RegBus bus, int dst, const RegValue& value);
+  /// Receives the oldest value on this core's row (or column) bus, blocking until one arrives; a get no put
+  /// will ever answer ends in the group's deadlock trap.
+  RegValue reg_get(RegBus bus);
   /// Charges computation: flops / flops_per_cycle (rounded up) plus cost.cycles.
   void compute(Cost cost);
   /// Charges vector work through the arch's compute model (ComputeModel::cycles).

@@ -41,6 +41,20 @@ inline constexpr std::uint32_t kMaxCoreGroups = 64;
 inline constexpr std::uint32_t kMaxRowsCols = 32;
 inline constexpr std::uint32_t kMaxCoresPerGroup = kMaxRowsCols * kMaxRowsCols;
 
+/// Register communication (SW26010): the cores of a row (or column) exchange 256-bit values over the row (or
+/// column) bus. A put costs the sender put_cycles and makes the value receivable latency_cycles later; a get
+/// blocks until a value is there and costs get_cycles; each core buffers buffer_entries values per bus and a
+/// put into a full buffer blocks until the receiver takes one.
+struct RegisterCommArch {
+  bool available = false;  ///< false: the arch has none (SW26010-Pro uses RMA between local stores instead)
+  std::uint32_t latency_cycles = 0;
+  std::uint32_t put_cycles = 1;
+  std::uint32_t get_cycles = 1;
+  std::uint32_t buffer_entries = 4;
+
+  friend bool operator==(const RegisterCommArch&, const RegisterCommArch&) = default;
+};
+
 /// A whole simulated node.
 struct Arch {
   std::string name;
@@ -53,6 +67,7 @@ struct Arch {
   double flops_per_cycle = 1.0;  ///< per compute core, for work charged as plain flops (Cost::flops)
   ComputeModel compute = ComputeModel::scalar(1.0);  ///< vector work (KernelWork): matmul tiles, conv
   std::uint32_t barrier_cycles = 0;                  ///< cost of a barrier once the last participant arrives
+  RegisterCommArch register_comm;                    ///< "register_communication" of the cores
   DmaArch dma;
 
   std::uint32_t cores_per_group() const { return rows * cols; }
