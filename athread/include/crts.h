@@ -18,8 +18,10 @@ typedef unsigned int crts_rply_t;
 #define CRTS_cgn (__ldmsim_athread_cgn())
 #define CRTS_smng_get_tid() (__ldmsim_athread_id())
 
-/** Compute-core start-up; a no-op here. */
-static inline void CRTS_init(void) {}
+/** Start-up: on the control core it initialises the session (athread_init), on a compute core a no-op. */
+static inline void CRTS_init(void) {
+  __ldmsim_crts_init();
+}
 
 static inline void CRTS_dma_get(void* dst, const void* src, size_t len) {
   __ldmsim_athread_dma("CRTS_dma_get", 1, PE_MODE, src, dst, (long)len, 0, 0, 0xffu, 0, 1);

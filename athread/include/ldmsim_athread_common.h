@@ -17,6 +17,8 @@ typedef enum { DMA_PUT = 0, DMA_GET = 1, DMA_PUT_P = 2, DMA_GET_P = 3, DMA_BARRI
 /** athread_syn scopes. */
 typedef enum { ROW_SCOPE = 0, COL_SCOPE = 1, ARRAY_SCOPE = 2 } scope;
 
+/** CRTS_init: athread_init on the control core, nothing on a compute core. */
+void __ldmsim_crts_init(void);
 /** Spawns slave function `fn` (already renamed slave_<name>) on core group 0. */
 int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name);
 

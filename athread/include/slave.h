@@ -130,11 +130,22 @@ static inline void athread_dma_iput_stride(void* dst, const void* src, int len, 
                                            volatile athread_rply_t* rply) {
   __ldmsim_athread_dma("athread_dma_iput_stride", 0, PE_MODE, dst, src, len, bsize, stride, 0xffu, rply, 0);
 }
+/** Blocking strided transfers: main memory holds len / bsize blocks of bsize bytes, stride bytes between them. */
+static inline void athread_dma_get_stride(void* dst, const void* src, int len, int bsize, int stride) {
+  __ldmsim_athread_dma("athread_dma_get_stride", 1, PE_MODE, src, dst, len, bsize, stride, 0xffu, 0, 1);
+}
+static inline void athread_dma_put_stride(void* dst, const void* src, int len, int bsize, int stride) {
+  __ldmsim_athread_dma("athread_dma_put_stride", 0, PE_MODE, dst, src, len, bsize, stride, 0xffu, 0, 1);
+}
 static inline void athread_dma_wait_value(volatile athread_rply_t* rply, int value) {
   __ldmsim_athread_wait("athread_dma_wait_value", rply, value);
 }
 static inline void athread_ssync_array(void) {
   __ldmsim_athread_sync("athread_ssync_array", ARRAY_SCOPE, ~0u);
+}
+/** A barrier of every core of every core group: not simulated (core groups run one after another), traps. */
+static inline void athread_ssync_node(void) {
+  __ldmsim_athread_sync("athread_ssync_node", 3, ~0u);
 }
 
 #ifdef __cplusplus

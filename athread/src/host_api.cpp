@@ -1,11 +1,14 @@
 // The control-core half of the athread API: athread_init / spawn / join / halt on an ldmsim::Machine, and
 // the registration of the __thread_local section by the program's anchor object.
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "athread.h"
 #include "ldmsim/sim/arch.hpp"
 #include "session.hpp"
 #include "slave_context.hpp"
@@ -16,6 +19,9 @@ Session& session() {
   static Session instance;
   return instance;
 }
+
+/// Launches fn(arg) on core group 0, or on every core group; `name` names the kernel.
+int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups);
 
 namespace {
 std::string env_or(const char* name, const char* fallback) {
@@ -53,8 +59,10 @@ void write_outputs(Session& s, const char* when) {
       trace_note = std::string(", trace not written: ") + e.what();
     }
   }
-  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on core group 0%s (%s)\n",
-               static_cast<unsigned long long>(stats.cycles), trace_note.c_str(), when);
+  const std::string groups =
+      s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
+  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n",
+               static_cast<unsigned long long>(stats.cycles), groups.c_str(), trace_note.c_str(), when);
 }
 
 void write_outputs_at_exit() {
@@ -110,12 +118,54 @@ int athread_init(void) {
 }
 
 int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name) {
+  return ldmsim::athread::spawn(fn, arg, name, false);
+}
+
+int __ldmsim_athread_spawn_cgs(void (*fn)(void*), void* arg, const char* name) {
+  return ldmsim::athread::spawn(fn, arg, name, true);
+}
+
+int athread_init_cgs(void) {
+  return athread_init();
+}
+
+int athread_join_cgs(void) {
+  return athread_join();
+}
+
+int athread_halt_cgs(void) {
+  return athread_halt();
+}
+
+void __ldmsim_crts_init(void) {
+  if (session().active == nullptr) athread_init();
+}
+
+int current_array_id(void) {
+  return 0;
+}
+
+void* _sw_xmalloc(size_t bytes) {
+  return std::malloc(bytes);
+}
+
+void _sw_xfree(void* ptr) {
+  std::free(ptr);
+}
+
+}  // extern "C"
+
+namespace ldmsim::athread {
+
+int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   auto& s = session();
-  if (!s.machine) ldmsim::athread::fail("athread_spawn before athread_init", 2);
-  if (s.spawned) ldmsim::athread::fail("athread_spawn while the previous spawn was not joined (call athread_join)", 2);
+  const char* api = all_groups ? "athread_spawn_cgs" : "athread_spawn";
+  if (!s.machine) fail((std::string(api) + " before athread_init").c_str(), 2);
+  if (s.spawned) fail((std::string(api) + " while the previous spawn was not joined (call athread_join)").c_str(), 2);
   s.mirror.refresh(s.machine->memory());
   ldmsim::LaunchSpec spec;
-  spec.groups = {0};
+  if (!all_groups) spec.groups = {0};  // empty: every core group
+  s.all_groups_used = s.all_groups_used || all_groups;
   spec.name = std::string("slave_") + name;
   s.spawned_name = spec.name;
   s.launch = s.machine->launch_kernel(std::move(spec),
@@ -123,6 +173,10 @@ int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name) {
   s.spawned = true;
   return 0;
 }
+
+}  // namespace ldmsim::athread
+
+extern "C" {
 
 int athread_join(void) {
   auto& s = session();

@@ -29,7 +29,9 @@ struct Session {
   std::byte* tl_begin = nullptr;
   std::byte* tl_end = nullptr;
   std::vector<std::byte> tl_initial;
-  bool outputs_written = false;    // trace and summary (athread_halt, or at exit)
+  bool outputs_written = false;
+  bool all_groups_used = false;    // some spawn ran on every core group (athread_spawn_cgs)    // trace and summary
+                                   // (athread_halt, or at exit)
   SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
