@@ -18,10 +18,7 @@ typedef unsigned int crts_rply_t;
 #define CRTS_cgn (__ldmsim_athread_cgn())
 #define CRTS_smng_get_tid() (__ldmsim_athread_id())
 
-/** Start-up: on the control core it initialises the session (athread_init), on a compute core a no-op. */
-static inline void CRTS_init(void) {
-  __ldmsim_crts_init();
-}
+/* CRTS_init() is declared in ldmsim_athread_common.h (control and compute cores). */
 
 static inline void CRTS_dma_get(void* dst, const void* src, size_t len) {
   __ldmsim_athread_dma("CRTS_dma_get", 1, PE_MODE, src, dst, (long)len, 0, 0, 0xffu, 0, 1);
@@ -56,6 +53,30 @@ static inline void CRTS_dma_iput_stride(void* dst, const void* src, size_t len, 
 static inline void CRTS_dma_bcast_get(void* dst, const void* src, size_t len) {
   __ldmsim_athread_dma("CRTS_dma_bcast_get", 1, BCAST_MODE, src, dst, (long)len, 0, 0, 0xffu, 0, 1);
 }
+/* RMA: the CRTS spellings of slave.h's athread_rma_* (same arguments). */
+#define CRTS_rma_iput(l_addr, l_rply, len, r_tid, r_addr, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_iput", 0, 0, (l_addr), (r_addr), (len), (r_tid), (l_rply), (r_rply), 0)
+#define CRTS_rma_iget(l_addr, l_rply, len, r_tid, r_addr, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_iget", 1, 0, (l_addr), (r_addr), (len), (r_tid), (l_rply), (r_rply), 0)
+#define CRTS_rma_put(l_addr, len, r_tid, r_addr, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_put", 0, 0, (l_addr), (r_addr), (len), (r_tid), 0, (r_rply), 1)
+#define CRTS_rma_get(l_addr, len, r_tid, r_addr, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_get", 1, 0, (l_addr), (r_addr), (len), (r_tid), 0, (r_rply), 1)
+#define CRTS_rma_ibcast(dst, src, l_rply, len, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_ibcast", 0, 3, (src), (dst), (len), 0, (l_rply), (r_rply), 0)
+#define CRTS_rma_bcast(dst, src, len, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_bcast", 0, 3, (src), (dst), (len), 0, 0, (r_rply), 1)
+#define CRTS_rma_row_ibcast(dst, src, len, l_rply, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_row_ibcast", 0, 1, (src), (dst), (len), 0, (l_rply), (r_rply), 0)
+#define CRTS_rma_col_ibcast(dst, src, len, l_rply, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_col_ibcast", 0, 2, (src), (dst), (len), 0, (l_rply), (r_rply), 0)
+#define CRTS_rma_row_bcast(dst, src, len, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_row_bcast", 0, 1, (src), (dst), (len), 0, 0, (r_rply), 1)
+#define CRTS_rma_col_bcast(dst, src, len, r_rply) \
+  __ldmsim_athread_rma("CRTS_rma_col_bcast", 0, 2, (src), (dst), (len), 0, 0, (r_rply), 1)
+#define CRTS_rma_wait_value(rply, value) __ldmsim_athread_rma_wait("CRTS_rma_wait_value", (rply), (value))
+#define CRTS_rma_barrier() __ldmsim_athread_sync("CRTS_rma_barrier", ARRAY_SCOPE, ~0u)
+
 /** Waits until *rply reaches value. */
 static inline void CRTS_dma_wait_value(volatile crts_rply_t* rply, int value) {
   __ldmsim_athread_wait("CRTS_dma_wait_value", rply, value);

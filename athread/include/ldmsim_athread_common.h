@@ -17,8 +17,8 @@ typedef enum { DMA_PUT = 0, DMA_GET = 1, DMA_PUT_P = 2, DMA_GET_P = 3, DMA_BARRI
 /** athread_syn scopes. */
 typedef enum { ROW_SCOPE = 0, COL_SCOPE = 1, ARRAY_SCOPE = 2 } scope;
 
-/** CRTS_init: athread_init on the control core, nothing on a compute core. */
-void __ldmsim_crts_init(void);
+/** CRTS start-up: athread_init on the control core, nothing on a compute core. */
+void CRTS_init(void);
 /** Spawns slave function `fn` (already renamed slave_<name>) on core group 0. */
 int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name);
 
@@ -45,6 +45,14 @@ void __ldmsim_athread_ldm_free(const char* api, void* ptr);
 void __ldmsim_athread_reg_put(const char* api, int bus, const void* data, size_t bytes, int dst);
 /** Receives the oldest value on the row / column bus into data (its first `bytes` bytes), blocking. */
 void __ldmsim_athread_reg_get(const char* api, int bus, void* data, size_t bytes);
+/** RMA (SW26010-Pro): op 0 put / 1 get, reach 0 one core (peer) / 1 row / 2 column / 3 the whole group
+ * (broadcast puts, the issuer included); remote is an address in the issuer's own layout, meaning the same ldm
+ * offset on the other cores; l_rply grows by one on this core and r_rply on every receiver (the source core of
+ * a get) when the data has landed; blocking waits for it. */
+void __ldmsim_athread_rma(const char* api, int op, int reach, void* local, const void* remote, long len, int peer,
+                          volatile void* l_rply, volatile void* r_rply, int blocking);
+/** Waits until an RMA reply counter reaches value, blocking while other cores may still raise it. */
+void __ldmsim_athread_rma_wait(const char* api, volatile void* rply, long value);
 /** Traps a misaligned simd_load/simd_store (the address must be aligned to the vector size). */
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment);
 

@@ -140,6 +140,51 @@ static inline void athread_dma_put_stride(void* dst, const void* src, int len, i
 static inline void athread_dma_wait_value(volatile athread_rply_t* rply, int value) {
   __ldmsim_athread_wait("athread_dma_wait_value", rply, value);
 }
+/* ---- SW26010-Pro RMA between local stores (remote addresses: the same ldm offset on the other core) ---- */
+static inline void athread_rma_iput(void* l_addr, volatile athread_rply_t* l_rply, int len, int r_tid, void* r_addr,
+                                    volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_iput", 0, 0, l_addr, r_addr, len, r_tid, l_rply, r_rply, 0);
+}
+static inline void athread_rma_iget(void* l_addr, volatile athread_rply_t* l_rply, int len, int r_tid, void* r_addr,
+                                    volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_iget", 1, 0, l_addr, r_addr, len, r_tid, l_rply, r_rply, 0);
+}
+static inline void athread_rma_put(void* l_addr, int len, int r_tid, void* r_addr, volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_put", 0, 0, l_addr, r_addr, len, r_tid, 0, r_rply, 1);
+}
+static inline void athread_rma_get(void* l_addr, int len, int r_tid, void* r_addr, volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_get", 1, 0, l_addr, r_addr, len, r_tid, 0, r_rply, 1);
+}
+/** Broadcast to the same offset of every core of the group (this one included); note l_rply before len. */
+static inline void athread_rma_ibcast(void* dst, void* src, volatile athread_rply_t* l_rply, int len,
+                                      volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_ibcast", 0, 3, src, dst, len, 0, l_rply, r_rply, 0);
+}
+static inline void athread_rma_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_bcast", 0, 3, src, dst, len, 0, 0, r_rply, 1);
+}
+static inline void athread_rma_row_ibcast(void* dst, void* src, int len, volatile athread_rply_t* l_rply,
+                                          volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_row_ibcast", 0, 1, src, dst, len, 0, l_rply, r_rply, 0);
+}
+static inline void athread_rma_col_ibcast(void* dst, void* src, int len, volatile athread_rply_t* l_rply,
+                                          volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_col_ibcast", 0, 2, src, dst, len, 0, l_rply, r_rply, 0);
+}
+static inline void athread_rma_row_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_row_bcast", 0, 1, src, dst, len, 0, 0, r_rply, 1);
+}
+static inline void athread_rma_col_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
+  __ldmsim_athread_rma("athread_rma_col_bcast", 0, 2, src, dst, len, 0, 0, r_rply, 1);
+}
+/** Waits until *rply reaches value (other cores' RMA raise it; a plain spin on such a reply hangs the host). */
+static inline void athread_rma_wait_value(volatile athread_rply_t* rply, int value) {
+  __ldmsim_athread_rma_wait("athread_rma_wait_value", rply, value);
+}
+static inline void athread_rma_barrier(void) {
+  __ldmsim_athread_sync("athread_rma_barrier", ARRAY_SCOPE, ~0u);
+}
+
 static inline void athread_ssync_array(void) {
   __ldmsim_athread_sync("athread_ssync_array", ARRAY_SCOPE, ~0u);
 }

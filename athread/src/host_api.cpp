@@ -137,7 +137,7 @@ int athread_halt_cgs(void) {
   return athread_halt();
 }
 
-void __ldmsim_crts_init(void) {
+void CRTS_init(void) {
   if (session().active == nullptr) athread_init();
 }
 
@@ -163,6 +163,7 @@ int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   if (!s.machine) fail((std::string(api) + " before athread_init").c_str(), 2);
   if (s.spawned) fail((std::string(api) + " while the previous spawn was not joined (call athread_join)").c_str(), 2);
   s.mirror.refresh(s.machine->memory());
+  s.rma_replies.clear();
   ldmsim::LaunchSpec spec;
   if (!all_groups) spec.groups = {0};  // empty: every core group
   s.all_groups_used = s.all_groups_used || all_groups;

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "host_memory.hpp"
@@ -16,6 +18,12 @@
 namespace ldmsim::athread {
 
 struct SlaveContext;
+
+/// When an RMA reply word (core group, core, ldm offset) reached a value.
+struct ReplyEvent {
+  int value = 0;
+  Cycle arrival = 0;
+};
 
 struct Session {
   std::unique_ptr<Machine> machine;
@@ -30,9 +38,11 @@ struct Session {
   std::byte* tl_end = nullptr;
   std::vector<std::byte> tl_initial;
   bool outputs_written = false;
-  bool all_groups_used = false;    // some spawn ran on every core group (athread_spawn_cgs)    // trace and summary
-                                   // (athread_halt, or at exit)
-  SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
+  bool all_groups_used = false;  // some spawn ran on every core group (athread_spawn_cgs)    // trace and summary
+                                 // (athread_halt, or at exit)
+  SlaveContext* active = nullptr;
+  std::map<std::tuple<int, int, LdmAddr>, std::vector<ReplyEvent>>
+      rma_replies;  // reset at each spawn  // the compute core whose data is in the section right now
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
 };

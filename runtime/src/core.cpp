@@ -143,6 +143,31 @@ RegValue Core::reg_get(RegBus bus) {
   return group_->reg_get(*this, bus);
 }
 
+Cycle Core::rma(const RmaRequest& request) {
+  enter(request.api);
+  sync_point();
+  return group_->rma(*this, request);
+}
+
+void Core::block_until(const std::function<bool()>& ready, const std::string& what) {
+  enter("Core::block_until");
+  sync_point();
+  group_->block_until(*this, ready, what);
+}
+
+void Core::notify_waiters() {
+  enter("Core::notify_waiters");
+  group_->notify_waiters(cycle_);
+}
+
+void Core::wait_until(Cycle cycle) {
+  enter("Core::wait_until");
+  if (cycle > cycle_) {
+    stats_->barrier_wait_cycles += cycle - cycle_;
+    cycle_ = cycle;
+  }
+}
+
 void Core::compute(Cost cost) {
   enter("Core::compute");
   const double per_cycle = group_->arch().flops_per_cycle;

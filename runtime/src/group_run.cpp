@@ -7,6 +7,9 @@
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "ldmsim/sim/logging.hpp"
 #include "scheduler.hpp"
@@ -36,6 +39,7 @@ GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel
   barrier_notes_.assign(static_cast<std::size_t>(n), {});
   reg_notes_.assign(static_cast<std::size_t>(n), {});
   reg_queues_.resize(static_cast<std::size_t>(2 * n));
+  condition_notes_.assign(static_cast<std::size_t>(n), {});
   slots_.emplace_back().expected = static_cast<std::uint32_t>(n);
   for (std::uint32_t r = 0; r < a.rows; ++r) slots_.emplace_back().expected = a.cols;
   for (std::uint32_t c = 0; c < a.cols; ++c) slots_.emplace_back().expected = a.rows;
@@ -237,6 +241,96 @@ RegValue GroupRun::reg_get(Core& core, RegBus bus) {
   return m.value;
 }
 
+Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
+  const Arch& a = machine_.arch;
+  const RmaArch& rma = a.rma;
+  if (!rma.available) {
+    core.trap(FaultKind::kInvalidArgument,
+              fmt::format("{}: RMA is not available on arch '{}'; hint: exchange data through DMA or, on SW26010, "
+                          "register communication",
+                          r.api, a.name));
+  }
+  const auto ldm_bytes = a.ldm_bytes;
+  const int cores = static_cast<int>(a.cores_per_group());
+  if (r.bytes == 0 || r.bytes % 4 != 0 || r.local % 4 != 0 || r.remote % 4 != 0) {
+    core.trap(FaultKind::kDmaMisaligned,
+              fmt::format("{}: length {} and ldm offsets 0x{:x} (local), 0x{:x} (remote) must be positive multiples "
+                          "of 4",
+                          r.api, r.bytes, r.local, r.remote));
+  }
+  if (r.local > ldm_bytes || r.bytes > ldm_bytes - r.local || r.remote > ldm_bytes || r.bytes > ldm_bytes - r.remote) {
+    core.trap(FaultKind::kDmaOutOfBounds,
+              fmt::format("{}: {} bytes at ldm offsets 0x{:x} (local) / 0x{:x} (remote) leave the {}-byte local store",
+                          r.api, r.bytes, r.local, r.remote, ldm_bytes));
+  }
+  std::vector<int> receivers;
+  if (r.scope == RmaScope::kCore) {
+    if (r.peer < 0 || r.peer >= cores) {
+      core.trap(FaultKind::kInvalidArgument,
+                fmt::format("{}: peer core {} is not in the group (0..{})", r.api, r.peer, cores - 1));
+    }
+    receivers.push_back(r.op == RmaOp::kPut ? r.peer : core.id());
+  } else {
+    if (r.op == RmaOp::kGet) core.trap(FaultKind::kInvalidArgument, fmt::format("{}: a broadcast RMA is a put", r.api));
+    if (r.scope == RmaScope::kGroup) {
+      for (int k = 0; k < cores; ++k) receivers.push_back(k);
+    } else {
+      const int n = static_cast<int>(r.scope == RmaScope::kRow ? a.cols : a.rows);
+      for (int k = 0; k < n; ++k) {
+        receivers.push_back(r.scope == RmaScope::kRow ? core.row() * static_cast<int>(a.cols) + k
+                                                      : k * static_cast<int>(a.cols) + core.col());
+      }
+    }
+  }
+  std::byte* const base = group_.ldm.data();
+  const auto at = [&](int id, LdmAddr offset) { return base + static_cast<std::size_t>(id) * ldm_bytes + offset; };
+  const int source = r.op == RmaOp::kPut ? core.id() : r.peer;
+  const LdmAddr from = r.op == RmaOp::kPut ? r.local : r.remote;
+  const LdmAddr to = r.op == RmaOp::kPut ? r.remote : r.local;
+  for (int id : receivers) std::memmove(at(id, to), at(source, from), r.bytes);
+
+  // Timing: the engine's issue slot, then the link, then the flight to the farthest receiver.
+  const auto cluster_of = [&](int id) {
+    const int cl = static_cast<int>(rma.cluster);
+    return std::pair{id / static_cast<int>(a.cols) / cl, id % static_cast<int>(a.cols) / cl};
+  };
+  const auto [row0, col0] = cluster_of(core.id());
+  int hops = 0;
+  for (int id : receivers) {
+    const auto [row1, col1] = cluster_of(r.op == RmaOp::kPut ? id : r.peer);
+    hops = std::max(hops, std::abs(row1 - row0) + std::abs(col1 - col0));
+  }
+  const double rate = r.scope == RmaScope::kCore ? rma.bytes_per_cycle : rma.broadcast_bytes_per_cycle;
+  const Cycle issue_start = std::max(core.cycle_, core.rma_issue_free_);
+  core.rma_issue_free_ = issue_start + rma.issue_cycles;
+  const Cycle link_start = std::max(core.rma_issue_free_, core.rma_link_free_);
+  core.rma_link_free_ = link_start + static_cast<Cycle>(std::ceil(static_cast<double>(r.bytes) / rate));
+  core.cycle_ += 1;  // the instruction that hands the operation to the engine
+  core.stats_->busy_cycles += 1;
+  return core.rma_link_free_ + rma.latency_cycles + static_cast<Cycle>(hops) * rma.hop_cycles;
+}
+
+void GroupRun::block_until(Core& core, const std::function<bool()>& ready, const std::string& what) {
+  if (ready()) return;
+  const auto id = static_cast<std::size_t>(core.id());
+  states_[id] = State::kAtCondition;
+  condition_notes_[id] = fmt::format("{} (since cycle {})", what, core.cycle_);
+  NoLock lock;
+  while (!ready() && !aborted_) {
+    states_[id] = State::kAtCondition;
+    condition_changed_.wait(lock);
+  }
+  if (aborted_) throw Aborted{};
+  states_[id] = State::kReady;
+}
+
+void GroupRun::notify_waiters(Cycle at) {
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    if (states_[i] == State::kAtCondition) wake(static_cast<int>(i), std::max(cores_[i]->cycle_, at));
+  }
+  condition_changed_.notify_all();
+}
+
 void GroupRun::record_fault(const Fault& fault) {
   auto key = [](const Fault& f) { return std::make_tuple(f.cycle(), f.core()); };
   if (!first_fault_ || key(fault) < key(*first_fault_)) first_fault_ = fault;
@@ -247,6 +341,7 @@ void GroupRun::record_fault(const Fault& fault) {
     aborted_ = true;
     for (auto& slot : slots_) slot.released.notify_all();
     for (auto& q : reg_queues_) q.changed.notify_all();
+    condition_changed_.notify_all();
   }
 }
 
@@ -259,6 +354,7 @@ void GroupRun::on_deadlock() {
   if (aborted_) {
     for (auto& slot : slots_) slot.released.notify_all();
     for (auto& q : reg_queues_) q.changed.notify_all();
+    condition_changed_.notify_all();
     return;
   }
   std::string dump;
@@ -287,6 +383,9 @@ void GroupRun::on_deadlock() {
         state =
             fmt::format("waiting since cycle {} to put a register value to core {}, whose {} buffer is full",
                         reg_notes_[i].since, reg_notes_[i].peer, reg_notes_[i].bus == RegBus::kRow ? "row" : "column");
+        break;
+      case State::kAtCondition:
+        state = "waiting: " + condition_notes_[i];
         break;
       case State::kReady:
         state = fmt::format("blocked at cycle {}", core.cycle_);

@@ -7,6 +7,7 @@
 #include <boost/fiber/condition_variable.hpp>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,13 +46,16 @@ class GroupRun {
   void barrier(Core& core, Scope scope);
   void reg_put(Core& core, RegBus bus, int dst, const RegValue& value);
   RegValue reg_get(Core& core, RegBus bus);
+  Cycle rma(Core& core, const RmaRequest& request);
+  void block_until(Core& core, const std::function<bool()>& ready, const std::string& what);
+  void notify_waiters(Cycle at);
   /// Records a fault raised by a core and aborts the group.
   void record_fault(const Fault& fault);
   /// Records a lint warning (an alignment violation the lint policy let through).
   void record_warning(const Core& core, const std::string& message);
 
  private:
-  enum class State : std::uint8_t { kReady, kAtBarrier, kAtRegGet, kAtRegPut, kExited };
+  enum class State : std::uint8_t { kReady, kAtBarrier, kAtRegGet, kAtRegPut, kAtCondition, kExited };
   struct Slot {
     std::uint32_t expected = 0;
     std::uint32_t arrived = 0;
@@ -106,6 +110,9 @@ class GroupRun {
   void wake(int core, Cycle at);
   std::deque<RegQueue> reg_queues_;
   std::vector<RegNote> reg_notes_;
+  // block_until: what each blocked core waits for, and the condition variable every notify wakes.
+  std::vector<std::string> condition_notes_;
+  boost::fibers::condition_variable_any condition_changed_;
   std::deque<Slot> slots_;  // group, then one per row, then one per column
   int live_ = 0;
   bool aborted_ = false;

@@ -46,7 +46,7 @@ constexpr std::string_view kCyclesRule = "must be in 0..1000000000";
 
 /// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
 /// than "model" belong to the timing model and are not listed.
-constexpr std::array<std::string_view, 38> kSchema = {
+constexpr std::array<std::string_view, 46> kSchema = {
     "name",
     "clock_hz",
     "core_groups",
@@ -77,6 +77,13 @@ constexpr std::array<std::string_view, 38> kSchema = {
     "core_groups.cores.register_communication.put_cycles",
     "core_groups.cores.register_communication.get_cycles",
     "core_groups.cores.register_communication.buffer_entries",
+    "core_groups.cores.rma",
+    "core_groups.cores.rma.issue_cycles",
+    "core_groups.cores.rma.bytes_per_cycle",
+    "core_groups.cores.rma.broadcast_bytes_per_cycle",
+    "core_groups.cores.rma.latency_cycles",
+    "core_groups.cores.rma.hop_cycles",
+    "core_groups.cores.rma.cluster",
     "dma",
     "dma.granularity_bytes",
     "dma.transaction_bytes",
@@ -360,6 +367,25 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
       r.buffer_entries = to_u32(integer_in(comm, "buffer_entries", *v, 1, 1024, "must be in 1..1024"));
     }
   }
+  if (const json* rma_tree = cores.find("rma")) {
+    const Object rma(cores.ctx(), *rma_tree, cores.path_of("rma"));
+    RmaArch& r = out.rma;
+    r.available = true;
+    const auto cycles = [&](std::string_view key, std::uint32_t& field) {
+      if (const json* v = rma.find(key)) field = to_u32(integer_in(rma, key, *v, 0, kMaxTimingCycles, kCyclesRule));
+    };
+    cycles("issue_cycles", r.issue_cycles);
+    cycles("latency_cycles", r.latency_cycles);
+    cycles("hop_cycles", r.hop_cycles);
+    if (const json* v = rma.find("bytes_per_cycle")) r.bytes_per_cycle = bounded_rate(rma, "bytes_per_cycle", *v, 1e6);
+    r.broadcast_bytes_per_cycle = r.bytes_per_cycle;
+    if (const json* v = rma.find("broadcast_bytes_per_cycle")) {
+      r.broadcast_bytes_per_cycle = bounded_rate(rma, "broadcast_bytes_per_cycle", *v, 1e6);
+    }
+    if (const json* v = rma.find("cluster")) {
+      r.cluster = to_u32(integer_in(rma, "cluster", *v, 1, kMaxRowsCols, "must be in 1..32"));
+    }
+  }
 }
 
 void read_core_groups(const Object& groups, const DmaArch& dma, Arch& out) {
@@ -397,6 +423,14 @@ nlohmann::json Arch::to_json() const {
   cores["ldm_bytes"] = ldm_bytes;
   cores["flops_per_cycle"] = flops_per_cycle;
   cores["barrier_cycles"] = barrier_cycles;
+  if (rma.available) {
+    cores["rma"] = {{"issue_cycles", rma.issue_cycles},
+                    {"bytes_per_cycle", rma.bytes_per_cycle},
+                    {"broadcast_bytes_per_cycle", rma.broadcast_bytes_per_cycle},
+                    {"latency_cycles", rma.latency_cycles},
+                    {"hop_cycles", rma.hop_cycles},
+                    {"cluster", rma.cluster}};
+  }
   if (register_comm.available) {
     cores["register_communication"] = {{"latency_cycles", register_comm.latency_cycles},
                                        {"put_cycles", register_comm.put_cycles},

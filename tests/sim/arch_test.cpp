@@ -234,6 +234,15 @@ TEST_CASE("every rule is checked at its boundary and the error names the path", 
     CHECK(arch.register_comm == ldmsim::RegisterCommArch{true, 0, 1, 1, 4});  // present = available, defaults
     CHECK(ldmsim::Arch::from_json(arch.to_json()) == arch);
   }
+  SECTION("core_groups.cores.rma") {
+    check_rejects("/core_groups/cores/rma/cluster", 0, "core_groups.cores.rma.cluster must be in 1..32 (got 0)");
+    check_rejects("/core_groups/cores/rma/bytes_per_cycle", 0, "core_groups.cores.rma.bytes_per_cycle");
+    const auto arch = ldmsim::Arch::from_json(with("/core_groups/cores/rma", json{{"bytes_per_cycle", 8}}));
+    CHECK(arch.rma == ldmsim::RmaArch{true, 0, 8, 8, 0, 0, 1});  // broadcast rate defaults to bytes_per_cycle
+    CHECK(ldmsim::Arch::from_json(arch.to_json()) == arch);
+    CHECK(ldmsim::Arch::preset("sw26010pro").rma == ldmsim::RmaArch{true, 61, 25.6, 15, 53, 4, 2});
+    CHECK_FALSE(ldmsim::Arch::preset("sw26010").rma.available);
+  }
   SECTION("core_groups.count") {
     check_rejects("/core_groups/count", 0, "core_groups.count must be in 1..64 (got 0)");
     check_rejects("/core_groups/count", -1, "core_groups.count must be in 1..64 (got -1)");

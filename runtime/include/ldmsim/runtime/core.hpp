@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -39,6 +40,21 @@ enum class RegBus : std::uint8_t { kRow = 0, kCol = 1 };
 /// One register-communication value: 256 bits.
 struct RegValue {
   std::array<std::byte, 32> bytes{};
+};
+
+/// RMA (SW26010-Pro): a put copies local ldm bytes to a peer's ldm (or, with a row / column scope, to the same
+/// offset of every core of this row / column / group, this core included), a get copies a peer's bytes into this
+/// ldm.
+enum class RmaOp : std::uint8_t { kPut, kGet };
+enum class RmaScope : std::uint8_t { kCore, kRow, kCol, kGroup };
+struct RmaRequest {
+  RmaOp op = RmaOp::kPut;
+  RmaScope scope = RmaScope::kCore;
+  int peer = 0;        ///< core id in the group (kCore)
+  LdmAddr local = 0;   ///< this core's ldm offset
+  LdmAddr remote = 0;  ///< the peer's (or every receiver's) ldm offset
+  std::uint64_t bytes = 0;
+  const char* api = "Core::rma";
 };
 
 /// Work charged to a core: flops at the arch's flops_per_cycle, plus raw cycles.
@@ -184,6 +200,17 @@ class Core {
   /// Receives the oldest value on this core's row (or column) bus, blocking until one arrives; a get no put
   /// will ever answer ends in the group's deadlock trap.
   RegValue reg_get(RegBus bus);
+  /// RMA (arch rma): moves the bytes now and returns the cycle they have landed at every receiver (also when the
+  /// operation completes for this core, which is not charged here: wait with wait_until). Traps on an arch
+  /// without RMA, bad sizes, misaligned or out-of-range offsets and bad peers.
+  Cycle rma(const RmaRequest& request);
+  /// Blocks until ready() holds, re-checked whenever a core of the group calls notify_waiters(); `what`
+  /// describes the wait in the deadlock dump when no core can make it true.
+  void block_until(const std::function<bool()>& ready, const std::string& what);
+  /// Wakes the cores blocked in block_until to re-check their condition.
+  void notify_waiters();
+  /// Moves this core's clock to `cycle` if that is later (waiting, counted as a synchronisation wait).
+  void wait_until(Cycle cycle);
   /// Charges computation: flops / flops_per_cycle (rounded up) plus cost.cycles.
   void compute(Cost cost);
   /// Charges vector work through the arch's compute model (ComputeModel::cycles).
@@ -227,6 +254,8 @@ class Core {
   Ldm ldm_;
   CoreStats* stats_;
   detail::CoreOrder* order_ = nullptr;
+  Cycle rma_issue_free_ = 0;  // this core's RMA engine: next free issue slot and link
+  Cycle rma_link_free_ = 0;
   std::vector<Pending> pending_;
   std::uint64_t next_request_id_ = 1;
   // This core's fiber stack: code running on the core's own fiber has its frames inside it, so a frame address

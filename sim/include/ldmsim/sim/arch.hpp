@@ -55,6 +55,22 @@ struct RegisterCommArch {
   friend bool operator==(const RegisterCommArch&, const RegisterCommArch&) = default;
 };
 
+/// RMA between the local stores of one core group (SW26010-Pro): a core's RMA engine takes issue_cycles per
+/// operation, then streams its bytes at bytes_per_cycle (broadcast_bytes_per_cycle for a row or column
+/// broadcast); the data lands latency_cycles + hop_cycles per hop later, where a hop is a step between clusters
+/// of cluster x cluster cores in the mesh.
+struct RmaArch {
+  bool available = false;  ///< false: the arch has none (SW26010 uses register communication instead)
+  std::uint32_t issue_cycles = 0;
+  double bytes_per_cycle = 1.0;
+  double broadcast_bytes_per_cycle = 1.0;
+  std::uint32_t latency_cycles = 0;
+  std::uint32_t hop_cycles = 0;
+  std::uint32_t cluster = 1;
+
+  friend bool operator==(const RmaArch&, const RmaArch&) = default;
+};
+
 /// A whole simulated node.
 struct Arch {
   std::string name;
@@ -68,6 +84,7 @@ struct Arch {
   ComputeModel compute = ComputeModel::scalar(1.0);  ///< vector work (KernelWork): matmul tiles, conv
   std::uint32_t barrier_cycles = 0;                  ///< cost of a barrier once the last participant arrives
   RegisterCommArch register_comm;                    ///< "register_communication" of the cores
+  RmaArch rma;                                       ///< "rma" of the cores
   DmaArch dma;
 
   std::uint32_t cores_per_group() const { return rows * cols; }
