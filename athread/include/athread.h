@@ -4,7 +4,24 @@
 #ifndef LDMSIM_ATHREAD_H
 #define LDMSIM_ATHREAD_H
 
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "ldmsim_athread_common.h"
+
+/* What the SDK's athread.h brings along and programs use without defining it: the C headers above, TRUE /
+ * FALSE and the separator line HLINE. */
+#ifndef TRUE
+#define TRUE 1
+#endif
+#ifndef FALSE
+#define FALSE 0
+#endif
+#ifndef HLINE
+#define HLINE "==================================================================\n"
+#endif
 
 #ifdef __cplusplus
 extern "C" {

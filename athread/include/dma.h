@@ -14,17 +14,19 @@ extern "C" {
 /* A DMA descriptor. The hardware packs it in a vector register, and code initializes and compares it with 0
  * (`dma_desc d = 0;`): in C++ (how slave files are compiled) it is a struct that allows both; in C a plain
  * struct (`dma_desc d = {0};`). */
+#define LDMSIM_DMA_DESC_FIELDS \
+  int op;                      \
+  int mode;                    \
+  long size;                   \
+  long bsize;                  \
+  long stepsize;               \
+  unsigned mask;               \
+  volatile void* reply;
 #ifdef __cplusplus
 }
 extern "C++" {
 struct dma_desc {
-  int op;
-  int mode;
-  long size;
-  long bsize;
-  long stepsize;
-  unsigned mask;
-  volatile void* reply;
+  LDMSIM_DMA_DESC_FIELDS
 
   dma_desc() = default;
   /* `dma_desc d = 0;` clears every field. */
@@ -39,13 +41,7 @@ struct dma_desc {
 extern "C" {
 #else
 typedef struct {
-  int op;
-  int mode;
-  long size;
-  long bsize;
-  long stepsize;
-  unsigned mask;
-  volatile void* reply;
+  LDMSIM_DMA_DESC_FIELDS
 } dma_desc;
 #endif
 

@@ -74,24 +74,7 @@ inline floatv8 simd_vcpyfs(float x) {
   return floatv8(x);
 }
 
-/* Element-wise arithmetic (the operators work as well); d double, s float, w 32-bit and l 64-bit integer lanes. */
-#define simd_vaddd(a, b) ((a) + (b))
-#define simd_vsubd(a, b) ((a) - (b))
-#define simd_vmuld(a, b) ((a) * (b))
-#define simd_vdivd(a, b) ((a) / (b))
-#define simd_vadds(a, b) ((a) + (b))
-#define simd_vsubs(a, b) ((a) - (b))
-#define simd_vmuls(a, b) ((a) * (b))
-#define simd_vdivs(a, b) ((a) / (b))
-#define simd_vaddw(a, b) ((a) + (b))
-#define simd_vsubw(a, b) ((a) - (b))
-#define simd_vaddl(a, b) ((a) + (b))
-#define simd_vsubl(a, b) ((a) - (b))
-#define simd_vandw(a, b) ((a) & (b))
-#define simd_vbisw(a, b) ((a) | (b))
-#define simd_vxorw(a, b) ((a) ^ (b))
-#define simd_vsllw(a, n) ((a) << (n))
-#define simd_vsrlw(a, n) ((a) >> (n))
+/* Element-wise arithmetic macros (simd_vaddd ...): simd.h, shared with the C compilation. */
 
 /* Fused multiply-add family (one instruction each): vmad = a*b+c, vmas = a*b-c, vnmad = -(a*b)+c,
  * vnmas = -(a*b)-c, with d / s suffixed spellings. */

@@ -16,6 +16,26 @@
 /* 256/512-bit vectors passed by value without -mavx: GCC notes the ABI; the simulated core has no ABI to keep. */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+/* Element-wise arithmetic, the same spelling in both compilations (the operators work as well): d double, s
+ * float, w 32-bit and l 64-bit integer lanes. */
+#define simd_vaddd(a, b) ((a) + (b))
+#define simd_vsubd(a, b) ((a) - (b))
+#define simd_vmuld(a, b) ((a) * (b))
+#define simd_vdivd(a, b) ((a) / (b))
+#define simd_vadds(a, b) ((a) + (b))
+#define simd_vsubs(a, b) ((a) - (b))
+#define simd_vmuls(a, b) ((a) * (b))
+#define simd_vdivs(a, b) ((a) / (b))
+#define simd_vaddw(a, b) ((a) + (b))
+#define simd_vsubw(a, b) ((a) - (b))
+#define simd_vaddl(a, b) ((a) + (b))
+#define simd_vsubl(a, b) ((a) - (b))
+#define simd_vandw(a, b) ((a) & (b))
+#define simd_vbisw(a, b) ((a) | (b))
+#define simd_vxorw(a, b) ((a) ^ (b))
+#define simd_vsllw(a, n) ((a) << (n))
+#define simd_vsrlw(a, n) ((a) >> (n))
+
 #ifdef __cplusplus
 #include "ldmsim_simd_cxx_ops.h"
 #else
@@ -65,17 +85,6 @@ static inline intv8 simd_set_intv8(int a, int b, int c, int d, int e, int f, int
   intv8 v = {a, b, c, d, e, f, g, h};
   return v;
 }
-/* Element-wise arithmetic (the vector operators +, -, *, / work as well). */
-#define simd_vaddd(a, b) ((a) + (b))
-#define simd_vsubd(a, b) ((a) - (b))
-#define simd_vmuld(a, b) ((a) * (b))
-#define simd_vdivd(a, b) ((a) / (b))
-#define simd_vadds(a, b) ((a) + (b))
-#define simd_vsubs(a, b) ((a) - (b))
-#define simd_vmuls(a, b) ((a) * (b))
-#define simd_vdivs(a, b) ((a) / (b))
-#define simd_vaddw(a, b) ((a) + (b))
-#define simd_vsubw(a, b) ((a) - (b))
 /** Fused multiply-add family: vmad = a*b+c, vmas = a*b-c, vnmad = -(a*b)+c, vnmas = -(a*b)-c. */
 #define simd_vmad(a, b, c) ((a) * (b) + (c))
 #define simd_vmas(a, b, c) ((a) * (b) - (c))

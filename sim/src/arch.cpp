@@ -328,6 +328,11 @@ json compute_to_json(const ComputeModel& model) {
   return tree;
 }
 
+/// An optional cycle count of an object (0..1e9) into `field`.
+void read_cycles(const Object& object, std::string_view key, std::uint32_t& field) {
+  if (const json* v = object.find(key)) field = to_u32(integer_in(object, key, *v, 0, kMaxTimingCycles, kCyclesRule));
+}
+
 void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   const std::string rows_cols_rule = fmt::format("must be in 1..{}", kMaxRowsCols);
   out.rows = to_u32(integer_in(cores, "rows", cores.require("rows"), 1, kMaxRowsCols, rows_cols_rule));
@@ -357,12 +362,9 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
     const Object comm(cores.ctx(), *reg, cores.path_of("register_communication"));
     RegisterCommArch& r = out.register_comm;
     r.available = true;
-    const auto cycles = [&](std::string_view key, std::uint32_t& field) {
-      if (const json* v = comm.find(key)) field = to_u32(integer_in(comm, key, *v, 0, kMaxTimingCycles, kCyclesRule));
-    };
-    cycles("latency_cycles", r.latency_cycles);
-    cycles("put_cycles", r.put_cycles);
-    cycles("get_cycles", r.get_cycles);
+    read_cycles(comm, "latency_cycles", r.latency_cycles);
+    read_cycles(comm, "put_cycles", r.put_cycles);
+    read_cycles(comm, "get_cycles", r.get_cycles);
     if (const json* v = comm.find("buffer_entries")) {
       r.buffer_entries = to_u32(integer_in(comm, "buffer_entries", *v, 1, 1024, "must be in 1..1024"));
     }
@@ -371,12 +373,9 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
     const Object rma(cores.ctx(), *rma_tree, cores.path_of("rma"));
     RmaArch& r = out.rma;
     r.available = true;
-    const auto cycles = [&](std::string_view key, std::uint32_t& field) {
-      if (const json* v = rma.find(key)) field = to_u32(integer_in(rma, key, *v, 0, kMaxTimingCycles, kCyclesRule));
-    };
-    cycles("issue_cycles", r.issue_cycles);
-    cycles("latency_cycles", r.latency_cycles);
-    cycles("hop_cycles", r.hop_cycles);
+    read_cycles(rma, "issue_cycles", r.issue_cycles);
+    read_cycles(rma, "latency_cycles", r.latency_cycles);
+    read_cycles(rma, "hop_cycles", r.hop_cycles);
     if (const json* v = rma.find("bytes_per_cycle")) r.bytes_per_cycle = bounded_rate(rma, "bytes_per_cycle", *v, 1e6);
     r.broadcast_bytes_per_cycle = r.bytes_per_cycle;
     if (const json* v = rma.find("broadcast_bytes_per_cycle")) {
