@@ -68,14 +68,17 @@ static inline void dma_set_mask(dma_desc* d, unsigned mask) {
   d->mask = mask;
 }
 static inline void __ldmsim_dma_desc_issue(dma_desc d, const void* mem, const void* ldm) {
+  if (d.op == DMA_BARRIER) {
+    __ldmsim_athread_unsupported("dma(DMA_BARRIER)", "a DMA barrier is not simulated; use dma_wait on the replies");
+  }
   const int get = d.op == DMA_GET || d.op == DMA_GET_P;
   __ldmsim_athread_dma(get ? "dma(DMA_GET)" : "dma(DMA_PUT)", get, d.mode, mem, ldm, d.size, d.bsize, d.stepsize,
                        d.mask == 0 ? 0xffu : d.mask, d.reply, 0);
 }
 #ifdef __cplusplus
 }
-#include <type_traits>
 extern "C++" {
+#include <type_traits>
 /* Addresses as pointers or as integers of pointer width (`dma(d, (long)a, (long)buf)`). */
 template <class A>
 inline const void* __ldmsim_dma_address(A a) {

@@ -53,6 +53,8 @@ void __ldmsim_athread_rma(const char* api, int op, int reach, void* local, const
                           volatile void* l_rply, volatile void* r_rply, int blocking);
 /** Waits until an RMA reply counter reaches value, blocking while other cores may still raise it. */
 void __ldmsim_athread_rma_wait(const char* api, volatile void* rply, long value);
+/** Traps on a call ldmsim does not simulate, with why. */
+void __ldmsim_athread_unsupported(const char* api, const char* why);
 /** Traps a misaligned simd_load/simd_store (the address must be aligned to the vector size). */
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment);
 

@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
+extern "C++" { /* also when the includer wraps this header in extern "C" */
 #include <type_traits>
+}
 
 /* Vector work of the running core since the runtime last looked: instructions by element type (0 f64, 1 f32,
  * 2 integer), vector ldm accesses. The layer turns it into cycles through the arch's compute model at the next
@@ -22,7 +24,7 @@ struct ldmsim_simd_work_t {
   unsigned long long ops[3];
   unsigned long long ldm_accesses;
 };
-extern struct ldmsim_simd_work_t __ldmsim_simd_work;
+extern thread_local struct ldmsim_simd_work_t __ldmsim_simd_work; /* per host thread: host code is not charged */
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment);
 }
 
@@ -54,6 +56,12 @@ struct Vec {
   /* A scalar splats to every lane (the Sunway compilers' scalar-to-vector rule). */
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
   constexpr Vec(S s) : v(raw_type{} + static_cast<T>(s)) {}
+  /* Brace initialisation with several values, lane i = value i, the remaining lanes 0 (`doublev4 v = {1, 2, 3,
+   * 4};`); one value splats, as above. */
+  template <
+      class S0, class S1, class... S,
+      std::enable_if_t<std::is_arithmetic_v<S0> && std::is_arithmetic_v<S1> && sizeof...(S) + 2 <= Lanes, int> = 0>
+  constexpr Vec(S0 s0, S1 s1, S... rest) : v{static_cast<T>(s0), static_cast<T>(s1), static_cast<T>(rest)...} {}
   /* Between vector types: equal lane counts convert values (doublev4 <-> floatv4, intv8 <-> floatv8 ...);
    * otherwise, and to or from the raw integer types, the bits are kept (the sizes must match). */
   template <class U, int M, bool B>
@@ -107,6 +115,7 @@ struct Vec {
 template <class V>
 struct Product : V {
   explicit Product(const V& value) : V(value) {}
+  mutable bool fused = false;  // a product used twice is one FMA and then a plain add
 };
 template <class T, int L, bool B>
 Product<Vec<T, L, B>> operator*(const Vec<T, L, B>& a, const Vec<T, L, B>& b) {
@@ -114,8 +123,16 @@ Product<Vec<T, L, B>> operator*(const Vec<T, L, B>& a, const Vec<T, L, B>& b) {
   return Product<Vec<T, L, B>>(Vec<T, L, B>(a.v * b.v));
 }
 template <class V>
-inline void fuse(const Product<V>&) {  // the multiply becomes part of an FMA
-  --__ldmsim_simd_work.ops[type_index<typename V::element_type>()];
+inline void fuse(const Product<V>& p) {  // the multiply becomes part of an FMA
+  if (p.fused) {
+    V::count_op();
+    return;
+  }
+  p.fused = true;
+  // The multiply may already have been charged (an athread call in between flushes the counts): then the
+  // FMA is counted on top of it rather than the count going below zero.
+  unsigned long long& ops = __ldmsim_simd_work.ops[type_index<typename V::element_type>()];
+  if (ops > 0) --ops;
   V::count_fma();
 }
 template <class T, int L, bool B>
@@ -191,6 +208,15 @@ template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> =
 Vec<T, L, B> operator>>(const Vec<T, L, B>& a, int n) {
   Vec<T, L, B>::count_op();
   return Vec<T, L, B>(a.v >> n);
+}
+
+/* Logical right shift of integer lanes (simd_vsrlw): the bits shift in as zeros whatever the lane's sign. */
+template <class T, int L, bool B>
+Vec<T, L, B> shift_right_logical(const Vec<T, L, B>& a, int n) {
+  Vec<T, L, B>::count_op();
+  Vec<T, L, B> r;
+  for (int i = 0; i < L; ++i) r.v[i] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(a.v[i]) >> n);
+  return r;
 }
 
 /* Mixed vector-scalar arithmetic (v * 2.0, 1.0 - v): the scalar splats. */

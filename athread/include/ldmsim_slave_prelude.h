@@ -22,6 +22,17 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#if __has_include(<complex.h>)
+#include <complex.h>
+#endif
+#include <fenv.h>
+#include <pthread.h>
+#if __has_include(<tgmath.h>)
+#include <tgmath.h>
+#endif
+#if __has_include(<omp.h>)
+#include <omp.h>
+#endif
 
 #include "crts.h"
 #include "dma.h"

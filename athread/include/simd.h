@@ -34,11 +34,12 @@
 #define simd_vbisw(a, b) ((a) | (b))
 #define simd_vxorw(a, b) ((a) ^ (b))
 #define simd_vsllw(a, n) ((a) << (n))
-#define simd_vsrlw(a, n) ((a) >> (n))
 
 #ifdef __cplusplus
+#define simd_vsrlw(a, n) ldmsim_simd::shift_right_logical((a), (n))
 #include "ldmsim_simd_cxx_ops.h"
 #else
+#define simd_vsrlw(a, n) ((a) >> (n)) /* logical on the unsigned types; use uintv8 for intv8 data */
 typedef double doublev4 __attribute__((vector_size(32)));
 typedef float floatv4 __attribute__((vector_size(16)));
 typedef int32_t intv8 __attribute__((vector_size(32)));

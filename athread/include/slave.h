@@ -77,21 +77,26 @@ inline void __ldmsim_reg_put(const char* api, int bus, const T& value, int dst) 
   __ldmsim_athread_reg_put(api, bus, &value, sizeof(T), dst);
 }
 template <class T>
-inline T __ldmsim_reg_get(const char* api, int bus, T*) {
+inline T __ldmsim_reg_get(const char* api, int bus, const T&) {
   static_assert(sizeof(T) <= 32, "register communication moves at most 256 bits");
   T value;
   __ldmsim_athread_reg_get(api, bus, &value, sizeof(T));
   return value;
 }
+template <class T>
+inline void __ldmsim_reg_get_into(const char* api, int bus, T& var) {
+  static_assert(sizeof(T) <= 32, "register communication moves at most 256 bits");
+  __ldmsim_athread_reg_get(api, bus, &var, sizeof(T));
+}
 }
 #define REG_PUTR(var, dst) __ldmsim_reg_put("REG_PUTR", 0, (var), (dst))
 #define REG_PUTC(var, dst) __ldmsim_reg_put("REG_PUTC", 1, (var), (dst))
-#define REG_GETR(var) ((var) = __ldmsim_reg_get("REG_GETR", 0, &(var)))
-#define REG_GETC(var) ((var) = __ldmsim_reg_get("REG_GETC", 1, &(var)))
+#define REG_GETR(var) __ldmsim_reg_get_into("REG_GETR", 0, (var))
+#define REG_GETC(var) __ldmsim_reg_get_into("REG_GETC", 1, (var))
 #define simd_putr(var, dst) __ldmsim_reg_put("simd_putr", 0, (var), (dst))
 #define simd_putc(var, dst) __ldmsim_reg_put("simd_putc", 1, (var), (dst))
-#define simd_getr(var) __ldmsim_reg_get("simd_getr", 0, &(var))
-#define simd_getc(var) __ldmsim_reg_get("simd_getc", 1, &(var))
+#define simd_getr(var) __ldmsim_reg_get("simd_getr", 0, (var))
+#define simd_getc(var) __ldmsim_reg_get("simd_getc", 1, (var))
 extern "C" {
 #else
 #define REG_PUTR(var, dst)                                                            \

@@ -67,15 +67,19 @@ void write_outputs(Session& s, const char* when) {
 
 void write_outputs_at_exit() {
   Session& s = session();
+  if (s.active != nullptr) return;  // exit() called by slave code, on the launch's own thread: nothing to join
+  bool trapped = false;
   if (s.spawned) {  // finish the launch so that its cycles and DMA are in the results (exit() may not be called here)
     s.spawned = false;
     try {
       s.launch.join();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", s.spawned_name.c_str(), e.what());
+      trapped = true;
     }
   }
   write_outputs(s, "at exit, athread_halt was not called");
+  if (trapped) std::_Exit(3);  // a trap is exit status 3, as at athread_join
 }
 }  // namespace
 
@@ -163,7 +167,8 @@ int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   if (!s.machine) fail((std::string(api) + " before athread_init").c_str(), 2);
   if (s.spawned) fail((std::string(api) + " while the previous spawn was not joined (call athread_join)").c_str(), 2);
   s.mirror.refresh(s.machine->memory());
-  s.rma_replies.clear();
+  s.rma_pending.clear();
+  s.rma_pending_count = 0;
   ldmsim::LaunchSpec spec;
   if (!all_groups) spec.groups = {0};  // empty: every core group
   s.all_groups_used = s.all_groups_used || all_groups;

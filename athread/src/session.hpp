@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "host_memory.hpp"
@@ -19,10 +18,16 @@ namespace ldmsim::athread {
 
 struct SlaveContext;
 
-/// When an RMA reply word (core group, core, ldm offset) reached a value.
-struct ReplyEvent {
-  int value = 0;
-  Cycle arrival = 0;
+/// An RMA's effect on one core, applied when that core's clock reaches `landing` (at its next athread call or
+/// in its waits): bytes into its ldm (or into a stack array of the issuer, for a get) and a reply word raised.
+struct RmaDelivery {
+  Cycle landing = 0;
+  std::uint64_t seq = 0;  // issue order, for equal landing cycles
+  LdmAddr offset = 0;
+  std::vector<std::byte> data;       // empty: only a reply
+  std::byte* host_target = nullptr;  // a stack array of the receiving core instead of its ldm
+  bool has_reply = false;
+  LdmAddr reply_offset = 0;
 };
 
 struct Session {
@@ -37,12 +42,13 @@ struct Session {
   std::byte* tl_begin = nullptr;
   std::byte* tl_end = nullptr;
   std::vector<std::byte> tl_initial;
-  bool outputs_written = false;
-  bool all_groups_used = false;  // some spawn ran on every core group (athread_spawn_cgs)    // trace and summary
-                                 // (athread_halt, or at exit)
-  SlaveContext* active = nullptr;
-  std::map<std::tuple<int, int, LdmAddr>, std::vector<ReplyEvent>>
-      rma_replies;  // reset at each spawn  // the compute core whose data is in the section right now
+  bool outputs_written = false;    // trace and summary written (athread_halt, or at exit)
+  bool all_groups_used = false;    // some spawn ran on every core group (athread_spawn_cgs)
+  SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
+  // RMA effects not yet applied, per (core group, core), in (landing, seq) order; reset at each spawn.
+  std::map<std::pair<int, int>, std::vector<RmaDelivery>> rma_pending;
+  std::uint64_t rma_pending_count = 0;
+  std::uint64_t rma_seq = 0;
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
 };

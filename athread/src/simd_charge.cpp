@@ -8,7 +8,7 @@
 #include "ldmsim_simd_cxx.h"
 
 extern "C" {
-struct ldmsim_simd_work_t __ldmsim_simd_work = {};
+thread_local struct ldmsim_simd_work_t __ldmsim_simd_work = {};
 }
 
 namespace ldmsim::athread {

@@ -94,7 +94,7 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   r.main = s.mirror.to_device(main_host).value_or(main_host);  // unmapped: the engine traps on the raw address
   r.ldm = ref.offset;
   r.length = field(len);
-  r.bsize = field(bsize);
+  r.bsize = stride == 0 ? 0 : field(bsize);  // no gap: contiguous, whatever bsize says (as on hardware)
   r.stride = field(stride);
   r.row_mask = mask;
   r.api = api;
@@ -218,6 +218,10 @@ void __ldmsim_athread_ldm_free(const char* api, void* ptr) {
 
 void __ldmsim_athread_reg_put(const char* api, int bus, const void* data, size_t bytes, int dst) {
   SlaveContext& ctx = current(api);
+  if (bytes > sizeof(RegValue)) {
+    trap(ctx, FaultKind::kInvalidArgument,
+         fmt::format("{}: a {}-byte value; register communication moves at most 32 bytes (256 bits)", api, bytes));
+  }
   charge_all(ctx);  // a value sent is normally computed from what earlier gets brought in
   RegValue value;
   std::memcpy(value.bytes.data(), data, std::min(bytes, value.bytes.size()));
@@ -232,6 +236,10 @@ void __ldmsim_athread_reg_put(const char* api, int bus, const void* data, size_t
 
 void __ldmsim_athread_reg_get(const char* api, int bus, void* data, size_t bytes) {
   SlaveContext& ctx = current(api);
+  if (bytes > sizeof(RegValue)) {
+    trap(ctx, FaultKind::kInvalidArgument,
+         fmt::format("{}: a {}-byte variable; register communication moves at most 32 bytes (256 bits)", api, bytes));
+  }
   RegValue value;
   try {
     SwitchGuard guard(ctx);
@@ -241,6 +249,11 @@ void __ldmsim_athread_reg_get(const char* api, int bus, void* data, size_t bytes
     throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(), fmt::format("{}: {}", api, f.detail()));
   }
   std::memcpy(data, value.bytes.data(), std::min(bytes, value.bytes.size()));
+}
+
+void __ldmsim_athread_unsupported(const char* api, const char* why) {
+  SlaveContext& ctx = current(api);
+  trap(ctx, FaultKind::kInvalidArgument, fmt::format("{}: {}", api, why));
 }
 
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "rma_delivery.hpp"
 #include "simd_charge.hpp"
 
 namespace ldmsim::athread {
@@ -32,6 +33,7 @@ SlaveContext& current(const char* api) {
     std::exit(3);
   }
   charge_simd_work(*ctx->core);  // vector work done since the last call happened before this call
+  deliver_due_rma(*ctx);
   return *ctx;
 }
 

@@ -47,7 +47,7 @@ class FcfsChannelsModel final : public TimingModel {
     const TransactionShape shape = transaction_shape(request, transaction_bytes_);
     const bool put = request.op == DmaOp::kPut;  // BCAST and ROW gets read memory once, like a PE get
     const double per_transaction = put ? put_transaction_cycles_ : get_transaction_cycles_;
-    return overhead_ + static_cast<double>(shape.blocks - 1) * block_ +
+    return overhead_ + static_cast<double>(std::max<std::uint64_t>(shape.blocks, 1) - 1) * block_ +
            static_cast<double>(shape.realigned_blocks) * realign_ +
            static_cast<double>(shape.transactions) * per_transaction +
            (put ? static_cast<double>(shape.partial_transactions) * partial_put_ : 0.0);

@@ -190,7 +190,10 @@ void GroupRun::reg_put(Core& core, RegBus bus, int dst, const RegValue& value) {
       states_[static_cast<std::size_t>(core.id())] = State::kAtRegPut;
       reg_notes_[static_cast<std::size_t>(core.id())] = {bus, since, target};
       NoLock lock;
-      while (q.values.size() >= comm.buffer_entries && !aborted_) q.changed.wait(lock);
+      while (q.values.size() >= comm.buffer_entries && !aborted_) {
+        states_[static_cast<std::size_t>(core.id())] = State::kAtRegPut;  // again, after losing a freed entry
+        q.changed.wait(lock);
+      }
       if (aborted_) throw Aborted{};
       states_[static_cast<std::size_t>(core.id())] = State::kReady;
       core.cycle_ = std::max(core.cycle_, q.last_get);
@@ -218,7 +221,10 @@ RegValue GroupRun::reg_get(Core& core, RegBus bus) {
     states_[static_cast<std::size_t>(core.id())] = State::kAtRegGet;
     reg_notes_[static_cast<std::size_t>(core.id())] = {bus, since, -1};
     NoLock lock;
-    while (q.values.empty() && !aborted_) q.changed.wait(lock);
+    while (q.values.empty() && !aborted_) {
+      states_[static_cast<std::size_t>(core.id())] = State::kAtRegGet;
+      q.changed.wait(lock);
+    }
     if (aborted_) throw Aborted{};
     states_[static_cast<std::size_t>(core.id())] = State::kReady;
   }
@@ -287,7 +293,11 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
   const int source = r.op == RmaOp::kPut ? core.id() : r.peer;
   const LdmAddr from = r.op == RmaOp::kPut ? r.local : r.remote;
   const LdmAddr to = r.op == RmaOp::kPut ? r.remote : r.local;
-  for (int id : receivers) std::memmove(at(id, to), at(source, from), r.bytes);
+  if (r.move_data) {
+    // Through a copy: a broadcast whose source overlaps its destination gives every receiver the same bytes.
+    const std::vector<std::byte> bytes(at(source, from), at(source, from) + r.bytes);
+    for (int id : receivers) std::memcpy(at(id, to), bytes.data(), r.bytes);
+  }
 
   // Timing: the engine's issue slot, then the link, then the flight to the farthest receiver.
   const auto cluster_of = [&](int id) {

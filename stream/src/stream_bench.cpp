@@ -189,6 +189,12 @@ void verify_outputs(Machine& m, const Plan& plan, DeviceAddr out_base, std::uint
   }
 }
 
+/// Main-memory blocks each array holds per round: one per streaming core, and in ROW mode at least one per row.
+std::uint64_t blocks_per_round(const Plan& plan) {
+  const auto cores = static_cast<std::uint64_t>(plan.cores);
+  return plan.mode == StreamMode::kRow ? std::max(cores, static_cast<std::uint64_t>(plan.rows)) : cores;
+}
+
 Plan make_plan(const Arch& arch, const StreamConfig& config) {
   Plan plan;
   plan.kernel = config.kernel;
@@ -246,10 +252,11 @@ Plan make_plan(const Arch& arch, const StreamConfig& config) {
   plan.rounds = config.rounds != 0
                     ? config.rounds
                     : std::clamp((kDefaultBytesPerCore + plan.request - 1) / plan.request, kMinRounds, kMaxRounds);
-  // Each array holds rounds x cores requests at the pitch; it must fit the group's main memory with the others.
+  // Each array holds rounds x blocks-per-round requests at the pitch (ROW mode reads one block per row and round,
+  // whatever --cores); it must fit the group's main memory with the others.
   const std::uint64_t arrays = has_two_inputs(plan.kernel) ? 3 : 2;
   std::uint64_t array_bytes = 0;
-  if (__builtin_mul_overflow(plan.rounds, static_cast<std::uint64_t>(plan.cores), &array_bytes) ||
+  if (__builtin_mul_overflow(plan.rounds, blocks_per_round(plan), &array_bytes) ||
       __builtin_mul_overflow(array_bytes, plan.pitch, &array_bytes) ||
       array_bytes > arch.main_memory_bytes_per_cg / arrays) {
     throw ConfigError(
@@ -295,7 +302,8 @@ StreamResult run_stream(const Arch& arch, const StreamConfig& config) {
   options.threads = 1;
   Machine m{arch, options};
   const std::uint64_t requests = plan.rounds * static_cast<std::uint64_t>(plan.cores);
-  const std::uint64_t bytes = config.offset_bytes + requests * plan.pitch + arch.dma.transaction_bytes;
+  const std::uint64_t bytes =
+      config.offset_bytes + plan.rounds * blocks_per_round(plan) * plan.pitch + arch.dma.transaction_bytes;
   const DeviceAddr base0 = m.allocate_bytes(bytes, {.name = "stream-in0"});
   const DeviceAddr base1 = has_two_inputs(plan.kernel) ? m.allocate_bytes(bytes, {.name = "stream-in1"}) : 0;
   const DeviceAddr out_base = m.allocate_bytes(bytes, {.name = "stream-out"});
@@ -316,7 +324,11 @@ StreamResult run_stream(const Arch& arch, const StreamConfig& config) {
   r.seconds = static_cast<double>(r.cycles) / arch.clock_hz;
   const std::uint64_t inputs = has_two_inputs(plan.kernel) ? 2 : 1;
   const std::uint64_t per_element = (plan.get_only ? inputs : inputs + 1) * kElementBytes;
-  r.stream_bytes = requests * (plan.request / kElementBytes) * per_element;
+  // With get_only, every ldm a get fills counts (swCandle's broadcast count): per round a broadcast fills the
+  // whole group and the rows' gets every row, whatever --cores.
+  const std::uint64_t receivers =
+      !plan.get_only || plan.mode == StreamMode::kPe ? requests : plan.rounds * arch.cores_per_group();
+  r.stream_bytes = receivers * (plan.request / kElementBytes) * per_element;
   r.dma_bytes = stats.groups.at(0).dma_bytes();
   r.mbps = r.seconds > 0 ? static_cast<double>(r.stream_bytes) / r.seconds / 1e6 : 0;
   r.dma_mbps = r.seconds > 0 ? static_cast<double>(r.dma_bytes) / r.seconds / 1e6 : 0;

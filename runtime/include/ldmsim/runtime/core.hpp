@@ -55,6 +55,7 @@ struct RmaRequest {
   LdmAddr remote = 0;  ///< the peer's (or every receiver's) ldm offset
   std::uint64_t bytes = 0;
   const char* api = "Core::rma";
+  bool move_data = true;  ///< false: only price it (a caller that delivers the bytes itself at the landing cycle)
 };
 
 /// Work charged to a core: flops at the arch's flops_per_cycle, plus raw cycles.

@@ -1,7 +1,9 @@
 /* Corpus: SW26010-Pro RMA as kernels use it: every core puts a block into its right neighbour's local store
  * (athread_rma_iput, replies on both sides, athread_rma_wait_value), core 0 broadcasts a scalar to the whole
  * array (athread_rma_ibcast, l_rply before len) and every core of a row receives a row broadcast from its first
- * core (athread_rma_row_ibcast). `rma_ring deadlock` waits for an RMA no core sends: exit 3, naming the wait. */
+ * core (athread_rma_row_ibcast); an RMA issued before the receivers have started is not lost, and a reply word
+ * cleared by its owner after a barrier still counts the RMA that lands after the clear. `rma_ring deadlock`
+ * waits for an RMA no core sends: exit 3, naming the wait. */
 #include <athread.h>
 #include <stdio.h>
 #include <string.h>

@@ -44,6 +44,11 @@ void simd_functions(void) {
   simd_loade(half, &h);
   out[7] = simd_reduc_plusd(half) / 4;
 
+  doublev4 br = {1, 2, 3, 4}; /* brace initialisation fills the lanes in order */
+  intv8 neg = -16;
+  intv8 shifted = simd_vsrlw(neg, 28);                              /* logical: 0xfffffff0 >> 28 = 15 */
+  doublev4 mixed = (doublev4)_MYID + simd_vshff(br, br, 0xFF) * br; /* an athread call inside an FMA */
+  out[7] += (simd_vextf3(br) == 4 && shifted[5] == 15 && simd_vextf0(mixed) == _MYID + 4) ? 0 : 100;
   doublev4 acc = 0, a = 0.5, b = 2.0;
   unsigned long start = rtc();
   for (int i = 0; i < 100; ++i) acc = a * b + acc; /* contracted to one vmad, as the Sunway compilers do */
