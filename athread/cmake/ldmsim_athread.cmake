@@ -39,15 +39,16 @@ function(ldmsim_add_athread_program name)
       string(MAKE_C_IDENTIFIER "${source}" id)
       set(wrapper ${CMAKE_CURRENT_BINARY_DIR}/${name}_slave_cxx/${index}_${id}.cpp)  # k-1.c and k_1.c differ
       _ldmsim_athread_cxx_wrapper(${absolute} ${wrapper})
+      # C accepted as C++: void* conversions and other C-isms are warnings, as are narrowing initializers
+      # (only for the wrapped C files: genuine C++ slave files compile as they are).
+      set_source_files_properties(${wrapper} PROPERTIES COMPILE_OPTIONS "-fpermissive;-Wno-narrowing")
       list(APPEND slave_sources ${wrapper})
     endif()
   endforeach()
   add_library(${name}_slave OBJECT ${slave_sources})
   target_link_libraries(${name}_slave PRIVATE ldmsim::athread)
-  # C accepted as C++: void* conversions and other C-isms are warnings (-fpermissive), as are narrowing
-  # initializers; GNU C++17 keeps VLAs and compound literals.
-  target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common $<$<COMPILE_LANGUAGE:CXX>:-fpermissive
-                                                                         -Wno-narrowing>)
+  # GNU C++17 keeps VLAs and compound literals.
+  target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common)
   set_target_properties(${name}_slave PROPERTIES CXX_STANDARD 17 CXX_EXTENSIONS ON)
   set(combined ${CMAKE_CURRENT_BINARY_DIR}/${name}_slave_renamed.o)
   add_custom_command(

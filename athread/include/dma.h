@@ -44,6 +44,7 @@ typedef struct {
   LDMSIM_DMA_DESC_FIELDS
 } dma_desc;
 #endif
+#undef LDMSIM_DMA_DESC_FIELDS
 
 static inline void dma_set_op(dma_desc* d, DMA_OP op) {
   d->op = (int)op;

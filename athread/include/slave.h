@@ -20,6 +20,7 @@ extern "C" {
 #define _ROW (__ldmsim_athread_row())
 #define _COL (__ldmsim_athread_col())
 #define _CGN (__ldmsim_athread_cgn())
+#define _PEN (__ldmsim_athread_id()) /* SW26010-Pro's spelling of the core id in the group */
 
 /** The calling core's id (row * 8 + col) for id == -1. */
 static inline int athread_get_id(int core) {
