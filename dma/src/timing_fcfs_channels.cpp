@@ -29,6 +29,9 @@ class FcfsChannelsModel final : public TimingModel {
     overhead_ = params.number("request_overhead_cycles", 0, 0);
     realign_ = params.number("realign_cycles", 0, 0);
     block_ = params.number("block_cycles", 0, 0);
+    strided_realign_ = params.number("strided_realign_cycles", realign_, 0);
+    shared_line_ = params.number("shared_line_cycles", 0, 0);
+    const double broadcast_bytes_per_cycle = params.number("broadcast_bytes_per_cycle", 0, 0);
     partial_put_ = params.number("partial_put_cycles", 0, 0);
     const double bytes_per_cycle = params.bytes_per_cycle("bytes_per_cycle", 16);
     const double put_bytes_per_cycle = params.bytes_per_cycle("put_bytes_per_cycle", bytes_per_cycle);
@@ -39,6 +42,9 @@ class FcfsChannelsModel final : public TimingModel {
     const double channel_bytes = static_cast<double>(transaction_bytes_) * static_cast<double>(channels);
     get_transaction_cycles_ = channel_bytes / bytes_per_cycle;
     put_transaction_cycles_ = channel_bytes / put_bytes_per_cycle;
+    if (broadcast_bytes_per_cycle > 0) {  // BCAST / ROW gets have one channel of their own at this rate
+      broadcast_transaction_cycles_ = static_cast<double>(transaction_bytes_) / broadcast_bytes_per_cycle;
+    }
   }
 
   Cycle issue_cycles(const DmaRequest&) const override { return issue_; }
@@ -46,15 +52,24 @@ class FcfsChannelsModel final : public TimingModel {
   double service_cycles(const DmaRequest& request) const override {
     const TransactionShape shape = transaction_shape(request, transaction_bytes_);
     const bool put = request.op == DmaOp::kPut;  // BCAST and ROW gets read memory once, like a PE get
-    const double per_transaction = put ? put_transaction_cycles_ : get_transaction_cycles_;
+    const double per_transaction = put                          ? put_transaction_cycles_
+                                   : broadcast_channel(request) ? broadcast_transaction_cycles_
+                                                                : get_transaction_cycles_;
+    const bool strided = shape.blocks > 1;
     return overhead_ + static_cast<double>(std::max<std::uint64_t>(shape.blocks, 1) - 1) * block_ +
-           static_cast<double>(shape.realigned_blocks) * realign_ +
+           static_cast<double>(shape.realigned_blocks) * (strided ? strided_realign_ : realign_) +
+           static_cast<double>(shape.shared_line_blocks) * shared_line_ +
            static_cast<double>(shape.transactions) * per_transaction +
            (put ? static_cast<double>(shape.partial_transactions) * partial_put_ : 0.0);
   }
 
   DmaTiming schedule(const DmaRequest& request, Cycle issue, int) override {
     const double service = service_cycles(request);
+    if (broadcast_channel(request)) {
+      const double begin = std::max(static_cast<double>(issue), broadcast_free_at_);
+      broadcast_free_at_ = begin + service;
+      return to_cycles(begin, broadcast_free_at_, latency_);
+    }
     auto channel = std::min_element(free_at_.begin(), free_at_.end());  // first to free; ties: lowest index
     const double start = std::max(static_cast<double>(issue), *channel);
     *channel = start + service;
@@ -71,6 +86,14 @@ class FcfsChannelsModel final : public TimingModel {
   double latency_ = 0;
   double get_transaction_cycles_ = 1;
   double put_transaction_cycles_ = 1;
+  double strided_realign_ = 0;               // a realigned block of a strided request
+  double shared_line_ = 0;                   // a block starting in the line the previous block ended in
+  double broadcast_transaction_cycles_ = 0;  // > 0: BCAST / ROW gets on their own channel
+  double broadcast_free_at_ = 0;
+
+  bool broadcast_channel(const DmaRequest& request) const {
+    return broadcast_transaction_cycles_ > 0 && request.op == DmaOp::kGet && request.mode != DmaMode::kPe;
+  }
   std::vector<double> free_at_;  // per channel: busy with earlier requests until this cycle
 };
 

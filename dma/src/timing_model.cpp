@@ -69,8 +69,11 @@ TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t tran
   const std::uint64_t t = transaction_bytes;
   const std::uint64_t block = request.block_bytes();
   // The loop is bounded by the block count, which the descriptor's field widths keep small.
+  std::uint64_t previous_last_line = ~std::uint64_t{0};
   for (std::uint64_t i = 0; i < request.block_count(); ++i) {
     const std::uint64_t first = request.main + i * request.block_pitch();
+    if (first / t == previous_last_line) ++shape.shared_line_blocks;
+    previous_last_line = (first + block - 1) / t;
     const std::uint64_t lines = (first + block - 1) / t - first / t + 1;
     shape.transactions += lines;
     if (lines > 1 && first % t != 0) ++shape.realigned_blocks;

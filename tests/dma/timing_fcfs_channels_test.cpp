@@ -177,3 +177,31 @@ TEST_CASE("fcfs-channels: puts at their own bandwidth, partly written lines and 
     CHECK(model->schedule(r, 0, 0).end == 10 + 16 + 100);
   }
 }
+
+TEST_CASE("fcfs-channels: strided realignment, blocks sharing a line and the broadcast channel", "[timing]") {
+  nlohmann::json timing = kChannels;  // realign 20 for contiguous requests
+  timing["strided_realign_cycles"] = 5;
+  timing["shared_line_cycles"] = 2;
+  timing["broadcast_bytes_per_cycle"] = 32;  // its own channel: a line in 4 cycles
+  auto model = make_timing_model(with_timing(timing));
+  SECTION("a contiguous misaligned block pays realign_cycles, a strided one strided_realign_cycles") {
+    CHECK(model->schedule(req(kBase + 80, 128), 0, 0).end == 10 + 20 + 2 * 16 + 100);
+    // Blocks at 96..159 and 224..287: both realigned, the second starts in line 1, where the first ended.
+    CHECK(model->schedule(req(kBase + 96, 128, 64, 64), 100, 1).end == 100 + 10 + 2 * 5 + 2 + 4 * 16 + 100);
+  }
+  SECTION("8-byte blocks with 8-byte gaps: seven of eight start in the line the previous one ended in") {
+    CHECK(model->schedule(req(kBase, 64, 8, 8), 0, 0).end == 10 + 7 * 2 + 8 * 16 + 100);
+  }
+  SECTION("blocks one line apart share nothing") {
+    CHECK(model->schedule(req(kBase, 256, 64, 64), 0, 0).end == 10 + 4 * 16 + 100);
+  }
+  SECTION("BCAST gets queue on the broadcast channel at its rate, beside the PE channels") {
+    DmaRequest b = req(kBase, 256);
+    b.mode = DmaMode::kBcast;
+    const DmaTiming first = model->schedule(b, 0, 0);
+    CHECK(first.end == 10 + 2 * 4 + 100);
+    const DmaTiming second = model->schedule(b, 0, 1);  // waits for the first: one broadcast channel
+    CHECK(second.start == 18);
+    CHECK(model->schedule(req(kBase, 256), 0, 2).start == 0);  // a PE get is not delayed by them
+  }
+}

@@ -47,6 +47,7 @@ struct TransactionShape {
   std::uint64_t transactions = 0;          ///< transaction_bytes-sized transactions touched, each block separately
   std::uint64_t realigned_blocks = 0;      ///< blocks that start inside a transaction and cross into the next
   std::uint64_t partial_transactions = 0;  ///< transactions a block touches without covering them whole
+  std::uint64_t shared_line_blocks = 0;    ///< blocks that start in the transaction the previous block ended in
   std::uint64_t blocks = 0;                ///< blocks of the request (1 when contiguous)
 };
 /// The transaction shape of a request (partial and misaligned blocks cost whole transactions).
