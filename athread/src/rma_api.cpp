@@ -61,27 +61,6 @@ LdmAddr reply_offset(SlaveContext& ctx, const volatile void* p, const char* api,
   return offset;
 }
 
-/// The cores whose ldm a put of `scope` writes (or the source core of a get).
-std::vector<int> receivers(const Core& core, RmaScope scope, int peer) {
-  std::vector<int> ids;
-  const int rows = core.rows(), cols = core.cols();
-  switch (scope) {
-    case RmaScope::kCore:
-      ids.push_back(peer);
-      break;
-    case RmaScope::kRow:
-      for (int c = 0; c < cols; ++c) ids.push_back(core.row() * cols + c);
-      break;
-    case RmaScope::kCol:
-      for (int r = 0; r < rows; ++r) ids.push_back(r * cols + core.col());
-      break;
-    case RmaScope::kGroup:
-      for (int k = 0; k < rows * cols; ++k) ids.push_back(k);
-      break;
-  }
-  return ids;
-}
-
 /// Host bytes of this (running) core's ldm offset: the section for __thread_local data, else the ldm.
 std::byte* own_bytes(SlaveContext& ctx, LdmAddr offset) {
   const Session& s = session();
@@ -177,7 +156,7 @@ void __ldmsim_athread_rma(const char* api, int op, int reach, void* local, const
     std::memcpy(data.data(), source, bytes);
   }
   if (r.op == RmaOp::kPut) {
-    for (int id : receivers(*ctx.core, r.scope, peer)) {
+    for (int id : ctx.core->rma_receivers(r.scope, peer)) {
       post(ctx, id,
            {.landing = landing, .offset = r.remote, .data = data, .has_reply = remote_reply, .reply_offset = r_offset});
     }

@@ -29,6 +29,12 @@ DmaMode to_mode(SlaveContext& ctx, int mode, const char* api) {
   }
 }
 
+/// Rethrows a runtime trap about the call's arguments with the athread call's name in front.
+[[noreturn]] void rethrow_named(const Fault& f, const char* api) {
+  if (f.kind() != FaultKind::kInvalidArgument) throw;
+  throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(), fmt::format("{}: {}", api, f.detail()));
+}
+
 std::uint64_t field(long value) {
   return static_cast<std::uint64_t>(value);
 }
@@ -229,8 +235,7 @@ void __ldmsim_athread_reg_put(const char* api, int bus, const void* data, size_t
     SwitchGuard guard(ctx);
     ctx.core->reg_put(bus == 0 ? RegBus::kRow : RegBus::kCol, dst, value);
   } catch (const Fault& f) {
-    if (f.kind() != FaultKind::kInvalidArgument) throw;
-    throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(), fmt::format("{}: {}", api, f.detail()));
+    rethrow_named(f, api);
   }
 }
 
@@ -245,8 +250,7 @@ void __ldmsim_athread_reg_get(const char* api, int bus, void* data, size_t bytes
     SwitchGuard guard(ctx);
     value = ctx.core->reg_get(bus == 0 ? RegBus::kRow : RegBus::kCol);
   } catch (const Fault& f) {
-    if (f.kind() != FaultKind::kInvalidArgument) throw;
-    throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(), fmt::format("{}: {}", api, f.detail()));
+    rethrow_named(f, api);
   }
   std::memcpy(data, value.bytes.data(), std::min(bytes, value.bytes.size()));
 }

@@ -149,6 +149,26 @@ Cycle Core::rma(const RmaRequest& request) {
   return group_->rma(*this, request);
 }
 
+std::vector<int> Core::rma_receivers(RmaScope scope, int peer) const {
+  std::vector<int> ids;
+  const int n_rows = rows(), n_cols = cols();
+  switch (scope) {
+    case RmaScope::kCore:
+      ids.push_back(peer);
+      break;
+    case RmaScope::kRow:
+      for (int c = 0; c < n_cols; ++c) ids.push_back(row_ * n_cols + c);
+      break;
+    case RmaScope::kCol:
+      for (int r = 0; r < n_rows; ++r) ids.push_back(r * n_cols + col_);
+      break;
+    case RmaScope::kGroup:
+      for (int k = 0; k < n_rows * n_cols; ++k) ids.push_back(k);
+      break;
+  }
+  return ids;
+}
+
 void Core::block_until(const std::function<bool()>& ready, const std::string& what) {
   enter("Core::block_until");
   sync_point();

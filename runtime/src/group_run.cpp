@@ -187,15 +187,8 @@ void GroupRun::reg_put(Core& core, RegBus bus, int dst, const RegValue& value) {
     RegQueue& q = reg_queue(target, bus);
     if (q.values.size() >= comm.buffer_entries) {  // full: wait until the receiver takes a value
       const Cycle since = core.cycle_;
-      states_[static_cast<std::size_t>(core.id())] = State::kAtRegPut;
       reg_notes_[static_cast<std::size_t>(core.id())] = {bus, since, target};
-      NoLock lock;
-      while (q.values.size() >= comm.buffer_entries && !aborted_) {
-        states_[static_cast<std::size_t>(core.id())] = State::kAtRegPut;  // again, after losing a freed entry
-        q.changed.wait(lock);
-      }
-      if (aborted_) throw Aborted{};
-      states_[static_cast<std::size_t>(core.id())] = State::kReady;
+      block(core, State::kAtRegPut, q.changed, [&] { return q.values.size() < comm.buffer_entries; });
       core.cycle_ = std::max(core.cycle_, q.last_get);
       core.stats_->barrier_wait_cycles += core.cycle_ - since;
     }
@@ -217,16 +210,8 @@ RegValue GroupRun::reg_get(Core& core, RegBus bus) {
   }
   RegQueue& q = reg_queue(core.id(), bus);
   if (q.values.empty()) {
-    const Cycle since = core.cycle_;
-    states_[static_cast<std::size_t>(core.id())] = State::kAtRegGet;
-    reg_notes_[static_cast<std::size_t>(core.id())] = {bus, since, -1};
-    NoLock lock;
-    while (q.values.empty() && !aborted_) {
-      states_[static_cast<std::size_t>(core.id())] = State::kAtRegGet;
-      q.changed.wait(lock);
-    }
-    if (aborted_) throw Aborted{};
-    states_[static_cast<std::size_t>(core.id())] = State::kReady;
+    reg_notes_[static_cast<std::size_t>(core.id())] = {bus, core.cycle_, -1};
+    block(core, State::kAtRegGet, q.changed, [&] { return !q.values.empty(); });
   }
   const RegMessage m = q.values.front();
   q.values.pop_front();
@@ -245,6 +230,18 @@ RegValue GroupRun::reg_get(Core& core, RegBus bus) {
   }
   q.changed.notify_all();
   return m.value;
+}
+
+void GroupRun::block(Core& core, State state, boost::fibers::condition_variable_any& changed,
+                     const std::function<bool()>& done) {
+  const auto id = static_cast<std::size_t>(core.id());
+  NoLock lock;
+  while (!done() && !aborted_) {
+    states_[id] = state;  // (again, after a wake-up that found the condition taken by another core)
+    changed.wait(lock);
+  }
+  if (aborted_) throw Aborted{};
+  states_[id] = State::kReady;
 }
 
 Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
@@ -269,25 +266,15 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
               fmt::format("{}: {} bytes at ldm offsets 0x{:x} (local) / 0x{:x} (remote) leave the {}-byte local store",
                           r.api, r.bytes, r.local, r.remote, ldm_bytes));
   }
-  std::vector<int> receivers;
-  if (r.scope == RmaScope::kCore) {
-    if (r.peer < 0 || r.peer >= cores) {
-      core.trap(FaultKind::kInvalidArgument,
-                fmt::format("{}: peer core {} is not in the group (0..{})", r.api, r.peer, cores - 1));
-    }
-    receivers.push_back(r.op == RmaOp::kPut ? r.peer : core.id());
-  } else {
-    if (r.op == RmaOp::kGet) core.trap(FaultKind::kInvalidArgument, fmt::format("{}: a broadcast RMA is a put", r.api));
-    if (r.scope == RmaScope::kGroup) {
-      for (int k = 0; k < cores; ++k) receivers.push_back(k);
-    } else {
-      const int n = static_cast<int>(r.scope == RmaScope::kRow ? a.cols : a.rows);
-      for (int k = 0; k < n; ++k) {
-        receivers.push_back(r.scope == RmaScope::kRow ? core.row() * static_cast<int>(a.cols) + k
-                                                      : k * static_cast<int>(a.cols) + core.col());
-      }
-    }
+  if (r.scope == RmaScope::kCore && (r.peer < 0 || r.peer >= cores)) {
+    core.trap(FaultKind::kInvalidArgument,
+              fmt::format("{}: peer core {} is not in the group (0..{})", r.api, r.peer, cores - 1));
   }
+  if (r.scope != RmaScope::kCore && r.op == RmaOp::kGet) {
+    core.trap(FaultKind::kInvalidArgument, fmt::format("{}: a broadcast RMA is a put", r.api));
+  }
+  const std::vector<int> receivers =
+      r.op == RmaOp::kPut ? core.rma_receivers(r.scope, r.peer) : std::vector<int>{core.id()};
   std::byte* const base = group_.ldm.data();
   const auto at = [&](int id, LdmAddr offset) { return base + static_cast<std::size_t>(id) * ldm_bytes + offset; };
   const int source = r.op == RmaOp::kPut ? core.id() : r.peer;
@@ -322,16 +309,8 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
 
 void GroupRun::block_until(Core& core, const std::function<bool()>& ready, const std::string& what) {
   if (ready()) return;
-  const auto id = static_cast<std::size_t>(core.id());
-  states_[id] = State::kAtCondition;
-  condition_notes_[id] = fmt::format("{} (since cycle {})", what, core.cycle_);
-  NoLock lock;
-  while (!ready() && !aborted_) {
-    states_[id] = State::kAtCondition;
-    condition_changed_.wait(lock);
-  }
-  if (aborted_) throw Aborted{};
-  states_[id] = State::kReady;
+  condition_notes_[static_cast<std::size_t>(core.id())] = fmt::format("{} (since cycle {})", what, core.cycle_);
+  block(core, State::kAtCondition, condition_changed_, ready);
 }
 
 void GroupRun::notify_waiters(Cycle at) {

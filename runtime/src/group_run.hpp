@@ -104,6 +104,9 @@ class GroupRun {
     Cycle since = 0;
     int peer = -1;  // the receiver a put waits for
   };
+  /// Blocks `core` (shown as `state` in the deadlock dump) until done() holds, re-checked at each notify.
+  void block(Core& core, State state, boost::fibers::condition_variable_any& changed,
+             const std::function<bool()>& done);
   RegQueue& reg_queue(int core, RegBus bus) {
     return reg_queues_[static_cast<std::size_t>(2 * core) + static_cast<std::size_t>(bus)];
   }

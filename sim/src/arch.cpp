@@ -333,6 +333,35 @@ void read_cycles(const Object& object, std::string_view key, std::uint32_t& fiel
   if (const json* v = object.find(key)) field = to_u32(integer_in(object, key, *v, 0, kMaxTimingCycles, kCyclesRule));
 }
 
+RegisterCommArch read_register_comm(const Object& comm) {
+  RegisterCommArch r;
+  r.available = true;
+  read_cycles(comm, "latency_cycles", r.latency_cycles);
+  read_cycles(comm, "put_cycles", r.put_cycles);
+  read_cycles(comm, "get_cycles", r.get_cycles);
+  if (const json* v = comm.find("buffer_entries")) {
+    r.buffer_entries = to_u32(integer_in(comm, "buffer_entries", *v, 1, 1024, "must be in 1..1024"));
+  }
+  return r;
+}
+
+RmaArch read_rma(const Object& rma) {
+  RmaArch r;
+  r.available = true;
+  read_cycles(rma, "issue_cycles", r.issue_cycles);
+  read_cycles(rma, "latency_cycles", r.latency_cycles);
+  read_cycles(rma, "hop_cycles", r.hop_cycles);
+  if (const json* v = rma.find("bytes_per_cycle")) r.bytes_per_cycle = bounded_rate(rma, "bytes_per_cycle", *v, 1e6);
+  r.broadcast_bytes_per_cycle = r.bytes_per_cycle;
+  if (const json* v = rma.find("broadcast_bytes_per_cycle")) {
+    r.broadcast_bytes_per_cycle = bounded_rate(rma, "broadcast_bytes_per_cycle", *v, 1e6);
+  }
+  if (const json* v = rma.find("cluster")) {
+    r.cluster = to_u32(integer_in(rma, "cluster", *v, 1, kMaxRowsCols, "must be in 1..32"));
+  }
+  return r;
+}
+
 void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   const std::string rows_cols_rule = fmt::format("must be in 1..{}", kMaxRowsCols);
   out.rows = to_u32(integer_in(cores, "rows", cores.require("rows"), 1, kMaxRowsCols, rows_cols_rule));
@@ -359,32 +388,9 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
     out.barrier_cycles = to_u32(integer_in(cores, "barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
   }
   if (const json* reg = cores.find("register_communication")) {
-    const Object comm(cores.ctx(), *reg, cores.path_of("register_communication"));
-    RegisterCommArch& r = out.register_comm;
-    r.available = true;
-    read_cycles(comm, "latency_cycles", r.latency_cycles);
-    read_cycles(comm, "put_cycles", r.put_cycles);
-    read_cycles(comm, "get_cycles", r.get_cycles);
-    if (const json* v = comm.find("buffer_entries")) {
-      r.buffer_entries = to_u32(integer_in(comm, "buffer_entries", *v, 1, 1024, "must be in 1..1024"));
-    }
+    out.register_comm = read_register_comm(Object(cores.ctx(), *reg, cores.path_of("register_communication")));
   }
-  if (const json* rma_tree = cores.find("rma")) {
-    const Object rma(cores.ctx(), *rma_tree, cores.path_of("rma"));
-    RmaArch& r = out.rma;
-    r.available = true;
-    read_cycles(rma, "issue_cycles", r.issue_cycles);
-    read_cycles(rma, "latency_cycles", r.latency_cycles);
-    read_cycles(rma, "hop_cycles", r.hop_cycles);
-    if (const json* v = rma.find("bytes_per_cycle")) r.bytes_per_cycle = bounded_rate(rma, "bytes_per_cycle", *v, 1e6);
-    r.broadcast_bytes_per_cycle = r.bytes_per_cycle;
-    if (const json* v = rma.find("broadcast_bytes_per_cycle")) {
-      r.broadcast_bytes_per_cycle = bounded_rate(rma, "broadcast_bytes_per_cycle", *v, 1e6);
-    }
-    if (const json* v = rma.find("cluster")) {
-      r.cluster = to_u32(integer_in(rma, "cluster", *v, 1, kMaxRowsCols, "must be in 1..32"));
-    }
-  }
+  if (const json* rma = cores.find("rma")) out.rma = read_rma(Object(cores.ctx(), *rma, cores.path_of("rma")));
 }
 
 void read_core_groups(const Object& groups, const DmaArch& dma, Arch& out) {

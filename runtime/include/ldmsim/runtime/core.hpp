@@ -205,6 +205,8 @@ class Core {
   /// operation completes for this core, which is not charged here: wait with wait_until). Traps on an arch
   /// without RMA, bad sizes, misaligned or out-of-range offsets and bad peers.
   Cycle rma(const RmaRequest& request);
+  /// The cores an RMA put of `scope` from this core writes (kCore: `peer`).
+  std::vector<int> rma_receivers(RmaScope scope, int peer) const;
   /// Blocks until ready() holds, re-checked whenever a core of the group calls notify_waiters(); `what`
   /// describes the wait in the deadlock dump when no core can make it true.
   void block_until(const std::function<bool()>& ready, const std::string& what);
