@@ -184,6 +184,57 @@ inline ldmsim_simd::Vec<T, 4, B> simd_vshff(const ldmsim_simd::Vec<T, 4, B>& a, 
   return r;
 }
 
+/* SW26010-Pro shuffles of two 512-bit registers (16 32-bit words each) under an intv16 control: word i of the
+ * result is word ((ctl >> 5i) & 31) of the concatenation a:b (0..15 from a, 16..31 from b), the control read as
+ * one little-endian bit string (words 0..2 hold the 80 bits). doublev8 and floatv8 lanes occupy two words
+ * each (a float lives in a 64-bit register slot), so a lane must be moved as an aligned word pair; the bit
+ * layout of a float in its slot is not public, and a control that splits a lane traps. */
+namespace ldmsim_simd {
+inline int shuffle_field(const intv16& ctl, int i) {
+  const int bit = 5 * i;
+  const uint64_t low = static_cast<uint32_t>(ctl.v[bit / 32]);
+  const uint64_t high = bit / 32 + 1 < 16 ? static_cast<uint32_t>(ctl.v[bit / 32 + 1]) : 0;
+  return static_cast<int>(((low | (high << 32)) >> (bit % 32)) & 31);
+}
+template <class V>
+inline V shuffle_words(const V& a, const V& b, const intv16& ctl, const char* api) {
+  count_shuffle<V>();
+  V r;
+  if constexpr (V::lanes == 16) {
+    for (int i = 0; i < 16; ++i) {
+      const int f = shuffle_field(ctl, i);
+      r.v[i] = f < 16 ? a.v[f] : b.v[f - 16];
+    }
+  } else {
+    static_assert(V::lanes == 8, "a 512-bit shuffle of 8 or 16 lanes");
+    for (int k = 0; k < 8; ++k) {
+      const int lo = shuffle_field(ctl, 2 * k), hi = shuffle_field(ctl, 2 * k + 1);
+      if (lo % 2 != 0 || hi != lo + 1) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "control fields %d and %d (values %d, %d) split a 64-bit lane; only whole lanes are modelled", 2 * k,
+                 2 * k + 1, lo, hi);
+        __ldmsim_athread_unsupported(api, why);
+      }
+      r.v[k] = lo < 16 ? a.v[lo / 2] : b.v[(lo - 16) / 2];
+    }
+  }
+  return r;
+}
+}  // namespace ldmsim_simd
+inline floatv8 simd_vshfs(const floatv8& a, const floatv8& b, const intv16& ctl) {
+  return ldmsim_simd::shuffle_words(a, b, ctl, "simd_vshfs");
+}
+inline doublev8 simd_vshfd(const doublev8& a, const doublev8& b, const intv16& ctl) {
+  return ldmsim_simd::shuffle_words(a, b, ctl, "simd_vshfd");
+}
+inline intv16 simd_vshfw(const intv16& a, const intv16& b, const intv16& ctl) {
+  return ldmsim_simd::shuffle_words(a, b, ctl, "simd_vshfw");
+}
+inline uintv16 simd_vshfw(const uintv16& a, const uintv16& b, const intv16& ctl) {
+  return ldmsim_simd::shuffle_words(a, b, ctl, "simd_vshfw");
+}
+
 /* Lane extraction and insertion: simd_vextfN(v) is lane N; simd_vinsfN(x, v) is v with lane N replaced by lane 0
  * of x (SW26010). SW26010-Pro: simd_vextfd(v, n), simd_vinsfd(scalar, v, n). */
 template <class V>
