@@ -194,7 +194,7 @@ static inline void athread_rma_barrier(void) {
 static inline void athread_ssync_array(void) {
   __ldmsim_athread_sync("athread_ssync_array", ARRAY_SCOPE, ~0u);
 }
-/** A barrier of every core of every core group: not simulated (core groups run one after another), traps. */
+/** A barrier of every core of every core group the spawn runs on (they run interleaved on one host thread). */
 static inline void athread_ssync_node(void) {
   __ldmsim_athread_sync("athread_ssync_node", 3, ~0u);
 }

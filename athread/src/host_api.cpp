@@ -173,6 +173,7 @@ int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   if (!all_groups) spec.groups = {0};  // empty: every core group
   s.all_groups_used = s.all_groups_used || all_groups;
   spec.name = std::string("slave_") + name;
+  spec.node_sync = true;  // the groups of a spawn run together, so athread_ssync_node can join them
   s.spawned_name = spec.name;
   s.launch = s.machine->launch_kernel(std::move(spec),
                                       [fn, arg](ldmsim::Core& core) { ldmsim::athread::run_slave(core, fn, arg); });

@@ -160,14 +160,8 @@ void __ldmsim_athread_wait(const char* api, volatile void* reply, long value) {
 void __ldmsim_athread_sync(const char* api, int which, unsigned mask) {
   SlaveContext& ctx = current(api);
   (void)mask;  // every core of the scope takes part (see docs/athread.md)
-  if (which == 3) {
-    trap(ctx, FaultKind::kInvalidArgument,
-         fmt::format("{}: a barrier across core groups is not simulated (ldmsim runs the core groups of a spawn one "
-                     "after another on one host thread); hint: split the work into one spawn per phase, since a "
-                     "join is a node-wide barrier",
-                     api));
-  }
   Scope s = Scope::kGroup;
+  if (which == 3) s = Scope::kNode;  // every core of every group the spawn runs on
   if (which == ROW_SCOPE) s = Scope::kRow;
   if (which == COL_SCOPE) s = Scope::kCol;
   charge_all(ctx);

@@ -59,7 +59,8 @@ void Core::enter(std::string_view api) {
 
 void Core::sync_point() {
   order_->cycle = cycle_;
-  order_->id = static_cast<std::uint32_t>(id_);
+  // Unique across groups: the groups of a node-synchronised launch share one scheduler.
+  order_->id = static_cast<std::uint32_t>(cg_) * group_->arch().cores_per_group() + static_cast<std::uint32_t>(id_);
   // Yield only to an earlier core: Boost's yield() always switches away, even when this core is the earliest
   // (and, with no other core ready, to the control core, which would then report a false deadlock).
   if (order_->scheduler->earlier_ready(cycle_, order_->id)) boost::this_fiber::yield();

@@ -25,13 +25,15 @@ const char* scope_name(Scope scope) {
       return "row";
     case Scope::kCol:
       return "column";
+    case Scope::kNode:
+      return "node";
   }
   return "?";
 }
 }  // namespace
 
-GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name)
-    : machine_(machine), group_(group), kernel_(kernel), name_(std::move(name)), dma_log_(logger("dma")) {
+GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name, NodeSync* node)
+    : machine_(machine), group_(group), kernel_(kernel), name_(std::move(name)), node_(node), dma_log_(logger("dma")) {
   const Arch& a = machine_.arch;
   const int n = static_cast<int>(a.cores_per_group());
   start_cycle_ = group_.stats.cycles;
@@ -53,30 +55,46 @@ GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel
   }
 }
 
-void GroupRun::run() noexcept {
-  try {
-    group_.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
-    live_ = static_cast<int>(cores_.size());
-    std::vector<boost::fibers::fiber> fibers;
-    fibers.reserve(cores_.size());
-    for (std::size_t i = 0; i < cores_.size(); ++i) {
-      fibers.emplace_back(std::allocator_arg, group_.stacks.slice(i), [this, i] { run_core(static_cast<int>(i)); });
+void GroupRun::run_together(const std::vector<GroupRun*>& runs) noexcept {
+  const auto guarded = [](GroupRun& run, auto&& step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      run.record_fault(Fault(FaultKind::kKernelException, {run.group_.cg, -1}, run.start_cycle_, run.name_,
+                             fmt::format("simulator error while running the group: {}", e.what())));
     }
-    // The control core has the largest key: it resumes only when no compute core is ready to run.
-    while (live_ > 0) {
-      boost::this_fiber::yield();
-      if (live_ > 0) on_deadlock();
+  };
+  for (GroupRun* run : runs) guarded(*run, [run] { run->begin(); });
+  const auto live = [&runs] {
+    return std::any_of(runs.begin(), runs.end(), [](const GroupRun* r) { return r->live_ > 0; });
+  };
+  // The control core has the largest key: it resumes only when no compute core is ready to run.
+  while (live()) {
+    boost::this_fiber::yield();
+    for (GroupRun* run : runs) {
+      if (run->live_ > 0) run->on_deadlock(runs);
     }
-    for (auto& fiber : fibers) fiber.join();
-    Cycle end = start_cycle_;
-    for (const auto& core : cores_) end = std::max(end, core->cycle_);
-    group_.stats.cycles = end;
-    ++group_.stats.launches;
-    group_.trace.mark({MarkerKind::kLaunchEnd, end, -1, 0, name_});
-  } catch (const std::exception& e) {
-    record_fault(Fault(FaultKind::kKernelException, {group_.cg, -1}, start_cycle_, name_,
-                       fmt::format("simulator error while running the group: {}", e.what())));
   }
+  for (GroupRun* run : runs) guarded(*run, [run] { run->end(); });
+}
+
+void GroupRun::begin() {
+  group_.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
+  fibers_.reserve(cores_.size());
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    fibers_.emplace_back(std::allocator_arg, group_.stacks.slice(i), [this, i] { run_core(static_cast<int>(i)); });
+    ++live_;
+  }
+}
+
+void GroupRun::end() {
+  for (auto& fiber : fibers_) fiber.join();
+  fibers_.clear();
+  Cycle end = start_cycle_;
+  for (const auto& core : cores_) end = std::max(end, core->cycle_);
+  group_.stats.cycles = end;
+  ++group_.stats.launches;
+  group_.trace.mark({MarkerKind::kLaunchEnd, end, -1, 0, name_});
 }
 
 void GroupRun::run_core(int id) noexcept {
@@ -116,6 +134,7 @@ GroupRun::Slot& GroupRun::slot_for(const Core& core, Scope scope) {
   const Arch& a = machine_.arch;
   switch (scope) {
     case Scope::kGroup:
+    case Scope::kNode:
       return slots_[0];
     case Scope::kRow:
       return slots_[1 + static_cast<std::size_t>(core.row())];
@@ -126,6 +145,10 @@ GroupRun::Slot& GroupRun::slot_for(const Core& core, Scope scope) {
 }
 
 void GroupRun::barrier(Core& core, Scope scope) {
+  if (scope == Scope::kNode) {
+    node_barrier(core);
+    return;
+  }
   Slot& slot = slot_for(core, scope);
   const Cycle arrival = core.cycle_;
   slot.latest_arrival = std::max(slot.latest_arrival, arrival);
@@ -152,6 +175,30 @@ void GroupRun::barrier(Core& core, Scope scope) {
   }
   core.stats_->barrier_wait_cycles += slot.release - arrival;
   core.cycle_ = slot.release;
+}
+
+void GroupRun::node_barrier(Core& core) {
+  if (node_ == nullptr) {
+    core.trap(FaultKind::kInvalidArgument,
+              "a node barrier needs a launch whose core groups run together; hint: set LaunchSpec::node_sync");
+  }
+  const Cycle arrival = core.cycle_;
+  const auto id = static_cast<std::size_t>(core.id());
+  const auto [arrived, expected] = node_->progress();
+  states_[id] = State::kAtBarrier;
+  barrier_notes_[id] = {Scope::kNode, arrival, arrived + 1, expected};
+  const Cycle release = node_->barrier(*this, core);
+  states_[id] = State::kReady;
+  core.stats_->barrier_wait_cycles += release - arrival;
+  core.cycle_ = release;
+}
+
+void GroupRun::wake_from_node_barrier(int core, Cycle release) {
+  wake(core, release);
+}
+
+void GroupRun::mark_node_barrier(Cycle release) {
+  group_.trace.mark({MarkerKind::kBarrier, release, -1, static_cast<std::uint32_t>(Scope::kNode), {}});
 }
 
 void GroupRun::wake(int core, Cycle at) {
@@ -326,12 +373,19 @@ void GroupRun::record_fault(const Fault& fault) {
   group_.trace.mark(
       {MarkerKind::kFault, fault.cycle(), fault.core(), static_cast<std::uint32_t>(fault.kind()), fault.what()});
   logger("runtime")->debug("[{} {}:{}] {}", fault.cycle(), fault.cg(), fault.core(), fault.what());
-  if (!aborted_) {
-    aborted_ = true;
-    for (auto& slot : slots_) slot.released.notify_all();
-    for (auto& q : reg_queues_) q.changed.notify_all();
-    condition_changed_.notify_all();
+  if (node_ != nullptr) {
+    node_->abort_all();
+  } else {
+    abort();
   }
+}
+
+void GroupRun::abort() {
+  if (aborted_) return;
+  aborted_ = true;
+  for (auto& slot : slots_) slot.released.notify_all();
+  for (auto& q : reg_queues_) q.changed.notify_all();
+  condition_changed_.notify_all();
 }
 
 void GroupRun::record_warning(const Core& core, const std::string& message) {
@@ -339,8 +393,9 @@ void GroupRun::record_warning(const Core& core, const std::string& message) {
   dma_log_->warn("[{} {}:{}] lint: {}", core.cycle(), group_.cg, core.id(), message);
 }
 
-void GroupRun::on_deadlock() {
+void GroupRun::on_deadlock(const std::vector<GroupRun*>& together) {
   if (aborted_) {
+    if (node_ != nullptr) node_->abort_all();
     for (auto& slot : slots_) slot.released.notify_all();
     for (auto& q : reg_queues_) q.changed.notify_all();
     condition_changed_.notify_all();
@@ -348,6 +403,16 @@ void GroupRun::on_deadlock() {
   }
   std::string dump;
   Cycle latest = start_cycle_;
+  for (const GroupRun* run : together) dump += run->core_states(node_ != nullptr, latest);
+  record_fault(Fault(FaultKind::kDeadlock, {group_.cg, -1}, latest, name_,
+                     fmt::format("every live core of the {} is blocked and none can proceed; hint: make every "
+                                 "core of a barrier's scope reach it the same number of times, and every register "
+                                 "get meet a put{}",
+                                 node_ != nullptr ? "launch's core groups" : "group", dump)));
+}
+
+std::string GroupRun::core_states(bool name_group, Cycle& latest) const {
+  std::string dump;
   for (std::size_t i = 0; i < cores_.size(); ++i) {
     const Core& core = *cores_[i];
     latest = std::max(latest, core.cycle_);
@@ -380,13 +445,10 @@ void GroupRun::on_deadlock() {
         state = fmt::format("blocked at cycle {}", core.cycle_);
         break;
     }
-    dump += fmt::format("\n  core {} (row {}, col {}): {}", i, core.row(), core.col(), state);
+    const std::string where = name_group ? fmt::format("cg {} ", group_.cg) : std::string();
+    dump += fmt::format("\n  {}core {} (row {}, col {}): {}", where, i, core.row(), core.col(), state);
   }
-  record_fault(Fault(FaultKind::kDeadlock, {group_.cg, -1}, latest, name_,
-                     fmt::format("every live core of the group is blocked and none can proceed; hint: make every "
-                                 "core of a barrier's scope reach it the same number of times, and every register "
-                                 "get meet a put{}",
-                                 dump)));
+  return dump;
 }
 
 }  // namespace ldmsim::detail

@@ -17,6 +17,7 @@
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "machine_impl.hpp"
+#include "node_sync.hpp"
 
 namespace ldmsim::detail {
 
@@ -26,13 +27,17 @@ struct Aborted {};
 
 class GroupRun {
  public:
-  GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name);
+  /// `node` is the launch's node-wide barrier when its groups run together (LaunchSpec::node_sync), else null.
+  GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name, NodeSync* node);
   GroupRun(const GroupRun&) = delete;
   GroupRun& operator=(const GroupRun&) = delete;
 
   /// Runs every core to completion on the calling host thread (which must use CycleOrderedScheduler).
   /// Never throws: problems become faults.
-  void run() noexcept;
+  void run() noexcept { run_together({this}); }
+  /// Runs several groups' cores as fibers of the calling thread, interleaved in simulated-time order, until all
+  /// of them finish. Deadlock is declared when no core of any of them can proceed.
+  static void run_together(const std::vector<GroupRun*>& runs) noexcept;
   /// The first fault of this group in (cycle, core) order, if any.
   const std::optional<Fault>& fault() const { return first_fault_; }
   int cg() const { return group_.cg; }
@@ -48,6 +53,11 @@ class GroupRun {
   RegValue reg_get(Core& core, RegBus bus);
   Cycle rma(Core& core, const RmaRequest& request);
   void block_until(Core& core, const std::function<bool()>& ready, const std::string& what);
+  /// Stops every core of the group (they unwind with Aborted at their next API call or wake-up).
+  void abort();
+  /// A core waiting at the node barrier resumes at `release` (called by NodeSync).
+  void wake_from_node_barrier(int core, Cycle release);
+  void mark_node_barrier(Cycle release);
   void notify_waiters(Cycle at);
   /// Records a fault raised by a core and aborts the group.
   void record_fault(const Fault& fault);
@@ -70,15 +80,23 @@ class GroupRun {
     void unlock() {}
   };
 
+  void begin();
+  void end();
+  void node_barrier(Core& core);
   void run_core(int id) noexcept;
   Slot& slot_for(const Core& core, Scope scope);
-  void on_deadlock();
+  /// Every core of `together` (the groups run with this one) is blocked: records a deadlock listing them all.
+  void on_deadlock(const std::vector<GroupRun*>& together);
+  /// One line per core of this group: its state, for the deadlock dump; raises `latest` to the latest clock.
+  std::string core_states(bool name_group, Cycle& latest) const;
 
   MachineImpl& machine_;
   GroupState& group_;
   const Kernel& kernel_;
   std::string name_;
+  NodeSync* node_;
   Cycle start_cycle_ = 0;
+  std::vector<boost::fibers::fiber> fibers_;
   std::vector<std::unique_ptr<Core>> cores_;
   std::vector<State> states_;
   struct BarrierNote {  // what a core waits for, formatted only for the deadlock dump

@@ -8,14 +8,26 @@
 
 namespace ldmsim::detail {
 
-LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name)
+LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
+                         bool node_sync)
     : machine_(machine), kernel_(std::move(kernel)) {
+  if (node_sync) node_ = std::make_unique<NodeSync>(machine_.arch.node_barrier_cycles);
   for (int cg : groups) {
-    runs_.push_back(
-        std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name));
+    runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name,
+                                               node_.get()));
+    if (node_) node_->add(*runs_.back(), machine_.arch.cores_per_group());
+  }
+  machine_.launch_active = true;
+  if (node_) {
+    threads_.emplace_back([this] {
+      boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
+      std::vector<GroupRun*> runs;
+      for (auto& run : runs_) runs.push_back(run.get());
+      GroupRun::run_together(runs);
+    });
+    return;
   }
   const std::size_t threads = std::min<std::size_t>(machine_.threads, runs_.size());
-  machine_.launch_active = true;
   for (std::size_t t = 0; t < threads; ++t) {
     threads_.emplace_back([this, t, threads] {
       boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();

@@ -14,7 +14,8 @@ class LaunchState {
  public:
   /// Starts the host threads; group i of `groups` runs on thread i % threads (a static assignment, so the
   /// outcome never depends on the thread count).
-  LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name);
+  /// With `node_sync` every group runs on one thread, together, and Scope::kNode barriers join them.
+  LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name, bool node_sync);
   ~LaunchState();
   LaunchState(const LaunchState&) = delete;
   LaunchState& operator=(const LaunchState&) = delete;
@@ -25,6 +26,7 @@ class LaunchState {
  private:
   MachineImpl& machine_;
   Kernel kernel_;
+  std::unique_ptr<NodeSync> node_;
   std::vector<std::unique_ptr<GroupRun>> runs_;
   std::vector<std::thread> threads_;
   bool joined_ = false;

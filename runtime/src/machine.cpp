@@ -110,7 +110,8 @@ Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
     }
   }
   if (!kernel) throw ConfigError("launch: the kernel is empty");
-  auto state = std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name));
+  auto state =
+      std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name), spec.node_sync);
   impl_->active_launch = state;
   return Launch(std::move(state));
 }

@@ -58,6 +58,7 @@ constexpr std::array<std::string_view, 46> kSchema = {
     "core_groups.cores.ldm_bytes",
     "core_groups.cores.flops_per_cycle",
     "core_groups.cores.barrier_cycles",
+    "core_groups.cores.node_barrier_cycles",
     "core_groups.cores.compute",
     "core_groups.cores.compute.f16",
     "core_groups.cores.compute.f16.simd_lanes",
@@ -387,6 +388,11 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   if (const json* v = cores.find("barrier_cycles")) {
     out.barrier_cycles = to_u32(integer_in(cores, "barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
   }
+  out.node_barrier_cycles = out.barrier_cycles;  // absent: as cheap as a group barrier
+  if (const json* v = cores.find("node_barrier_cycles")) {
+    out.node_barrier_cycles =
+        to_u32(integer_in(cores, "node_barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
+  }
   if (const json* reg = cores.find("register_communication")) {
     out.register_comm = read_register_comm(Object(cores.ctx(), *reg, cores.path_of("register_communication")));
   }
@@ -428,6 +434,7 @@ nlohmann::json Arch::to_json() const {
   cores["ldm_bytes"] = ldm_bytes;
   cores["flops_per_cycle"] = flops_per_cycle;
   cores["barrier_cycles"] = barrier_cycles;
+  cores["node_barrier_cycles"] = node_barrier_cycles;
   if (rma.available) {
     cores["rma"] = {{"issue_cycles", rma.issue_cycles},
                     {"bytes_per_cycle", rma.bytes_per_cycle},

@@ -40,7 +40,7 @@ std::string_view status_name(DmaStatus s) {
 }
 
 std::string_view barrier_scope(std::uint32_t v) {
-  return v == 0 ? "group" : v == 1 ? "row" : v == 2 ? "col" : "?";
+  return v == 0 ? "group" : v == 1 ? "row" : v == 2 ? "col" : v == 3 ? "node" : "?";
 }
 
 /// Buffered output with a flush threshold, so the stream sees few large writes.

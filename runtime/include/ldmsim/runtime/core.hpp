@@ -32,7 +32,8 @@ class CoreOrder;
 class Core;
 
 /// Which cores a barrier waits for.
-enum class Scope : std::uint8_t { kGroup = 0, kRow = 1, kCol = 2 };
+/// kNode: every core of every group of the launch (needs LaunchSpec::node_sync).
+enum class Scope : std::uint8_t { kGroup = 0, kRow = 1, kCol = 2, kNode = 3 };
 
 /// The bus of a register transfer (SW26010 register communication): the sender's row or column.
 enum class RegBus : std::uint8_t { kRow = 0, kCol = 1 };

@@ -52,6 +52,9 @@ inline constexpr AllGroupsTag AllGroups{};
 struct LaunchSpec {
   std::vector<int> groups;  ///< empty = all core groups
   std::string name = "kernel";
+  /// Run the groups together, interleaved in simulated-time order on one host thread (whatever
+  /// MachineOptions::threads says), so that Scope::kNode barriers can join them.
+  bool node_sync = false;
 };
 
 /// Where an allocation lives.

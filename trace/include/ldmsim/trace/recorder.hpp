@@ -24,7 +24,7 @@ enum class MarkerKind : std::uint8_t {
   kLaunchBegin = 0,  ///< text = kernel name; core = -1
   kLaunchEnd = 1,    ///< group finished the launch; cycle = group end cycle
   kCoreExit = 2,     ///< a core's kernel returned (or unwound)
-  kBarrier = 3,      ///< barrier release; value = scope (0 group, 1 row, 2 col); cycle = release cycle
+  kBarrier = 3,      ///< barrier release; value = scope (0 group, 1 row, 2 col, 3 node: core -1); cycle = release cycle
   kFault = 4,        ///< text = fault message; value = FaultKind
   kLintWarning = 5,  ///< text = violation message
 };
