@@ -70,10 +70,16 @@ TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t tran
   const std::uint64_t block = request.block_bytes();
   // The loop is bounded by the block count, which the descriptor's field widths keep small.
   std::uint64_t previous_last_line = ~std::uint64_t{0};
+  std::uint64_t ending_there = 0;  // blocks so far whose last line is previous_last_line (last lines never decrease)
   for (std::uint64_t i = 0; i < request.block_count(); ++i) {
     const std::uint64_t first = request.main + i * request.block_pitch();
-    if (first / t == previous_last_line) ++shape.shared_line_blocks;
-    previous_last_line = (first + block - 1) / t;
+    if (first / t == previous_last_line) {
+      ++shape.shared_line_blocks;
+      shape.line_queue += ending_there;
+    }
+    const std::uint64_t last_line = (first + block - 1) / t;
+    ending_there = last_line == previous_last_line ? ending_there + 1 : 1;
+    previous_last_line = last_line;
     const std::uint64_t lines = (first + block - 1) / t - first / t + 1;
     shape.transactions += lines;
     if (lines > 1 && first % t != 0) ++shape.realigned_blocks;

@@ -203,5 +203,58 @@ TEST_CASE("fcfs-channels: strided realignment, blocks sharing a line and the bro
     const DmaTiming second = model->schedule(b, 0, 1);  // waits for the first: one broadcast channel
     CHECK(second.start == 18);
     CHECK(model->schedule(req(kBase, 256), 0, 2).start == 0);  // a PE get is not delayed by them
+    DmaRequest row = req(kBase, 256);
+    row.mode = DmaMode::kRow;
+    CHECK(model->schedule(row, 0, 3).end == 10 + 2 * 16 + 100);  // a ROW get is priced and queued as a PE get
   }
+}
+
+TEST_CASE("fcfs-channels: the line queue, put realignment and the broadcast channel's max form and word queue",
+          "[timing]") {
+  nlohmann::json timing = kChannels;  // realign 20 for contiguous gets
+  timing["line_queue_cycles"] = 3;
+  timing["put_realign_cycles"] = 7;
+  SECTION("8-byte blocks 16 bytes apart in one line wait for 0 + 1 + ... + 7 earlier blocks") {
+    auto model = make_timing_model(with_timing(timing));
+    CHECK(model->schedule(req(kBase, 64, 8, 8), 0, 0).end == 10 + 28 * 3 + 8 * 16 + 100);
+  }
+  SECTION("a block starting in the line the previous one ended in waits for that one") {
+    timing["strided_realign_cycles"] = 5;
+    auto model = make_timing_model(with_timing(timing));
+    // Blocks at 96..159 and 224..287: the second starts in line 1, where one earlier block ended.
+    CHECK(model->schedule(req(kBase + 96, 128, 64, 64), 0, 0).end == 10 + 2 * 5 + 1 * 3 + 4 * 16 + 100);
+  }
+  SECTION("a contiguous misaligned put pays put_realign_cycles, a get realign_cycles") {
+    auto model = make_timing_model(with_timing(timing));
+    CHECK(model->schedule(req(kBase + 80, 128, 0, 0, DmaOp::kPut), 0, 0).end == 10 + 7 + 2 * 16 + 100);
+    CHECK(model->schedule(req(kBase + 80, 128), 0, 1).end == 10 + 20 + 2 * 16 + 100);
+  }
+  timing["broadcast_bytes_per_cycle"] = 32;
+  timing["broadcast_block_cycles"] = 6;
+  const auto bcast = [](std::uint64_t length, std::uint64_t bsize) {
+    DmaRequest b = req(kBase, length, bsize, bsize);
+    b.mode = DmaMode::kBcast;
+    return b;
+  };
+  SECTION("a broadcast get costs the larger of its blocks' and its bytes' time") {
+    auto model = make_timing_model(with_timing(timing));
+    CHECK(model->schedule(bcast(256, 8), 0, 0).end == 10 + 32 * 6 + 100);          // 32 blocks: 192 > 256 / 32
+    CHECK(model->schedule(bcast(4096, 0), 1000, 0).end == 1000 + 10 + 128 + 100);  // 4096 / 32 > one block's 6
+  }
+  SECTION("blocks narrower than an ldm word delay the reply, not the channel") {
+    timing["broadcast_word_queue_cycles"] = 2;
+    auto model = make_timing_model(with_timing(timing));
+    const DmaTiming eight = model->schedule(bcast(256, 8), 0, 0);
+    CHECK(eight.end == 202 + 100 + 2 * 32 * 3 / 2);             // 32 blocks, 3 earlier blocks per word on average / 2
+    CHECK(model->schedule(bcast(256, 16), 0, 1).start == 202);  // the channel was free at 202
+    CHECK(model->schedule(bcast(256, 16), 1000, 0).end == 1000 + 10 + 16 * 6 + 100 + 2 * 16 * 1 / 2);
+    CHECK(model->schedule(bcast(256, 32), 2000, 0).end == 2000 + 10 + 8 * 6 + 100);  // whole words: no wait
+  }
+}
+
+TEST_CASE("fcfs-channels: broadcast terms need the broadcast channel", "[timing]") {
+  nlohmann::json timing = kChannels;
+  timing["broadcast_block_cycles"] = 6;
+  CHECK_THAT(config_error(timing), Catch::Contains("broadcast_block_cycles"));
+  CHECK_THAT(config_error(timing), Catch::Contains("broadcast_bytes_per_cycle > 0"));
 }

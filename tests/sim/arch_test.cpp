@@ -114,14 +114,25 @@ TEST_CASE("presets load with their documented values", "[arch]") {
     CHECK(a.dma.granularity_bytes == 4);
     CHECK(a.dma.transaction_bytes == 128);
     CHECK(a.dma.fields == ldmsim::DmaFieldWidths{20, 20, 20});
-    CHECK(a.dma.timing_model() == "fcfs-channels");  // calibrated against the STREAM copy curve
+    CHECK(a.node_barrier_cycles == 200);
+    CHECK(a.dma.timing_model() == "fcfs-channels");  // calibrated against swCandle's STREAM runs
     CHECK(a.dma.timing == json{{"model", "fcfs-channels"},
                                {"issue_cycles", 10},
-                               {"channels", 8},
-                               {"request_overhead_cycles", 133},
-                               {"realign_cycles", 196},
-                               {"bytes_per_cycle", 14.58},
-                               {"latency_cycles", 300}});
+                               {"channels", 1},
+                               {"request_overhead_cycles", 7.4},
+                               {"block_cycles", 0.5},
+                               {"realign_cycles", 0},
+                               {"put_realign_cycles", 34},
+                               {"strided_realign_cycles", 0},
+                               {"shared_line_cycles", 0},
+                               {"line_queue_cycles", 4.1},
+                               {"partial_put_cycles", 19.1},
+                               {"bytes_per_cycle", 19.6},
+                               {"put_bytes_per_cycle", 11.8},
+                               {"latency_cycles", 400},
+                               {"broadcast_bytes_per_cycle", 6.54},
+                               {"broadcast_block_cycles", 13.9},
+                               {"broadcast_word_queue_cycles", 16.6}});
   }
   SECTION("sw26010pro") {
     const auto a = ldmsim::Arch::preset("sw26010pro");

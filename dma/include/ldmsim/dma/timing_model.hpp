@@ -48,7 +48,10 @@ struct TransactionShape {
   std::uint64_t realigned_blocks = 0;      ///< blocks that start inside a transaction and cross into the next
   std::uint64_t partial_transactions = 0;  ///< transactions a block touches without covering them whole
   std::uint64_t shared_line_blocks = 0;    ///< blocks that start in the transaction the previous block ended in
-  std::uint64_t blocks = 0;                ///< blocks of the request (1 when contiguous)
+  /// Sum over blocks of how many earlier blocks of the request ended in the transaction this block starts in
+  /// (8-byte blocks 16 bytes apart: 0, 1, 2, ... 7 within each 128-byte line).
+  std::uint64_t line_queue = 0;
+  std::uint64_t blocks = 0;  ///< blocks of the request (1 when contiguous)
 };
 /// The transaction shape of a request (partial and misaligned blocks cost whole transactions).
 TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes);
