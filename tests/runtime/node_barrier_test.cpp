@@ -35,8 +35,8 @@ Cycle work_of(const Core& core) {
 
 using Clocks = std::vector<std::vector<Cycle>>;
 
-Clocks node_barrier_run(unsigned threads) {
-  Machine m{arch(), MachineOptions{.threads = threads}};
+/// Every core works work_of(core) cycles, then meets the others at one node barrier; the clocks after it.
+Clocks node_barrier_run(Machine& m) {
   Clocks after(kGroups, std::vector<Cycle>(kCores, 0));
   m.launch(LaunchSpec{.name = "node", .node_sync = true}, [&after](Core& core) {
      core.compute({.cycles = work_of(core)});
@@ -46,16 +46,16 @@ Clocks node_barrier_run(unsigned threads) {
   return after;
 }
 
+Clocks node_barrier_run(unsigned threads) {
+  Machine m{arch(), MachineOptions{.threads = threads}};
+  return node_barrier_run(m);
+}
+
 }  // namespace
 
 TEST_CASE("a node barrier releases every core of every group at the latest arrival plus its cost", "[barrier][node]") {
   Machine m{arch()};
-  Clocks after(kGroups, std::vector<Cycle>(kCores, 0));
-  m.launch(LaunchSpec{.name = "node", .node_sync = true}, [&after](Core& core) {
-     core.compute({.cycles = work_of(core)});
-     core.barrier(Scope::kNode);
-     after[static_cast<std::size_t>(core.cg())][static_cast<std::size_t>(core.id())] = core.cycle();
-   }).join();
+  const Clocks after = node_barrier_run(m);
   const Cycle release = 10 * kGroups * kCores + kNodeBarrier;  // the last arrival (120) + 40
   CHECK(after == Clocks(kGroups, std::vector<Cycle>(kCores, release)));
   const RunStats s = m.stats();
