@@ -28,8 +28,10 @@ LINE = 128
 OFFSET = 80
 CORES = 64
 FREE = ['request_overhead_cycles', 'realign_cycles', 'strided_realign_cycles', 'shared_line_cycles', 'block_cycles',
-        'partial_put_cycles', 'bytes_per_cycle', 'put_bytes_per_cycle', 'latency_cycles', 'broadcast_bytes_per_cycle']
-PER_CHANNEL = FREE[:6]  # a channel's time costs: they scale with the channel count at equal group throughput
+        'partial_put_cycles', 'put_realign_cycles', 'line_queue_cycles', 'bytes_per_cycle', 'put_bytes_per_cycle',
+        'latency_cycles', 'broadcast_bytes_per_cycle', 'broadcast_block_cycles', 'broadcast_word_queue_cycles']
+PER_CHANNEL = FREE[:8]  # a channel's time costs: they scale with the channel count at equal group throughput
+LDM_WORD = 32  # bytes: broadcast blocks narrower than this share an ldm word
 ROUNDS = {'pe_cont': None, 'pe_strided': 64, 'bcast_strided': 64}  # None: the bench's default
 
 
@@ -117,31 +119,27 @@ def eval_binary(timing, pts, rounds_override=None, jobs=2):
 
 # ----------------------------------------------------------------------------------------------- surrogate
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
 def shape(start, block, gap, length):
-    """transaction_shape of dma/src/timing_model.cpp for a request at main address `start`
-    (blocks, transactions, realigned blocks, partial transactions, shared-line blocks), using the period of
-    block starts mod 128. A block shares a line when it starts in the line the previous block ended in
-    (block 0 never does)."""
+    """transaction_shape of dma/src/timing_model.cpp for a request at main address `start`: (blocks,
+    transactions, realigned blocks, partial transactions, shared-line blocks, line queue). A block shares a line
+    when it starts in the line the previous block ended in (block 0 never does); the line queue sums, over blocks,
+    the earlier blocks whose last line is the line the block starts in."""
     nb = length // block if gap else 1
-    pitch = block + gap
-    per = LINE // math.gcd(pitch % LINE or LINE, LINE) if gap else 1
-    base = start % LINE + LINE * (pitch // LINE + 1)  # same residue, room for the previous block's address
-    flags = []
-    for i in range(per):
-        first = base + i * pitch
-        lines = (first + block - 1) // LINE - first // LINE + 1
-        head = first % LINE != 0
-        tail = (first + block) % LINE != 0
-        partial = (1 if (head or tail) else 0) if lines == 1 else int(head) + int(tail)
-        prev_last = (first - pitch + block - 1) // LINE
-        shared = 1 if first // LINE == prev_last else 0
-        flags.append((lines, 1 if (lines > 1 and head) else 0, partial, shared))
-    f = np.array(flags, dtype=float)
-    reps, rem = divmod(nb, per)
-    tot = reps * f.sum(axis=0) + f[:rem].sum(axis=0)
-    if nb > 0:
-        tot[3] -= f[0][3]  # the first block has no previous block
-    return nb, tot[0], tot[1], tot[2], tot[3]
+    blk = block if gap else length
+    first = start + np.arange(nb, dtype=np.int64) * (block + gap)
+    fl = first // LINE
+    ll = (first + blk - 1) // LINE
+    lines = ll - fl + 1
+    head = first % LINE != 0
+    tail = (first + blk) % LINE != 0
+    partial = np.where(lines == 1, (head | tail).astype(np.int64), head.astype(np.int64) + tail.astype(np.int64))
+    # last lines never decrease: the earlier blocks ending in fl[i] are a run just before i
+    lo = np.searchsorted(ll, fl, 'left')
+    hi = np.minimum(np.searchsorted(ll, fl, 'right'), np.arange(nb))
+    queue = np.maximum(0, hi - lo)
+    return (nb, int(lines.sum()), int(((lines > 1) & head).sum()), int(partial.sum()), int((queue > 0).sum()),
+            int(queue.sum()))
 
 
 def shape_direct(start, block, gap, length):
@@ -149,43 +147,63 @@ def shape_direct(start, block, gap, length):
     nb = length // block if gap else 1
     blk = block if gap else length
     pitch = block + gap
-    tr = re = pa = sh = 0
+    tr = re = pa = sh = q = 0
     prev = None
+    ending = 0
     for i in range(nb):
         first = start + i * pitch
         if prev is not None and first // LINE == prev:
             sh += 1
-        prev = (first + blk - 1) // LINE
-        lines = (first + blk - 1) // LINE - first // LINE + 1
+            q += ending
+        last = (first + blk - 1) // LINE
+        ending = ending + 1 if last == prev else 1
+        prev = last
+        lines = last - first // LINE + 1
         tr += lines
         if lines > 1 and first % LINE:
             re += 1
         head = first % LINE != 0
         tail = (first + blk) % LINE != 0
         pa += ((1 if head or tail else 0) if lines == 1 else int(head) + int(tail))
-    return nb, tr, re, pa, sh
+    return nb, tr, re, pa, sh, q
 
 
-def service(t, sh, op):
-    """S of timing_fcfs_channels.cpp. op: 'get' (PE get), 'put', 'bget' (BCAST/ROW get)."""
-    nb, lines, realigned, partial, shared = sh
+def service(t, sh, op, length):
+    """S of timing_fcfs_channels.cpp. op: 'get' (PE get), 'put', 'bget' (BCAST get)."""
+    nb, lines, realigned, partial, shared, queue = sh
     ch = t['channels']
     bb = t.get('broadcast_bytes_per_cycle', 0) or 0
+    bbc = t.get('broadcast_block_cycles', 0) or 0
+    if op == 'bget' and bb > 0 and bbc > 0:
+        return t['request_overhead_cycles'] + max(max(nb, 1) * bbc, length / bb)
     if op == 'put':
         tl = LINE * ch / t.get('put_bytes_per_cycle', t['bytes_per_cycle'])
     elif op == 'bget' and bb > 0:
         tl = LINE / bb
     else:
         tl = LINE * ch / t['bytes_per_cycle']
-    ra = t.get('strided_realign_cycles', t['realign_cycles']) if nb > 1 else t['realign_cycles']
+    if nb > 1:
+        ra = t.get('strided_realign_cycles', t['realign_cycles'])
+    else:
+        ra = t.get('put_realign_cycles', t['realign_cycles']) if op == 'put' else t['realign_cycles']
     return (t['request_overhead_cycles'] + (max(nb, 1) - 1) * t.get('block_cycles', 0) + realigned * ra
-            + shared * t.get('shared_line_cycles', 0) + lines * tl
+            + shared * t.get('shared_line_cycles', 0) + queue * t.get('line_queue_cycles', 0) + lines * tl
             + (partial * t.get('partial_put_cycles', 0) if op == 'put' else 0))
+
+
+def word_queue_delay(t, block, nb):
+    """The broadcast reply delay of blocks narrower than an ldm word (timing_fcfs_channels.cpp)."""
+    q = t.get('broadcast_word_queue_cycles', 0) or 0
+    if q <= 0 or nb <= 1 or block >= LDM_WORD:
+        return 0.0
+    return q * nb * (LDM_WORD / block - 1) / 2
 
 
 def loop_cycles(kernel, elements, get_only=False):
     if get_only and kernel == 'copy':
         return 0  # swCandle's broadcast copy has no local loop (the bench charges none)
+    if get_only:
+        return max(elements, 4)  # its other broadcast loops: one 4-double vector per iteration, 1 cycle per double
     two = kernel in ('add', 'triad')
     per, acc = (16, 12) if two else (32, 16)
     return max(1, -(-elements // per)) * (acc + 2)
@@ -225,8 +243,8 @@ def eval_surrogate_one(t, p):
         tot = 0.0
         for k in range(rounds):
             sh = shape((OFFSET + k * pitch) % LINE, block, gap, req)  # both inputs at the same offset
-            s = service(t, sh, 'bget')
-            tot += gets_trip(s, s if two else None, iss, serial) + L + loop
+            s = service(t, sh, 'bget', req)
+            tot += gets_trip(s, s if two else None, iss, serial) + L + word_queue_delay(t, block, sh[0]) + loop
         moved = rounds * req * (2 if two else 1)
         return moved / (tot / CLOCK) / 1e6
     loop = loop_cycles(p['kernel'], req // 8)
@@ -236,7 +254,7 @@ def eval_surrogate_one(t, p):
     worst_trip = 0.0
     for a, cnt in pe_residues(block, gap, req, rounds):
         sh = shape(a, block, gap, req)
-        sg, sp = service(t, sh, 'get'), service(t, sh, 'put')
+        sg, sp = service(t, sh, 'get', req), service(t, sh, 'put', req)
         trip = gets_trip(sg, sg if two else None, iss, ch == 1) + L + loop + iss + sp + L
         sum_s += cnt * ((2 if two else 1) * sg + sp)
         worst_trip = max(worst_trip, trip)
@@ -281,6 +299,11 @@ def table(pts, sim, title):
 
 # ----------------------------------------------------------------------------------------------- fit
 COPY_TEST_BLOCKS = (8, 32, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 24576)  # the 15% regression test's points
+
+
+def is_anomaly(p):
+    """The strided 32 B blocks with 32 B gaps: 36-38% below both neighbouring gaps in every kernel."""
+    return p['set'] == 'pe_strided' and p['block_bytes'] == 32 and p['gap_bytes'] == 32
 
 
 def is_copy_test(p):
@@ -365,8 +388,9 @@ def start_guess(channels):
     # hand estimates (see REPORT.md): per-channel costs scale with the channel count
     return {'request_overhead_cycles': 16 * channels, 'realign_cycles': 30 * channels,
             'strided_realign_cycles': 1 * channels, 'shared_line_cycles': 10 * channels, 'block_cycles': 11 * channels,
-            'partial_put_cycles': 10 * channels, 'bytes_per_cycle': 19.5, 'put_bytes_per_cycle': 11.2,
-            'latency_cycles': 400.0, 'broadcast_bytes_per_cycle': 7.2}
+            'partial_put_cycles': 10 * channels, 'put_realign_cycles': 30 * channels, 'line_queue_cycles': 4 * channels,
+            'bytes_per_cycle': 19.5, 'put_bytes_per_cycle': 11.2, 'latency_cycles': 400.0,
+            'broadcast_bytes_per_cycle': 7.2, 'broadcast_block_cycles': 14.0, 'broadcast_word_queue_cycles': 16.0}
 
 
 FAST_ROUNDS = {'pe_strided': 16}  # checked: moves PE strided results by < 0.1%
@@ -386,6 +410,8 @@ def main():
     ap.add_argument('--loss', default='msle', choices=['msle', 'target'])
     ap.add_argument('--fix', nargs='*', default=[], help='NAME=VALUE: keep a free parameter fixed (0 allowed)')
     ap.add_argument('--weight', nargs='*', default=[], help='KIND=W: weight of a calibration kind (e.g. bcast_strided/copy=0.2)')
+    ap.add_argument('--keep-anomaly', action='store_true',
+                    help='fit the 32 B / gap 32 strided points too (docs/timing-model.md: an anomaly of that run)')
     ap.add_argument('--restarts', type=int, default=0, help='Nelder-Mead restarts from the best point')
     a = ap.parse_args()
 
@@ -439,6 +465,8 @@ def main():
 
     # fit
     pts = load_points('calib')
+    if not a.keep_anomaly:
+        pts = [p for p in pts if not is_anomaly(p)]
     fixed = {kv.split('=')[0]: float(kv.split('=')[1]) for kv in a.fix}
     weights = {kv.split('=')[0]: float(kv.split('=')[1]) for kv in a.weight}
     names = [k for k in FREE if k not in fixed]
