@@ -119,7 +119,6 @@ def eval_binary(timing, pts, rounds_override=None, jobs=2):
 
 # ----------------------------------------------------------------------------------------------- surrogate
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def shape(start, block, gap, length):
     """transaction_shape of dma/src/timing_model.cpp for a request at main address `start`: (blocks,
     transactions, realigned blocks, partial transactions, shared-line blocks, line queue). A block shares a line

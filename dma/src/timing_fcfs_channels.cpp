@@ -3,8 +3,8 @@
 // block after the first of a strided request, a realignment cost per misaligned block that spans several memory
 // transactions, its transactions at the channel's share of the read or write bandwidth, and for puts a
 // read-modify-write per partly written transaction, and a wait for each earlier block of the request still using the
-// line a block starts in; the reply reaches the core latency_cycles later. BCAST / ROW gets can have a channel of
-// their own that costs the larger of a per-block and a per-byte time (ROW gets are priced as PE gets). Equations and
+// line a block starts in; the reply reaches the core latency_cycles later. BCAST gets can have a channel of their
+// own that costs the larger of a per-block and a per-byte time (ROW gets are priced as PE gets). Equations and
 // fit: docs/timing-model.md.
 #include <fmt/format.h>
 
@@ -35,7 +35,10 @@ class FcfsChannelsModel final : public TimingModel {
     put_realign_ = params.number("put_realign_cycles", realign_, 0);
     shared_line_ = params.number("shared_line_cycles", 0, 0);
     line_queue_ = params.number("line_queue_cycles", 0, 0);
-    const double broadcast_bytes_per_cycle = params.number("broadcast_bytes_per_cycle", 0, 0);
+    // 0: off (BCAST gets share the PE channels); otherwise a bandwidth like the others.
+    const double broadcast_bytes_per_cycle = params.number("broadcast_bytes_per_cycle", 0, 0) == 0
+                                                 ? 0
+                                                 : params.bytes_per_cycle("broadcast_bytes_per_cycle", 0);
     broadcast_block_ = params.number("broadcast_block_cycles", 0, 0);
     broadcast_word_queue_ = params.number("broadcast_word_queue_cycles", 0, 0);
     if ((broadcast_block_ > 0 || broadcast_word_queue_ > 0) && broadcast_bytes_per_cycle <= 0) {
@@ -53,7 +56,7 @@ class FcfsChannelsModel final : public TimingModel {
     const double channel_bytes = static_cast<double>(transaction_bytes_) * static_cast<double>(channels);
     get_transaction_cycles_ = channel_bytes / bytes_per_cycle;
     put_transaction_cycles_ = channel_bytes / put_bytes_per_cycle;
-    if (broadcast_bytes_per_cycle > 0) {  // BCAST / ROW gets have one channel of their own at this rate
+    if (broadcast_bytes_per_cycle > 0) {  // BCAST gets have one channel of their own at this rate
       broadcast_transaction_cycles_ = static_cast<double>(transaction_bytes_) / broadcast_bytes_per_cycle;
       broadcast_byte_cycles_ = 1.0 / broadcast_bytes_per_cycle;
     }
@@ -64,12 +67,12 @@ class FcfsChannelsModel final : public TimingModel {
   double service_cycles(const DmaRequest& request) const override {
     if (broadcast_channel(request) && broadcast_block_ > 0) {
       // Blocks are delivered one per broadcast_block_cycles at best, bytes at the broadcast rate at best.
-      const double blocks = static_cast<double>(std::max<std::uint64_t>(request.block_count(), 1));
+      const double blocks = static_cast<double>(priced_blocks(request));
       return overhead_ +
              std::max(blocks * broadcast_block_, static_cast<double>(request.length) * broadcast_byte_cycles_);
     }
     const TransactionShape shape = transaction_shape(request, transaction_bytes_);
-    const bool put = request.op == DmaOp::kPut;  // BCAST and ROW gets read memory once, like a PE get
+    const bool put = request.op == DmaOp::kPut;  // BCAST (off its channel) and ROW gets read memory once
     const double per_transaction = put                          ? put_transaction_cycles_
                                    : broadcast_channel(request) ? broadcast_transaction_cycles_
                                                                 : get_transaction_cycles_;
@@ -113,7 +116,7 @@ class FcfsChannelsModel final : public TimingModel {
   double broadcast_byte_cycles_ = 0;
   double broadcast_word_queue_ = 0;          // reply delay per earlier narrow block in the same ldm word
   double shared_line_ = 0;                   // a block starting in the line the previous block ended in
-  double broadcast_transaction_cycles_ = 0;  // > 0: BCAST / ROW gets on their own channel
+  double broadcast_transaction_cycles_ = 0;  // > 0: BCAST gets on their own channel
   double broadcast_free_at_ = 0;
 
   /// Broadcast blocks narrower than an ldm word (32 bytes) land in a word that earlier blocks of the request
@@ -122,8 +125,14 @@ class FcfsChannelsModel final : public TimingModel {
   double word_queue_delay(const DmaRequest& request) const {
     constexpr double kLdmWordBytes = 32;
     const auto block = static_cast<double>(request.block_bytes());
-    if (broadcast_word_queue_ <= 0 || request.block_count() <= 1 || block >= kLdmWordBytes) return 0;
-    return broadcast_word_queue_ * static_cast<double>(request.block_count()) * (kLdmWordBytes / block - 1) / 2;
+    const std::uint64_t blocks = priced_blocks(request);
+    if (broadcast_word_queue_ <= 0 || blocks <= 1 || block >= kLdmWordBytes) return 0;
+    return broadcast_word_queue_ * static_cast<double>(blocks) * (kLdmWordBytes / block - 1) / 2;
+  }
+
+  /// Blocks as transaction_shape counts them: a strided request with no gap is one contiguous block.
+  static std::uint64_t priced_blocks(const DmaRequest& request) {
+    return request.stride == 0 ? 1 : std::max<std::uint64_t>(request.block_count(), 1);
   }
 
   bool broadcast_channel(const DmaRequest& request) const {

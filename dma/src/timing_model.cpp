@@ -67,11 +67,14 @@ std::unique_ptr<TimingModel> make_timing_model(const Arch& arch) {
 TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes) {
   TransactionShape shape;
   const std::uint64_t t = transaction_bytes;
-  const std::uint64_t block = request.block_bytes();
+  // Blocks with no gap between them are one contiguous run in memory: priced as one block.
+  const bool gapless = request.stride == 0;
+  const std::uint64_t block = gapless ? request.length : request.block_bytes();
+  const std::uint64_t blocks = gapless ? 1 : request.block_count();
   // The loop is bounded by the block count, which the descriptor's field widths keep small.
   std::uint64_t previous_last_line = ~std::uint64_t{0};
   std::uint64_t ending_there = 0;  // blocks so far whose last line is previous_last_line (last lines never decrease)
-  for (std::uint64_t i = 0; i < request.block_count(); ++i) {
+  for (std::uint64_t i = 0; i < blocks; ++i) {
     const std::uint64_t first = request.main + i * request.block_pitch();
     if (first / t == previous_last_line) {
       ++shape.shared_line_blocks;
@@ -89,7 +92,7 @@ TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t tran
         lines == 1 ? (head_partial || tail_partial ? 1u : 0u) : (head_partial ? 1u : 0u) + (tail_partial ? 1u : 0u);
     shape.partial_transactions += partial;
   }
-  shape.blocks = request.block_count();
+  shape.blocks = blocks;
   return shape;
 }
 

@@ -403,12 +403,13 @@ void GroupRun::on_deadlock(const std::vector<GroupRun*>& together) {
   }
   std::string dump;
   Cycle latest = start_cycle_;
-  for (const GroupRun* run : together) dump += run->core_states(node_ != nullptr, latest);
+  const bool several = together.size() > 1;
+  for (const GroupRun* run : together) dump += run->core_states(several, latest);
   record_fault(Fault(FaultKind::kDeadlock, {group_.cg, -1}, latest, name_,
                      fmt::format("every live core of the {} is blocked and none can proceed; hint: make every "
                                  "core of a barrier's scope reach it the same number of times, and every register "
                                  "get meet a put{}",
-                                 node_ != nullptr ? "launch's core groups" : "group", dump)));
+                                 several ? "launch's core groups" : "group", dump)));
 }
 
 std::string GroupRun::core_states(bool name_group, Cycle& latest) const {
@@ -423,8 +424,11 @@ std::string GroupRun::core_states(bool name_group, Cycle& latest) const {
         break;
       case State::kAtBarrier: {
         const BarrierNote& b = barrier_notes_[i];
+        // A node barrier's count is the one now (its arrivals are spread over groups); a group barrier's, the
+        // waiter's place in the arrival order.
+        const auto [arrived, expected] = b.scope == Scope::kNode ? node_->progress() : std::pair{b.arrived, b.expected};
         state = fmt::format("waiting at a {} barrier since cycle {} ({} of {} arrived)", scope_name(b.scope), b.arrival,
-                            b.arrived, b.expected);
+                            arrived, expected);
         break;
       }
       case State::kAtRegGet:

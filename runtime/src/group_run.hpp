@@ -53,7 +53,8 @@ class GroupRun {
   RegValue reg_get(Core& core, RegBus bus);
   Cycle rma(Core& core, const RmaRequest& request);
   void block_until(Core& core, const std::function<bool()>& ready, const std::string& what);
-  /// Stops every core of the group (they unwind with Aborted at their next API call or wake-up).
+  /// Stops every core of the group (they unwind with Aborted at their next API call or wake-up). Cores waiting
+  /// at a node barrier are woken by NodeSync::abort_all, which calls this for every group: use that in a node launch.
   void abort();
   /// A core waiting at the node barrier resumes at `release` (called by NodeSync).
   void wake_from_node_barrier(int core, Cycle release);

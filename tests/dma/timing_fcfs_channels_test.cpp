@@ -218,6 +218,11 @@ TEST_CASE("fcfs-channels: the line queue, put realignment and the broadcast chan
     auto model = make_timing_model(with_timing(timing));
     CHECK(model->schedule(req(kBase, 64, 8, 8), 0, 0).end == 10 + 28 * 3 + 8 * 16 + 100);
   }
+  SECTION("blocks with no gap between them are priced as one contiguous block") {
+    auto model = make_timing_model(with_timing(timing));
+    CHECK(model->schedule(req(kBase, 1024, 8, 0), 0, 0).end == model->schedule(req(kBase, 1024), 0, 1).end);
+    CHECK(model->schedule(req(kBase, 1024, 8, 0), 0, 0).end == 10 + 8 * 16 + 100 + 10 + 8 * 16);  // queued behind
+  }
   SECTION("a block starting in the line the previous one ended in waits for that one") {
     timing["strided_realign_cycles"] = 5;
     auto model = make_timing_model(with_timing(timing));

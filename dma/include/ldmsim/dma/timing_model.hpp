@@ -53,7 +53,8 @@ struct TransactionShape {
   std::uint64_t line_queue = 0;
   std::uint64_t blocks = 0;  ///< blocks of the request (1 when contiguous)
 };
-/// The transaction shape of a request (partial and misaligned blocks cost whole transactions).
+/// The transaction shape of a request (partial and misaligned blocks cost whole transactions). Blocks with a
+/// stride of 0 touch each other: the request is priced as one contiguous block.
 TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes);
 /// transaction_shape(...).transactions.
 std::uint64_t count_transactions(const DmaRequest& request, std::uint32_t transaction_bytes);

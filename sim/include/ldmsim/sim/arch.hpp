@@ -83,9 +83,11 @@ struct Arch {
   double flops_per_cycle = 1.0;  ///< per compute core, for work charged as plain flops (Cost::flops)
   ComputeModel compute = ComputeModel::scalar(1.0);  ///< vector work (KernelWork): matmul tiles, conv
   std::uint32_t barrier_cycles = 0;                  ///< cost of a barrier once the last participant arrives
-  std::uint32_t node_barrier_cycles = 0;             ///< the same for a barrier across core groups (Scope::kNode)
-  RegisterCommArch register_comm;                    ///< "register_communication" of the cores
-  RmaArch rma;                                       ///< "rma" of the cores
+  /// The same for a barrier across core groups (Scope::kNode). The JSON reader defaults it to barrier_cycles; an
+  /// Arch built in code starts at 0 like every other cost.
+  std::uint32_t node_barrier_cycles = 0;
+  RegisterCommArch register_comm;  ///< "register_communication" of the cores
+  RmaArch rma;                     ///< "rma" of the cores
   DmaArch dma;
 
   std::uint32_t cores_per_group() const { return rows * cols; }
