@@ -21,6 +21,7 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_global_pool_kind(registry);
   ops::add_matmul_kinds(registry);
   ops::add_conv_kind(registry);
+  ops::add_reduce_kinds(registry);
   return registry;
 }
 

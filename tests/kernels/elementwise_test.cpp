@@ -55,7 +55,9 @@ TEST_CASE("element-wise tiles shrink to fit a 16 KiB ldm, with a resident broadc
                     Catch::Contains("larger than a quarter of the 16384-byte ldm"));
 }
 
-TEST_CASE("exp, sqrt, clip, sub and div match the reference on every test shape and policy", "[kernels][1d]") {
+TEST_CASE(
+    "exp, log, sqrt, reciprocal, erf, gelu, clip, sub, div and pow match the reference on every test shape and policy",
+    "[kernels][1d]") {
   struct Case {
     const char* name;
     bool binary;
@@ -67,7 +69,13 @@ TEST_CASE("exp, sqrt, clip, sub and div match the reference on every test shape 
                                    {"clip", false, -8.0f, 8.0f, {{"min", 0}, {"max", 6}}},
                                    {"clip", false, -8.0f, 8.0f, {{"max", -1.5}}},
                                    {"sub", true, -2.0f, 2.0f, nullptr},
-                                   {"div", true, 0.5f, 2.0f, nullptr}};
+                                   {"div", true, 0.5f, 2.0f, nullptr},
+                                   {"log", false, 0.25f, 4.0f, nullptr},
+                                   {"reciprocal", false, 0.5f, 2.0f, nullptr},
+                                   {"erf", false, -3.0f, 3.0f, nullptr},
+                                   {"gelu", false, -4.0f, 4.0f, nullptr},
+                                   {"gelu", false, -4.0f, 4.0f, {{"approximate", "tanh"}}},
+                                   {"pow", true, 0.5f, 2.0f, nullptr}};
   for (const Case& c : cases) {
     for (const Shape4& s : test::test_shapes()) {
       const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
@@ -107,4 +115,23 @@ TEST_CASE("element-wise attribute and shape errors name the op", "[kernels][1d]"
   CHECK_THROWS_WITH(test::bind_op("sub", {Shape{2, 3}, Shape{4}}),
                     Catch::Contains("sub") && Catch::Contains("broadcast"));
   CHECK_THROWS_WITH(test::bind_op("exp", {Shape{2}, Shape{2}}), Catch::Contains("takes 1 input, got 2"));
+  CHECK_THROWS_WITH(test::bind_op("gelu", {Shape{2}}, {{"approximate", "fast"}}),
+                    Catch::Contains("gelu: approximate must be \"none\" or \"tanh\", got \"fast\""));
+}
+
+TEST_CASE("gelu's references agree with known values, and pow takes a broadcast scalar exponent", "[kernels][1d]") {
+  // gelu(x) = x * Phi(x): Phi(1) = 0.841344746, Phi(-2) = 0.022750132; the tanh form is within 1e-3 of it.
+  const std::vector<float> x{1.0f, -2.0f, 0.0f};
+  for (const char* approximate : {"none", "tanh"}) {
+    const auto op = test::bind_op("gelu", {Shape{3}}, {{"approximate", approximate}});
+    const auto y = op->reference(std::vector<HostTensor>{HostTensor{Shape{3}, x}})[0].data;
+    INFO(approximate);
+    CHECK(y[0] == Approx(0.841344746).margin(1e-3));
+    CHECK(y[1] == Approx(-2 * 0.022750132).margin(1e-3));
+    CHECK(y[2] == 0.0f);
+  }
+  const auto r =
+      run_op("pow", {Shape{2, 3, 5, 7}, Shape{}}, nullptr, StagingPolicy::kMethod, 0.5f, 2.0f, 7, {{}, {2.0f}});
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
 }

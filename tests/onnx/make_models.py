@@ -2,6 +2,7 @@
 """Builds the ONNX test models of tests/tools/onnx_cli_test.cpp with python3-onnx's helper API, their inputs,
 and numpy references of their outputs (fp32 arithmetic on the fp16-rounded input and weights, as ldmsim stages
 them). Usage: make_models.py DIR. Nothing is downloaded."""
+import math
 import sys
 from pathlib import Path
 
@@ -223,6 +224,33 @@ def single_op_models(directory):
     e = np.exp(flat - flat.max(axis=1, keepdims=True))
     case("softmax_opset11", x4, (e / e.sum(axis=1, keepdims=True)).reshape(x4.shape), [node("Softmax", ["x"])],
          opset=11)
+    positive = fp16(np.abs(x4) + 0.25)
+    case("log", positive, np.log(positive), [node("Log", ["x"])])
+    case("reciprocal", away, 1 / away, [node("Reciprocal", ["x"])])
+    case("erf", x4, np.vectorize(math.erf)(x4), [node("Erf", ["x"])])
+    case("pow_scalar", positive, positive ** 3.0, [node("Pow", ["x", "e"])], [("e", np.array(3.0))])
+    case("reduce_sum_axes_input", x4, x4.sum(axis=(2, 3)), [node("ReduceSum", ["x", "axes"], keepdims=0)],
+         [("axes", np.array([2, 3]))])
+    case("reduce_sum_opset11", x4, x4.sum(axis=1, keepdims=True), [node("ReduceSum", ["x"], axes=[1])], opset=11)
+    case("reduce_mean_last", x4, x4.mean(axis=-1, keepdims=True), [node("ReduceMean", ["x"], axes=[-1])])
+    case("reduce_max_middle", x4, x4.max(axis=1), [node("ReduceMax", ["x"], axes=[1], keepdims=0)])
+    case("reduce_min_all", x4, x4.min(keepdims=True), [node("ReduceMin", ["x"])])
+    # BERT's decomposed LayerNorm over the last axis and its exact GELU (Div, Erf, Add, Mul, Mul), as exported.
+    gamma, beta = weights(7) + 1, weights(7)
+    mu = x4.mean(axis=-1, keepdims=True)
+    var = ((x4 - mu) ** 2).mean(axis=-1, keepdims=True)
+    mk = helper.make_node
+    case("layer_norm_decomposed", x4, (x4 - mu) / np.sqrt(var + 1e-5) * gamma + beta,
+         [mk("ReduceMean", ["x"], ["mu"], axes=[-1]), mk("Sub", ["x", "mu"], ["d"]),
+          mk("Pow", ["d", "two"], ["d2"]), mk("ReduceMean", ["d2"], ["var"], axes=[-1]),
+          mk("Add", ["var", "eps"], ["ve"]), mk("Sqrt", ["ve"], ["sd"]), mk("Div", ["d", "sd"], ["n"]),
+          mk("Mul", ["n", "gamma"], ["ng"]), mk("Add", ["ng", "beta"], ["y"])],
+         [("two", np.array(2.0)), ("eps", np.array(1e-5)), ("gamma", gamma), ("beta", beta)])
+    erf = np.vectorize(math.erf)
+    case("gelu_decomposed", x4, x4 * 0.5 * (1 + erf(x4 / math.sqrt(2))),
+         [mk("Div", ["x", "root2"], ["s"]), mk("Erf", ["s"], ["e"]), mk("Add", ["e", "one"], ["e1"]),
+          mk("Mul", ["x", "e1"], ["xe"]), mk("Mul", ["xe", "half"], ["y"])],
+         [("root2", np.array(math.sqrt(2))), ("one", np.array(1.0)), ("half", np.array(0.5))])
     (directory / "ops.txt").write_text("".join(f"{c}\n" for c in cases))
 
 

@@ -130,6 +130,38 @@ void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Con
   t.op("softmax", {0}, {{"axis", axis}});
 }
 
+/// ReduceSum / ReduceMean / ReduceMax / ReduceMin: axes an attribute (ReduceSum before opset 13, the others up to
+/// 17) or ReduceSum's optional second input (a constant) from opset 13 on.
+void translate_reduce(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, const std::string& op) {
+  const bool axes_input = op == "reduce_sum" && ctx.opset >= 13;
+  const Attributes a(node, t.problems(),
+                     axes_input ? std::set<std::string>{"keepdims", "noop_with_empty_axes"}
+                                : std::set<std::string>{"axes", "keepdims"});
+  if (!t.arity(1, axes_input ? 2 : 1, 1)) return;
+  nlohmann::json attrs = {{"keepdims", a.integer("keepdims", 1)}};
+  std::vector<std::int64_t> axes;
+  if (axes_input && t.has_input(1)) {
+    const Constant* given = t.constant_input(1, "axes");
+    if (given == nullptr) return;
+    for (const double v : given->values) {
+      const auto d = exact_integer(v);
+      if (!given->integer || !d || given->dims.size() > 1) {
+        t.problem("the axes must be a 1-D integer tensor");
+        return;
+      }
+      axes.push_back(*d);
+    }
+  } else if (!axes_input) {
+    axes = a.integers("axes", {});
+  }
+  if (axes.empty() && axes_input && a.integer("noop_with_empty_axes", 0) != 0) {
+    ctx.aliases[node.output(0)] = t.input(0);  // no axes and noop: the input itself
+    return;
+  }
+  if (!axes.empty()) attrs["axes"] = axes;
+  t.op(op, {0}, std::move(attrs));
+}
+
 void translate_constant(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"value", "value_float", "value_floats", "value_int", "value_ints"});
   if (!t.arity(0, 0, 1)) return;
@@ -198,9 +230,14 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   }
   if (auto folded = fold_node(node, ctx)) return std::move(*folded);
   static const std::map<std::string, std::string> unary = {
-      {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Exp", "exp"}, {"Sqrt", "sqrt"}};
+      {"Relu", "relu"}, {"Sigmoid", "sigmoid"},       {"Tanh", "tanh"}, {"Exp", "exp"}, {"Log", "log"},
+      {"Sqrt", "sqrt"}, {"Reciprocal", "reciprocal"}, {"Erf", "erf"}};
   static const std::map<std::string, std::string> binary = {
-      {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}};
+      {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}};
+  static const std::map<std::string, std::string> reductions = {{"ReduceSum", "reduce_sum"},
+                                                                {"ReduceMean", "reduce_mean"},
+                                                                {"ReduceMax", "reduce_max"},
+                                                                {"ReduceMin", "reduce_min"}};
   const std::string& type = node.op_type();
   if (const auto u = unary.find(type); u != unary.end()) {
     const Attributes a(node, t.problems(), {});
@@ -208,6 +245,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (const auto b = binary.find(type); b != binary.end()) {
     const Attributes a(node, t.problems(), {});
     if (t.arity(2, 2, 1)) t.op(b->second, {0, 1});
+  } else if (const auto r = reductions.find(type); r != reductions.end()) {
+    translate_reduce(node, t, ctx, r->second);
   } else if (type == "Conv") {
     translate_conv(node, t);
   } else if (type == "Gemm") {

@@ -1,7 +1,7 @@
-// Element-wise operators, 1-D class: unary relu, sigmoid, tanh, exp, sqrt, clip (min/max; ReLU6) and binary add,
-// sub, mul, div with numpy broadcasting. Each core owns an even-bounded share of the output buffer and walks it in
-// double-buffered tiles; an input of the output's shape streams tile by tile, a broadcast input (a [C] bias, a scalar)
-// is read into ldm once and indexed per element.
+// Element-wise operators, 1-D class: unary relu, sigmoid, tanh, exp, log, sqrt, reciprocal, erf, gelu (exact or
+// tanh-approximated), clip (min/max; ReLU6) and binary add, sub, mul, div, pow with numpy broadcasting. Each core owns
+// an even-bounded share of the output buffer and walks it in double-buffered tiles; an input of the output's shape
+// streams tile by tile, a broadcast input (a [C] bias, a scalar) is read into ldm once and indexed per element.
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -15,7 +15,27 @@ namespace ldmsim::ops {
 
 namespace {
 
-enum class Fn : std::uint8_t { kRelu, kSigmoid, kTanh, kExp, kSqrt, kClip, kAdd, kSub, kMul, kDiv };
+enum class Fn : std::uint8_t {
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kErf,
+  kGelu,
+  kGeluTanh,
+  kClip,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow
+};
+
+constexpr double kSqrtHalf = 0.70710678118654752440;       // 1 / sqrt(2)
+constexpr double kSqrtTwoOverPi = 0.79788456080286535588;  // sqrt(2 / pi)
 
 /// A function and its parameters (clip's bounds), parsed once at bind.
 struct Function {
@@ -34,8 +54,18 @@ float apply(const Function& f, float a, float b) {
       return std::tanh(a);
     case Fn::kExp:
       return std::exp(a);
+    case Fn::kLog:
+      return std::log(a);
     case Fn::kSqrt:
       return std::sqrt(a);
+    case Fn::kReciprocal:
+      return 1.0f / a;
+    case Fn::kErf:
+      return std::erf(a);
+    case Fn::kGelu:
+      return 0.5f * a * (1.0f + std::erf(a * static_cast<float>(kSqrtHalf)));
+    case Fn::kGeluTanh:
+      return 0.5f * a * (1.0f + std::tanh(static_cast<float>(kSqrtTwoOverPi) * (a + 0.044715f * a * a * a)));
     case Fn::kClip:
       return std::min(std::max(a, f.lo), f.hi);
     case Fn::kAdd:
@@ -46,6 +76,8 @@ float apply(const Function& f, float a, float b) {
       return a * b;
     case Fn::kDiv:
       return a / b;
+    case Fn::kPow:
+      return std::pow(a, b);
   }
   return a;
 }
@@ -61,8 +93,18 @@ double reference_value(const Function& f, double a, double b) {
       return std::tanh(a);
     case Fn::kExp:
       return std::exp(a);
+    case Fn::kLog:
+      return std::log(a);
     case Fn::kSqrt:
       return std::sqrt(a);
+    case Fn::kReciprocal:
+      return 1.0 / a;
+    case Fn::kErf:
+      return std::erf(a);
+    case Fn::kGelu:  // through the complementary error function: exact in the tail where 1 + erf cancels
+      return 0.5 * a * std::erfc(-a * kSqrtHalf);
+    case Fn::kGeluTanh:
+      return 0.5 * a * (1.0 + std::tanh(kSqrtTwoOverPi * (a + 0.044715 * a * a * a)));
     case Fn::kClip:
       return a < f.lo ? f.lo : a > f.hi ? f.hi : a;
     case Fn::kAdd:
@@ -73,6 +115,8 @@ double reference_value(const Function& f, double a, double b) {
       return a * b;
     case Fn::kDiv:
       return a / b;
+    case Fn::kPow:
+      return std::pow(a, b);
   }
   return a;
 }
@@ -82,8 +126,15 @@ std::uint64_t flops_of(Fn fn) {
     case Fn::kSigmoid:
     case Fn::kTanh:
     case Fn::kExp:
+    case Fn::kLog:
     case Fn::kSqrt:
+    case Fn::kReciprocal:
+    case Fn::kErf:
+    case Fn::kPow:
       return 4;
+    case Fn::kGelu:
+    case Fn::kGeluTanh:
+      return 8;
     case Fn::kClip:
       return 2;
     default:
@@ -234,6 +285,17 @@ std::unique_ptr<BoundOp> bind_unary(std::string_view, const JsonField& attrs, st
   return std::make_unique<ElementwiseOp>(Function{kFn}, std::vector<Shape>(in.begin(), in.end()), in[0]);
 }
 
+std::unique_ptr<BoundOp> bind_gelu(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"approximate"});
+  std::string approximate = "none";
+  if (const auto v = attrs.find("approximate")) approximate = v->string();
+  if (approximate != "none" && approximate != "tanh") {
+    reject(name, fmt::format("approximate must be \"none\" or \"tanh\", got \"{}\"", approximate));
+  }
+  return std::make_unique<ElementwiseOp>(Function{approximate == "tanh" ? Fn::kGeluTanh : Fn::kGelu},
+                                         std::vector<Shape>(in.begin(), in.end()), in[0]);
+}
+
 std::unique_ptr<BoundOp> bind_clip(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {"min", "max"});
   // Bounds are fp16 values: clamp them to fp16's finite range so "no bound" stays no bound.
@@ -263,12 +325,17 @@ void add_elementwise_kinds(OperatorRegistry& registry) {
   registry.add(std::make_unique<FunctionKind>("sigmoid", Arity{1, 1, 1}, bind_unary<Fn::kSigmoid>));
   registry.add(std::make_unique<FunctionKind>("tanh", Arity{1, 1, 1}, bind_unary<Fn::kTanh>));
   registry.add(std::make_unique<FunctionKind>("exp", Arity{1, 1, 1}, bind_unary<Fn::kExp>));
+  registry.add(std::make_unique<FunctionKind>("log", Arity{1, 1, 1}, bind_unary<Fn::kLog>));
   registry.add(std::make_unique<FunctionKind>("sqrt", Arity{1, 1, 1}, bind_unary<Fn::kSqrt>));
+  registry.add(std::make_unique<FunctionKind>("reciprocal", Arity{1, 1, 1}, bind_unary<Fn::kReciprocal>));
+  registry.add(std::make_unique<FunctionKind>("erf", Arity{1, 1, 1}, bind_unary<Fn::kErf>));
+  registry.add(std::make_unique<FunctionKind>("gelu", Arity{1, 1, 1}, bind_gelu));
   registry.add(std::make_unique<FunctionKind>("clip", Arity{1, 1, 1}, bind_clip));
   registry.add(std::make_unique<FunctionKind>("add", Arity{2, 2, 1}, bind_binary<Fn::kAdd>));
   registry.add(std::make_unique<FunctionKind>("sub", Arity{2, 2, 1}, bind_binary<Fn::kSub>));
   registry.add(std::make_unique<FunctionKind>("mul", Arity{2, 2, 1}, bind_binary<Fn::kMul>));
   registry.add(std::make_unique<FunctionKind>("div", Arity{2, 2, 1}, bind_binary<Fn::kDiv>));
+  registry.add(std::make_unique<FunctionKind>("pow", Arity{2, 2, 1}, bind_binary<Fn::kPow>));
 }
 
 }  // namespace ldmsim::ops

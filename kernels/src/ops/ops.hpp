@@ -12,6 +12,7 @@ void add_spatialbn_kinds(OperatorRegistry& registry);    // spatialbn, spatialbn
 void add_layout_kinds(OperatorRegistry& registry);       // reshape, flatten, concat
 void add_global_pool_kind(OperatorRegistry& registry);   // global_avg_pool
 void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm, fc
-void add_conv_kind(OperatorRegistry& registry);          // conv
+void add_conv_kind(OperatorRegistry& registry);
+void add_reduce_kinds(OperatorRegistry& registry);  // reduce_sum, reduce_mean, reduce_max, reduce_min          // conv
 
 }  // namespace ldmsim::ops

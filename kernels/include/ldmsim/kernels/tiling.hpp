@@ -154,12 +154,14 @@ inline RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> ba
 void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
             std::size_t count, f16* out);
 
-/// Writes this core's destination tiles (a share of at least kStreamingShare) of an output stored in `layout` at
-/// `out` from logical elements: for each tile, fill(first, last, staging, logical) must put logical elements
+/// Writes this core's destination tiles (a share of at least `min_share` elements: kStreamingShare for streaming
+/// kernels, less when each output element costs many reads) of an output stored in `layout` at `out` from logical
+/// elements: for each tile, fill(first, last, staging, logical) must put logical elements
 /// [first, last) of the output into logical[0, last - first) (ldm, reading through `staging`, which holds twice a
 /// tile); they are then placed in the tile by the layout (padding zero) and the tile is put.
 template <typename F>
-void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill);
+void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill,
+                          std::size_t min_share = kStreamingShare);
 
 /// Writes buf[0, r.size()) to elements r of a device buffer (a destination tile: r.begin even).
 inline DmaHandle put_range(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, Range r) {
@@ -195,8 +197,8 @@ class TileWriter {
 };
 
 template <typename F>
-void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill) {
-  const Range share = my_share(core, layout.total, kStreamingShare);
+void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill, std::size_t min_share) {
+  const Range share = my_share(core, layout.total, min_share);
   if (share.empty()) return;
   // Destination tiles are half the staging buffer, so a source span with up to 2x padding is still one read.
   const std::size_t tile = std::min(fit_elements(core, 4), ceil_even(share.size()));

@@ -1,0 +1,216 @@
+// reduce_sum, reduce_mean, reduce_max, reduce_min over a block of adjacent axes (ONNX ReduceSum/Mean/Max/Min with
+// keepdims), on the view [outer, reduced, inner]. Each core writes its share of the output in destination tiles
+// (write_gathered_tiles). With inner == 1 (trailing axes: LayerNorm's and softmax's statistics) an output element's
+// inputs are one contiguous run, gathered in chunks of the free ldm; otherwise a tile's outputs of one outer index
+// are a run of inner positions, and each reduced index contributes one gathered run of them. Accumulation in fp32.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ldmsim/kernels/matrix_block.hpp"
+#include "op_support.hpp"
+#include "ops.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+enum class Reduction : std::uint8_t { kSum, kMean, kMax, kMin };
+
+float initial(Reduction r) {
+  switch (r) {
+    case Reduction::kMax:
+      return -std::numeric_limits<float>::infinity();
+    case Reduction::kMin:
+      return std::numeric_limits<float>::infinity();
+    default:
+      return 0.0f;
+  }
+}
+
+float combine(Reduction r, float acc, float v) {
+  switch (r) {
+    case Reduction::kMax:
+      return std::max(acc, v);
+    case Reduction::kMin:
+      return std::min(acc, v);
+    default:
+      return acc + v;
+  }
+}
+
+/// [outer, reduced, inner]: the input as the reduction sees it.
+struct ReduceView {
+  std::uint64_t outer = 1, reduced = 1, inner = 1;
+};
+
+struct ReduceArgs {
+  Reduction op;
+  ReduceView v;
+  DevicePtr<const f16> x;
+  Layout xl;
+  DevicePtr<f16> y;
+  Layout yl;
+};
+
+void reduce_kernel(Core& core, const ReduceArgs& a) {
+  // Inputs are gathered through their own staging buffer into `values` (write_gathered_tiles' staging is sized
+  // for the output tiles, which are small here): as large as the free ldm allows next to its four buffers.
+  const std::size_t chunk = tiling::fit_elements(core, 6);
+  auto input_staging = core.ldm().alloc<f16>(chunk + 2);
+  auto values = core.ldm().alloc<f16>(chunk);
+  std::vector<float> xs(chunk), acc;
+  const std::uint64_t inner = a.v.inner, reduced = a.v.reduced;
+  // Only tail padding: logical index == buffer offset, so runs of rows can be read as strided blocks.
+  const Shape4& s = a.xl.shape;
+  const bool flat = a.xl.w_pitch == s.w && a.xl.hw_pitch == s.hw() && a.xl.chw_pitch == s.chw();
+  tiling::write_gathered_tiles(
+      core, a.y, a.yl,
+      [&](std::size_t first, std::size_t last, LdmSpan<f16>, LdmSpan<f16> logical) {
+        acc.assign(last - first, initial(a.op));
+        if (inner == 1) {
+          for (std::size_t o = first; o < last; ++o) {
+            for (std::uint64_t done = 0; done < reduced; done += chunk) {
+              const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, reduced - done));
+              tiling::gather(core, input_staging, a.x, a.xl, o * reduced + done, n, values.data());
+              to_floats(values, 0, n, xs.data());
+              float& r = acc[o - first];
+              for (std::size_t i = 0; i < n; ++i) r = combine(a.op, r, xs[i]);
+              core.compute({.flops = n});
+            }
+          }
+        } else {
+          // Outputs [first, last) cover the inner positions [j0, j1) of outer indices o = first / inner, ...
+          const std::size_t piece_max = chunk - 2;  // a run plus its widening fits the staging buffer
+          for (std::size_t at = first; at < last;) {
+            const std::uint64_t o = at / inner, j0 = at % inner;
+            const std::uint64_t j1 = std::min<std::uint64_t>(inner, j0 + (last - at));
+            for (std::uint64_t piece = j0; piece < j1; piece += piece_max) {
+              const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(piece_max, j1 - piece));
+              float* out = acc.data() + (o * inner + piece - first);
+              const auto add_run = [&](LdmSpan<f16> buf, std::size_t start) {
+                to_floats(buf, start, n, xs.data());
+                for (std::size_t i = 0; i < n; ++i) out[i] = combine(a.op, out[i], xs[i]);
+                core.compute({.flops = n});
+              };
+              if (flat) {  // the reduced rows of the run: strided blocks of as many rows as the buffer holds
+                const std::size_t rows_per = std::max<std::size_t>(1, (chunk + 2) / (tiling::ceil_even(n) + 2));
+                for (std::uint64_t r0 = 0; r0 < reduced; r0 += rows_per) {
+                  const auto rows = static_cast<std::size_t>(std::min<std::uint64_t>(rows_per, reduced - r0));
+                  auto read = tiling::get_block(
+                      core, input_staging, a.x, a.xl.total,
+                      {.first = (o * reduced + r0) * inner + piece, .pitch = inner, .rows = rows, .count = n});
+                  read.wait();
+                  for (std::size_t r = 0; r < rows; ++r) add_run(input_staging, read.start(r));
+                }
+              } else {
+                for (std::uint64_t r = 0; r < reduced; ++r) {
+                  tiling::gather(core, input_staging, a.x, a.xl, (o * reduced + r) * inner + piece, n, values.data());
+                  add_run(values, 0);
+                }
+              }
+            }
+            at += static_cast<std::size_t>(j1 - j0);
+          }
+        }
+        if (a.op == Reduction::kMean) {
+          const float scale = 1.0f / static_cast<float>(reduced);
+          for (float& v : acc) v *= scale;
+          core.compute({.flops = acc.size()});
+        }
+        to_halves(acc.data(), acc.size(), logical);
+      },
+      // A share's cost is its outputs times the reduced length: aim for kStreamingShare input elements per core.
+      std::max<std::size_t>(2, tiling::kStreamingShare / std::max<std::uint64_t>(1, reduced)));
+}
+
+class ReduceOp final : public BoundOp {
+ public:
+  ReduceOp(Reduction op, Shape x, Shape y, ReduceView v) : BoundOp({std::move(x)}, {std::move(y)}), op_(op), v_(v) {}
+
+  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    launch_all(m, label, reduce_kernel,
+               ReduceArgs{op_, v_, DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr, out[0].layout()});
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    const Shape& y = output_shapes()[0];
+    HostTensor out{y, std::vector<float>(y.elements())};
+    for (std::uint64_t o = 0; o < v_.outer; ++o) {
+      for (std::uint64_t j = 0; j < v_.inner; ++j) {
+        double acc = op_ == Reduction::kMax   ? -std::numeric_limits<double>::infinity()
+                     : op_ == Reduction::kMin ? std::numeric_limits<double>::infinity()
+                                              : 0.0;
+        for (std::uint64_t r = 0; r < v_.reduced; ++r) {
+          const double v = in[0].data[(o * v_.reduced + r) * v_.inner + j];
+          acc = op_ == Reduction::kMax ? std::max(acc, v) : op_ == Reduction::kMin ? std::min(acc, v) : acc + v;
+        }
+        if (op_ == Reduction::kMean) acc /= static_cast<double>(v_.reduced);
+        out.data[o * v_.inner + j] = static_cast<float>(acc);
+      }
+    }
+    return {out};
+  }
+  OpCost cost() const override { return {input_shapes()[0].elements(), 0}; }
+  Tolerance tolerance() const override {
+    // max and min select: one fp16 rounding; sums accumulate in fp32 and round once.
+    return op_ == Reduction::kMax || op_ == Reduction::kMin ? Tolerance{0.0, 1.0 / 1024} : Tolerance{2e-3, 1.0 / 512};
+  }
+
+ private:
+  Reduction op_;
+  ReduceView v_;
+};
+
+template <Reduction kOp>
+std::unique_ptr<BoundOp> bind_reduce(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"axes", "keepdims"});
+  const Shape& x = in[0];
+  const auto rank = static_cast<std::int64_t>(x.rank());
+  std::vector<bool> reduced(x.rank(), false);
+  if (const auto axes = attrs.find("axes")) {
+    const auto items = axes->elements();
+    if (items.empty()) reject(name, "axes is empty (omit it to reduce over every axis)");
+    for (const auto& item : items) {
+      std::int64_t axis = item.integer(-rank, rank - 1);
+      if (axis < 0) axis += rank;
+      if (reduced[static_cast<std::size_t>(axis)]) reject(name, fmt::format("axis {} is listed twice", axis));
+      reduced[static_cast<std::size_t>(axis)] = true;
+    }
+  } else {
+    std::fill(reduced.begin(), reduced.end(), true);
+  }
+  const bool keepdims = int_attr(attrs, "keepdims", 1, 0, 1) == 1;
+  const auto first = static_cast<std::size_t>(std::find(reduced.begin(), reduced.end(), true) - reduced.begin());
+  const auto last = static_cast<std::size_t>(reduced.rend() - std::find(reduced.rbegin(), reduced.rend(), true));
+  if (first == x.rank()) reject(name, "reduces no axis");  // a rank-0 input
+  if (std::find(reduced.begin() + static_cast<std::ptrdiff_t>(first),
+                reduced.begin() + static_cast<std::ptrdiff_t>(last),
+                false) != reduced.begin() + static_cast<std::ptrdiff_t>(last)) {
+    reject(name, fmt::format("reduces axes that are not adjacent in {}; reduce one block of adjacent axes at a time",
+                             x.str()));
+  }
+  ReduceView v{x.product(0, first), x.product(first, last), x.product(last, x.rank())};
+  std::vector<std::uint64_t> dims;
+  for (std::size_t d = 0; d < x.rank(); ++d) {
+    if (!reduced[d]) {
+      dims.push_back(x[d]);
+    } else if (keepdims) {
+      dims.push_back(1);
+    }
+  }
+  return std::make_unique<ReduceOp>(kOp, x, Shape(dims), v);
+}
+
+}  // namespace
+
+void add_reduce_kinds(OperatorRegistry& registry) {
+  registry.add(std::make_unique<FunctionKind>("reduce_sum", Arity{1, 1, 1}, bind_reduce<Reduction::kSum>));
+  registry.add(std::make_unique<FunctionKind>("reduce_mean", Arity{1, 1, 1}, bind_reduce<Reduction::kMean>));
+  registry.add(std::make_unique<FunctionKind>("reduce_max", Arity{1, 1, 1}, bind_reduce<Reduction::kMax>));
+  registry.add(std::make_unique<FunctionKind>("reduce_min", Arity{1, 1, 1}, bind_reduce<Reduction::kMin>));
+}
+
+}  // namespace ldmsim::ops
