@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "onnx_translator.hpp"
@@ -96,22 +97,27 @@ void translate_clip(const onnx::NodeProto& node, NodeTranslator& t) {
   t.op("clip", {0}, std::move(attrs));
 }
 
+/// Input i as a list of integers (a constant 1-D integer tensor, the `role` of the node), or nullopt with a problem.
+std::optional<std::vector<std::int64_t>> integer_list(NodeTranslator& t, int i, const std::string& role) {
+  const Constant* given = t.constant_input(i, role);
+  if (given == nullptr) return std::nullopt;
+  std::vector<std::int64_t> out;
+  for (const double v : given->values) {
+    const auto d = exact_integer(v);
+    if (!given->integer || !d || given->dims.size() > 1) {
+      t.problem(fmt::format("the {} must be a 1-D integer tensor", role));
+      return std::nullopt;
+    }
+    out.push_back(*d);
+  }
+  return out;
+}
+
 void translate_reshape(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"allowzero"});
   if (!t.arity(2, 2, 1)) return;
   if (a.integer("allowzero", 0) != 0) t.problem("allowzero 1 is not supported");
-  const Constant* shape = t.constant_input(1, "shape");
-  if (shape == nullptr) return;
-  std::vector<std::int64_t> dims;
-  for (const double v : shape->values) {
-    const auto d = exact_integer(v);
-    if (!shape->integer || !d || shape->dims.size() > 1) {
-      t.problem("the shape must be a 1-D integer tensor");
-      return;
-    }
-    dims.push_back(*d);
-  }
-  t.op("reshape", {0}, {{"shape", dims}});
+  if (const auto dims = integer_list(t, 1, "shape")) t.op("reshape", {0}, {{"shape", *dims}});
 }
 
 void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx) {
@@ -141,16 +147,9 @@ void translate_reduce(const onnx::NodeProto& node, NodeTranslator& t, Context& c
   nlohmann::json attrs = {{"keepdims", a.integer("keepdims", 1)}};
   std::vector<std::int64_t> axes;
   if (axes_input && t.has_input(1)) {
-    const Constant* given = t.constant_input(1, "axes");
-    if (given == nullptr) return;
-    for (const double v : given->values) {
-      const auto d = exact_integer(v);
-      if (!given->integer || !d || given->dims.size() > 1) {
-        t.problem("the axes must be a 1-D integer tensor");
-        return;
-      }
-      axes.push_back(*d);
-    }
+    const auto given = integer_list(t, 1, "axes");
+    if (!given) return;
+    axes = *given;
   } else if (!axes_input) {
     axes = a.integers("axes", {});
   }
