@@ -251,6 +251,9 @@ def single_op_models(directory):
          [mk("Div", ["x", "root2"], ["s"]), mk("Erf", ["s"], ["e"]), mk("Add", ["e", "one"], ["e1"]),
           mk("Mul", ["x", "e1"], ["xe"]), mk("Mul", ["xe", "half"], ["y"])],
          [("root2", np.array(math.sqrt(2))), ("one", np.array(1.0)), ("half", np.array(0.5))])
+    case("layer_norm", x4, (x4 - mu) / np.sqrt(var + 1e-5) * gamma + beta,
+         [node("LayerNormalization", ["x", "gamma", "beta"], axis=-1, epsilon=1e-5)],
+         [("gamma", gamma), ("beta", beta)], opset=17)
     (directory / "ops.txt").write_text("".join(f"{c}\n" for c in cases))
 
 

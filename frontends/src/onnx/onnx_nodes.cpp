@@ -286,6 +286,13 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_reshape(node, t);
   } else if (type == "Softmax") {
     translate_softmax(node, t, ctx);
+  } else if (type == "LayerNormalization") {
+    const Attributes a(node, t.problems(), {"axis", "epsilon", "stash_type"});
+    if (a.integer("stash_type", 1) != 1) t.problem("stash_type other than 1 (fp32 statistics) is not supported");
+    if (t.arity(2, 3, 1)) {
+      t.op("layer_norm", t.has_input(2) ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1},
+           {{"axis", a.integer("axis", -1)}, {"epsilon", a.real("epsilon", 1e-5F)}});
+    }
   } else if (type == "Constant") {
     translate_constant(node, t);
   } else if (type == "Identity" || type == "Dropout") {

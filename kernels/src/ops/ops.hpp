@@ -13,6 +13,8 @@ void add_layout_kinds(OperatorRegistry& registry);       // reshape, flatten, co
 void add_global_pool_kind(OperatorRegistry& registry);   // global_avg_pool
 void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm, fc
 void add_conv_kind(OperatorRegistry& registry);
-void add_reduce_kinds(OperatorRegistry& registry);  // reduce_sum, reduce_mean, reduce_max, reduce_min          // conv
+void add_reduce_kinds(OperatorRegistry& registry);
+void add_layer_norm_kind(
+    OperatorRegistry& registry);  // layer_norm  // reduce_sum, reduce_mean, reduce_max, reduce_min          // conv
 
 }  // namespace ldmsim::ops
