@@ -23,6 +23,7 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_conv_kind(registry);
   ops::add_reduce_kinds(registry);
   ops::add_layer_norm_kind(registry);
+  ops::add_transpose_kind(registry);
   return registry;
 }
 

@@ -161,7 +161,7 @@ def single_op_models(directory):
                                   [numpy_helper.from_array(as_tensor(v), n) for n, v in inits])
         save(directory, f"op_{name}", helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]))
         np.save(directory / f"op_{name}_x.npy", x.astype(np.float32))
-        np.save(directory / f"op_{name}_y.npy", np.asarray(y, np.float32))
+        np.save(directory / f"op_{name}_y.npy", np.ascontiguousarray(y, np.float32))
         cases.append(name)
 
     def as_tensor(v):  # integer arrays (shapes) stay int64, as ONNX requires; values become float32
@@ -251,6 +251,8 @@ def single_op_models(directory):
          [mk("Div", ["x", "root2"], ["s"]), mk("Erf", ["s"], ["e"]), mk("Add", ["e", "one"], ["e1"]),
           mk("Mul", ["x", "e1"], ["xe"]), mk("Mul", ["xe", "half"], ["y"])],
          [("root2", np.array(math.sqrt(2))), ("one", np.array(1.0)), ("half", np.array(0.5))])
+    case("transpose_last_two", x4, np.swapaxes(x4, -1, -2), [node("Transpose", ["x"], perm=[0, 1, 3, 2])])
+    case("transpose_default", mat, mat.T, [node("Transpose", ["x"])])
     case("layer_norm", x4, (x4 - mu) / np.sqrt(var + 1e-5) * gamma + beta,
          [node("LayerNormalization", ["x", "gamma", "beta"], axis=-1, epsilon=1e-5)],
          [("gamma", gamma), ("beta", beta)], opset=17)

@@ -286,6 +286,18 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_reshape(node, t);
   } else if (type == "Softmax") {
     translate_softmax(node, t, ctx);
+  } else if (type == "Transpose") {
+    const Attributes a(node, t.problems(), {"perm"});
+    if (t.arity(1, 1, 1)) {
+      const std::vector<std::int64_t> perm = a.integers("perm", {});
+      bool identity = !perm.empty();
+      for (std::size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<std::int64_t>(d);
+      if (identity) {
+        ctx.aliases[node.output(0)] = t.input(0);  // moves nothing
+      } else {
+        t.op("transpose", {0}, perm.empty() ? nlohmann::json::object() : nlohmann::json{{"perm", perm}});
+      }
+    }
   } else if (type == "LayerNormalization") {
     const Attributes a(node, t.problems(), {"axis", "epsilon", "stash_type"});
     if (a.integer("stash_type", 1) != 1) t.problem("stash_type other than 1 (fp32 statistics) is not supported");

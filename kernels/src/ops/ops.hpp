@@ -5,16 +5,16 @@
 
 namespace ldmsim::ops {
 
-void add_elementwise_kinds(OperatorRegistry& registry);  // relu, sigmoid, tanh, add, mul
+void add_elementwise_kinds(OperatorRegistry& registry);  // relu ... gelu, clip, add, sub, mul, div, pow
 void add_softmax_kind(OperatorRegistry& registry);       // softmax
 void add_pool_kinds(OperatorRegistry& registry);         // max_pool, avg_pool
 void add_spatialbn_kinds(OperatorRegistry& registry);    // spatialbn, spatialbn_train
 void add_layout_kinds(OperatorRegistry& registry);       // reshape, flatten, concat
 void add_global_pool_kind(OperatorRegistry& registry);   // global_avg_pool
 void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm, fc
-void add_conv_kind(OperatorRegistry& registry);
-void add_reduce_kinds(OperatorRegistry& registry);
-void add_layer_norm_kind(
-    OperatorRegistry& registry);  // layer_norm  // reduce_sum, reduce_mean, reduce_max, reduce_min          // conv
+void add_conv_kind(OperatorRegistry& registry);          // conv
+void add_reduce_kinds(OperatorRegistry& registry);       // reduce_sum, reduce_mean, reduce_max, reduce_min
+void add_layer_norm_kind(OperatorRegistry& registry);    // layer_norm
+void add_transpose_kind(OperatorRegistry& registry);     // transpose (the last two axes)
 
 }  // namespace ldmsim::ops
