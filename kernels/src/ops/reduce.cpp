@@ -63,8 +63,7 @@ void reduce_kernel(Core& core, const ReduceArgs& a) {
   std::vector<float> xs(chunk), acc;
   const std::uint64_t inner = a.v.inner, reduced = a.v.reduced;
   // Only tail padding: logical index == buffer offset, so runs of rows can be read as strided blocks.
-  const Shape4& s = a.xl.shape;
-  const bool flat = a.xl.w_pitch == s.w && a.xl.hw_pitch == s.hw() && a.xl.chw_pitch == s.chw();
+  const bool flat = a.xl.only_tail_padded();
   tiling::write_gathered_tiles(
       core, a.y, a.yl,
       [&](std::size_t first, std::size_t last, LdmSpan<f16>, LdmSpan<f16> logical) {

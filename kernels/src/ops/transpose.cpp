@@ -24,8 +24,7 @@ struct TransposeArgs {
 void transpose_kernel(Core& core, const TransposeArgs& a) {
   const std::size_t chunk = tiling::fit_elements(core, 6);
   auto staging = core.ldm().alloc<f16>(chunk + 2);
-  const Shape4& s = a.xl.shape;
-  const bool flat = a.xl.w_pitch == s.w && a.xl.hw_pitch == s.hw() && a.xl.chw_pitch == s.chw();
+  const bool flat = a.xl.only_tail_padded();
   const std::size_t rows_per_read = std::max<std::size_t>(1, (chunk + 2) / tiling::block_buffer_elements(1, 1));
   const std::uint64_t m = a.m, n = a.n;
   tiling::write_gathered_tiles(

@@ -51,6 +51,8 @@ struct Layout {
   std::size_t added() const { return total - shape.elements(); }
   /// True when nothing was added and the pitches are the natural ones.
   bool is_natural() const { return added() == 0 && chw_pitch == shape.chw() && hw_pitch == shape.hw(); }
+  /// True when padding (if any) is only at the end: the logical element i is at offset i.
+  bool only_tail_padded() const { return w_pitch == shape.w && hw_pitch == shape.hw() && chw_pitch == shape.chw(); }
   /// The unpadded layout of a shape.
   static Layout natural(const Shape4& shape);
   friend bool operator==(const Layout&, const Layout&) = default;
