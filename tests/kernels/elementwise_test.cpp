@@ -1,5 +1,6 @@
 // 1-D class operators (relu, sigmoid, tanh, add, mul) under all three staging policies.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include "op_harness.hpp"
 
@@ -133,5 +134,17 @@ TEST_CASE("gelu's references agree with known values, and pow takes a broadcast 
   const auto r =
       run_op("pow", {Shape{2, 3, 5, 7}, Shape{}}, nullptr, StagingPolicy::kMethod, 0.5f, 2.0f, 7, {{}, {2.0f}});
   REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+}
+
+TEST_CASE("log, reciprocal and pow give ONNX's infinities and NaNs at the edges of their domains", "[kernels][1d]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  // log(0) = -inf, log(-1) = NaN; 1/0 = inf, 1/-0 = -inf; (-8)^(1/3) = NaN, 0^-1 = inf.
+  auto r = run_op("log", {Shape{4}}, nullptr, StagingPolicy::kMethod, 0, 0, 7, {{0.0f, -1.0f, 1.0f, inf}});
+  CHECK(r.max_excess <= 0);
+  r = run_op("reciprocal", {Shape{4}}, nullptr, StagingPolicy::kMethod, 0, 0, 7, {{0.0f, -0.0f, 2.0f, inf}});
+  CHECK(r.max_excess <= 0);
+  r = run_op("pow", {Shape{4}, Shape{4}}, nullptr, StagingPolicy::kMethod, 0, 0, 7,
+             {{-8.0f, 0.0f, 2.0f, -2.0f}, {1.0f / 3.0f, -1.0f, 10.0f, 3.0f}});
   CHECK(r.max_excess <= 0);
 }

@@ -2,6 +2,8 @@
 // without keepdims, under method and naive staging; reductions and rows larger than the local store; the method's
 // [5, 4, 6] min over axis 1 by hand; and the errors.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -114,4 +116,27 @@ TEST_CASE("reduction attribute errors name the op and the culprit", "[kernels][r
                     Catch::Contains("axes is empty"));
   CHECK_THROWS_WITH(test::bind_op("reduce_min", {x}, {{"keepdims", 2}}), Catch::Contains("keepdims"));
   CHECK_THROWS_WITH(test::bind_op("reduce_min", {x}, {{"axis", 1}}), Catch::Contains("did you mean"));
+}
+
+TEST_CASE("reductions skip size-1 axes when checking adjacency, copy a rank-0 input and propagate NaN",
+          "[kernels][reduce]") {
+  // [2, 1, 3] over axes 0 and 2: the size-1 axis between them moves nothing.
+  CHECK(test::bind_op("reduce_sum", {Shape{2, 1, 3}}, {{"axes", {0, 2}}, {"keepdims", 0}})->output_shapes()[0] ==
+        Shape{1});
+  auto r = run_op("reduce_sum", {Shape{2, 1, 3}}, {{"axes", {0, 2}}}, StagingPolicy::kMethod);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  r = run_op("reduce_mean", {Shape{}}, nullptr, StagingPolicy::kMethod);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* name : {"reduce_max", "reduce_min"}) {
+    INFO(name);
+    const auto op = test::bind_op(name, {Shape{2, 3}}, {{"axes", {1}}});
+    const auto y = op->reference(std::vector<HostTensor>{HostTensor{Shape{2, 3}, {1, nan, 2, 3, 4, 5}}})[0].data;
+    CHECK(std::isnan(y[0]));
+    CHECK_FALSE(std::isnan(y[1]));
+    r = run_op(name, {Shape{2, 3}}, {{"axes", {1}}}, StagingPolicy::kMethod, 0, 0, 7, {{1, nan, 2, 3, 4, 5}});
+    CHECK(r.max_excess <= 0);
+  }
 }

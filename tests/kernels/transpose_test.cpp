@@ -35,6 +35,19 @@ TEST_CASE("a transpose larger than the local store", "[kernels][transpose]") {
   CHECK(r.max_excess <= 0);
 }
 
+TEST_CASE("transpose's column path (a matrix too tall for two columns) and strided block reads with gaps",
+          "[kernels][transpose]") {
+  // On tiny (16 KiB ldm) 700 rows leave no room for two columns per read; on small_arch 300 columns are more than
+  // one read holds, so k < n and the runs have gaps.
+  auto r = run_op("transpose", {Shape{2, 700, 9}}, {{"perm", {0, 2, 1}}}, StagingPolicy::kMethod, -2.0f, 2.0f, 3, {},
+                  Arch::preset("tiny"));
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  r = run_op("transpose", {Shape{2, 64, 300}}, {{"perm", {0, 2, 1}}}, StagingPolicy::kMethod);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+}
+
 TEST_CASE("transpose errors name the op and what it supports", "[kernels][transpose]") {
   CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3, 4}}), Catch::Contains("only the last two axes"));
   CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3, 4}}, {{"perm", {1, 0, 2}}}),

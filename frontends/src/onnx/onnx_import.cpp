@@ -115,11 +115,18 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
   out.arrays[file] = std::move(values);
 }
 
+/// The node's produced outputs: trailing optional outputs left unnamed are not produced.
+std::vector<std::string> produced_outputs(const onnx::NodeProto& node) {
+  std::vector<std::string> outputs(node.output().begin(), node.output().end());
+  while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
+  return outputs;
+}
+
 /// Adds a translated op to ctx.shadow under its ONNX names, so its outputs' shapes are known to later nodes
 /// (Shape, Squeeze, Softmax's axis); returns why the op cannot bind (empty when it binds).
 std::string track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx) {
   std::vector<std::string> inputs;
-  const std::vector<std::string> outputs(node.output().begin(), node.output().end());
+  const std::vector<std::string> outputs = produced_outputs(node);
   try {
     for (const auto& in : op["inputs"]) {
       const std::string name = in.get<std::string>();
@@ -278,7 +285,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       if (ctx.constants.contains(name)) used_constants.insert(name);
       inputs.push_back(safe(name));
     }
-    for (const std::string& o : node.output()) outputs.push_back(safe(o));
+    for (const std::string& o : produced_outputs(node)) outputs.push_back(safe(o));
     t.op["inputs"] = std::move(inputs);
     t.op["outputs"] = std::move(outputs);
     if (!node.name().empty()) t.op["name"] = node.name();

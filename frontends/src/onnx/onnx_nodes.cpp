@@ -290,7 +290,9 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     const Attributes a(node, t.problems(), {"perm"});
     if (t.arity(1, 1, 1)) {
       const std::vector<std::int64_t> perm = a.integers("perm", {});
-      bool identity = !perm.empty();
+      const auto shape = ctx.shapes.find(t.input(0));
+      // No perm reverses the axes: nothing moves for a rank-1 input.
+      bool identity = !perm.empty() || (shape != ctx.shapes.end() && shape->second.size() <= 1);
       for (std::size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<std::int64_t>(d);
       if (identity) {
         ctx.aliases[node.output(0)] = t.input(0);  // moves nothing

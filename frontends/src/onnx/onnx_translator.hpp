@@ -80,7 +80,7 @@ class NodeTranslator {
   std::vector<std::string>& problems() { return t_.problems; }
   void problem(std::string text) { t_.problems.push_back(std::move(text)); }
 
-  /// Checks that the node has [min_in, max_in] inputs (empty trailing ones not counted) and `outputs` outputs.
+  /// Checks that the node has [min_in, max_in] inputs and `outputs` outputs (empty trailing ones not counted).
   bool arity(int min_in, int max_in, int outputs) {
     int present = node_.input_size();
     while (present > 0 && node_.input(present - 1).empty()) --present;
@@ -89,8 +89,10 @@ class NodeTranslator {
                           min_in == max_in ? fmt::format("{}", min_in) : fmt::format("{} to {}", min_in, max_in)));
       return false;
     }
-    if (node_.output_size() != outputs) {
-      problem(fmt::format("has {} outputs; only {} supported", node_.output_size(), outputs));
+    int produced = node_.output_size();  // trailing optional outputs left unnamed are not produced
+    while (produced > 0 && node_.output(produced - 1).empty()) --produced;
+    if (produced != outputs) {
+      problem(fmt::format("has {} outputs; only {} supported", produced, outputs));
       return false;
     }
     return true;

@@ -29,12 +29,14 @@ float initial(Reduction r) {
   }
 }
 
-float combine(Reduction r, float acc, float v) {
+/// Max and min propagate NaN, as numpy and ONNX do (std::max alone would drop it).
+template <typename T>
+T combine(Reduction r, T acc, T v) {
   switch (r) {
     case Reduction::kMax:
-      return std::max(acc, v);
+      return std::isnan(v) || std::isnan(acc) ? std::numeric_limits<T>::quiet_NaN() : std::max(acc, v);
     case Reduction::kMin:
-      return std::min(acc, v);
+      return std::isnan(v) || std::isnan(acc) ? std::numeric_limits<T>::quiet_NaN() : std::min(acc, v);
     default:
       return acc + v;
   }
@@ -70,18 +72,23 @@ void reduce_kernel(Core& core, const ReduceArgs& a) {
         acc.assign(last - first, initial(a.op));
         if (inner == 1) {
           for (std::size_t o = first; o < last; ++o) {
+            // Each chunk reduced in fp32, the chunks' results combined in double: a sum of millions of terms keeps
+            // its precision.
+            double total = initial(a.op);
             for (std::uint64_t done = 0; done < reduced; done += chunk) {
               const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, reduced - done));
               tiling::gather(core, input_staging, a.x, a.xl, o * reduced + done, n, values.data());
               to_floats(values, 0, n, xs.data());
-              float& r = acc[o - first];
-              for (std::size_t i = 0; i < n; ++i) r = combine(a.op, r, xs[i]);
+              float partial = initial(a.op);
+              for (std::size_t i = 0; i < n; ++i) partial = combine(a.op, partial, xs[i]);
+              total = combine<double>(a.op, total, partial);
               core.compute({.flops = n});
             }
+            acc[o - first] = static_cast<float>(total);
           }
         } else {
           // Outputs [first, last) cover the inner positions [j0, j1) of outer indices o = first / inner, ...
-          const std::size_t piece_max = chunk - 2;  // a run plus its widening fits the staging buffer
+          const std::size_t piece_max = std::max<std::size_t>(2, chunk - 2);  // a run and its widening fit staging
           for (std::size_t at = first; at < last;) {
             const std::uint64_t o = at / inner, j0 = at % inner;
             const std::uint64_t j1 = std::min<std::uint64_t>(inner, j0 + (last - at));
@@ -144,7 +151,7 @@ class ReduceOp final : public BoundOp {
                                               : 0.0;
         for (std::uint64_t r = 0; r < v_.reduced; ++r) {
           const double v = in[0].data[(o * v_.reduced + r) * v_.inner + j];
-          acc = op_ == Reduction::kMax ? std::max(acc, v) : op_ == Reduction::kMin ? std::min(acc, v) : acc + v;
+          acc = combine(op_, acc, v);
         }
         if (op_ == Reduction::kMean) acc /= static_cast<double>(v_.reduced);
         out.data[o * v_.inner + j] = static_cast<float>(acc);
@@ -182,16 +189,21 @@ std::unique_ptr<BoundOp> bind_reduce(std::string_view name, const JsonField& att
     std::fill(reduced.begin(), reduced.end(), true);
   }
   const bool keepdims = int_attr(attrs, "keepdims", 1, 0, 1) == 1;
-  const auto first = static_cast<std::size_t>(std::find(reduced.begin(), reduced.end(), true) - reduced.begin());
-  const auto last = static_cast<std::size_t>(reduced.rend() - std::find(reduced.rbegin(), reduced.rend(), true));
-  if (first == x.rank()) reject(name, "reduces no axis");  // a rank-0 input
-  if (std::find(reduced.begin() + static_cast<std::ptrdiff_t>(first),
-                reduced.begin() + static_cast<std::ptrdiff_t>(last),
-                false) != reduced.begin() + static_cast<std::ptrdiff_t>(last)) {
-    reject(name, fmt::format("reduces axes that are not adjacent in {}; reduce one block of adjacent axes at a time",
-                             x.str()));
+  // Axes of size 1 move no data: only the others must form one block ([2, 1, 3] over axes 0 and 2 is [1, 6]).
+  std::vector<bool> moving(x.rank());
+  for (std::size_t d = 0; d < x.rank(); ++d) moving[d] = reduced[d] && x[d] > 1;
+  const auto first = static_cast<std::size_t>(std::find(moving.begin(), moving.end(), true) - moving.begin());
+  const auto last = static_cast<std::size_t>(moving.rend() - std::find(moving.rbegin(), moving.rend(), true));
+  for (std::size_t d = first; d < last; ++d) {
+    if (!reduced[d] && x[d] > 1) {
+      reject(name, fmt::format("reduces axes that are not adjacent in {}; reduce one block of adjacent axes at a time",
+                               x.str()));
+    }
   }
-  ReduceView v{x.product(0, first), x.product(first, last), x.product(last, x.rank())};
+  // Nothing to combine (a rank-0 input, or only axes of size 1): every output is its one input.
+  const ReduceView v = first == x.rank()
+                           ? ReduceView{x.elements(), 1, 1}
+                           : ReduceView{x.product(0, first), x.product(first, last), x.product(last, x.rank())};
   std::vector<std::uint64_t> dims;
   for (std::size_t d = 0; d < x.rank(); ++d) {
     if (!reduced[d]) {
