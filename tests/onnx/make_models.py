@@ -253,6 +253,9 @@ def single_op_models(directory):
          [("root2", np.array(math.sqrt(2))), ("one", np.array(1.0)), ("half", np.array(0.5))])
     case("transpose_last_two", x4, np.swapaxes(x4, -1, -2), [node("Transpose", ["x"], perm=[0, 1, 3, 2])])
     case("transpose_default", mat, mat.T, [node("Transpose", ["x"])])
+    case("reduce_sum_noop", x4, x4, [node("ReduceSum", ["x"], noop_with_empty_axes=1)])
+    case("identity_of_relu", x4, np.maximum(x4, 0), [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                                                     helper.make_node("Identity", ["r"], ["y"], name="id")])
     case("layer_norm_no_bias_unnamed_outputs", x4, (x4 - mu) / np.sqrt(var + 1e-5) * gamma,
          [helper.make_node("LayerNormalization", ["x", "gamma"], ["y", "", ""], name="ln", axis=-1)],
          [("gamma", gamma)], opset=17)

@@ -323,7 +323,19 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   }
   out.workload["outputs"] = json::array();
   for (const onnx::ValueInfoProto& o : graph.output()) {
-    out.workload["outputs"].push_back(safe(onnx_import::resolve(ctx, o.name())));
+    const std::string source = onnx_import::resolve(ctx, o.name());
+    if (source != o.name()) {
+      // An output that names another tensor (after Identity, Dropout, a noop ReduceSum, or a graph input itself)
+      // gets a tensor of its own name, so it is written as <output name>.npy: a reshape to the same shape, which
+      // hands the buffer over when nothing else reads it and copies otherwise.
+      const auto& dims = ctx.shapes.at(source);
+      out.workload["ops"].push_back({{"type", "reshape"},
+                                     {"inputs", json::array({safe(source)})},
+                                     {"outputs", json::array({safe(o.name())})},
+                                     {"attrs", {{"shape", std::vector<std::int64_t>(dims.begin(), dims.end())}}},
+                                     {"name", o.name() + " (output alias)"}});
+    }
+    out.workload["outputs"].push_back(safe(o.name()));
   }
   return out;
 }
