@@ -1,8 +1,9 @@
 // layer_norm (ONNX LayerNormalization, Y only): each row of the trailing dims from `axis` normalised to zero mean
 // and unit variance, then scaled and shifted per column: y = (x - mean) / sqrt(var + epsilon) * scale + bias.
-// Each core writes its share of the output in destination tiles (write_gathered_tiles); a row's statistics come
-// from its elements gathered in chunks of the free ldm (two passes: the mean, then the squared deviations, in
-// fp32) and are kept while the tile's next segment is in the same row.
+// Each core writes its share of the output in destination tiles (write_gathered_tiles). When a row fits well in
+// ldm it is read once (statistics and outputs from the resident copy) and the scale and bias once per core;
+// otherwise the row is gathered in chunks per pass (the mean, the squared deviations, the output). Statistics:
+// fp32 sums per chunk combined in double, kept while the tile's next segment is in the same row.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -28,25 +29,52 @@ struct LayerNormArgs {
 };
 
 void layer_norm_kernel(Core& core, const LayerNormArgs& a) {
+  const std::uint64_t cols = a.cols;
+  // A row, the scale and the bias resident in ldm when three rows fit in under a third of the free ldm: then X
+  // is read once and the parameters once per core. Otherwise everything is gathered in chunks per use.
+  const bool resident = tiling::fit_elements(core, 9, std::size_t{1} << 40) >= cols + 2;
+  std::vector<float> row_f, scale_f, bias_f;
+  LdmSpan<f16> row_buf;
+  if (resident) {
+    row_buf = core.ldm().alloc<f16>(cols);
+    row_f.resize(cols);
+  }
+  auto scale_buf = resident ? core.ldm().alloc<f16>(cols) : LdmSpan<f16>();
+  auto bias_buf = resident && a.bias ? core.ldm().alloc<f16>(cols) : LdmSpan<f16>();
   const std::size_t chunk = tiling::fit_elements(core, 7);
   auto staging = core.ldm().alloc<f16>(chunk + 2);
   auto values = core.ldm().alloc<f16>(chunk);
   std::vector<float> xs(chunk), params(chunk);
-  const std::uint64_t cols = a.cols;
+  if (resident) {
+    const auto load = [&](DevicePtr<const f16> from, const Layout& layout, LdmSpan<f16> into, std::vector<float>& f) {
+      tiling::gather(core, staging, from, layout, 0, cols, into.data());
+      f.resize(cols);
+      to_floats(into, 0, cols, f.data());
+    };
+    load(a.scale, a.sl, scale_buf, scale_f);
+    if (a.bias) load(a.bias, a.bl, bias_buf, bias_f);
+  }
   // Statistics of one row, cached: consecutive segments of a tile usually share it.
   std::uint64_t cached_row = ~std::uint64_t{0};
   float mean = 0.0f, inv_std = 1.0f;
   const auto row_stats = [&](std::uint64_t row) {
     if (row == cached_row) return;
     double sum = 0.0, squares = 0.0;
+    if (resident) tiling::gather(core, staging, a.x, a.xl, row * cols, cols, row_buf.data());
     for (int pass = 0; pass < 2; ++pass) {
       for (std::uint64_t done = 0; done < cols; done += chunk) {
         const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, cols - done));
-        tiling::gather(core, staging, a.x, a.xl, row * cols + done, n, values.data());
-        to_floats(values, 0, n, xs.data());
+        float* v = xs.data();
+        if (resident) {
+          if (pass == 0) to_floats(row_buf, done, n, row_f.data() + done);
+          v = row_f.data() + done;
+        } else {
+          tiling::gather(core, staging, a.x, a.xl, row * cols + done, n, values.data());
+          to_floats(values, 0, n, xs.data());
+        }
         float partial = 0.0f;
         for (std::size_t i = 0; i < n; ++i) {
-          const float d = pass == 0 ? xs[i] : xs[i] - mean;
+          const float d = pass == 0 ? v[i] : v[i] - mean;
           partial += pass == 0 ? d : d * d;
         }
         (pass == 0 ? sum : squares) += partial;
@@ -65,20 +93,28 @@ void layer_norm_kernel(Core& core, const LayerNormArgs& a) {
           const std::size_t segment = static_cast<std::size_t>(std::min<std::uint64_t>(cols - col, last - at));
           row_stats(row);
           std::vector<float> ys(segment);
-          for (std::size_t done = 0; done < segment; done += chunk) {
-            const std::size_t n = std::min(chunk, segment - done);
-            tiling::gather(core, staging, a.x, a.xl, at + done, n, values.data());
-            to_floats(values, 0, n, xs.data());
-            for (std::size_t i = 0; i < n; ++i) ys[done + i] = (xs[i] - mean) * inv_std;
-            tiling::gather(core, staging, a.scale, a.sl, col + done, n, values.data());
-            to_floats(values, 0, n, params.data());
-            for (std::size_t i = 0; i < n; ++i) ys[done + i] *= params[i];
-            if (a.bias) {
-              tiling::gather(core, staging, a.bias, a.bl, col + done, n, values.data());
-              to_floats(values, 0, n, params.data());
-              for (std::size_t i = 0; i < n; ++i) ys[done + i] += params[i];
+          if (resident) {
+            for (std::size_t i = 0; i < segment; ++i) {
+              const std::size_t c = col + i;
+              ys[i] = (row_f[c] - mean) * inv_std * scale_f[c] + (a.bias ? bias_f[c] : 0.0f);
             }
-            core.compute({.flops = 4 * n});
+            core.compute({.flops = 4 * segment});
+          } else {
+            for (std::size_t done = 0; done < segment; done += chunk) {
+              const std::size_t n = std::min(chunk, segment - done);
+              tiling::gather(core, staging, a.x, a.xl, at + done, n, values.data());
+              to_floats(values, 0, n, xs.data());
+              for (std::size_t i = 0; i < n; ++i) ys[done + i] = (xs[i] - mean) * inv_std;
+              tiling::gather(core, staging, a.scale, a.sl, col + done, n, values.data());
+              to_floats(values, 0, n, params.data());
+              for (std::size_t i = 0; i < n; ++i) ys[done + i] *= params[i];
+              if (a.bias) {
+                tiling::gather(core, staging, a.bias, a.bl, col + done, n, values.data());
+                to_floats(values, 0, n, params.data());
+                for (std::size_t i = 0; i < n; ++i) ys[done + i] += params[i];
+              }
+              core.compute({.flops = 4 * n});
+            }
           }
           to_halves(ys.data(), segment, logical.subspan(at - first, segment));
           at += segment;
