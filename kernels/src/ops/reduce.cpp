@@ -70,7 +70,22 @@ void reduce_kernel(Core& core, const ReduceArgs& a) {
       core, a.y, a.yl,
       [&](std::size_t first, std::size_t last, LdmSpan<f16>, LdmSpan<f16> logical) {
         acc.assign(last - first, initial(a.op));
-        if (inner == 1) {
+        if (inner == 1 && reduced <= chunk / 2) {
+          // Short rows: consecutive outputs' rows are one contiguous input run, gathered several rows at a time.
+          const auto rows_per = static_cast<std::size_t>(chunk / reduced);
+          const auto len = static_cast<std::size_t>(reduced);
+          for (std::size_t o0 = first; o0 < last; o0 += rows_per) {
+            const std::size_t rows = std::min(rows_per, last - o0);
+            tiling::gather(core, input_staging, a.x, a.xl, o0 * len, rows * len, values.data());
+            to_floats(values, 0, rows * len, xs.data());
+            for (std::size_t r = 0; r < rows; ++r) {
+              float partial = initial(a.op);
+              for (std::size_t i = 0; i < len; ++i) partial = combine(a.op, partial, xs[r * len + i]);
+              acc[o0 + r - first] = partial;
+            }
+            core.compute({.flops = rows * len});
+          }
+        } else if (inner == 1) {
           for (std::size_t o = first; o < last; ++o) {
             // Each chunk reduced in fp32, the chunks' results combined in double: a sum of millions of terms keeps
             // its precision.
