@@ -130,11 +130,6 @@ class FcfsChannelsModel final : public TimingModel {
     return broadcast_word_queue_ * static_cast<double>(blocks) * (kLdmWordBytes / block - 1) / 2;
   }
 
-  /// Blocks as transaction_shape counts them: a strided request with no gap is one contiguous block.
-  static std::uint64_t priced_blocks(const DmaRequest& request) {
-    return request.stride == 0 ? 1 : std::max<std::uint64_t>(request.block_count(), 1);
-  }
-
   bool broadcast_channel(const DmaRequest& request) const {
     // Only BCAST has measurements (swCandle); a ROW get reads memory once for one row, priced as a PE get.
     return broadcast_transaction_cycles_ > 0 && request.op == DmaOp::kGet && request.mode == DmaMode::kBcast;

@@ -67,10 +67,8 @@ std::unique_ptr<TimingModel> make_timing_model(const Arch& arch) {
 TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes) {
   TransactionShape shape;
   const std::uint64_t t = transaction_bytes;
-  // Blocks with no gap between them are one contiguous run in memory: priced as one block.
-  const bool gapless = request.stride == 0;
-  const std::uint64_t block = gapless ? request.length : request.block_bytes();
-  const std::uint64_t blocks = gapless ? 1 : request.block_count();
+  const std::uint64_t blocks = priced_blocks(request);
+  const std::uint64_t block = blocks == 1 ? request.length : request.block_bytes();
   // The loop is bounded by the block count, which the descriptor's field widths keep small.
   std::uint64_t previous_last_line = ~std::uint64_t{0};
   std::uint64_t ending_there = 0;  // blocks so far whose last line is previous_last_line (last lines never decrease)

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "ldmsim/sim/logging.hpp"
 #include "scheduler.hpp"
@@ -134,8 +135,9 @@ GroupRun::Slot& GroupRun::slot_for(const Core& core, Scope scope) {
   const Arch& a = machine_.arch;
   switch (scope) {
     case Scope::kGroup:
-    case Scope::kNode:
       return slots_[0];
+    case Scope::kNode:  // barrier() hands node barriers to NodeSync before asking for a slot
+      throw std::logic_error("a node barrier has no group slot");
     case Scope::kRow:
       return slots_[1 + static_cast<std::size_t>(core.row())];
     case Scope::kCol:
@@ -383,6 +385,10 @@ void GroupRun::record_fault(const Fault& fault) {
 void GroupRun::abort() {
   if (aborted_) return;
   aborted_ = true;
+  wake_blocked();
+}
+
+void GroupRun::wake_blocked() {
   for (auto& slot : slots_) slot.released.notify_all();
   for (auto& q : reg_queues_) q.changed.notify_all();
   condition_changed_.notify_all();
@@ -396,9 +402,7 @@ void GroupRun::record_warning(const Core& core, const std::string& message) {
 void GroupRun::on_deadlock(const std::vector<GroupRun*>& together) {
   if (aborted_) {
     if (node_ != nullptr) node_->abort_all();
-    for (auto& slot : slots_) slot.released.notify_all();
-    for (auto& q : reg_queues_) q.changed.notify_all();
-    condition_changed_.notify_all();
+    wake_blocked();
     return;
   }
   std::string dump;

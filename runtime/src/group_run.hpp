@@ -83,6 +83,8 @@ class GroupRun {
 
   void begin();
   void end();
+  /// Notifies every condition a core of this group can block on (after an abort, so they unwind).
+  void wake_blocked();
   void node_barrier(Core& core);
   void run_core(int id) noexcept;
   Slot& slot_for(const Core& core, Scope scope);

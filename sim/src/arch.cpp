@@ -385,14 +385,13 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   out.compute = compute == nullptr
                     ? ComputeModel::scalar(out.flops_per_cycle)
                     : read_compute(Object(cores.ctx(), *compute, cores.path_of("compute")), out.flops_per_cycle);
-  if (const json* v = cores.find("barrier_cycles")) {
-    out.barrier_cycles = to_u32(integer_in(cores, "barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
-  }
+  const auto read_u32 = [&cores](std::string_view key, std::uint32_t& field) {
+    if (const json* v = cores.find(key))
+      field = to_u32(integer_in(cores, key, *v, 0, kMaxUint32, "must be in 0..4294967295"));
+  };
+  read_u32("barrier_cycles", out.barrier_cycles);
   out.node_barrier_cycles = out.barrier_cycles;  // absent: as cheap as a group barrier
-  if (const json* v = cores.find("node_barrier_cycles")) {
-    out.node_barrier_cycles =
-        to_u32(integer_in(cores, "node_barrier_cycles", *v, 0, kMaxUint32, "must be in 0..4294967295"));
-  }
+  read_u32("node_barrier_cycles", out.node_barrier_cycles);
   if (const json* reg = cores.find("register_communication")) {
     out.register_comm = read_register_comm(Object(cores.ctx(), *reg, cores.path_of("register_communication")));
   }

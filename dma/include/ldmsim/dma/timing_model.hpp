@@ -3,6 +3,7 @@
 // (dma.timing.model) and validate their own parameters, naming the JSON path in errors.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -53,8 +54,13 @@ struct TransactionShape {
   std::uint64_t line_queue = 0;
   std::uint64_t blocks = 0;  ///< blocks of the request (1 when contiguous)
 };
-/// The transaction shape of a request (partial and misaligned blocks cost whole transactions). Blocks with a
-/// stride of 0 touch each other: the request is priced as one contiguous block.
+/// Blocks a timing model prices a request as: blocks with a stride of 0 touch each other, so such a request is
+/// one contiguous block.
+inline std::uint64_t priced_blocks(const DmaRequest& request) {
+  return request.stride == 0 ? 1 : std::max<std::uint64_t>(request.block_count(), 1);
+}
+/// The transaction shape of a request (partial and misaligned blocks cost whole transactions), its blocks as
+/// priced_blocks counts them.
 TransactionShape transaction_shape(const DmaRequest& request, std::uint64_t transaction_bytes);
 /// transaction_shape(...).transactions.
 std::uint64_t count_transactions(const DmaRequest& request, std::uint32_t transaction_bytes);
