@@ -56,84 +56,115 @@ struct ReduceArgs {
   Layout yl;
 };
 
-void reduce_kernel(Core& core, const ReduceArgs& a) {
-  // Inputs are gathered through their own staging buffer into `values` (write_gathered_tiles' staging is sized
-  // for the output tiles, which are small here): as large as the free ldm allows next to its four buffers.
-  const std::size_t chunk = tiling::fit_elements(core, 6);
-  auto input_staging = core.ldm().alloc<f16>(chunk + 2);
-  auto values = core.ldm().alloc<f16>(chunk);
-  std::vector<float> xs(chunk), acc;
+/// What a core's reduction works in: a staging buffer and a buffer of gathered values (`chunk` elements each) in
+/// ldm, their float image, and whether the input has only tail padding (logical index == buffer offset).
+struct ReduceBuffers {
+  std::size_t chunk = 0;
+  LdmSpan<f16> staging;
+  LdmSpan<f16> values;
+  std::vector<float> xs;
+  bool flat = false;
+};
+
+/// inner == 1, rows of at most half a chunk: consecutive outputs' rows are one contiguous input run, gathered
+/// several rows at a time.
+void reduce_short_rows(Core& core, const ReduceArgs& a, ReduceBuffers& b, std::size_t first, std::size_t last,
+                       float* acc) {
+  const auto len = static_cast<std::size_t>(a.v.reduced);
+  const std::size_t rows_per = b.chunk / len;
+  for (std::size_t o0 = first; o0 < last; o0 += rows_per) {
+    const std::size_t rows = std::min(rows_per, last - o0);
+    tiling::gather(core, b.staging, a.x, a.xl, o0 * len, rows * len, b.values.data());
+    to_floats(b.values, 0, rows * len, b.xs.data());
+    for (std::size_t r = 0; r < rows; ++r) {
+      float partial = initial(a.op);
+      for (std::size_t i = 0; i < len; ++i) partial = combine(a.op, partial, b.xs[r * len + i]);
+      acc[o0 + r - first] = partial;
+    }
+    core.compute({.flops = rows * len});
+  }
+}
+
+/// inner == 1, longer rows: each row gathered in chunks, each chunk reduced in fp32 and the chunks' results
+/// combined in double (a sum of millions of terms keeps its precision).
+void reduce_long_rows(Core& core, const ReduceArgs& a, ReduceBuffers& b, std::size_t first, std::size_t last,
+                      float* acc) {
+  const std::uint64_t reduced = a.v.reduced;
+  for (std::size_t o = first; o < last; ++o) {
+    double total = initial(a.op);
+    for (std::uint64_t done = 0; done < reduced; done += b.chunk) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(b.chunk, reduced - done));
+      tiling::gather(core, b.staging, a.x, a.xl, o * reduced + done, n, b.values.data());
+      to_floats(b.values, 0, n, b.xs.data());
+      float partial = initial(a.op);
+      for (std::size_t i = 0; i < n; ++i) partial = combine(a.op, partial, b.xs[i]);
+      total = combine<double>(a.op, total, partial);
+      core.compute({.flops = n});
+    }
+    acc[o - first] = static_cast<float>(total);
+  }
+}
+
+/// inner > 1: outputs [first, last) cover runs of inner positions [j0, j1) of outer indices o; each reduced index
+/// contributes one run, read with the other reduced rows as strided blocks (gathered one by one from a padded
+/// layout).
+void reduce_middle_axis(Core& core, const ReduceArgs& a, ReduceBuffers& b, std::size_t first, std::size_t last,
+                        float* acc) {
   const std::uint64_t inner = a.v.inner, reduced = a.v.reduced;
-  // Only tail padding: logical index == buffer offset, so runs of rows can be read as strided blocks.
-  const bool flat = a.xl.only_tail_padded();
+  const std::size_t piece_max = std::max<std::size_t>(2, b.chunk - 2);  // a run and its widening fit staging
+  for (std::size_t at = first; at < last;) {
+    const std::uint64_t o = at / inner, j0 = at % inner;
+    const std::uint64_t j1 = std::min<std::uint64_t>(inner, j0 + (last - at));
+    for (std::uint64_t piece = j0; piece < j1; piece += piece_max) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(piece_max, j1 - piece));
+      float* out = acc + (o * inner + piece - first);
+      const auto add_run = [&](LdmSpan<f16> buf, std::size_t start) {
+        to_floats(buf, start, n, b.xs.data());
+        for (std::size_t i = 0; i < n; ++i) out[i] = combine(a.op, out[i], b.xs[i]);
+        core.compute({.flops = n});
+      };
+      if (b.flat) {
+        const std::size_t rows_per = std::max<std::size_t>(1, (b.chunk + 2) / (tiling::ceil_even(n) + 2));
+        for (std::uint64_t r0 = 0; r0 < reduced; r0 += rows_per) {
+          const auto rows = static_cast<std::size_t>(std::min<std::uint64_t>(rows_per, reduced - r0));
+          auto read = tiling::get_block(
+              core, b.staging, a.x, a.xl.total,
+              {.first = (o * reduced + r0) * inner + piece, .pitch = inner, .rows = rows, .count = n});
+          read.wait();
+          for (std::size_t r = 0; r < rows; ++r) add_run(b.staging, read.start(r));
+        }
+      } else {
+        for (std::uint64_t r = 0; r < reduced; ++r) {
+          tiling::gather(core, b.staging, a.x, a.xl, (o * reduced + r) * inner + piece, n, b.values.data());
+          add_run(b.values, 0);
+        }
+      }
+    }
+    at += static_cast<std::size_t>(j1 - j0);
+  }
+}
+
+void reduce_kernel(Core& core, const ReduceArgs& a) {
+  // Inputs are gathered through their own staging buffer (write_gathered_tiles' staging is sized for the output
+  // tiles, which are small here): as large as the free ldm allows next to its four buffers.
+  ReduceBuffers b;
+  b.chunk = tiling::fit_elements(core, 6);
+  b.staging = core.ldm().alloc<f16>(b.chunk + 2);
+  b.values = core.ldm().alloc<f16>(b.chunk);
+  b.xs.resize(b.chunk);
+  b.flat = a.xl.only_tail_padded();
+  std::vector<float> acc;
+  const std::uint64_t reduced = a.v.reduced;
   tiling::write_gathered_tiles(
       core, a.y, a.yl,
       [&](std::size_t first, std::size_t last, LdmSpan<f16>, LdmSpan<f16> logical) {
         acc.assign(last - first, initial(a.op));
-        if (inner == 1 && reduced <= chunk / 2) {
-          // Short rows: consecutive outputs' rows are one contiguous input run, gathered several rows at a time.
-          const auto rows_per = static_cast<std::size_t>(chunk / reduced);
-          const auto len = static_cast<std::size_t>(reduced);
-          for (std::size_t o0 = first; o0 < last; o0 += rows_per) {
-            const std::size_t rows = std::min(rows_per, last - o0);
-            tiling::gather(core, input_staging, a.x, a.xl, o0 * len, rows * len, values.data());
-            to_floats(values, 0, rows * len, xs.data());
-            for (std::size_t r = 0; r < rows; ++r) {
-              float partial = initial(a.op);
-              for (std::size_t i = 0; i < len; ++i) partial = combine(a.op, partial, xs[r * len + i]);
-              acc[o0 + r - first] = partial;
-            }
-            core.compute({.flops = rows * len});
-          }
-        } else if (inner == 1) {
-          for (std::size_t o = first; o < last; ++o) {
-            // Each chunk reduced in fp32, the chunks' results combined in double: a sum of millions of terms keeps
-            // its precision.
-            double total = initial(a.op);
-            for (std::uint64_t done = 0; done < reduced; done += chunk) {
-              const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, reduced - done));
-              tiling::gather(core, input_staging, a.x, a.xl, o * reduced + done, n, values.data());
-              to_floats(values, 0, n, xs.data());
-              float partial = initial(a.op);
-              for (std::size_t i = 0; i < n; ++i) partial = combine(a.op, partial, xs[i]);
-              total = combine<double>(a.op, total, partial);
-              core.compute({.flops = n});
-            }
-            acc[o - first] = static_cast<float>(total);
-          }
+        if (a.v.inner > 1) {
+          reduce_middle_axis(core, a, b, first, last, acc.data());
+        } else if (reduced <= b.chunk / 2) {
+          reduce_short_rows(core, a, b, first, last, acc.data());
         } else {
-          // Outputs [first, last) cover the inner positions [j0, j1) of outer indices o = first / inner, ...
-          const std::size_t piece_max = std::max<std::size_t>(2, chunk - 2);  // a run and its widening fit staging
-          for (std::size_t at = first; at < last;) {
-            const std::uint64_t o = at / inner, j0 = at % inner;
-            const std::uint64_t j1 = std::min<std::uint64_t>(inner, j0 + (last - at));
-            for (std::uint64_t piece = j0; piece < j1; piece += piece_max) {
-              const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(piece_max, j1 - piece));
-              float* out = acc.data() + (o * inner + piece - first);
-              const auto add_run = [&](LdmSpan<f16> buf, std::size_t start) {
-                to_floats(buf, start, n, xs.data());
-                for (std::size_t i = 0; i < n; ++i) out[i] = combine(a.op, out[i], xs[i]);
-                core.compute({.flops = n});
-              };
-              if (flat) {  // the reduced rows of the run: strided blocks of as many rows as the buffer holds
-                const std::size_t rows_per = std::max<std::size_t>(1, (chunk + 2) / (tiling::ceil_even(n) + 2));
-                for (std::uint64_t r0 = 0; r0 < reduced; r0 += rows_per) {
-                  const auto rows = static_cast<std::size_t>(std::min<std::uint64_t>(rows_per, reduced - r0));
-                  auto read = tiling::get_block(
-                      core, input_staging, a.x, a.xl.total,
-                      {.first = (o * reduced + r0) * inner + piece, .pitch = inner, .rows = rows, .count = n});
-                  read.wait();
-                  for (std::size_t r = 0; r < rows; ++r) add_run(input_staging, read.start(r));
-                }
-              } else {
-                for (std::uint64_t r = 0; r < reduced; ++r) {
-                  tiling::gather(core, input_staging, a.x, a.xl, (o * reduced + r) * inner + piece, n, values.data());
-                  add_run(values, 0);
-                }
-              }
-            }
-            at += static_cast<std::size_t>(j1 - j0);
-          }
+          reduce_long_rows(core, a, b, first, last, acc.data());
         }
         if (a.op == Reduction::kMean) {
           const float scale = 1.0f / static_cast<float>(reduced);
