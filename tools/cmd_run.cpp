@@ -33,6 +33,7 @@ struct RunOptions {
   std::string staging;
   bool arch_given = false;
   bool dump_graph = false;
+  std::string fusion = "on";
   std::string conv_algo;
   std::vector<std::string> inputs;
 };
@@ -112,7 +113,7 @@ void run_command(const RunOptions& options) {
   if (!options.workload.empty()) {
     run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
                                          options.out, options.trace, machine_options(options), options.dump_graph,
-                                         options.conv_algo, options.inputs});
+                                         options.fusion == "on", options.conv_algo, options.inputs});
     return;
   }
   const Arch arch = resolve_arch(options.arch);
@@ -171,7 +172,12 @@ void add_run_command(CLI::App& app) {
                   "Convolution algorithm for every conv that does not set its own \"algo\" (docs/operators.md)")
       ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
   run->add_flag("--dump-graph", options->dump_graph,
-                "Print the workload's graph after the passes (layouts, re-layouts, frees) before running it");
+                "Print the workload's graph after the passes (fusion groups, layouts, re-layouts, frees) before "
+                "running it");
+  run->add_option("--fusion", options->fusion,
+                  "Fuse memory-intensive subgraphs into one kernel each (docs/fusion.md): on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   run->add_flag("--lint", options->lint,
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");
   run->add_flag("--demo-fault", options->demo_fault,

@@ -12,6 +12,7 @@
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/graph/fusion.hpp"
 #include "ldmsim/ldmsim.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "model_import.hpp"
@@ -40,14 +41,20 @@ void run_workload_command(const WorkloadRunArgs& args) {
   } else {
     loaded.emplace(load_workload(args.workload, registry, load));
   }
-  const Graph& workload = *loaded;
-  const std::string arch_name = args.arch_given || !workload.arch ? args.arch : *workload.arch;
+  const std::string arch_name = args.arch_given || !loaded->arch ? args.arch : *loaded->arch;
   const StagingPolicy policy = !args.staging.empty() ? parse_staging_policy(args.staging)
-                               : workload.staging    ? *workload.staging
+                               : loaded->staging     ? *loaded->staging
                                                      : StagingPolicy::kMethod;
+  const Arch arch = Arch::resolve(arch_name);
+  std::optional<FusedGraph> fused;
+  if (args.fusion) fused.emplace(fuse(*loaded, arch, policy));
+  const Graph& workload = fused ? fused->graph : *loaded;
   const ExecutionPlan plan = plan_execution(workload, policy);
-  if (args.dump_graph) fmt::print("{}", describe(workload, plan));
-  Machine machine(Arch::resolve(arch_name), args.machine);
+  if (args.dump_graph) {
+    if (fused) fmt::print("{}", fused->describe(*loaded));
+    fmt::print("{}", describe(workload, plan));
+  }
+  Machine machine(arch, args.machine);
   std::vector<std::string> outputs;
   for (std::size_t t : workload.outputs()) outputs.push_back(workload.tensor(t).name);
   const std::filesystem::path trace_option(args.trace);
@@ -77,6 +84,13 @@ void run_workload_command(const WorkloadRunArgs& args) {
     throw;
   }
   result.stats["tool_version"] = LDMSIM_VERSION;
+  result.stats["fusion"] = {
+      {"enabled", args.fusion},
+      {"groups", fused ? fused->groups.size() : 0},
+      {"fused_kernels", fused ? std::count_if(fused->groups.begin(), fused->groups.end(),
+                                              [](const FusionGroup& g) { return g.mapping.has_value(); })
+                              : 0},
+      {"ops_before", loaded->ops().size()}};
   if (is_onnx_model(args.workload)) result.stats["import_notes"] = imported.notes;
   for (const auto& [name, values] : result.outputs) {
     write_npy(dir.npy(name), result.shapes.at(name).dims_vector(), values);

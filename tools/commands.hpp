@@ -50,6 +50,7 @@ struct WorkloadRunArgs {
   std::string trace;
   MachineOptions machine;   ///< threads, tracing, codec, spill directory, alignment policy from the command line
   bool dump_graph = false;  ///< print the graph after the passes before running
+  bool fusion = true;       ///< fuse memory-intensive subgraphs (--fusion on|off)
   std::string conv_algo;    ///< empty: each conv's own "algo" (default implicit-precomp)
   std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
 };

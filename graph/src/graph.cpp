@@ -68,6 +68,31 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
     if (registry.find(type) == nullptr) throw ConfigError(fmt::format("op {}: {}", index, e.what()));
     throw ConfigError(fmt::format("{}: {}", where, e.what()));
   }
+  return add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
+}
+
+std::size_t Graph::add_bound_op(const std::string& type, const std::vector<std::string>& inputs,
+                                const std::vector<std::string>& outputs, std::shared_ptr<const BoundOp> bound,
+                                std::string layer_name) {
+  const std::string where = fmt::format("op {} ({})", ops_.size(), type);
+  std::vector<std::size_t> in;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const auto t = find(inputs[k]);
+    if (!t) throw ConfigError(fmt::format("{}: missing tensor '{}'", where, inputs[k]));
+    if (k >= bound->input_shapes().size() || !(tensors_[*t].shape == bound->input_shapes()[k])) {
+      throw ConfigError(fmt::format("{}: input '{}' is {}, the op expects {}", where, inputs[k],
+                                    tensors_[*t].shape.str(),
+                                    k < bound->input_shapes().size() ? bound->input_shapes()[k].str() : "nothing"));
+    }
+    in.push_back(*t);
+  }
+  return add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
+}
+
+std::size_t Graph::add_checked(const std::string& type, std::vector<std::size_t> in,
+                               const std::vector<std::string>& outputs, std::shared_ptr<const BoundOp> bound,
+                               std::string layer_name, const std::string& where) {
+  const std::size_t index = ops_.size();
   if (bound->output_shapes().size() != outputs.size()) {
     throw ConfigError(
         fmt::format("{}: produces {} outputs, got {}", where, bound->output_shapes().size(), outputs.size()));

@@ -12,9 +12,9 @@ using Catch::Contains;
 
 TEST_CASE("run --dump-graph prints the planned graph and the run keeps tensors on the device", "[cli]") {
   ScratchDir dir("dump-graph");
-  const CliResult r =
-      run_cli(fmt::format("run {}/bench/workloads/chain10.json --arch tiny --no-trace --dump-graph --out {}",
-                          LDMSIM_SOURCE_DIR, dir.path.string()));
+  const CliResult r = run_cli(
+      fmt::format("run {}/bench/workloads/chain10.json --arch tiny --no-trace --dump-graph --fusion off --out {}",
+                  LDMSIM_SOURCE_DIR, dir.path.string()));
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Contains("graph chain10: 12 tensors, 10 ops, staging method"));
@@ -68,4 +68,33 @@ TEST_CASE("run --conv-algo picks the convolution algorithm; results are bit-iden
   const CliResult bad = run_cli("run " + std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json --conv-algo fft");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.output, Contains("--conv-algo"));
+}
+
+TEST_CASE("run --dump-graph shows the fusion groups, and --fusion off runs every op on its own", "[cli][fusion]") {
+  ScratchDir on("fusion-on"), off("fusion-off");
+  const std::string workload = fmt::format("{}/bench/workloads/chain10.json", LDMSIM_SOURCE_DIR);
+  const CliResult r =
+      run_cli(fmt::format("run {} --arch sw26010 --no-trace --dump-graph --out {}", workload, on.path.string()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  // Four softmaxes over the same trailing axes and the element-wise ops between them: one group, one kernel.
+  CHECK_THAT(r.output, Contains("fusion: 1 candidate group, 1 fused"));
+  CHECK_THAT(r.output, Contains("backbones: softmax#1 (primary), softmax#3 (secondary)"));
+  CHECK_THAT(r.output, Contains("kernel fused#0:"));
+  CHECK_THAT(r.output, Contains("graph chain10: 3 tensors, 1 ops"));
+  const auto fused = nlohmann::json::parse(read_file(on.path / "stats.json"));
+  CHECK(fused["ops"].size() == 1);
+  CHECK(fused["fusion"]["fused_kernels"] == 1);
+  CHECK(fused["fusion"]["ops_before"] == 10);
+  const CliResult u =
+      run_cli(fmt::format("run {} --arch sw26010 --no-trace --fusion off --out {}", workload, off.path.string()));
+  REQUIRE(u.code == 0);
+  const auto unfused = nlohmann::json::parse(read_file(off.path / "stats.json"));
+  CHECK(unfused["ops"].size() == 10);
+  CHECK(unfused["fusion"]["enabled"] == false);
+  CHECK(fused["dma_bytes"].get<std::uint64_t>() < unfused["dma_bytes"].get<std::uint64_t>());
+  CHECK(fused["cycles"].get<std::uint64_t>() < unfused["cycles"].get<std::uint64_t>());
+  const CliResult bad = run_cli(fmt::format("run {} --fusion maybe --out {}", workload, off.path.string()));
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.output, Contains("--fusion"));
 }

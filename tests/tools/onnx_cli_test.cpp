@@ -110,8 +110,8 @@ TEST_CASE("PyTorch's shape computations fold at import, in opset 11 and 13 forms
 
 TEST_CASE("a model's layers: progress table, stats.json, report and Perfetto export", "[cli][onnx][report]") {
   const ScratchDir out("onnx-layers");
-  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --out '{}'", model("cnn.onnx"),
-                                     model("cnn_x.npy"), out.str()));
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --fusion off --out '{}'",
+                                     model("cnn.onnx"), model("cnn_x.npy"), out.str()));
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Catch::Contains("slowest 5 of 10 layers:"));
@@ -262,5 +262,20 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
         fmt::format("run '{}' --input x=a.npy --input x=b.npy --no-trace --out '{}'", model("cnn.onnx"), out.str()));
     CHECK(twice.code == 2);
     CHECK_THAT(twice.output, Catch::Contains("is given twice"));
+  }
+}
+
+TEST_CASE("BERT's decomposed LayerNorm and GELU from ONNX each run as one fused kernel", "[cli][onnx][fusion]") {
+  for (const std::string name : {"layer_norm_decomposed", "gelu_decomposed"}) {
+    const ScratchDir out("onnx-fused-" + name);
+    const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010pro --no-trace --dump-graph --out '{}'",
+                                       model("op_" + name + ".onnx"), model("op_" + name + "_x.npy"), out.str()));
+    INFO(name << ": " << r.output);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.output, Catch::Contains("fusion: 1 candidate group, 1 fused"));
+    const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "stats.json"));
+    CHECK(stats["ops"].size() == 1);
+    CHECK(stats["ops"][0]["type"] == "fused");
+    CHECK(worst_excess(out.path / "y.npy", models() / ("op_" + name + "_y.npy")) <= 0);
   }
 }

@@ -270,6 +270,12 @@ class ElementwiseOp final : public BoundOp {
   }
 
   OpCost cost() const override { return {flops_of(fn_.fn) * output_shapes()[0].elements(), 0}; }
+  FusionForm fusion_form() const override {
+    FusionForm form{.kind = FusionForm::Kind::kPointwise};
+    form.fn = [f = fn_](float a, float b) { return apply(f, a, b); };
+    form.flops = flops_of(fn_.fn);
+    return form;
+  }
   Tolerance tolerance() const override {
     // relu and clip only select: one fp16 rounding of the output at most.
     return fn_.fn == Fn::kRelu || fn_.fn == Fn::kClip ? Tolerance{0.0, 1.0 / 1024} : Tolerance{1e-3, 1.0 / 1024};

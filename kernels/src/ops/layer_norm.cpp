@@ -157,6 +157,10 @@ class LayerNormOp final : public BoundOp {
   OpCost cost() const override { return {8 * input_shapes()[0].elements(), 0}; }
   Tolerance tolerance() const override { return {4e-3, 1.0 / 256}; }
 
+  FusionForm fusion_form() const override {
+    return {.kind = FusionForm::Kind::kLayerNorm, .axis_begin = axis_, .epsilon = epsilon_};
+  }
+
  private:
   std::uint64_t cols() const { return input_shapes()[0].product(axis_, input_shapes()[0].rank()); }
   std::size_t axis_;

@@ -179,7 +179,8 @@ void reduce_kernel(Core& core, const ReduceArgs& a) {
 
 class ReduceOp final : public BoundOp {
  public:
-  ReduceOp(Reduction op, Shape x, Shape y, ReduceView v) : BoundOp({std::move(x)}, {std::move(y)}), op_(op), v_(v) {}
+  ReduceOp(Reduction op, Shape x, Shape y, ReduceView v, std::size_t first, std::size_t last, bool keepdims)
+      : BoundOp({std::move(x)}, {std::move(y)}), op_(op), v_(v), first_(first), last_(last), keepdims_(keepdims) {}
 
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
@@ -206,6 +207,17 @@ class ReduceOp final : public BoundOp {
     return {out};
   }
   OpCost cost() const override { return {input_shapes()[0].elements(), 0}; }
+  FusionForm fusion_form() const override {
+    if (v_.reduced == 1) {  // nothing to combine: the output is its input in the same order
+      return FusionForm{.kind = FusionForm::Kind::kPointwise, .fn = [](float a, float) { return a; }, .flops = 0};
+    }
+    constexpr ReduceMode kModes[] = {ReduceMode::kSum, ReduceMode::kMean, ReduceMode::kMax, ReduceMode::kMin};
+    return FusionForm{.kind = FusionForm::Kind::kReduce,
+                      .mode = kModes[static_cast<int>(op_)],
+                      .axis_begin = first_,
+                      .axis_end = last_,
+                      .keepdims = keepdims_};
+  }
   Tolerance tolerance() const override {
     // max and min select: one fp16 rounding; sums accumulate in fp32 and round once.
     return op_ == Reduction::kMax || op_ == Reduction::kMin ? Tolerance{0.0, 1.0 / 1024} : Tolerance{2e-3, 1.0 / 512};
@@ -214,6 +226,8 @@ class ReduceOp final : public BoundOp {
  private:
   Reduction op_;
   ReduceView v_;
+  std::size_t first_, last_;
+  bool keepdims_;
 };
 
 template <Reduction kOp>
@@ -258,7 +272,7 @@ std::unique_ptr<BoundOp> bind_reduce(std::string_view name, const JsonField& att
       dims.push_back(1);
     }
   }
-  return std::make_unique<ReduceOp>(kOp, x, Shape(dims), v);
+  return std::make_unique<ReduceOp>(kOp, x, Shape(dims), v, first, last, keepdims);
 }
 
 }  // namespace

@@ -142,6 +142,7 @@ class SoftmaxOp final : public BoundOp {
     return {5 * x.elements(), 0};
   }
   Tolerance tolerance() const override { return {1e-4, 1.0 / 512}; }
+  FusionForm fusion_form() const override { return {.kind = FusionForm::Kind::kSoftmax, .axis_begin = axis_}; }
 
  private:
   std::size_t axis_;

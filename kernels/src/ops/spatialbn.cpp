@@ -291,6 +291,10 @@ class SpatialBnOp final : public BoundOp {
     return {(train_ ? 5 : 2) * s.elements() + 4 * s[1], 0};
   }
   Tolerance tolerance() const override { return train_ ? Tolerance{8e-3, 1.0 / 256} : Tolerance{4e-3, 1.0 / 256}; }
+  FusionForm fusion_form() const override {
+    if (train_) return {};  // three outputs and statistics over the batch: not fused
+    return {.kind = FusionForm::Kind::kBatchNorm, .epsilon = eps_};
+  }
 
  private:
   float eps_;

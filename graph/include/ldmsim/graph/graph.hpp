@@ -68,6 +68,11 @@ class Graph {
   /// ConfigErrors "op I (type): ..." naming the tensor or attribute.
   std::size_t add_op(const OperatorRegistry& registry, const std::string& type, const std::vector<std::string>& inputs,
                      const std::vector<std::string>& outputs, const JsonField& attrs, std::string layer_name = {});
+  /// Adds an op that is already bound (the fusion pass's fused ops): the inputs must exist with the shapes it
+  /// was bound for.
+  std::size_t add_bound_op(const std::string& type, const std::vector<std::string>& inputs,
+                           const std::vector<std::string>& outputs, std::shared_ptr<const BoundOp> bound,
+                           std::string layer_name = {});
   /// Attributes that every later op of `type` gets unless it sets them itself (`ldmsim run --conv-algo`).
   void set_default_attrs(const std::string& type, nlohmann::json attrs);
   /// Marks a tensor as a graph output (ConfigError when it does not exist).
@@ -82,6 +87,8 @@ class Graph {
   const std::vector<std::size_t>& outputs() const { return outputs_; }
 
  private:
+  std::size_t add_checked(const std::string& type, std::vector<std::size_t> in, const std::vector<std::string>& outputs,
+                          std::shared_ptr<const BoundOp> bound, std::string layer_name, const std::string& where);
   std::vector<TensorNode> tensors_;
   std::vector<OpNode> ops_;
   std::vector<std::size_t> outputs_;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/kernels/fusion_form.hpp"
 #include "ldmsim/kernels/padding.hpp"
 #include "ldmsim/kernels/shape.hpp"
 #include "ldmsim/kernels/staging.hpp"
@@ -74,6 +75,8 @@ class BoundOp {
   /// Measurements of the last run() that the machine's statistics do not show (conv: its algorithm, extra
   /// main-memory bytes, integer address operations); JSON null when there are none. Reported per op in stats.json.
   virtual nlohmann::json run_metrics() const { return nullptr; }
+  /// How the op joins a fused kernel of memory-intensive ops; kind kNone (the default) keeps it out of fusion.
+  virtual FusionForm fusion_form() const { return {}; }
 
  protected:
   BoundOp(std::vector<Shape> inputs, std::vector<Shape> outputs)

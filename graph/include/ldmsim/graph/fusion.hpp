@@ -1,0 +1,46 @@
+// The fusion pass (docs/fusion.md): a graph-to-graph transform run before planning. Compute-intensive ops (conv,
+// gemm, matmul, ...) and layout ops cut the graph; connected memory-intensive ops between them are merged into
+// groups around their backbones (the reductions, and the reductions inside softmax and layer normalisation) as
+// long as every value of the group propagates the backbone's index and no cycle through an outside op appears.
+// Each group of two or more ops becomes one "fused" op whose kernel runs the group on ldm tiles; a group whose
+// smallest mapping does not fit ldm stays unfused.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ldmsim/graph/graph.hpp"
+#include "ldmsim/kernels/fused_kernel.hpp"
+#include "ldmsim/sim/arch.hpp"
+
+namespace ldmsim {
+
+struct FusionOptions {
+  /// Cores the mappings may use (0: every core of the arch): the method's examples map onto a few idle cores.
+  std::uint32_t cores = 0;
+};
+
+/// One candidate group and what became of it.
+struct FusionGroup {
+  std::vector<std::size_t> ops;        ///< op indices in the original graph, in order
+  std::vector<std::size_t> backbones;  ///< the primary backbone first, then the secondary ones
+  FusionFrame frame;
+  std::optional<FusedMapping> mapping;  ///< set when the group was fused
+  std::string kernel;                   ///< the fused op's label in the fused graph; empty when not fused
+  std::string not_fused;                ///< why not (a single op, ldm), when not fused
+  std::vector<std::string> values;      ///< "name [o, k, i]": each value's index propagation
+};
+
+struct FusedGraph {
+  Graph graph;                      ///< the graph with every fused group replaced by one op
+  std::vector<FusionGroup> groups;  ///< candidate groups in order of their first op
+  /// For --dump-graph: each group, its backbones, frame, value patterns, mapping and kernel.
+  std::string describe(const Graph& original) const;
+};
+
+/// Fuses `graph` for `arch` under `policy` (mappings depend on both).
+FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, const FusionOptions& options = {});
+
+}  // namespace ldmsim

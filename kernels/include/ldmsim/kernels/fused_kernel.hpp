@@ -1,0 +1,91 @@
+// The generic fused kernel: one launch that runs a group of memory-intensive ops (a FusedProgram, built by the
+// graph layer's fusion pass) on ldm tiles. The group iterates over a frame [rows | reduced K | inner I] of its
+// backbone; every value of the program is, per row, a block of K x I, 1 x I, K x 1 or one element (the index
+// propagation: which elements a core needs for its rows). A core loads the rows of its tile of every external
+// input, runs the steps in ldm (fp32), and writes its rows of every external output. A mapping either splices
+// several rows onto one core or cuts a row's K across a team of cores of one core group whose partial reductions
+// meet in main memory behind a group barrier, inside the same launch. See docs/fusion.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ldmsim/kernels/fusion_form.hpp"
+#include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/sim/arch.hpp"
+
+namespace ldmsim {
+
+/// The iteration space of a fused group: axes [0, k_begin) are rows, [k_begin, k_end) the reduced block K,
+/// [k_end, rank) the inner block I (either block may be empty).
+struct FusionFrame {
+  Shape shape;
+  std::size_t k_begin = 0, k_end = 0;
+  std::uint64_t rows() const { return shape.product(0, k_begin); }
+  std::uint64_t k() const { return shape.product(k_begin, k_end); }
+  std::uint64_t i() const { return shape.product(k_end, shape.rank()); }
+  /// "[rows 128 | K 768 | I 1]".
+  std::string str() const;
+};
+
+/// One value of a program: its dims aligned to the frame (each 1 or the frame's), full or not on K and on I.
+struct FusedValue {
+  std::string name;
+  std::vector<std::uint64_t> dims;
+  bool k = false, i = false;
+  /// Elements per row: K x I, K, I or 1.
+  std::uint64_t row_elements(const FusionFrame& frame) const;
+  /// Distinct rows the value has (the product of its row dims; 1: the same block serves every row).
+  std::uint64_t rows(const FusionFrame& frame) const;
+  /// Its pattern for --dump-graph: "[o, k, i]", "[o, 1, 1]", "[1, k, 1]", ...
+  std::string pattern(const FusionFrame& frame) const;
+};
+
+struct FusedStep {
+  enum class Kind : std::uint8_t { kPointwise, kReduce };
+  Kind kind = Kind::kPointwise;
+  std::function<float(float, float)> fn;  ///< kPointwise
+  std::uint64_t flops = 1;                ///< per result element
+  ReduceMode mode = ReduceMode::kSum;     ///< kReduce, over the frame's K
+  std::vector<std::size_t> args;          ///< value ids: one or two (pointwise), one (reduce)
+  std::size_t result = 0;
+};
+
+struct FusedProgram {
+  FusionFrame frame;
+  std::vector<FusedValue> values;
+  std::vector<std::size_t> inputs;   ///< the value each external input (op input k) loads into
+  std::vector<std::size_t> outputs;  ///< the value each external output (op output k) is written from
+  std::vector<FusedStep> steps;
+  std::size_t reductions() const;
+};
+
+/// How a program's rows go onto cores.
+struct FusedMapping {
+  std::uint64_t tile_rows = 1;  ///< rows a core holds in ldm at once (team == 1)
+  std::uint32_t team = 1;       ///< cores of one core group sharing each row's K (partials meet in main memory)
+  std::uint32_t workers = 1;    ///< cores that get rows
+  bool row_pairs = false;       ///< rows go to cores in pairs (an output row has an odd element count)
+  std::vector<bool> resident;   ///< per external input: read whole into ldm once per core (small, shared by rows)
+  std::uint64_t ldm_bytes = 0;  ///< per core, planned
+  std::string str() const;
+};
+
+/// The cheapest mapping that fits ldm on `arch`: rows spliced onto cores, or a row's K cut across a team when rows
+/// are fewer than idle cores (or one row does not fit one core). `cores` limits the cores used (0: all); nullopt
+/// when even a row cut across a whole core group does not fit.
+std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& program, const Arch& arch, StagingPolicy policy,
+                                                 std::uint32_t cores = 0);
+
+/// The bound op of a fused group: the program, its mapping (for the arch named `arch`: run() refuses another),
+/// the shapes of its external tensors, and a reference (the members' references composed) with its tolerance.
+std::shared_ptr<const BoundOp> make_fused_op(
+    FusedProgram program, FusedMapping mapping, std::vector<Shape> inputs, std::vector<Shape> outputs,
+    std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference, Tolerance tolerance,
+    std::uint64_t flops, std::string arch);
+
+}  // namespace ldmsim

@@ -1,0 +1,226 @@
+// The fusion pass: groups, backbones, frames and mappings of hand-checked graphs (the method's examples), fused
+// and unfused runs that agree, the fallback when ldm is short, and random graphs of up to 30 memory-intensive ops.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "fusion_support.hpp"
+
+using namespace ldmsim;
+using nlohmann::json;
+using test::FusionRun;
+
+TEST_CASE("a decomposed LayerNorm becomes one kernel with two backbones and moves fewer bytes", "[graph][fusion]") {
+  const Graph g = test::graph_of(test::decomposed_layer_norm(6, 40));
+  const Arch arch = test::small_arch();
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.groups.size() == 1);
+  const FusionGroup& group = f.groups[0];
+  CHECK(group.ops.size() == 9);
+  REQUIRE(group.backbones.size() == 2);  // reduce_mean of x (primary), reduce_mean of the squares (secondary)
+  CHECK(g.ops()[group.backbones[0]].type == "reduce_mean");
+  CHECK(g.ops()[group.backbones[1]].type == "reduce_mean");
+  CHECK(group.frame.rows() == 6);
+  CHECK(group.frame.k() == 40);
+  CHECK(group.frame.i() == 1);
+  REQUIRE(f.graph.ops().size() == 1);
+  CHECK(f.graph.ops()[0].type == "fused");
+  CHECK(group.kernel == "fused#0");
+
+  const FusionRun run = test::run_both(g, arch);
+  CHECK(run.fused.stats["ops"].size() == 1);
+  CHECK(run.unfused.stats["ops"].size() == 9);
+  CHECK(run.fused_dma_bytes() < run.unfused_dma_bytes());
+  CHECK(run.fused_cycles() < run.unfused_cycles());
+  test::check_agree(run);
+}
+
+TEST_CASE("the method's [5, 4, 6] min over axis 1: rows 5, K 4, I 6, index propagated per value", "[graph][fusion]") {
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "min_axis1",
+    "tensors": {"x": {"shape": [5, 4, 6], "init": {"uniform": [-2, 2], "seed": 3}},
+                "b": {"shape": [6], "init": {"uniform": [-0.5, 0.5], "seed": 4}},
+                "s": {"shape": [5, 1, 1], "init": {"uniform": [0.5, 1.5], "seed": 5}}},
+    "ops": [{"type": "sub", "inputs": ["x", "b"], "outputs": ["d"]},
+            {"type": "relu", "inputs": ["d"], "outputs": ["r"]},
+            {"type": "reduce_min", "inputs": ["r"], "outputs": ["m"], "attrs": {"axes": [1]}},
+            {"type": "mul", "inputs": ["m", "s"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Arch arch = test::small_arch();
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.groups.size() == 1);
+  const FusionGroup& group = f.groups[0];
+  CHECK(group.frame.str() == "[rows 5 | K 4 | I 6]");
+  // Which elements each value needs per row o: x and d and r all of [k, i]; b only i (broadcast over rows and K);
+  // the minimum m and the output one [1, i] per row; s one element per row.
+  CAPTURE(group.values);
+  CHECK(group.values == std::vector<std::string>{"x [o, k, i]", "b [1, 1, i]", "d [o, k, i]", "r [o, k, i]",
+                                                 "m [o, 1, i]", "s [o, 1, 1]", "y [o, 1, i]"});
+  REQUIRE(group.mapping);
+  // 5 rows of 24 elements on 8 cores: one row per core on 5 cores (each output row, 6 elements, is even).
+  CHECK(group.mapping->team == 1);
+  CHECK(group.mapping->tile_rows == 1);
+  CHECK(group.mapping->workers == 5);
+  CHECK(!group.mapping->row_pairs);
+  test::check_agree(test::run_both(g, arch));
+}
+
+TEST_CASE("the method's [4 x 2048] -> [4 x 1] reduction on 16 idle cores uses 4 cores per row", "[graph][fusion]") {
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "row_sum",
+    "tensors": {"x": {"shape": [4, 2048], "init": {"uniform": [-1, 1], "seed": 3}}},
+    "ops": [{"type": "tanh", "inputs": ["x"], "outputs": ["t"]},
+            {"type": "reduce_sum", "inputs": ["t"], "outputs": ["s"], "attrs": {"axes": [1]}},
+            {"type": "sigmoid", "inputs": ["s"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  Arch arch = test::small_arch(4);  // 4 groups of 4 cores: 16
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.groups.size() == 1);
+  REQUIRE(f.groups[0].mapping);
+  CHECK(f.groups[0].mapping->team == 4);
+  CHECK(f.groups[0].mapping->workers == 16);
+  // The [4, 1] output has odd rows: a team mapping pads each with a column so every row starts on a word.
+  const ExecutionPlan plan = plan_execution(f.graph, StagingPolicy::kMethod);
+  CHECK(plan.op_plans[0].back().layout.chw_pitch == 2);
+  const FusionRun run = test::run_both(g, arch);
+  test::check_agree(run);
+  CHECK(run.fused_cycles() < run.unfused_cycles());
+}
+
+TEST_CASE("4 backbones on two frames become 2 groups, each with a secondary backbone", "[graph][fusion]") {
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "two_softmaxes",
+    "tensors": {"x": {"shape": [8, 64], "init": {"uniform": [-3, 3], "seed": 3}},
+                "w": {"shape": [64, 30], "init": {"uniform": [-0.5, 0.5], "seed": 4}}},
+    "ops": [{"type": "reduce_max", "inputs": ["x"], "outputs": ["m1"], "attrs": {"axes": [-1]}},
+            {"type": "sub", "inputs": ["x", "m1"], "outputs": ["d1"]},
+            {"type": "exp", "inputs": ["d1"], "outputs": ["e1"]},
+            {"type": "reduce_sum", "inputs": ["e1"], "outputs": ["s1"], "attrs": {"axes": [-1]}},
+            {"type": "div", "inputs": ["e1", "s1"], "outputs": ["p1"]},
+            {"type": "matmul", "inputs": ["p1", "w"], "outputs": ["h"]},
+            {"type": "reduce_max", "inputs": ["h"], "outputs": ["m2"], "attrs": {"axes": [-1]}},
+            {"type": "sub", "inputs": ["h", "m2"], "outputs": ["d2"]},
+            {"type": "exp", "inputs": ["d2"], "outputs": ["e2"]},
+            {"type": "reduce_sum", "inputs": ["e2"], "outputs": ["s2"], "attrs": {"axes": [-1]}},
+            {"type": "div", "inputs": ["e2", "s2"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Arch arch = test::small_arch();
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.groups.size() == 2);
+  CHECK(f.groups[0].backbones == std::vector<std::size_t>{0, 3});
+  CHECK(f.groups[1].backbones == std::vector<std::size_t>{6, 9});
+  CHECK(f.groups[0].frame.str() == "[rows 8 | K 64 | I 1]");
+  CHECK(f.groups[1].frame.str() == "[rows 8 | K 30 | I 1]");
+  REQUIRE(f.graph.ops().size() == 3);  // fused, matmul, fused
+  CHECK(f.graph.ops()[1].type == "matmul");
+  const std::string text = f.describe(g);
+  CHECK_THAT(text, Catch::Contains("reduce_max#0 (primary), reduce_sum#3 (secondary)"));
+  CHECK_THAT(text, Catch::Contains("reduce_max#6 (primary), reduce_sum#9 (secondary)"));
+  test::check_agree(test::run_both(g, arch));
+}
+
+TEST_CASE("fusion never creates a cycle through a compute-intensive op", "[graph][fusion]") {
+  // a -> relu -> matmul -> add(relu's output, matmul's output): relu and add may not share a kernel, since the
+  // matmul between them reads one and feeds the other.
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "diamond",
+    "tensors": {"x": {"shape": [6, 6], "init": {"uniform": [-1, 1], "seed": 3}},
+                "w": {"shape": [6, 6], "init": {"uniform": [-1, 1], "seed": 4}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "matmul", "inputs": ["r", "w"], "outputs": ["h"]},
+            {"type": "add", "inputs": ["r", "h"], "outputs": ["s"]},
+            {"type": "tanh", "inputs": ["s"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const FusedGraph f = fuse(g, test::small_arch(), StagingPolicy::kMethod);
+  REQUIRE(f.groups.size() == 1);
+  CHECK(f.groups[0].ops == std::vector<std::size_t>{2, 3});
+  test::check_agree(test::run_both(g, test::small_arch()));
+}
+
+TEST_CASE("a fused group whose rows do not fit ldm takes a smaller mapping or stays unfused", "[graph][fusion]") {
+  Arch arch = test::small_arch();
+  arch.ldm_bytes = 16 * 1024;
+  SECTION("a row too long for one core is cut across a team") {
+    const Graph g = test::graph_of(test::decomposed_layer_norm(3, 1024));
+    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+    REQUIRE(f.groups.size() == 1);
+    REQUIRE(f.groups[0].mapping);
+    CHECK(f.groups[0].mapping->team > 1);
+    CHECK(f.groups[0].mapping->ldm_bytes <= arch.ldm_bytes);
+    test::check_agree(test::run_both(g, arch));
+  }
+  SECTION("a row too long for a whole core group stays unfused, and the graph still runs") {
+    const Graph g = test::graph_of(json::parse(R"({
+      "name": "long_softmax",
+      "tensors": {"x": {"shape": [2, 65536], "init": {"uniform": [-2, 2], "seed": 3}}},
+      "ops": [{"type": "reduce_max", "inputs": ["x"], "outputs": ["m"], "attrs": {"axes": [-1]}},
+              {"type": "sub", "inputs": ["x", "m"], "outputs": ["d"]},
+              {"type": "exp", "inputs": ["d"], "outputs": ["e"]},
+              {"type": "reduce_sum", "inputs": ["e"], "outputs": ["s"], "attrs": {"axes": [-1]}},
+              {"type": "div", "inputs": ["e", "s"], "outputs": ["y"]}],
+      "outputs": ["y"]})"));
+    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+    REQUIRE(f.groups.size() == 1);
+    CHECK(!f.groups[0].mapping);
+    CHECK_THAT(f.groups[0].not_fused, Catch::Contains("does not fit"));
+    CHECK(f.graph.ops().size() == g.ops().size());
+    const FusionRun run = test::run_both(g, arch);
+    CHECK(run.fused.outputs.at("y") == run.unfused.outputs.at("y"));
+  }
+}
+
+TEST_CASE("point-wise groups with channel vectors: BN + ReLU + residual add", "[graph][fusion]") {
+  for (const auto& dims :
+       {std::vector<int>{2, 6, 7, 7}, std::vector<int>{1, 16, 56, 56}, std::vector<int>{1, 3, 1, 9}}) {
+    const Graph g = test::graph_of(test::bn_relu_add(dims[0], dims[1], dims[2], dims[3]));
+    const FusedGraph f = fuse(g, test::small_arch(), StagingPolicy::kMethod);
+    REQUIRE(f.groups.size() == 1);
+    CHECK(f.groups[0].backbones.empty());
+    CHECK(f.graph.ops().size() == 1);
+    const FusionRun run = test::run_both(g, test::small_arch());
+    test::check_agree(run);
+    CHECK(run.fused_dma_bytes() < run.unfused_dma_bytes());
+  }
+}
+
+TEST_CASE("fused runs are deterministic across host threads and staging policies agree", "[graph][fusion]") {
+  const Graph g = test::graph_of(test::decomposed_layer_norm(5, 33));
+  Arch arch = test::small_arch(4);
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kNaive);
+  const FusionRun naive = test::run_both(g, arch, StagingPolicy::kNaive);
+  test::check_agree(naive);
+  MachineOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  Machine m1(arch, one), m4(arch, four);
+  const ExecutionResult r1 = execute(f.graph, m1), r4 = execute(f.graph, m4);
+  CHECK(r1.outputs == r4.outputs);
+  CHECK(r1.stats["cycles"] == r4.stats["cycles"]);
+}
+
+TEST_CASE("random graphs of up to 30 memory-intensive ops: fused and unfused agree", "[graph][fusion][property]") {
+  // A roomy ldm, and one of 20 KiB (the least the unfused ops need) where long rows need smaller tiles, teams or no
+  // fusion: never a trap.
+  Arch small_ldm = test::small_arch();
+  small_ldm.ldm_bytes = 20 * 1024;
+  for (const Arch& arch : {test::small_arch(), small_ldm}) {
+    CAPTURE(arch.ldm_bytes);
+    std::size_t fused_groups = 0, fused_ops = 0, teams = 0;
+    for (unsigned seed = 1; seed <= 40; ++seed) {
+      CAPTURE(seed);
+      const json w = test::random_memory_graph(seed, 30);
+      CAPTURE(w.dump());
+      const Graph g = test::graph_of(w);
+      const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+      for (const FusionGroup& group : f.groups) {
+        fused_groups += group.mapping ? 1u : 0u;
+        fused_ops += group.mapping ? group.ops.size() : 0;
+        teams += group.mapping && group.mapping->team > 1 ? 1u : 0u;
+      }
+      test::check_agree(test::run_both(g, arch));
+    }
+    // The generator is meant to exercise fusion: most ops end up in fused groups.
+    CHECK(fused_groups >= 40);
+    CHECK(fused_ops >= 40 * 15);
+    CHECK(teams > 0);  // some rows are cut across teams (7 and 4 of about 150 groups when this was written)
+  }
+}
