@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "../../bench/fusion_cases.hpp"
 #include "kernels/op_harness.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
@@ -21,48 +22,6 @@ namespace ldmsim::test {
 
 inline Graph graph_of(const nlohmann::json& w) {
   return workload_from_json(w, "fusion.json", ".", registry());
-}
-
-/// LayerNorm over the last axis as ONNX exports it: ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul,
-/// Add.
-inline nlohmann::json decomposed_layer_norm(std::uint64_t rows, std::uint64_t hidden) {
-  using nlohmann::json;
-  json w = json::parse(R"({
-    "name": "layernorm_decomposed",
-    "tensors": {"two": {"shape": [], "init": {"value": 2}}, "eps": {"shape": [], "init": {"value": 1e-5}}},
-    "ops": [{"type": "reduce_mean", "inputs": ["x"], "outputs": ["m"], "attrs": {"axes": [-1]}},
-            {"type": "sub", "inputs": ["x", "m"], "outputs": ["d"]},
-            {"type": "pow", "inputs": ["d", "two"], "outputs": ["d2"]},
-            {"type": "reduce_mean", "inputs": ["d2"], "outputs": ["v"], "attrs": {"axes": [-1]}},
-            {"type": "add", "inputs": ["v", "eps"], "outputs": ["ve"]},
-            {"type": "sqrt", "inputs": ["ve"], "outputs": ["s"]},
-            {"type": "div", "inputs": ["d", "s"], "outputs": ["n"]},
-            {"type": "mul", "inputs": ["n", "g"], "outputs": ["ng"]},
-            {"type": "add", "inputs": ["ng", "b"], "outputs": ["y"]}],
-    "outputs": ["y"]})");
-  w["tensors"]["x"] = {{"shape", {rows, hidden}}, {"init", {{"normal", {0, 1}}, {"seed", 1}}}};
-  w["tensors"]["g"] = {{"shape", {hidden}}, {"init", {{"uniform", {0.5, 1.5}}, {"seed", 2}}}};
-  w["tensors"]["b"] = {{"shape", {hidden}}, {"init", {{"uniform", {-0.1, 0.1}}, {"seed", 3}}}};
-  return w;
-}
-
-/// Inference batch normalisation, ReLU and a residual add on NCHW.
-inline nlohmann::json bn_relu_add(int n, int c, int h, int w) {
-  using nlohmann::json;
-  json j;
-  j["name"] = "bn_relu_add";
-  const json x = {n, c, h, w};
-  j["tensors"] = {{"x", {{"shape", x}, {"init", {{"normal", {0, 1}}, {"seed", 1}}}}},
-                  {"res", {{"shape", x}, {"init", {{"normal", {0, 1}}, {"seed", 2}}}}},
-                  {"scale", {{"shape", {c}}, {"init", {{"uniform", {0.5, 1.5}}, {"seed", 3}}}}},
-                  {"bias", {{"shape", {c}}, {"init", {{"uniform", {-0.2, 0.2}}, {"seed", 4}}}}},
-                  {"mean", {{"shape", {c}}, {"init", {{"uniform", {-0.2, 0.2}}, {"seed", 5}}}}},
-                  {"var", {{"shape", {c}}, {"init", {{"uniform", {0.5, 1.5}}, {"seed", 6}}}}}};
-  j["ops"] = {{{"type", "spatialbn"}, {"inputs", {"x", "scale", "bias", "mean", "var"}}, {"outputs", {"bn"}}},
-              {{"type", "add"}, {"inputs", {"bn", "res"}}, {"outputs", {"sum"}}},
-              {{"type", "relu"}, {"inputs", {"sum"}}, {"outputs", {"y"}}}};
-  j["outputs"] = {"y"};
-  return j;
 }
 
 /// A random graph of `ops` ops on one seeded shape (odd sizes and 1s included): unary activations, broadcasting

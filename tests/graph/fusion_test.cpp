@@ -10,7 +10,7 @@ using nlohmann::json;
 using test::FusionRun;
 
 TEST_CASE("a decomposed LayerNorm becomes one kernel with two backbones and moves fewer bytes", "[graph][fusion]") {
-  const Graph g = test::graph_of(test::decomposed_layer_norm(6, 40));
+  const Graph g = test::graph_of(fusion_cases::layer_norm(6, 40));
   const Arch arch = test::small_arch();
   const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
   REQUIRE(f.groups.size() == 1);
@@ -140,7 +140,7 @@ TEST_CASE("a fused group whose rows do not fit ldm takes a smaller mapping or st
   Arch arch = test::small_arch();
   arch.ldm_bytes = 16 * 1024;
   SECTION("a row too long for one core is cut across a team") {
-    const Graph g = test::graph_of(test::decomposed_layer_norm(3, 1024));
+    const Graph g = test::graph_of(fusion_cases::layer_norm(3, 1024));
     const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
     REQUIRE(f.groups.size() == 1);
     REQUIRE(f.groups[0].mapping);
@@ -169,9 +169,9 @@ TEST_CASE("a fused group whose rows do not fit ldm takes a smaller mapping or st
 }
 
 TEST_CASE("point-wise groups with channel vectors: BN + ReLU + residual add", "[graph][fusion]") {
-  for (const auto& dims :
-       {std::vector<int>{2, 6, 7, 7}, std::vector<int>{1, 16, 56, 56}, std::vector<int>{1, 3, 1, 9}}) {
-    const Graph g = test::graph_of(test::bn_relu_add(dims[0], dims[1], dims[2], dims[3]));
+  for (const auto& d : {std::vector<std::uint64_t>{2, 6, 7, 7}, std::vector<std::uint64_t>{1, 16, 56, 56},
+                        std::vector<std::uint64_t>{1, 3, 1, 9}}) {
+    const Graph g = test::graph_of(fusion_cases::bn_add_relu(d[0], d[1], d[2], d[3]));
     const FusedGraph f = fuse(g, test::small_arch(), StagingPolicy::kMethod);
     REQUIRE(f.groups.size() == 1);
     CHECK(f.groups[0].backbones.empty());
@@ -182,8 +182,23 @@ TEST_CASE("point-wise groups with channel vectors: BN + ReLU + residual add", "[
   }
 }
 
+TEST_CASE("the benchmark's cases at small sizes: fused and unfused agree, with fewer kernels and bytes",
+          "[graph][fusion]") {
+  const Arch arch = test::small_arch();
+  for (const json& w :
+       {fusion_cases::layer_norm(7, 96), fusion_cases::attention_softmax(3, 17), fusion_cases::gelu_tail(5, 66),
+        fusion_cases::bn_add_relu(1, 8, 9, 9), fusion_cases::min_axis1(), fusion_cases::four_backbones(10, 24, 12)}) {
+    CAPTURE(w["name"]);
+    const Graph g = test::graph_of(w);
+    const FusionRun run = test::run_both(g, arch);
+    test::check_agree(run);
+    CHECK(run.fused.stats["ops"].size() < run.unfused.stats["ops"].size());
+    CHECK(run.fused_dma_bytes() < run.unfused_dma_bytes());
+  }
+}
+
 TEST_CASE("fused runs are deterministic across host threads and staging policies agree", "[graph][fusion]") {
-  const Graph g = test::graph_of(test::decomposed_layer_norm(5, 33));
+  const Graph g = test::graph_of(fusion_cases::layer_norm(5, 33));
   Arch arch = test::small_arch(4);
   const FusedGraph f = fuse(g, arch, StagingPolicy::kNaive);
   const FusionRun naive = test::run_both(g, arch, StagingPolicy::kNaive);
