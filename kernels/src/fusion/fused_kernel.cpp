@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "../ops/op_support.hpp"
+#include "../ops/reduction_math.hpp"
 #include "fused_kernel_impl.hpp"
 #include "fused_layout.hpp"
 
@@ -14,29 +15,6 @@ namespace ldmsim::fusion {
 namespace {
 
 using tiling::Range;
-
-/// Max and min propagate NaN, as numpy and ONNX do.
-float combine(ReduceMode mode, float acc, float v) {
-  switch (mode) {
-    case ReduceMode::kMax:
-      return std::isnan(v) || std::isnan(acc) ? std::numeric_limits<float>::quiet_NaN() : std::max(acc, v);
-    case ReduceMode::kMin:
-      return std::isnan(v) || std::isnan(acc) ? std::numeric_limits<float>::quiet_NaN() : std::min(acc, v);
-    default:
-      return acc + v;
-  }
-}
-
-float identity(ReduceMode mode) {
-  switch (mode) {
-    case ReduceMode::kMax:
-      return -std::numeric_limits<float>::infinity();
-    case ReduceMode::kMin:
-      return std::numeric_limits<float>::infinity();
-    default:
-      return 0.0f;
-  }
-}
 
 /// The row index a value has for a frame row: the frame row's coordinates with the value's broadcast axes at 0.
 class RowIndex {
@@ -261,7 +239,7 @@ class FusedCore {
       const float* x = row_ptr(s.args[0], r, t);
       float* y = row_ptr(s.result, r, t);
       for (std::uint64_t ii = 0; ii < in; ++ii) {
-        float acc = identity(s.mode);
+        float acc = ops::initial(s.mode);
         if (av.k) {
           double sum = 0.0;  // sums accumulate in double, as the unfused reduction's do per chunk
           for (std::uint64_t kk = 0; kk < kn; ++kk) {
@@ -269,7 +247,7 @@ class FusedCore {
             if (s.mode == ReduceMode::kSum || s.mode == ReduceMode::kMean) {
               sum += v;
             } else {
-              acc = combine(s.mode, acc, v);
+              acc = ops::combine(s.mode, acc, v);
             }
           }
           if (s.mode == ReduceMode::kSum || s.mode == ReduceMode::kMean) acc = static_cast<float>(sum);
@@ -302,8 +280,8 @@ class FusedCore {
     core_.barrier();
     core_.get(exchange_, DevicePtr<const float>(a_.scratch[static_cast<std::size_t>(core_.cg())] + base)).wait();
     for (std::uint64_t ii = 0; ii < in; ++ii) {
-      float acc = identity(s.mode);
-      for (std::uint64_t m = 0; m < team; ++m) acc = combine(s.mode, acc, exchange_.data()[m * I + ii]);
+      float acc = ops::initial(s.mode);
+      for (std::uint64_t m = 0; m < team; ++m) acc = ops::combine(s.mode, acc, exchange_.data()[m * I + ii]);
       y[ii] = acc;
     }
     core_.compute({.flops = team * in});

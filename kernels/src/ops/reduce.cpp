@@ -11,36 +11,13 @@
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
+#include "reduction_math.hpp"
 
 namespace ldmsim::ops {
 
 namespace {
 
-enum class Reduction : std::uint8_t { kSum, kMean, kMax, kMin };
-
-float initial(Reduction r) {
-  switch (r) {
-    case Reduction::kMax:
-      return -std::numeric_limits<float>::infinity();
-    case Reduction::kMin:
-      return std::numeric_limits<float>::infinity();
-    default:
-      return 0.0f;
-  }
-}
-
-/// Max and min propagate NaN, as numpy and ONNX do (std::max alone would drop it).
-template <typename T>
-T combine(Reduction r, T acc, T v) {
-  switch (r) {
-    case Reduction::kMax:
-      return std::isnan(v) || std::isnan(acc) ? std::numeric_limits<T>::quiet_NaN() : std::max(acc, v);
-    case Reduction::kMin:
-      return std::isnan(v) || std::isnan(acc) ? std::numeric_limits<T>::quiet_NaN() : std::min(acc, v);
-    default:
-      return acc + v;
-  }
-}
+using Reduction = ReduceMode;
 
 /// [outer, reduced, inner]: the input as the reduction sees it.
 struct ReduceView {
@@ -211,12 +188,8 @@ class ReduceOp final : public BoundOp {
     if (v_.reduced == 1) {  // nothing to combine: the output is its input in the same order
       return FusionForm{.kind = FusionForm::Kind::kPointwise, .fn = [](float a, float) { return a; }, .flops = 0};
     }
-    constexpr ReduceMode kModes[] = {ReduceMode::kSum, ReduceMode::kMean, ReduceMode::kMax, ReduceMode::kMin};
-    return FusionForm{.kind = FusionForm::Kind::kReduce,
-                      .mode = kModes[static_cast<int>(op_)],
-                      .axis_begin = first_,
-                      .axis_end = last_,
-                      .keepdims = keepdims_};
+    return FusionForm{
+        .kind = FusionForm::Kind::kReduce, .mode = op_, .axis_begin = first_, .axis_end = last_, .keepdims = keepdims_};
   }
   Tolerance tolerance() const override {
     // max and min select: one fp16 rounding; sums accumulate in fp32 and round once.
