@@ -239,3 +239,60 @@ TEST_CASE("random graphs of up to 30 memory-intensive ops: fused and unfused agr
     CHECK(teams > 0);  // some rows are cut across teams (7 and 4 of about 150 groups when this was written)
   }
 }
+
+TEST_CASE("fused kernels on the cases review found: broadcast rows, padded rows, odd runs, odd groups",
+          "[graph][fusion]") {
+  const Arch arch = test::small_arch();
+  SECTION("a streamed input repeated along a row axis is copied only after its read lands") {
+    const Graph g = test::graph_of(json::parse(R"({"name": "row_broadcast",
+      "tensors": {"a": {"shape": [4, 8, 300], "init": {"uniform": [-2, 2], "seed": 1}},
+                  "b": {"shape": [4, 1, 300], "init": {"uniform": [-2, 2], "seed": 2}}},
+      "ops": [{"type": "add", "inputs": ["a", "b"], "outputs": ["s"]},
+              {"type": "relu", "inputs": ["s"], "outputs": ["y"]}], "outputs": ["y"]})"));
+    test::check_agree(test::run_both(g, arch));
+  }
+  SECTION("naive staging pads odd rows: the put buffer holds the padded pitch") {
+    const Graph g = test::graph_of(json::parse(R"({"name": "odd_rows",
+      "tensors": {"b": {"shape": [7], "init": {"uniform": [-2, 2], "seed": 1}},
+                  "x": {"shape": [4096, 7], "init": {"uniform": [-2, 2], "seed": 2}}},
+      "ops": [{"type": "add", "inputs": ["b", "x"], "outputs": ["a"]},
+              {"type": "sigmoid", "inputs": ["a"], "outputs": ["y"]}], "outputs": ["y"]})"));
+    test::check_agree(test::run_both(g, arch, StagingPolicy::kNaive));
+  }
+  SECTION("a reduction of size-1 axes that drops them stays out of fusion") {
+    const Graph g = test::graph_of(json::parse(R"({"name": "identity_reduce",
+      "tensors": {"w": {"shape": [4, 4, 1], "init": {"uniform": [-2, 2], "seed": 1}},
+                  "x": {"shape": [4, 1, 1], "init": {"uniform": [-2, 2], "seed": 2}}},
+      "ops": [{"type": "reduce_sum", "inputs": ["w"], "outputs": ["r"], "attrs": {"axes": [0]}},
+              {"type": "reduce_sum", "inputs": ["x"], "outputs": ["y"], "attrs": {"axes": [1], "keepdims": 0}},
+              {"type": "add", "inputs": ["r", "y"], "outputs": ["z"]}], "outputs": ["z"]})"));
+    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+    for (const FusionGroup& group : f.groups)
+      CHECK(std::find(group.ops.begin(), group.ops.end(), 1) == group.ops.end());
+    test::check_agree(test::run_both(g, arch));
+  }
+  SECTION("reads of odd length keep every next read on a 4-byte ldm word") {
+    const Graph g = test::graph_of(json::parse(R"({"name": "odd_runs",
+      "tensors": {"x": {"shape": [8, 301, 3], "init": {"uniform": [-2, 2], "seed": 1}},
+                  "b": {"shape": [301, 3], "init": {"uniform": [-2, 2], "seed": 2}},
+                  "c": {"shape": [8, 1, 3], "init": {"uniform": [-2, 2], "seed": 3}}},
+      "ops": [{"type": "add", "inputs": ["x", "b"], "outputs": ["a"]},
+              {"type": "mul", "inputs": ["a", "c"], "outputs": ["y"]}], "outputs": ["y"]})"));
+    test::check_agree(test::run_both(g, arch));
+  }
+  SECTION("teams of 4 on core groups of 6 cores: one team per group, the other cores only pass the barriers") {
+    Arch six = test::small_arch();
+    six.rows = 2;
+    six.cols = 3;
+    const Graph g = test::graph_of(json::parse(R"({"name": "teams_of_six",
+      "tensors": {"x": {"shape": [3, 4096], "init": {"uniform": [-2, 2], "seed": 1}}},
+      "ops": [{"type": "reduce_max", "inputs": ["x"], "outputs": ["m"], "attrs": {"axes": [1]}},
+              {"type": "sub", "inputs": ["x", "m"], "outputs": ["y"]}], "outputs": ["y", "m"]})"));
+    const FusedGraph f = fuse(g, six, StagingPolicy::kMethod);
+    REQUIRE(f.groups.size() == 1);
+    REQUIRE(f.groups[0].mapping);
+    CHECK(f.groups[0].mapping->team == 4);
+    CHECK(f.groups[0].mapping->workers == 8);  // two teams: one per core group
+    test::check_agree(test::run_both(g, six));
+  }
+}

@@ -108,7 +108,7 @@ class FusedCore {
     streamed_.resize(p_.inputs.size());
     half_ = ldm.alloc<f16>(block + 4);
     staging_ = ldm.alloc<f16>(block + 4);
-    put_buf_ = ldm.alloc<f16>(block + 4);
+    put_buf_ = ldm.alloc<f16>(block + tile_rows + 4);  // a padded layout adds up to one element per row
     for (std::size_t k_in = 0; k_in < p_.inputs.size(); ++k_in) {
       const std::size_t v = p_.inputs[k_in];
       if (!m_.resident[k_in]) {
@@ -164,6 +164,7 @@ class FusedCore {
       float* dst;
     };
     std::vector<Pending> pending;
+    std::vector<std::pair<float*, std::uint64_t>> copies;
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
       const std::size_t v = p_.inputs[k];
       if (m_.resident[k] || loaded_by_earlier(k)) continue;
@@ -175,7 +176,7 @@ class FusedCore {
         const std::uint64_t t = r - rows.begin, first = index_[v](r);
         float* dst = row_ptr(v, r, t);
         if (r > rows.begin && first == index_[v](r - 1)) {  // a row broadcast: copy the previous row in ldm
-          std::copy_n(dst - n, n, dst);
+          copies.emplace_back(dst, n);
           ++r;
           continue;
         }
@@ -188,7 +189,7 @@ class FusedCore {
           pending.push_back(
               {k, tiling::get_range(core_, streamed_[k].subspan(at, count + 2), a_.in[k], layout.total, span), at, t,
                count, dst});
-          at += count + 2;
+          at += tiling::ceil_even(count + 2);  // the next read's ldm address stays on a 4-byte word
         } else {
           tiling::gather(core_, staging_, a_.in[k], layout, logical, count, half_.data());
           ops::to_floats(half_, 0, count, dst);
@@ -200,6 +201,8 @@ class FusedCore {
       q.read.handle.wait();
       ops::to_floats(streamed_[q.input], q.at + q.read.first, q.count, q.dst);
     }
+    // Row broadcasts copy the previous row once its read has landed (in row order: a copy may copy a copy).
+    for (auto [dst, n] : copies) std::copy_n(dst - n, n, dst);
   }
 
   /// True when an earlier external input loads the same value (one tensor read by two ops of the group).
@@ -299,6 +302,10 @@ class FusedCore {
       const std::uint64_t last = (rows.end - 1) * pitch + (m_.team > 1 && val.k ? k_.begin * ii : 0) + n;
       // A word is whole: an odd end takes the next element, which is padding (a row's column or the tail).
       const std::uint64_t end = std::min<std::uint64_t>(tiling::ceil_even(last), layout.total);
+      if (end - first > put_buf_.size()) {  // the mapping's ldm plan and the layouts disagree: a bug, not input
+        throw std::logic_error(fmt::format("fused kernel: {} elements of output {} exceed its {}-element put buffer",
+                                           end - first, k, put_buf_.size()));
+      }
       pending_put_.wait();
       auto out = put_buf_.first(end - first);
       std::fill(out.span().begin(), out.span().end(), f16{});

@@ -23,9 +23,10 @@ struct SlotPlan {
 };
 SlotPlan plan_slots(const FusedProgram& program, const std::vector<bool>& resident);
 
-/// Elements of a streamed input's fp16 read buffer for tiles of `block` elements in `tile_rows` rows.
+/// Elements of a streamed input's fp16 read buffer for tiles of `block` elements in `tile_rows` rows: at most one
+/// read per row, each with two spare elements for the widening to words, and one more to start the next on a word.
 inline std::uint64_t streamed_buffer_elements(std::uint64_t block, std::uint64_t tile_rows) {
-  return block + 2 * tile_rows + 4;
+  return block + 3 * tile_rows + 4;
 }
 
 /// The largest part of K a team member gets (split_even's parts differ by at most one pair).

@@ -85,7 +85,7 @@ std::uint64_t ldm_bytes(const FusedProgram& p, const std::vector<bool>& resident
                          : streamed_buffer_elements(block, tile_rows) * sizeof(f16);
   }
   // fp16 buffers of writes and of layout-aware gathers (a buffer and its staging), and the team's partials.
-  bytes += 3 * (block + 4) * sizeof(f16);
+  bytes += (3 * (block + 4) + tile_rows) * sizeof(f16);
   if (team > 1) bytes += (team + 1) * f.i() * sizeof(float) + 64;
   // Every allocation may lose up to the allocator's alignment.
   const std::uint64_t allocations = plan_slots(p, resident).slots + p.inputs.size() + 5;
@@ -158,7 +158,9 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
     if (!fits(1, team)) continue;
     m.tile_rows = 1;
     m.team = team;
-    const std::uint64_t teams = std::max<std::uint64_t>(1, workers / team);
+    // Teams live inside one core group: a group of 6 cores holds one team of 4 (its other two cores idle).
+    const std::uint64_t teams =
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>(workers / team, (group / team) * arch.core_groups));
     m.workers = static_cast<std::uint32_t>(std::min<std::uint64_t>(teams, rows) * team);
     m.ldm_bytes = fusion::ldm_bytes(p, m.resident, 1, team);
     return m;

@@ -185,7 +185,8 @@ class ReduceOp final : public BoundOp {
   }
   OpCost cost() const override { return {input_shapes()[0].elements(), 0}; }
   FusionForm fusion_form() const override {
-    if (v_.reduced == 1) {  // nothing to combine: the output is its input in the same order
+    if (v_.reduced == 1 && !keepdims_) return {};  // drops axes without reducing: its dims do not align
+    if (v_.reduced == 1) {                         // nothing to combine: the output is its input in the same order
       return FusionForm{.kind = FusionForm::Kind::kPointwise, .fn = [](float a, float) { return a; }, .flops = 0};
     }
     return FusionForm{
