@@ -25,10 +25,11 @@ inline Graph graph_of(const nlohmann::json& w) {
 }
 
 /// A random graph of `ops` ops on one seeded shape (odd sizes and 1s included): unary activations, broadcasting
-/// add / sub / mul against scalars, vectors, columns and reductions, reductions over the last or a middle axis,
-/// softmax, layer_norm, and now and then a matmul that cuts the graph. Magnitudes stay bounded (fp16 never
-/// overflows); every tensor nobody reads is an output.
-inline nlohmann::json random_memory_graph(unsigned seed, int ops) {
+/// add / sub / mul against scalars, vectors, columns, any broadcastable shape and reductions, reductions over the last
+/// or a middle axis, softmax, layer_norm, and now and then a matmul that cuts the graph. Magnitudes stay bounded (fp16
+/// never overflows); every tensor nobody reads is an output. Leading axes become 1 until the shape has at most
+/// `max_elements`.
+inline nlohmann::json random_memory_graph(unsigned seed, int ops, std::uint64_t max_elements = 1u << 20) {
   using nlohmann::json;
   std::mt19937 rng(seed);
   const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
@@ -37,6 +38,12 @@ inline nlohmann::json random_memory_graph(unsigned seed, int ops) {
   std::vector<std::uint64_t> s;
   for (int a = 0; a < rank; ++a) s.push_back(sizes[pick(9)]);
   s.back() = std::max<std::uint64_t>(s.back(), 2);
+  const auto elements = [&] {
+    std::uint64_t n = 1;
+    for (auto d : s) n *= d;
+    return n;
+  };
+  for (std::size_t a = 0; a + 1 < s.size() && elements() > max_elements; ++a) s[a] = 1;
   struct T {
     std::string name;
     std::vector<std::uint64_t> shape;
@@ -92,10 +99,24 @@ inline nlohmann::json random_memory_graph(unsigned seed, int ops) {
       case 3:
       case 4: {  // broadcasting binary op
         T y = x;
-        switch (pick(5)) {
+        switch (pick(6)) {
           case 0:
             y = input({});
             break;
+          case 5: {  // any broadcast: each axis whole or 1, leading axes maybe dropped
+            std::vector<std::uint64_t> any;
+            for (std::size_t a = static_cast<std::size_t>(pick(rank)); a < s.size(); ++a) {
+              any.push_back(pick(2) == 0 ? s[a] : 1);
+            }
+            // At most 1024 elements: the unfused element-wise kernel holds a broadcast operand in ldm.
+            std::uint64_t n = 1;
+            for (auto d : any) n *= d;
+            for (auto& d : any) {
+              if (n > 1024 && d > 1) n /= d, d = 1;
+            }
+            y = input(any);
+            break;
+          }
           case 1:
             y = input({s.back()});
             break;

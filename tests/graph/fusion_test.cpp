@@ -213,8 +213,8 @@ TEST_CASE("fused runs are deterministic across host threads and staging policies
 }
 
 TEST_CASE("random graphs of up to 30 memory-intensive ops: fused and unfused agree", "[graph][fusion][property]") {
-  // A roomy ldm, and one of 20 KiB (the least the unfused ops need) where long rows need smaller tiles, teams or no
-  // fusion: never a trap.
+  // Every fourth seed under naive staging (padded rows). A roomy ldm, and one of 20 KiB (the least the unfused ops
+  // need) where long rows need smaller tiles, teams or no fusion: never a trap.
   Arch small_ldm = test::small_arch();
   small_ldm.ldm_bytes = 20 * 1024;
   for (const Arch& arch : {test::small_arch(), small_ldm}) {
@@ -222,7 +222,8 @@ TEST_CASE("random graphs of up to 30 memory-intensive ops: fused and unfused agr
     std::size_t fused_groups = 0, fused_ops = 0, teams = 0;
     for (unsigned seed = 1; seed <= 40; ++seed) {
       CAPTURE(seed);
-      const json w = test::random_memory_graph(seed, 30);
+      // On the small ldm, shapes small enough for the unfused element-wise kernels' resident broadcasts.
+      const json w = test::random_memory_graph(seed, 30, arch.ldm_bytes < 65536 ? 4096 : 1u << 20);
       CAPTURE(w.dump());
       const Graph g = test::graph_of(w);
       const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
@@ -231,7 +232,7 @@ TEST_CASE("random graphs of up to 30 memory-intensive ops: fused and unfused agr
         fused_ops += group.mapping ? group.ops.size() : 0;
         teams += group.mapping && group.mapping->team > 1 ? 1u : 0u;
       }
-      test::check_agree(test::run_both(g, arch));
+      test::check_agree(test::run_both(g, arch, seed % 4 == 0 ? StagingPolicy::kNaive : StagingPolicy::kMethod));
     }
     // The generator is meant to exercise fusion: most ops end up in fused groups.
     CHECK(fused_groups >= 40);
