@@ -6,7 +6,7 @@ reports ldmsim's peak host memory and the simulated time per layer.
 
 Needs Debian's python3-torch and python3-torchvision (too heavy for CI; docs/benchmarks.md has the results).
 Usage: bench/torchvision_models.py --ldmsim build/tools/ldmsim [--out DIR] [--arch sw26010pro] [--models ...]
-       [--threads 1] [--reps 3]
+       [--threads 1] [--reps 3] [--fusion on|off]
 """
 import argparse
 import json
@@ -55,10 +55,10 @@ def fp16_model(name, seed):
     return model
 
 
-def run_ldmsim(ldmsim, model_file, input_file, out, arch, threads):
+def run_ldmsim(ldmsim, model_file, input_file, out, arch, threads, fusion="on"):
     """Runs ldmsim once; returns (wall seconds, peak resident KiB, stdout)."""
     cmd = [ldmsim, "run", str(model_file), "--input", f"input={input_file}", "--arch", arch, "--no-trace",
-           "--threads", str(threads), "--out", str(out)]
+           "--threads", str(threads), "--fusion", fusion, "--out", str(out)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = proc.communicate()
@@ -68,9 +68,9 @@ def run_ldmsim(ldmsim, model_file, input_file, out, arch, threads):
     return wall, stdout
 
 
-def peak_rss_kib(ldmsim, model_file, input_file, out, arch, threads):
+def peak_rss_kib(ldmsim, model_file, input_file, out, arch, threads, fusion="on"):
     cmd = ["/usr/bin/time", "-f", "%M", ldmsim, "run", str(model_file), "--input", f"input={input_file}", "--arch",
-           arch, "--no-trace", "--threads", str(threads), "--out", str(out)]
+           arch, "--no-trace", "--threads", str(threads), "--fusion", fusion, "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return int(proc.stderr.strip().splitlines()[-1])
 
@@ -110,6 +110,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--fusion", choices=["on", "off"], default="on",
+                        help="ldmsim run --fusion: fuse memory-intensive subgraphs (docs/fusion.md)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     out = Path(args.out)
@@ -133,7 +135,8 @@ def main():
         result = {"torch_seconds": statistics.median(torch_times), "archs": {}}
         for arch in args.arch:
             run_dir = out / f"{name}-{arch}"
-            times = [run_ldmsim(args.ldmsim, model_file, out / f"{name}_input.npy", run_dir, arch, args.threads)[0]
+            times = [run_ldmsim(args.ldmsim, model_file, out / f"{name}_input.npy", run_dir, arch, args.threads,
+                                args.fusion)[0]
                      for _ in range(args.reps if arch == args.arch[0] else 1)]
             stats = json.loads((run_dir / "stats.json").read_text())
             logits = np.load(run_dir / "logits.npy").astype(np.float32)
@@ -157,7 +160,7 @@ def main():
             }
             if arch == args.arch[0]:
                 result["peak_rss_kib"] = peak_rss_kib(args.ldmsim, model_file, out / f"{name}_input.npy", run_dir,
-                                                      arch, args.threads)
+                                                      arch, args.threads, args.fusion)
         summary[name] = result
         a = result["archs"][args.arch[0]]
         print(f"{name}: max |logit| {a['max_abs_logit']:.3g}, max error {a['max_abs_error']:.3g} "

@@ -109,6 +109,10 @@ std::vector<bool> choose_resident(const FusedProgram& p, const Arch& arch) {
 
 }  // namespace fusion
 
+namespace {
+constexpr std::uint64_t kMaxTileElements = 16384;
+}  // namespace
+
 std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Arch& arch, StagingPolicy policy,
                                                  std::uint32_t cores) {
   const FusionFrame& f = p.frame;
@@ -141,7 +145,11 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
     const std::uint64_t units = odd_rows ? (rows + 1) / 2 : rows, per_unit = odd_rows ? 2 : 1;
     const std::uint64_t parts = std::min(workers, units);
     const std::uint64_t min_tile = per_unit;
-    std::uint64_t tile = std::min(rows, (units + parts - 1) / parts * per_unit);
+    // Tiles of up to kMaxTileElements: larger ones only grow the ldm a core holds (and the host memory that
+    // backs it), not the DMA efficiency, which saturates well below (docs/benchmarks.md, fusion).
+    const std::uint64_t row_elements = std::max<std::uint64_t>(1, f.k() * f.i());
+    const std::uint64_t cap = std::max(min_tile, kMaxTileElements / row_elements / per_unit * per_unit);
+    std::uint64_t tile = std::min({rows, (units + parts - 1) / parts * per_unit, cap});
     while (tile > min_tile && !fits(tile, 1)) tile = std::max(min_tile, tile / 2 / per_unit * per_unit);
     if (fits(tile, 1)) {
       m.tile_rows = tile;
