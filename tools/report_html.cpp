@@ -85,8 +85,9 @@ constexpr std::string_view kTail = R"HTML(</script>
   }
   // Summary table
   document.getElementById("summary").appendChild(table("summary-table",
-      ["core group", "requests", "bytes", "get", "put", "bandwidth", "cycles", "launches", "barriers"],
+      ["core group", "requests", "bytes", "get", "put", "remote", "bandwidth", "cycles", "launches", "barriers"],
       S.groups.map(g => ["cg " + g.cg, g.requests, bytes(g.bytes), bytes(g.get_bytes), bytes(g.put_bytes),
+                         bytes(g.remote_bytes || 0),
                          gbs(g.bandwidth_bytes_per_second), g.cycles, g.launches, g.barriers]), 1));
   // Layers: a timeline strip (one rect per layer, colored by bound) and a table, from stats.json's ops
   const layers = S.layers || [];

@@ -2,13 +2,15 @@
 #include "ldmsim/dma/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace ldmsim {
 
-DmaEngine::DmaEngine(const Arch& arch, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base,
+DmaEngine::DmaEngine(const Arch& arch, int cg, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base,
                      bool lint_alignment)
     : arch_(arch),
+      cg_(cg),
       memory_(memory),
       events_(events),
       ldm_base_(ldm_base),
@@ -31,6 +33,18 @@ DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue) {
     return result;
   }
   result.timing = model_->schedule(request, issue, core);
+  // Another group's memory (arch dma.remote): once the local engine is done, the bytes cross the group's link
+  // to the other groups, one request after another in arrival order (the group's share of the network), then
+  // the network's latency. The range check above found the region, so the lookup cannot fail.
+  const Region* region = memory_.find_region(request.main, 1);
+  if (region != nullptr && region->cg != cg_) {
+    result.remote = true;
+    const DmaRemoteArch& r = arch_.dma.remote;
+    const double transfer = r.bytes_per_cycle > 0 ? static_cast<double>(request.length) / r.bytes_per_cycle : 0.0;
+    const double start = std::max(static_cast<double>(result.timing.end), remote_link_free_);
+    remote_link_free_ = start + transfer;
+    result.timing.end = static_cast<Cycle>(std::ceil(start + transfer + r.latency_cycles));
+  }
   move(request, core);
   record(request, core, issue, result.timing, result.violation ? DmaStatus::kLintWarning : DmaStatus::kOk);
   return result;

@@ -86,6 +86,7 @@ DmaHandle Core::dma(const DmaRequest& request) {
   }
   ++stats_->dma_requests;
   (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;
+  if (result.remote) stats_->dma_remote_bytes += request.length;
   const std::uint64_t id = next_request_id_++;
   pending_.push_back(Pending{id, result.timing.end, request});
   spdlog::logger& log = group_->dma_log();

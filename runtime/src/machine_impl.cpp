@@ -26,7 +26,8 @@ GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const
     : cg(cg_index),
       ldm(arch.ldm_bytes * arch.cores_per_group()),
       trace(cg_index, options.trace),
-      engine(arch, memory, trace.enabled() ? &trace : nullptr, ldm.data(), options.alignment == AlignmentPolicy::kLint),
+      engine(arch, cg_index, memory, trace.enabled() ? &trace : nullptr, ldm.data(),
+             options.alignment == AlignmentPolicy::kLint),
       stacks(arch.cores_per_group(), options.fiber_stack_bytes) {
   stats.cores.resize(arch.cores_per_group());
   // Spill raw: compressing on the group's thread would cost more than the simulation itself (~40-120 ns per

@@ -46,7 +46,7 @@ constexpr std::string_view kCyclesRule = "must be in 0..1000000000";
 
 /// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
 /// than "model" belong to the timing model and are not listed.
-constexpr std::array<std::string_view, 46> kSchema = {
+constexpr std::array<std::string_view, 49> kSchema = {
     "name",
     "clock_hz",
     "core_groups",
@@ -93,6 +93,9 @@ constexpr std::array<std::string_view, 46> kSchema = {
     "dma.fields.bsize_bits",
     "dma.fields.stride_bits",
     "dma.timing",
+    "dma.remote",
+    "dma.remote.latency_cycles",
+    "dma.remote.bytes_per_cycle",
 };
 
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
@@ -264,6 +267,20 @@ void read_dma(const Object& dma, DmaArch& out) {
     bits("length_bits", out.fields.length_bits);
     bits("bsize_bits", out.fields.bsize_bits);
     bits("stride_bits", out.fields.stride_bits);
+  }
+  if (const json* v = dma.find("remote")) {
+    const Object remote(dma.ctx(), *v, dma.path_of("remote"));
+    const auto non_negative = [&](std::string_view key, double& field) {
+      const json* n = remote.find(key);
+      if (n == nullptr) return;
+      const std::string path = remote.path_of(key);
+      if (!n->is_number()) remote.ctx().fail(path, "must be a number", *n);
+      const double value = n->get<double>();
+      if (!(value >= 0) || !std::isfinite(value) || value > 1e9) remote.ctx().fail(path, "must be in [0, 1e9]", *n);
+      field = value;
+    };
+    non_negative("latency_cycles", out.remote.latency_cycles);
+    non_negative("bytes_per_cycle", out.remote.bytes_per_cycle);
   }
   if (const json* v = dma.find("timing")) {
     const std::string path = dma.path_of("timing");
@@ -464,6 +481,7 @@ nlohmann::json Arch::to_json() const {
   dma_tree["granularity_bytes"] = dma.granularity_bytes;
   dma_tree["transaction_bytes"] = dma.transaction_bytes;
   dma_tree["fields"] = std::move(fields);
+  dma_tree["remote"] = {{"latency_cycles", dma.remote.latency_cycles}, {"bytes_per_cycle", dma.remote.bytes_per_cycle}};
   dma_tree["timing"] = dma.timing;
 
   json tree = json::object();

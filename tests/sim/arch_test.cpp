@@ -233,6 +233,20 @@ TEST_CASE("every rule is checked at its boundary and the error names the path", 
     check_rejects("/clock_hz", "1e9", "clock_hz must be a number (got \"1e9\")");
     check_accepts("/clock_hz", 1e-3);
   }
+  SECTION("dma.remote") {
+    check_rejects("/dma/remote/latency_cycles", -1, "dma.remote.latency_cycles must be in [0, 1e9] (got -1)");
+    check_rejects("/dma/remote/bytes_per_cycle", "8", "dma.remote.bytes_per_cycle must be a number (got \"8\")");
+    check_rejects("/dma/remote/bytes_per_cycle", 2e9, "dma.remote.bytes_per_cycle must be in [0, 1e9]");
+    check_rejects("/dma/remote", 3, "dma.remote must be an object");
+    check_accepts("/dma/remote/latency_cycles", 0);
+    check_accepts("/dma/remote/bytes_per_cycle", 8.5);
+    const ldmsim::Arch a =
+        ldmsim::Arch::from_json(with("/dma/remote", {{"latency_cycles", 250}, {"bytes_per_cycle", 8}}));
+    CHECK(a.dma.remote.latency_cycles == 250);
+    CHECK(a.dma.remote.bytes_per_cycle == 8);
+    CHECK(ldmsim::Arch::from_json(a.to_json()) == a);
+    CHECK_THAT(error_of(with("/dma/remote/latency", 1)), Contains("latency"));
+  }
   SECTION("core_groups.cores.register_communication") {
     check_rejects("/core_groups/cores/register_communication/buffer_entries", 0,
                   "core_groups.cores.register_communication.buffer_entries must be in 1..1024 (got 0)");

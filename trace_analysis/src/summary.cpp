@@ -15,6 +15,7 @@
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/main_memory.hpp"
 
 namespace ldmsim {
 namespace {
@@ -98,6 +99,11 @@ std::uint64_t GroupSummary::get_bytes() const {
   for (const auto& c : cores) n += c.get_bytes;
   return n;
 }
+std::uint64_t GroupSummary::remote_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& c : cores) n += c.remote_bytes;
+  return n;
+}
 std::uint64_t GroupSummary::put_bytes() const {
   std::uint64_t n = 0;
   for (const auto& c : cores) n += c.put_bytes;
@@ -139,6 +145,7 @@ SummaryBuilder::SummaryBuilder(const nlohmann::json& header, SummaryOptions opti
   };
   summary_.rows = grid("rows");
   summary_.cols = grid("cols");
+  window_bytes_ = json_or<std::uint64_t>(arch.value("core_groups", nlohmann::json::object()), "main_memory_bytes", 0);
   summary_.cycles = json_or<Cycle>(header, "cycles", 0);
   summary_.seconds = json_or<double>(header, "seconds", 0.0);
   summary_.run = header.value("run", nlohmann::json());
@@ -199,6 +206,11 @@ void SummaryBuilder::add_event(GroupSummary& g, const DmaEvent& e) {
   } else {
     ++c.put_requests;
     c.put_bytes += e.length;
+  }
+  // Each core group's memory is one window of the address space (MainMemory): the window says whose it is.
+  if (window_bytes_ > 0 && e.main >= MainMemory::kBase && e.status != DmaStatus::kTrapped &&
+      (e.main - MainMemory::kBase) / window_bytes_ != static_cast<std::uint64_t>(g.cg)) {
+    c.remote_bytes += e.length;
   }
   if (e.status == DmaStatus::kTrapped) ++c.trapped;
   if (e.status == DmaStatus::kLintWarning) ++c.lint_warnings;
@@ -371,6 +383,7 @@ nlohmann::json to_json(const TraceSummary& s) {
     gj["bytes"] = g.bytes();
     gj["get_bytes"] = g.get_bytes();
     gj["put_bytes"] = g.put_bytes();
+    gj["remote_bytes"] = g.remote_bytes();
     gj["bandwidth_bytes_per_second"] = achieved_bandwidth(g.bytes(), g.cycles, s.clock_hz);
     gj["cores"] = nlohmann::json::array();
     for (const auto& c : g.cores) {
@@ -382,6 +395,7 @@ nlohmann::json to_json(const TraceSummary& s) {
                              {"put_requests", c.put_requests},
                              {"get_bytes", c.get_bytes},
                              {"put_bytes", c.put_bytes},
+                             {"remote_bytes", c.remote_bytes},
                              {"bandwidth_bytes_per_second", achieved_bandwidth(c.bytes(), g.cycles, s.clock_hz)},
                              {"dma_busy_cycles", c.dma_busy_cycles},
                              {"dma_busy_fraction", fraction(c.dma_busy_cycles, g.cycles)},
@@ -438,12 +452,12 @@ std::string format_summary(const TraceSummary& s) {
                      json_or<Cycle>(s.fault, "cycle", 0), json_or<std::string>(s.fault, "message", "?")));
   }
   line("");
-  line(fmt::format("{:>4} {:>10} {:>12} {:>11} {:>11} {:>10} {:>8}", "cg", "requests", "bytes", "get", "put", "GB/s",
-                   "cycles"));
+  line(fmt::format("{:>4} {:>10} {:>12} {:>11} {:>11} {:>11} {:>10} {:>8}", "cg", "requests", "bytes", "get", "put",
+                   "remote", "GB/s", "cycles"));
   for (const auto& g : s.groups) {
-    line(fmt::format("{:>4} {:>10} {:>12} {:>11} {:>11} {:>10.3g} {:>8}", g.cg, g.requests(),
+    line(fmt::format("{:>4} {:>10} {:>12} {:>11} {:>11} {:>11} {:>10.3g} {:>8}", g.cg, g.requests(),
                      bytes_text(static_cast<double>(g.bytes())), bytes_text(static_cast<double>(g.get_bytes())),
-                     bytes_text(static_cast<double>(g.put_bytes())),
+                     bytes_text(static_cast<double>(g.put_bytes())), bytes_text(static_cast<double>(g.remote_bytes())),
                      achieved_bandwidth(g.bytes(), g.cycles, s.clock_hz) / 1e9, g.cycles));
   }
   line("");

@@ -22,13 +22,15 @@ struct DmaResult {
   /// Set when the request trapped (nothing moved) or, under lint, when it broke the alignment rule and moved.
   std::optional<DmaViolation> violation;
   bool trapped = false;
+  bool remote = false;  ///< the main-memory side is in another core group's memory (arch dma.remote priced it)
 };
 
 class DmaEngine {
  public:
-  /// `ldm_base` holds the group's local stores back to back: core i at ldm_base + i * arch.ldm_bytes. Every
-  /// request's event goes to `events` (none recorded when it is null).
-  DmaEngine(const Arch& arch, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base, bool lint_alignment);
+  /// The engine of core group `cg`. `ldm_base` holds the group's local stores back to back: core i at
+  /// ldm_base + i * arch.ldm_bytes. Every request's event goes to `events` (none recorded when it is null).
+  DmaEngine(const Arch& arch, int cg, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base,
+            bool lint_alignment);
 
   /// Cycles the issuing core spends on the request before it reaches the engine.
   Cycle issue_cycles(const DmaRequest& request) const { return model_->issue_cycles(request); }
@@ -43,11 +45,13 @@ class DmaEngine {
   void record(const DmaRequest& request, int core, Cycle issue, DmaTiming timing, DmaStatus status);
 
   const Arch& arch_;
+  int cg_;
   MainMemory& memory_;
   DmaEventSink* events_;
   std::byte* ldm_base_;
   bool lint_alignment_;
   std::unique_ptr<TimingModel> model_;
+  double remote_link_free_ = 0;  ///< when this group's link to other groups' memory is free (dma.remote)
 };
 
 }  // namespace ldmsim

@@ -17,7 +17,8 @@ struct CoreStats {
   std::uint64_t dma_requests = 0;
   std::uint64_t dma_get_bytes = 0;
   std::uint64_t dma_put_bytes = 0;
-  std::uint64_t ldm_high_water = 0;  ///< largest ldm footprint in any launch
+  std::uint64_t dma_remote_bytes = 0;  ///< of the gets and puts, bytes in another core group's memory
+  std::uint64_t ldm_high_water = 0;    ///< largest ldm footprint in any launch
   std::uint64_t lint_warnings = 0;
 
   Cycle waiting_cycles() const { return dma_wait_cycles + barrier_wait_cycles; }
@@ -32,6 +33,7 @@ struct GroupStats {
 
   std::uint64_t dma_requests() const;
   std::uint64_t dma_bytes() const;
+  std::uint64_t dma_remote_bytes() const;
   std::uint64_t ldm_high_water() const;
 };
 
@@ -43,6 +45,7 @@ struct RunStats {
 
   std::uint64_t dma_requests() const;
   std::uint64_t dma_bytes() const;
+  std::uint64_t dma_remote_bytes() const;
   std::uint64_t ldm_high_water() const;
   /// The stats as JSON (totals, per group, and per core when `per_core`).
   nlohmann::json to_json(bool per_core = true) const;

@@ -23,10 +23,21 @@ struct DmaFieldWidths {
 };
 
 /// The DMA engine of one core group.
+/// What a DMA to another core group's memory costs on top of the same request to local memory: after the local
+/// engine, the bytes cross the group's link to the other groups at `bytes_per_cycle`, requests one after another,
+/// then `latency_cycles`. Deterministic by construction: each group has its own link and the remote group's
+/// engine is not charged (no contention between groups, which run on separate host threads).
+struct DmaRemoteArch {
+  double latency_cycles = 0;   ///< extra cycles before a remote request completes
+  double bytes_per_cycle = 0;  ///< rate of the inter-group network per request; 0: no bandwidth cost
+  friend bool operator==(const DmaRemoteArch&, const DmaRemoteArch&) = default;
+};
+
 struct DmaArch {
   std::uint32_t granularity_bytes = 4;    ///< every address, length, bsize and stride must be a multiple
   std::uint32_t transaction_bytes = 128;  ///< memory transaction size (partial blocks cost whole ones)
   DmaFieldWidths fields;
+  DmaRemoteArch remote;
   /// The timing model: {"model": NAME, ...model parameters}. Parameters are validated by the model.
   nlohmann::json timing = nlohmann::json{{"model", "ideal"}};
 

@@ -49,6 +49,7 @@ struct CoreSummary {
   std::uint64_t put_requests = 0;
   std::uint64_t get_bytes = 0;
   std::uint64_t put_bytes = 0;
+  std::uint64_t remote_bytes = 0;   ///< of those, bytes in another core group's memory window
   std::uint64_t trapped = 0;        ///< requests recorded with status trapped
   std::uint64_t lint_warnings = 0;  ///< requests recorded with status lint warning
   Cycle dma_busy_cycles = 0;        ///< union of the core's [issue, end] request spans
@@ -72,6 +73,7 @@ struct GroupSummary {
   std::uint64_t bytes() const;
   std::uint64_t get_bytes() const;
   std::uint64_t put_bytes() const;
+  std::uint64_t remote_bytes() const;
 };
 
 /// One request with where it ran (for the slowest list).
@@ -144,6 +146,7 @@ class SummaryBuilder {
 
   SummaryOptions options_;
   TraceSummary summary_;
+  std::uint64_t window_bytes_ = 0;             ///< main memory per core group (the header's arch); 0: unknown
   std::vector<std::vector<CoreState>> spans_;  ///< per group (same index as summary_.groups), per core
   std::uint64_t group_index_ = 0;              ///< requests seen in the current group
   std::vector<LocatedRequest> heap_;           ///< min-heap on latency of the slowest so far
