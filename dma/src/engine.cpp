@@ -35,9 +35,8 @@ DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue) {
   result.timing = model_->schedule(request, issue, core);
   // Another group's memory (arch dma.remote): once the local engine is done, the bytes cross the group's link
   // to the other groups, one request after another in arrival order (the group's share of the network), then
-  // the network's latency. The range check above found the region, so the lookup cannot fail.
-  const Region* region = memory_.find_region(request.main, 1);
-  if (region != nullptr && region->cg != cg_) {
+  // the network's latency. The range check above put the address inside a live region, so inside a window.
+  if (MainMemory::window_of(request.main, memory_.bytes_per_cg()) != static_cast<std::uint64_t>(cg_)) {
     result.remote = true;
     const DmaRemoteArch& r = arch_.dma.remote;
     const double transfer = r.bytes_per_cycle > 0 ? static_cast<double>(request.length) / r.bytes_per_cycle : 0.0;

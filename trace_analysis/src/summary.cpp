@@ -209,7 +209,7 @@ void SummaryBuilder::add_event(GroupSummary& g, const DmaEvent& e) {
   }
   // Each core group's memory is one window of the address space (MainMemory): the window says whose it is.
   if (window_bytes_ > 0 && e.main >= MainMemory::kBase && e.status != DmaStatus::kTrapped &&
-      (e.main - MainMemory::kBase) / window_bytes_ != static_cast<std::uint64_t>(g.cg)) {
+      MainMemory::window_of(e.main, window_bytes_) != static_cast<std::uint64_t>(g.cg)) {
     c.remote_bytes += e.length;
   }
   if (e.status == DmaStatus::kTrapped) ++c.trapped;

@@ -44,7 +44,7 @@ class RowIndex {
 class FusedCore {
  public:
   FusedCore(Core& core, const KernelArgs& a)
-      : core_(core), a_(a), p_(*a.program), m_(*a.mapping), f_(p_.frame), slots_(plan_slots(p_, m_.resident)) {
+      : core_(core), a_(a), p_(*a.program), m_(*a.mapping), f_(p_.frame), slots_(*a.slots) {
     for (const FusedValue& v : p_.values) index_.emplace_back(f_, v);
   }
 
@@ -324,7 +324,7 @@ class FusedCore {
   const FusedProgram& p_;
   const FusedMapping& m_;
   const FusionFrame& f_;
-  SlotPlan slots_;
+  const SlotPlan& slots_;
   std::vector<RowIndex> index_;
   Range k_;
   std::vector<LdmSpan<float>> slot_buf_;

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "fused_layout.hpp"
 #include "ldmsim/kernels/fused_kernel.hpp"
 #include "ldmsim/ldmsim.hpp"
 
@@ -11,6 +12,7 @@ namespace ldmsim::fusion {
 struct KernelArgs {
   const FusedProgram* program = nullptr;
   const FusedMapping* mapping = nullptr;
+  const SlotPlan* slots = nullptr;  ///< the program's ldm slots under the mapping (planned once per op)
   std::vector<DevicePtr<const f16>> in;
   std::vector<Layout> in_layout;
   std::vector<DevicePtr<f16>> out;

@@ -43,9 +43,9 @@ inline tiling::Range row_share(std::uint64_t rows, std::uint64_t parts, std::uin
   return {first, first + base + (part < extra ? 1 : 0)};
 }
 
-/// Planned ldm bytes per core with `tile_rows` rows and K cut `team` ways.
-std::uint64_t ldm_bytes(const FusedProgram& program, const std::vector<bool>& resident, std::uint64_t tile_rows,
-                        std::uint32_t team);
+/// Planned ldm bytes per core with `slots` value slots (plan_slots), `tile_rows` rows and K cut `team` ways.
+std::uint64_t ldm_bytes(const FusedProgram& program, const std::vector<bool>& resident, std::size_t slots,
+                        std::uint64_t tile_rows, std::uint32_t team);
 
 /// Which external inputs are read whole once per core.
 std::vector<bool> choose_resident(const FusedProgram& program, const Arch& arch);

@@ -17,6 +17,7 @@ class FusedOp final : public BoundOp {
       : BoundOp(std::move(in), std::move(out)),
         program_(std::move(program)),
         mapping_(std::move(mapping)),
+        slots_(fusion::plan_slots(program_, mapping_.resident)),
         reference_(std::move(reference)),
         tolerance_(tolerance),
         flops_(flops),
@@ -42,7 +43,7 @@ class FusedOp final : public BoundOp {
                                      "it runs on",
                                      arch_, arch.name));
     }
-    fusion::KernelArgs a{&program_, &mapping_, {}, {}, {}, {}, {}};
+    fusion::KernelArgs a{&program_, &mapping_, &slots_, {}, {}, {}, {}, {}};
     for (const DeviceTensor& t : in) {
       a.in.emplace_back(t.ptr);
       a.in_layout.push_back(t.layout());
@@ -84,6 +85,7 @@ class FusedOp final : public BoundOp {
 
   FusedProgram program_;
   FusedMapping mapping_;
+  fusion::SlotPlan slots_;
   std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference_;
   Tolerance tolerance_;
   std::uint64_t flops_;

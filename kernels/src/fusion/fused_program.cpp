@@ -72,11 +72,11 @@ SlotPlan plan_slots(const FusedProgram& p, const std::vector<bool>& resident) {
   return plan;
 }
 
-std::uint64_t ldm_bytes(const FusedProgram& p, const std::vector<bool>& resident, std::uint64_t tile_rows,
-                        std::uint32_t team) {
+std::uint64_t ldm_bytes(const FusedProgram& p, const std::vector<bool>& resident, std::size_t slots,
+                        std::uint64_t tile_rows, std::uint32_t team) {
   const FusionFrame& f = p.frame;
   const std::uint64_t block = tile_rows * max_k_part(f.k(), team) * f.i();  // elements of a tile's largest value
-  std::uint64_t bytes = plan_slots(p, resident).slots * block * sizeof(float);
+  std::uint64_t bytes = slots * block * sizeof(float);
   for (std::size_t k = 0; k < p.inputs.size(); ++k) {
     const FusedValue& v = p.values[p.inputs[k]];
     // A resident input in fp32; a streamed one gets its own fp16 read buffer (two spare elements per row for a
@@ -88,7 +88,7 @@ std::uint64_t ldm_bytes(const FusedProgram& p, const std::vector<bool>& resident
   bytes += (3 * (block + 4) + tile_rows) * sizeof(f16);
   if (team > 1) bytes += (team + 1) * f.i() * sizeof(float) + 64;
   // Every allocation may lose up to the allocator's alignment.
-  const std::uint64_t allocations = plan_slots(p, resident).slots + p.inputs.size() + 5;
+  const std::uint64_t allocations = slots + p.inputs.size() + 5;
   return bytes + allocations * Ldm::kDefaultAlignment + kLdmReserve;
 }
 
@@ -121,9 +121,11 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
   const std::uint64_t rows = f.rows();
   FusedMapping m;
   m.resident = fusion::choose_resident(p, arch);
-  const auto fits = [&](std::uint64_t tile, std::uint32_t team) {
-    return fusion::ldm_bytes(p, m.resident, tile, team) <= arch.ldm_bytes;
+  const std::size_t slots = fusion::plan_slots(p, m.resident).slots;
+  const auto bytes = [&](std::uint64_t tile, std::uint32_t team) {
+    return fusion::ldm_bytes(p, m.resident, slots, tile, team);
   };
+  const auto fits = [&](std::uint64_t tile, std::uint32_t team) { return bytes(tile, team) <= arch.ldm_bytes; };
   // Rows whose outputs are odd-sized must go to cores in pairs (a core owns whole 4-byte words of each output).
   bool odd_rows = false;
   for (std::size_t v : p.outputs) odd_rows = odd_rows || p.values[v].row_elements(f) % 2 == 1;
@@ -156,7 +158,7 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
       m.team = 1;
       m.row_pairs = odd_rows;
       m.workers = static_cast<std::uint32_t>(parts);
-      m.ldm_bytes = fusion::ldm_bytes(p, m.resident, tile, 1);
+      m.ldm_bytes = bytes(tile, 1);
       return m;
     }
     if (!team_possible) return std::nullopt;
@@ -170,7 +172,7 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
     const std::uint64_t teams =
         std::max<std::uint64_t>(1, std::min<std::uint64_t>(workers / team, (group / team) * arch.core_groups));
     m.workers = static_cast<std::uint32_t>(std::min<std::uint64_t>(teams, rows) * team);
-    m.ldm_bytes = fusion::ldm_bytes(p, m.resident, 1, team);
+    m.ldm_bytes = bytes(1, team);
     return m;
   }
   return std::nullopt;

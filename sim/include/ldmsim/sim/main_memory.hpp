@@ -36,6 +36,8 @@ class MainMemory {
   static constexpr std::uint64_t kChunkBytes = 1ull << 21;
 
   MainMemory(std::uint32_t core_groups, std::uint64_t bytes_per_cg);
+  /// The core group whose memory window holds `addr` (windows of `bytes_per_cg` bytes from kBase, in order).
+  static std::uint64_t window_of(DeviceAddr addr, std::uint64_t bytes_per_cg) { return (addr - kBase) / bytes_per_cg; }
   ~MainMemory();
   MainMemory(const MainMemory&) = delete;
   MainMemory& operator=(const MainMemory&) = delete;
