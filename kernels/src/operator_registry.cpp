@@ -24,6 +24,7 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_reduce_kinds(registry);
   ops::add_layer_norm_kind(registry);
   ops::add_transpose_kind(registry);
+  ops::add_recurrent_kinds(registry);
   return registry;
 }
 

@@ -115,8 +115,10 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
   out.arrays[file] = std::move(values);
 }
 
-/// The node's produced outputs: trailing optional outputs left unnamed are not produced.
-std::vector<std::string> produced_outputs(const onnx::NodeProto& node) {
+/// The outputs of a node's op: the translation's own list when it named them (an LSTM's unnamed optional
+/// outputs), else the node's, trailing optional outputs left unnamed not produced.
+std::vector<std::string> produced_outputs(const json& op, const onnx::NodeProto& node) {
+  if (op.contains("outputs")) return op["outputs"].get<std::vector<std::string>>();
   std::vector<std::string> outputs(node.output().begin(), node.output().end());
   while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
   return outputs;
@@ -126,7 +128,7 @@ std::vector<std::string> produced_outputs(const onnx::NodeProto& node) {
 /// (Shape, Squeeze, Softmax's axis); returns why the op cannot bind (empty when it binds).
 std::string track_shapes(const json& op, const onnx::NodeProto& node, Context& ctx) {
   std::vector<std::string> inputs;
-  const std::vector<std::string> outputs = produced_outputs(node);
+  const std::vector<std::string> outputs = produced_outputs(op, node);
   try {
     for (const auto& in : op["inputs"]) {
       const std::string name = in.get<std::string>();
@@ -285,7 +287,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       if (ctx.constants.contains(name)) used_constants.insert(name);
       inputs.push_back(safe(name));
     }
-    for (const std::string& o : produced_outputs(node)) outputs.push_back(safe(o));
+    for (const std::string& o : produced_outputs(t.op, node)) outputs.push_back(safe(o));
     t.op["inputs"] = std::move(inputs);
     t.op["outputs"] = std::move(outputs);
     if (!node.name().empty()) t.op["name"] = node.name();

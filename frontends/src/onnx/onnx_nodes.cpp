@@ -97,6 +97,26 @@ void translate_clip(const onnx::NodeProto& node, NodeTranslator& t) {
   t.op("clip", {0}, std::move(attrs));
 }
 
+/// The permuted dims when `perm` moves only axes of size 1 (the elements keep their order: a reshape), else nullopt.
+std::optional<std::vector<std::int64_t>> order_keeping_permutation(const std::vector<std::int64_t>& perm,
+                                                                   const std::vector<std::uint64_t>* dims) {
+  if (dims == nullptr || perm.size() != dims->size()) return std::nullopt;
+  std::vector<std::int64_t> out;
+  std::int64_t last_moving = -1;
+  std::vector<bool> seen(perm.size(), false);
+  for (const std::int64_t p : perm) {
+    if (p < 0 || p >= static_cast<std::int64_t>(perm.size()) || seen[static_cast<std::size_t>(p)]) return std::nullopt;
+    seen[static_cast<std::size_t>(p)] = true;
+    const std::uint64_t d = (*dims)[static_cast<std::size_t>(p)];
+    if (d != 1) {
+      if (p < last_moving) return std::nullopt;
+      last_moving = p;
+    }
+    out.push_back(static_cast<std::int64_t>(d));
+  }
+  return out;
+}
+
 /// Input i as a list of integers (a constant 1-D integer tensor, the `role` of the node), or nullopt with a problem.
 std::optional<std::vector<std::int64_t>> integer_list(NodeTranslator& t, int i, const std::string& role) {
   const Constant* given = t.constant_input(i, role);
@@ -296,6 +316,9 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
       for (std::size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<std::int64_t>(d);
       if (identity) {
         ctx.aliases[node.output(0)] = t.input(0);  // moves nothing
+      } else if (const auto dims =
+                     order_keeping_permutation(perm, shape == ctx.shapes.end() ? nullptr : &shape->second)) {
+        t.op("reshape", {0}, {{"shape", *dims}});  // only axes of size 1 move (PyTorch's LSTM output at batch 1)
       } else {
         t.op("transpose", {0}, perm.empty() ? nlohmann::json::object() : nlohmann::json{{"perm", perm}});
       }
@@ -307,6 +330,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
       t.op("layer_norm", t.has_input(2) ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1},
            {{"axis", a.integer("axis", -1)}, {"epsilon", a.real("epsilon", 1e-5F)}});
     }
+  } else if (type == "LSTM" || type == "GRU") {
+    translate_recurrent(node, t, ctx, type == "LSTM" ? CellKind::kLstm : CellKind::kGru);
   } else if (type == "Constant") {
     translate_constant(node, t);
   } else if (type == "Identity" || type == "Dropout") {

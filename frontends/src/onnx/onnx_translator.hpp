@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ldmsim/kernels/recurrent.hpp"
 #include "onnx_nodes.hpp"
 
 namespace ldmsim::onnx_import {
@@ -147,5 +148,8 @@ class NodeTranslator {
   Context& ctx_;
   Translation t_;
 };
+
+/// LSTM / GRU nodes (onnx_recurrent.cpp).
+void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, CellKind kind);
 
 }  // namespace ldmsim::onnx_import

@@ -16,5 +16,6 @@ void add_conv_kind(OperatorRegistry& registry);          // conv
 void add_reduce_kinds(OperatorRegistry& registry);       // reduce_sum, reduce_mean, reduce_max, reduce_min
 void add_layer_norm_kind(OperatorRegistry& registry);    // layer_norm
 void add_transpose_kind(OperatorRegistry& registry);     // transpose (the last two axes)
+void add_recurrent_kinds(OperatorRegistry& registry);    // lstm, gru
 
 }  // namespace ldmsim::ops

@@ -1,0 +1,133 @@
+// EP/VP: the candidate mappings of W(n) onto a core group and the greedy search over ep, each candidate timed by
+// simulating the step kernel on a private machine of the same arch (zero data: the kernel's timing does not
+// depend on values). Cycles per step = (cycles of 3 steps - cycles of 1 step) / 2, so loading resident weights
+// and the first publication do not count.
+#include "mapping.hpp"
+
+#include <fmt/format.h>
+
+#include "../op_support.hpp"
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim::ops::recurrent {
+
+namespace {
+
+std::size_t ceil_div(std::size_t a, std::size_t b) {
+  return (a + b - 1) / b;
+}
+
+/// ldm bytes a core of `m` needs (weights resident or two one-row chunks), with 64 bytes of alignment slack per
+/// buffer; mirrors StepRunner's allocations.
+std::uint64_t ldm_needed(const CellShape& s, const RecurrentMapping& m, std::size_t bs, bool resident) {
+  const std::uint64_t rows = 4 * m.units_per_core, units = m.units_per_core, cols = m.column_block;
+  std::uint64_t bytes = 16 * 64;
+  bytes += (s.two_pass() ? 3 : 2) * rows * bs * 4 + (m.ep > 1 ? rows * bs * 4 : 0);  // accumulators
+  bytes += std::max(cols, units) * bs * 4 + cols * bs * 2 + cols * bs * 4;           // vector, x and h reads
+  bytes += rows * 4 + 3 * units * bs * 4 + (units + 1) * bs * 2 + (units + 4) * 2;   // owner: bias, state, Y
+  bytes += resident ? rows * cols * 2 : 2 * cols * 2;
+  return bytes;
+}
+
+}  // namespace
+
+RecurrentMapping make_mapping(const Arch& arch, const CellShape& s, std::size_t bs, std::size_t ep) {
+  const std::size_t cores = arch.cores_per_group(), columns = padded_columns(s);
+  RecurrentMapping m;
+  m.column_block = tiling::ceil_even(ceil_div(columns, std::clamp<std::size_t>(ep, 1, cores)));
+  m.ep = ceil_div(columns, m.column_block);  // no partition without columns
+  m.cores_per_part = cores / m.ep;
+  m.units_per_core = ceil_div(s.hidden, m.cores_per_part);
+  if (s.hidden > 1) m.units_per_core = tiling::ceil_even(m.units_per_core);  // Y puts start on even elements
+  const std::size_t active = ceil_div(s.hidden, m.units_per_core);
+  const std::size_t lanes = arch.compute.unit(DataType::kF32).simd_lanes;
+  m.vp = active * std::min<std::size_t>(lanes, 4 * m.units_per_core);
+  m.resident = ldm_needed(s, m, bs, true) <= arch.ldm_bytes;
+  if (!m.resident && ldm_needed(s, m, bs, false) > arch.ldm_bytes) {
+    throw ConfigError(fmt::format(
+        "{}: a core's share at ep {} (batch slice {}, {} hidden units, {} columns) needs {} bytes of ldm, more than "
+        "the {} the arch has",
+        s.kind == CellKind::kLstm ? "lstm" : "gru", m.ep, bs, m.units_per_core, m.column_block,
+        ldm_needed(s, m, bs, false), arch.ldm_bytes));
+  }
+  return m;
+}
+
+std::vector<std::size_t> ep_candidates(const Arch& arch, const CellShape& s) {
+  std::vector<std::size_t> out;
+  const std::size_t cores = arch.cores_per_group(), columns = padded_columns(s);
+  for (std::size_t ep = 1; ep <= cores && ep <= columns / 2; ep *= 2) out.push_back(ep);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+double simulated_cycles_per_step(const Arch& arch, const CellShape& shape, std::size_t bs, const RecurrentMapping& m) {
+  Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
+  CellShape s = shape;
+  s.dirs = 1;
+  s.reverse_first = false;
+  s.batch = bs;
+  const GateMatrixLayout gl = s.gate_layout();
+  const PaddingSpec spec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, true};
+  const auto matrix = [&](std::size_t rows, std::size_t cols) {
+    TensorRef t;
+    t.layout = choose_plan(Shape4{.n = rows, .c = cols, .rank = 2}, spec, StagingPolicy::kMethod).layout;
+    t.ptr = trial.alloc<f16>(t.layout.total);
+    return t;
+  };
+  constexpr std::size_t kSteps = 3;
+  StepArgs args;
+  args.shape = s;
+  args.mapping = m;
+  args.gate_matrix = {trial.alloc<f16>(gl.elements())};
+  args.gate_bias = {trial.alloc<float>(gl.rows())};
+  args.x = matrix(kSteps * bs, s.input);
+  args.y = matrix(kSteps * bs, s.hidden);
+  args.y_h = matrix(bs, s.hidden);
+  if (s.kind == CellKind::kLstm) args.y_c = matrix(bs, s.hidden);
+  args.tasks = {StepTask{.group = 0, .dir = 0, .b0 = 0, .b1 = bs}};
+  allocate_scratch(trial, s, m, args.tasks, "trial");
+  const auto cycles_of = [&](std::size_t steps) {
+    args.shape.seq = steps;
+    const Cycle before = trial.stats().cycles;
+    run_steps(trial, args, "trial");
+    return static_cast<double>(trial.stats().cycles - before);
+  };
+  const double one = cycles_of(1);
+  return (cycles_of(kSteps) - one) / static_cast<double>(kSteps - 1);
+}
+
+MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t bs, std::size_t forced_ep) {
+  MappingChoice choice;
+  choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
+  const std::vector<std::size_t> eps = forced_ep != 0 ? std::vector<std::size_t>{forced_ep} : ep_candidates(arch, s);
+  for (const std::size_t ep : eps) {
+    const RecurrentMapping m = make_mapping(arch, s, bs, ep);
+    if (!choice.candidates.empty() && m.ep == choice.candidates.back().mapping.ep) break;  // no more columns to split
+    choice.candidates.push_back({m, simulated_cycles_per_step(arch, s, bs, m)});
+    const auto& all = choice.candidates;
+    if (all.size() > 1 && all.back().cycles_per_step >= all[choice.chosen].cycles_per_step) break;  // past the U
+    choice.chosen = all.size() - 1;
+  }
+  return choice;
+}
+
+}  // namespace ldmsim::ops::recurrent
+
+namespace ldmsim {
+
+std::vector<std::string> MappingChoice::describe() const {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const MappingCandidate& c = candidates[i];
+    lines.push_back(
+        fmt::format("ep {:>3} vp {:>5} (ep*vp {} of npe {}): {:.0f} cycles/step, {} cores x {} units, "
+                    "{} columns each, weights {}{}",
+                    c.mapping.ep, c.mapping.vp, c.mapping.ep * c.mapping.vp, npe, c.cycles_per_step,
+                    c.mapping.cores_per_part, c.mapping.units_per_core, c.mapping.column_block,
+                    c.mapping.resident ? "resident" : "streamed", i == chosen ? "  <- chosen" : ""));
+  }
+  return lines;
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,114 @@
+// Building W(n) on the device: every core takes whole hidden units (dealt round-robin over all cores of all
+// groups) and, per unit, gathers its four rows from W and R (any layout), zero-padded, puts each row of W(n) and then
+// the unit's four folded biases (fp32). Also the run's task plan and scratch buffers.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "../op_support.hpp"
+#include "recurrent_kernel.hpp"
+
+namespace ldmsim::ops::recurrent {
+
+namespace {
+
+struct StageArgs {
+  CellShape shape;
+  TensorRef w, r, b;
+  std::vector<DevicePtr<f16>> matrices;
+  std::vector<DevicePtr<float>> biases;
+};
+
+void stage_kernel(Core& core, const StageArgs& a) {
+  const CellShape& s = a.shape;
+  const GateMatrixLayout gl = s.gate_layout();
+  const std::size_t gates = onnx_gates(s.kind), units = s.dirs * s.hidden;
+  const std::size_t me = tiling::worker_index(core), workers = tiling::worker_count(core);
+  if (me >= units) return;
+  auto row = core.ldm().alloc<f16>(gl.row_pitch());
+  auto bias = core.ldm().alloc<float>(4);
+  auto buf = core.ldm().alloc<f16>(std::min<std::size_t>(tiling::ceil_even(std::max(s.input, s.hidden)) + 2, 4096));
+  std::array<f16, 2> bias_halves{};
+  for (std::size_t unit = me; unit < units; unit += workers) {
+    const std::size_t d = unit / s.hidden, u = unit % s.hidden;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const GateRowSource src = gate_row_source(s.kind, k);
+      std::fill(row.data(), row.data() + row.size(), f16{});
+      const auto gate_row = [&](int gate) { return (d * gates + static_cast<std::size_t>(gate)) * s.hidden + u; };
+      if (src.w_gate >= 0) {
+        tiling::gather(core, buf, a.w.ptr, a.w.layout, gate_row(src.w_gate) * s.input, s.input, row.data());
+      }
+      if (src.r_gate >= 0) {
+        tiling::gather(core, buf, a.r.ptr, a.r.layout, gate_row(src.r_gate) * s.hidden, s.hidden,
+                       row.data() + gl.x_pitch());
+      }
+      bias[k] = 0.0f;
+      const auto add_bias = [&](int gate, std::size_t half) {  // B is [dirs, Wb of every gate, Rb of every gate]
+        if (gate < 0 || !a.b.present()) return;
+        const std::size_t at = (d * 2 * gates + half * gates + static_cast<std::size_t>(gate)) * s.hidden + u;
+        tiling::gather(core, buf, a.b.ptr, a.b.layout, at, 1, bias_halves.data());
+        bias[k] += static_cast<float>(bias_halves[0]);
+      };
+      add_bias(src.wb_gate, 0);
+      add_bias(src.rb_gate, 1);
+      core.put(a.matrices[d] + (4 * u + k) * gl.row_pitch(), LdmSpan<const f16>(row)).wait();
+    }
+    core.compute(core.arch().compute.elementwise(DataType::kF32, 4, 2, 2, 1));
+    core.put(a.biases[d] + 4 * u, LdmSpan<const float>(bias)).wait();
+  }
+}
+
+}  // namespace
+
+void stage_gate_matrices(Machine& machine, const CellShape& shape, const TensorRef& w, const TensorRef& r,
+                         const TensorRef& b, const std::vector<DevicePtr<f16>>& matrices,
+                         const std::vector<DevicePtr<float>>& biases, const std::string& label) {
+  launch_all(machine, label, stage_kernel, StageArgs{shape, w, r, b, matrices, biases});
+}
+
+std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups) {
+  const std::size_t groups = static_cast<std::size_t>(std::max(core_groups, 1));
+  // Each direction takes groups / dirs groups (at least one), splitting its batch among them.
+  const std::size_t slices = std::clamp<std::size_t>(groups / shape.dirs, 1, shape.batch);
+  std::vector<StepTask> tasks;
+  for (std::size_t d = 0; d < shape.dirs; ++d) {
+    for (std::size_t i = 0; i < slices; ++i) {
+      StepTask t;
+      t.dir = d;
+      t.b0 = shape.batch * i / slices;
+      t.b1 = shape.batch * (i + 1) / slices;
+      t.group = static_cast<int>(tasks.size() % groups);
+      tasks.push_back(t);
+    }
+  }
+  return tasks;
+}
+
+void allocate_scratch(Machine& machine, const CellShape& shape, const RecurrentMapping& m, std::vector<StepTask>& tasks,
+                      const std::string& label) {
+  const std::size_t rows = 4 * m.units_per_core, h_pitch = shape.gate_layout().h_pitch();
+  for (StepTask& t : tasks) {
+    const std::size_t bs = t.b1 - t.b0;
+    const AllocOptions where{.cg = t.group, .name = label + ":recurrent scratch"};
+    for (auto& h : t.h_exchange) h = machine.alloc<float>(bs * h_pitch, where);
+    if (shape.two_pass()) {
+      for (auto& rh : t.rh_exchange) rh = machine.alloc<float>(bs * h_pitch, where);
+    }
+    if (m.ep > 1) t.partials = machine.alloc<float>(m.ep * m.cores_per_part * rows * bs, where);
+  }
+}
+
+void free_scratch(Machine& machine, std::vector<StepTask>& tasks) {
+  for (StepTask& t : tasks) {
+    for (auto* list : {&t.h_exchange, &t.rh_exchange}) {
+      for (auto& p : *list) {
+        if (p.addr() != 0) machine.free(p);
+        p = {};
+      }
+    }
+    if (t.partials.addr() != 0) machine.free(t.partials);
+    t.partials = {};
+  }
+}
+
+}  // namespace ldmsim::ops::recurrent
