@@ -36,6 +36,7 @@ struct RunOptions {
   std::string fusion = "on";
   std::string conv_algo;
   std::vector<std::string> inputs;
+  bool explain = false;
 };
 
 void write_outputs(const Machine& machine, const RunOptions& options, const RunDirectory& paths,
@@ -113,7 +114,7 @@ void run_command(const RunOptions& options) {
   if (!options.workload.empty()) {
     run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
                                          options.out, options.trace, machine_options(options), options.dump_graph,
-                                         options.fusion == "on", options.conv_algo, options.inputs});
+                                         options.fusion == "on", options.conv_algo, options.inputs, options.explain});
     return;
   }
   const Arch arch = resolve_arch(options.arch);
@@ -174,6 +175,9 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--dump-graph", options->dump_graph,
                 "Print the workload's graph after the passes (fusion groups, layouts, re-layouts, frees) before "
                 "running it");
+  run->add_flag("--explain", options->explain,
+                "After a workload's run, print the choices ops made: each recurrent layer's EP/VP candidates with "
+                "their simulated cycles per step, and the one chosen");
   run->add_option("--fusion", options->fusion,
                   "Fuse memory-intensive subgraphs into one kernel each (docs/fusion.md): on or off")
       ->check(CLI::IsMember({"on", "off"}))

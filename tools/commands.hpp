@@ -53,6 +53,7 @@ struct WorkloadRunArgs {
   bool fusion = true;       ///< fuse memory-intensive subgraphs (--fusion on|off)
   std::string conv_algo;    ///< empty: each conv's own "algo" (default implicit-precomp)
   std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
+  bool explain = false;             ///< print the ops' choices (recurrent layers' EP/VP search) after the run
 };
 /// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
 void run_workload_command(const WorkloadRunArgs& args);

@@ -373,6 +373,150 @@ def bad_models(directory, cnn_bytes):
               str(directory / "fold_budget.onnx"))
 
 
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def torch_lstm(x, w_ih, w_hh, b_ih, b_hh, reverse=False):
+    """One direction of PyTorch's LSTM in its own terms: gates i, f, g, o; zero initial state. Returns Y, h, c."""
+    hidden = w_hh.shape[1]
+    h, c = np.zeros((x.shape[1], hidden)), np.zeros((x.shape[1], hidden))
+    ys = [None] * x.shape[0]
+    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        i, f, g, o = np.split(x[t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh, 4, axis=1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
+        ys[t] = h
+    return np.stack(ys), h, c
+
+
+def torch_gru(x, w_ih, w_hh, b_ih, b_hh, h):
+    """PyTorch's GRU: gates r, z, n; the reset gate applied after the recurrent product (ONNX linear_before_reset)."""
+    ys = []
+    for t in range(x.shape[0]):
+        xr, xz, xn = np.split(x[t] @ w_ih.T + b_ih, 3, axis=1)
+        hr, hz, hn = np.split(h @ w_hh.T + b_hh, 3, axis=1)
+        r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+        h = (1 - z) * np.tanh(xn + r * hn) + z * h
+        ys.append(h)
+    return np.stack(ys), h
+
+
+def onnx_gru(x, w, r, wb, rb, h, reverse=False):
+    """ONNX's GRU with linear_before_reset 0 (gates z, r, h): R_h multiplies r * h."""
+    wz, wr, wh = np.split(w, 3)
+    rz, rr, rh = np.split(r, 3)
+    wbz, wbr, wbh = np.split(wb, 3)
+    rbz, rbr, rbh = np.split(rb, 3)
+    ys = [None] * x.shape[0]
+    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        z = sigmoid(x[t] @ wz.T + h @ rz.T + wbz + rbz)
+        rg = sigmoid(x[t] @ wr.T + h @ rr.T + wbr + rbr)
+        h = (1 - z) * np.tanh(x[t] @ wh.T + (rg * h) @ rh.T + wbh + rbh) + z * h
+        ys[t] = h
+    return np.stack(ys), h
+
+
+def recurrent(directory):
+    """LSTM and GRU as PyTorch exports them and in ONNX's own forms. rnn_torch: a bidirectional LSTM whose initial
+    states come from Shape/Gather/Unsqueeze/Concat/Expand, weights drawn in PyTorch's gate order (i, f, g, o; GRU
+    r, z, n) and reordered as torch.onnx does (ONNX i, o, f, c; z, r, h), PyTorch's Transpose/Reshape of Y (batch
+    1), then a GRU with linear_before_reset 1 and a Squeeze. gru_onnx: a bidirectional GRU with linear_before_reset
+    0, batch 3, a constant initial_h, B left out and a full sequence_lens. lstm_last: an LSTM with only Y_h named."""
+    mk = helper.make_node
+    seq, inp, hid, ghid = 6, 5, 7, 3
+    x = fp16(rng.normal(size=(seq, 1, inp)))
+    lstm_dirs = [[weights(4 * hid, inp), weights(4 * hid, hid), weights(4 * hid), weights(4 * hid)] for _ in range(2)]
+    iofc = lambda a: np.concatenate([a[0:hid], a[3 * hid:4 * hid], a[hid:2 * hid], a[2 * hid:3 * hid]])  # noqa: E731
+    lw = np.stack([iofc(d[0]) for d in lstm_dirs])
+    lr = np.stack([iofc(d[1]) for d in lstm_dirs])
+    lb = np.stack([np.concatenate([iofc(d[2]), iofc(d[3])]) for d in lstm_dirs])
+    fwd, h_f, c_f = torch_lstm(x, *lstm_dirs[0])
+    bwd, h_b, c_b = torch_lstm(x, *lstm_dirs[1], reverse=True)
+    layer = fp16(np.concatenate([fwd, bwd], axis=2))  # [seq, 1, 2*hid], stored in fp16 between layers
+    g = [weights(3 * ghid, 2 * hid), weights(3 * ghid, ghid), weights(3 * ghid), weights(3 * ghid)]
+    zrh = lambda a: np.concatenate([a[ghid:2 * ghid], a[0:ghid], a[2 * ghid:]])  # noqa: E731
+    gy, gh = torch_gru(layer, *g, np.zeros((1, ghid)))
+    const = lambda name, value: mk(  # noqa: E731
+        "Constant", [], [name], value=numpy_helper.from_array(np.asarray(value), name + "_value"))
+    nodes = [const("zero_state", np.zeros((1, 1, 1), np.float32)), const("idx1", np.array(1, np.int64)),
+             const("ax0", np.array([0], np.int64)), const("two", np.array([2], np.int64)),
+             const("hid", np.array([hid], np.int64)),
+             mk("Shape", ["x"], ["xs"], name="shape"), mk("Gather", ["xs", "idx1"], ["batch"], name="gather", axis=0),
+             mk("Unsqueeze", ["batch", "ax0"], ["batch1"], name="unsqueeze"),
+             mk("Concat", ["two", "batch1", "hid"], ["state_shape"], name="concat", axis=0),
+             mk("Expand", ["zero_state", "state_shape"], ["h0"], name="expand_h"),
+             mk("Expand", ["zero_state", "state_shape"], ["c0"], name="expand_c"),
+             mk("LSTM", ["x", "lw", "lr", "lb", "", "h0", "c0"], ["ly", "lyh", "lyc"], name="lstm",
+                direction="bidirectional", hidden_size=hid),
+             mk("Transpose", ["ly"], ["lt"], name="transpose", perm=[0, 2, 1, 3]),
+             mk("Reshape", ["lt", "flat_shape"], ["layer"], name="reshape"),
+             mk("GRU", ["layer", "gw", "gr", "gb"], ["gy", "y_h"], name="gru", hidden_size=ghid,
+                linear_before_reset=1),
+             mk("Squeeze", ["gy", "ax1"], ["y"], name="squeeze")]
+    inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in
+             [("lw", lw), ("lr", lr), ("lb", lb), ("gw", zrh(g[0])[None]), ("gr", zrh(g[1])[None]),
+              ("gb", np.concatenate([zrh(g[2]), zrh(g[3])])[None])]]
+    inits += [numpy_helper.from_array(np.array([seq, 1, 2 * hid], np.int64), "flat_shape"),
+              numpy_helper.from_array(np.array([1], np.int64), "ax1")]
+    graph = helper.make_graph(nodes, "rnn_torch", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [seq, 1, ghid]),
+                               helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, 1, ghid])], inits)
+    save(directory, "rnn_torch", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    np.save(directory / "rnn_torch_x.npy", x)
+    np.save(directory / "rnn_torch_y.npy", gy.astype(np.float32))
+    np.save(directory / "rnn_torch_y_h.npy", gh[None].astype(np.float32))
+
+    # ONNX's GRU form: linear_before_reset 0, bidirectional, batch 3, initial_h given, B left out.
+    seq, batch, inp, hid = 5, 3, 4, 6
+    x = fp16(rng.normal(size=(seq, batch, inp)))
+    w, r = weights(2, 3 * hid, inp), weights(2, 3 * hid, hid)
+    h0 = weights(2, batch, hid)
+    zeros = np.zeros(3 * hid)
+    fwd, hf = onnx_gru(x, w[0], r[0], zeros, zeros, h0[0])
+    bwd, hb = onnx_gru(x, w[1], r[1], zeros, zeros, h0[1], reverse=True)
+    y = np.stack([fwd, bwd], axis=1)
+    nodes = [mk("GRU", ["x", "w", "r", "", "lens", "h0"], ["y", "y_h"], name="gru", direction="bidirectional",
+                hidden_size=hid, activations=["Sigmoid", "Tanh", "Sigmoid", "Tanh"])]
+    inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [("w", w), ("r", r), ("h0", h0)]]
+    inits.append(numpy_helper.from_array(np.full(batch, seq, np.int32), "lens"))
+    graph = helper.make_graph(nodes, "gru_onnx", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape),
+                               helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [2, batch, hid])], inits)
+    save(directory, "gru_onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]))
+    np.save(directory / "gru_onnx_x.npy", x)
+    np.save(directory / "gru_onnx_y.npy", y.astype(np.float32))
+    np.save(directory / "gru_onnx_y_h.npy", np.stack([hf, hb]).astype(np.float32))
+
+    # Only Y_h named: Y and Y_c get names of their own.
+    lw1, lr1 = weights(1, 4 * hid, inp), weights(1, 4 * hid, hid)
+    onnx_dir = [lw1[0], lr1[0], np.zeros(4 * hid), np.zeros(4 * hid)]
+    ifgo = lambda a: np.concatenate([a[0:hid], a[2 * hid:3 * hid], a[3 * hid:], a[hid:2 * hid]])  # noqa: E731
+    _, h_last, _ = torch_lstm(x, *[ifgo(a) for a in onnx_dir])
+    nodes = [mk("LSTM", ["x", "w", "r"], ["", "y_h"], name="lstm", hidden_size=hid)]
+    inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [("w", lw1), ("r", lr1)]]
+    graph = helper.make_graph(nodes, "lstm_last", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, batch, hid])], inits)
+    save(directory, "lstm_last", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]))
+    np.save(directory / "lstm_last_x.npy", x)
+    np.save(directory / "lstm_last_y_h.npy", h_last[None].astype(np.float32))
+
+    # Refused: clip, peepholes, a short sequence_lens, custom activations, layout 1.
+    w4, r4 = weights(1, 4 * 2, 3), weights(1, 4 * 2, 2)
+    nodes = [mk("LSTM", ["x", "w", "r"], ["a"], name="clipped", hidden_size=2, clip=3.0),
+             mk("LSTM", ["x", "w", "r", "", "", "", "", "p"], ["b"], name="peephole", hidden_size=2),
+             mk("LSTM", ["x", "w", "r", "", "short"], ["c"], name="short_lens", hidden_size=2),
+             mk("LSTM", ["x", "w", "r"], ["d"], name="custom_act", hidden_size=2,
+                activations=["Relu", "Tanh", "Tanh"]),
+             mk("LSTM", ["x", "w", "r"], ["e"], name="batch_first", hidden_size=2, layout=1)]
+    inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [("w", w4), ("r", r4)]]
+    inits += [numpy_helper.from_array(np.zeros((1, 6), np.float32), "p"),
+              numpy_helper.from_array(np.array([1, 2], np.int32), "short")]
+    graph = helper.make_graph(nodes, "bad_rnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 3])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abcde"], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), str(directory / "bad_rnn.onnx"))
+
+
 def main():
     directory = Path(sys.argv[1])
     directory.mkdir(parents=True, exist_ok=True)
@@ -381,6 +525,7 @@ def main():
     single_op_models(directory)
     shape_models(directory, 11)
     shape_models(directory, 13)
+    recurrent(directory)
     bad_models(directory, (directory / "cnn.onnx").read_bytes())
 
 

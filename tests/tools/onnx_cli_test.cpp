@@ -189,6 +189,39 @@ TEST_CASE("an input not given gets seeded random values and says so", "[cli][onn
   CHECK(std::filesystem::is_regular_file(out.path / "probs.npy"));
 }
 
+TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX's own forms",
+          "[cli][onnx][recurrent]") {
+  struct Model {
+    const char* name;
+    std::vector<const char*> outputs;
+    const char* arch;
+  };
+  for (const Model& m : {Model{"rnn_torch", {"y", "y_h"}, "sw26010"}, Model{"gru_onnx", {"y", "y_h"}, "sw26010pro"},
+                         Model{"lstm_last", {"y_h"}, "sw26010"}}) {
+    const ScratchDir out(fmt::format("onnx-{}", m.name));
+    const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch {} --no-trace --explain --out '{}'",
+                                       model(fmt::format("{}.onnx", m.name)), model(fmt::format("{}_x.npy", m.name)),
+                                       m.arch, out.str()));
+    INFO(m.name << ": " << r.output);
+    REQUIRE(r.code == 0);
+    for (const char* o : m.outputs) {
+      INFO(o);
+      CHECK(worst_excess(out.path / fmt::format("{}.npy", o), models() / fmt::format("{}_{}.npy", m.name, o)) <= 0);
+    }
+    CHECK_THAT(r.output, Catch::Contains("<- chosen"));  // --explain shows the EP/VP search
+  }
+  const ScratchDir out("onnx-bad-rnn");
+  const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_rnn.onnx"), out.str()));
+  INFO(r.output);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Catch::Contains("5 problem(s)"));
+  CHECK_THAT(r.output, Catch::Contains("node 0 'clipped' (LSTM): attribute 'clip' is not supported"));
+  CHECK_THAT(r.output, Catch::Contains("node 1 'peephole' (LSTM): peephole weights"));
+  CHECK_THAT(r.output, Catch::Contains("node 2 'short_lens' (LSTM): sequence_lens holds 1 but only the full length 2"));
+  CHECK_THAT(r.output, Catch::Contains("node 3 'custom_act' (LSTM): activations [Relu, Tanh, Tanh]"));
+  CHECK_THAT(r.output, Catch::Contains("node 4 'batch_first' (LSTM): layout 1"));
+}
+
 TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before anything runs", "[cli][onnx]") {
   const ScratchDir out("onnx-bad");
   SECTION("every unsupported node is named, with its index and op type") {

@@ -65,6 +65,7 @@ struct RecurrentMapping {
   std::size_t ep = 1;
   std::size_t vp = 1;
   std::size_t cores_per_part = 1;
+  std::size_t active_cores = 1;    ///< cores of a partition that hold hidden units
   std::size_t units_per_core = 1;  ///< hidden units (4 rows each) per core, even except when hidden is 1
   std::size_t column_block = 2;    ///< padded columns of W(n) per partition (even)
   bool resident = true;            ///< each core's block of W(n) stays in ldm across steps (else streamed)

@@ -39,9 +39,9 @@ RecurrentMapping make_mapping(const Arch& arch, const CellShape& s, std::size_t 
   m.cores_per_part = cores / m.ep;
   m.units_per_core = ceil_div(s.hidden, m.cores_per_part);
   if (s.hidden > 1) m.units_per_core = tiling::ceil_even(m.units_per_core);  // Y puts start on even elements
-  const std::size_t active = ceil_div(s.hidden, m.units_per_core);
+  m.active_cores = ceil_div(s.hidden, m.units_per_core);
   const std::size_t lanes = arch.compute.unit(DataType::kF32).simd_lanes;
-  m.vp = active * std::min<std::size_t>(lanes, 4 * m.units_per_core);
+  m.vp = m.active_cores * std::min<std::size_t>(lanes, 4 * m.units_per_core);
   m.resident = ldm_needed(s, m, bs, true) <= arch.ldm_bytes;
   if (!m.resident && ldm_needed(s, m, bs, false) > arch.ldm_bytes) {
     throw ConfigError(fmt::format(
@@ -121,10 +121,10 @@ std::vector<std::string> MappingChoice::describe() const {
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const MappingCandidate& c = candidates[i];
     lines.push_back(
-        fmt::format("ep {:>3} vp {:>5} (ep*vp {} of npe {}): {:.0f} cycles/step, {} cores x {} units, "
-                    "{} columns each, weights {}{}",
-                    c.mapping.ep, c.mapping.vp, c.mapping.ep * c.mapping.vp, npe, c.cycles_per_step,
-                    c.mapping.cores_per_part, c.mapping.units_per_core, c.mapping.column_block,
+        fmt::format("ep {:>3} vp {:>5} (ep*vp {} of npe {}): {:.0f} cycles/step, {} partition(s) of {} core(s) x "
+                    "{} unit(s), {} columns each, weights {}{}",
+                    c.mapping.ep, c.mapping.vp, c.mapping.ep * c.mapping.vp, npe, c.cycles_per_step, c.mapping.ep,
+                    c.mapping.active_cores, c.mapping.units_per_core, c.mapping.column_block,
                     c.mapping.resident ? "resident" : "streamed", i == chosen ? "  <- chosen" : ""));
   }
   return lines;
