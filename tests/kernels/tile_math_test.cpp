@@ -56,3 +56,35 @@ TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every rem
   CHECK(shapes == 9 * 13 * 4);
   CHECK(differing == 0);
 }
+
+TEST_CASE("multiply_add_dots sums each dot in its fixed lane order, bit for bit") {
+  // The order the kernel promises: 16 interleaved partial sums over k, then halved pairwise.
+  const auto in_order = [](const float* x, const float* y, std::size_t n) {
+    float lanes[16] = {};
+    for (std::size_t k = 0; k < n; ++k) {
+      const volatile float product = x[k] * y[k];
+      lanes[k % 16] += product;
+    }
+    for (std::size_t width = 8; width > 0; width /= 2) {
+      for (std::size_t j = 0; j < width; ++j) lanes[j] += lanes[j + width];
+    }
+    return lanes[0];
+  };
+  std::mt19937 rng(11);
+  for (const std::size_t rows : {1U, 3U, 8U}) {
+    for (const std::size_t vectors : {1U, 2U, 5U}) {
+      for (const std::size_t depth : {1U, 15U, 16U, 17U, 100U, 1030U}) {
+        const auto a = random_floats(rows * depth, rng), v = random_floats(vectors * depth, rng);
+        std::vector<float> acc = random_floats(rows * (vectors + 1), rng), want = acc;
+        ldmsim::ops::multiply_add_dots(a.data(), v.data(), acc.data(), rows, vectors, depth, vectors + 1);
+        for (std::size_t r = 0; r < rows; ++r) {
+          for (std::size_t c = 0; c < vectors; ++c) {
+            want[r * (vectors + 1) + c] += in_order(a.data() + r * depth, v.data() + c * depth, depth);
+          }
+        }
+        INFO(rows << " x " << vectors << " x " << depth);
+        CHECK(std::memcmp(acc.data(), want.data(), acc.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}

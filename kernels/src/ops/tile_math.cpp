@@ -56,7 +56,29 @@ LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, const float
   for (std::size_t r = 0; r < R; ++r) std::copy(block + r * 32, block + r * 32 + (cols - j), acc + r * acc_pitch + j);
 }
 
+constexpr std::size_t kDotLanes = 16;
+
+LDMSIM_INLINE float dot(const float* x, const float* y, std::size_t n) {
+  float lanes[kDotLanes] = {};
+  std::size_t k = 0;
+  for (; k + kDotLanes <= n; k += kDotLanes) {
+    for (std::size_t j = 0; j < kDotLanes; ++j) lanes[j] += x[k + j] * y[k + j];
+  }
+  for (std::size_t j = 0; k + j < n; ++j) lanes[j] += x[k + j] * y[k + j];
+  for (std::size_t width = kDotLanes / 2; width > 0; width /= 2) {
+    for (std::size_t j = 0; j < width; ++j) lanes[j] += lanes[j + width];
+  }
+  return lanes[0];
+}
+
 }  // namespace
+
+LDMSIM_TILE_CLONES void multiply_add_dots(const float* a, const float* v, float* acc, std::size_t rows,
+                                          std::size_t vectors, std::size_t depth, std::size_t acc_pitch) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < vectors; ++c) acc[r * acc_pitch + c] += dot(a + r * depth, v + c * depth, depth);
+  }
+}
 
 LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                      std::size_t depth, std::size_t acc_pitch) {

@@ -1,7 +1,7 @@
 // EP/VP: the candidate mappings of W(n) onto a core group and the greedy search over ep, each candidate timed by
 // simulating the step kernel on a private machine of the same arch (zero data: the kernel's timing does not
-// depend on values). Cycles per step = (cycles of 3 steps - cycles of 1 step) / 2, so loading resident weights
-// and the first publication do not count.
+// depend on values). Cycles per step = cycles of 2 steps - cycles of 1 step, so loading resident weights and the
+// first publication do not count.
 #include "mapping.hpp"
 
 #include <fmt/format.h>
@@ -75,7 +75,7 @@ double simulated_cycles_per_step(const Arch& arch, const CellShape& shape, std::
     t.ptr = trial.alloc<f16>(t.layout.total);
     return t;
   };
-  constexpr std::size_t kSteps = 3;
+  constexpr std::size_t kSteps = 2;
   StepArgs args;
   args.shape = s;
   args.mapping = m;
@@ -102,7 +102,15 @@ MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t b
   choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
   const std::vector<std::size_t> eps = forced_ep != 0 ? std::vector<std::size_t>{forced_ep} : ep_candidates(arch, s);
   for (const std::size_t ep : eps) {
-    const RecurrentMapping m = make_mapping(arch, s, bs, ep);
+    RecurrentMapping m;
+    try {
+      m = make_mapping(arch, s, bs, ep);
+    } catch (const ConfigError&) {
+      // Small ep need long vectors per core, large ep many units: skip the first, stop at the second.
+      if (forced_ep != 0 || (choice.candidates.empty() && ep == eps.back())) throw;
+      if (choice.candidates.empty()) continue;
+      break;
+    }
     if (!choice.candidates.empty() && m.ep == choice.candidates.back().mapping.ep) break;  // no more columns to split
     choice.candidates.push_back({m, simulated_cycles_per_step(arch, s, bs, m)});
     const auto& all = choice.candidates;

@@ -115,7 +115,7 @@ class WeightBlock {
     scratch_.resize(chunk_rows_ * len);
   }
 
-  /// acc[row][b] += W(n)[row, part] * vec[col][b] for the rows of `slots`.
+  /// acc[row][b] += W(n)[row, part] . vec[b][col] for the rows of `slots`.
   void multiply(Part p, SlotMask slots, const float* vec, std::size_t bs, float* acc) {
     const std::size_t len = width(p), rows = c_.rows();
     if (len == 0 || rows == 0) return;
@@ -148,10 +148,16 @@ class WeightBlock {
   void multiply_rows(const float* w, std::size_t r0, std::size_t r1, std::size_t len, SlotMask slots, const float* vec,
                      std::size_t bs, float* acc) {
     std::uint64_t counted = 0;
-    for (std::size_t r = r0; r < r1; ++r) {
-      if ((slots >> (r % 4) & 1u) == 0) continue;
-      multiply_add(w + (r - r0) * len, vec, acc + r * bs, 1, bs, len, bs);
-      ++counted;
+    for (std::size_t r = r0; r < r1;) {  // runs of consecutive selected rows, one product each
+      if ((slots >> (r % 4) & 1u) == 0) {
+        ++r;
+        continue;
+      }
+      std::size_t end = r + 1;
+      while (end < r1 && (slots >> (end % 4) & 1u) != 0) ++end;
+      multiply_add_dots(w + (r - r0) * len, vec, acc + r * bs, end - r, bs, len, bs);
+      counted += end - r;
+      r = end;
     }
     core_.compute(core_.arch().compute.matmul_tile(DataType::kF32, bs, counted, len, true));
   }
@@ -257,8 +263,7 @@ class StepRunner {
     const std::size_t row = time_of(s) * s_.batch + task_.b0;
     const auto src = DevicePtr<const f16>(a_.x.ptr) + a_.x.layout.offset(row, c_.x0, 0, 0);
     get_rows(core_, x_read_, src, bs_, c_.nx(), a_.x.layout.chw_pitch).wait();
-    for (std::size_t b = 0; b < bs_; ++b)
-      for (std::size_t j = 0; j < c_.nx(); ++j) vec_[j * bs_ + b] = static_cast<float>(x_read_[b * c_.nx() + j]);
+    to_floats(x_read_, 0, c_.nx() * bs_, vec_.data());  // [b][column], as the products read it
     weights_.multiply(WeightBlock::Part::kX, x_slots(s_), vec_.data(), bs_, acc_x_.data());
   }
 
@@ -266,9 +271,7 @@ class StepRunner {
   void multiply_h(DevicePtr<float> exchange, SlotMask slots, LdmSpan<float> acc) {
     if (c_.rows() == 0 || c_.nh() == 0) return;
     get_rows(core_, h_read_, DevicePtr<const float>(exchange) + c_.h0, bs_, c_.nh(), gl_.h_pitch()).wait();
-    for (std::size_t b = 0; b < bs_; ++b)
-      for (std::size_t j = 0; j < c_.nh(); ++j) vec_[j * bs_ + b] = h_read_[b * c_.nh() + j];
-    weights_.multiply(WeightBlock::Part::kH, slots, vec_.data(), bs_, acc.data());
+    weights_.multiply(WeightBlock::Part::kH, slots, h_read_.data(), bs_, acc.data());
   }
 
   // Pairwise adder tree over the partitions: at distance d, partition p (p % 2d == d) sends its sums to p - d.
