@@ -131,16 +131,19 @@ Graph workload_from_json(const nlohmann::json& tree, const std::string& origin, 
   std::set<std::string> declared_outputs;
   for (const auto& [tname, tj] : tensors.members()) {
     if (!tj.json().is_object()) tj.fail("must be an object");
-    tj.expect_object({"shape", "dtype", "init"});
+    tj.expect_object({"shape", "dtype", "init", "constant"});
     std::optional<Shape> shape;
     if (const auto s = tj.find("shape")) shape = parse_shape(*s, tname);
     const std::string dtype = tj.has("dtype") ? tj.at("dtype").string() : "f16";
     if (dtype != "f16" && dtype != "f32") tj.at("dtype").fail("must be f16 or f32");
     if (const auto init = tj.find("init")) {
       TensorInit ti = parse_init(*init, shape, tname, dtype, base_dir, options.arrays);
+      ti.source_f32 = dtype == "f32";
+      if (const auto constant = tj.find("constant")) ti.constant = constant->boolean();
       g.add_input(tname, *shape, std::move(ti));
       continue;
     }
+    if (tj.has("constant")) tj.at("constant").fail("is only for tensors with an init (an op produces this one)");
     if (dtype != "f16") {
       tj.fail_message(
           fmt::format("tensor '{}': dtype mismatch: '{}' is declared {} but ops produce f16", tname, tname, dtype));

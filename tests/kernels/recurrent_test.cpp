@@ -204,3 +204,25 @@ TEST_CASE("lstm and gru reject bad shapes and attributes by name", "[kernels][re
   CHECK_THROWS_WITH(bind_op("lstm", {Shape{2, 1, 3}, Shape{2, 8, 3}, Shape{2, 8, 2}}),
                     Catch::Contains("W must be [1,"));
 }
+
+TEST_CASE("rows wider than the local store and searches where some ep do not fit", "[kernels][recurrent]") {
+  const Arch tiny = Arch::preset("tiny");  // 16 KiB of ldm
+  // A 40000-column row of W(n) (80 KB, more than sw26010's 64 KiB ldm) is staged in pieces; ep 64 gives every core
+  // a narrow block.
+  auto r = run_op("lstm", cell_shapes(CellKind::kLstm, 2, 1, 39999, 2, 1, 1), {{"ep", 64}}, StagingPolicy::kMethod,
+                  -0.01f, 0.01f, 3, {}, Arch::preset("sw26010"));
+  INFO(r.fault);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  // 130 units, batch 3: ep 1 fits tiny's ldm, ep 2 does not; the search keeps ep 1 instead of refusing.
+  r = run_op("gru", cell_shapes(CellKind::kGru, 2, 3, 7, 130, 1, 0), nullptr, StagingPolicy::kMethod, -0.2f, 0.2f, 3,
+             {}, tiny);
+  INFO(r.fault);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  CHECK(r.metrics["ep"] == 1);
+  // Nothing fits: a clear error naming the op and the ldm it would need.
+  CHECK_THROWS_WITH(run_op("lstm", cell_shapes(CellKind::kLstm, 2, 64, 2000, 2000, 1, 0), {{"ep", 1}},
+                           StagingPolicy::kMethod, -0.1f, 0.1f, 3, {}, tiny),
+                    Catch::Contains("lstm: a core's share at ep 1") && Catch::Contains("bytes of ldm"));
+}

@@ -493,27 +493,41 @@ def recurrent(directory):
     onnx_dir = [lw1[0], lr1[0], np.zeros(4 * hid), np.zeros(4 * hid)]
     ifgo = lambda a: np.concatenate([a[0:hid], a[2 * hid:3 * hid], a[3 * hid:], a[hid:2 * hid]])  # noqa: E731
     _, h_last, _ = torch_lstm(x, *[ifgo(a) for a in onnx_dir])
-    nodes = [mk("LSTM", ["x", "w", "r"], ["", "y_h"], name="lstm", hidden_size=hid)]
+    # A later node's output has the name the importer would make up for Y: the made-up name must avoid it.
+    nodes = [mk("LSTM", ["x", "w", "r"], ["", "y_h"], name="lstm", hidden_size=hid),
+             mk("Relu", ["y_h"], ["y_h_unused_Y"], name="relu_after")]
     inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [("w", lw1), ("r", lr1)]]
     graph = helper.make_graph(nodes, "lstm_last", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                              [helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, batch, hid])], inits)
+                              [helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, batch, hid]),
+                               helper.make_tensor_value_info("y_h_unused_Y", TensorProto.FLOAT, [1, batch, hid])],
+                              inits)
     save(directory, "lstm_last", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]))
     np.save(directory / "lstm_last_x.npy", x)
     np.save(directory / "lstm_last_y_h.npy", h_last[None].astype(np.float32))
 
-    # Refused: clip, peepholes, a short sequence_lens, custom activations, layout 1.
+    # Refused: clip, peepholes, a short sequence_lens, custom activations, layout 1, no output, and a zero B that
+    # W's declared shape would make enormous.
     w4, r4 = weights(1, 4 * 2, 3), weights(1, 4 * 2, 2)
     nodes = [mk("LSTM", ["x", "w", "r"], ["a"], name="clipped", hidden_size=2, clip=3.0),
              mk("LSTM", ["x", "w", "r", "", "", "", "", "p"], ["b"], name="peephole", hidden_size=2),
              mk("LSTM", ["x", "w", "r", "", "short"], ["c"], name="short_lens", hidden_size=2),
              mk("LSTM", ["x", "w", "r"], ["d"], name="custom_act", hidden_size=2,
                 activations=["Relu", "Tanh", "Tanh"]),
-             mk("LSTM", ["x", "w", "r"], ["e"], name="batch_first", hidden_size=2, layout=1)]
+             mk("LSTM", ["x", "w", "r"], ["e"], name="batch_first", hidden_size=2, layout=1),
+             mk("GRU", ["x", "w3", "r3", "", "", "h3"], [], name="no_outputs", hidden_size=2),
+             mk("LSTM", ["x", "huge_w", "huge_r", "", "", "huge_h"], ["f"], name="huge_b")]
     inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [("w", w4), ("r", r4)]]
     inits += [numpy_helper.from_array(np.zeros((1, 6), np.float32), "p"),
-              numpy_helper.from_array(np.array([1, 2], np.int32), "short")]
-    graph = helper.make_graph(nodes, "bad_rnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 3])],
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abcde"], inits)
+              numpy_helper.from_array(np.array([1, 2], np.int32), "short"),
+              numpy_helper.from_array(weights(1, 6, 3), "w3"), numpy_helper.from_array(weights(1, 6, 2), "r3"),
+              numpy_helper.from_array(weights(1, 2, 2), "h3")]
+    huge = 4 * 2 ** 24
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 3]),
+              helper.make_tensor_value_info("huge_w", TensorProto.FLOAT, [1, huge, 3]),
+              helper.make_tensor_value_info("huge_r", TensorProto.FLOAT, [1, huge, huge // 4]),
+              helper.make_tensor_value_info("huge_h", TensorProto.FLOAT, [1, 2, huge // 4])]
+    graph = helper.make_graph(nodes, "bad_rnn", inputs,
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abcdef"], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), str(directory / "bad_rnn.onnx"))
 
 

@@ -214,12 +214,14 @@ TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX
   const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_rnn.onnx"), out.str()));
   INFO(r.output);
   CHECK(r.code == 2);
-  CHECK_THAT(r.output, Catch::Contains("5 problem(s)"));
+  CHECK_THAT(r.output, Catch::Contains("7 problem(s)"));
   CHECK_THAT(r.output, Catch::Contains("node 0 'clipped' (LSTM): attribute 'clip' is not supported"));
   CHECK_THAT(r.output, Catch::Contains("node 1 'peephole' (LSTM): peephole weights"));
   CHECK_THAT(r.output, Catch::Contains("node 2 'short_lens' (LSTM): sequence_lens holds 1 but only the full length 2"));
   CHECK_THAT(r.output, Catch::Contains("node 3 'custom_act' (LSTM): activations [Relu, Tanh, Tanh]"));
   CHECK_THAT(r.output, Catch::Contains("node 4 'batch_first' (LSTM): layout 1"));
+  CHECK_THAT(r.output, Catch::Contains("node 5 'no_outputs' (GRU): names none of its outputs"));
+  CHECK_THAT(r.output, Catch::Contains("node 6 'huge_b' (LSTM): B is left out and W's shape"));
 }
 
 TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before anything runs", "[cli][onnx]") {

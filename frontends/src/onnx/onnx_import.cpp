@@ -94,7 +94,8 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
       return;
     }
     const std::uint64_t seed = options.seed + index;
-    out.workload["tensors"][safe] = {{"shape", dims}, {"init", {{"normal", {0, 1}}, {"seed", seed}}}};
+    out.workload["tensors"][safe] = {
+        {"shape", dims}, {"init", {{"normal", {0, 1}}, {"seed", seed}}}, {"constant", false}};
     out.notes.push_back(fmt::format("input '{}' {} was not given: seeded random values, normal(0, 1), seed {}",
                                     input.name(), json(dims).dump(), seed));
     ctx.shapes[input.name()] = dims;
@@ -108,8 +109,10 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
     return;
   }
   const std::string file = safe + ".npy";
-  out.workload["tensors"][safe] = {
-      {"shape", file_dims}, {"dtype", values.dtype == "f4" ? "f32" : "f16"}, {"init", {{"file", file}}}};
+  out.workload["tensors"][safe] = {{"shape", file_dims},
+                                   {"dtype", values.dtype == "f4" ? "f32" : "f16"},
+                                   {"init", {{"file", file}}},
+                                   {"constant", false}};
   if (values.dtype == "f4") out.notes.push_back(fmt::format("input '{}': f32 values rounded to fp16", input.name()));
   ctx.shapes[input.name()] = file_dims;
   out.arrays[file] = std::move(values);
@@ -214,6 +217,9 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   // Names with a value so far (graph inputs, initializers, earlier nodes' outputs), and the names whose
   // definition failed, whose consumers are skipped without repeating the cause.
   std::set<std::string> defined, failed;
+  for (const onnx::NodeProto& node : graph.node()) ctx.reserved.insert(node.output().begin(), node.output().end());
+  for (const onnx::ValueInfoProto& input : graph.input()) ctx.reserved.insert(input.name());
+  for (const onnx::TensorProto& init : graph.initializer()) ctx.reserved.insert(init.name());
   for (const onnx::TensorProto& init : graph.initializer()) {
     std::string problem;
     auto c = onnx_import::read_tensor(init, problem);
@@ -309,7 +315,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   for (const std::string& name : used_constants) {
     const Constant& c = ctx.constants.at(name);
     const std::string file_name = safe(name) + ".npy";
-    out.workload["tensors"][safe(name)] = {{"shape", c.dims}, {"init", {{"file", file_name}}}};
+    out.workload["tensors"][safe(name)] = {{"shape", c.dims}, {"init", {{"file", file_name}}}, {"constant", true}};
     out.arrays[file_name] = fp16_array(c);
   }
   if (!without_op.empty()) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ struct Context {
   /// The ops translated so far under their ONNX names: ldmsim's own shape inference gives their outputs' shapes.
   Graph shadow;
   const OperatorRegistry* registry = nullptr;
+  /// Every tensor name the model uses anywhere (names made up at import must avoid later nodes' outputs too).
+  std::set<std::string> reserved;
 };
 
 /// Most elements a folded constant may have (checked before it is computed), and all folded constants of a

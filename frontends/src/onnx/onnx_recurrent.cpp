@@ -13,7 +13,10 @@ namespace {
 
 /// A name no tensor of the model has yet, made from `base`.
 std::string fresh_name(const Context& ctx, std::string base) {
-  while (ctx.shapes.contains(base) || ctx.constants.contains(base) || ctx.shadow.find(base)) base += "_";
+  while (ctx.reserved.contains(base) || ctx.shapes.contains(base) || ctx.constants.contains(base) ||
+         ctx.shadow.find(base)) {
+    base += "_";
+  }
   return base;
 }
 
@@ -75,35 +78,6 @@ void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context
   }
   if (!t.problems().empty()) return;
 
-  // Inputs in ldmsim's order: X, W, R, then B, initial_h, initial_c up to the last one given.
-  nlohmann::json inputs = nlohmann::json::array({t.input(0), t.input(1), t.input(2)});
-  const int last = t.has_input(lstm ? 6 : 5) ? (lstm ? 6 : 5) : t.has_input(5) ? 5 : t.has_input(3) ? 3 : 2;
-  if (last >= 3) {
-    if (t.has_input(3)) {
-      inputs.push_back(t.input(3));
-    } else {  // B left out before a given initial state: zeros
-      const auto* w = known_dims(ctx, t, 1);
-      if (w == nullptr || w->size() != 3) {
-        t.problem("W must have a known shape [dirs, gates*hidden, input]");
-        return;
-      }
-      Constant zeros;
-      zeros.dims = {(*w)[0], 2 * (*w)[1]};
-      zeros.values.assign(zeros.dims[0] * zeros.dims[1], 0.0);
-      const std::string name = fresh_name(ctx, node.output(0).empty() ? "recurrent_B" : node.output(0) + "_B");
-      ctx.shapes[name] = zeros.dims;
-      ctx.constants[name] = std::move(zeros);
-      inputs.push_back(name);
-    }
-  }
-  for (int i = 5; i <= last; ++i) {
-    if (!t.has_input(i)) {
-      t.problem(fmt::format("input {} is left out before a later one: give initial_h with initial_c", i));
-      return;
-    }
-    inputs.push_back(t.input(i));
-  }
-
   // Outputs Y, Y_h (, Y_c): every one named.
   const std::vector<std::string> roles =
       lstm ? std::vector<std::string>{"Y", "Y_h", "Y_c"} : std::vector<std::string>{"Y", "Y_h"};
@@ -124,6 +98,46 @@ void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context
     const bool named = static_cast<int>(i) < node.output_size() && !node.output(static_cast<int>(i)).empty();
     outputs.push_back(named ? node.output(static_cast<int>(i)) : fresh_name(ctx, base + "_unused_" + roles[i]));
   }
+  // Inputs in ldmsim's order: X, W, R, then B, initial_h, initial_c up to the last one given.
+  nlohmann::json inputs = nlohmann::json::array({t.input(0), t.input(1), t.input(2)});
+  const int last = t.has_input(lstm ? 6 : 5) ? (lstm ? 6 : 5) : t.has_input(5) ? 5 : t.has_input(3) ? 3 : 2;
+  if (last >= 3) {
+    if (t.has_input(3)) {
+      inputs.push_back(t.input(3));
+    } else {  // B left out before a given initial state: zeros
+      const auto* w = known_dims(ctx, t, 1);
+      if (w == nullptr || w->size() != 3) {
+        t.problem("W must have a known shape [dirs, gates*hidden, input]");
+        return;
+      }
+      Constant zeros;
+      zeros.dims = {(*w)[0], 2 * (*w)[1]};
+      // Built on the host: it counts against the folded constants' budget (W's shape may be anything).
+      if ((*w)[0] > 2 || (*w)[1] > kMaxFoldedElements / 4) {
+        t.problem(fmt::format("B is left out and W's shape [{}] would make a zero B of more than {} elements",
+                              fmt::join(*w, ", "), kMaxFoldedElements / 2));
+        return;
+      }
+      ctx.folded_elements += zeros.dims[0] * zeros.dims[1];
+      if (ctx.folded_elements > kMaxFoldedTotalElements) {
+        t.problem(fmt::format("the model's folded constants exceed {} elements in all", kMaxFoldedTotalElements));
+        return;
+      }
+      zeros.values.assign(zeros.dims[0] * zeros.dims[1], 0.0);
+      const std::string name = fresh_name(ctx, base + "_B");
+      ctx.shapes[name] = zeros.dims;
+      ctx.constants[name] = std::move(zeros);
+      inputs.push_back(name);
+    }
+  }
+  for (int i = 5; i <= last; ++i) {
+    if (!t.has_input(i)) {
+      t.problem(fmt::format("input {} is left out before a later one: give initial_h with initial_c", i));
+      return;
+    }
+    inputs.push_back(t.input(i));
+  }
+
   nlohmann::json attrs = {{"direction", direction}};
   if (a.has("hidden_size")) attrs["hidden_size"] = a.integer("hidden_size", 1);
   if (!lstm) attrs["linear_before_reset"] = a.integer("linear_before_reset", 0);

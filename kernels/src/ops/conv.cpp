@@ -50,6 +50,7 @@ class ConvOp final : public BoundOp {
     if (index == input_shapes().size()) return Shape4::from_dims({g_.n * g_.k, g_.pq()});
     return Shape4::from_dims({g_.k});
   }
+  InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
   PaddingSpec padding(std::size_t index) const override {
     if (index == 1 || index == input_shapes().size()) {
       // Y's planes start at even elements, so blocks can split a plane among cores (PaddingSpec::even_rows).

@@ -128,6 +128,7 @@ class LayerNormOp final : public BoundOp {
   LayerNormOp(std::vector<Shape> in, std::size_t axis, float epsilon)
       : BoundOp(in, {in[0]}), axis_(axis), epsilon_(epsilon) {}
 
+  InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {

@@ -42,6 +42,7 @@ struct MatrixDims {
 class MatrixOp final : public BoundOp {
  public:
   MatrixOp(std::span<const Shape> in, MatrixDims d) : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)) {}
+  InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
   PaddingSpec padding(std::size_t index) const override {
     // Y's rows start at even elements, so its blocks can split rows among cores (PaddingSpec::even_rows).
     return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};

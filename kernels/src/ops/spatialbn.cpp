@@ -217,6 +217,7 @@ class SpatialBnOp final : public BoundOp {
   SpatialBnOp(std::vector<Shape> in, std::vector<Shape> out, float eps, bool train)
       : BoundOp(std::move(in), std::move(out)), eps_(eps), train_(train) {}
 
+  InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
   PaddingSpec padding(std::size_t i) const override {
     const bool is_x_or_y = i == 0 || i == input_shapes().size();
     if (!is_x_or_y) return PaddingSpec{PaddingClass::kOneD};

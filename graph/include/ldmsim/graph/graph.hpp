@@ -27,6 +27,10 @@ struct TensorInit {
   double b = 0;  ///< uniform: high; normal: standard deviation
   std::uint64_t seed = 0;
   std::vector<float> data;  ///< kData: logical values in C order
+  bool source_f32 = false;  ///< the workload declared it f32 (rounded to fp16 when loaded)
+  /// A constant of the model (an ONNX initializer) or a value given when it runs (an ONNX graph input); unset:
+  /// decided by use (tensor tags: an input read only as an op's parameter is a constant).
+  std::optional<bool> constant;
 };
 
 struct TensorNode {

@@ -46,6 +46,10 @@ struct Arity {
   std::size_t outputs = 1;
 };
 
+/// What an input is to its op: data flowing through the network, a parameter of the op (weights, biases,
+/// normalisation statistics) or a recurrent layer's initial state.
+enum class InputRole : std::uint8_t { kData, kParameter, kState };
+
 /// One operator instance: attributes parsed and input shapes checked.
 class BoundOp {
  public:
@@ -75,6 +79,8 @@ class BoundOp {
   /// Measurements of the last run() that the machine's statistics do not show (conv: its algorithm, extra
   /// main-memory bytes, integer address operations); JSON null when there are none. Reported per op in stats.json.
   virtual nlohmann::json run_metrics() const { return nullptr; }
+  /// The role of input `index` (tensor tags: a weight or a neuron); data unless the op says otherwise.
+  virtual InputRole input_role(std::size_t) const { return InputRole::kData; }
   /// How the op joins a fused kernel of memory-intensive ops; kind kNone (the default) keeps it out of fusion.
   virtual FusionForm fusion_form() const { return {}; }
 

@@ -25,6 +25,9 @@ class RecurrentOp final : public BoundOp {
     const Shape& s = tensor_shape(index);
     return Shape4::matrix_view(s, s.rank() - 1);
   }
+  InputRole input_role(std::size_t i) const override {  // X; W, R, B; initial_h, initial_c
+    return i == 0 ? InputRole::kData : i <= 3 ? InputRole::kParameter : InputRole::kState;
+  }
   PaddingSpec padding(std::size_t) const override {
     return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, true};
   }
@@ -50,6 +53,18 @@ class RecurrentOp final : public BoundOp {
     // W(n) and its bias per direction, in the memory of the direction's first group.
     std::vector<DevicePtr<f16>> matrices;
     std::vector<DevicePtr<float>> biases;
+    struct Release {  // every buffer goes back to the allocator whether the kernels finish or fault (or an allocation
+                      // fails)
+      Machine& m;
+      std::vector<DevicePtr<f16>>& matrices;
+      std::vector<DevicePtr<float>>& biases;
+      std::vector<recurrent::StepTask>& tasks;
+      ~Release() {
+        for (auto p : matrices) m.free(p);
+        for (auto p : biases) m.free(p);
+        recurrent::free_scratch(m, tasks);
+      }
+    } release{m, matrices, biases, args.tasks};
     const GateMatrixLayout gl = shape_.gate_layout();
     for (std::size_t d = 0; d < shape_.dirs; ++d) {
       int group = 0;
@@ -63,17 +78,6 @@ class RecurrentOp final : public BoundOp {
       matrices.push_back(m.alloc<f16>(gl.elements(), where));
       biases.push_back(m.alloc<float>(gl.rows(), where));
     }
-    struct Release {  // scratch goes back to the allocator whether the kernels finish or fault
-      Machine& m;
-      std::vector<DevicePtr<f16>>& matrices;
-      std::vector<DevicePtr<float>>& biases;
-      std::vector<recurrent::StepTask>& tasks;
-      ~Release() {
-        for (auto p : matrices) m.free(p);
-        for (auto p : biases) m.free(p);
-        recurrent::free_scratch(m, tasks);
-      }
-    } release{m, matrices, biases, args.tasks};
     recurrent::stage_gate_matrices(m, shape_, ref(in[1]), ref(in[2]), optional(3), matrices, biases, label + ":gates");
     args.gate_matrix.assign(matrices.begin(), matrices.end());
     args.gate_bias.assign(biases.begin(), biases.end());

@@ -1,6 +1,7 @@
 // Building W(n) on the device: every core takes whole hidden units (dealt round-robin over all cores of all
-// groups) and, per unit, gathers its four rows from W and R (any layout), zero-padded, puts each row of W(n) and then
-// the unit's four folded biases (fp32). Also the run's task plan and scratch buffers.
+// groups) and, per unit, gathers its four rows from W and R (any layout), zero-padded, puts each row of W(n) in
+// pieces of at most 2048 elements, then the unit's four folded biases (fp32). Also the run's task plan and scratch
+// buffers.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,23 +26,30 @@ void stage_kernel(Core& core, const StageArgs& a) {
   const std::size_t gates = onnx_gates(s.kind), units = s.dirs * s.hidden;
   const std::size_t me = tiling::worker_index(core), workers = tiling::worker_count(core);
   if (me >= units) return;
-  auto row = core.ldm().alloc<f16>(gl.row_pitch());
+  // A row moves in even pieces of at most kPiece elements, so any row width fits the local store.
+  constexpr std::size_t kPiece = 2048;
+  auto piece = core.ldm().alloc<f16>(std::min(kPiece, gl.row_pitch()));
   auto bias = core.ldm().alloc<float>(4);
-  auto buf = core.ldm().alloc<f16>(std::min<std::size_t>(tiling::ceil_even(std::max(s.input, s.hidden)) + 2, 4096));
+  auto buf = core.ldm().alloc<f16>(std::min(piece.size() + 2, std::size_t{4096}));
   std::array<f16, 2> bias_halves{};
   for (std::size_t unit = me; unit < units; unit += workers) {
     const std::size_t d = unit / s.hidden, u = unit % s.hidden;
     for (std::size_t k = 0; k < 4; ++k) {
       const GateRowSource src = gate_row_source(s.kind, k);
-      std::fill(row.data(), row.data() + row.size(), f16{});
       const auto gate_row = [&](int gate) { return (d * gates + static_cast<std::size_t>(gate)) * s.hidden + u; };
-      if (src.w_gate >= 0) {
-        tiling::gather(core, buf, a.w.ptr, a.w.layout, gate_row(src.w_gate) * s.input, s.input, row.data());
-      }
-      if (src.r_gate >= 0) {
-        tiling::gather(core, buf, a.r.ptr, a.r.layout, gate_row(src.r_gate) * s.hidden, s.hidden,
-                       row.data() + gl.x_pitch());
-      }
+      // One part of the row: `count` elements of W or R (gate < 0: zeros) padded to `pitch`, at column `at`.
+      const auto put_part = [&](const TensorRef& t, int gate, std::size_t count, std::size_t pitch, std::size_t at) {
+        for (std::size_t j0 = 0; j0 < pitch; j0 += piece.size()) {
+          const std::size_t n = std::min(piece.size(), pitch - j0), given = j0 < count ? std::min(n, count - j0) : 0;
+          std::fill(piece.data(), piece.data() + n, f16{});
+          if (gate >= 0 && given > 0) {
+            tiling::gather(core, buf, t.ptr, t.layout, gate_row(gate) * count + j0, given, piece.data());
+          }
+          core.put(a.matrices[d] + (4 * u + k) * gl.row_pitch() + at + j0, LdmSpan<const f16>(piece.first(n))).wait();
+        }
+      };
+      put_part(a.w, src.w_gate, s.input, gl.x_pitch(), 0);
+      put_part(a.r, src.r_gate, s.hidden, gl.h_pitch(), gl.x_pitch());
       bias[k] = 0.0f;
       const auto add_bias = [&](int gate, std::size_t half) {  // B is [dirs, Wb of every gate, Rb of every gate]
         if (gate < 0 || !a.b.present()) return;
@@ -51,7 +59,6 @@ void stage_kernel(Core& core, const StageArgs& a) {
       };
       add_bias(src.wb_gate, 0);
       add_bias(src.rb_gate, 1);
-      core.put(a.matrices[d] + (4 * u + k) * gl.row_pitch(), LdmSpan<const f16>(row)).wait();
     }
     core.compute(core.arch().compute.elementwise(DataType::kF32, 4, 2, 2, 1));
     core.put(a.biases[d] + 4 * u, LdmSpan<const float>(bias)).wait();
