@@ -17,6 +17,7 @@
 #include "ldmsim/sim/output_file.hpp"
 #include "model_import.hpp"
 #include "run_directory.hpp"
+#include "workload_loading.hpp"
 
 namespace ldmsim::cli {
 
@@ -26,29 +27,15 @@ constexpr std::size_t kSlowestLayersShown = 5;
 
 void run_workload_command(const WorkloadRunArgs& args) {
   const OperatorRegistry registry = OperatorRegistry::builtin();
-  WorkloadLoadOptions load;
-  if (!args.conv_algo.empty()) load.default_attrs["conv"] = {{"algo", args.conv_algo}};
-  if (!args.inputs.empty() && !is_onnx_model(args.workload)) {
-    throw ConfigError("--input gives an ONNX model's inputs; a workload JSON declares its own");
-  }
-  ImportedModel imported;
-  std::optional<Graph> loaded;
-  if (is_onnx_model(args.workload)) {
-    imported = import_model(args.workload, args.inputs);
-    load.arrays = &imported.arrays;
-    loaded.emplace(workload_from_json(imported.workload, args.workload, ".", registry,
-                                      imported.workload["name"].get<std::string>(), load));
-  } else {
-    loaded.emplace(load_workload(args.workload, registry, load));
-  }
-  const std::string arch_name = args.arch_given || !loaded->arch ? args.arch : *loaded->arch;
-  const StagingPolicy policy = !args.staging.empty() ? parse_staging_policy(args.staging)
-                               : loaded->staging     ? *loaded->staging
-                                                     : StagingPolicy::kMethod;
-  const Arch arch = Arch::resolve(arch_name);
-  std::optional<FusedGraph> fused;
-  if (args.fusion) fused.emplace(fuse(*loaded, arch, policy));
-  const Graph& workload = fused ? fused->graph : *loaded;
+  const std::unique_ptr<LoadedWorkload> prepared = load_for_run(
+      LoadArgs{args.workload, args.arch, args.arch_given, args.staging, args.fusion, args.conv_algo, args.inputs},
+      registry);
+  const ImportedModel& imported = prepared->imported;
+  const std::optional<Graph>& loaded = prepared->loaded;
+  const StagingPolicy policy = prepared->policy;
+  const Arch& arch = prepared->arch;
+  const std::optional<FusedGraph>& fused = prepared->fused;
+  const Graph& workload = prepared->graph();
   const ExecutionPlan plan = plan_execution(workload, policy);
   if (args.dump_graph) {
     if (fused) fmt::print("{}", fused->describe(*loaded));

@@ -39,6 +39,7 @@ void add_pad_command(CLI::App& app);     // pad --op OP --shape N,C,H,W (cmd_pad
 void add_trace_command(CLI::App& app);   // trace summary|export|filter|diff (cmd_trace.cpp)
 void add_report_command(CLI::App& app);  // report RUN_DIR|TRACE -o report.html (cmd_report.cpp)
 void add_import_command(CLI::App& app);  // import MODEL.onnx -o DIR (cmd_import.cpp)
+void add_plan_command(CLI::App& app);    // plan WORKLOAD|MODEL.onnx: tensor tags (cmd_plan.cpp)
 
 /// What `run WORKLOAD` needs from the run command's options (cmd_workload.cpp).
 struct WorkloadRunArgs {

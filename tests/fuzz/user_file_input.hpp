@@ -1,7 +1,8 @@
 // One input of the user-file fuzz harness, shared by the libFuzzer target (tests/fuzz/workload_fuzz.cpp) and the
 // replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
 // .npy, 'A': arch JSON, 'O': ONNX model, else workload JSON), the rest is written to a file in `scratch` and read.
-// Malformed input must end in a ConfigError (caught here); anything else escapes to the caller.
+// Models and workloads are also planned and tagged (`ldmsim plan`). Malformed input must end in a ConfigError
+// (caught here); anything else escapes to the caller.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include "ldmsim/frontends/onnx_import.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/graph/tags.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 
@@ -36,14 +38,20 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       WorkloadLoadOptions options;
       options.arrays = &m.arrays;
       const Graph g = workload_from_json(m.workload, in.string(), scratch, registry, "fuzz", options);
-      (void)describe(g, plan_execution(g, StagingPolicy::kMethod));
+      const ExecutionPlan plan = plan_execution(g, StagingPolicy::kMethod);
+      (void)describe(g, plan);
+      for (const TensorTags& t : tensor_tags(g, g, plan)) (void)(t.static_text() + t.dynamic_text());
     } else if (arch) {
       const Arch a = Arch::resolve(in.string());
       (void)make_timing_model(a);
       (void)Arch::from_json(a.to_json(), "round trip");
     } else {
       const Graph g = load_workload(in, registry);
-      for (auto policy : {StagingPolicy::kMethod, StagingPolicy::kNaive}) (void)describe(g, plan_execution(g, policy));
+      for (auto policy : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+        const ExecutionPlan plan = plan_execution(g, policy);
+        (void)describe(g, plan);
+        for (const TensorTags& t : tensor_tags(g, g, plan)) (void)t.to_json().dump();
+      }
     }
   } catch (const ConfigError&) {
     // the expected outcome for malformed input

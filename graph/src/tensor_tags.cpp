@@ -1,0 +1,211 @@
+// Tensor tags (see tags.hpp, docs/tags.md): categories from roles and degrees, the resident layout from the plan.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ldmsim/graph/tags.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+/// Constants show this many values in full; longer ones their first kShownValues and their count.
+constexpr std::size_t kAllValuesUpTo = 8;
+constexpr std::size_t kShownValues = 4;
+
+TensorCategory category_of(const Graph& g, std::size_t t) {
+  const TensorNode& n = g.tensor(t);
+  if (n.producer) return n.is_output ? TensorCategory::kOutputNeuron : TensorCategory::kHiddenNeuron;
+  bool data = false, parameter = false;
+  for (const std::size_t op : n.consumers) {
+    const OpNode& node = g.ops()[op];
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      if (node.inputs[k] != t) continue;
+      const InputRole role = node.bound->input_role(k);
+      data = data || role == InputRole::kData;
+      parameter = parameter || role == InputRole::kParameter;
+    }
+  }
+  if (!data && !parameter) return TensorCategory::kAuxiliary;
+  const bool weight = !data;  // read as data anywhere: data
+  const bool constant = n.init.constant.value_or(weight);
+  if (weight) return constant ? TensorCategory::kConstantWeight : TensorCategory::kInputWeight;
+  return constant ? TensorCategory::kConstantNeuron : TensorCategory::kInputNeuron;
+}
+
+bool is_constant(TensorCategory c) {
+  return c == TensorCategory::kConstantNeuron || c == TensorCategory::kConstantWeight;
+}
+
+StaticTags static_tags(const Graph& g, std::size_t t) {
+  const TensorNode& n = g.tensor(t);
+  StaticTags s;
+  s.category = category_of(g, t);
+  s.dtype = n.init.source_f32 ? "fp32" : "fp16";
+  s.dims.assign(n.shape.dims().begin(), n.shape.dims().end());
+  if (!is_constant(s.category)) return s;
+  s.value_count = n.shape.elements();
+  const std::size_t shown = s.value_count <= kAllValuesUpTo ? s.value_count : kShownValues;
+  switch (n.init.kind) {
+    case TensorInit::Kind::kData:
+      s.values_from = "data";
+      s.values.assign(n.init.data.begin(), n.init.data.begin() + static_cast<std::ptrdiff_t>(shown));
+      break;
+    case TensorInit::Kind::kValue:
+      s.values_from = "value";
+      s.values.assign(shown, static_cast<float>(n.init.a));
+      break;
+    case TensorInit::Kind::kUniform:
+      s.values_from = fmt::format("uniform [{}, {}] seed {}", n.init.a, n.init.b, n.init.seed);
+      break;
+    case TensorInit::Kind::kNormal:
+      s.values_from = fmt::format("normal ({}, {}) seed {}", n.init.a, n.init.b, n.init.seed);
+      break;
+    case TensorInit::Kind::kProduced:
+      break;
+  }
+  return s;
+}
+
+/// Elements added after each unit of the layout, by the dimension they follow: "w=1" after every w row, "h" after
+/// every plane, "c" after every sample, "n" at the end.
+std::string padding_text(const PaddingPlan& p) {
+  const Layout& l = p.layout;
+  const Shape4& s = l.shape;
+  std::vector<std::string> parts;
+  const auto add = [&](const char* dim, std::size_t n) {
+    if (n > 0) parts.push_back(fmt::format("{}={}", dim, n));
+  };
+  add("w", l.w_pitch - s.w);
+  add("h", l.hw_pitch - s.h * l.w_pitch);
+  add("c", l.chw_pitch - s.c * l.hw_pitch);
+  add("n", l.total - s.n * l.chw_pitch);
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ";"));
+}
+
+DynamicTags dynamic_tags(const Graph& planned, const ExecutionPlan& plan, std::size_t t) {
+  DynamicTags d;
+  const TensorNode& n = planned.tensor(t);
+  bool found = false;
+  if (n.producer) {
+    const OpNode& op = planned.ops()[*n.producer];
+    const auto at = std::find(op.outputs.begin(), op.outputs.end(), t) - op.outputs.begin();
+    d.padding = plan.op_plans[op.index][op.inputs.size() + static_cast<std::size_t>(at)];
+    found = true;
+  }
+  for (const Step& s : plan.steps) {
+    if (s.tensor != t || (s.kind != Step::Kind::kStage && s.kind != Step::Kind::kRelayout)) continue;
+    if (s.kind == Step::Kind::kRelayout) ++d.relayouts;
+    if (!found) d.padding = s.plan, found = true;
+  }
+  if (!found) d.padding = PaddingPlan{PlanKind::kNone, Layout::natural(Shape4::view_of(n.shape))};  // never read
+  const std::string letters = "nchw";
+  d.order = letters.substr(0, static_cast<std::size_t>(std::clamp(d.padding.layout.shape.rank, 1, 4)));
+  d.tiling = "none";
+  d.bytes = d.padding.layout.total * 2;
+  d.store = "mem0";
+  d.exchange = "no";
+  return d;
+}
+
+std::string dims_text(const std::vector<std::uint64_t>& dims) {
+  return fmt::format("[{}]", fmt::join(dims, ","));
+}
+
+}  // namespace
+
+std::string_view to_string(TensorCategory category) noexcept {
+  switch (category) {
+    case TensorCategory::kInputNeuron:
+      return "input neuron";
+    case TensorCategory::kOutputNeuron:
+      return "output neuron";
+    case TensorCategory::kHiddenNeuron:
+      return "hidden neuron";
+    case TensorCategory::kConstantNeuron:
+      return "constant neuron";
+    case TensorCategory::kInputWeight:
+      return "input weight";
+    case TensorCategory::kOutputWeight:
+      return "output weight";
+    case TensorCategory::kConstantWeight:
+      return "constant weight";
+    case TensorCategory::kAuxiliary:
+      return "auxiliary";
+  }
+  return "?";
+}
+
+std::string TensorTags::static_text() const {
+  std::string out = fmt::format("static:{},{},{}", to_string(fixed.category), fixed.dtype, dims_text(fixed.dims));
+  if (!fixed.values.empty()) {
+    out += fmt::format(
+        ",values [{}{}]", fmt::join(fixed.values, ","),
+        fixed.values.size() < fixed.value_count ? fmt::format(",... {} in all", fixed.value_count) : std::string());
+  } else if (!fixed.values_from.empty()) {
+    out += fmt::format(",values {}", fixed.values_from);
+  }
+  return out;
+}
+
+std::string TensorTags::dynamic_text() const {
+  std::string split = "none";
+  if (!dynamic.split_dim.empty()) {
+    std::vector<std::string> ranges;
+    for (const TensorPiece& p : dynamic.pieces) ranges.push_back(fmt::format("({},{})", p.first, p.last));
+    split = fmt::format("{}[{}]", dynamic.split_dim, fmt::join(ranges, ","));
+  }
+  return fmt::format("dynamic:{},{},tiling {},padding {},size {},split {},{},{}", dynamic.device_dtype, dynamic.order,
+                     dynamic.tiling, padding_text(dynamic.padding), dynamic.bytes, split, dynamic.store,
+                     dynamic.exchange);
+}
+
+nlohmann::json TensorTags::to_json() const {
+  nlohmann::json s = {{"category", to_string(fixed.category)}, {"dtype", fixed.dtype}, {"dims", fixed.dims}};
+  if (!fixed.values.empty()) s["values"] = fixed.values;
+  if (fixed.value_count > 0) s["value_count"] = fixed.value_count;
+  if (!fixed.values_from.empty()) s["values_from"] = fixed.values_from;
+  nlohmann::json pieces = nlohmann::json::array();
+  for (const TensorPiece& p : dynamic.pieces)
+    pieces.push_back({{"first", p.first}, {"last", p.last}, {"store", p.store}});
+  const Layout& l = dynamic.padding.layout;
+  nlohmann::json d = {
+      {"device_dtype", dynamic.device_dtype},
+      {"order", dynamic.order},
+      {"tiling", dynamic.tiling},
+      {"padding",
+       {{"plan", to_string(dynamic.padding.kind)},
+        {"text", padding_text(dynamic.padding)},
+        {"added_bytes", dynamic.padding.added_bytes()},
+        {"pitches", {l.w_pitch, l.hw_pitch, l.chw_pitch}}}},
+      {"bytes", dynamic.bytes},
+      {"split", dynamic.split_dim.empty() ? nlohmann::json(nullptr) : nlohmann::json(dynamic.split_dim)},
+      {"pieces", std::move(pieces)},
+      {"store", dynamic.store},
+      {"exchange", dynamic.exchange},
+      {"relayouts", dynamic.relayouts}};
+  return {{"name", name}, {"static", std::move(s)}, {"dynamic", std::move(d)}};
+}
+
+std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned, const ExecutionPlan& plan) {
+  std::vector<TensorTags> out;
+  for (std::size_t t = 0; t < original.tensors().size(); ++t) {
+    TensorTags tags;
+    tags.name = original.tensor(t).name;
+    tags.fixed = static_tags(original, t);
+    if (const auto p = planned.find(tags.name)) {
+      tags.dynamic = dynamic_tags(planned, plan, *p);
+    } else {  // a value that fusion keeps inside one kernel: it never reaches main memory
+      tags.dynamic.order = "-";
+      tags.dynamic.tiling = "none";
+      tags.dynamic.padding = PaddingPlan{PlanKind::kNone, Layout::natural(Shape4::view_of(original.tensor(t).shape))};
+      tags.dynamic.bytes = 0;
+      tags.dynamic.store = "ldm";
+      tags.dynamic.exchange = "no";
+    }
+    out.push_back(std::move(tags));
+  }
+  return out;
+}
+
+}  // namespace ldmsim

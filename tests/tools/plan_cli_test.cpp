@@ -1,0 +1,51 @@
+// `ldmsim plan`: every tensor's tags in text and JSON for a workload and an ONNX model, nothing run or written
+// except the JSON file asked for, and bad input refused with exit 2.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+using namespace ldmsim::testing;
+
+TEST_CASE("ldmsim plan prints every tensor's static and dynamic tags", "[cli][plan]") {
+  const std::string workload = std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json";
+  const auto r = run_cli(fmt::format("plan '{}' --arch sw26010pro", workload));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("conv_block on sw26010pro (6 memories, 64 cores each; staging method)"));
+  CHECK_THAT(r.output, Catch::Contains("static:input neuron,fp16,[2,3,17,17]"));
+  CHECK_THAT(r.output, Catch::Contains("static:constant weight,fp16,[8],values [0.05,0.05"));
+  CHECK_THAT(r.output, Catch::Contains("static:output neuron,fp16,[2,5]"));
+  CHECK_THAT(r.output, Catch::Contains("dynamic:fp16,nc,tiling none,padding c=1,size 24,split none,mem0,no"));
+
+  const ScratchDir out("plan-json");
+  const auto j = run_cli(fmt::format("plan '{}' --json-file '{}/tags.json' --fusion off", workload, out.str()));
+  INFO(j.output);
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(read_file(out.path / "tags.json"));
+  CHECK(doc["tensors"].size() == 13);
+  CHECK(doc["memories"] == 4);
+  for (const auto& t : doc["tensors"]) {
+    CHECK(t.contains("static"));
+    CHECK(t["dynamic"]["bytes"].get<std::uint64_t>() >= 2);
+  }
+  const auto printed = run_cli(fmt::format("plan '{}' --json", workload), true);
+  REQUIRE(printed.code == 0);
+  CHECK(nlohmann::json::parse(printed.output)["tensors"].size() == 13);
+}
+
+TEST_CASE("ldmsim plan refuses bad input with exit 2", "[cli][plan]") {
+  const ScratchDir dir("plan-bad");
+  std::ofstream(dir.path / "bad.json") << R"({"name": "x", "tensors": {}, "ops": [{"type": "nope"}], "outputs": []})";
+  auto r = run_cli(fmt::format("plan '{}'", (dir.path / "bad.json").string()));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Catch::Contains("unknown op 'nope'") || Catch::Contains("ops[0]"));
+  r = run_cli(fmt::format("plan '{}'", (dir.path / "missing.json").string()));
+  CHECK(r.code == 2);
+  r = run_cli(
+      fmt::format("plan '{}' --arch no_such_arch", std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json"));
+  CHECK(r.code == 2);
+}

@@ -1,0 +1,77 @@
+// `ldmsim plan WORKLOAD.json|MODEL.onnx [--arch A] [--staging S] [--fusion on|off] [--json [FILE]]`: every tensor's
+// static and dynamic tags (docs/tags.md) for the plan `ldmsim run` would follow, without running anything.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "ldmsim/graph/plan.hpp"
+#include "ldmsim/graph/tags.hpp"
+#include "ldmsim/sim/output_file.hpp"
+#include "workload_loading.hpp"
+
+namespace ldmsim::cli {
+namespace {
+
+struct PlanOptions {
+  std::string workload;
+  std::string arch = "sw26010";
+  bool arch_given = false;
+  std::string staging;
+  std::string fusion = "on";
+  bool json = false;
+  std::string json_file;
+};
+
+void plan_command(const PlanOptions& options) {
+  const OperatorRegistry registry = OperatorRegistry::builtin();
+  const auto w = load_for_run(
+      LoadArgs{options.workload, options.arch, options.arch_given, options.staging, options.fusion == "on", {}, {}},
+      registry);
+  const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
+  const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan);
+  if (options.json || !options.json_file.empty()) {
+    nlohmann::json doc = {{"workload", w->loaded->name},
+                          {"arch", w->arch.name},
+                          {"staging", std::string(to_string(w->policy))},
+                          {"memories", w->arch.core_groups},
+                          {"cores_per_group", w->arch.cores_per_group()},
+                          {"tensors", nlohmann::json::array()}};
+    for (const TensorTags& t : tags) doc["tensors"].push_back(t.to_json());
+    if (!options.json_file.empty()) {
+      write_file_atomically(options.json_file, doc.dump(2) + "\n", "plan file");
+      fmt::print("wrote the tags of {} tensors to {}\n", tags.size(), options.json_file);
+    } else {
+      fmt::print("{}\n", doc.dump(2));
+    }
+    return;
+  }
+  fmt::print("{} on {} ({} memories, {} cores each; staging {}): {} tensors\n", w->loaded->name, w->arch.name,
+             w->arch.core_groups, w->arch.cores_per_group(), to_string(w->policy), tags.size());
+  for (const TensorTags& t : tags) fmt::print("{}\n  {}\n  {}\n", t.name, t.static_text(), t.dynamic_text());
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto options = std::make_shared<PlanOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Print every tensor's tags (what it is; how the machine holds it) for a workload or ONNX model, "
+      "without running it (docs/tags.md)");
+  cmd->add_option("workload", options->workload, "Workload JSON file or ONNX model (.onnx)")->required();
+  CLI::Option* arch =
+      cmd->add_option("--arch", options->arch, "Arch preset name or arch JSON file")->capture_default_str();
+  cmd->add_option("--staging", options->staging, "Staging policy: method (default), naive or none")
+      ->check(CLI::IsMember({"method", "naive", "none"}));
+  cmd->add_option("--fusion", options->fusion, "Plan with fused kernels as `run` does: on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  CLI::Option* json = cmd->add_flag("--json", options->json, "Print the tags as JSON instead of text");
+  cmd->add_option("--json-file", options->json_file, "Write the tags as JSON to this file (atomically)")
+      ->excludes(json);
+  cmd->callback([options, arch] {
+    options->arch_given = arch->count() > 0;
+    plan_command(*options);
+  });
+}
+
+}  // namespace ldmsim::cli

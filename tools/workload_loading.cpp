@@ -1,0 +1,33 @@
+// Loading a workload for `run` and `plan` (see workload_loading.hpp).
+#include "workload_loading.hpp"
+
+#include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim::cli {
+
+std::unique_ptr<LoadedWorkload> load_for_run(const LoadArgs& args, const OperatorRegistry& registry) {
+  auto w = std::make_unique<LoadedWorkload>();
+  WorkloadLoadOptions load;
+  if (!args.conv_algo.empty()) load.default_attrs["conv"] = {{"algo", args.conv_algo}};
+  if (!args.inputs.empty() && !is_onnx_model(args.workload)) {
+    throw ConfigError("--input gives an ONNX model's inputs; a workload JSON declares its own");
+  }
+  if (is_onnx_model(args.workload)) {
+    w->imported = import_model(args.workload, args.inputs);
+    load.arrays = &w->imported.arrays;
+    w->loaded.emplace(workload_from_json(w->imported.workload, args.workload, ".", registry,
+                                         w->imported.workload["name"].get<std::string>(), load));
+  } else {
+    w->loaded.emplace(load_workload(args.workload, registry, load));
+  }
+  const std::string arch_name = args.arch_given || !w->loaded->arch ? args.arch : *w->loaded->arch;
+  w->policy = !args.staging.empty() ? parse_staging_policy(args.staging)
+              : w->loaded->staging  ? *w->loaded->staging
+                                    : StagingPolicy::kMethod;
+  w->arch = Arch::resolve(arch_name);
+  if (args.fusion) w->fused.emplace(fuse(*w->loaded, w->arch, w->policy));
+  return w;
+}
+
+}  // namespace ldmsim::cli

@@ -1,0 +1,40 @@
+// Loading a workload JSON or an ONNX model the way `ldmsim run` does (arch and staging from the command line or
+// the workload, fusion), shared by `run` and `plan`.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ldmsim/graph/fusion.hpp"
+#include "ldmsim/graph/graph.hpp"
+#include "ldmsim/sim/arch.hpp"
+#include "model_import.hpp"
+
+namespace ldmsim::cli {
+
+struct LoadArgs {
+  std::string workload;
+  std::string arch;
+  bool arch_given = false;  ///< the command line's --arch overrides the workload's
+  std::string staging;      ///< empty: the workload's, else method
+  bool fusion = true;
+  std::string conv_algo;
+  std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
+};
+
+struct LoadedWorkload {
+  ImportedModel imported;  ///< an ONNX model's import (notes, arrays)
+  std::optional<Graph> loaded;
+  Arch arch;
+  StagingPolicy policy = StagingPolicy::kMethod;
+  std::optional<FusedGraph> fused;
+  /// The graph that runs: the fused one when fusion is on.
+  const Graph& graph() const { return fused ? fused->graph : *loaded; }
+};
+
+/// Loads, resolves the arch and the staging policy, and fuses; ConfigError on bad input.
+std::unique_ptr<LoadedWorkload> load_for_run(const LoadArgs& args, const OperatorRegistry& registry);
+
+}  // namespace ldmsim::cli
