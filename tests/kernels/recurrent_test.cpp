@@ -3,6 +3,7 @@
 #include "ldmsim/kernels/recurrent.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <vector>
 
 #include "op_harness.hpp"
@@ -166,24 +167,50 @@ TEST_CASE("the EP/VP search stays within its bounds and stops past the minimum",
     CHECK(npe == arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes);
     const auto& candidates = m["candidates"];
     REQUIRE(!candidates.empty());
-    CHECK(candidates[0]["ep"] == 1);  // greedy from ep = 1
+    CHECK(candidates[0]["ep"] == 1);  // greedy from ep = 1, on one group first
+    CHECK(candidates[0]["groups"] == 1);
     double best = 1e300;
-    std::size_t chosen_ep = 0;
+    std::size_t chosen_ep = 0, chosen_groups = 0;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const auto& c = candidates[i];
       const std::size_t ep = c["ep"].get<std::size_t>(), vp = c["vp"].get<std::size_t>();
+      const std::size_t groups = c["groups"].get<std::size_t>();
+      CHECK(groups <= arch.core_groups);
       CHECK(vp <= 4 * 64);
-      CHECK(vp * ep <= npe);
+      CHECK(vp * ep <= npe * groups);  // the lanes of the groups the task spans
       const double cycles = c["cycles_per_step"].get<double>();
       CHECK(cycles > 0);
-      if (i + 1 < candidates.size()) {
-        CHECK(cycles < best);  // every candidate but the last improved on the one before
-      }
-      if (cycles < best) best = cycles, chosen_ep = ep;
+      // Within one number of groups, every candidate but the last of its run improved on the one before.
+      const bool first_of_run = i == 0 || candidates[i - 1]["groups"] != c["groups"];
+      const bool last_of_run = i + 1 == candidates.size() || candidates[i + 1]["groups"] != c["groups"];
+      if (!first_of_run && !last_of_run) CHECK(cycles < candidates[i - 1]["cycles_per_step"].get<double>());
+      if (cycles < best) best = cycles, chosen_ep = ep, chosen_groups = groups;
     }
-    CHECK(m["ep"].get<std::size_t>() == chosen_ep);
+    CHECK(m["ep"].get<std::size_t>() == chosen_ep);  // the fastest of all
+    CHECK(m["groups"].get<std::size_t>() == chosen_groups);
     CHECK(m["explain"].size() == candidates.size());
   }
+}
+
+TEST_CASE("a task spread over several core groups (node barriers) gives the reference's result",
+          "[kernels][recurrent]") {
+  // small_arch has 2 groups: one direction's units split over both, odd sizes, both cells, every ep.
+  for (const char* op : {"lstm", "gru"}) {
+    const CellKind kind = std::string(op) == "lstm" ? CellKind::kLstm : CellKind::kGru;
+    for (const int ep : {1, 2, 4}) {
+      INFO(op << " ep " << ep);
+      const auto r = run_op(op, cell_shapes(kind, 5, 3, 7, 13, 1, 2), {{"groups", 2}, {"ep", ep}},
+                            StagingPolicy::kMethod, -0.5f, 0.5f, 9);
+      INFO(r.fault);
+      REQUIRE_FALSE(r.trapped);
+      CHECK(r.max_excess <= 0);
+      CHECK(r.metrics["groups"] == 2);
+    }
+  }
+  // A bidirectional layer cannot give each direction two of two groups.
+  CHECK_THROWS_WITH(run_op("lstm", cell_shapes(CellKind::kLstm, 2, 1, 3, 4, 2, 0),
+                           {{"groups", 2}, {"direction", "bidirectional"}}, StagingPolicy::kMethod),
+                    Catch::Contains("groups 2 is more than the 1 core groups a direction can have"));
 }
 
 TEST_CASE("lstm and gru reject bad shapes and attributes by name", "[kernels][recurrent]") {
@@ -225,4 +252,39 @@ TEST_CASE("rows wider than the local store and searches where some ep do not fit
   CHECK_THROWS_WITH(run_op("lstm", cell_shapes(CellKind::kLstm, 2, 64, 2000, 2000, 1, 0), {{"ep", 1}},
                            StagingPolicy::kMethod, -0.1f, 0.1f, 3, {}, tiny),
                     Catch::Contains("lstm: a core's share at ep 1") && Catch::Contains("bytes of ldm"));
+}
+
+TEST_CASE("recurrent runs are the same bits and cycles on any number of host threads", "[kernels][recurrent]") {
+  const std::vector<Shape> shapes = cell_shapes(CellKind::kLstm, 4, 5, 9, 13, 2, 3);
+  for (const int groups : {1, 2}) {  // 2: each direction's units over two groups (node barriers)
+    const auto op = test::bind_op("lstm", shapes, {{"direction", "bidirectional"}, {"groups", groups}});
+    std::vector<std::vector<f16>> results;
+    std::vector<Cycle> cycles;
+    for (const unsigned threads : {1u, 4u}) {
+      Machine m(Arch::preset("sw26010"), MachineOptions{.threads = threads, .trace = false});
+      std::vector<DeviceTensor> in, out;
+      for (std::size_t i = 0; i < shapes.size(); ++i) {
+        std::vector<f16> values(shapes[i].elements());
+        for (std::size_t k = 0; k < values.size(); ++k)
+          values[k] = f16(static_cast<float>((k * 7 + i) % 11) / 20.0f - 0.25f);
+        in.push_back(stage_in(m, "in", choose_plan(op->view(i), op->padding(i), StagingPolicy::kMethod), values));
+      }
+      for (std::size_t j = 0; j < op->output_shapes().size(); ++j) {
+        const std::size_t index = shapes.size() + j;
+        out.push_back(
+            allocate_tensor(m, "out", choose_plan(op->view(index), op->padding(index), StagingPolicy::kMethod)));
+      }
+      op->run(m, in, out, "lstm");
+      std::vector<f16> all;
+      for (const auto& o : out) {
+        const auto v = stage_out(m, o);
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      results.push_back(std::move(all));
+      cycles.push_back(m.stats().cycles);
+    }
+    INFO("groups " << groups);
+    CHECK(cycles[0] == cycles[1]);
+    CHECK(std::memcmp(results[0].data(), results[1].data(), results[0].size() * sizeof(f16)) == 0);
+  }
 }

@@ -62,13 +62,17 @@ CombinedGates combine_gates(CellKind kind, GateMatrixLayout layout, std::size_t 
 /// How one direction's step is spread over a core group: `ep` column partitions of W(n) (elements of the vector
 /// consumed in parallel), each with `cores_per_part` cores splitting the hidden units; `vp` rows in parallel.
 struct RecurrentMapping {
+  /// Core groups sharing one direction and batch slice: each holds W(n)'s rows of its share of the hidden units
+  /// (a layer too large for one group's ldm stays resident on several); h_t is exchanged at node barriers.
+  std::size_t groups = 1;
   std::size_t ep = 1;
   std::size_t vp = 1;
   std::size_t cores_per_part = 1;
-  std::size_t active_cores = 1;    ///< cores of a partition that hold hidden units
-  std::size_t units_per_core = 1;  ///< hidden units (4 rows each) per core, even except when hidden is 1
-  std::size_t column_block = 2;    ///< padded columns of W(n) per partition (even)
-  bool resident = true;            ///< each core's block of W(n) stays in ldm across steps (else streamed)
+  std::size_t active_cores = 1;     ///< cores of a partition that hold hidden units
+  std::size_t units_per_core = 1;   ///< hidden units (4 rows each) per core, even except when hidden is 1
+  std::size_t units_per_group = 1;  ///< hidden units per group of the task (even except when hidden is 1)
+  std::size_t column_block = 2;     ///< padded columns of W(n) per partition (even)
+  bool resident = true;             ///< each core's block of W(n) stays in ldm across steps (else streamed)
 };
 
 /// One candidate of the EP/VP search with its simulated cycles per time step.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "../op_support.hpp"
 #include "ldmsim/sim/fault.hpp"
 
@@ -31,17 +33,21 @@ std::uint64_t ldm_needed(const CellShape& s, const RecurrentMapping& m, std::siz
 
 }  // namespace
 
-RecurrentMapping make_mapping(const Arch& arch, const CellShape& s, std::size_t bs, std::size_t ep) {
+RecurrentMapping make_mapping(const Arch& arch, const CellShape& s, std::size_t bs, std::size_t ep,
+                              std::size_t groups) {
   const std::size_t cores = arch.cores_per_group(), columns = padded_columns(s);
   RecurrentMapping m;
+  m.groups = std::max<std::size_t>(groups, 1);
+  m.units_per_group = ceil_div(s.hidden, m.groups);
+  if (s.hidden > 1) m.units_per_group = tiling::ceil_even(m.units_per_group);  // Y puts start on even elements
   m.column_block = tiling::ceil_even(ceil_div(columns, std::clamp<std::size_t>(ep, 1, cores)));
   m.ep = ceil_div(columns, m.column_block);  // no partition without columns
   m.cores_per_part = cores / m.ep;
-  m.units_per_core = ceil_div(s.hidden, m.cores_per_part);
-  if (s.hidden > 1) m.units_per_core = tiling::ceil_even(m.units_per_core);  // Y puts start on even elements
-  m.active_cores = ceil_div(s.hidden, m.units_per_core);
+  m.units_per_core = ceil_div(m.units_per_group, m.cores_per_part);
+  if (s.hidden > 1) m.units_per_core = tiling::ceil_even(m.units_per_core);
+  m.active_cores = ceil_div(m.units_per_group, m.units_per_core);
   const std::size_t lanes = arch.compute.unit(DataType::kF32).simd_lanes;
-  m.vp = m.active_cores * std::min<std::size_t>(lanes, 4 * m.units_per_core);
+  m.vp = std::min(4 * s.hidden, m.groups * m.active_cores * std::min<std::size_t>(lanes, 4 * m.units_per_core));
   m.resident = ldm_needed(s, m, bs, true) <= arch.ldm_bytes;
   if (!m.resident && ldm_needed(s, m, bs, false) > arch.ldm_bytes) {
     throw ConfigError(fmt::format(
@@ -61,8 +67,23 @@ std::vector<std::size_t> ep_candidates(const Arch& arch, const CellShape& s) {
   return out;
 }
 
-double simulated_cycles_per_step(const Arch& arch, const CellShape& shape, std::size_t bs, const RecurrentMapping& m) {
-  Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
+double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::size_t bs, const RecurrentMapping& m) {
+  // Everything allocated here is freed on the way out: the next candidate reuses the (already touched) memory.
+  std::vector<DeviceAddr> allocated;
+  std::vector<StepTask> tasks;
+  struct Release {
+    Machine& machine;
+    std::vector<DeviceAddr>& addresses;
+    std::vector<StepTask>& tasks;
+    ~Release() {
+      for (const DeviceAddr a : addresses) machine.free_bytes(a);
+      free_scratch(machine, tasks);
+    }
+  } release{trial, allocated, tasks};
+  const auto keep = [&](auto ptr) {
+    allocated.push_back(ptr.addr());
+    return ptr;
+  };
   CellShape s = shape;
   s.dirs = 1;
   s.reverse_first = false;
@@ -72,21 +93,22 @@ double simulated_cycles_per_step(const Arch& arch, const CellShape& shape, std::
   const auto matrix = [&](std::size_t rows, std::size_t cols) {
     TensorRef t;
     t.layout = choose_plan(Shape4{.n = rows, .c = cols, .rank = 2}, spec, StagingPolicy::kMethod).layout;
-    t.ptr = trial.alloc<f16>(t.layout.total);
+    t.ptr = keep(trial.alloc<f16>(t.layout.total));
     return t;
   };
   constexpr std::size_t kSteps = 2;
   StepArgs args;
   args.shape = s;
   args.mapping = m;
-  args.gate_matrix = {trial.alloc<f16>(gl.elements())};
-  args.gate_bias = {trial.alloc<float>(gl.rows())};
+  args.gate_matrix = {keep(trial.alloc<f16>(gl.elements()))};
+  args.gate_bias = {keep(trial.alloc<float>(gl.rows()))};
   args.x = matrix(kSteps * bs, s.input);
   args.y = matrix(kSteps * bs, s.hidden);
   args.y_h = matrix(bs, s.hidden);
   if (s.kind == CellKind::kLstm) args.y_c = matrix(bs, s.hidden);
-  args.tasks = {StepTask{.group = 0, .dir = 0, .b0 = 0, .b1 = bs}};
-  allocate_scratch(trial, s, m, args.tasks, "trial");
+  tasks = {StepTask{.group = 0, .groups = static_cast<int>(m.groups), .dir = 0, .b0 = 0, .b1 = bs}};
+  allocate_scratch(trial, s, m, tasks, "trial");
+  args.tasks = tasks;
   const auto cycles_of = [&](std::size_t steps) {
     args.shape.seq = steps;
     const Cycle before = trial.stats().cycles;
@@ -97,26 +119,60 @@ double simulated_cycles_per_step(const Arch& arch, const CellShape& shape, std::
   return (cycles_of(kSteps) - one) / static_cast<double>(kSteps - 1);
 }
 
-MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t bs, std::size_t forced_ep) {
-  MappingChoice choice;
-  choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
+namespace {
+
+/// The greedy ep search for `groups` groups per task, appending its candidates; the index of its best, or none
+/// when no mapping fits.
+std::optional<std::size_t> search_ep(Machine& trial, const CellShape& s, std::size_t groups, std::size_t forced_ep,
+                                     MappingChoice& choice) {
+  const Arch& arch = trial.arch();
+  const std::size_t bs = widest_slice(plan_tasks(s, static_cast<int>(arch.core_groups), static_cast<int>(groups)));
   const std::vector<std::size_t> eps = forced_ep != 0 ? std::vector<std::size_t>{forced_ep} : ep_candidates(arch, s);
+  std::optional<std::size_t> best;
   for (const std::size_t ep : eps) {
     RecurrentMapping m;
     try {
-      m = make_mapping(arch, s, bs, ep);
+      m = make_mapping(arch, s, bs, ep, groups);
     } catch (const ConfigError&) {
       // Small ep need long vectors per core, large ep many units: skip the first, stop at the second.
-      if (forced_ep != 0 || (choice.candidates.empty() && ep == eps.back())) throw;
-      if (choice.candidates.empty()) continue;
+      if (forced_ep != 0) throw;
+      if (!best) continue;
       break;
     }
-    if (!choice.candidates.empty() && m.ep == choice.candidates.back().mapping.ep) break;  // no more columns to split
-    choice.candidates.push_back({m, simulated_cycles_per_step(arch, s, bs, m)});
-    const auto& all = choice.candidates;
-    if (all.size() > 1 && all.back().cycles_per_step >= all[choice.chosen].cycles_per_step) break;  // past the U
-    choice.chosen = all.size() - 1;
+    if (best && m.ep == choice.candidates[*best].mapping.ep) break;  // no more columns to split
+    choice.candidates.push_back({m, simulated_cycles_per_step(trial, s, bs, m)});
+    const std::size_t at = choice.candidates.size() - 1;
+    if (best && choice.candidates[at].cycles_per_step >= choice.candidates[*best].cycles_per_step) break;  // the U
+    best = at;
   }
+  return best;
+}
+
+}  // namespace
+
+MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
+  MappingChoice choice;
+  choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
+  // Groups per task: 1, then more while the best step gets faster (each direction keeps its own groups).
+  const std::size_t most = std::max<std::size_t>(1, arch.core_groups / s.dirs);
+  if (forced_groups > most) {
+    throw ConfigError(fmt::format("{}: groups {} is more than the {} core groups a direction can have",
+                                  s.kind == CellKind::kLstm ? "lstm" : "gru", forced_groups, most));
+  }
+  // One private machine of the same arch for every candidate (zero data: the kernel's timing ignores values).
+  Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
+  std::optional<std::size_t> best;
+  for (std::size_t g = forced_groups != 0 ? forced_groups : 1; g <= (forced_groups != 0 ? forced_groups : most); ++g) {
+    const auto found = search_ep(trial, s, g, forced_ep, choice);
+    if (!found) continue;
+    if (best && choice.candidates[*found].cycles_per_step >= choice.candidates[*best].cycles_per_step) break;
+    best = found;
+  }
+  if (!best) {  // nothing fits: the error of the smallest mapping names what it needs
+    (void)make_mapping(arch, s, widest_slice(plan_tasks(s, static_cast<int>(arch.core_groups))), 1, 1);
+    throw ConfigError("lstm/gru: no mapping fits the local store");
+  }
+  choice.chosen = *best;
   return choice;
 }
 
@@ -128,12 +184,12 @@ std::vector<std::string> MappingChoice::describe() const {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const MappingCandidate& c = candidates[i];
-    lines.push_back(
-        fmt::format("ep {:>3} vp {:>5} (ep*vp {} of npe {}): {:.0f} cycles/step, {} partition(s) of {} core(s) x "
-                    "{} unit(s), {} columns each, weights {}{}",
-                    c.mapping.ep, c.mapping.vp, c.mapping.ep * c.mapping.vp, npe, c.cycles_per_step, c.mapping.ep,
-                    c.mapping.active_cores, c.mapping.units_per_core, c.mapping.column_block,
-                    c.mapping.resident ? "resident" : "streamed", i == chosen ? "  <- chosen" : ""));
+    lines.push_back(fmt::format(
+        "groups {} ep {:>3} vp {:>5} (ep*vp {} of npe {}): {:.0f} cycles/step, {} partition(s) of {} "
+        "core(s) x {} unit(s), {} columns each, weights {}{}",
+        c.mapping.groups, c.mapping.ep, c.mapping.vp, c.mapping.ep * c.mapping.vp, npe * c.mapping.groups,
+        c.cycles_per_step, c.mapping.ep, c.mapping.active_cores, c.mapping.units_per_core, c.mapping.column_block,
+        c.mapping.resident ? "resident" : "streamed", i == chosen ? "  <- chosen" : ""));
   }
   return lines;
 }

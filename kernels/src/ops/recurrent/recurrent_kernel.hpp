@@ -35,14 +35,16 @@ struct TensorRef {
   bool present() const { return ptr.addr() != 0; }
 };
 
-/// One task: a direction and batch rows [b0, b1) run by core group `group`, with its scratch in main memory.
+/// One task: a direction and batch rows [b0, b1) run by core groups [group, group + groups), with its scratch in
+/// main memory.
 struct StepTask {
   int group = 0;
+  int groups = 1;
   std::size_t dir = 0;
   std::size_t b0 = 0, b1 = 0;
   std::array<DevicePtr<float>, 2> h_exchange;   ///< h_(t-1) in fp32, [b][h_pitch], double-buffered by step
   std::array<DevicePtr<float>, 2> rh_exchange;  ///< r * h_(t-1) (two-pass GRU)
-  DevicePtr<float> partials;                    ///< adder-tree slots [ep][cores_per_part][rows][b]
+  DevicePtr<float> partials;                    ///< adder-tree slots [group of the task][ep][cores_per_part][rows][b]
 };
 
 /// Everything the step kernel reads and writes.
@@ -57,8 +59,11 @@ struct StepArgs {
   std::vector<StepTask> tasks;
 };
 
-/// The tasks of a run: directions spread over the groups, the batch split when groups are left over.
-std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups);
+/// The tasks of a run: directions spread over the groups (`groups_per_task` each), the batch split when groups are
+/// left over. With more than one group per task every group runs exactly one task (node barriers must match).
+std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups, int groups_per_task = 1);
+/// The widest batch slice of the tasks.
+std::size_t widest_slice(const std::vector<StepTask>& tasks);
 /// Allocates each task's scratch in its group's memory (freed by free_scratch).
 void allocate_scratch(Machine& machine, const CellShape& shape, const RecurrentMapping& mapping,
                       std::vector<StepTask>& tasks, const std::string& label);

@@ -18,8 +18,12 @@ using recurrent::TensorRef;
 
 class RecurrentOp final : public BoundOp {
  public:
-  RecurrentOp(std::span<const Shape> in, std::vector<Shape> out, CellShape shape, std::size_t forced_ep)
-      : BoundOp({in.begin(), in.end()}, std::move(out)), shape_(shape), forced_ep_(forced_ep) {}
+  RecurrentOp(std::span<const Shape> in, std::vector<Shape> out, CellShape shape, std::size_t forced_ep,
+              std::size_t forced_groups)
+      : BoundOp({in.begin(), in.end()}, std::move(out)),
+        shape_(shape),
+        forced_ep_(forced_ep),
+        forced_groups_(forced_groups) {}
 
   Shape4 view(std::size_t index) const override {
     const Shape& s = tensor_shape(index);
@@ -44,11 +48,10 @@ class RecurrentOp final : public BoundOp {
     args.y = ref(out[0]);
     args.y_h = ref(out[1]);
     if (out.size() > 2) args.y_c = ref(out[2]);
-    args.tasks = recurrent::plan_tasks(shape_, static_cast<int>(m.arch().core_groups));
-    std::size_t widest = 1;
-    for (const auto& t : args.tasks) widest = std::max(widest, t.b1 - t.b0);
-    choice_ = recurrent::choose_mapping(m.arch(), shape_, widest, forced_ep_);
+    choice_ = recurrent::choose_mapping(m.arch(), shape_, forced_ep_, forced_groups_);
     args.mapping = choice_.mapping();
+    args.tasks =
+        recurrent::plan_tasks(shape_, static_cast<int>(m.arch().core_groups), static_cast<int>(args.mapping.groups));
 
     // W(n) and its bias per direction, in the memory of the direction's first group.
     std::vector<DevicePtr<f16>> matrices;
@@ -101,9 +104,13 @@ class RecurrentOp final : public BoundOp {
     const RecurrentMapping& m = choice_.mapping();
     nlohmann::json candidates = nlohmann::json::array();
     for (const auto& c : choice_.candidates) {
-      candidates.push_back({{"ep", c.mapping.ep}, {"vp", c.mapping.vp}, {"cycles_per_step", c.cycles_per_step}});
+      candidates.push_back({{"groups", c.mapping.groups},
+                            {"ep", c.mapping.ep},
+                            {"vp", c.mapping.vp},
+                            {"cycles_per_step", c.cycles_per_step}});
     }
-    return {{"ep", m.ep},
+    return {{"groups", m.groups},
+            {"ep", m.ep},
             {"vp", m.vp},
             {"npe", choice_.npe},
             {"weights", m.resident ? "resident" : "streamed"},
@@ -115,6 +122,7 @@ class RecurrentOp final : public BoundOp {
  private:
   CellShape shape_;
   std::size_t forced_ep_;
+  std::size_t forced_groups_;
   mutable MappingChoice choice_;  // the last run's search, for run_metrics
 };
 
@@ -124,7 +132,7 @@ std::string dims_text(const Shape& s) {
 
 template <CellKind kKind>
 std::unique_ptr<BoundOp> bind_cell(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {"hidden_size", "direction", "linear_before_reset", "ep"});
+  check_attrs(attrs, {"hidden_size", "direction", "linear_before_reset", "ep", "groups"});
   const std::size_t gates = onnx_gates(kKind);
   const Shape& x = in[0];
   if (x.rank() != 3) reject(name, fmt::format("X must be [seq, batch, input], got {}", dims_text(x)));
@@ -164,9 +172,10 @@ std::unique_ptr<BoundOp> bind_cell(std::string_view name, const JsonField& attrs
   // A bound on W(n) (its fp16 bytes) so that staging never allocates beyond any simulated memory.
   checked_mul(checked_mul(4 * s.hidden, s.gate_layout().row_pitch(), "lstm/gru: W(n)"), 2 * s.dirs, "W(n)");
   const auto ep = static_cast<std::size_t>(int_attr(attrs, "ep", 0, 0, 1 << 20));
+  const auto groups = static_cast<std::size_t>(int_attr(attrs, "groups", 0, 0, 1 << 10));
   std::vector<Shape> out{Shape{s.seq, s.dirs, s.batch, s.hidden}, Shape{s.dirs, s.batch, s.hidden}};
   if (kKind == CellKind::kLstm) out.push_back(out[1]);
-  return std::make_unique<RecurrentOp>(in, std::move(out), s, ep);
+  return std::make_unique<RecurrentOp>(in, std::move(out), s, ep, groups);
 }
 
 }  // namespace

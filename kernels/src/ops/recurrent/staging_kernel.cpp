@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "../op_support.hpp"
 #include "recurrent_kernel.hpp"
@@ -73,9 +74,13 @@ void stage_gate_matrices(Machine& machine, const CellShape& shape, const TensorR
   launch_all(machine, label, stage_kernel, StageArgs{shape, w, r, b, matrices, biases});
 }
 
-std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups) {
-  const std::size_t groups = static_cast<std::size_t>(std::max(core_groups, 1));
-  // Each direction takes groups / dirs groups (at least one), splitting its batch among them.
+std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups, int groups_per_task) {
+  const auto per_task = static_cast<std::size_t>(std::max(groups_per_task, 1));
+  const std::size_t groups = static_cast<std::size_t>(std::max(core_groups, 1)) / per_task;  // task slots
+  // Each direction takes groups / dirs slots (at least one), splitting its batch among them.
+  if (per_task > 1 && groups < shape.dirs) {
+    throw std::logic_error("plan_tasks: groups per task leave a direction without its own groups");
+  }
   const std::size_t slices = std::clamp<std::size_t>(groups / shape.dirs, 1, shape.batch);
   std::vector<StepTask> tasks;
   for (std::size_t d = 0; d < shape.dirs; ++d) {
@@ -84,7 +89,8 @@ std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups) {
       t.dir = d;
       t.b0 = shape.batch * i / slices;
       t.b1 = shape.batch * (i + 1) / slices;
-      t.group = static_cast<int>(tasks.size() % groups);
+      t.group = static_cast<int>((tasks.size() % std::max<std::size_t>(groups, 1)) * per_task);
+      t.groups = static_cast<int>(per_task);
       tasks.push_back(t);
     }
   }
@@ -101,8 +107,15 @@ void allocate_scratch(Machine& machine, const CellShape& shape, const RecurrentM
     if (shape.two_pass()) {
       for (auto& rh : t.rh_exchange) rh = machine.alloc<float>(bs * h_pitch, where);
     }
-    if (m.ep > 1) t.partials = machine.alloc<float>(m.ep * m.cores_per_part * rows * bs, where);
+    const auto groups = static_cast<std::size_t>(t.groups);
+    if (m.ep > 1) t.partials = machine.alloc<float>(groups * m.ep * m.cores_per_part * rows * bs, where);
   }
+}
+
+std::size_t widest_slice(const std::vector<StepTask>& tasks) {
+  std::size_t widest = 1;
+  for (const StepTask& t : tasks) widest = std::max(widest, t.b1 - t.b0);
+  return widest;
 }
 
 void free_scratch(Machine& machine, std::vector<StepTask>& tasks) {

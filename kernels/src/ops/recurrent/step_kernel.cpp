@@ -4,9 +4,11 @@
 // (the x part of step t+1 is done at the end of step t, while partition 0 computes the gates), then the h_(t-1)
 // columns once h_(t-1) is published; partitions' partial sums meet in partition 0 by a pairwise adder tree through
 // main memory (one barrier per level); partition 0 applies the cell and publishes h_t (fp32, double-buffered) and
-// writes Y. Zero blocks of W(n) (GRU's split candidate rows) are skipped.
+// writes Y. Zero blocks of W(n) (GRU's split candidate rows) are skipped. A task spread over several core groups
+// gives each group a share of the hidden units; its groups exchange h at node barriers.
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 #include "../op_support.hpp"
 #include "../tile_math.hpp"
@@ -41,15 +43,19 @@ struct Coords {
   bool owner() const { return part == 0 && units() > 0; }
 };
 
-Coords place(const Core& core, const CellShape& s, const RecurrentMapping& m) {
+Coords place(const Core& core, const CellShape& s, const RecurrentMapping& m, const StepTask& task) {
   Coords c;
   const auto id = static_cast<std::size_t>(core.id());
   c.part = id / m.cores_per_part;
   c.slot = id % m.cores_per_part;
   if (c.part >= m.ep) return c;
   const GateMatrixLayout gl = s.gate_layout();
-  c.u0 = std::min(s.hidden, c.slot * m.units_per_core);
-  c.u1 = std::min(s.hidden, c.u0 + m.units_per_core);
+  // The group's share of the hidden units, then this core's block of it.
+  const auto group_in_task = static_cast<std::size_t>(core.cg() - task.group);
+  const std::size_t g0 = std::min(s.hidden, group_in_task * m.units_per_group);
+  const std::size_t g1 = std::min(s.hidden, g0 + m.units_per_group);
+  c.u0 = std::min(g1, g0 + c.slot * m.units_per_core);
+  c.u1 = std::min(g1, c.u0 + m.units_per_core);
   const std::size_t p0 = std::min(gl.row_pitch(), c.part * m.column_block);
   const std::size_t p1 = std::min(gl.row_pitch(), p0 + m.column_block);
   const std::size_t xp = gl.x_pitch();
@@ -99,8 +105,8 @@ class WeightBlock {
       auto block = core.ldm().alloc<f16>(c.rows() * len);
       get_rows(core, block, first(p), c.rows(), len, gl.row_pitch()).wait();
       auto& host = p == Part::kX ? x_ : h_;
-      host.resize(block.size());
-      to_floats(block, 0, block.size(), host.data());
+      host = std::make_unique_for_overwrite<float[]>(block.size());  // every element is written next
+      to_floats(block, 0, block.size(), host.get());
     }
   }
 
@@ -112,7 +118,7 @@ class WeightBlock {
     const std::size_t free_bytes = core_.ldm().capacity() - core_.ldm().used();
     chunk_rows_ = std::clamp<std::size_t>(free_bytes / (2 * len * sizeof(f16) + 64), 1, c_.rows());
     for (auto& buf : chunks_) buf = core_.ldm().alloc<f16>(chunk_rows_ * len);
-    scratch_.resize(chunk_rows_ * len);
+    scratch_ = std::make_unique_for_overwrite<float[]>(chunk_rows_ * len);
   }
 
   /// acc[row][b] += W(n)[row, part] . vec[b][col] for the rows of `slots`.
@@ -120,7 +126,7 @@ class WeightBlock {
     const std::size_t len = width(p), rows = c_.rows();
     if (len == 0 || rows == 0) return;
     if (resident_) {
-      multiply_rows(p == Part::kX ? x_.data() : h_.data(), 0, rows, len, slots, vec, bs, acc);
+      multiply_rows(p == Part::kX ? x_.get() : h_.get(), 0, rows, len, slots, vec, bs, acc);
       return;
     }
     // Streamed: chunk i+1 is read while chunk i is multiplied.
@@ -132,9 +138,9 @@ class WeightBlock {
     for (std::size_t at = 0, slot = 0; at < rows; at += chunk_rows_, slot ^= 1) {
       next.wait();
       const std::size_t n = std::min(chunk_rows_, rows - at);
-      to_floats(chunks_[slot], 0, n * len, scratch_.data());
+      to_floats(chunks_[slot], 0, n * len, scratch_.get());
       if (at + chunk_rows_ < rows) next = read(at + chunk_rows_, slot ^ 1);
-      multiply_rows(scratch_.data(), at, at + n, len, slots, vec, bs, acc);
+      multiply_rows(scratch_.get(), at, at + n, len, slots, vec, bs, acc);
     }
   }
 
@@ -167,10 +173,10 @@ class WeightBlock {
   GateMatrixLayout gl_;
   Coords c_;
   bool resident_;
-  std::vector<float> x_, h_;  // resident blocks, converted once
+  std::unique_ptr<float[]> x_, h_;  // resident blocks, converted once
   std::size_t chunk_rows_ = 0;
   std::array<LdmSpan<f16>, 2> chunks_{};
-  std::vector<float> scratch_;
+  std::unique_ptr<float[]> scratch_;
 };
 
 /// One core's run of one task.
@@ -183,7 +189,7 @@ class StepRunner {
         m_(a.mapping),
         task_(task),
         gl_(s_.gate_layout()),
-        c_(place(core, s_, m_)),
+        c_(place(core, s_, m_, task)),
         bs_(task.b1 - task.b0),
         weights_(core, a.gate_matrix[task.dir], gl_, c_, m_.resident) {
     Ldm& ldm = core.ldm();
@@ -217,6 +223,9 @@ class StepRunner {
  private:
   std::size_t time_of(std::size_t s) const { return s_.reverse(task_.dir) ? s_.seq - 1 - s : s; }
 
+  // Where h is exchanged: the group, or every group of a task that spans several (a node barrier).
+  void sync_exchange() { core_.barrier(task_.groups > 1 ? Scope::kNode : Scope::kGroup); }
+
   // Initial state, h_0 published, and the x part of the first step.
   void start() {
     if (c_.owner()) {
@@ -230,7 +239,7 @@ class StepRunner {
       publish(h_out_, task_.h_exchange[0]);
     }
     multiply_x(0);
-    core_.barrier();
+    sync_exchange();
   }
 
   // States [(d, b), hidden] of this core's units as [unit][b] floats; zeros when the input is absent.
@@ -277,8 +286,10 @@ class StepRunner {
   // Pairwise adder tree over the partitions: at distance d, partition p (p % 2d == d) sends its sums to p - d.
   void reduce(LdmSpan<float> acc) {
     const std::size_t n = c_.rows() * bs_;
+    const auto group_in_task = static_cast<std::size_t>(core_.cg() - task_.group);
     const auto slot_of = [&](std::size_t part) {
-      return task_.partials + (part * m_.cores_per_part + c_.slot) * 4 * m_.units_per_core * bs_;
+      return task_.partials +
+             ((group_in_task * m_.ep + part) * m_.cores_per_part + c_.slot) * 4 * m_.units_per_core * bs_;
     };
     for (std::size_t d = 1; d < m_.ep; d *= 2) {
       const bool sends = c_.part < m_.ep && c_.part % (2 * d) == d;
@@ -308,7 +319,7 @@ class StepRunner {
       write_outputs(s);
     }
     if (s + 1 < s_.seq) multiply_x(s + 1);
-    core_.barrier();
+    sync_exchange();
   }
 
   // GRU with linear_before_reset 0: z and r, then R_h (r * h_(t-1)) through a second exchange and tree.
@@ -323,7 +334,7 @@ class StepRunner {
       core_.compute(core_.arch().compute.elementwise(DataType::kF32, c_.units() * bs_, 2 * kActivationOps + 1, 4, 2));
       publish(h_out_, task_.rh_exchange[cur]);
     }
-    core_.barrier();
+    sync_exchange();
     if (c_.rows() > 0) std::fill(acc2_.data(), acc2_.data() + acc2_.size(), 0.0f);
     multiply_h(task_.rh_exchange[cur], SlotMask{0b1000}, acc2_);
     if (m_.ep > 1) reduce(acc2_);
@@ -396,7 +407,7 @@ class StepRunner {
 
 void step_kernel(Core& core, const StepArgs& a) {
   for (const StepTask& task : a.tasks) {
-    if (task.group != core.cg()) continue;
+    if (core.cg() < task.group || core.cg() >= task.group + task.groups) continue;
     StepRunner(core, a, task).run();
     core.ldm().reset();
   }
@@ -406,11 +417,15 @@ void step_kernel(Core& core, const StepArgs& a) {
 
 void run_steps(Machine& machine, const StepArgs& args, const std::string& label) {
   std::vector<int> groups;
+  bool node_sync = false;
   for (const StepTask& t : args.tasks) {
-    if (std::find(groups.begin(), groups.end(), t.group) == groups.end()) groups.push_back(t.group);
+    node_sync = node_sync || t.groups > 1;
+    for (int g = t.group; g < t.group + t.groups; ++g) {
+      if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    }
   }
   std::sort(groups.begin(), groups.end());
-  machine.launch(LaunchSpec{.groups = groups, .name = label}, step_kernel, args).join();
+  machine.launch(LaunchSpec{.groups = groups, .name = label, .node_sync = node_sync}, step_kernel, args).join();
 }
 
 }  // namespace ldmsim::ops::recurrent
