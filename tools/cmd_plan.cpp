@@ -1,5 +1,6 @@
-// `ldmsim plan WORKLOAD.json|MODEL.onnx [--arch A] [--staging S] [--fusion on|off] [--json [FILE]]`: every tensor's
-// static and dynamic tags (docs/tags.md) for the plan `ldmsim run` would follow, without running anything.
+// `ldmsim plan WORKLOAD.json|MODEL.onnx [--arch A] [--staging S] [--fusion on|off] [--conv-algo ALGO]
+// [--input NAME=FILE.npy] [--json | --json-file FILE]`: every tensor's static and dynamic tags (docs/tags.md) for the
+// plan `ldmsim run` would follow, without running anything.
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -17,35 +18,42 @@ struct PlanOptions {
   bool arch_given = false;
   std::string staging;
   std::string fusion = "on";
+  std::string conv_algo;
+  std::vector<std::string> inputs;
   bool json = false;
+  bool json_file_given = false;
   std::string json_file;
 };
 
 void plan_command(const PlanOptions& options) {
   const OperatorRegistry registry = OperatorRegistry::builtin();
-  const auto w = load_for_run(
-      LoadArgs{options.workload, options.arch, options.arch_given, options.staging, options.fusion == "on", {}, {}},
-      registry);
+  const auto w = load_for_run(LoadArgs{options.workload, options.arch, options.arch_given, options.staging,
+                                       options.fusion == "on", options.conv_algo, options.inputs},
+                              registry);
   const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
   const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan);
-  if (options.json || !options.json_file.empty()) {
+  if (options.json || options.json_file_given) {
     nlohmann::json doc = {{"workload", w->loaded->name},
                           {"arch", w->arch.name},
                           {"staging", std::string(to_string(w->policy))},
+                          {"fusion", options.fusion == "on"},
                           {"memories", w->arch.core_groups},
                           {"cores_per_group", w->arch.cores_per_group()},
                           {"tensors", nlohmann::json::array()}};
     for (const TensorTags& t : tags) doc["tensors"].push_back(t.to_json());
-    if (!options.json_file.empty()) {
-      write_file_atomically(options.json_file, doc.dump(2) + "\n", "plan file");
+    // Names come from user files: bytes that are not UTF-8 are replaced, not an error.
+    const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (options.json_file_given) {
+      write_file_atomically(options.json_file, text, "plan file");
       fmt::print("wrote the tags of {} tensors to {}\n", tags.size(), options.json_file);
     } else {
-      fmt::print("{}\n", doc.dump(2));
+      fmt::print("{}", text);
     }
     return;
   }
-  fmt::print("{} on {} ({} memories, {} cores each; staging {}): {} tensors\n", w->loaded->name, w->arch.name,
-             w->arch.core_groups, w->arch.cores_per_group(), to_string(w->policy), tags.size());
+  fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}): {} tensors\n", w->loaded->name,
+             w->arch.name, w->arch.core_groups, w->arch.cores_per_group(), to_string(w->policy), options.fusion,
+             tags.size());
   for (const TensorTags& t : tags) fmt::print("{}\n  {}\n  {}\n", t.name, t.static_text(), t.dynamic_text());
 }
 
@@ -65,11 +73,18 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--fusion", options->fusion, "Plan with fused kernels as `run` does: on or off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  cmd->add_option("--conv-algo", options->conv_algo,
+                  "Convolution algorithm for every conv that does not set its own \"algo\" (as for run)")
+      ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
+  cmd->add_option("--input", options->inputs,
+                  "An ONNX model's input values: NAME=FILE.npy (repeatable; needed for symbolic dimensions)");
   CLI::Option* json = cmd->add_flag("--json", options->json, "Print the tags as JSON instead of text");
-  cmd->add_option("--json-file", options->json_file, "Write the tags as JSON to this file (atomically)")
-      ->excludes(json);
-  cmd->callback([options, arch] {
+  CLI::Option* json_file =
+      cmd->add_option("--json-file", options->json_file, "Write the tags as JSON to this file (atomically)")
+          ->excludes(json);
+  cmd->callback([options, arch, json_file] {
     options->arch_given = arch->count() > 0;
+    options->json_file_given = json_file->count() > 0;
     plan_command(*options);
   });
 }

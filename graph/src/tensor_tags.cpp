@@ -26,7 +26,10 @@ TensorCategory category_of(const Graph& g, std::size_t t) {
       parameter = parameter || role == InputRole::kParameter;
     }
   }
-  if (!data && !parameter) return TensorCategory::kAuxiliary;
+  if (!data && !parameter) {  // a graph input that is also an output is data passing through
+    if (!n.is_output) return TensorCategory::kAuxiliary;
+    data = true;
+  }
   const bool weight = !data;  // read as data anywhere: data
   const bool constant = n.init.constant.value_or(weight);
   if (weight) return constant ? TensorCategory::kConstantWeight : TensorCategory::kInputWeight;
@@ -43,7 +46,8 @@ StaticTags static_tags(const Graph& g, std::size_t t) {
   s.category = category_of(g, t);
   s.dtype = n.init.source_f32 ? "fp32" : "fp16";
   s.dims.assign(n.shape.dims().begin(), n.shape.dims().end());
-  if (!is_constant(s.category)) return s;
+  // Values of constants, and of inputs flagged constant whatever their role (a constant initial state).
+  if (!is_constant(s.category) && !(n.init.constant.value_or(false) && !n.producer)) return s;
   s.value_count = n.shape.elements();
   const std::size_t shown = s.value_count <= kAllValuesUpTo ? s.value_count : kShownValues;
   switch (n.init.kind) {
@@ -67,19 +71,36 @@ StaticTags static_tags(const Graph& g, std::size_t t) {
   return s;
 }
 
-/// Elements added after each unit of the layout, by the dimension they follow: "w=1" after every w row, "h" after
-/// every plane, "c" after every sample, "n" at the end.
+/// Padding per dimension of the view, in steps of that dimension ("c=1": one more channel, or one more column
+/// of a matrix); where the added elements are not whole steps, their count with an "e" ("n=7e": 7 elements at
+/// the end).
 std::string padding_text(const PaddingPlan& p) {
   const Layout& l = p.layout;
   const Shape4& s = l.shape;
   std::vector<std::string> parts;
-  const auto add = [&](const char* dim, std::size_t n) {
-    if (n > 0) parts.push_back(fmt::format("{}={}", dim, n));
+  // Dimension `dim` of extent `extent` whose steps are `step` elements apart inside a span of `pitch` elements.
+  const auto add = [&](const char* dim, std::size_t extent, std::size_t step, std::size_t pitch) {
+    const std::size_t added = pitch - extent * step;
+    if (added == 0) return;
+    parts.push_back(step > 0 && added % step == 0 ? fmt::format("{}={}", dim, added / step)
+                                                  : fmt::format("{}={}e", dim, added));
   };
-  add("w", l.w_pitch - s.w);
-  add("h", l.hw_pitch - s.h * l.w_pitch);
-  add("c", l.chw_pitch - s.c * l.hw_pitch);
-  add("n", l.total - s.n * l.chw_pitch);
+  // The view's dimensions from the innermost: w (rank 4), h, c, n; a lower rank names only its own.
+  const int rank = std::clamp(s.rank, 1, 4);
+  const char* names[4] = {"n", "c", "h", "w"};
+  add(names[rank - 1],
+      rank == 4   ? s.w
+      : rank == 3 ? s.h
+      : rank == 2 ? s.c
+                  : s.n,
+      1,
+      rank == 4   ? l.w_pitch
+      : rank == 3 ? l.hw_pitch
+      : rank == 2 ? l.chw_pitch
+                  : l.total);
+  if (rank == 4) add("h", s.h, l.w_pitch, l.hw_pitch);
+  if (rank >= 3) add("c", s.c, l.hw_pitch, l.chw_pitch);
+  if (rank >= 2) add("n", s.n, l.chw_pitch, l.total);
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ";"));
 }
 
@@ -98,7 +119,14 @@ DynamicTags dynamic_tags(const Graph& planned, const ExecutionPlan& plan, std::s
     if (s.kind == Step::Kind::kRelayout) ++d.relayouts;
     if (!found) d.padding = s.plan, found = true;
   }
-  if (!found) d.padding = PaddingPlan{PlanKind::kNone, Layout::natural(Shape4::view_of(n.shape))};  // never read
+  if (!found) {  // a graph input no op reads: never staged
+    d.padding = PaddingPlan{PlanKind::kNone, Layout::natural(Shape4::view_of(n.shape))};
+    d.order = "-";
+    d.tiling = "none";
+    d.store = "none";
+    d.exchange = "no";
+    return d;
+  }
   const std::string letters = "nchw";
   d.order = letters.substr(0, static_cast<std::size_t>(std::clamp(d.padding.layout.shape.rank, 1, 4)));
   d.tiling = "none";

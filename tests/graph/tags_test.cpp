@@ -27,13 +27,17 @@ json tagged_workload() {
                 "lr": {"shape": [1, 8, 2], "init": {"uniform": [-1, 1], "seed": 6}},
                 "lb": {"shape": [1, 16], "init": {"value": 0}},
                 "h0": {"shape": [1, 1, 2], "init": {"value": 0.1}},
-                "unused": {"shape": [2], "init": {"value": 1}}},
+                "unused": {"shape": [2], "init": {"value": 1}},
+                "passed": {"shape": [3], "init": {"value": 2}},
+                "c0": {"shape": [1, 1, 2], "init": {"value": 0.5}, "constant": true},
+                "odd": {"shape": [3, 5, 7, 9], "init": {"value": 1}}},
     "ops": [{"type": "fc", "inputs": ["x", "w", "b"], "outputs": ["h"]},
             {"type": "add", "inputs": ["h", "k"], "outputs": ["h2"]},
             {"type": "relu", "inputs": ["h2"], "outputs": ["h3"]},
             {"type": "fc", "inputs": ["h3", "given_w"], "outputs": ["y"]},
-            {"type": "lstm", "inputs": ["seq", "lw", "lr", "lb", "h0"], "outputs": ["ly", "lh", "lc"]}],
-    "outputs": ["y", "ly"]})");
+            {"type": "lstm", "inputs": ["seq", "lw", "lr", "lb", "h0", "c0"], "outputs": ["ly", "lh", "lc"]},
+            {"type": "transpose", "inputs": ["odd"], "outputs": ["odd_t"], "attrs": {"perm": [0, 1, 3, 2]}}],
+    "outputs": ["y", "ly", "passed"]})");
 }
 
 const TensorTags& by_name(const std::vector<TensorTags>& tags, const std::string& name) {
@@ -63,7 +67,12 @@ TEST_CASE("tensor categories follow roles, degrees and the constant flag", "[gra
   CHECK(category("lw") == "constant weight");
   CHECK(category("h0") == "auxiliary");  // an initial state
   CHECK(category("unused") == "auxiliary");
-  CHECK(category("lh") == "hidden neuron");  // produced, not an output, not read
+  CHECK(category("lh") == "hidden neuron");     // produced, not an output, not read
+  CHECK(category("passed") == "input neuron");  // an input that is also an output
+  CHECK(category("c0") == "auxiliary");
+  CHECK(by_name(tags, "c0").static_text() == "static:auxiliary,fp16,[1,1,2],values [0.5,0.5]");  // flagged constant
+  // Never read: never staged.
+  CHECK(by_name(tags, "unused").dynamic_text() == "dynamic:fp16,-,tiling none,padding none,size 0,split none,none,no");
 
   // Static text: dtype as declared, dims, constant values in full when few, else how they are made.
   CHECK(by_name(tags, "seq").static_text() == "static:input neuron,fp32,[2,1,3]");
@@ -76,6 +85,15 @@ TEST_CASE("tensor categories follow roles, degrees and the constant flag", "[gra
   CHECK(j["dynamic"]["padding"]["added_bytes"] == 6);
   CHECK(j["dynamic"]["store"] == "mem0");
   CHECK(j["static"]["category"] == "hidden neuron");
+}
+
+TEST_CASE("padding is told per dimension of the view, in steps of that dimension", "[graph][tags]") {
+  const Graph g = workload_from_json(tagged_workload(), "tags", ".", test::registry(), "tags");
+  // Naive staging makes every dimension of [3, 5, 7, 9] even: one more of each (4 x 6 x 8 x 10 elements).
+  const ExecutionPlan naive = plan_execution(g, StagingPolicy::kNaive);
+  const auto tags = tensor_tags(g, g, naive);
+  CHECK(by_name(tags, "odd").dynamic_text() ==
+        "dynamic:fp16,nchw,tiling none,padding w=1;h=1;c=1;n=1,size 3840,split none,mem0,no");
 }
 
 TEST_CASE("a value fused into one kernel is stored in ldm only", "[graph][tags]") {

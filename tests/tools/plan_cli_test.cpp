@@ -15,7 +15,8 @@ TEST_CASE("ldmsim plan prints every tensor's static and dynamic tags", "[cli][pl
   const auto r = run_cli(fmt::format("plan '{}' --arch sw26010pro", workload));
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Catch::Contains("conv_block on sw26010pro (6 memories, 64 cores each; staging method)"));
+  CHECK_THAT(r.output,
+             Catch::Contains("conv_block on sw26010pro (6 memories, 64 cores each; staging method, fusion on)"));
   CHECK_THAT(r.output, Catch::Contains("static:input neuron,fp16,[2,3,17,17]"));
   CHECK_THAT(r.output, Catch::Contains("static:constant weight,fp16,[8],values [0.05,0.05"));
   CHECK_THAT(r.output, Catch::Contains("static:output neuron,fp16,[2,5]"));
@@ -45,7 +46,12 @@ TEST_CASE("ldmsim plan refuses bad input with exit 2", "[cli][plan]") {
   CHECK_THAT(r.output, Catch::Contains("unknown op 'nope'") || Catch::Contains("ops[0]"));
   r = run_cli(fmt::format("plan '{}'", (dir.path / "missing.json").string()));
   CHECK(r.code == 2);
-  r = run_cli(
-      fmt::format("plan '{}' --arch no_such_arch", std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json"));
+  const std::string workload = std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json";
+  r = run_cli(fmt::format("plan '{}' --arch no_such_arch", workload));
   CHECK(r.code == 2);
+  r = run_cli(fmt::format("plan '{}' --json-file ''", workload));  // an empty path is refused, not ignored
+  CHECK(r.code == 2);
+  r = run_cli(fmt::format("plan '{}' --json-file '{}'", workload, dir.str()));  // a directory is not replaced
+  CHECK(r.code == 2);
+  CHECK(std::filesystem::is_directory(dir.path));
 }
