@@ -47,7 +47,9 @@ RecurrentMapping make_mapping(const Arch& arch, const CellShape& s, std::size_t 
   if (s.hidden > 1) m.units_per_core = tiling::ceil_even(m.units_per_core);
   m.active_cores = ceil_div(m.units_per_group, m.units_per_core);
   const std::size_t lanes = arch.compute.unit(DataType::kF32).simd_lanes;
-  m.vp = std::min(4 * s.hidden, m.groups * m.active_cores * std::min<std::size_t>(lanes, 4 * m.units_per_core));
+  const std::size_t groups_with_units = ceil_div(s.hidden, m.units_per_group);
+  m.vp =
+      std::min(4 * s.hidden, groups_with_units * m.active_cores * std::min<std::size_t>(lanes, 4 * m.units_per_core));
   m.resident = ldm_needed(s, m, bs, true) <= arch.ldm_bytes;
   if (!m.resident && ldm_needed(s, m, bs, false) > arch.ldm_bytes) {
     throw ConfigError(fmt::format(
@@ -111,6 +113,9 @@ double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::si
   args.tasks = tasks;
   const auto cycles_of = [&](std::size_t steps) {
     args.shape.seq = steps;
+    // Every group's clock to the latest first: a group the trials have not used yet would otherwise start in the
+    // past, and its work (the weight load) would not count where it should.
+    trial.launch(LaunchSpec{.name = "trial:align", .node_sync = true}, [](Core& c) { c.barrier(Scope::kNode); }).join();
     const Cycle before = trial.stats().cycles;
     run_steps(trial, args, "trial");
     return static_cast<double>(trial.stats().cycles - before);
@@ -121,13 +126,17 @@ double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::si
 
 namespace {
 
-/// The greedy ep search for `groups` groups per task, appending its candidates; the index of its best, or none
-/// when no mapping fits.
+/// The ep search for `groups` groups per task, appending its candidates; the index of its best, or none when no
+/// mapping fits. Greedy from ep = 1 while the cycles fall; with `near` (the best ep of another number of groups),
+/// only near / 2, near and 2 * near, which is where the minimum moves to (the search costs a simulation each).
 std::optional<std::size_t> search_ep(Machine& trial, const CellShape& s, std::size_t groups, std::size_t forced_ep,
-                                     MappingChoice& choice) {
+                                     std::size_t near, MappingChoice& choice) {
   const Arch& arch = trial.arch();
   const std::size_t bs = widest_slice(plan_tasks(s, static_cast<int>(arch.core_groups), static_cast<int>(groups)));
-  const std::vector<std::size_t> eps = forced_ep != 0 ? std::vector<std::size_t>{forced_ep} : ep_candidates(arch, s);
+  std::vector<std::size_t> eps = forced_ep != 0 ? std::vector<std::size_t>{forced_ep} : ep_candidates(arch, s);
+  if (forced_ep == 0 && near != 0) {
+    std::erase_if(eps, [near](std::size_t ep) { return ep != near / 2 && ep != near && ep != 2 * near; });
+  }
   std::optional<std::size_t> best;
   for (const std::size_t ep : eps) {
     RecurrentMapping m;
@@ -142,7 +151,10 @@ std::optional<std::size_t> search_ep(Machine& trial, const CellShape& s, std::si
     if (best && m.ep == choice.candidates[*best].mapping.ep) break;  // no more columns to split
     choice.candidates.push_back({m, simulated_cycles_per_step(trial, s, bs, m)});
     const std::size_t at = choice.candidates.size() - 1;
-    if (best && choice.candidates[at].cycles_per_step >= choice.candidates[*best].cycles_per_step) break;  // the U
+    if (best && choice.candidates[at].cycles_per_step >= choice.candidates[*best].cycles_per_step) {
+      if (near == 0) break;  // past the U
+      continue;
+    }
     best = at;
   }
   return best;
@@ -153,7 +165,8 @@ std::optional<std::size_t> search_ep(Machine& trial, const CellShape& s, std::si
 MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
   MappingChoice choice;
   choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
-  // Groups per task: 1, then more while the best step gets faster (each direction keeps its own groups).
+  // Numbers of groups per task from 1 until two in a row bring no better step (not at the first: the cycles do
+  // not fall steadily with more groups, because the task slots, hence the batch slices, change with them).
   const std::size_t most = std::max<std::size_t>(1, arch.core_groups / s.dirs);
   if (forced_groups > most) {
     throw ConfigError(fmt::format("{}: groups {} is more than the {} core groups a direction can have",
@@ -162,14 +175,29 @@ MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t f
   // One private machine of the same arch for every candidate (zero data: the kernel's timing ignores values).
   Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
   std::optional<std::size_t> best;
+  std::optional<ConfigError> first_error;  // what a forced ep needs on the first number of groups it did not fit
+  int worse_in_a_row = 0;
   for (std::size_t g = forced_groups != 0 ? forced_groups : 1; g <= (forced_groups != 0 ? forced_groups : most); ++g) {
-    const auto found = search_ep(trial, s, g, forced_ep, choice);
-    if (!found) continue;
-    if (best && choice.candidates[*found].cycles_per_step >= choice.candidates[*best].cycles_per_step) break;
-    best = found;
+    std::optional<std::size_t> found;
+    try {
+      found = search_ep(trial, s, g, forced_ep, best ? choice.candidates[*best].mapping.ep : 0, choice);
+    } catch (const ConfigError& e) {
+      if (forced_groups != 0) throw;
+      if (!first_error) first_error = e;
+      continue;
+    }
+    if (found && (!best || choice.candidates[*found].cycles_per_step < choice.candidates[*best].cycles_per_step)) {
+      best = found;
+      worse_in_a_row = 0;
+    } else if (best && ++worse_in_a_row == 2) {
+      break;  // two numbers of groups in a row without a better step
+    }
   }
   if (!best) {  // nothing fits: the error of the smallest mapping names what it needs
-    (void)make_mapping(arch, s, widest_slice(plan_tasks(s, static_cast<int>(arch.core_groups))), 1, 1);
+    if (first_error) throw *first_error;
+    const std::size_t g = forced_groups != 0 ? forced_groups : 1;
+    (void)make_mapping(arch, s, widest_slice(plan_tasks(s, static_cast<int>(arch.core_groups), static_cast<int>(g))), 1,
+                       g);
     throw ConfigError("lstm/gru: no mapping fits the local store");
   }
   choice.chosen = *best;
