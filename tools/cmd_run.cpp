@@ -111,6 +111,9 @@ MachineOptions machine_options(const RunOptions& options) {
 }
 
 void run_command(const RunOptions& options) {
+  if (options.workload.empty() && options.explain) {
+    throw ConfigError("--explain shows the choices of a workload's ops: give a workload or model");
+  }
   if (!options.workload.empty()) {
     run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
                                          options.out, options.trace, machine_options(options), options.dump_graph,

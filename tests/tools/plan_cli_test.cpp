@@ -1,5 +1,5 @@
 // `ldmsim plan`: every tensor's tags in text and JSON for a workload and an ONNX model, nothing run or written
-// except the JSON file asked for, and bad input refused with exit 2.
+// except the JSON file asked for, and bad input refused with exit 2; `run --explain` without a workload refused.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -54,4 +54,10 @@ TEST_CASE("ldmsim plan refuses bad input with exit 2", "[cli][plan]") {
   r = run_cli(fmt::format("plan '{}' --json-file '{}'", workload, dir.str()));  // a directory is not replaced
   CHECK(r.code == 2);
   CHECK(std::filesystem::is_directory(dir.path));
+}
+
+TEST_CASE("run --explain needs a workload", "[cli][recurrent]") {
+  const auto r = run_cli("run --explain --no-trace");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--explain shows the choices of a workload's ops"));
 }
