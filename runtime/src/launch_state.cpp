@@ -9,24 +9,35 @@
 namespace ldmsim::detail {
 
 LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
-                         bool node_sync)
+                         const std::vector<std::vector<int>>& sync_sets)
     : machine_(machine), kernel_(std::move(kernel)) {
-  if (node_sync) node_ = std::make_unique<NodeSync>(machine_.arch.node_barrier_cycles);
-  for (int cg : groups) {
-    runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name,
-                                               node_.get()));
-    if (node_) node_->add(*runs_.back(), machine_.arch.cores_per_group());
-  }
-  machine_.launch_active = true;
-  if (node_) {
-    threads_.emplace_back([this] {
-      boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
-      std::vector<GroupRun*> runs;
-      for (auto& run : runs_) runs.push_back(run.get());
-      GroupRun::run_together(runs);
-    });
+  if (!sync_sets.empty()) {
+    std::vector<std::vector<GroupRun*>> sets;
+    for (const auto& set : sync_sets) {
+      nodes_.push_back(std::make_unique<NodeSync>(machine_.arch.node_barrier_cycles));
+      sets.emplace_back();
+      for (int cg : set) {
+        runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_,
+                                                   name, nodes_.back().get()));
+        nodes_.back()->add(*runs_.back(), machine_.arch.cores_per_group());
+        sets.back().push_back(runs_.back().get());
+      }
+    }
+    machine_.launch_active = true;
+    const std::size_t threads = std::min<std::size_t>(machine_.threads, sets.size());
+    for (std::size_t t = 0; t < threads; ++t) {
+      threads_.emplace_back([t, threads, sets] {
+        boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
+        for (std::size_t i = t; i < sets.size(); i += threads) GroupRun::run_together(sets[i]);
+      });
+    }
     return;
   }
+  for (int cg : groups) {
+    runs_.push_back(
+        std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name, nullptr));
+  }
+  machine_.launch_active = true;
   const std::size_t threads = std::min<std::size_t>(machine_.threads, runs_.size());
   for (std::size_t t = 0; t < threads; ++t) {
     threads_.emplace_back([this, t, threads] {

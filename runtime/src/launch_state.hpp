@@ -14,8 +14,10 @@ class LaunchState {
  public:
   /// Starts the host threads; group i of `groups` runs on thread i % threads (a static assignment, so the
   /// outcome never depends on the thread count).
-  /// With `node_sync` every group runs on one thread, together, and Scope::kNode barriers join them.
-  LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name, bool node_sync);
+  /// Each set of `sync_sets` (groups of the launch) runs on one thread, together, and Scope::kNode barriers join
+  /// the groups of a set; set i runs on thread i % threads. Empty: every group on its own, no node barriers.
+  LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
+              const std::vector<std::vector<int>>& sync_sets);
   ~LaunchState();
   LaunchState(const LaunchState&) = delete;
   LaunchState& operator=(const LaunchState&) = delete;
@@ -26,7 +28,7 @@ class LaunchState {
  private:
   MachineImpl& machine_;
   Kernel kernel_;
-  std::unique_ptr<NodeSync> node_;
+  std::vector<std::unique_ptr<NodeSync>> nodes_;  // one per set
   std::vector<std::unique_ptr<GroupRun>> runs_;
   std::vector<std::thread> threads_;
   bool joined_ = false;

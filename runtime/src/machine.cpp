@@ -110,8 +110,23 @@ Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
     }
   }
   if (!kernel) throw ConfigError("launch: the kernel is empty");
-  auto state =
-      std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name), spec.node_sync);
+  std::vector<std::vector<int>> sets = std::move(spec.node_sync_sets);
+  if (!sets.empty()) {
+    if (spec.node_sync) throw ConfigError("launch: node_sync and node_sync_sets exclude each other");
+    std::vector<int> covered;
+    for (auto& set : sets) {
+      if (set.empty()) throw ConfigError("launch: a node_sync set is empty");
+      std::sort(set.begin(), set.end());
+      covered.insert(covered.end(), set.begin(), set.end());
+    }
+    std::sort(covered.begin(), covered.end());
+    if (covered != groups) {
+      throw ConfigError("launch: node_sync_sets must hold every group of the launch exactly once");
+    }
+  } else if (spec.node_sync) {
+    sets.push_back(groups);
+  }
+  auto state = std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name), sets);
   impl_->active_launch = state;
   return Launch(std::move(state));
 }

@@ -1,7 +1,7 @@
 // Node barriers (Scope::kNode) in a launch whose core groups run together (LaunchSpec::node_sync): every core of
 // every group leaves at max(arrival) + node_barrier_cycles; repeated and mixed with group barriers; a release
 // marker in each group's trace; a trap without node_sync; a deadlock when a core skips it; a fault in one group
-// ends the launch instead of hanging the others; the same cycles for any host thread count.
+// ends the launch instead of hanging the others; the same cycles for any host thread count; node-sync sets.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <stdexcept>
@@ -150,4 +150,35 @@ TEST_CASE("node_barrier_cycles defaults to barrier_cycles and is range-checked",
   CHECK(Arch::from_json(j, "test").node_barrier_cycles == 10);
   j["core_groups"]["cores"]["node_barrier_cycles"] = -1;
   CHECK_THROWS_WITH(Arch::from_json(j, "test"), Catch::Contains("node_barrier_cycles"));
+}
+
+TEST_CASE("node-sync sets: a node barrier joins the groups of its set only, sets run on any number of threads",
+          "[barrier][node]") {
+  // Groups {0, 2} and {1}: a barrier in the first set releases at its own latest arrival; group 1 meets only
+  // itself (and does a different number of node barriers, which would deadlock one node-wide set).
+  const auto run = [](unsigned threads) {
+    Machine m{arch(), MachineOptions{.threads = threads}};
+    Clocks after(kGroups, std::vector<Cycle>(kCores, 0));
+    m.launch(LaunchSpec{.name = "sets", .node_sync_sets = {{2, 0}, {1}}}, [&after](Core& core) {
+       core.compute({.cycles = work_of(core)});
+       core.barrier(Scope::kNode);
+       if (core.cg() == 1) core.barrier(Scope::kNode);
+       after[static_cast<std::size_t>(core.cg())][static_cast<std::size_t>(core.id())] = core.cycle();
+     }).join();
+    return after;
+  };
+  const Clocks one = run(1);
+  // Set {0, 2}: last arrival is group 2's last core (10 * 12 = 120) + 40. Set {1}: 10 * 8 = 80 + 40, then + 40.
+  CHECK(one[0] == std::vector<Cycle>(kCores, 120 + kNodeBarrier));
+  CHECK(one[2] == std::vector<Cycle>(kCores, 120 + kNodeBarrier));
+  CHECK(one[1] == std::vector<Cycle>(kCores, 80 + 2 * kNodeBarrier));
+  CHECK(run(2) == one);
+  CHECK(run(3) == one);
+  Machine m{arch()};
+  const auto bad = [&](std::vector<std::vector<int>> sets) {
+    m.launch(LaunchSpec{.groups = {0, 1, 2}, .name = "bad", .node_sync_sets = std::move(sets)}, [](Core&) {}).join();
+  };
+  CHECK_THROWS_WITH(bad({{0, 1}}), Catch::Contains("every group of the launch exactly once"));
+  CHECK_THROWS_WITH(bad({{0, 1}, {1, 2}}), Catch::Contains("every group of the launch exactly once"));
+  CHECK_THROWS_WITH(bad({{0, 1, 2}, {}}), Catch::Contains("a node_sync set is empty"));
 }

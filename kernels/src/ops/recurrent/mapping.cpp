@@ -100,6 +100,7 @@ double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::si
   };
   constexpr std::size_t kSteps = 2;
   StepArgs args;
+  args.timing_only = true;
   args.shape = s;
   args.mapping = m;
   args.gate_matrix = {keep(trial.alloc<f16>(gl.elements()))};
@@ -165,8 +166,9 @@ std::optional<std::size_t> search_ep(Machine& trial, const CellShape& s, std::si
 MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
   MappingChoice choice;
   choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
-  // Numbers of groups per task from 1 until two in a row bring no better step (not at the first: the cycles do
-  // not fall steadily with more groups, because the task slots, hence the batch slices, change with them).
+  // Numbers of groups per task from 1 until two in a row bring no better step, or one once the best keeps its
+  // weights resident (not at the first: the cycles do not fall steadily with more groups, because the task
+  // slots, hence the batch slices, change with them).
   const std::size_t most = std::max<std::size_t>(1, arch.core_groups / s.dirs);
   if (forced_groups > most) {
     throw ConfigError(fmt::format("{}: groups {} is more than the {} core groups a direction can have",
@@ -189,8 +191,10 @@ MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t f
     if (found && (!best || choice.candidates[*found].cycles_per_step < choice.candidates[*best].cycles_per_step)) {
       best = found;
       worse_in_a_row = 0;
-    } else if (best && ++worse_in_a_row == 2) {
-      break;  // two numbers of groups in a row without a better step
+    } else if (best && ++worse_in_a_row == (choice.candidates[*best].mapping.resident ? 1 : 2)) {
+      // More groups mostly pay when they make streamed weights resident: once the best is resident, one number
+      // of groups without a better step ends the search; before, two in a row.
+      break;
     }
   }
   if (!best) {  // nothing fits: the error of the smallest mapping names what it needs

@@ -57,6 +57,9 @@ struct StepArgs {
   TensorRef h0, c0;                               ///< initial states [(d, b), hidden], optional
   TensorRef y, y_h, y_c;                          ///< outputs; y_c absent for GRU
   std::vector<StepTask> tasks;
+  /// The EP/VP search's trials: every DMA, barrier and charge as in a real run, the products' host arithmetic
+  /// skipped (their values are never read; a kernel's timing does not depend on them).
+  bool timing_only = false;
 };
 
 /// The tasks of a run: directions spread over the groups (`groups_per_task` each), the batch split when groups are

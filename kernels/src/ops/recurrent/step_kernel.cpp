@@ -96,8 +96,9 @@ class WeightBlock {
  public:
   enum class Part : std::uint8_t { kX, kH };
 
-  WeightBlock(Core& core, DevicePtr<const f16> matrix, const GateMatrixLayout& gl, const Coords& c, bool resident)
-      : core_(core), matrix_(matrix), gl_(gl), c_(c), resident_(resident) {
+  WeightBlock(Core& core, DevicePtr<const f16> matrix, const GateMatrixLayout& gl, const Coords& c, bool resident,
+              bool timing_only)
+      : core_(core), matrix_(matrix), gl_(gl), c_(c), resident_(resident), timing_only_(timing_only) {
     if (c.rows() == 0 || !resident) return;
     for (const Part p : {Part::kX, Part::kH}) {
       const std::size_t len = width(p);
@@ -106,7 +107,7 @@ class WeightBlock {
       get_rows(core, block, first(p), c.rows(), len, gl.row_pitch()).wait();
       auto& host = p == Part::kX ? x_ : h_;
       host = std::make_unique_for_overwrite<float[]>(block.size());  // every element is written next
-      to_floats(block, 0, block.size(), host.get());
+      if (!timing_only_) to_floats(block, 0, block.size(), host.get());
     }
   }
 
@@ -138,7 +139,7 @@ class WeightBlock {
     for (std::size_t at = 0, slot = 0; at < rows; at += chunk_rows_, slot ^= 1) {
       next.wait();
       const std::size_t n = std::min(chunk_rows_, rows - at);
-      to_floats(chunks_[slot], 0, n * len, scratch_.get());
+      if (!timing_only_) to_floats(chunks_[slot], 0, n * len, scratch_.get());
       if (at + chunk_rows_ < rows) next = read(at + chunk_rows_, slot ^ 1);
       multiply_rows(scratch_.get(), at, at + n, len, slots, vec, bs, acc);
     }
@@ -161,7 +162,7 @@ class WeightBlock {
       }
       std::size_t end = r + 1;
       while (end < r1 && (slots >> (end % 4) & 1u) != 0) ++end;
-      multiply_add_dots(w + (r - r0) * len, vec, acc + r * bs, end - r, bs, len, bs);
+      if (!timing_only_) multiply_add_dots(w + (r - r0) * len, vec, acc + r * bs, end - r, bs, len, bs);
       counted += end - r;
       r = end;
     }
@@ -173,6 +174,7 @@ class WeightBlock {
   GateMatrixLayout gl_;
   Coords c_;
   bool resident_;
+  bool timing_only_;                // the search's trials: the products are charged and their data moved, not computed
   std::unique_ptr<float[]> x_, h_;  // resident blocks, converted once
   std::size_t chunk_rows_ = 0;
   std::array<LdmSpan<f16>, 2> chunks_{};
@@ -191,7 +193,7 @@ class StepRunner {
         gl_(s_.gate_layout()),
         c_(place(core, s_, m_, task)),
         bs_(task.b1 - task.b0),
-        weights_(core, a.gate_matrix[task.dir], gl_, c_, m_.resident) {
+        weights_(core, a.gate_matrix[task.dir], gl_, c_, m_.resident, a.timing_only) {
     Ldm& ldm = core.ldm();
     const std::size_t rows = c_.rows(), units = c_.units();
     if (rows > 0) {
@@ -416,16 +418,19 @@ void step_kernel(Core& core, const StepArgs& a) {
 }  // namespace
 
 void run_steps(Machine& machine, const StepArgs& args, const std::string& label) {
+  // Tasks on several groups: each task's groups are one node-sync set (run together on one host thread; the sets,
+  // and so the tasks, spread over the host threads).
   std::vector<int> groups;
-  bool node_sync = false;
+  std::vector<std::vector<int>> sets;
   for (const StepTask& t : args.tasks) {
-    node_sync = node_sync || t.groups > 1;
+    if (t.groups > 1) sets.emplace_back();
     for (int g = t.group; g < t.group + t.groups; ++g) {
       if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+      if (t.groups > 1) sets.back().push_back(g);
     }
   }
   std::sort(groups.begin(), groups.end());
-  machine.launch(LaunchSpec{.groups = groups, .name = label, .node_sync = node_sync}, step_kernel, args).join();
+  machine.launch(LaunchSpec{.groups = groups, .name = label, .node_sync_sets = sets}, step_kernel, args).join();
 }
 
 }  // namespace ldmsim::ops::recurrent

@@ -55,6 +55,9 @@ struct LaunchSpec {
   /// Run the groups together, interleaved in simulated-time order on one host thread (whatever
   /// MachineOptions::threads says), so that Scope::kNode barriers can join them.
   bool node_sync = false;
+  /// Instead of node_sync: disjoint sets of the launch's groups (every group in exactly one set), each run together
+  /// on one host thread, sets spread over the threads; a Scope::kNode barrier joins the groups of the caller's set.
+  std::vector<std::vector<int>> node_sync_sets;
 };
 
 /// Where an allocation lives.
