@@ -25,20 +25,6 @@ constexpr auto kAlgoNames = enum_names<ConvAlgo>({{ConvAlgo::kIm2col, "im2col"},
                                                   {ConvAlgo::kImplicit, "implicit"},
                                                   {ConvAlgo::kImplicitPrecomp, "implicit-precomp"}});
 
-/// Frees a device allocation when the scope ends (a trapped launch included).
-class DeviceScratch {
- public:
-  template <typename T>
-  DeviceScratch(Machine& machine, DevicePtr<T> ptr) : machine_(machine), addr_(ptr.addr()) {}
-  ~DeviceScratch() { machine_.free_bytes(addr_); }
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-
- private:
-  Machine& machine_;
-  DeviceAddr addr_;
-};
-
 class ConvOp final : public BoundOp {
  public:
   ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo)
@@ -80,9 +66,9 @@ class ConvOp final : public BoundOp {
     switch (algo_) {
       case ConvAlgo::kIm2col: {
         const std::size_t pitch = tiling::ceil_even(g_.pq()), rows = g_.n * g_.groups * g_.depth();
-        const DevicePtr<f16> col = machine.alloc<f16>(checked_mul(rows, pitch, "conv: im2col matrix"),
+        DeviceScratch scratch(machine);
+        const DevicePtr<f16> col = scratch.alloc<f16>(checked_mul(rows, pitch, "conv: im2col matrix"),
                                                       AllocOptions{.name = label + ":im2col"});
-        const DeviceScratch free_col(machine, col);
         std::atomic<std::uint64_t> address_ops{0};
         launch_all(machine, label + ":im2col", im2col_kernel, Im2colArgs{g_, x, xl, col, pitch, &address_ops});
         Layout cl = Layout::natural(Shape4::from_dims({rows, g_.pq()}));
@@ -102,11 +88,10 @@ class ConvOp final : public BoundOp {
       case ConvAlgo::kImplicit:
       case ConvAlgo::kImplicitPrecomp: {
         DevicePtr<std::int32_t> table;
-        std::optional<DeviceScratch> free_table;
+        DeviceScratch scratch(machine);
         if (algo_ == ConvAlgo::kImplicitPrecomp) {  // the convolution preprocessor, once per layer
           const std::vector<OffsetEntry> entries = offset_table(g_, xl);
-          table = machine.alloc<std::int32_t>(entries.size() * 3, AllocOptions{.name = label + ":offsets"});
-          free_table.emplace(machine, table);
+          table = scratch.alloc<std::int32_t>(entries.size() * 3, AllocOptions{.name = label + ":offsets"});
           std::vector<std::int32_t> flat;
           for (const OffsetEntry& e : entries) flat.insert(flat.end(), {e.offset, e.row, e.column});
           machine.upload(table, flat);

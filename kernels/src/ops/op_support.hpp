@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ldmsim/kernels/operator.hpp"
 #include "ldmsim/kernels/tiling.hpp"
@@ -21,6 +22,28 @@ template <typename F, typename... Args>
 void launch_all(Machine& machine, const std::string& name, F&& kernel, Args&&... args) {
   machine.launch(LaunchSpec{.name = name}, std::forward<F>(kernel), std::forward<Args>(args)...).join();
 }
+
+/// Device allocations of a kernel run, freed when the scope ends (a trapped launch or a failed allocation
+/// included), the last first.
+class DeviceScratch {
+ public:
+  explicit DeviceScratch(Machine& machine) : machine_(machine) {}
+  ~DeviceScratch() {
+    for (auto it = addrs_.rbegin(); it != addrs_.rend(); ++it) machine_.free_bytes(*it);
+  }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  template <typename T>
+  DevicePtr<T> alloc(std::size_t count, const AllocOptions& where = {}) {
+    const DevicePtr<T> p = machine_.alloc<T>(count, where);
+    addrs_.push_back(p.addr());
+    return p;
+  }
+
+ private:
+  Machine& machine_;
+  std::vector<DeviceAddr> addrs_;
+};
 
 /// An OperatorKind whose bind is a function.
 class FunctionKind final : public OperatorKind {

@@ -70,22 +70,7 @@ std::vector<std::size_t> ep_candidates(const Arch& arch, const CellShape& s) {
 }
 
 double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::size_t bs, const RecurrentMapping& m) {
-  // Everything allocated here is freed on the way out: the next candidate reuses the (already touched) memory.
-  std::vector<DeviceAddr> allocated;
-  std::vector<StepTask> tasks;
-  struct Release {
-    Machine& machine;
-    std::vector<DeviceAddr>& addresses;
-    std::vector<StepTask>& tasks;
-    ~Release() {
-      for (const DeviceAddr a : addresses) machine.free_bytes(a);
-      free_scratch(machine, tasks);
-    }
-  } release{trial, allocated, tasks};
-  const auto keep = [&](auto ptr) {
-    allocated.push_back(ptr.addr());
-    return ptr;
-  };
+  DeviceScratch scratch(trial);  // freed on the way out: the next candidate reuses the (already touched) memory
   CellShape s = shape;
   s.dirs = 1;
   s.reverse_first = false;
@@ -95,7 +80,7 @@ double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::si
   const auto matrix = [&](std::size_t rows, std::size_t cols) {
     TensorRef t;
     t.layout = choose_plan(Shape4{.n = rows, .c = cols, .rank = 2}, spec, StagingPolicy::kMethod).layout;
-    t.ptr = keep(trial.alloc<f16>(t.layout.total));
+    t.ptr = scratch.alloc<f16>(t.layout.total);
     return t;
   };
   constexpr std::size_t kSteps = 2;
@@ -103,15 +88,14 @@ double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::si
   args.timing_only = true;
   args.shape = s;
   args.mapping = m;
-  args.gate_matrix = {keep(trial.alloc<f16>(gl.elements()))};
-  args.gate_bias = {keep(trial.alloc<float>(gl.rows()))};
+  args.gate_matrix = {scratch.alloc<f16>(gl.elements())};
+  args.gate_bias = {scratch.alloc<float>(gl.rows())};
   args.x = matrix(kSteps * bs, s.input);
   args.y = matrix(kSteps * bs, s.hidden);
   args.y_h = matrix(bs, s.hidden);
   if (s.kind == CellKind::kLstm) args.y_c = matrix(bs, s.hidden);
-  tasks = {StepTask{.group = 0, .groups = static_cast<int>(m.groups), .dir = 0, .b0 = 0, .b1 = bs}};
-  allocate_scratch(trial, s, m, tasks, "trial");
-  args.tasks = tasks;
+  args.tasks = {StepTask{.group = 0, .groups = static_cast<int>(m.groups), .dir = 0, .b0 = 0, .b1 = bs}};
+  allocate_scratch(scratch, s, m, args.tasks, "trial");
   const auto cycles_of = [&](std::size_t steps) {
     args.shape.seq = steps;
     // Every group's clock to the latest first: a group the trials have not used yet would otherwise start in the

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "../op_support.hpp"
 #include "ldmsim/kernels/padding.hpp"
 #include "ldmsim/kernels/recurrent.hpp"
 #include "ldmsim/runtime/machine.hpp"
@@ -67,10 +68,9 @@ struct StepArgs {
 std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups, int groups_per_task = 1);
 /// The widest batch slice of the tasks.
 std::size_t widest_slice(const std::vector<StepTask>& tasks);
-/// Allocates each task's scratch in its group's memory (freed by free_scratch).
-void allocate_scratch(Machine& machine, const CellShape& shape, const RecurrentMapping& mapping,
+/// Allocates each task's scratch in its group's memory, owned by `scratch`.
+void allocate_scratch(DeviceScratch& scratch, const CellShape& shape, const RecurrentMapping& mapping,
                       std::vector<StepTask>& tasks, const std::string& label);
-void free_scratch(Machine& machine, std::vector<StepTask>& tasks);
 
 /// Builds W(n) and its bias for every direction (device buffers the caller allocated) from the op's W, R and B
 /// (B absent: zero bias). Runs under `label`.
@@ -81,7 +81,7 @@ void stage_gate_matrices(Machine& machine, const CellShape& shape, const TensorR
 /// Runs every time step of every task under `label` and joins.
 void run_steps(Machine& machine, const StepArgs& args, const std::string& label);
 
-/// The padded x part width and the total padded columns of W(n).
+/// The padded columns of W(n): its row pitch.
 inline std::size_t padded_columns(const CellShape& s) {
   return s.gate_layout().row_pitch();
 }

@@ -54,20 +54,9 @@ class RecurrentOp final : public BoundOp {
         recurrent::plan_tasks(shape_, static_cast<int>(m.arch().core_groups), static_cast<int>(args.mapping.groups));
 
     // W(n) and its bias per direction, in the memory of the direction's first group.
+    DeviceScratch scratch(m);  // freed whether the kernels finish or fault
     std::vector<DevicePtr<f16>> matrices;
     std::vector<DevicePtr<float>> biases;
-    struct Release {  // every buffer goes back to the allocator whether the kernels finish or fault (or an allocation
-                      // fails)
-      Machine& m;
-      std::vector<DevicePtr<f16>>& matrices;
-      std::vector<DevicePtr<float>>& biases;
-      std::vector<recurrent::StepTask>& tasks;
-      ~Release() {
-        for (auto p : matrices) m.free(p);
-        for (auto p : biases) m.free(p);
-        recurrent::free_scratch(m, tasks);
-      }
-    } release{m, matrices, biases, args.tasks};
     const GateMatrixLayout gl = shape_.gate_layout();
     for (std::size_t d = 0; d < shape_.dirs; ++d) {
       int group = 0;
@@ -78,13 +67,13 @@ class RecurrentOp final : public BoundOp {
         }
       }
       const AllocOptions where{.cg = group, .name = label + ":W(n)"};
-      matrices.push_back(m.alloc<f16>(gl.elements(), where));
-      biases.push_back(m.alloc<float>(gl.rows(), where));
+      matrices.push_back(scratch.alloc<f16>(gl.elements(), where));
+      biases.push_back(scratch.alloc<float>(gl.rows(), where));
     }
     recurrent::stage_gate_matrices(m, shape_, ref(in[1]), ref(in[2]), optional(3), matrices, biases, label + ":gates");
     args.gate_matrix.assign(matrices.begin(), matrices.end());
     args.gate_bias.assign(biases.begin(), biases.end());
-    recurrent::allocate_scratch(m, shape_, args.mapping, args.tasks, label);
+    recurrent::allocate_scratch(scratch, shape_, args.mapping, args.tasks, label);
     recurrent::run_steps(m, args, label);
   }
 

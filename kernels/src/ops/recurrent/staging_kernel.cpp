@@ -97,18 +97,18 @@ std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups, int gr
   return tasks;
 }
 
-void allocate_scratch(Machine& machine, const CellShape& shape, const RecurrentMapping& m, std::vector<StepTask>& tasks,
-                      const std::string& label) {
+void allocate_scratch(DeviceScratch& scratch, const CellShape& shape, const RecurrentMapping& m,
+                      std::vector<StepTask>& tasks, const std::string& label) {
   const std::size_t rows = 4 * m.units_per_core, h_pitch = shape.gate_layout().h_pitch();
   for (StepTask& t : tasks) {
     const std::size_t bs = t.b1 - t.b0;
     const AllocOptions where{.cg = t.group, .name = label + ":recurrent scratch"};
-    for (auto& h : t.h_exchange) h = machine.alloc<float>(bs * h_pitch, where);
+    for (auto& h : t.h_exchange) h = scratch.alloc<float>(bs * h_pitch, where);
     if (shape.two_pass()) {
-      for (auto& rh : t.rh_exchange) rh = machine.alloc<float>(bs * h_pitch, where);
+      for (auto& rh : t.rh_exchange) rh = scratch.alloc<float>(bs * h_pitch, where);
     }
     const auto groups = static_cast<std::size_t>(t.groups);
-    if (m.ep > 1) t.partials = machine.alloc<float>(groups * m.ep * m.cores_per_part * rows * bs, where);
+    if (m.ep > 1) t.partials = scratch.alloc<float>(groups * m.ep * m.cores_per_part * rows * bs, where);
   }
 }
 
@@ -116,19 +116,6 @@ std::size_t widest_slice(const std::vector<StepTask>& tasks) {
   std::size_t widest = 1;
   for (const StepTask& t : tasks) widest = std::max(widest, t.b1 - t.b0);
   return widest;
-}
-
-void free_scratch(Machine& machine, std::vector<StepTask>& tasks) {
-  for (StepTask& t : tasks) {
-    for (auto* list : {&t.h_exchange, &t.rh_exchange}) {
-      for (auto& p : *list) {
-        if (p.addr() != 0) machine.free(p);
-        p = {};
-      }
-    }
-    if (t.partials.addr() != 0) machine.free(t.partials);
-    t.partials = {};
-  }
 }
 
 }  // namespace ldmsim::ops::recurrent

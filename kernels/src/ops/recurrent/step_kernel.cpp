@@ -105,9 +105,10 @@ class WeightBlock {
       if (len == 0) continue;
       auto block = core.ldm().alloc<f16>(c.rows() * len);
       get_rows(core, block, first(p), c.rows(), len, gl.row_pitch()).wait();
+      if (timing_only_) continue;  // nothing reads the host copy
       auto& host = p == Part::kX ? x_ : h_;
       host = std::make_unique_for_overwrite<float[]>(block.size());  // every element is written next
-      if (!timing_only_) to_floats(block, 0, block.size(), host.get());
+      to_floats(block, 0, block.size(), host.get());
     }
   }
 
@@ -119,7 +120,7 @@ class WeightBlock {
     const std::size_t free_bytes = core_.ldm().capacity() - core_.ldm().used();
     chunk_rows_ = std::clamp<std::size_t>(free_bytes / (2 * len * sizeof(f16) + 64), 1, c_.rows());
     for (auto& buf : chunks_) buf = core_.ldm().alloc<f16>(chunk_rows_ * len);
-    scratch_ = std::make_unique_for_overwrite<float[]>(chunk_rows_ * len);
+    if (!timing_only_) scratch_ = std::make_unique_for_overwrite<float[]>(chunk_rows_ * len);
   }
 
   /// acc[row][b] += W(n)[row, part] . vec[b][col] for the rows of `slots`.
