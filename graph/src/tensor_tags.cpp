@@ -104,6 +104,14 @@ std::string padding_text(const PaddingPlan& p) {
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ";"));
 }
 
+/// The tags of a tensor that never reaches main memory, held in `store` ("ldm", or "none" when never read).
+DynamicTags not_in_memory(const Shape& shape, const char* store) {
+  DynamicTags d;
+  d.padding = PaddingPlan{PlanKind::kNone, Layout::natural(Shape4::view_of(shape))};
+  d.store = store;
+  return d;
+}
+
 DynamicTags dynamic_tags(const Graph& planned, const ExecutionPlan& plan, std::size_t t) {
   DynamicTags d;
   const TensorNode& n = planned.tensor(t);
@@ -119,20 +127,11 @@ DynamicTags dynamic_tags(const Graph& planned, const ExecutionPlan& plan, std::s
     if (s.kind == Step::Kind::kRelayout) ++d.relayouts;
     if (!found) d.padding = s.plan, found = true;
   }
-  if (!found) {  // a graph input no op reads: never staged
-    d.padding = PaddingPlan{PlanKind::kNone, Layout::natural(Shape4::view_of(n.shape))};
-    d.order = "-";
-    d.tiling = "none";
-    d.store = "none";
-    d.exchange = "no";
-    return d;
-  }
+  if (!found) return not_in_memory(n.shape, "none");  // a graph input no op reads: never staged
   const std::string letters = "nchw";
   d.order = letters.substr(0, static_cast<std::size_t>(std::clamp(d.padding.layout.shape.rank, 1, 4)));
-  d.tiling = "none";
   d.bytes = d.padding.layout.total * 2;
   d.store = "mem0";
-  d.exchange = "no";
   return d;
 }
 
@@ -223,13 +222,8 @@ std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned,
     tags.fixed = static_tags(original, t);
     if (const auto p = planned.find(tags.name)) {
       tags.dynamic = dynamic_tags(planned, plan, *p);
-    } else {  // a value that fusion keeps inside one kernel: it never reaches main memory
-      tags.dynamic.order = "-";
-      tags.dynamic.tiling = "none";
-      tags.dynamic.padding = PaddingPlan{PlanKind::kNone, Layout::natural(Shape4::view_of(original.tensor(t).shape))};
-      tags.dynamic.bytes = 0;
-      tags.dynamic.store = "ldm";
-      tags.dynamic.exchange = "no";
+    } else {  // a value that fusion keeps inside one kernel
+      tags.dynamic = not_in_memory(original.tensor(t).shape, "ldm");
     }
     out.push_back(std::move(tags));
   }

@@ -49,15 +49,15 @@ struct TensorPiece {
 /// From the machine and the plan.
 struct DynamicTags {
   std::string device_dtype = "fp16";
-  std::string order;        ///< the kernel's view, e.g. "nchw", "nc" (a matrix)
-  std::string tiling;       ///< "none": kernels choose tiles from the free ldm when they run
-  PaddingPlan padding;      ///< the resident layout (the producer's, or staging's for an input)
-  std::uint64_t bytes = 0;  ///< after padding
-  std::string split_dim;    ///< empty: not split
+  std::string order = "-";      ///< the kernel's view, e.g. "nchw", "nc" (a matrix); "-" never in main memory
+  std::string tiling = "none";  ///< kernels choose tiles from the free ldm when they run
+  PaddingPlan padding;          ///< the resident layout (the producer's, or staging's for an input)
+  std::uint64_t bytes = 0;      ///< after padding
+  std::string split_dim;        ///< empty: not split
   std::vector<TensorPiece> pieces;
-  std::string store;          ///< "mem0": core group 0's memory; "ldm": only ever inside a fused kernel
-  std::string exchange;       ///< "no", "cg" (between core groups) or "core"
-  std::size_t relayouts = 0;  ///< device copies into other layouts that consumers want
+  std::string store = "none";   ///< "mem0": core group 0's memory; "ldm": only inside a fused kernel; "none"
+  std::string exchange = "no";  ///< "no", "cg" (between core groups) or "core"
+  std::size_t relayouts = 0;    ///< device copies into other layouts that consumers want
 };
 
 struct TensorTags {
