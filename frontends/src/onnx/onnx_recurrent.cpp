@@ -118,11 +118,7 @@ void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context
                               fmt::join(*w, ", "), kMaxFoldedElements / 2));
         return;
       }
-      ctx.folded_elements += zeros.dims[0] * zeros.dims[1];
-      if (ctx.folded_elements > kMaxFoldedTotalElements) {
-        t.problem(fmt::format("the model's folded constants exceed {} elements in all", kMaxFoldedTotalElements));
-        return;
-      }
+      if (!t.charge_folded(zeros.dims[0] * zeros.dims[1])) return;
       zeros.values.assign(zeros.dims[0] * zeros.dims[1], 0.0);
       const std::string name = fresh_name(ctx, base + "_B");
       ctx.shapes[name] = zeros.dims;

@@ -114,13 +114,17 @@ class NodeTranslator {
       problem(fmt::format("would fold to a constant of rank {} (at most {})", value.dims.size(), kMaxConstantRank));
       return;
     }
-    ctx_.folded_elements += value.values.size();
-    if (ctx_.folded_elements > kMaxFoldedTotalElements) {
-      problem(fmt::format("the model's folded constants exceed {} elements in all", kMaxFoldedTotalElements));
-      return;
-    }
+    if (!charge_folded(value.values.size())) return;
     ctx_.shapes[node_.output(0)] = value.dims;
     ctx_.constants[node_.output(0)] = std::move(value);
+  }
+  /// Counts `elements` more of constants made at import against the model's budget; false (with a problem) when
+  /// that exceeds it.
+  bool charge_folded(std::uint64_t elements) {
+    ctx_.folded_elements += elements;
+    if (ctx_.folded_elements <= kMaxFoldedTotalElements) return true;
+    problem(fmt::format("the model's folded constants exceed {} elements in all", kMaxFoldedTotalElements));
+    return false;
   }
   bool has_input(int i) const { return node_.input_size() > i && !node_.input(i).empty(); }
   /// The constant value of input i, or nullptr (with a problem naming `role`).
