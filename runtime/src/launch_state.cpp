@@ -11,38 +11,32 @@ namespace ldmsim::detail {
 LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
                          const std::vector<std::vector<int>>& sync_sets)
     : machine_(machine), kernel_(std::move(kernel)) {
-  if (!sync_sets.empty()) {
-    std::vector<std::vector<GroupRun*>> sets;
-    for (const auto& set : sync_sets) {
-      nodes_.push_back(std::make_unique<NodeSync>(machine_.arch.node_barrier_cycles));
-      sets.emplace_back();
-      for (int cg : set) {
-        runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_,
-                                                   name, nodes_.back().get()));
-        nodes_.back()->add(*runs_.back(), machine_.arch.cores_per_group());
-        sets.back().push_back(runs_.back().get());
-      }
-    }
-    machine_.launch_active = true;
-    const std::size_t threads = std::min<std::size_t>(machine_.threads, sets.size());
-    for (std::size_t t = 0; t < threads; ++t) {
-      threads_.emplace_back([t, threads, sets] {
-        boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
-        for (std::size_t i = t; i < sets.size(); i += threads) GroupRun::run_together(sets[i]);
-      });
-    }
-    return;
+  // Without node-sync sets every group is a set of its own, with no node barrier.
+  std::vector<std::vector<int>> sets = sync_sets;
+  if (sets.empty()) {
+    for (int cg : groups) sets.push_back({cg});
   }
-  for (int cg : groups) {
-    runs_.push_back(
-        std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name, nullptr));
+  std::vector<std::vector<GroupRun*>> together;
+  for (const auto& set : sets) {
+    NodeSync* node = nullptr;
+    if (!sync_sets.empty()) {
+      nodes_.push_back(std::make_unique<NodeSync>(machine_.arch.node_barrier_cycles));
+      node = nodes_.back().get();
+    }
+    together.emplace_back();
+    for (int cg : set) {
+      runs_.push_back(
+          std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name, node));
+      if (node != nullptr) node->add(*runs_.back(), machine_.arch.cores_per_group());
+      together.back().push_back(runs_.back().get());
+    }
   }
   machine_.launch_active = true;
-  const std::size_t threads = std::min<std::size_t>(machine_.threads, runs_.size());
+  const std::size_t threads = std::min<std::size_t>(machine_.threads, together.size());
   for (std::size_t t = 0; t < threads; ++t) {
-    threads_.emplace_back([this, t, threads] {
+    threads_.emplace_back([t, threads, together] {
       boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
-      for (std::size_t i = t; i < runs_.size(); i += threads) runs_[i]->run();
+      for (std::size_t i = t; i < together.size(); i += threads) GroupRun::run_together(together[i]);
     });
   }
 }
