@@ -20,7 +20,8 @@ namespace ldmsim::cli {
 namespace {
 
 struct RunOptions {
-  std::string workload;
+  std::vector<std::string> workloads;
+  bool concurrent = false;
   std::string arch = "sw26010";
   std::string out = "ldmsim-out";
   std::string trace;
@@ -111,13 +112,22 @@ MachineOptions machine_options(const RunOptions& options) {
 }
 
 void run_command(const RunOptions& options) {
-  if (options.workload.empty() && options.explain) {
+  if (options.workloads.empty() && options.explain) {
     throw ConfigError("--explain shows the choices of a workload's ops: give a workload or model");
   }
-  if (!options.workload.empty()) {
-    run_workload_command(WorkloadRunArgs{options.workload, options.arch, options.arch_given, options.staging,
-                                         options.out, options.trace, machine_options(options), options.dump_graph,
-                                         options.fusion == "on", options.conv_algo, options.inputs, options.explain});
+  if (options.workloads.empty() && options.concurrent) {
+    throw ConfigError("--concurrent runs several models at once: give the workloads or models");
+  }
+  if (!options.workloads.empty()) {
+    const WorkloadRunArgs args{options.workloads.front(), options.arch,       options.arch_given,
+                               options.staging,           options.out,        options.trace,
+                               machine_options(options),  options.dump_graph, options.fusion == "on",
+                               options.conv_algo,         options.inputs,     options.explain};
+    if (options.workloads.size() == 1 && !options.concurrent) {
+      run_workload_command(args);
+    } else {
+      run_models_command(args, options.workloads, options.concurrent);
+    }
     return;
   }
   const Arch arch = resolve_arch(options.arch);
@@ -150,8 +160,12 @@ void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand(
       "run", "Run a workload on the simulated machine; without one, the built-in demo (fp16 tile kernels)");
-  run->add_option("workload", options->workload,
-                  "Workload JSON file (docs/workload-format.md) or ONNX model (.onnx, docs/onnx.md)");
+  run->add_option("workload", options->workloads,
+                  "Workload JSON file (docs/workload-format.md) or ONNX model (.onnx, docs/onnx.md); several run on "
+                  "one machine, each in its own context (one after another, or pipelined with --concurrent)");
+  run->add_flag("--concurrent", options->concurrent,
+                "Pipeline the models: each core switches to another model's ready work when its model stalls "
+                "(docs/pipelining.md); writes OUT/NAME/ per model, OUT/stats.json and OUT/schedule.svg");
   run->add_option("--input", options->inputs,
                   "An ONNX model's input values: NAME=FILE.npy (repeatable; f32 is rounded to fp16)");
   CLI::Option* arch =

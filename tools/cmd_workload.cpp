@@ -92,13 +92,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
              result.stats["dma_bytes"].get<std::uint64_t>(),
              result.stats["padding"]["bytes_added"].get<std::uint64_t>());
   fmt::print("{}", slowest_layers_table(result.stats, kSlowestLayersShown));
-  if (args.explain) {
-    for (const auto& op : result.stats["ops"]) {
-      if (!op.contains("metrics") || !op["metrics"].is_object() || !op["metrics"].contains("explain")) continue;
-      fmt::print("{} ({}):\n", op["name"].get<std::string>(), op["type"].get<std::string>());
-      for (const auto& line : op["metrics"]["explain"]) fmt::print("  {}\n", line.get<std::string>());
-    }
-  }
+  if (args.explain) fmt::print("{}", op_choices_text(result.stats));
   fmt::print("wrote {} output(s), {}{}\n", result.outputs.size(), dir.stats().string(),
              dir.trace().empty() ? "" : " and " + dir.trace().string());
 }

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/arch.hpp"
@@ -58,6 +59,9 @@ struct WorkloadRunArgs {
 };
 /// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
 void run_workload_command(const WorkloadRunArgs& args);
+/// Runs several workload files on one machine, one context each (cmd_models.cpp): pipelined or one after another.
+/// `args.workload` is ignored.
+void run_models_command(const WorkloadRunArgs& args, const std::vector<std::string>& workloads, bool pipelined);
 
 /// Arch::resolve plus a check of the DMA timing model's parameters; errors name the origin and JSON path.
 Arch resolve_arch(const std::string& name_or_file);

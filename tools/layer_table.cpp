@@ -41,4 +41,14 @@ std::string slowest_layers_table(const nlohmann::json& stats, std::size_t count)
   return out;
 }
 
+std::string op_choices_text(const nlohmann::json& stats) {
+  std::string text;
+  for (const auto& op : stats["ops"]) {
+    if (!op.contains("metrics") || !op["metrics"].is_object() || !op["metrics"].contains("explain")) continue;
+    text += fmt::format("{} ({}):\n", op["name"].get<std::string>(), op["type"].get<std::string>());
+    for (const auto& line : op["metrics"]["explain"]) text += fmt::format("  {}\n", line.get<std::string>());
+  }
+  return text;
+}
+
 }  // namespace ldmsim::cli

@@ -15,4 +15,8 @@ std::string layer_progress_line(const nlohmann::json& op, std::size_t op_count);
 /// share of the run's cycles, bound, DMA bytes and fraction of the machine's fp32 peak; empty for no ops.
 std::string slowest_layers_table(const nlohmann::json& stats, std::size_t count);
 
+/// `run --explain`: for each op that reported its choices (metrics.explain), its name and one indented line per
+/// choice; empty when none did.
+std::string op_choices_text(const nlohmann::json& stats);
+
 }  // namespace ldmsim::cli

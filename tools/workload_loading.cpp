@@ -2,6 +2,7 @@
 #include "workload_loading.hpp"
 
 #include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/runtime/concurrent.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::cli {
@@ -26,7 +27,11 @@ std::unique_ptr<LoadedWorkload> load_for_run(const LoadArgs& args, const Operato
               : w->loaded->staging  ? *w->loaded->staging
                                     : StagingPolicy::kMethod;
   w->arch = Arch::resolve(arch_name);
-  if (args.fusion) w->fused.emplace(fuse(*w->loaded, w->arch, w->policy));
+  if (args.fusion) {
+    Arch context = w->arch;
+    context.ldm_bytes = ConcurrentMachine::ldm_share(w->arch, args.contexts);
+    w->fused.emplace(fuse(*w->loaded, context, w->policy));
+  }
   return w;
 }
 

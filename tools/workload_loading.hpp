@@ -22,6 +22,7 @@ struct LoadArgs {
   bool fusion = true;
   std::string conv_algo;
   std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
+  std::size_t contexts = 1;         ///< models sharing the machine: fusion maps onto each one's ldm share
 };
 
 struct LoadedWorkload {

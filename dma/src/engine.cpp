@@ -17,12 +17,12 @@ DmaEngine::DmaEngine(const Arch& arch, int cg, MainMemory& memory, DmaEventSink*
       lint_alignment_(lint_alignment),
       model_(make_timing_model(arch)) {}
 
-DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue) {
+DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue, LdmWindow window) {
   DmaResult result;
-  auto violation = validate_fields(request, arch_);
+  auto violation = validate_fields(request, arch_, window.bytes);
   if (violation && violation->lintable() && lint_alignment_) {
     result.violation = std::move(violation);  // a warning: keep checking everything else
-    violation = validate_shape(request, arch_);
+    violation = validate_shape(request, arch_, window.bytes);
   }
   if (!violation) violation = validate_main_range(request, memory_);
   if (violation) {
@@ -44,16 +44,17 @@ DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue) {
     remote_link_free_ = start + transfer;
     result.timing.end = static_cast<Cycle>(std::ceil(start + transfer + r.latency_cycles));
   }
-  move(request, core);
+  move(request, core, window.offset);
   record(request, core, issue, result.timing, result.violation ? DmaStatus::kLintWarning : DmaStatus::kOk);
   return result;
 }
 
-void DmaEngine::move(const DmaRequest& request, int core) {
+void DmaEngine::move(const DmaRequest& request, int core, std::uint64_t window_offset) {
   const std::uint64_t block = request.block_bytes();
   const std::uint64_t blocks = request.block_count();
   const std::uint64_t pitch = request.block_pitch();
-  std::byte* first = ldm_of(core) + request.ldm;
+  const std::uint64_t ldm = window_offset + request.ldm;
+  std::byte* first = ldm_of(core) + ldm;
   if (request.op == DmaOp::kPut) {
     for (std::uint64_t i = 0; i < blocks; ++i) {
       memory_.write(request.main + i * pitch, std::span<const std::byte>(first + i * block, block));
@@ -74,7 +75,7 @@ void DmaEngine::move(const DmaRequest& request, int core) {
         }
       }
     }
-    first = ldm_of(receivers_first) + request.ldm;
+    first = ldm_of(receivers_first) + ldm;
   }
   for (std::uint64_t i = 0; i < blocks; ++i) {
     memory_.read(request.main + i * pitch, std::span<std::byte>(first + i * block, block));
@@ -85,7 +86,7 @@ void DmaEngine::move(const DmaRequest& request, int core) {
   for (int c = receivers_first + 1; c < rows * cols; ++c) {
     const bool receives = request.mode == DmaMode::kRow ? c / cols == receivers_first / cols
                                                         : ((request.row_mask >> (c / cols)) & 1u) != 0;
-    if (receives) std::memcpy(ldm_of(c) + request.ldm, first, request.length);
+    if (receives) std::memcpy(ldm_of(c) + ldm, first, request.length);
   }
 }
 

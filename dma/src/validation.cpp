@@ -70,7 +70,7 @@ std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t
   return std::nullopt;
 }
 
-std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch) {
+std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch, std::uint64_t ldm_bytes) {
   if (r.op == DmaOp::kPut && r.mode != DmaMode::kPe) {
     return violation(FaultKind::kInvalidArgument, r, "mode", static_cast<std::uint64_t>(r.mode),
                      fmt::format("{} mode is defined for get only", to_string(r.mode)),
@@ -105,10 +105,10 @@ std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch) {
                      fmt::format("make length a multiple of bsize (e.g. {} or {})", r.length / r.bsize * r.bsize,
                                  (r.length / r.bsize + 1) * r.bsize));
   }
-  if (r.ldm > arch.ldm_bytes || r.length > arch.ldm_bytes - r.ldm) {
+  if (r.ldm > ldm_bytes || r.length > ldm_bytes - r.ldm) {
     return violation(FaultKind::kDmaOutOfBounds, r, "ldm address", r.ldm,
                      fmt::format("ldm range [0x{:x}, 0x{:x}) is outside the {}-byte local store", r.ldm,
-                                 r.ldm + r.length, arch.ldm_bytes),
+                                 r.ldm + r.length, ldm_bytes),
                      "check the ldm buffer size and the tile length");
   }
   return std::nullopt;
@@ -116,13 +116,13 @@ std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch) {
 
 }  // namespace
 
-std::optional<DmaViolation> validate_fields(const DmaRequest& request, const Arch& arch) {
+std::optional<DmaViolation> validate_fields(const DmaRequest& request, const Arch& arch, std::uint64_t ldm_bytes) {
   if (auto v = check_granularity(request, arch.dma.granularity_bytes)) return v;
-  return check_shape(request, arch);
+  return check_shape(request, arch, ldm_bytes == 0 ? arch.ldm_bytes : ldm_bytes);
 }
 
-std::optional<DmaViolation> validate_shape(const DmaRequest& request, const Arch& arch) {
-  return check_shape(request, arch);
+std::optional<DmaViolation> validate_shape(const DmaRequest& request, const Arch& arch, std::uint64_t ldm_bytes) {
+  return check_shape(request, arch, ldm_bytes == 0 ? arch.ldm_bytes : ldm_bytes);
 }
 
 std::optional<DmaViolation> validate_main_range(const DmaRequest& request, const MainMemory& memory) {

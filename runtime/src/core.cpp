@@ -59,8 +59,7 @@ void Core::enter(std::string_view api) {
 
 void Core::sync_point() {
   order_->cycle = cycle_;
-  // Unique across groups: the groups of a node-synchronised launch share one scheduler.
-  order_->id = static_cast<std::uint32_t>(cg_) * group_->arch().cores_per_group() + static_cast<std::uint32_t>(id_);
+  order_->id = order_id_;
   // Yield only to an earlier core: Boost's yield() always switches away, even when this core is the earliest
   // (and, with no other core ready, to the control core, which would then report a false deadlock).
   if (order_->scheduler->earlier_ready(cycle_, order_->id)) boost::this_fiber::yield();
@@ -78,7 +77,7 @@ DmaHandle Core::dma(const DmaRequest& request) {
   cycle_ += issue_cost;
   stats_->busy_cycles += issue_cost;
   sync_point();
-  DmaResult result = engine.execute(request, id_, cycle_);
+  DmaResult result = engine.execute(request, id_, cycle_, group_->ldm_window());
   if (result.trapped) trap(result.violation->kind, result.violation->message);
   if (result.violation) {
     ++stats_->lint_warnings;
@@ -109,40 +108,65 @@ void Core::wait(const DmaHandle& handle) {
   }
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.id == handle.id_; });
   if (it == pending_.end()) return;  // already waited
-  if (it->end > cycle_) {
-    stats_->dma_wait_cycles += it->end - cycle_;
-    cycle_ = it->end;
-  }
+  const Cycle end = it->end;
   pending_.erase(it);
+  stall_until(end, &CoreStats::dma_wait_cycles);
 }
 
 void Core::wait_all() {
   enter("Core::wait_all");
-  for (const auto& p : pending_) {
-    if (p.end > cycle_) {
-      stats_->dma_wait_cycles += p.end - cycle_;
-      cycle_ = p.end;
-    }
-  }
+  Cycle end = cycle_;
+  for (const auto& p : pending_) end = std::max(end, p.end);
   pending_.clear();
+  stall_until(end, &CoreStats::dma_wait_cycles);
+}
+
+void Core::stall_until(Cycle cycle, Cycle CoreStats::*counter) {
+  if (cycle <= cycle_) return;
+  if (holding_ && cycle - cycle_ <= 2 * static_cast<Cycle>(group_->arch().context_switch_cycles)) {
+    group_->idle_core(*this, cycle);  // too short to be worth two switches: keep the core
+  } else {
+    release_core();
+  }
+  stats_->*counter += cycle - cycle_;
+  cycle_ = cycle;
+  resume();
+}
+
+void Core::release_core() {
+  if (!holding_) return;
+  holding_ = false;
+  group_->release_core(*this);
+}
+
+void Core::resume() {
+  if (physical_ == nullptr || holding_) return;
+  sync_point();  // take the core in simulated-time order
+  group_->take_core(*this);
+  holding_ = true;
 }
 
 void Core::barrier(Scope scope) {
   enter("Core::barrier");
   sync_point();
+  release_core();
   group_->barrier(*this, scope);
+  resume();
 }
 
 void Core::reg_put(RegBus bus, int dst, const RegValue& value) {
   enter("Core::reg_put");
   sync_point();
-  group_->reg_put(*this, bus, dst, value);
+  group_->reg_put(*this, bus, dst, value);  // releases the core if it blocks
+  resume();
 }
 
 RegValue Core::reg_get(RegBus bus) {
   enter("Core::reg_get");
   sync_point();
-  return group_->reg_get(*this, bus);
+  RegValue value = group_->reg_get(*this, bus);
+  resume();
+  return value;
 }
 
 Cycle Core::rma(const RmaRequest& request) {
@@ -175,6 +199,7 @@ void Core::block_until(const std::function<bool()>& ready, const std::string& wh
   enter("Core::block_until");
   sync_point();
   group_->block_until(*this, ready, what);
+  resume();
 }
 
 void Core::notify_waiters() {
@@ -184,10 +209,7 @@ void Core::notify_waiters() {
 
 void Core::wait_until(Cycle cycle) {
   enter("Core::wait_until");
-  if (cycle > cycle_) {
-    stats_->barrier_wait_cycles += cycle - cycle_;
-    cycle_ = cycle;
-  }
+  stall_until(cycle, &CoreStats::barrier_wait_cycles);
 }
 
 void Core::compute(Cost cost) {

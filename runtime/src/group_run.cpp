@@ -33,8 +33,13 @@ const char* scope_name(Scope scope) {
 }
 }  // namespace
 
-GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name, NodeSync* node)
-    : machine_(machine), group_(group), kernel_(kernel), name_(std::move(name)), node_(node), dma_log_(logger("dma")) {
+GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, const Kernel& kernel, std::string name, NodeSync* node)
+    : machine_(machine),
+      group_(group),
+      kernel_(kernel),
+      name_(machine.launch_name(name)),
+      node_(node),
+      dma_log_(logger("dma")) {
   const Arch& a = machine_.arch;
   const int n = static_cast<int>(a.cores_per_group());
   start_cycle_ = group_.stats.cycles;
@@ -47,55 +52,75 @@ GroupRun::GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel
   for (std::uint32_t r = 0; r < a.rows; ++r) slots_.emplace_back().expected = a.cols;
   for (std::uint32_t c = 0; c < a.cols; ++c) slots_.emplace_back().expected = a.rows;
   cores_.reserve(static_cast<std::size_t>(n));
+  const std::uint64_t physical_ldm = machine_.node->arch.ldm_bytes;
+  const std::uint64_t window = machine_.ldm_window().offset;
+  // Scheduler keys unique on the host thread: the groups of a node-synchronised launch, and every context of a
+  // shared node, run as fibers of one thread.
+  const std::uint32_t key_base =
+      (machine_.context * machine_.arch.core_groups + static_cast<std::uint32_t>(cg())) * static_cast<std::uint32_t>(n);
   for (int id = 0; id < n; ++id) {
     const int cols = static_cast<int>(a.cols);
-    std::byte* ldm = group_.ldm.data() + static_cast<std::size_t>(id) * a.ldm_bytes;
-    cores_.emplace_back(new Core(*this, group_.cg, id, id / cols, id % cols, ldm, a.ldm_bytes,
-                                 group_.stats.cores[static_cast<std::size_t>(id)]));
-    cores_.back()->cycle_ = start_cycle_;
+    std::byte* ldm = group_.shared.ldm.data() + static_cast<std::size_t>(id) * physical_ldm + window;
+    Core& core = *cores_.emplace_back(new Core(*this, group_.shared.cg, id, id / cols, id % cols, ldm, a.ldm_bytes,
+                                               group_.stats.cores[static_cast<std::size_t>(id)]));
+    core.cycle_ = start_cycle_;
+    core.order_id_ = key_base + static_cast<std::uint32_t>(id);
+    if (!group_.shared.cores.empty()) core.physical_ = &group_.shared.cores[static_cast<std::size_t>(id)];
+  }
+}
+
+template <typename Step>
+void GroupRun::guarded(Step&& step) noexcept {
+  try {
+    step();
+  } catch (const std::exception& e) {
+    record_fault(Fault(FaultKind::kKernelException, {group_.shared.cg, -1}, start_cycle_, name_,
+                       fmt::format("simulator error while running the group: {}", e.what())));
   }
 }
 
 void GroupRun::run_together(const std::vector<GroupRun*>& runs) noexcept {
-  const auto guarded = [](GroupRun& run, auto&& step) {
-    try {
-      step();
-    } catch (const std::exception& e) {
-      run.record_fault(Fault(FaultKind::kKernelException, {run.group_.cg, -1}, run.start_cycle_, run.name_,
-                             fmt::format("simulator error while running the group: {}", e.what())));
-    }
-  };
-  for (GroupRun* run : runs) guarded(*run, [run] { run->begin(); });
+  for (GroupRun* run : runs) run->start({});
   const auto live = [&runs] {
-    return std::any_of(runs.begin(), runs.end(), [](const GroupRun* r) { return r->live_ > 0; });
+    return std::any_of(runs.begin(), runs.end(), [](const GroupRun* r) { return r->live(); });
   };
   // The control core has the largest key: it resumes only when no compute core is ready to run.
   while (live()) {
     boost::this_fiber::yield();
     for (GroupRun* run : runs) {
-      if (run->live_ > 0) run->on_deadlock(runs);
+      if (run->live()) run->on_deadlock(runs);
     }
   }
-  for (GroupRun* run : runs) guarded(*run, [run] { run->end(); });
+  for (GroupRun* run : runs) run->finish();
 }
 
-void GroupRun::begin() {
-  group_.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
-  fibers_.reserve(cores_.size());
-  for (std::size_t i = 0; i < cores_.size(); ++i) {
-    fibers_.emplace_back(std::allocator_arg, group_.stacks.slice(i), [this, i] { run_core(static_cast<int>(i)); });
-    ++live_;
-  }
+void GroupRun::start(std::function<void()> on_exit) noexcept {
+  on_exit_ = std::move(on_exit);
+  guarded([this] {
+    group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
+    fibers_.reserve(cores_.size());
+    for (std::size_t i = 0; i < cores_.size(); ++i) {
+      fibers_.emplace_back(std::allocator_arg, group_.stacks.slice(i), [this, i] { run_core(static_cast<int>(i)); });
+      ++live_;
+    }
+  });
 }
 
-void GroupRun::end() {
-  for (auto& fiber : fibers_) fiber.join();
-  fibers_.clear();
+void GroupRun::finish() noexcept {
+  guarded([this] {
+    for (auto& fiber : fibers_) fiber.join();
+    fibers_.clear();
+    const Cycle end = latest_cycle();
+    group_.stats.cycles = end;
+    ++group_.stats.launches;
+    group_.shared.trace.mark({MarkerKind::kLaunchEnd, end, -1, 0, name_});
+  });
+}
+
+Cycle GroupRun::latest_cycle() const {
   Cycle end = start_cycle_;
   for (const auto& core : cores_) end = std::max(end, core->cycle_);
-  group_.stats.cycles = end;
-  ++group_.stats.launches;
-  group_.trace.mark({MarkerKind::kLaunchEnd, end, -1, 0, name_});
+  return end;
 }
 
 void GroupRun::run_core(int id) noexcept {
@@ -108,6 +133,7 @@ void GroupRun::run_core(int id) noexcept {
   core.in_kernel_ = true;
   try {
     core.sync_point();  // take this core's place in simulated-time order before running any kernel code
+    core.resume();      // and, on a shared node, its physical core
     if (!aborted_) {
       kernel_(core);
       core.check_exit();
@@ -117,18 +143,19 @@ void GroupRun::run_core(int id) noexcept {
   } catch (const Aborted&) {
     // another core of the group trapped; this one just unwinds
   } catch (const std::exception& e) {
-    record_fault(Fault(FaultKind::kKernelException, {group_.cg, id}, core.cycle_, name_,
+    record_fault(Fault(FaultKind::kKernelException, {group_.shared.cg, id}, core.cycle_, name_,
                        fmt::format("the kernel threw: {}", e.what())));
   } catch (...) {
-    record_fault(Fault(FaultKind::kKernelException, {group_.cg, id}, core.cycle_, name_,
+    record_fault(Fault(FaultKind::kKernelException, {group_.shared.cg, id}, core.cycle_, name_,
                        "the kernel threw an exception that is not a std::exception"));
   }
   core.in_kernel_ = false;
+  core.release_core();
   auto& stats = group_.stats.cores[static_cast<std::size_t>(id)];
   stats.ldm_high_water = std::max(stats.ldm_high_water, core.ldm_.high_water());
   states_[static_cast<std::size_t>(id)] = State::kExited;
-  group_.trace.mark({MarkerKind::kCoreExit, core.cycle_, id, 0, {}});
-  --live_;
+  group_.shared.trace.mark({MarkerKind::kCoreExit, core.cycle_, id, 0, {}});
+  if (--live_ == 0 && on_exit_) on_exit_();
 }
 
 GroupRun::Slot& GroupRun::slot_for(const Core& core, Scope scope) {
@@ -164,7 +191,7 @@ void GroupRun::barrier(Core& core, Scope scope) {
       states_[static_cast<std::size_t>(waiter)] = State::kReady;
     }
     slot.waiting.clear();
-    group_.trace.mark({MarkerKind::kBarrier, slot.release, core.id(), static_cast<std::uint32_t>(scope), {}});
+    group_.shared.trace.mark({MarkerKind::kBarrier, slot.release, core.id(), static_cast<std::uint32_t>(scope), {}});
     slot.released.notify_all();
   } else {
     const std::uint64_t generation = slot.generation;
@@ -200,7 +227,7 @@ void GroupRun::wake_from_node_barrier(int core, Cycle release) {
 }
 
 void GroupRun::mark_node_barrier(Cycle release) {
-  group_.trace.mark({MarkerKind::kBarrier, release, -1, static_cast<std::uint32_t>(Scope::kNode), {}});
+  group_.shared.trace.mark({MarkerKind::kBarrier, release, -1, static_cast<std::uint32_t>(Scope::kNode), {}});
 }
 
 void GroupRun::wake(int core, Cycle at) {
@@ -265,6 +292,7 @@ RegValue GroupRun::reg_get(Core& core, RegBus bus) {
   const RegMessage m = q.values.front();
   q.values.pop_front();
   if (m.arrival > core.cycle_) {
+    core.release_core();
     core.stats_->barrier_wait_cycles += m.arrival - core.cycle_;
     core.cycle_ = m.arrival;
   }
@@ -286,6 +314,7 @@ void GroupRun::block(Core& core, State state, boost::fibers::condition_variable_
   const auto id = static_cast<std::size_t>(core.id());
   NoLock lock;
   while (!done() && !aborted_) {
+    core.release_core();  // a stall: another context may use the physical core
     states_[id] = state;  // (again, after a wake-up that found the condition taken by another core)
     changed.wait(lock);
   }
@@ -324,8 +353,9 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
   }
   const std::vector<int> receivers =
       r.op == RmaOp::kPut ? core.rma_receivers(r.scope, r.peer) : std::vector<int>{core.id()};
-  std::byte* const base = group_.ldm.data();
-  const auto at = [&](int id, LdmAddr offset) { return base + static_cast<std::size_t>(id) * ldm_bytes + offset; };
+  std::byte* const base = group_.shared.ldm.data() + machine_.ldm_window().offset;
+  const std::uint64_t stride = machine_.node->arch.ldm_bytes;
+  const auto at = [&](int id, LdmAddr offset) { return base + static_cast<std::size_t>(id) * stride + offset; };
   const int source = r.op == RmaOp::kPut ? core.id() : r.peer;
   const LdmAddr from = r.op == RmaOp::kPut ? r.local : r.remote;
   const LdmAddr to = r.op == RmaOp::kPut ? r.remote : r.local;
@@ -372,7 +402,7 @@ void GroupRun::notify_waiters(Cycle at) {
 void GroupRun::record_fault(const Fault& fault) {
   auto key = [](const Fault& f) { return std::make_tuple(f.cycle(), f.core()); };
   if (!first_fault_ || key(fault) < key(*first_fault_)) first_fault_ = fault;
-  group_.trace.mark(
+  group_.shared.trace.mark(
       {MarkerKind::kFault, fault.cycle(), fault.core(), static_cast<std::uint32_t>(fault.kind()), fault.what()});
   logger("runtime")->debug("[{} {}:{}] {}", fault.cycle(), fault.cg(), fault.core(), fault.what());
   if (node_ != nullptr) {
@@ -388,15 +418,41 @@ void GroupRun::abort() {
   wake_blocked();
 }
 
+void GroupRun::release_core(Core& core) {
+  core.physical_->release(core.cycle_);
+}
+
+void GroupRun::idle_core(Core& core, Cycle until) {
+  core.physical_->idle(core.cycle_, until);
+}
+
+void GroupRun::take_core(Core& core) {
+  PhysicalCore& physical = *core.physical_;
+  const auto id = static_cast<std::size_t>(core.id());
+  NoLock lock;
+  while (physical.held() && !aborted_) {
+    states_[id] = State::kAtCore;
+    physical.released().wait(lock);
+  }
+  if (aborted_) throw Aborted{};
+  states_[id] = State::kReady;
+  const Cycle start = physical.take(machine_.context, core.cycle_, machine_.arch.context_switch_cycles);
+  core.stats_->context_wait_cycles += start - core.cycle_;
+  core.cycle_ = start;
+}
+
 void GroupRun::wake_blocked() {
   for (auto& slot : slots_) slot.released.notify_all();
+  for (const auto& core : cores_) {
+    if (core->physical_ != nullptr) core->physical_->released().notify_all();
+  }
   for (auto& q : reg_queues_) q.changed.notify_all();
   condition_changed_.notify_all();
 }
 
 void GroupRun::record_warning(const Core& core, const std::string& message) {
-  group_.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, message});
-  dma_log_->warn("[{} {}:{}] lint: {}", core.cycle(), group_.cg, core.id(), message);
+  group_.shared.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, message});
+  dma_log_->warn("[{} {}:{}] lint: {}", core.cycle(), group_.shared.cg, core.id(), message);
 }
 
 void GroupRun::on_deadlock(const std::vector<GroupRun*>& together) {
@@ -409,7 +465,7 @@ void GroupRun::on_deadlock(const std::vector<GroupRun*>& together) {
   Cycle latest = start_cycle_;
   const bool several = together.size() > 1;
   for (const GroupRun* run : together) dump += run->core_states(several, latest);
-  record_fault(Fault(FaultKind::kDeadlock, {group_.cg, -1}, latest, name_,
+  record_fault(Fault(FaultKind::kDeadlock, {group_.shared.cg, -1}, latest, name_,
                      fmt::format("every live core of the {} is blocked and none can proceed; hint: make every "
                                  "core of a barrier's scope reach it the same number of times, and every register "
                                  "get meet a put{}",
@@ -449,11 +505,15 @@ std::string GroupRun::core_states(bool name_group, Cycle& latest) const {
       case State::kAtCondition:
         state = "waiting: " + condition_notes_[i];
         break;
+      case State::kAtCore:
+        state = fmt::format("waiting since cycle {} for its physical core, held by context {}", core.cycle_,
+                            core.physical_->holder());
+        break;
       case State::kReady:
         state = fmt::format("blocked at cycle {}", core.cycle_);
         break;
     }
-    const std::string where = name_group ? fmt::format("cg {} ", group_.cg) : std::string();
+    const std::string where = name_group ? fmt::format("cg {} ", group_.shared.cg) : std::string();
     dump += fmt::format("\n  {}core {} (row {}, col {}): {}", where, i, core.row(), core.col(), state);
   }
   return dump;

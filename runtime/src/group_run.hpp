@@ -28,7 +28,7 @@ struct Aborted {};
 class GroupRun {
  public:
   /// `node` is the launch's node-wide barrier when its groups run together (LaunchSpec::node_sync), else null.
-  GroupRun(MachineImpl& machine, GroupState& group, const Kernel& kernel, std::string name, NodeSync* node);
+  GroupRun(MachineImpl& machine, GroupContext& group, const Kernel& kernel, std::string name, NodeSync* node);
   GroupRun(const GroupRun&) = delete;
   GroupRun& operator=(const GroupRun&) = delete;
 
@@ -38,15 +38,27 @@ class GroupRun {
   /// Runs several groups' cores as fibers of the calling thread, interleaved in simulated-time order, until all
   /// of them finish. Deadlock is declared when no core of any of them can proceed.
   static void run_together(const std::vector<GroupRun*>& runs) noexcept;
+  /// The parts of run_together, for launches whose fibers share a thread with other work (ConcurrentMachine):
+  /// start creates the cores' fibers; `on_exit` is called when the last of them has exited; finish joins them and
+  /// closes the launch on the group's clock.
+  void start(std::function<void()> on_exit) noexcept;
+  void finish() noexcept;
+  bool live() const { return live_ > 0; }
+  /// The latest clock of any of its cores.
+  Cycle latest_cycle() const;
+  /// Every core of `together` (the groups run with this one) is blocked: records a deadlock listing them all.
+  void on_deadlock(const std::vector<GroupRun*>& together);
   /// The first fault of this group in (cycle, core) order, if any.
   const std::optional<Fault>& fault() const { return first_fault_; }
-  int cg() const { return group_.cg; }
+  int cg() const { return group_.shared.cg; }
 
   // ---- used by Core ----
   const Arch& arch() const { return machine_.arch; }
   const std::string& kernel_name() const { return name_; }
   bool aborted() const { return aborted_; }
-  DmaEngine& engine() { return group_.engine; }
+  DmaEngine& engine() { return group_.shared.engine; }
+  /// The part of each core's store the launch's context owns.
+  LdmWindow ldm_window() const { return machine_.ldm_window(); }
   spdlog::logger& dma_log() const { return *dma_log_; }
   void barrier(Core& core, Scope scope);
   void reg_put(Core& core, RegBus bus, int dst, const RegValue& value);
@@ -60,13 +72,18 @@ class GroupRun {
   void wake_from_node_barrier(int core, Cycle release);
   void mark_node_barrier(Cycle release);
   void notify_waiters(Cycle at);
+  /// ConcurrentMachine: `core` stalls (gives its physical core up) / takes its physical core back.
+  void release_core(Core& core);
+  void take_core(Core& core);
+  /// `core` stalls until `until` but keeps its physical core (PhysicalCore::idle).
+  void idle_core(Core& core, Cycle until);
   /// Records a fault raised by a core and aborts the group.
   void record_fault(const Fault& fault);
   /// Records a lint warning (an alignment violation the lint policy let through).
   void record_warning(const Core& core, const std::string& message);
 
  private:
-  enum class State : std::uint8_t { kReady, kAtBarrier, kAtRegGet, kAtRegPut, kAtCondition, kExited };
+  enum class State : std::uint8_t { kReady, kAtBarrier, kAtRegGet, kAtRegPut, kAtCondition, kAtCore, kExited };
   struct Slot {
     std::uint32_t expected = 0;
     std::uint32_t arrived = 0;
@@ -81,20 +98,19 @@ class GroupRun {
     void unlock() {}
   };
 
-  void begin();
-  void end();
+  /// Runs `step`, turning a simulator exception into a fault of the group.
+  template <typename Step>
+  void guarded(Step&& step) noexcept;
   /// Notifies every condition a core of this group can block on (after an abort, so they unwind).
   void wake_blocked();
   void node_barrier(Core& core);
   void run_core(int id) noexcept;
   Slot& slot_for(const Core& core, Scope scope);
-  /// Every core of `together` (the groups run with this one) is blocked: records a deadlock listing them all.
-  void on_deadlock(const std::vector<GroupRun*>& together);
   /// One line per core of this group: its state, for the deadlock dump; raises `latest` to the latest clock.
   std::string core_states(bool name_group, Cycle& latest) const;
 
   MachineImpl& machine_;
-  GroupState& group_;
+  GroupContext& group_;
   const Kernel& kernel_;
   std::string name_;
   NodeSync* node_;
@@ -139,6 +155,7 @@ class GroupRun {
   boost::fibers::condition_variable_any condition_changed_;
   std::deque<Slot> slots_;  // group, then one per row, then one per column
   int live_ = 0;
+  std::function<void()> on_exit_;
   bool aborted_ = false;
   std::optional<Fault> first_fault_;
   std::shared_ptr<spdlog::logger> dma_log_;  // looked up once per launch, not per request

@@ -4,6 +4,7 @@
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/operations.hpp>
 
+#include "context_session.hpp"
 #include "scheduler.hpp"
 
 namespace ldmsim::detail {
@@ -16,7 +17,7 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   if (sets.empty()) {
     for (int cg : groups) sets.push_back({cg});
   }
-  std::vector<std::vector<GroupRun*>> together;
+  std::vector<std::vector<GroupRun*>>& together = sets_;
   for (const auto& set : sets) {
     NodeSync* node = nullptr;
     if (!sync_sets.empty()) {
@@ -32,6 +33,10 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
     }
   }
   machine_.launch_active = true;
+  if (ContextSession* session = machine_.node->session) {
+    start_in_session(*session);
+    return;
+  }
   const std::size_t threads = std::min<std::size_t>(machine_.threads, together.size());
   for (std::size_t t = 0; t < threads; ++t) {
     threads_.emplace_back([t, threads, together] {
@@ -41,12 +46,49 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   }
 }
 
+void LaunchState::start_in_session(ContextSession& session) {
+  session_ = &session;
+  program_ = &boost::this_fiber::properties<CoreOrder>();
+  for (const auto& run : runs_) {
+    run->start([this] {
+      if (--running_ > 0) return;
+      Cycle end = 0;
+      for (const auto& r : runs_) end = std::max(end, r->latest_cycle());
+      program_->cycle = end;  // the program goes on when its launch has ended, in simulated-time order
+      exited_.notify_all();
+    });
+  }
+  for (const auto& run : runs_) running_ += run->live() ? 1u : 0u;  // no fiber has run yet
+  session.add(*this);
+}
+
+bool LaunchState::declare_deadlock() {
+  bool any = false;
+  for (const auto& set : sets_) {
+    for (GroupRun* run : set) {
+      if (!run->live()) continue;
+      run->on_deadlock(set);
+      any = true;
+    }
+  }
+  return any;
+}
+
 LaunchState::~LaunchState() {
   join();
 }
 
 std::optional<Fault> LaunchState::join() {
   if (joined_) return fault_;
+  if (session_ != nullptr) {
+    struct NoLock {
+      void lock() {}
+      void unlock() {}
+    } lock;
+    while (running_ > 0) exited_.wait(lock);
+    for (const auto& run : runs_) run->finish();
+    session_->remove(*this);
+  }
   for (auto& thread : threads_) thread.join();
   joined_ = true;
   machine_.launch_active = false;

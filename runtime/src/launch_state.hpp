@@ -1,6 +1,7 @@
 // A launch in flight: the group runs, the host threads executing them, and the join that gathers faults.
 #pragma once
 
+#include <boost/fiber/condition_variable.hpp>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -9,6 +10,9 @@
 #include "group_run.hpp"
 
 namespace ldmsim::detail {
+
+class ContextSession;
+class CoreOrder;
 
 class LaunchState {
  public:
@@ -24,13 +28,25 @@ class LaunchState {
 
   /// Waits for every group; returns the first fault in (cycle, cg, core) order. Idempotent.
   std::optional<Fault> join();
+  /// In a ContextSession, when no fiber of its thread can run: declares a deadlock in each set with live cores.
+  /// Returns whether there was one.
+  bool declare_deadlock();
 
  private:
+  /// On a shared node during ConcurrentMachine::run: the cores become fibers of the calling program's thread,
+  /// and join() blocks the program's fiber until they have all exited.
+  void start_in_session(ContextSession& session);
+
   MachineImpl& machine_;
   Kernel kernel_;
   std::vector<std::unique_ptr<NodeSync>> nodes_;  // one per set
   std::vector<std::unique_ptr<GroupRun>> runs_;
+  std::vector<std::vector<GroupRun*>> sets_;  // run together, one set per host thread (or all in the session's)
   std::vector<std::thread> threads_;
+  ContextSession* session_ = nullptr;
+  CoreOrder* program_ = nullptr;  // the ordering key of the program's fiber that joins
+  std::size_t running_ = 0;       // groups with live cores (session)
+  boost::fibers::condition_variable_any exited_;
   bool joined_ = false;
   std::optional<Fault> fault_;
 };

@@ -38,6 +38,8 @@ void Launch::join() {
 Machine::Machine(Arch arch, MachineOptions options)
     : impl_(std::make_unique<detail::MachineImpl>(std::move(arch), options)) {}
 
+Machine::Machine(std::unique_ptr<detail::MachineImpl> impl) : impl_(std::move(impl)) {}
+
 Machine::~Machine() {
   // A Launch handle that outlives its machine must not run on freed state: finish it here.
   if (auto launch = impl_->active_launch.lock()) {
@@ -56,6 +58,9 @@ const MachineOptions& Machine::options() const {
 }
 unsigned Machine::threads() const {
   return impl_->threads;
+}
+std::string Machine::launch_prefix() const {
+  return impl_->label.empty() ? std::string() : impl_->label + ":";
 }
 MainMemory& Machine::memory() {
   return impl_->memory;
@@ -143,21 +148,27 @@ RunStats Machine::stats() const {
 
 std::vector<const TraceRecorder*> Machine::trace() const {
   std::vector<const TraceRecorder*> out;
-  for (const auto& group : impl_->groups) out.push_back(&group->trace);
+  for (const auto& group : impl_->node->groups) out.push_back(&group->trace);
   return out;
 }
 
 void Machine::write_trace(const std::filesystem::path& file, const nlohmann::json& run_info) const {
   impl_->require_idle("write_trace");
-  nlohmann::json header = run_info.is_object() ? run_info : nlohmann::json::object();
-  const RunStats s = stats();
-  header["arch"] = impl_->arch.to_json();
-  header["cycles"] = s.cycles;
-  header["seconds"] = s.seconds;
-  if (!header.contains("fault")) header["fault"] = nullptr;
-  const auto groups = trace();
-  ::ldmsim::write_trace(file, header, std::span<const TraceRecorder* const>(groups), impl_->options.trace_codec);
+  detail::write_node_trace(*impl_->node, file, run_info, stats().cycles);
 }
+
+namespace detail {
+void write_node_trace(const NodeState& node, const std::filesystem::path& file, nlohmann::json header, Cycle cycles) {
+  if (!header.is_object()) header = nlohmann::json::object();
+  header["arch"] = node.arch.to_json();
+  header["cycles"] = cycles;
+  header["seconds"] = static_cast<double>(cycles) / node.arch.clock_hz;
+  if (!header.contains("fault")) header["fault"] = nullptr;
+  std::vector<const TraceRecorder*> groups;
+  for (const auto& group : node.groups) groups.push_back(&group->trace);
+  ::ldmsim::write_trace(file, header, std::span<const TraceRecorder* const>(groups), node.options.trace_codec);
+}
+}  // namespace detail
 
 std::uint64_t Machine::lint_warnings() const {
   std::uint64_t n = 0;

@@ -22,17 +22,22 @@ HostMapping::~HostMapping() {
   munmap(data_, bytes_);
 }
 
-GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const MachineOptions& options)
+GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const MachineOptions& options,
+                       bool shared_cores)
     : cg(cg_index),
       ldm(arch.ldm_bytes * arch.cores_per_group()),
       trace(cg_index, options.trace),
       engine(arch, cg_index, memory, trace.enabled() ? &trace : nullptr, ldm.data(),
              options.alignment == AlignmentPolicy::kLint),
-      stacks(arch.cores_per_group(), options.fiber_stack_bytes) {
-  stats.cores.resize(arch.cores_per_group());
+      cores(shared_cores ? arch.cores_per_group() : 0) {
   // Spill raw: compressing on the group's thread would cost more than the simulation itself (~40-120 ns per
   // event); write_trace compresses once, block by block.
   if (options.trace) trace.spill_to(spill_directory(options), TraceCodec::kRaw);
+}
+
+GroupContext::GroupContext(GroupState& shared_group, const Arch& arch, const MachineOptions& options)
+    : shared(shared_group), stacks(arch.cores_per_group(), options.fiber_stack_bytes) {
+  stats.cores.resize(arch.cores_per_group());
 }
 
 std::filesystem::path spill_directory(const MachineOptions& options) {
@@ -52,11 +57,12 @@ unsigned choose_threads(unsigned requested, std::uint32_t groups) {
 }
 }  // namespace
 
-MachineImpl::MachineImpl(Arch a, MachineOptions o)
+NodeState::NodeState(Arch a, MachineOptions o, std::uint32_t context_count)
     : arch(std::move(a)),
-      options(o),
-      threads(choose_threads(o.threads, arch.core_groups)),
-      memory(arch.core_groups, arch.main_memory_bytes_per_cg) {
+      options(std::move(o)),
+      threads(choose_threads(options.threads, arch.core_groups)),
+      memory(arch.core_groups, arch.main_memory_bytes_per_cg),
+      contexts(context_count) {
   if (options.fiber_stack_bytes < 16 * 1024) {
     throw ConfigError(fmt::format("fiber_stack_bytes must be at least 16384 (got {})", options.fiber_stack_bytes));
   }
@@ -70,13 +76,28 @@ MachineImpl::MachineImpl(Arch a, MachineOptions o)
                       dir.string(), ec ? ": " + ec.message() : std::string()));
     }
   }
-  check_stack_budget(
-      static_cast<std::size_t>(arch.core_groups) * arch.cores_per_group(),
-      fmt::format("arch '{}' ({} core groups x {} cores)", arch.name, arch.core_groups, arch.cores_per_group()));
+  check_stack_budget(static_cast<std::size_t>(arch.core_groups) * arch.cores_per_group() * contexts,
+                     fmt::format("arch '{}' ({} core groups x {} cores{})", arch.name, arch.core_groups,
+                                 arch.cores_per_group(), contexts > 1 ? fmt::format(" x {} contexts", contexts) : ""));
   groups.reserve(arch.core_groups);
   for (std::uint32_t cg = 0; cg < arch.core_groups; ++cg) {
-    groups.push_back(std::make_unique<GroupState>(arch, static_cast<int>(cg), memory, options));
+    groups.push_back(std::make_unique<GroupState>(arch, static_cast<int>(cg), memory, options, contexts > 1));
   }
+}
+
+MachineImpl::MachineImpl(Arch a, MachineOptions o)
+    : MachineImpl(std::make_shared<NodeState>(a, std::move(o), 1), a, 0, {}) {}
+
+MachineImpl::MachineImpl(std::shared_ptr<NodeState> shared, Arch a, std::uint32_t index, std::string name)
+    : node(std::move(shared)),
+      arch(std::move(a)),
+      options(node->options),
+      threads(node->threads),
+      memory(node->memory),
+      context(index),
+      label(std::move(name)) {
+  groups.reserve(node->groups.size());
+  for (const auto& group : node->groups) groups.push_back(std::make_unique<GroupContext>(*group, arch, options));
 }
 
 void MachineImpl::require_idle(const char* what) const {

@@ -1,10 +1,13 @@
-// Private state of a Machine: main memory and, per core group, its local stores, DMA engine, trace, stats,
-// clock and fiber stacks. Everything a group owns is touched only by the host thread running that group.
+// Private state of a Machine. The node (main memory and, per core group, its local stores, DMA engine and trace)
+// may be shared by several contexts (ConcurrentMachine); each context has its own clocks, stats and fiber stacks
+// per group. Everything a group owns is touched only by the host thread running that group.
 #pragma once
 
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "ldmsim/dma/engine.hpp"
@@ -12,11 +15,13 @@
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/main_memory.hpp"
 #include "ldmsim/trace/recorder.hpp"
+#include "physical_core.hpp"
 #include "stack_pool.hpp"
 
 namespace ldmsim::detail {
 
 class LaunchState;
+class ContextSession;
 
 /// A lazily committed host mapping (local stores of a group).
 class HostMapping {
@@ -35,31 +40,67 @@ class HostMapping {
 /// Where the trace recorders spill: MachineOptions::trace_spill_dir, or the system temp directory (TMPDIR).
 std::filesystem::path spill_directory(const MachineOptions& options);
 
+/// A core group of the node.
 struct GroupState {
-  GroupState(const Arch& arch, int cg, MainMemory& memory, const MachineOptions& options);
+  GroupState(const Arch& arch, int cg, MainMemory& memory, const MachineOptions& options, bool shared_cores);
 
   int cg;
   HostMapping ldm;  // cores back to back, arch.ldm_bytes each
   TraceRecorder trace;
   DmaEngine engine;
-  StackPool stacks;
-  GroupStats stats;
+  std::vector<PhysicalCore> cores;  // only when several contexts share the node
 };
 
-class MachineImpl {
- public:
-  MachineImpl(Arch arch, MachineOptions options);
-
-  /// Throws std::logic_error if a launch is in flight (the control core must join before touching state).
-  void require_idle(const char* what) const;
+/// The simulated node.
+struct NodeState {
+  NodeState(Arch arch, MachineOptions options, std::uint32_t contexts);
 
   Arch arch;
   MachineOptions options;
   unsigned threads;
   MainMemory memory;
+  std::uint32_t contexts;
   std::vector<std::unique_ptr<GroupState>> groups;
+  /// Set while ConcurrentMachine::run runs the contexts' programs: launches then run as fibers of its thread.
+  ContextSession* session = nullptr;
+};
+
+/// One context's side of a core group: its clock and stats, and its cores' fiber stacks.
+struct GroupContext {
+  GroupContext(GroupState& shared, const Arch& arch, const MachineOptions& options);
+
+  GroupState& shared;
+  GroupStats stats;
+  StackPool stacks;
+};
+
+class MachineImpl {
+ public:
+  /// A machine of its own (one context on a node nobody else uses).
+  MachineImpl(Arch arch, MachineOptions options);
+  /// Context `context` of a shared node, seeing `arch` (the node's with its ldm share).
+  MachineImpl(std::shared_ptr<NodeState> node, Arch arch, std::uint32_t context, std::string label);
+
+  /// Throws std::logic_error if a launch is in flight (the control core must join before touching state).
+  void require_idle(const char* what) const;
+  /// The part of each core's store this context owns.
+  LdmWindow ldm_window() const { return {context * arch.ldm_bytes, arch.ldm_bytes}; }
+  /// The launch's name as the trace and faults show it (prefixed with the context's label on a shared node).
+  std::string launch_name(const std::string& name) const { return label.empty() ? name : label + ":" + name; }
+
+  std::shared_ptr<NodeState> node;
+  Arch arch;  // as this context sees it
+  const MachineOptions& options;
+  unsigned threads;
+  MainMemory& memory;
+  std::uint32_t context = 0;
+  std::string label;
+  std::vector<std::unique_ptr<GroupContext>> groups;
   bool launch_active = false;
   std::weak_ptr<LaunchState> active_launch;  // joined by ~Machine if the user never did
 };
+
+/// Writes the node's trace file: every group's recorder, `header` completed with the arch and `cycles`.
+void write_node_trace(const NodeState& node, const std::filesystem::path& file, nlohmann::json header, Cycle cycles);
 
 }  // namespace ldmsim::detail

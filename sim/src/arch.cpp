@@ -46,7 +46,7 @@ constexpr std::string_view kCyclesRule = "must be in 0..1000000000";
 
 /// Every key of the tree by full path; an object's allowed keys are its children here. dma.timing's keys other
 /// than "model" belong to the timing model and are not listed.
-constexpr std::array<std::string_view, 49> kSchema = {
+constexpr std::array<std::string_view, 50> kSchema = {
     "name",
     "clock_hz",
     "core_groups",
@@ -59,6 +59,7 @@ constexpr std::array<std::string_view, 49> kSchema = {
     "core_groups.cores.flops_per_cycle",
     "core_groups.cores.barrier_cycles",
     "core_groups.cores.node_barrier_cycles",
+    "core_groups.cores.context_switch_cycles",
     "core_groups.cores.compute",
     "core_groups.cores.compute.f16",
     "core_groups.cores.compute.f16.simd_lanes",
@@ -409,6 +410,7 @@ void read_cores(const Object& cores, const DmaArch& dma, Arch& out) {
   read_u32("barrier_cycles", out.barrier_cycles);
   out.node_barrier_cycles = out.barrier_cycles;  // absent: as cheap as a group barrier
   read_u32("node_barrier_cycles", out.node_barrier_cycles);
+  read_u32("context_switch_cycles", out.context_switch_cycles);
   if (const json* reg = cores.find("register_communication")) {
     out.register_comm = read_register_comm(Object(cores.ctx(), *reg, cores.path_of("register_communication")));
   }
@@ -451,6 +453,7 @@ nlohmann::json Arch::to_json() const {
   cores["flops_per_cycle"] = flops_per_cycle;
   cores["barrier_cycles"] = barrier_cycles;
   cores["node_barrier_cycles"] = node_barrier_cycles;
+  cores["context_switch_cycles"] = context_switch_cycles;
   if (rma.available) {
     cores["rma"] = {{"issue_cycles", rma.issue_cycles},
                     {"bytes_per_cycle", rma.bytes_per_cycle},

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ldmsim/dma/request.hpp"
+#include "ldmsim/runtime/concurrent.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/device_ptr.hpp"
 #include "ldmsim/runtime/ldm_span.hpp"

@@ -25,6 +25,13 @@ struct DmaResult {
   bool remote = false;  ///< the main-memory side is in another core group's memory (arch dma.remote priced it)
 };
 
+/// The part of every core's local store a request addresses: `bytes` from `offset` (one model's context when
+/// several share the machine). Default: the whole store.
+struct LdmWindow {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;  ///< 0: arch.ldm_bytes
+};
+
 class DmaEngine {
  public:
   /// The engine of core group `cg`. `ldm_base` holds the group's local stores back to back: core i at
@@ -36,11 +43,12 @@ class DmaEngine {
   Cycle issue_cycles(const DmaRequest& request) const { return model_->issue_cycles(request); }
   /// Engine time the timing model would charge the request, without scheduling it (TimingModel::service_cycles).
   double service_cycles(const DmaRequest& request) const { return model_->service_cycles(request); }
-  /// Validates, times, moves and records a request issued at `issue` by cg-local core `core`.
-  DmaResult execute(const DmaRequest& request, int core, Cycle issue);
+  /// Validates, times, moves and records a request issued at `issue` by cg-local core `core`, whose ldm
+  /// addresses lie in `window` of every core's store (the trace records them relative to the window).
+  DmaResult execute(const DmaRequest& request, int core, Cycle issue, LdmWindow window = {});
 
  private:
-  void move(const DmaRequest& request, int core);
+  void move(const DmaRequest& request, int core, std::uint64_t window_offset);
   std::byte* ldm_of(int core) const { return ldm_base_ + static_cast<std::size_t>(core) * arch_.ldm_bytes; }
   void record(const DmaRequest& request, int core, Cycle issue, DmaTiming timing, DmaStatus status);
 

@@ -26,11 +26,12 @@ struct DmaViolation {
 };
 
 /// Checks the request's own fields and the ldm range (checks that need no main memory): granularity first,
-/// then the rest (validate_shape).
-std::optional<DmaViolation> validate_fields(const DmaRequest& request, const Arch& arch);
+/// then the rest (validate_shape). `ldm_bytes` is the local store the issuing core sees (0: arch.ldm_bytes; a
+/// model's context sees its share when several models share the machine).
+std::optional<DmaViolation> validate_fields(const DmaRequest& request, const Arch& arch, std::uint64_t ldm_bytes = 0);
 /// Every field check except granularity: mode, zero length, field widths, strided layout, ldm range. The lint
 /// policy uses it after downgrading a granularity violation to a warning.
-std::optional<DmaViolation> validate_shape(const DmaRequest& request, const Arch& arch);
+std::optional<DmaViolation> validate_shape(const DmaRequest& request, const Arch& arch, std::uint64_t ldm_bytes = 0);
 /// Checks that the main-memory side lies inside one live region.
 std::optional<DmaViolation> validate_main_range(const DmaRequest& request, const MainMemory& memory);
 

@@ -27,6 +27,7 @@ namespace ldmsim {
 namespace detail {
 class GroupRun;
 class CoreOrder;
+class PhysicalCore;
 }  // namespace detail
 
 class Core;
@@ -247,6 +248,10 @@ class Core {
   void enter(std::string_view api);  // checks the core is inside its kernel and the launch is not aborted
   void sync_point();                 // publishes this core's clock and yields to earlier cores
   void check_exit();                 // traps when the kernel returns with requests it never waited for
+  // Contexts sharing the node (ConcurrentMachine): a core holds its physical core from a resume to a stall.
+  void release_core();  // the core stalls: another context may run on the physical core
+  void resume();        // after a stall: takes the physical core back (in simulated-time order)
+  void stall_until(Cycle cycle, Cycle CoreStats::*counter);  // a wait that moves the clock to `cycle`
   [[noreturn]] void trap(FaultKind kind, std::string message);
 
   detail::GroupRun* group_;
@@ -258,7 +263,10 @@ class Core {
   Ldm ldm_;
   CoreStats* stats_;
   detail::CoreOrder* order_ = nullptr;
-  Cycle rma_issue_free_ = 0;  // this core's RMA engine: next free issue slot and link
+  std::uint32_t order_id_ = 0;                // this core's key in the scheduler, unique on the host thread
+  detail::PhysicalCore* physical_ = nullptr;  // null unless contexts share the node
+  bool holding_ = false;                      // holds physical_ (between a resume and a stall)
+  Cycle rma_issue_free_ = 0;                  // this core's RMA engine: next free issue slot and link
   Cycle rma_link_free_ = 0;
   std::vector<Pending> pending_;
   std::uint64_t next_request_id_ = 1;

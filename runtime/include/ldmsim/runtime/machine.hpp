@@ -91,6 +91,8 @@ class Launch {
 
 using Kernel = std::function<void(Core&)>;
 
+class ConcurrentMachine;
+
 class Machine {
  public:
   explicit Machine(Arch arch, MachineOptions options = {});
@@ -102,6 +104,9 @@ class Machine {
   const MachineOptions& options() const;
   /// Host threads that run core groups.
   unsigned threads() const;
+  /// The name this machine's launches carry in the trace: "CONTEXT:" for a context of a ConcurrentMachine, else
+  /// empty.
+  std::string launch_prefix() const;
 
   // ---- main memory (control core) ----
   template <typename T>
@@ -165,6 +170,8 @@ class Machine {
 
  private:
   friend class Launch;
+  friend class ConcurrentMachine;
+  explicit Machine(std::unique_ptr<detail::MachineImpl> impl);
   std::unique_ptr<detail::MachineImpl> impl_;
 };
 

@@ -14,6 +14,7 @@ struct CoreStats {
   Cycle busy_cycles = 0;      ///< charged by compute() and DMA issue costs
   Cycle dma_wait_cycles = 0;  ///< waiting for DMA completions
   Cycle barrier_wait_cycles = 0;
+  Cycle context_wait_cycles = 0;  ///< ready, but another model's context held the physical core (ConcurrentMachine)
   std::uint64_t dma_requests = 0;
   std::uint64_t dma_get_bytes = 0;
   std::uint64_t dma_put_bytes = 0;

@@ -97,6 +97,9 @@ struct Arch {
   /// The same for a barrier across core groups (Scope::kNode). The JSON reader defaults it to barrier_cycles; an
   /// Arch built in code starts at 0 like every other cost.
   std::uint32_t node_barrier_cycles = 0;
+  /// What a core pays to switch from one model's context to another's (several models pipelined on one machine:
+  /// ConcurrentMachine, `ldmsim run A B --concurrent`).
+  std::uint32_t context_switch_cycles = 0;
   RegisterCommArch register_comm;  ///< "register_communication" of the cores
   RmaArch rma;                     ///< "rma" of the cores
   DmaArch dma;

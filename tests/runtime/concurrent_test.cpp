@@ -1,0 +1,306 @@
+// Several models' contexts on one machine (ConcurrentMachine): one context behaves exactly like a plain Machine;
+// pipelined contexts give the same results as sequential ones with fewer idle core-cycles; each context owns its
+// share of the ldm; the coarse-grained switch is charged as documented; a deadlock in one model becomes its fault
+// while the other finishes; runs are identical for any host thread count; bad setups are refused.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "ldmsim/ldmsim.hpp"
+
+using namespace ldmsim;
+
+namespace {
+
+constexpr std::size_t kTile = 256;  // elements per core per step
+
+/// Each core streams `steps` tiles of `in`: get, wait, compute, scale by (k + 2), put. A DMA-bound loop: the core
+/// idles while its tiles land.
+void stream_kernel(Core& core, DevicePtr<const float> in, DevicePtr<float> out, std::size_t steps, int k) {
+  auto buf = core.ldm().alloc<float>(kTile);
+  const std::size_t cores = static_cast<std::size_t>(core.group_size());
+  for (std::size_t s = 0; s < steps; ++s) {
+    const std::size_t at = (s * cores + static_cast<std::size_t>(core.id())) * kTile;
+    core.wait(core.get(buf, in + at));
+    for (auto& v : buf) v *= static_cast<float>(k + 2);
+    core.compute({.cycles = 300});
+    core.wait(core.put(out + at, buf));
+  }
+}
+
+struct Buffers {
+  DevicePtr<float> in, out;
+  std::size_t elements;
+};
+
+Buffers stage(Machine& m, std::size_t steps, int k) {
+  const std::size_t n = steps * static_cast<std::size_t>(m.arch().cores_per_group()) * kTile;
+  Buffers b{m.alloc<float>(n), m.alloc<float>(n), n};
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 97) + static_cast<float>(k);
+  m.upload(b.in, values);
+  return b;
+}
+
+std::vector<float> run_stream(Machine& m, std::size_t steps, int k) {
+  const Buffers b = stage(m, steps, k);
+  m.launch(LaunchSpec{.name = "stream"}, stream_kernel, DevicePtr<const float>(b.in.addr()), b.out, steps, k).join();
+  std::vector<float> out(b.elements);
+  m.download(std::span<float>(out), DevicePtr<const float>(b.out.addr()));
+  return out;
+}
+
+std::string read_all(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("ldmsim_concurrent_" + std::to_string(getpid()) + "_" + name);
+}
+
+struct ModelRun {
+  std::vector<std::vector<float>> outputs;
+  ConcurrentStats stats;
+  std::vector<std::exception_ptr> outcome;
+  std::string trace;
+  Cycle held_cycles = 0;  // the schedule's spans of the contexts (switches excluded)
+};
+
+ModelRun run_models(const Arch& arch, const std::vector<std::size_t>& steps, ContextSchedule schedule,
+                    unsigned threads = 0) {
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < steps.size(); ++k) names.push_back("m" + std::to_string(k));
+  ConcurrentMachine node(arch, names, MachineOptions{.threads = threads});
+  ModelRun run;
+  run.outputs.resize(steps.size());
+  std::vector<std::function<void(Machine&)>> programs;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    programs.emplace_back(
+        [&run, &steps, k](Machine& m) { run.outputs[k] = run_stream(m, steps[k], static_cast<int>(k)); });
+  }
+  run.outcome = node.run(programs, schedule);
+  run.stats = node.stats();
+  for (const auto& group : node.schedule())
+    for (const auto& core : group)
+      for (const ScheduleSpan& span : core) run.held_cycles += span.context == kSwitchSpan ? 0 : span.end - span.start;
+  const auto file = temp_file("models.ldmtrace");
+  node.write_trace(file);
+  run.trace = read_all(file);
+  std::filesystem::remove(file);
+  return run;
+}
+
+Arch one_core_arch() {
+  Arch a = Arch::preset("tiny");
+  a.rows = 1;
+  a.cols = 1;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("one context runs exactly like a plain Machine: results, cycles, stats and trace bytes", "[concurrent]") {
+  const Arch arch = Arch::preset("sw26010");
+  Machine plain(arch);
+  const std::vector<float> expected = run_stream(plain, 3, 0);
+  const auto plain_file = temp_file("plain.ldmtrace");
+  plain.write_trace(plain_file);
+
+  const ModelRun shared = run_models(arch, {3}, ContextSchedule::kPipelined);
+  REQUIRE_FALSE(shared.outcome[0]);
+  CHECK(shared.outputs[0] == expected);
+  CHECK(shared.stats.makespan == plain.stats().cycles);
+  CHECK(shared.stats.switches() == 0);
+  CHECK(shared.trace == read_all(plain_file));
+  std::filesystem::remove(plain_file);
+}
+
+TEST_CASE("pipelined models give the sequential results with fewer idle core-cycles", "[concurrent]") {
+  const Arch arch = Arch::preset("sw26010");
+  const std::vector<std::size_t> steps = {2, 3, 2};
+  const ModelRun sequential = run_models(arch, steps, ContextSchedule::kSequential);
+  const ModelRun pipelined = run_models(arch, steps, ContextSchedule::kPipelined);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    REQUIRE_FALSE(sequential.outcome[k]);
+    REQUIRE_FALSE(pipelined.outcome[k]);
+    CHECK(pipelined.outputs[k] == sequential.outputs[k]);
+    // and the values are right: (i % 97 + k) * (k + 2)
+    for (std::size_t i = 0; i < pipelined.outputs[k].size(); i += 1009) {
+      CHECK(pipelined.outputs[k][i] ==
+            (static_cast<float>(i % 97) + static_cast<float>(k)) * static_cast<float>(k + 2));
+    }
+  }
+  // The same work: every core-cycle of compute and DMA issue is charged once in both schedules.
+  CHECK(pipelined.stats.busy_cycles() == sequential.stats.busy_cycles());
+  // The physical cores' record agrees: a context holds a core exactly for its charged work.
+  CHECK(pipelined.held_cycles == pipelined.stats.busy_cycles());
+  CHECK(sequential.held_cycles == sequential.stats.busy_cycles());
+  CHECK(pipelined.stats.makespan < sequential.stats.makespan);
+  CHECK(pipelined.stats.idle_core_cycles() < sequential.stats.idle_core_cycles());
+  CHECK(pipelined.stats.switches() > sequential.stats.switches());
+  // Sequential: each model starts when the previous one ended.
+  CHECK(sequential.stats.context_end[0] < sequential.stats.context_end[1]);
+  CHECK(sequential.stats.context_end[1] < sequential.stats.context_end[2]);
+  CHECK(sequential.stats.makespan == sequential.stats.context_end[2]);
+}
+
+TEST_CASE("a core switches context only at a stall, and each switch costs context_switch_cycles", "[concurrent]") {
+  Arch arch = one_core_arch();  // tiny: context_switch_cycles 10
+  REQUIRE(arch.context_switch_cycles == 10);
+  ConcurrentMachine node(arch, {"a", "b"});
+  std::vector<Cycle> ends(2);
+  const auto outcome =
+      node.run({[&](Machine& m) {
+                  m.launch(LaunchSpec{.name = "long"}, [](Core& core) {
+                     core.compute({.cycles = 100});
+                     core.wait_until(core.cycle() + 1000);  // a stall: the core is free for b
+                     core.compute({.cycles = 100});
+                   }).join();
+                  ends[0] = m.stats().cycles;
+                },
+                [&](Machine& m) {
+                  m.launch(LaunchSpec{.name = "short"}, [](Core& core) { core.compute({.cycles = 50}); }).join();
+                  ends[1] = m.stats().cycles;
+                }},
+               ContextSchedule::kPipelined);
+  REQUIRE_FALSE(outcome[0]);
+  REQUIRE_FALSE(outcome[1]);
+  // a holds the core [0, 100); b waits for a's stall, switches in at 100 and runs [110, 160); a's wait ends at 1100,
+  // it switches back in: [1110, 1210).
+  CHECK(ends[1] == 160);
+  CHECK(ends[0] == 1210);
+  const ConcurrentStats s = node.stats();
+  CHECK(s.makespan == 1210);
+  CHECK(s.switches() == 2);
+  CHECK(s.switch_cycles() == 20);
+  CHECK(s.busy_cycles() == 250);
+  CHECK(s.idle_core_cycles() == 1210 - 250 - 20);
+  CHECK(node.context(1).stats().groups[0].cores[0].context_wait_cycles == 110);
+  const auto spans = node.schedule()[0][0];
+  REQUIRE(spans.size() == 5);
+  CHECK((spans[0].start == 0 && spans[0].end == 100 && spans[0].context == 0));
+  CHECK((spans[1].start == 100 && spans[1].end == 110 && spans[1].context == kSwitchSpan));
+  CHECK((spans[2].start == 110 && spans[2].end == 160 && spans[2].context == 1));
+  CHECK((spans[4].start == 1110 && spans[4].end == 1210 && spans[4].context == 0));
+}
+
+TEST_CASE("each context owns its share of every core's ldm", "[concurrent]") {
+  const Arch arch = Arch::preset("tiny");  // 16 KiB ldm
+  ConcurrentMachine node(arch, {"a", "b", "c"});
+  CHECK(node.arch().ldm_bytes == 16384);
+  for (std::size_t k = 0; k < 3; ++k) CHECK(node.context(k).arch().ldm_bytes == 5120);  // 16 KiB / 3, to 1 KiB
+
+  // Both fill ldm offset 0 with their own values, stall, and write them back: neither sees the other's bytes.
+  std::vector<std::vector<std::uint32_t>> back(2);
+  std::vector<std::function<void(Machine&)>> programs;
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    programs.emplace_back([&back, k](Machine& m) {
+      auto in = m.alloc<std::uint32_t>(4 * 256);
+      auto out = m.alloc<std::uint32_t>(4 * 256);
+      std::vector<std::uint32_t> values(4 * 256);
+      for (std::size_t i = 0; i < values.size(); ++i) values[i] = k * 100000 + static_cast<std::uint32_t>(i);
+      m.upload(in, values);
+      m.launch(LaunchSpec{.name = "keep"}, [in, out](Core& core) {
+         CHECK(core.ldm().capacity() == 5120);
+         auto buf = core.ldm().alloc<std::uint32_t>(256);
+         CHECK(buf.ldm_addr() == 0);
+         const std::size_t at = static_cast<std::size_t>(core.id()) * 256;
+         core.wait(core.get(buf, DevicePtr<const std::uint32_t>((in + at).addr())));
+         core.wait_until(core.cycle() + 5000);  // the other context runs meanwhile
+         core.wait(core.put(out + at, buf));
+       }).join();
+      back[k].resize(values.size());
+      m.download(std::span<std::uint32_t>(back[k]), DevicePtr<const std::uint32_t>(out.addr()));
+      CHECK(back[k] == values);
+    });
+  }
+  programs.emplace_back([](Machine& m) {
+    auto buf = m.alloc<std::uint32_t>(1024);
+    // A DMA past the context's share traps, naming the share.
+    try {
+      m.launch(LaunchSpec{.name = "past"}, [buf](Core& core) {
+         core.wait(core.dma(DmaRequest{.op = DmaOp::kGet, .main = buf.addr(), .ldm = 5120 - 8, .length = 64}));
+       }).join();
+      FAIL("the DMA past the share did not trap");
+    } catch (const Fault& f) {
+      CHECK(f.kind() == FaultKind::kDmaOutOfBounds);
+      CHECK_THAT(f.what(), Catch::Contains("outside the 5120-byte local store"));
+      CHECK_THAT(f.what(), Catch::Contains("kernel 'c:past'"));
+    }
+  });
+  const auto outcome = node.run(programs, ContextSchedule::kPipelined);
+  for (const auto& e : outcome) CHECK_FALSE(e);
+}
+
+TEST_CASE("a deadlocked model is reported as its fault; the other model finishes", "[concurrent][fault]") {
+  const Arch arch = Arch::preset("tiny");
+  ConcurrentMachine node(arch, {"stuck", "fine"});
+  std::vector<float> fine;
+  const auto outcome = node.run({[](Machine& m) {
+                                   m.launch(LaunchSpec{.name = "skip"}, [](Core& core) {
+                                      core.compute({.cycles = 40});
+                                      if (core.id() != 0) core.barrier();  // core 0 never arrives
+                                    }).join();
+                                 },
+                                 [&](Machine& m) { fine = run_stream(m, 4, 1); }},
+                                ContextSchedule::kPipelined);
+  REQUIRE(outcome[0]);
+  CHECK_FALSE(outcome[1]);
+  try {
+    std::rethrow_exception(outcome[0]);
+  } catch (const Fault& f) {
+    CHECK(f.kind() == FaultKind::kDeadlock);
+    CHECK_THAT(f.what(), Catch::Contains("kernel 'stuck:skip'"));
+    CHECK_THAT(f.what(), Catch::Contains("core 0 (row 0, col 0): exited at cycle"));
+    CHECK_THAT(f.what(), Catch::Contains("waiting at a group barrier"));
+  }
+  Machine alone(arch);
+  CHECK(fine == run_stream(alone, 4, 1));
+}
+
+TEST_CASE("models that all deadlock end in faults, not a hang", "[concurrent][fault]") {
+  ConcurrentMachine node(Arch::preset("tiny"), {"a", "b"});
+  const auto stuck = [](Machine& m) {
+    m.launch(LaunchSpec{.name = "get"}, [](Core& core) {
+       if (core.id() == 1) core.block_until([] { return false; }, "a flag no core sets");
+     }).join();
+  };
+  const auto outcome = node.run({stuck, stuck}, ContextSchedule::kPipelined);
+  for (const auto& e : outcome) {
+    REQUIRE(e);
+    try {
+      std::rethrow_exception(e);
+    } catch (const Fault& f) {
+      CHECK(f.kind() == FaultKind::kDeadlock);
+      CHECK_THAT(f.what(), Catch::Contains("a flag no core sets"));
+    }
+  }
+}
+
+TEST_CASE("pipelined runs are identical for any host thread count", "[concurrent][determinism]") {
+  const Arch arch = Arch::preset("sw26010");
+  const ModelRun one = run_models(arch, {2, 3}, ContextSchedule::kPipelined, 1);
+  const ModelRun four = run_models(arch, {2, 3}, ContextSchedule::kPipelined, 4);
+  CHECK(one.outputs == four.outputs);
+  CHECK(one.stats.to_json() == four.stats.to_json());
+  CHECK(one.trace == four.trace);
+  CHECK(run_models(arch, {2, 3}, ContextSchedule::kPipelined, 2).trace == one.trace);
+}
+
+TEST_CASE("impossible context setups are refused with a clear error", "[concurrent]") {
+  CHECK_THROWS_WITH(ConcurrentMachine(Arch::preset("tiny"), {}), Catch::Contains("at least one context"));
+  CHECK_THROWS_WITH(ConcurrentMachine(Arch::preset("tiny"), {"a", "a"}), Catch::Contains("two contexts are named 'a'"));
+  std::vector<std::string> seventeen;
+  for (int k = 0; k < 17; ++k) seventeen.push_back("m" + std::to_string(k));
+  CHECK_THROWS_WITH(ConcurrentMachine(Arch::preset("tiny"), seventeen), Catch::Contains("at most 16 contexts fit"));
+  ConcurrentMachine node(Arch::preset("tiny"), {"a", "b"});
+  CHECK_THROWS_WITH(node.run({[](Machine&) {}}, ContextSchedule::kPipelined), Catch::Contains("1 programs for 2"));
+}
