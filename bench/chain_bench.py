@@ -6,10 +6,13 @@ Runs are interleaved (A, B, A, B, ...) so both see the same machine load; the fi
 first binary. Used for the "10-op chain" table of docs/benchmarks.md:
 
   python3 bench/chain_bench.py --workload bench/workloads/chain10.json OLD/ldmsim build/tools/ldmsim
+
+A binary may carry extra `run` arguments, quoted as one: "build/tools/ldmsim --concurrent".
 """
 import argparse
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -34,7 +37,7 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         for rep in range(args.reps + 1):  # rep 0 warms the page cache
             for b in args.binaries:
-                t = cpu_seconds_of([b, "run", args.workload, "--arch", args.arch, "--no-trace", "--threads", "1",
+                t = cpu_seconds_of([*shlex.split(b)[:1], "run", args.workload, *shlex.split(b)[1:], "--arch", args.arch, "--no-trace", "--threads", "1",
                                     "--out", os.path.join(out, str(args.binaries.index(b)))])
                 if rep > 0:
                     times[b].append(t)

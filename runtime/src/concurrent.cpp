@@ -76,24 +76,37 @@ std::vector<std::exception_ptr> ConcurrentMachine::run(const std::vector<std::fu
   }
   if (node_->session != nullptr) throw std::logic_error("ConcurrentMachine::run called while it runs");
   std::vector<std::exception_ptr> outcome(programs.size());
+  const auto run_program = [&](std::size_t k) {
+    try {
+      programs[k](*contexts_[k]);
+    } catch (...) {
+      outcome[k] = std::current_exception();
+    }
+  };
+  if (schedule == ContextSchedule::kSequential || programs.size() == 1) {
+    // Nothing to interleave: each program runs on this thread with plain launches (host threads per group).
+    for (std::size_t k = 0; k < programs.size(); ++k) {
+      const Cycle start = stats().makespan;  // the previous programs are done: start after them
+      for (auto& group : contexts_[k]->impl_->groups) group->stats.cycles = std::max(group->stats.cycles, start);
+      run_program(k);
+    }
+    return outcome;
+  }
+
+  // Pipelined: every program is a fiber of one host thread, its launches' cores fibers beside it, all in
+  // simulated-time order.
   detail::ContextSession session;
   node_->session = &session;
-
-  // Runs the chosen programs as fibers of this thread until every one has returned or thrown.
-  const auto run_programs = [&](const std::vector<std::size_t>& chosen) {
-    std::size_t live = chosen.size();
+  std::thread host([&] {
+    boost::fibers::use_scheduling_algorithm<detail::CycleOrderedScheduler>();
+    std::size_t live = programs.size();
     std::vector<boost::fibers::fiber> fibers;
-    for (std::size_t k : chosen) {
-      Machine& machine = *contexts_[k];
+    for (std::size_t k = 0; k < programs.size(); ++k) {
       fibers.emplace_back(std::allocator_arg, boost::fibers::protected_fixedsize_stack(kProgramStackBytes), [&, k] {
         auto& order = boost::this_fiber::properties<detail::CoreOrder>();
         order.id = kProgramKeyBase + static_cast<std::uint32_t>(k);
-        order.cycle = machine.stats().cycles;
-        try {
-          programs[k](machine);
-        } catch (...) {
-          outcome[k] = std::current_exception();
-        }
+        order.cycle = contexts_[k]->stats().cycles;
+        run_program(k);
         --live;
       });
     }
@@ -106,21 +119,6 @@ std::vector<std::exception_ptr> ConcurrentMachine::run(const std::vector<std::fu
       }
     }
     for (auto& fiber : fibers) fiber.join();
-  };
-
-  std::thread host([&] {
-    boost::fibers::use_scheduling_algorithm<detail::CycleOrderedScheduler>();
-    if (schedule == ContextSchedule::kPipelined) {
-      std::vector<std::size_t> all(programs.size());
-      for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
-      run_programs(all);
-      return;
-    }
-    for (std::size_t k = 0; k < programs.size(); ++k) {
-      const Cycle start = stats().makespan;  // the previous programs are done: start after them
-      for (auto& group : contexts_[k]->impl_->groups) group->stats.cycles = std::max(group->stats.cycles, start);
-      run_programs({k});
-    }
   });
   host.join();
   node_->session = nullptr;

@@ -332,6 +332,21 @@ TEST_CASE("every rule is checked at its boundary and the error names the path", 
                   "core_groups.cores.flops_per_cycle must be in [1/4096, 1000000] per cycle (got 1e-300)");
     check_accepts("/core_groups/cores/flops_per_cycle", 16);
   }
+  SECTION("core_groups.cores.context_switch_cycles") {
+    check_rejects("/core_groups/cores/context_switch_cycles", -1,
+                  "core_groups.cores.context_switch_cycles must be in 0..4294967295 (got -1)");
+    check_rejects("/core_groups/cores/context_switch_cycles", "128",
+                  "core_groups.cores.context_switch_cycles must be an integer");
+    check_accepts("/core_groups/cores/context_switch_cycles", 0);
+    const ldmsim::Arch a = ldmsim::Arch::from_json(with("/core_groups/cores/context_switch_cycles", 77));
+    CHECK(a.context_switch_cycles == 77);
+    CHECK(ldmsim::Arch::from_json(a.to_json()) == a);
+    CHECK(ldmsim::Arch::preset("sw26010").context_switch_cycles == 128);
+    CHECK(ldmsim::Arch::preset("sw26010pro").context_switch_cycles == 128);
+    json absent = ldmsim::Arch::preset("tiny").to_json();
+    absent["core_groups"]["cores"].erase("context_switch_cycles");
+    CHECK(ldmsim::Arch::from_json(absent).context_switch_cycles == 0);
+  }
   SECTION("core_groups.cores.barrier_cycles") {
     check_rejects("/core_groups/cores/barrier_cycles", -1,
                   "core_groups.cores.barrier_cycles must be in 0..4294967295 (got -1)");

@@ -314,3 +314,24 @@ TEST_CASE("BERT's decomposed LayerNorm and GELU from ONNX each run as one fused 
     CHECK(worst_excess(out.path / "y.npy", models() / ("op_" + name + "_y.npy")) <= 0);
   }
 }
+
+TEST_CASE("ONNX models and a workload pipeline on one machine with the sequential outputs", "[cli][onnx][models]") {
+  const ScratchDir out("onnx-models-together");
+  const std::string models_args = fmt::format("'{}' '{}' '{}/examples/pipeline/lstm_a.json' --arch sw26010pro",
+                                              model("gru_onnx.onnx"), model("rnn_torch.onnx"), LDMSIM_SOURCE_DIR);
+  const auto seq = run_cli(fmt::format("run {} --no-trace --out '{}'", models_args, out.str("seq")));
+  INFO(seq.output);
+  REQUIRE(seq.code == 0);
+  const auto pipe = run_cli(fmt::format("run {} --concurrent --no-trace --out '{}'", models_args, out.str("pipe")));
+  INFO(pipe.output);
+  REQUIRE(pipe.code == 0);
+  CHECK_THAT(pipe.output, Catch::Contains("3 models on sw26010pro, pipelined"));
+  for (const char* m : {"gru_onnx", "rnn_torch", "lstm_a"}) {
+    for (const char* o : {"y.npy", "y_h.npy"}) {
+      INFO(m << "/" << o);
+      const std::string a = read_file(out.path / "seq" / m / o);
+      REQUIRE_FALSE(a.empty());
+      CHECK(a == read_file(out.path / "pipe" / m / o));
+    }
+  }
+}

@@ -75,10 +75,11 @@ class ConcurrentMachine {
   /// The node's arch (the full ldm; each context's Machine::arch() shows its share).
   const Arch& arch() const;
 
-  /// Runs programs[k] on context(k), as fibers of one host thread (whatever MachineOptions::threads says), in
-  /// simulated-time order; `kSequential` starts each program when the previous one has finished, at the node's
-  /// latest clock. Returns what each program threw (null: it finished). A deadlock among the programs' kernels
-  /// becomes a `deadlock` fault of each stuck launch, never a hang.
+  /// Runs programs[k] on context(k). `kPipelined`: all at once, as fibers of one host thread (whatever
+  /// MachineOptions::threads says) in simulated-time order. `kSequential` (and a single program): one after
+  /// another on the calling thread, each starting at the node's latest clock, its launches on the host threads as
+  /// on a plain Machine. Returns what each program threw (null: it finished). A deadlock among the programs'
+  /// kernels becomes a `deadlock` fault of each stuck launch, never a hang.
   std::vector<std::exception_ptr> run(const std::vector<std::function<void(Machine&)>>& programs,
                                       ContextSchedule schedule);
 
