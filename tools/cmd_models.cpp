@@ -58,6 +58,19 @@ struct Model {
   std::exception_ptr error;
 };
 
+/// A model's directory inside --out must be missing or a real directory: a symlink (or a file) in its place would
+/// send the model's files outside --out.
+void check_model_directory(const std::filesystem::path& dir, const std::string& name) {
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(dir, error);
+  if (error || status.type() == std::filesystem::file_type::not_found) return;
+  if (status.type() != std::filesystem::file_type::directory) {
+    throw ConfigError(
+        fmt::format("refusing to write model {}'s outputs to {}: it is {}, not a directory", name, dir.string(),
+                    status.type() == std::filesystem::file_type::symlink ? "a symbolic link" : "another kind of file"));
+  }
+}
+
 std::string error_text(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -141,6 +154,7 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   }
   const Arch& arch = models[0].loaded->arch;
   ConcurrentMachine node(arch, names, args.machine);
+  for (const Model& m : models) check_model_directory(std::filesystem::path(args.out) / m.name, m.name);
 
   const char* schedule = pipelined ? "pipelined" : "sequential";
   const nlohmann::json run_info = {{"workloads", workloads}, {"models", names}, {"schedule", schedule}};

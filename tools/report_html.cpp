@@ -196,6 +196,20 @@ constexpr std::string_view kTail = R"HTML(</script>
 </body></html>
 )HTML";
 
+std::string replace_all(std::string_view text, std::string_view what, const std::string& with) {
+  std::string out;
+  std::size_t pos = 0;
+  for (std::size_t hit = text.find(what); hit != std::string_view::npos; hit = text.find(what, pos)) {
+    out.append(text.substr(pos, hit - pos));
+    out += with;
+    pos = hit + what.size();
+  }
+  out.append(text.substr(pos));
+  return out;
+}
+
+}  // namespace
+
 std::string html_escape(const std::string& s) {
   std::string out;
   for (const char c : s) {
@@ -218,20 +232,6 @@ std::string html_escape(const std::string& s) {
   }
   return out;
 }
-
-std::string replace_all(std::string_view text, std::string_view what, const std::string& with) {
-  std::string out;
-  std::size_t pos = 0;
-  for (std::size_t hit = text.find(what); hit != std::string_view::npos; hit = text.find(what, pos)) {
-    out.append(text.substr(pos, hit - pos));
-    out += with;
-    pos = hit + what.size();
-  }
-  out.append(text.substr(pos));
-  return out;
-}
-
-}  // namespace
 
 std::string render_report_html(const nlohmann::json& summary, const std::string& title) {
   // ensure_ascii plus escaping '<' keeps "</script>" and "<!--" out of the embedded JSON.

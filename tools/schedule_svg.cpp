@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 
+#include "report_html.hpp"
+
 namespace ldmsim::cli {
 
 namespace {
@@ -21,29 +23,6 @@ std::string colour(std::uint32_t context) {
   if (context == kSwitchSpan) return kSwitchColour;
   if (context < kPalette.size()) return kPalette[context];
   return fmt::format("hsl({},60%,45%)", (context * 47) % 360);
-}
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 /// For each pixel of a row, the context that held the core for most of it (kSwitchSpan: switching; -1: idle, when
@@ -91,14 +70,14 @@ std::string schedule_svg(const std::vector<std::vector<std::vector<ScheduleSpan>
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
       "font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"16\" "
       "font-size=\"13\">{}</text>\n",
-      kLeft + kPlotWidth + 20, height, kLeft, escape(title));
+      kLeft + kPlotWidth + 20, height, kLeft, html_escape(title));
   int x = kLeft;
   for (std::size_t k = 0; k <= names.size(); ++k) {
     const bool switching = k == names.size();
     const std::string label = switching ? "context switch" : names[k];
     svg += fmt::format(
         "<rect x=\"{}\" y=\"26\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"35\">{}</text>\n", x,
-        colour(switching ? kSwitchSpan : static_cast<std::uint32_t>(k)), x + 14, escape(label));
+        colour(switching ? kSwitchSpan : static_cast<std::uint32_t>(k)), x + 14, html_escape(label));
     x += 24 + 7 * static_cast<int>(label.size());
   }
   std::vector<double> share;

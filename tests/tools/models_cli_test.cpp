@@ -146,6 +146,22 @@ TEST_CASE("several models: names are made unique, and bad combinations are refus
   r = run_cli(
       fmt::format("run '{}' '{}' --arch tiny --out '{}'", dir.str("tiny.json"), dir.str("tiny.json"), dir.str("b")));
   CHECK(r.code == 0);
+  // A model's directory may not be a link out of --out, nor a file; nothing is written then.
+  fs::create_directories(dir.path / "linked");
+  fs::create_directories(dir.path / "elsewhere");
+  fs::create_directory_symlink(dir.path / "elsewhere", dir.path / "linked" / "lstm_a");
+  r = run_cli(fmt::format("run '{}' '{}' --out '{}'", example("lstm_a"), example("lstm_b"), dir.str("linked")));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output,
+             Catch::Contains("refusing to write model lstm_a's outputs") && Catch::Contains("a symbolic link"));
+  CHECK(fs::is_empty(dir.path / "elsewhere"));
+  CHECK_FALSE(fs::exists(dir.path / "linked" / "RUN_INCOMPLETE"));
+  fs::create_directories(dir.path / "linked2");
+  std::ofstream(dir.path / "linked2" / "lstm_b") << "x";
+  r = run_cli(fmt::format("run '{}' '{}' --out '{}'", example("lstm_a"), example("lstm_b"), dir.str("linked2")));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Catch::Contains("another kind of file"));
+  CHECK(read_file(dir.path / "linked2" / "lstm_b") == "x");
   r = run_cli("run --concurrent");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Catch::Contains("--concurrent runs several models"));
