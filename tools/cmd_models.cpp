@@ -154,7 +154,10 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   }
   const Arch& arch = models[0].loaded->arch;
   ConcurrentMachine node(arch, names, args.machine);
-  for (const Model& m : models) check_model_directory(std::filesystem::path(args.out) / m.name, m.name);
+  for (const Model& m : models) {  // refused before anything is written
+    check_model_directory(std::filesystem::path(args.out) / m.name, m.name);
+    for (const auto& output : m.outputs) check_output_name(output, "output tensor");
+  }
 
   const char* schedule = pipelined ? "pipelined" : "sequential";
   const nlohmann::json run_info = {{"workloads", workloads}, {"models", names}, {"schedule", schedule}};
