@@ -7,9 +7,9 @@
 #include <cctype>
 #include <exception>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +32,7 @@ constexpr std::size_t kNameLength = 40;
 /// A model's name: its file's stem, made a safe directory name, made unique with "-2", "-3", ...
 std::vector<std::string> model_names(const std::vector<std::string>& workloads) {
   std::vector<std::string> names;
-  std::map<std::string, int> seen;
+  std::set<std::string> taken = {kIncompleteMarker};  // a directory of that name would be the run marker
   for (const auto& workload : workloads) {
     std::string stem = std::filesystem::path(workload).stem().string();
     for (char& c : stem) {
@@ -40,8 +40,10 @@ std::vector<std::string> model_names(const std::vector<std::string>& workloads) 
     }
     if (stem.empty()) stem = "model";
     stem.resize(std::min(stem.size(), kNameLength));
-    const int n = ++seen[stem];
-    names.push_back(n == 1 ? stem : fmt::format("{}-{}", stem, n));
+    std::string name = stem;
+    for (int n = 2; taken.count(name) > 0; ++n) name = fmt::format("{}-{}", stem, n);
+    taken.insert(name);
+    names.push_back(name);
   }
   return names;
 }
@@ -154,9 +156,20 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   }
   const Arch& arch = models[0].loaded->arch;
   ConcurrentMachine node(arch, names, args.machine);
+  const std::filesystem::path trace_target =
+      args.trace.empty() ? std::filesystem::path(args.out) / "trace.ldmtrace" : std::filesystem::path(args.trace);
   for (const Model& m : models) {  // refused before anything is written
-    check_model_directory(std::filesystem::path(args.out) / m.name, m.name);
+    const std::filesystem::path dir = std::filesystem::path(args.out) / m.name;
+    check_model_directory(dir, m.name);
     for (const auto& output : m.outputs) check_output_name(output, "output tensor");
+    if (args.machine.trace && (path_inside(trace_target, dir) || same_file_path(trace_target, dir))) {
+      throw ConfigError(fmt::format("--trace {}: that is inside model {}'s output directory {}; choose another path",
+                                    trace_target.string(), m.name, dir.string()));
+    }
+  }
+  if (args.machine.trace && same_file_path(trace_target, std::filesystem::path(args.out) / "schedule.svg")) {
+    throw ConfigError(fmt::format("--trace {}: that is where the run writes its schedule picture; choose another path",
+                                  trace_target.string()));
   }
 
   const char* schedule = pipelined ? "pipelined" : "sequential";
@@ -196,7 +209,8 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   write_file_atomically(
       picture,
       schedule_svg(node.schedule(), stats.makespan, names,
-                   fmt::format("{} models on {}, {}: {} cycles", models.size(), arch.name, schedule, stats.makespan)),
+                   fmt::format("{} models on {}, {}: {} cycles{}", models.size(), arch.name, schedule, stats.makespan,
+                               stats.schedule_compactions() > 0 ? " (long run: short spans merged)" : "")),
       "schedule picture");
   if (!top.trace().empty()) {
     nlohmann::json fault = nullptr;

@@ -38,7 +38,34 @@ RunDirectory::RunDirectory(const std::string& out, const fs::path* trace_option,
   check_output_target(host_times(), "host times file");
   for (const auto& name : npy_outputs) check_output_target(npy(name), "output .npy file");
   check_output_target(dir_ / kIncompleteMarker, "run marker");
+  if (!trace_.empty()) {
+    check_not_trace(stats(), "stats file");
+    check_not_trace(host_times(), "host times file");
+    check_not_trace(dir_ / kIncompleteMarker, "run marker");
+    for (const auto& name : npy_outputs) check_not_trace(npy(name), "output " + name + ".npy");
+  }
   write_file_atomically(dir_ / kIncompleteMarker, run_info.dump(2) + "\n", "run marker");
+}
+
+void RunDirectory::check_not_trace(const fs::path& file, const std::string& what) const {
+  if (same_file_path(trace_, file)) {
+    throw ConfigError(fmt::format("--trace {}: that is where the run writes its {}; choose another trace path",
+                                  trace_.string(), what));
+  }
+}
+
+bool same_file_path(const fs::path& a, const fs::path& b) {
+  std::error_code ea, eb;
+  const fs::path x = fs::weakly_canonical(a, ea), y = fs::weakly_canonical(b, eb);
+  return !ea && !eb && x == y;
+}
+
+bool path_inside(const fs::path& file, const fs::path& dir) {
+  std::error_code ea, eb;
+  const fs::path x = fs::weakly_canonical(file, ea), y = fs::weakly_canonical(dir, eb);
+  if (ea || eb) return false;
+  const fs::path relative = x.lexically_relative(y);
+  return !relative.empty() && *relative.begin() != "..";
 }
 
 void RunDirectory::remove_stale_outputs(const std::vector<std::string>& npy_outputs) const {

@@ -38,9 +38,17 @@ class RunDirectory {
   void complete() const;
 
  private:
+  /// ConfigError when the trace would be written where the run writes `file` (its `what`).
+  void check_not_trace(const std::filesystem::path& file, const std::string& what) const;
+
   std::filesystem::path dir_;
   std::filesystem::path trace_;
 };
+
+/// Whether two paths name the same file once symlinks and "..", "." are resolved (the file need not exist).
+bool same_file_path(const std::filesystem::path& a, const std::filesystem::path& b);
+/// Whether `file` lies inside directory `dir` (resolved the same way).
+bool path_inside(const std::filesystem::path& file, const std::filesystem::path& dir);
 
 /// A fault as stats.json and the trace header record it.
 nlohmann::json fault_json(const Fault& fault);

@@ -82,14 +82,19 @@ std::vector<std::exception_ptr> ConcurrentMachine::run(const std::vector<std::fu
     } catch (...) {
       outcome[k] = std::current_exception();
     }
+    // A launch the program left unjoined ends with it (its Launch handle keeps the fault): nothing of a program
+    // runs after run() returns.
+    contexts_[k]->impl_->join_active_launch();
   };
   if (schedule == ContextSchedule::kSequential || programs.size() == 1) {
     // Nothing to interleave: each program runs on this thread with plain launches (host threads per group).
     for (std::size_t k = 0; k < programs.size(); ++k) {
       const Cycle start = stats().makespan;  // the previous programs are done: start after them
       for (auto& group : contexts_[k]->impl_->groups) group->stats.cycles = std::max(group->stats.cycles, start);
+      node_->sequential_context = static_cast<int>(k);
       run_program(k);
     }
+    node_->sequential_context = -1;
     return outcome;
   }
 
@@ -145,7 +150,7 @@ ConcurrentStats ConcurrentMachine::stats() const {
       const SharedCoreStats& s = physical[c].stats();
       out.groups[g][c].switch_cycles = s.switch_cycles;
       out.groups[g][c].switches = s.switches;
-      out.groups[g][c].spans_dropped = s.spans_dropped;
+      out.groups[g][c].schedule_compactions = s.schedule_compactions;
     }
   }
   return out;
@@ -186,6 +191,13 @@ std::uint64_t ConcurrentStats::switches() const {
   return n;
 }
 
+std::uint64_t ConcurrentStats::schedule_compactions() const {
+  std::uint64_t n = 0;
+  for (const auto& group : groups)
+    for (const auto& core : group) n = std::max(n, core.schedule_compactions);
+  return n;
+}
+
 Cycle ConcurrentStats::idle_core_cycles() const {
   Cycle cores = 0;
   for (const auto& group : groups) cores += group.size();
@@ -200,7 +212,8 @@ nlohmann::json ConcurrentStats::to_json() const {
           {"idle_core_cycles", idle_core_cycles()},
           {"switch_cycles", switch_cycles()},
           {"switches", switches()},
-          {"context_end_cycles", context_end}};
+          {"context_end_cycles", context_end},
+          {"schedule_compactions", schedule_compactions()}};
 }
 
 }  // namespace ldmsim

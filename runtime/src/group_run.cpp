@@ -296,6 +296,7 @@ RegValue GroupRun::reg_get(Core& core, RegBus bus) {
     core.stats_->barrier_wait_cycles += m.arrival - core.cycle_;
     core.cycle_ = m.arrival;
   }
+  core.resume();  // after a wait that gave the core up: the get itself is work on the core
   core.cycle_ += comm.get_cycles;
   core.stats_->busy_cycles += comm.get_cycles;
   q.last_get = core.cycle_;
@@ -377,13 +378,16 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
     hops = std::max(hops, std::abs(row1 - row0) + std::abs(col1 - col0));
   }
   const double rate = r.scope == RmaScope::kCore ? rma.bytes_per_cycle : rma.broadcast_bytes_per_cycle;
-  const Cycle issue_start = std::max(core.cycle_, core.rma_issue_free_);
-  core.rma_issue_free_ = issue_start + rma.issue_cycles;
-  const Cycle link_start = std::max(core.rma_issue_free_, core.rma_link_free_);
-  core.rma_link_free_ = link_start + static_cast<Cycle>(std::ceil(static_cast<double>(r.bytes) / rate));
+  // The engine belongs to the physical core: every context on it queues there.
+  Cycle& issue_free = core.physical_ != nullptr ? core.physical_->rma_issue_free : core.rma_issue_free_;
+  Cycle& link_free = core.physical_ != nullptr ? core.physical_->rma_link_free : core.rma_link_free_;
+  const Cycle issue_start = std::max(core.cycle_, issue_free);
+  issue_free = issue_start + rma.issue_cycles;
+  const Cycle link_start = std::max(issue_free, link_free);
+  link_free = link_start + static_cast<Cycle>(std::ceil(static_cast<double>(r.bytes) / rate));
   core.cycle_ += 1;  // the instruction that hands the operation to the engine
   core.stats_->busy_cycles += 1;
-  return core.rma_link_free_ + rma.latency_cycles + static_cast<Cycle>(hops) * rma.hop_cycles;
+  return link_free + rma.latency_cycles + static_cast<Cycle>(hops) * rma.hop_cycles;
 }
 
 void GroupRun::block_until(Core& core, const std::function<bool()>& ready, const std::string& what) {

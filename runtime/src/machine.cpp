@@ -100,6 +100,7 @@ void Machine::read_bytes(DeviceAddr src, std::span<std::byte> dst) const {
 
 Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
   impl_->require_idle("launch");
+  impl_->require_launchable();
   std::vector<int> groups = spec.groups;
   if (groups.empty()) {
     for (std::uint32_t cg = 0; cg < impl_->arch.core_groups; ++cg) groups.push_back(static_cast<int>(cg));

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "launch_state.hpp"
+
 namespace ldmsim::detail {
 
 HostMapping::HostMapping(std::size_t bytes) : bytes_(bytes) {
@@ -98,6 +100,18 @@ MachineImpl::MachineImpl(std::shared_ptr<NodeState> shared, Arch a, std::uint32_
       label(std::move(name)) {
   groups.reserve(node->groups.size());
   for (const auto& group : node->groups) groups.push_back(std::make_unique<GroupContext>(*group, arch, options));
+}
+
+void MachineImpl::require_launchable() const {
+  if (node->contexts == 1 || node->session != nullptr || node->sequential_context == static_cast<int>(context)) return;
+  throw ConfigError(
+      fmt::format("context '{}' launched a kernel outside its program in ConcurrentMachine::run; hint: "
+                  "contexts share the cores, so each launches only from its own program",
+                  label));
+}
+
+void MachineImpl::join_active_launch() {
+  if (auto launch = active_launch.lock()) launch->join();
 }
 
 void MachineImpl::require_idle(const char* what) const {

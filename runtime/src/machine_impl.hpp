@@ -63,6 +63,10 @@ struct NodeState {
   std::vector<std::unique_ptr<GroupState>> groups;
   /// Set while ConcurrentMachine::run runs the contexts' programs: launches then run as fibers of its thread.
   ContextSession* session = nullptr;
+  /// While ConcurrentMachine::run runs sequentially: the context whose program runs (-1: none). Contexts launch only
+  /// inside run(), and a sequential run only from the running program's context, so no two contexts' launches
+  /// ever run on different host threads at once (they share the physical cores, engines and trace).
+  int sequential_context = -1;
 };
 
 /// One context's side of a core group: its clock and stats, and its cores' fiber stacks.
@@ -83,6 +87,10 @@ class MachineImpl {
 
   /// Throws std::logic_error if a launch is in flight (the control core must join before touching state).
   void require_idle(const char* what) const;
+  /// Throws ConfigError when this context of a shared node may not launch now (see NodeState::sequential_context).
+  void require_launchable() const;
+  /// Joins a launch left unjoined (its fault stays with its Launch handle).
+  void join_active_launch();
   /// The part of each core's store this context owns.
   LdmWindow ldm_window() const { return {context * arch.ldm_bytes, arch.ldm_bytes}; }
   /// The launch's name as the trace and faults show it (prefixed with the context's label on a shared node).

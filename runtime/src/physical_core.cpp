@@ -43,8 +43,13 @@ void PhysicalCore::add_span(ScheduleSpan span) {
     return;
   }
   if (spans_.size() == kMaxSpans) {
-    ++stats_.spans_dropped;
-    return;
+    for (std::size_t i = 0; i < kMaxSpans / 2; ++i) {
+      const ScheduleSpan& a = spans_[2 * i];
+      const ScheduleSpan& b = spans_[2 * i + 1];
+      spans_[i] = {a.start, b.end, a.end - a.start >= b.end - b.start ? a.context : b.context};
+    }
+    spans_.resize(kMaxSpans / 2);
+    ++stats_.schedule_compactions;
   }
   spans_.push_back(span);
 }

@@ -16,8 +16,9 @@ namespace ldmsim::detail {
 
 class PhysicalCore {
  public:
-  /// Spans kept per core for the schedule picture; later ones are counted, not kept.
-  static constexpr std::size_t kMaxSpans = 1u << 15;
+  /// Spans kept per core for the schedule picture (24 bytes each). When full, neighbours are merged in pairs (the
+  /// pair takes the context that held longer): the picture coarsens instead of stopping.
+  static constexpr std::size_t kMaxSpans = 4096;
 
   bool held() const { return holder_ >= 0; }
   int holder() const { return holder_; }
@@ -33,6 +34,10 @@ class PhysicalCore {
   const std::vector<ScheduleSpan>& spans() const { return spans_; }
   /// Notified at every release (waiters re-check held()).
   boost::fibers::condition_variable_any& released() { return released_; }
+
+  /// The core's RMA engine (SW26010-Pro): next free issue slot and link, shared by every context on the core.
+  Cycle rma_issue_free = 0;
+  Cycle rma_link_free = 0;
 
  private:
   void add_span(ScheduleSpan span);

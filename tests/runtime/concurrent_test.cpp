@@ -6,10 +6,12 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -303,4 +305,107 @@ TEST_CASE("impossible context setups are refused with a clear error", "[concurre
   CHECK_THROWS_WITH(ConcurrentMachine(Arch::preset("tiny"), seventeen), Catch::Contains("at most 16 contexts fit"));
   ConcurrentMachine node(Arch::preset("tiny"), {"a", "b"});
   CHECK_THROWS_WITH(node.run({[](Machine&) {}}, ContextSchedule::kPipelined), Catch::Contains("1 programs for 2"));
+}
+
+TEST_CASE("a launch a program leaves unjoined ends with the program, also when it deadlocks", "[concurrent][fault]") {
+  ConcurrentMachine node(Arch::preset("tiny"), {"a", "b"});
+  std::optional<Launch> finished, stuck;
+  const auto outcome =
+      node.run({[&](Machine& m) {
+                  finished.emplace(m.launch(LaunchSpec{.name = "k"}, [](Core& c) { c.compute({.cycles = 10}); }));
+                },
+                [&](Machine& m) {
+                  stuck.emplace(m.launch(LaunchSpec{.name = "stuck"}, [](Core& c) {
+                    if (c.id() != 0) c.barrier();  // core 0 never arrives
+                  }));
+                }},
+               ContextSchedule::kPipelined);
+  CHECK_FALSE(outcome[0]);
+  CHECK_FALSE(outcome[1]);
+  CHECK(node.context(0).stats().cycles == 10);
+  finished->join();  // already ended with its program: nothing left to run
+  try {
+    stuck->join();  // its handle keeps the deadlock
+    FAIL("the deadlock was lost");
+  } catch (const Fault& f) {
+    CHECK(f.kind() == FaultKind::kDeadlock);
+    CHECK_THAT(f.what(), Catch::Contains("kernel 'b:stuck'"));
+  }
+}
+
+TEST_CASE("a context launches only from its own program inside run()", "[concurrent]") {
+  ConcurrentMachine node(Arch::preset("tiny"), {"a", "b"});
+  const auto nothing = [](Core&) {};
+  CHECK_THROWS_WITH(node.context(0).launch(LaunchSpec{}, nothing), Catch::Contains("outside its program"));
+  const auto outcome =
+      node.run({[&](Machine& m) {
+                  m.launch(LaunchSpec{}, nothing).join();
+                  node.context(1).launch(LaunchSpec{}, nothing).join();  // another context's machine: refused
+                },
+                [&](Machine& m) { m.launch(LaunchSpec{}, nothing).join(); }},
+               ContextSchedule::kSequential);
+  REQUIRE(outcome[0]);
+  CHECK_THROWS_WITH(std::rethrow_exception(outcome[0]), Catch::Contains("context 'b' launched a kernel outside"));
+  CHECK_FALSE(outcome[1]);
+}
+
+TEST_CASE("contexts on one core queue on its RMA engine", "[concurrent]") {
+  const Arch arch = Arch::preset("sw26010pro");  // RMA 25.6 bytes per cycle
+  const auto kernel = [](Core& core) {
+    if (core.id() != 0) return;
+    auto buf = core.ldm().alloc<std::uint32_t>(2048);  // 8 KiB: the link is busy for 320 cycles
+    core.wait_until(core.rma(RmaRequest{.peer = 1, .local = buf.ldm_addr(), .remote = buf.ldm_addr(), .bytes = 8192}));
+  };
+  Machine alone(arch);
+  alone.launch(LaunchSpec{.groups = {0}}, kernel).join();
+  const Cycle one = alone.stats().cycles;
+  ConcurrentMachine node(arch, {"a", "b"});
+  std::vector<Cycle> ends(2);
+  std::vector<std::function<void(Machine&)>> programs;
+  for (std::size_t k = 0; k < 2; ++k) {
+    programs.emplace_back([&, k](Machine& m) {
+      m.launch(LaunchSpec{.groups = {0}}, kernel).join();
+      ends[k] = m.stats().cycles;
+    });
+  }
+  for (const auto& e : node.run(programs, ContextSchedule::kPipelined)) CHECK_FALSE(e);
+  CHECK(ends[0] == one + arch.context_switch_cycles);  // a's wait let b in; a switches back afterwards
+  CHECK(ends[1] >= one + 320);                         // b's put waits for a's on the shared link
+}
+
+TEST_CASE("register communication between contexts: values arrive and busy time equals the cores' held time",
+          "[concurrent]") {
+  ConcurrentMachine node(Arch::preset("sw26010"), {"a", "b"});
+  std::vector<int> errors(2, -1);
+  std::vector<std::function<void(Machine&)>> programs;
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    programs.emplace_back([k, &errors](Machine& m) {
+      int bad = 0;
+      m.launch(LaunchSpec{.groups = {0}, .name = "reg"}, [&](Core& core) {
+         for (std::uint32_t round = 0; round < 4; ++round) {
+           if (core.col() == 0) {
+             core.compute({.cycles = 1000});
+             RegValue v;
+             const std::uint32_t x = k * 100 + round;
+             std::memcpy(v.bytes.data(), &x, 4);
+             core.reg_put(RegBus::kRow, 1, v);
+           } else if (core.col() == 1) {
+             const RegValue v = core.reg_get(RegBus::kRow);
+             std::uint32_t x = 0;
+             std::memcpy(&x, v.bytes.data(), 4);
+             bad += x == k * 100 + round ? 0 : 1;
+           }
+         }
+       }).join();
+      errors[k] = bad;
+    });
+  }
+  for (const auto& e : node.run(programs, ContextSchedule::kPipelined)) CHECK_FALSE(e);
+  CHECK(errors == std::vector<int>{0, 0});
+  Cycle held = 0;
+  for (const auto& group : node.schedule())
+    for (const auto& core : group)
+      for (const ScheduleSpan& span : core) held += span.context == kSwitchSpan ? 0 : span.end - span.start;
+  CHECK(held == node.stats().busy_cycles());
+  CHECK(node.stats().schedule_compactions() == 0);
 }

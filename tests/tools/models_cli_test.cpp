@@ -162,6 +162,31 @@ TEST_CASE("several models: names are made unique, and bad combinations are refus
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Catch::Contains("another kind of file"));
   CHECK(read_file(dir.path / "linked2" / "lstm_b") == "x");
+  // The trace may not land on any file the run writes, nor inside a model's directory.
+  for (const std::string& trace : {dir.str("t2/lstm_a/y.npy"), dir.str("t2/lstm_b"), dir.str("t2/stats.json"),
+                                   dir.str("t2/schedule.svg"), dir.str("t2/lstm_a/../lstm_a/stats.json")}) {
+    r = run_cli(fmt::format("run '{}' '{}' --out '{}' --trace '{}'", example("lstm_a"), example("lstm_b"),
+                            dir.str("t2"), trace));
+    INFO(trace << ": " << r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("--trace"));
+    CHECK_FALSE(fs::exists(dir.path / "t2" / "RUN_INCOMPLETE"));
+    CHECK_FALSE(fs::exists(dir.path / "t2" / "lstm_a" / "y.npy"));
+  }
+  r = run_cli(fmt::format("run '{}' --out '{}' --trace '{}'", example("lstm_a"), dir.str("t3"), dir.str("t3/y.npy")));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Catch::Contains("where the run writes its output y.npy"));
+  // Names stay unique even when a file is already called like a made-up one, and never name the run marker.
+  fs::copy_file(example("lstm_a"), dir.path / "lstm_a-2.json");
+  fs::copy_file(example("lstm_a"), dir.path / "RUN_INCOMPLETE.json");
+  r = run_cli(fmt::format("run '{}' '{}' '{}' '{}' --no-trace --out '{}'", example("lstm_a"), example("lstm_a"),
+                          dir.str("lstm_a-2.json"), dir.str("RUN_INCOMPLETE.json"), dir.str("n")));
+  INFO(r.output);
+  CHECK(r.code == 0);
+  for (const char* name : {"lstm_a", "lstm_a-2", "lstm_a-2-2", "RUN_INCOMPLETE-2"}) {
+    CHECK(fs::exists(dir.path / "n" / name / "y.npy"));
+  }
+  CHECK_FALSE(fs::exists(dir.path / "n" / "RUN_INCOMPLETE"));
   r = run_cli("run --concurrent");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Catch::Contains("--concurrent runs several models"));

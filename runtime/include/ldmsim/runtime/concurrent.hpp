@@ -33,7 +33,8 @@ struct SharedCoreStats {
   Cycle busy_cycles = 0;    ///< the contexts' compute and DMA issue costs (CoreStats::busy_cycles, summed)
   Cycle switch_cycles = 0;  ///< spent switching between contexts
   std::uint64_t switches = 0;
-  std::uint64_t spans_dropped = 0;  ///< schedule spans beyond PhysicalCore::kMaxSpans (the picture is cut short)
+  /// How often the core's schedule spans were merged in pairs to stay within their bound (the picture coarsens).
+  std::uint64_t schedule_compactions = 0;
 };
 
 /// A physical core's time held by one context (or spent switching: context == kSwitchSpan).
@@ -52,6 +53,8 @@ struct ConcurrentStats {
   Cycle busy_cycles() const;
   Cycle switch_cycles() const;
   std::uint64_t switches() const;
+  /// The most compactions of any core's schedule spans (0: schedule() is exact).
+  std::uint64_t schedule_compactions() const;
   /// Core-cycles in [0, makespan) in which no context held a core and none was switching.
   Cycle idle_core_cycles() const;
   nlohmann::json to_json() const;
