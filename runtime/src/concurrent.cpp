@@ -24,8 +24,6 @@ constexpr std::uint64_t kShareGranule = 1024;
 // A program runs the host side of a model (graph executor, op planners, staging) on a fiber: give it a thread's
 // worth of stack (committed only when touched).
 constexpr std::size_t kProgramStackBytes = std::size_t{8} << 20;
-// Programs order after every core at the same cycle and before the control fiber (which has the largest key).
-constexpr std::uint32_t kProgramKeyBase = 0xFFFF0000u;
 }  // namespace
 
 std::uint64_t ConcurrentMachine::ldm_share(const Arch& arch, std::size_t contexts) {
@@ -109,7 +107,7 @@ std::vector<std::exception_ptr> ConcurrentMachine::run(const std::vector<std::fu
     for (std::size_t k = 0; k < programs.size(); ++k) {
       fibers.emplace_back(std::allocator_arg, boost::fibers::protected_fixedsize_stack(kProgramStackBytes), [&, k] {
         auto& order = boost::this_fiber::properties<detail::CoreOrder>();
-        order.id = kProgramKeyBase + static_cast<std::uint32_t>(k);
+        order.id = detail::kProgramKeyBase + static_cast<std::uint32_t>(k);
         order.cycle = contexts_[k]->stats().cycles;
         run_program(k);
         --live;

@@ -5,12 +5,14 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <boost/fiber/operations.hpp>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
 #include <thread>
 
 #include "launch_state.hpp"
+#include "scheduler.hpp"
 
 namespace ldmsim::detail {
 
@@ -103,7 +105,13 @@ MachineImpl::MachineImpl(std::shared_ptr<NodeState> shared, Arch a, std::uint32_
 }
 
 void MachineImpl::require_launchable() const {
-  if (node->contexts == 1 || node->session != nullptr || node->sequential_context == static_cast<int>(context)) return;
+  if (node->contexts == 1) return;
+  if (node->session != nullptr) {
+    // A pipelined run: the caller is a program fiber; it must be this context's.
+    if (boost::this_fiber::properties<CoreOrder>().id == kProgramKeyBase + context) return;
+  } else if (node->sequential_context == static_cast<int>(context)) {
+    return;
+  }
   throw ConfigError(
       fmt::format("context '{}' launched a kernel outside its program in ConcurrentMachine::run; hint: "
                   "contexts share the cores, so each launches only from its own program",

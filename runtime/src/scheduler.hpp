@@ -18,6 +18,10 @@ namespace ldmsim::detail {
 
 class CycleOrderedScheduler;
 
+/// The key of context k's program fiber in a pipelined run is kProgramKeyBase + k: after every core at the same
+/// cycle, before the control fiber (which has the largest key).
+inline constexpr std::uint32_t kProgramKeyBase = 0xFFFF0000u;
+
 /// Per-fiber ordering key. A core sets it (without notify) before yielding; it is read when the fiber
 /// becomes ready.
 class CoreOrder : public boost::fibers::fiber_properties {

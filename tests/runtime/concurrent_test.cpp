@@ -347,6 +347,13 @@ TEST_CASE("a context launches only from its own program inside run()", "[concurr
   REQUIRE(outcome[0]);
   CHECK_THROWS_WITH(std::rethrow_exception(outcome[0]), Catch::Contains("context 'b' launched a kernel outside"));
   CHECK_FALSE(outcome[1]);
+  // Pipelined too: a program may not launch on another context.
+  const auto pipelined = node.run({[&](Machine&) { node.context(1).launch(LaunchSpec{}, nothing).join(); },
+                                   [&](Machine& m) { m.launch(LaunchSpec{}, nothing).join(); }},
+                                  ContextSchedule::kPipelined);
+  REQUIRE(pipelined[0]);
+  CHECK_THROWS_WITH(std::rethrow_exception(pipelined[0]), Catch::Contains("context 'b' launched a kernel outside"));
+  CHECK_FALSE(pipelined[1]);
 }
 
 TEST_CASE("contexts on one core queue on its RMA engine", "[concurrent]") {
