@@ -3,6 +3,7 @@
 // stats.json to OUT/NAME/, and OUT/stats.json (the machine's makespan, busy and idle core-cycles, switches), the
 // schedule picture OUT/schedule.svg and the node's trace. A model that traps keeps its fault; the others finish.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 #include <exception>
@@ -173,7 +174,10 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   }
 
   const char* schedule = pipelined ? "pipelined" : "sequential";
-  const nlohmann::json run_info = {{"workloads", workloads}, {"models", names}, {"schedule", schedule}};
+  const nlohmann::json run_info = {{"workload", fmt::format("{}", fmt::join(names, "+"))},
+                                   {"workloads", workloads},
+                                   {"models", names},
+                                   {"schedule", schedule}};
   const std::filesystem::path trace_option(args.trace);
   const RunDirectory top(args.out, args.machine.trace ? &trace_option : nullptr, {}, run_info);
   const std::filesystem::path picture = top.dir() / "schedule.svg";

@@ -73,6 +73,7 @@ TEST_CASE("pipelined models give the sequential outputs bit for bit with fewer i
   // One trace for the machine, its launches named by model.
   ldmsim::TraceReader reader(dir.path / "pipe" / "trace.ldmtrace");
   CHECK(reader.header()["run"]["schedule"] == "pipelined");
+  CHECK(reader.header()["run"]["workload"] == "lstm_a+lstm_b+lstm_c");  // what `trace summary` shows
   CHECK(reader.header()["cycles"] == p["machine"]["makespan_cycles"]);
   int lstm_b_launches = 0;
   ldmsim::TraceBlock block;
