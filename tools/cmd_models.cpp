@@ -179,9 +179,9 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
                                    {"models", names},
                                    {"schedule", schedule}};
   const std::filesystem::path trace_option(args.trace);
-  const RunDirectory top(args.out, args.machine.trace ? &trace_option : nullptr, {}, run_info);
-  const std::filesystem::path picture = top.dir() / "schedule.svg";
+  const std::filesystem::path picture = std::filesystem::path(args.out) / "schedule.svg";
   check_output_target(picture, "schedule picture");
+  const RunDirectory top(args.out, args.machine.trace ? &trace_option : nullptr, {}, run_info);
   for (Model& m : models) {
     m.dir = std::make_unique<RunDirectory>((top.dir() / m.name).string(), nullptr, m.outputs,
                                            nlohmann::json{{"workload", m.workload}, {"model", m.name}});
