@@ -180,7 +180,8 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
                                    {"schedule", schedule}};
   const std::filesystem::path trace_option(args.trace);
   const std::filesystem::path picture = std::filesystem::path(args.out) / "schedule.svg";
-  check_output_target(picture, "schedule picture");
+  std::error_code no_out;
+  if (std::filesystem::is_directory(args.out, no_out)) check_output_target(picture, "schedule picture");
   const RunDirectory top(args.out, args.machine.trace ? &trace_option : nullptr, {}, run_info);
   for (Model& m : models) {
     m.dir = std::make_unique<RunDirectory>((top.dir() / m.name).string(), nullptr, m.outputs,
