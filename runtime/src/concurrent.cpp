@@ -132,6 +132,10 @@ ConcurrentStats ConcurrentMachine::stats() const {
   ConcurrentStats out;
   const Arch& a = node_->arch;
   out.groups.assign(a.core_groups, std::vector<SharedCoreStats>(a.cores_per_group()));
+  for (std::size_t g = 0; g < node_->groups.size(); ++g) {  // switches (none recorded when one context runs)
+    const auto& physical = node_->groups[g]->cores;
+    for (std::size_t c = 0; c < physical.size(); ++c) out.groups[g][c] = physical[c].stats();
+  }
   for (const auto& context : contexts_) {
     Cycle end = 0;
     for (std::size_t g = 0; g < context->impl_->groups.size(); ++g) {
@@ -141,15 +145,6 @@ ConcurrentStats ConcurrentMachine::stats() const {
     }
     out.context_end.push_back(end);
     out.makespan = std::max(out.makespan, end);
-  }
-  for (std::size_t g = 0; g < node_->groups.size(); ++g) {
-    const auto& physical = node_->groups[g]->cores;
-    for (std::size_t c = 0; c < physical.size(); ++c) {
-      const SharedCoreStats& s = physical[c].stats();
-      out.groups[g][c].switch_cycles = s.switch_cycles;
-      out.groups[g][c].switches = s.switches;
-      out.groups[g][c].schedule_compactions = s.schedule_compactions;
-    }
   }
   return out;
 }
@@ -168,32 +163,34 @@ void ConcurrentMachine::write_trace(const std::filesystem::path& file, const nlo
   detail::write_node_trace(*node_, file, run_info, stats().makespan);
 }
 
-Cycle ConcurrentStats::busy_cycles() const {
-  Cycle n = 0;
+namespace {
+/// `field` of every core, combined by `combine` (a sum or a maximum).
+template <typename Combine>
+std::uint64_t over_cores(const std::vector<std::vector<SharedCoreStats>>& groups, std::uint64_t SharedCoreStats::*field,
+                         Combine combine) {
+  std::uint64_t n = 0;
   for (const auto& group : groups)
-    for (const auto& core : group) n += core.busy_cycles;
+    for (const auto& core : group) n = combine(n, core.*field);
   return n;
+}
+const auto kSum = [](std::uint64_t a, std::uint64_t b) { return a + b; };
+}  // namespace
+
+Cycle ConcurrentStats::busy_cycles() const {
+  return over_cores(groups, &SharedCoreStats::busy_cycles, kSum);
 }
 
 Cycle ConcurrentStats::switch_cycles() const {
-  Cycle n = 0;
-  for (const auto& group : groups)
-    for (const auto& core : group) n += core.switch_cycles;
-  return n;
+  return over_cores(groups, &SharedCoreStats::switch_cycles, kSum);
 }
 
 std::uint64_t ConcurrentStats::switches() const {
-  std::uint64_t n = 0;
-  for (const auto& group : groups)
-    for (const auto& core : group) n += core.switches;
-  return n;
+  return over_cores(groups, &SharedCoreStats::switches, kSum);
 }
 
 std::uint64_t ConcurrentStats::schedule_compactions() const {
-  std::uint64_t n = 0;
-  for (const auto& group : groups)
-    for (const auto& core : group) n = std::max(n, core.schedule_compactions);
-  return n;
+  return over_cores(groups, &SharedCoreStats::schedule_compactions,
+                    [](std::uint64_t a, std::uint64_t b) { return std::max(a, b); });
 }
 
 Cycle ConcurrentStats::idle_core_cycles() const {

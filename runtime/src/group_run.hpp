@@ -18,6 +18,7 @@
 #include "ldmsim/sim/fault.hpp"
 #include "machine_impl.hpp"
 #include "node_sync.hpp"
+#include "scheduler.hpp"
 
 namespace ldmsim::detail {
 
@@ -93,11 +94,6 @@ class GroupRun {
     std::vector<int> waiting;
     boost::fibers::condition_variable_any released;
   };
-  struct NoLock {
-    void lock() {}
-    void unlock() {}
-  };
-
   /// Runs `step`, turning a simulator exception into a fault of the group.
   template <typename Step>
   void guarded(Step&& step) noexcept;

@@ -81,10 +81,7 @@ LaunchState::~LaunchState() {
 std::optional<Fault> LaunchState::join() {
   if (joined_) return fault_;
   if (session_ != nullptr) {
-    struct NoLock {
-      void lock() {}
-      void unlock() {}
-    } lock;
+    NoLock lock;
     while (running_ > 0) exited_.wait(lock);
     for (const auto& run : runs_) run->finish();
     session_->remove(*this);

@@ -4,15 +4,9 @@
 #include <algorithm>
 
 #include "group_run.hpp"
+#include "scheduler.hpp"
 
 namespace ldmsim::detail {
-
-namespace {
-struct NoLock {
-  void lock() {}
-  void unlock() {}
-};
-}  // namespace
 
 Cycle NodeSync::barrier(GroupRun& run, Core& core) {
   const Cycle arrival = core.cycle();

@@ -18,6 +18,13 @@ namespace ldmsim::detail {
 
 class CycleOrderedScheduler;
 
+/// The lock of a fiber condition_variable_any whose waiters all run on one host thread (cores of a group, or every
+/// fiber of a pipelined run): nothing to exclude.
+struct NoLock {
+  void lock() {}
+  void unlock() {}
+};
+
 /// The key of context k's program fiber in a pipelined run is kProgramKeyBase + k: after every core at the same
 /// cycle, before the control fiber (which has the largest key).
 inline constexpr std::uint32_t kProgramKeyBase = 0xFFFF0000u;

@@ -30,7 +30,8 @@ enum class ContextSchedule : std::uint8_t { kPipelined, kSequential };
 
 /// What one physical core did, summed over the contexts.
 struct SharedCoreStats {
-  Cycle busy_cycles = 0;    ///< the contexts' compute and DMA issue costs (CoreStats::busy_cycles, summed)
+  Cycle busy_cycles = 0;    ///< the contexts' compute and DMA issue costs (CoreStats::busy_cycles, summed; a
+                            ///< PhysicalCore's own record leaves it 0: ConcurrentMachine::stats fills it in)
   Cycle switch_cycles = 0;  ///< spent switching between contexts
   std::uint64_t switches = 0;
   /// How often the core's schedule spans were merged in pairs to stay within their bound (the picture coarsens).
