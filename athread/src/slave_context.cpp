@@ -39,7 +39,7 @@ SlaveContext& current(const char* api) {
 
 void trap(SlaveContext& ctx, FaultKind kind, const std::string& message) {
   const Core& core = *ctx.core;
-  throw Fault(kind, {core.cg(), core.id()}, core.cycle(), core.kernel(), message);
+  throw Fault(kind, {core.node_cg(), core.id()}, core.cycle(), core.kernel(), message);
 }
 
 LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char* api) {

@@ -15,9 +15,16 @@
 
 namespace ldmsim {
 
-Core::Core(detail::GroupRun& group, int cg, int id, int row, int col, std::byte* ldm_base, std::uint64_t ldm_bytes,
-           CoreStats& stats)
-    : group_(&group), cg_(cg), id_(id), row_(row), col_(col), ldm_(this, ldm_base, ldm_bytes), stats_(&stats) {}
+Core::Core(detail::GroupRun& group, int cg, int node_cg, int id, int row, int col, std::byte* ldm_base,
+           std::uint64_t ldm_bytes, CoreStats& stats)
+    : group_(&group),
+      cg_(cg),
+      node_cg_(node_cg),
+      id_(id),
+      row_(row),
+      col_(col),
+      ldm_(this, ldm_base, ldm_bytes),
+      stats_(&stats) {}
 
 int Core::rows() const {
   return static_cast<int>(group_->arch().rows);
@@ -42,14 +49,14 @@ Ldm& Core::ldm() {
 
 void Core::enter(std::string_view api) {
   if (!in_kernel_) {
-    throw Fault(FaultKind::kApiOutsideKernel, {cg_, id_}, cycle_, group_->kernel_name(),
+    throw Fault(FaultKind::kApiOutsideKernel, {node_cg_, id_}, cycle_, group_->kernel_name(),
                 fmt::format("{} called on a core whose kernel is not running; hint: use the Core& only inside "
                             "the kernel it was passed to",
                             api));
   }
   const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
   if (frame < stack_low_ || frame >= stack_high_) {
-    throw Fault(FaultKind::kApiOutsideKernel, {cg_, id_}, cycle_, group_->kernel_name(),
+    throw Fault(FaultKind::kApiOutsideKernel, {node_cg_, id_}, cycle_, group_->kernel_name(),
                 fmt::format("{} called from outside this core's own kernel (another core or host thread); hint: "
                             "each kernel may use only the Core& it was given",
                             api));
@@ -67,7 +74,7 @@ void Core::sync_point() {
 }
 
 void Core::trap(FaultKind kind, std::string message) {
-  throw Fault(kind, {cg_, id_}, cycle_, group_->kernel_name(), std::move(message));
+  throw Fault(kind, {node_cg_, id_}, cycle_, group_->kernel_name(), std::move(message));
 }
 
 DmaHandle Core::dma(const DmaRequest& request) {
@@ -90,7 +97,7 @@ DmaHandle Core::dma(const DmaRequest& request) {
   pending_.push_back(Pending{id, result.timing.end, request});
   spdlog::logger& log = group_->dma_log();
   if (log.should_log(spdlog::level::trace)) {
-    log.trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, cg_, id_,
+    log.trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, node_cg_, id_,
               to_string(request.mode), to_string(request.op), request.length, request.main, request.ldm,
               result.timing.end);
   }

@@ -33,7 +33,8 @@ const char* scope_name(Scope scope) {
 }
 }  // namespace
 
-GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, const Kernel& kernel, std::string name, NodeSync* node)
+GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const Kernel& kernel, std::string name,
+                   NodeSync* node)
     : machine_(machine),
       group_(group),
       kernel_(kernel),
@@ -57,12 +58,13 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, const Kernel& kern
   // Scheduler keys unique on the host thread: the groups of a node-synchronised launch, and every context of a
   // shared node, run as fibers of one thread.
   const std::uint32_t key_base =
-      (machine_.context * machine_.arch.core_groups + static_cast<std::uint32_t>(cg())) * static_cast<std::uint32_t>(n);
+      (machine_.context * machine_.node->arch.core_groups + static_cast<std::uint32_t>(cg())) *
+      static_cast<std::uint32_t>(n);
   for (int id = 0; id < n; ++id) {
     const int cols = static_cast<int>(a.cols);
     std::byte* ldm = group_.shared.ldm.data() + static_cast<std::size_t>(id) * physical_ldm + window;
-    Core& core = *cores_.emplace_back(new Core(*this, group_.shared.cg, id, id / cols, id % cols, ldm, a.ldm_bytes,
-                                               group_.stats.cores[static_cast<std::size_t>(id)]));
+    Core& core = *cores_.emplace_back(new Core(*this, cg_seen, group_.shared.cg, id, id / cols, id % cols, ldm,
+                                               a.ldm_bytes, group_.stats.cores[static_cast<std::size_t>(id)]));
     core.cycle_ = start_cycle_;
     core.order_id_ = key_base + static_cast<std::uint32_t>(id);
     if (!group_.shared.cores.empty()) core.physical_ = &group_.shared.cores[static_cast<std::size_t>(id)];

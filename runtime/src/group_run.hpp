@@ -29,7 +29,8 @@ struct Aborted {};
 class GroupRun {
  public:
   /// `node` is the launch's node-wide barrier when its groups run together (LaunchSpec::node_sync), else null.
-  GroupRun(MachineImpl& machine, GroupContext& group, const Kernel& kernel, std::string name, NodeSync* node);
+  /// `cg`: the group's number on `machine` (a group view renumbers the node's groups; cg() is the node's).
+  GroupRun(MachineImpl& machine, GroupContext& group, int cg, const Kernel& kernel, std::string name, NodeSync* node);
   GroupRun(const GroupRun&) = delete;
   GroupRun& operator=(const GroupRun&) = delete;
 

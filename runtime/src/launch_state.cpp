@@ -26,13 +26,13 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
     }
     together.emplace_back();
     for (int cg : set) {
-      runs_.push_back(
-          std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], kernel_, name, node));
+      runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], cg, kernel_,
+                                                 name, node));
       if (node != nullptr) node->add(*runs_.back(), machine_.arch.cores_per_group());
       together.back().push_back(runs_.back().get());
     }
   }
-  machine_.launch_active = true;
+  *machine_.launch_active = true;
   if (ContextSession* session = machine_.node->session) {
     start_in_session(*session);
     return;
@@ -88,7 +88,7 @@ std::optional<Fault> LaunchState::join() {
   }
   for (auto& thread : threads_) thread.join();
   joined_ = true;
-  machine_.launch_active = false;
+  *machine_.launch_active = false;
   for (const auto& run : runs_) {
     const auto& f = run->fault();
     if (!f) continue;

@@ -71,7 +71,7 @@ const MainMemory& Machine::memory() const {
 
 DeviceAddr Machine::allocate_bytes(std::size_t bytes, const AllocOptions& where) {
   impl_->require_idle("alloc");
-  return impl_->memory.allocate(bytes, where.alignment, where.cg, where.name);
+  return impl_->memory.allocate(bytes, where.alignment, impl_->physical_group(where.cg), where.name);
 }
 
 void Machine::free_bytes(DeviceAddr base) {
@@ -135,6 +135,24 @@ Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
   auto state = std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name), sets);
   impl_->active_launch = state;
   return Launch(std::move(state));
+}
+
+std::unique_ptr<Machine> Machine::group_view(std::vector<int> groups) {
+  return std::unique_ptr<Machine>(new Machine(std::make_unique<detail::MachineImpl>(*impl_, std::move(groups))));
+}
+
+void Machine::start_no_earlier(const std::vector<int>& groups, Cycle cycle) {
+  impl_->require_idle("start_no_earlier");
+  for (const int cg : groups) {
+    impl_->physical_group(cg);  // checks cg
+    Cycle& clock = impl_->groups[static_cast<std::size_t>(cg)]->stats.cycles;
+    clock = std::max(clock, cycle);
+  }
+}
+
+Cycle Machine::group_clock(int cg) const {
+  impl_->physical_group(cg);
+  return impl_->groups[static_cast<std::size_t>(cg)]->stats.cycles;
 }
 
 RunStats Machine::stats() const {

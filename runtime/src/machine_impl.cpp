@@ -101,7 +101,43 @@ MachineImpl::MachineImpl(std::shared_ptr<NodeState> shared, Arch a, std::uint32_
       context(index),
       label(std::move(name)) {
   groups.reserve(node->groups.size());
-  for (const auto& group : node->groups) groups.push_back(std::make_unique<GroupContext>(*group, arch, options));
+  for (const auto& group : node->groups) {
+    groups.push_back(std::make_shared<GroupContext>(*group, arch, options));
+    physical.push_back(group->cg);
+  }
+}
+
+MachineImpl::MachineImpl(const MachineImpl& parent, std::vector<int> view)
+    : node(parent.node),
+      arch(parent.arch),
+      options(parent.options),
+      threads(std::min<unsigned>(parent.threads, static_cast<unsigned>(view.size()))),
+      memory(parent.memory),
+      context(parent.context),
+      label(parent.label),
+      launch_active(parent.launch_active) {
+  if (view.empty()) throw ConfigError("group view: no core group chosen");
+  std::vector<int> sorted = view;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw ConfigError("group view: a core group is listed twice");
+  }
+  for (const int cg : view) {
+    if (cg < 0 || static_cast<std::size_t>(cg) >= parent.groups.size()) {
+      throw ConfigError(
+          fmt::format("group view: core group {} does not exist (the machine has {})", cg, parent.groups.size()));
+    }
+    groups.push_back(parent.groups[static_cast<std::size_t>(cg)]);
+    physical.push_back(parent.physical[static_cast<std::size_t>(cg)]);
+  }
+  arch.core_groups = static_cast<std::uint32_t>(view.size());
+}
+
+int MachineImpl::physical_group(int cg) const {
+  if (cg < 0 || static_cast<std::size_t>(cg) >= physical.size()) {
+    throw ConfigError(fmt::format("core group {} does not exist (the machine has {})", cg, physical.size()));
+  }
+  return physical[static_cast<std::size_t>(cg)];
 }
 
 void MachineImpl::require_launchable() const {
@@ -123,7 +159,7 @@ void MachineImpl::join_active_launch() {
 }
 
 void MachineImpl::require_idle(const char* what) const {
-  if (launch_active) {
+  if (*launch_active) {
     throw std::logic_error(fmt::format("Machine::{} during a launch: join() the launch first", what));
   }
 }

@@ -84,6 +84,9 @@ class MachineImpl {
   MachineImpl(Arch arch, MachineOptions options);
   /// Context `context` of a shared node, seeing `arch` (the node's with its ldm share).
   MachineImpl(std::shared_ptr<NodeState> node, Arch arch, std::uint32_t context, std::string label);
+  /// A view of `parent` that sees only `groups` (node group numbers), renumbered from 0; it shares the parent's
+  /// group contexts (clocks, stats, stacks) and its launch flag.
+  MachineImpl(const MachineImpl& parent, std::vector<int> groups);
 
   /// Throws std::logic_error if a launch is in flight (the control core must join before touching state).
   void require_idle(const char* what) const;
@@ -91,6 +94,8 @@ class MachineImpl {
   void require_launchable() const;
   /// Joins a launch left unjoined (its fault stays with its Launch handle).
   void join_active_launch();
+  /// The node group behind this machine's group `cg` (ConfigError when there is none).
+  int physical_group(int cg) const;
   /// The part of each core's store this context owns.
   LdmWindow ldm_window() const { return {context * arch.ldm_bytes, arch.ldm_bytes}; }
   /// The launch's name as the trace and faults show it (prefixed with the context's label on a shared node).
@@ -103,8 +108,10 @@ class MachineImpl {
   MainMemory& memory;
   std::uint32_t context = 0;
   std::string label;
-  std::vector<std::unique_ptr<GroupContext>> groups;
-  bool launch_active = false;
+  std::vector<std::shared_ptr<GroupContext>> groups;
+  std::vector<int> physical;  // node group of each of `groups`
+  /// True while a launch of this machine, or of a view sharing its groups, is in flight.
+  std::shared_ptr<bool> launch_active = std::make_shared<bool>(false);
   std::weak_ptr<LaunchState> active_launch;  // joined by ~Machine if the user never did
 };
 

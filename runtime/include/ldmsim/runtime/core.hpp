@@ -126,7 +126,10 @@ class Core {
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
+  /// The core group as the launching Machine numbers it (a group view numbers its groups from 0).
   int cg() const { return cg_; }
+  /// The core group on the node (faults and the trace name this one).
+  int node_cg() const { return node_cg_; }
   /// cg-local core id = row * cols + col.
   int id() const { return id_; }
   int rank() const { return id_; }
@@ -230,8 +233,8 @@ class Core {
     DmaRequest request;
   };
 
-  Core(detail::GroupRun& group, int cg, int id, int row, int col, std::byte* ldm_base, std::uint64_t ldm_bytes,
-       CoreStats& stats);
+  Core(detail::GroupRun& group, int cg, int node_cg, int id, int row, int col, std::byte* ldm_base,
+       std::uint64_t ldm_bytes, CoreStats& stats);
   static DmaRequest make(DmaOp op, DmaMode mode, DeviceAddr main, LdmAddr ldm, std::size_t length, std::size_t bsize,
                          std::size_t stride, const char* api) {
     DmaRequest r;
@@ -256,6 +259,7 @@ class Core {
 
   detail::GroupRun* group_;
   int cg_;
+  int node_cg_;
   int id_;
   int row_;
   int col_;

@@ -157,6 +157,18 @@ class Machine {
   }
   Launch launch_kernel(LaunchSpec spec, Kernel kernel);
 
+  // ---- core-group views and ordering (the executor's split runs, docs/splitting.md) ----
+  /// A Machine that sees only `groups` of this one, renumbered 0..k-1: its arch has k core groups, its launches
+  /// run on those groups, AllocOptions::cg = i allocates in groups[i]'s memory, and its stats are those groups'.
+  /// It shares this machine's clocks, stats, memory, trace and launch flag (one launch at a time across both);
+  /// faults and the trace name the node's groups. It must not outlive this machine.
+  std::unique_ptr<Machine> group_view(std::vector<int> groups);
+  /// The next launch on each of `groups` starts no earlier than `cycle`: the control core joined work on other
+  /// groups whose results these launches read. The groups idle until then.
+  void start_no_earlier(const std::vector<int>& groups, Cycle cycle);
+  /// Group `cg`'s clock: where its next launch starts.
+  Cycle group_clock(int cg) const;
+
   // ---- results ----
   /// Stats so far (the machine's clocks continue across launches).
   RunStats stats() const;
