@@ -190,9 +190,10 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
 
   std::vector<std::function<void(Machine&)>> programs;
   for (Model& m : models) {
-    programs.emplace_back([&m](Machine& machine) {
+    programs.emplace_back([&m, &args](Machine& machine) {
       m.start = machine.stats().cycles;
       ExecuteOptions options;
+      options.split = args.split;
       options.staging = m.loaded->policy;
       m.result = execute(m.loaded->graph(), *m.plan, machine, options);
     });

@@ -18,6 +18,8 @@ struct PlanOptions {
   bool arch_given = false;
   std::string staging;
   std::string fusion = "on";
+  std::string split = "off";
+  std::string split_rounding = "exact";
   std::string conv_algo;
   std::vector<std::string> inputs;
   bool json = false;
@@ -31,7 +33,9 @@ void plan_command(const PlanOptions& options) {
                                        options.fusion == "on", options.conv_algo, options.inputs},
                               registry);
   const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
-  const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan);
+  const SplitPlan split = plan_split(
+      w->graph(), w->arch, SplitOptions{options.split == "on", *parse_split_rounding(options.split_rounding)});
+  const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan, &split);
   if (options.json || options.json_file_given) {
     nlohmann::json doc = {{"workload", w->loaded->name},
                           {"arch", w->arch.name},
@@ -39,6 +43,7 @@ void plan_command(const PlanOptions& options) {
                           {"fusion", options.fusion == "on"},
                           {"memories", w->arch.core_groups},
                           {"cores_per_group", w->arch.cores_per_group()},
+                          {"split", split.to_json()},
                           {"tensors", nlohmann::json::array()}};
     for (const TensorTags& t : tags) doc["tensors"].push_back(t.to_json());
     // Names come from user files: bytes that are not UTF-8 are replaced, not an error.
@@ -51,10 +56,27 @@ void plan_command(const PlanOptions& options) {
     }
     return;
   }
-  fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}): {} tensors\n", w->loaded->name,
+  fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}, split {}): {} tensors\n", w->loaded->name,
              w->arch.name, w->arch.core_groups, w->arch.cores_per_group(), to_string(w->policy), options.fusion,
-             tags.size());
+             options.split, tags.size());
   for (const TensorTags& t : tags) fmt::print("{}\n  {}\n  {}\n", t.name, t.static_text(), t.dynamic_text());
+  for (const auto& s : split.ops) {
+    if (!s) continue;
+    const OpNode& op = w->graph().ops()[s->op];
+    fmt::print("split {}: {} of {} (D {}{}), mode {}, {} pieces, {}-parallel\n", op.label(), s->axis.rule,
+               w->graph()
+                   .tensor(s->axis.operand < op.inputs.size() ? op.inputs[s->axis.operand]
+                                                              : op.outputs[s->axis.operand - op.inputs.size()])
+                   .name,
+               s->axis.extent, s->padded != s->axis.extent ? fmt::format(", padded to {}", s->padded) : "", s->mode,
+               s->pieces.size(), s->parallelism);
+    for (std::size_t level = 0; level < s->tree.size(); ++level) {
+      std::vector<std::string> pairs;
+      for (const ReductionPair& r : s->tree[level])
+        pairs.push_back(fmt::format("o{}+o{} ({})", r.left + 1, r.right + 1, r.exchange));
+      fmt::print("  reduction level {}: {}\n", level + 1, fmt::join(pairs, ", "));
+    }
+  }
 }
 
 }  // namespace
@@ -72,6 +94,12 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"method", "naive", "none"}));
   cmd->add_option("--fusion", options->fusion, "Plan with fused kernels as `run` does: on or off")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--split", options->split, "Apply the split rule as `run --split on` does (docs/splitting.md)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--split-rounding", options->split_rounding, "Piece rounding with --split on: exact or pad")
+      ->check(CLI::IsMember({"exact", "pad"}))
       ->capture_default_str();
   cmd->add_option("--conv-algo", options->conv_algo,
                   "Convolution algorithm for every conv that does not set its own \"algo\" (as for run)")

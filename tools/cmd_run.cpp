@@ -35,6 +35,8 @@ struct RunOptions {
   bool arch_given = false;
   bool dump_graph = false;
   std::string fusion = "on";
+  std::string split = "off";
+  std::string split_rounding = "exact";
   std::string conv_algo;
   std::vector<std::string> inputs;
   bool explain = false;
@@ -119,10 +121,19 @@ void run_command(const RunOptions& options) {
     throw ConfigError("--concurrent runs several models at once: give the workloads or models");
   }
   if (!options.workloads.empty()) {
-    const WorkloadRunArgs args{options.workloads.front(), options.arch,       options.arch_given,
-                               options.staging,           options.out,        options.trace,
-                               machine_options(options),  options.dump_graph, options.fusion == "on",
-                               options.conv_algo,         options.inputs,     options.explain};
+    const WorkloadRunArgs args{options.workloads.front(),
+                               options.arch,
+                               options.arch_given,
+                               options.staging,
+                               options.out,
+                               options.trace,
+                               machine_options(options),
+                               options.dump_graph,
+                               options.fusion == "on",
+                               options.conv_algo,
+                               options.inputs,
+                               options.explain,
+                               SplitOptions{options.split == "on", *parse_split_rounding(options.split_rounding)}};
     if (options.workloads.size() == 1 && !options.concurrent) {
       run_workload_command(args);
     } else {
@@ -198,6 +209,16 @@ void add_run_command(CLI::App& app) {
   run->add_option("--fusion", options->fusion,
                   "Fuse memory-intensive subgraphs into one kernel each (docs/fusion.md): on or off")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  run->add_option("--split", options->split,
+                  "Split each op's tensors across the core groups' memories and run each piece on the group that "
+                  "holds it (docs/splitting.md): on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  run->add_option("--split-rounding", options->split_rounding,
+                  "How --split sizes pieces when they do not divide evenly: exact (differ by one index) or pad "
+                  "(whole DMA transactions along a contiguous dimension, padded)")
+      ->check(CLI::IsMember({"exact", "pad"}))
       ->capture_default_str();
   run->add_flag("--lint", options->lint,
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");

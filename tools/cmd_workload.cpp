@@ -49,6 +49,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
   const RunDirectory dir(args.out, args.machine.trace ? &trace_option : nullptr, outputs, run_info);
   ExecuteOptions options;
   options.staging = policy;
+  options.split = args.split;
   if (isatty(fileno(stderr))) {
     options.progress = [&](const OpNode&, const nlohmann::json& op) {
       fmt::print(stderr, "{}\n", layer_progress_line(op, workload.ops().size()));

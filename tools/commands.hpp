@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ldmsim/graph/split.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/arch.hpp"
 
@@ -56,6 +57,7 @@ struct WorkloadRunArgs {
   std::string conv_algo;    ///< empty: each conv's own "algo" (default implicit-precomp)
   std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
   bool explain = false;             ///< print the ops' choices (recurrent layers' EP/VP search) after the run
+  SplitOptions split;               ///< --split on|off, --split-rounding
 };
 /// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
 void run_workload_command(const WorkloadRunArgs& args);

@@ -5,27 +5,33 @@
 
 #include <optional>
 
+#include "executor_support.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/kernels/staging.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim {
 
-namespace {
+namespace executor_detail {
 
 using nlohmann::json;
 
+namespace {
 json group_dma(const RunStats& s) {
   json out = json::array();
-  for (const auto& g : s.groups) out.push_back({{"dma_requests", g.dma_requests()}, {"dma_bytes", g.dma_bytes()}});
+  for (const auto& g : s.groups) {
+    out.push_back(
+        {{"dma_requests", g.dma_requests()}, {"dma_bytes", g.dma_bytes()}, {"dma_remote_bytes", g.dma_remote_bytes()}});
+  }
   return out;
 }
+}  // namespace
 
 json group_dma_delta(const RunStats& before, const RunStats& after) {
   json groups = group_dma(after);
   const json g0 = group_dma(before);
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    for (const char* key : {"dma_requests", "dma_bytes"}) {
+    for (const char* key : {"dma_requests", "dma_bytes", "dma_remote_bytes"}) {
       groups[g][key] = groups[g][key].get<std::uint64_t>() - g0[g][key].get<std::uint64_t>();
     }
   }
@@ -53,6 +59,7 @@ void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& ma
   }
 }
 
+namespace {
 /// The machine's core counters summed over every core: an op's bound is read from their change across it.
 struct CoreTotals {
   Cycle busy = 0, dma_wait = 0, barrier_wait = 0;
@@ -63,6 +70,8 @@ struct CoreTotals {
     }
   }
 };
+
+}  // namespace
 
 /// What an op's cores spent most of their time on between two snapshots: "compute" (busy: arithmetic and DMA
 /// issue), "dma" (waiting for transfers) or "sync" (waiting at barriers); "none" when no core ran.
@@ -81,17 +90,9 @@ double peak_fraction(const Machine& machine, std::uint64_t flops, Cycle cycles) 
   return cycles == 0 || peak <= 0 ? 0.0 : static_cast<double>(flops) / (peak * static_cast<double>(cycles));
 }
 
-/// Device bytes of live tensors, and their peak.
-struct Footprint {
-  std::uint64_t live = 0, peak = 0;
-  void hold(const DeviceTensor& t) {
-    live += static_cast<std::uint64_t>(t.layout().total) * 2;
-    peak = std::max(peak, live);
-  }
-  void release(const DeviceTensor& t) { live -= static_cast<std::uint64_t>(t.layout().total) * 2; }
-};
+}  // namespace executor_detail
 
-}  // namespace
+using namespace executor_detail;
 
 ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptions& options) {
   return execute(graph, plan_execution(graph, options.staging), machine, options);
@@ -100,6 +101,7 @@ ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptio
 ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
                         const ExecuteOptions& options) {
   check_fits(graph, plan, machine);
+  if (options.split.enabled && machine.arch().core_groups > 1) return execute_split(graph, plan, machine, options);
   StagingStats staging;
   Footprint footprint;
   std::vector<std::optional<DeviceTensor>> device(graph.tensors().size());
@@ -159,6 +161,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                        {"seconds", 0.0},
                        {"dma_requests", 0},
                        {"dma_bytes", 0},
+                       {"dma_remote_bytes", 0},
                        {"groups", group_dma_delta(machine.stats(), machine.stats())},
                        {"flops", 0},
                        {"padding_bytes_added", op_staging.bytes_added},
@@ -211,6 +214,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                        {"seconds", s1.seconds - s0.seconds},
                        {"dma_requests", s1.dma_requests() - s0.dma_requests()},
                        {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()},
+                       {"dma_remote_bytes", s1.dma_remote_bytes() - s0.dma_remote_bytes()},
                        {"groups", group_dma_delta(s0, s1)},
                        {"flops", op.bound->cost().flops},
                        {"padding_bytes_added", op_staging.bytes_added},
@@ -230,25 +234,34 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
     result.shapes[node.name] = node.shape;
     result.outputs[node.name] = stage_out(machine, *device[t], &staging);
   }
-  const RunStats s = machine.stats();
-  result.stats = {{"workload", graph.name},
-                  {"arch", machine.arch().name},
-                  {"staging", to_string(plan.policy)},
-                  {"cycles", s.cycles},
-                  {"seconds", s.seconds},
-                  {"dma_requests", s.dma_requests()},
-                  {"dma_bytes", s.dma_bytes()},
-                  {"ldm_high_water", s.ldm_high_water()},
-                  {"padding", {{"bytes_added", staging.bytes_added}, {"bytes_staged", staging.bytes_staged}}},
-                  {"device_memory",
-                   {{"peak_tensor_bytes", footprint.peak},
-                    {"tensor_bytes_without_freeing", plan.bytes_without_freeing},
-                    {"tensors_freed", freed}}},
-                  {"relayouts", relayouts},
-                  {"ops", ops},
-                  {"machine", s.to_json(false)}};
+  result.stats = run_summary(graph, plan, machine, staging, footprint, freed, relayouts, ops);
   result.host_times = {{"staging_host_seconds", staging.host_seconds}, {"ops", host_ops}};
   return result;
 }
+
+namespace executor_detail {
+
+json run_summary(const Graph& graph, const ExecutionPlan& plan, const Machine& machine, const StagingStats& staging,
+                 const Footprint& footprint, std::size_t freed, json relayouts, json ops) {
+  const RunStats s = machine.stats();
+  return {{"workload", graph.name},
+          {"arch", machine.arch().name},
+          {"staging", to_string(plan.policy)},
+          {"cycles", s.cycles},
+          {"seconds", s.seconds},
+          {"dma_requests", s.dma_requests()},
+          {"dma_bytes", s.dma_bytes()},
+          {"ldm_high_water", s.ldm_high_water()},
+          {"padding", {{"bytes_added", staging.bytes_added}, {"bytes_staged", staging.bytes_staged}}},
+          {"device_memory",
+           {{"peak_tensor_bytes", footprint.peak},
+            {"tensor_bytes_without_freeing", plan.bytes_without_freeing},
+            {"tensors_freed", freed}}},
+          {"relayouts", std::move(relayouts)},
+          {"ops", std::move(ops)},
+          {"machine", s.to_json(false)}};
+}
+
+}  // namespace executor_detail
 
 }  // namespace ldmsim

@@ -68,12 +68,14 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
     if (registry.find(type) == nullptr) throw ConfigError(fmt::format("op {}: {}", index, e.what()));
     throw ConfigError(fmt::format("{}: {}", where, e.what()));
   }
-  return add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
+  const std::size_t added = add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
+  ops_[added].attrs = merged.is_null() ? attrs.json() : std::move(merged);
+  return added;
 }
 
 std::size_t Graph::add_bound_op(const std::string& type, const std::vector<std::string>& inputs,
                                 const std::vector<std::string>& outputs, std::shared_ptr<const BoundOp> bound,
-                                std::string layer_name) {
+                                std::string layer_name, nlohmann::json attrs) {
   const std::string where = fmt::format("op {} ({})", ops_.size(), type);
   std::vector<std::size_t> in;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
@@ -86,7 +88,9 @@ std::size_t Graph::add_bound_op(const std::string& type, const std::vector<std::
     }
     in.push_back(*t);
   }
-  return add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
+  const std::size_t added = add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
+  ops_[added].attrs = std::move(attrs);
+  return added;
 }
 
 std::size_t Graph::add_checked(const std::string& type, std::vector<std::size_t> in,
@@ -118,7 +122,7 @@ std::size_t Graph::add_checked(const std::string& type, std::vector<std::size_t>
     out.push_back(t);
   }
   for (std::size_t t : in) tensors_[t].consumers.push_back(index);
-  ops_.push_back(OpNode{type, std::move(in), std::move(out), std::move(bound), index, std::move(layer_name)});
+  ops_.push_back(OpNode{type, std::move(in), std::move(out), std::move(bound), nullptr, index, std::move(layer_name)});
   return index;
 }
 

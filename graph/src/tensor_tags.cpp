@@ -177,14 +177,14 @@ std::string TensorTags::static_text() const {
 
 std::string TensorTags::dynamic_text() const {
   std::string split = "none";
+  const std::string padding = dynamic.split_padding.empty() ? padding_text(dynamic.padding) : dynamic.split_padding;
   if (!dynamic.split_dim.empty()) {
     std::vector<std::string> ranges;
     for (const TensorPiece& p : dynamic.pieces) ranges.push_back(fmt::format("({},{})", p.first, p.last));
     split = fmt::format("{}[{}]", dynamic.split_dim, fmt::join(ranges, ","));
   }
   return fmt::format("dynamic:{},{},tiling {},padding {},size {},split {},{},{}", dynamic.device_dtype, dynamic.order,
-                     dynamic.tiling, padding_text(dynamic.padding), dynamic.bytes, split, dynamic.store,
-                     dynamic.exchange);
+                     dynamic.tiling, padding, dynamic.bytes, split, dynamic.store, dynamic.exchange);
 }
 
 nlohmann::json TensorTags::to_json() const {
@@ -214,7 +214,58 @@ nlohmann::json TensorTags::to_json() const {
   return {{"name", name}, {"static", std::move(s)}, {"dynamic", std::move(d)}};
 }
 
-std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned, const ExecutionPlan& plan) {
+namespace {
+
+std::string dim_letter(std::size_t rank, std::size_t axis) {
+  const std::string letters = "nchw";
+  return rank <= 4 && axis < rank ? letters.substr(axis, 1) : fmt::format("d{}", axis);
+}
+
+bool same_pieces(const std::vector<TensorRegion>& a, const std::vector<TensorRegion>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].axis != b[i].axis || a[i].begin != b[i].begin || a[i].end != b[i].end) return false;
+  }
+  return true;
+}
+
+/// The split's tags of operand `k` of split op `s` (its pieces, or the reduced output's core group).
+void apply_split(const Graph& planned, const OpSplit& s, std::size_t k, DynamicTags& d) {
+  const OpNode& op = planned.ops()[s.op];
+  const bool output = k >= op.inputs.size();
+  const Shape& shape = planned.tensor(output ? op.outputs[k - op.inputs.size()] : op.inputs[k]).shape;
+  if (output && s.axis.reduces) {  // partial results summed by the tree: the sum lands on core group 0
+    d.store = "cg";
+    d.exchange = s.mode == 1 ? "core" : "cg";
+    return;
+  }
+  const std::vector<TensorRegion>& regions = s.tensor_pieces[k];
+  if (regions.empty()) {  // needed whole by every group that runs a piece: a copy in each of their memories
+    if (!output && d.store == "mem0") d.store = "mem";
+    return;
+  }
+  const std::size_t axis = regions.front().axis;
+  d.split_dim = dim_letter(shape.rank(), axis);
+  d.pieces.clear();
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    d.pieces.push_back({regions[i].begin, regions[i].end - 1, fmt::format("mem{}", s.pieces[i].group)});
+  }
+  const std::uint64_t reach = regions.back().end, extent = shape[axis];
+  d.tiling = fmt::format("{}={}", d.split_dim, regions.front().end - regions.front().begin);
+  if (reach > extent) {  // the rounding policy's padding
+    const std::string plan_padding = padding_text(d.padding);
+    d.split_padding = fmt::format("{}={}", d.split_dim, reach - extent);
+    if (plan_padding != "none") d.split_padding += ";" + plan_padding;
+    d.bytes = d.bytes / extent * reach;
+  }
+  d.store = "mem";
+  d.exchange = "no";
+}
+
+}  // namespace
+
+std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned, const ExecutionPlan& plan,
+                                    const SplitPlan* split) {
   std::vector<TensorTags> out;
   for (std::size_t t = 0; t < original.tensors().size(); ++t) {
     TensorTags tags;
@@ -226,6 +277,48 @@ std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned,
       tags.dynamic = not_in_memory(original.tensor(t).shape, "ldm");
     }
     out.push_back(std::move(tags));
+  }
+  if (split == nullptr) return out;
+  // Producers first, then each tensor's first split consumer; a consumer that wants other pieces than the ones
+  // a tensor has (or the whole of a split tensor) makes it move between groups.
+  std::vector<const std::vector<TensorRegion>*> held(planned.tensors().size(), nullptr);
+  std::vector<bool> placed(planned.tensors().size(), false), moves(planned.tensors().size(), false);
+  const auto tag_of = [&](std::size_t t) -> TensorTags* {
+    for (TensorTags& tags : out)
+      if (tags.name == planned.tensor(t).name) return &tags;
+    return nullptr;
+  };
+  for (const OpNode& op : planned.ops()) {
+    const auto& s = split->ops[op.index];
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      const std::size_t t = op.inputs[k];
+      if (!s) {
+        moves[t] = moves[t] || held[t] != nullptr;
+        continue;
+      }
+      const auto& regions = s->tensor_pieces[k];
+      if (placed[t]) {
+        const bool differs = held[t] == nullptr ? !regions.empty() : !same_pieces(*held[t], regions);
+        moves[t] = moves[t] || differs;
+        continue;
+      }
+      placed[t] = true;
+      held[t] = regions.empty() ? nullptr : &regions;
+      if (TensorTags* tags = tag_of(t)) apply_split(planned, *s, k, tags->dynamic);
+    }
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+      const std::size_t t = op.outputs[k];
+      placed[t] = true;
+      if (!s) continue;
+      held[t] = s->axis.reduces || s->tensor_pieces[op.inputs.size() + k].empty()
+                    ? nullptr
+                    : &s->tensor_pieces[op.inputs.size() + k];
+      if (TensorTags* tags = tag_of(t)) apply_split(planned, *s, op.inputs.size() + k, tags->dynamic);
+    }
+  }
+  for (std::size_t t = 0; t < planned.tensors().size(); ++t) {
+    TensorTags* tags = tag_of(t);
+    if (tags != nullptr && moves[t] && tags->dynamic.exchange == "no") tags->dynamic.exchange = "cg";
   }
   return out;
 }

@@ -40,7 +40,8 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       const Graph g = workload_from_json(m.workload, in.string(), scratch, registry, "fuzz", options);
       const ExecutionPlan plan = plan_execution(g, StagingPolicy::kMethod);
       (void)describe(g, plan);
-      for (const TensorTags& t : tensor_tags(g, g, plan)) (void)(t.static_text() + t.dynamic_text());
+      const SplitPlan split = plan_split(g, Arch::preset("sw26010pro"), {true, SplitRounding::kPad});
+      for (const TensorTags& t : tensor_tags(g, g, plan, &split)) (void)(t.static_text() + t.dynamic_text());
     } else if (arch) {
       const Arch a = Arch::resolve(in.string());
       (void)make_timing_model(a);
@@ -50,7 +51,9 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       for (auto policy : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
         const ExecutionPlan plan = plan_execution(g, policy);
         (void)describe(g, plan);
-        for (const TensorTags& t : tensor_tags(g, g, plan)) (void)t.to_json().dump();
+        const SplitPlan split = plan_split(g, Arch::preset("sw26010"), {true, SplitRounding::kExact});
+        for (const TensorTags& t : tensor_tags(g, g, plan, &split)) (void)t.to_json().dump();
+        (void)split.to_json().dump();
       }
     }
   } catch (const ConfigError&) {

@@ -16,7 +16,8 @@ TEST_CASE("ldmsim plan prints every tensor's static and dynamic tags", "[cli][pl
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output,
-             Catch::Contains("conv_block on sw26010pro (6 memories, 64 cores each; staging method, fusion on)"));
+             Catch::Contains("conv_block on sw26010pro (6 memories, 64 cores each; staging method, fusion on, split "
+                             "off)"));
   CHECK_THAT(r.output, Catch::Contains("static:input neuron,fp16,[2,3,17,17]"));
   CHECK_THAT(r.output, Catch::Contains("static:constant weight,fp16,[8],values [0.05,0.05"));
   CHECK_THAT(r.output, Catch::Contains("static:output neuron,fp16,[2,5]"));
@@ -60,4 +61,39 @@ TEST_CASE("run --explain needs a workload", "[cli][recurrent]") {
   const auto r = run_cli("run --explain --no-trace");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Catch::Contains("--explain shows the choices of a workload's ops"));
+}
+
+TEST_CASE("ldmsim plan --split on prints the pieces, their memories and the reduction tree", "[cli][plan][split]") {
+  const std::string dir = std::string(LDMSIM_SOURCE_DIR) + "/examples/split";
+  const auto r =
+      run_cli(fmt::format("plan '{0}/method_mlp.json' --arch '{0}/arch_2x2.json' --split on "
+                          "--split-rounding pad",
+                          dir));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("split on"));
+  CHECK_THAT(r.output, Catch::Contains("dynamic:fp16,nc,tiling c=256,padding c=24,size 2048,split "
+                                       "c[(0,255),(256,511),(512,767),(768,1023)],mem,no"));
+  CHECK_THAT(r.output, Catch::Contains("split matmul#0: inner of x (D 1000, padded to 1024), mode 1, 4 pieces"));
+  CHECK_THAT(r.output, Catch::Contains("reduction level 1: o1+o2 (core), o3+o4 (core)"));
+  CHECK_THAT(r.output, Catch::Contains("reduction level 2: o1+o3 (cg)"));
+  const auto j = run_cli(fmt::format("plan '{0}/method_mlp.json' --arch '{0}/arch_2x2.json' --split on --json", dir));
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.output);
+  CHECK(doc["split"]["ops"][0]["mode"] == 1);
+  CHECK(doc["split"]["ops"][0]["pieces"].size() == 4);
+  CHECK(run_cli(fmt::format("plan '{}/method_mlp.json' --split sideways", dir)).code == 2);
+}
+
+TEST_CASE("ldmsim run --split on writes the split ops and the same outputs", "[cli][run][split]") {
+  const std::string dir = std::string(LDMSIM_SOURCE_DIR) + "/examples/split";
+  const ScratchDir out("run-split");
+  const auto r = run_cli(
+      fmt::format("run '{0}/method_mlp.json' --arch '{0}/arch_2x2.json' --split on --out '{1}/on'", dir, out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "on/stats.json"));
+  CHECK(stats["split"]["enabled"] == true);
+  CHECK(stats["ops"][0]["split"]["rule"] == "inner");
+  CHECK(stats["ops"][0].contains("dma_remote_bytes"));
 }

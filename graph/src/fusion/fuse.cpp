@@ -113,7 +113,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       report.kernel = out.ops()[index].label();
     } else {
       const OpNode& op = graph.ops()[nodes[n].ops[0]];
-      out.add_bound_op(op.type, names(op.inputs), names(op.outputs), op.bound, op.name);
+      out.add_bound_op(op.type, names(op.inputs), names(op.outputs), op.bound, op.name, op.attrs);
     }
     for (std::size_t s : successors[n]) {
       if (--pending[s] == 0) ready.push(s);

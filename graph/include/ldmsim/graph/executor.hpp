@@ -11,6 +11,7 @@
 
 #include "ldmsim/graph/graph.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/graph/split.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/fp16.hpp"
 
@@ -18,6 +19,8 @@ namespace ldmsim {
 
 struct ExecuteOptions {
   StagingPolicy staging = StagingPolicy::kMethod;
+  /// The split rule (docs/splitting.md): off runs every op on every group with its tensors in group 0's memory.
+  SplitOptions split;
   /// Called after each op with the op and its entry of stats["ops"] (cycles, seconds, bound, ...).
   std::function<void(const OpNode&, const nlohmann::json&)> progress;
 };

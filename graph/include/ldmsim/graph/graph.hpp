@@ -50,6 +50,9 @@ struct OpNode {
   std::vector<std::size_t> inputs;   ///< tensor indices
   std::vector<std::size_t> outputs;  ///< tensor indices
   std::shared_ptr<const BoundOp> bound;
+  /// The attributes it was bound with (defaults filled in; null for an op added already bound): the split
+  /// executor binds pieces of the op from them.
+  nlohmann::json attrs;
   std::size_t index = 0;
   std::string name;  ///< the layer's name in the model (an ONNX node's name; "name" in a workload), may be empty
   /// The kernel name in traces and stats: "type#index".
@@ -76,7 +79,7 @@ class Graph {
   /// was bound for.
   std::size_t add_bound_op(const std::string& type, const std::vector<std::string>& inputs,
                            const std::vector<std::string>& outputs, std::shared_ptr<const BoundOp> bound,
-                           std::string layer_name = {});
+                           std::string layer_name = {}, nlohmann::json attrs = nullptr);
   /// Attributes that every later op of `type` gets unless it sets them itself (`ldmsim run --conv-algo`).
   void set_default_attrs(const std::string& type, nlohmann::json attrs);
   /// Marks a tensor as a graph output (ConfigError when it does not exist).

@@ -11,6 +11,7 @@
 
 #include "ldmsim/graph/graph.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/graph/split.hpp"
 
 namespace ldmsim {
 
@@ -58,6 +59,7 @@ struct DynamicTags {
   std::string store = "none";   ///< "mem0": core group 0's memory; "ldm": only inside a fused kernel; "none"
   std::string exchange = "no";  ///< "no", "cg" (between core groups) or "core"
   std::size_t relayouts = 0;    ///< device copies into other layouts that consumers want
+  std::string split_padding;    ///< the split's rounding padding (and the plan's), when it pads
 };
 
 struct TensorTags {
@@ -73,6 +75,9 @@ struct TensorTags {
 /// The tags of every tensor of `original` (the workload as loaded). `planned` is the graph that runs (after
 /// fusion, or `original` itself) and `plan` its execution plan; tensors that fusion keeps inside one kernel are
 /// stored in ldm only.
-std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned, const ExecutionPlan& plan);
+/// With `split` (plan_split of `planned`), split tensors show their pieces and homes, reduced outputs their core
+/// group, and tensors that must move between groups the exchange.
+std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned, const ExecutionPlan& plan,
+                                    const SplitPlan* split = nullptr);
 
 }  // namespace ldmsim

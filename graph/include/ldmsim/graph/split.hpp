@@ -1,0 +1,105 @@
+// The split rule (issue 16, docs/splitting.md): how each op's work and tensors are cut into pieces across the
+// machine's M memories (one per core group) and C cores, where each piece lives, and how partial results are
+// combined. plan_split decides; tensor_tags shows it; execute runs each group's pieces on that group.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ldmsim/graph/graph.hpp"
+#include "ldmsim/sim/arch.hpp"
+
+namespace ldmsim {
+
+/// How piece sizes round when D does not divide evenly.
+enum class SplitRounding : std::uint8_t {
+  kExact,  ///< pieces differ by at most one index (the first D mod pieces are one longer); nothing is added
+  kPad,    ///< pieces of ceil(D / pieces), rounded up to whole DMA transactions along a contiguous dimension; D is
+           ///< padded to pieces x that size (the tail pieces hold the padding)
+};
+std::string_view to_string(SplitRounding rounding) noexcept;
+std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcept;
+
+struct SplitOptions {
+  bool enabled = false;
+  SplitRounding rounding = SplitRounding::kExact;
+};
+
+/// One dimension an op can be split along (an entry of its priority list).
+struct SplitAxis {
+  std::string rule;  ///< "conv-n", "conv-h", "conv-w", "conv-k", "rows", "inner", "cols", "elementwise", "pool-n", ...
+  std::size_t operand;   ///< the op's tensor whose dimension it is (inputs first, then outputs)
+  std::size_t axis;      ///< that tensor's axis
+  std::uint64_t extent;  ///< D
+  bool contiguous;       ///< the innermost dimension of its tensor (kPad rounds pieces to DMA transactions there)
+  bool reduces;          ///< pieces give partial outputs that must be summed (a split of the inner dimension)
+};
+
+/// Which part of one of the op's tensors a piece needs: the whole tensor, or [begin, end) along `axis`.
+struct TensorRegion {
+  bool whole = true;
+  std::size_t axis = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+
+/// What one piece of an op (or one group's block of pieces) runs: each tensor's region, the sub-op's attributes,
+/// and which optional inputs it leaves out (an addend added once, by the first piece of a reduction).
+struct PieceWork {
+  std::vector<TensorRegion> regions;  ///< per op tensor (inputs, then outputs)
+  std::vector<bool> dropped;          ///< per input: left out of this piece
+  nlohmann::json attrs;               ///< the sub-op's attributes (conv: the halo's padding)
+};
+
+/// One piece: an inclusive range [first, last] along the split dimension (after rounding), and its home.
+struct SplitPiece {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  int group = 0;  ///< the core group whose memory holds it and whose cores run it
+  int core = -1;  ///< mode 1: the core of that group; -1 otherwise
+};
+
+/// One pairwise addition of the reduction tree: piece results `left` and `right` summed into `left`.
+struct ReductionPair {
+  std::size_t left = 0;
+  std::size_t right = 0;
+  std::string exchange;  ///< "core" (two cores of one group) or "cg" (two groups)
+};
+
+/// How one op is split.
+struct OpSplit {
+  std::size_t op = 0;
+  SplitAxis axis;
+  std::uint64_t padded = 0;  ///< D after rounding (== extent under kExact)
+  int mode = 0;              ///< 1: C pieces; 2: M pieces; 3: D pieces of one
+  std::string parallelism;   ///< "data" (a neuron split), "model" (a weight split) or "hybrid" (both)
+  std::vector<SplitPiece> pieces;
+  std::vector<std::vector<ReductionPair>> tree;  ///< levels, leaves first; empty unless axis.reduces
+  /// Per core group: the logical range [begin, end) of the split dimension its pieces cover (empty: none).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
+  /// Per op tensor (inputs, then outputs): the pieces' regions of that tensor, for its tags.
+  std::vector<std::vector<TensorRegion>> tensor_pieces;
+};
+
+struct SplitPlan {
+  SplitOptions options;
+  std::uint32_t memories = 1;               ///< M
+  std::uint32_t cores = 1;                  ///< C
+  std::vector<std::optional<OpSplit>> ops;  ///< per op of the graph; nullopt: runs whole on every group
+  nlohmann::json to_json() const;
+};
+
+/// The op's splittable dimensions in priority order (docs/splitting.md); empty when it has none.
+std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op);
+/// The work of the piece [begin, end) of `axis` (logical indices).
+PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin,
+                     std::uint64_t end, nlohmann::json attrs);
+/// Applies the split rule to every op of `graph` on `arch`.
+SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options);
+
+}  // namespace ldmsim

@@ -1,0 +1,158 @@
+// The split rule (see split.hpp, docs/splitting.md): with M memories and C cores, take the op's first splittable
+// dimension with D >= M (else its largest), then mode 1 (D >= C: C pieces, one per core), mode 2 (M <= D < C: M
+// pieces, one per group) or mode 3 (D < M: D pieces of one); pieces go to the groups in blocks.
+#include "ldmsim/graph/split.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ldmsim {
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+const SplitAxis* choose(const std::vector<SplitAxis>& axes, std::uint32_t memories) {
+  for (const SplitAxis& a : axes) {
+    if (a.extent >= memories) return &a;
+  }
+  const auto largest = std::max_element(axes.begin(), axes.end(),
+                                        [](const SplitAxis& x, const SplitAxis& y) { return x.extent < y.extent; });
+  return largest == axes.end() ? nullptr : &*largest;
+}
+
+/// The pieces' inclusive ranges and homes; `padded` receives D after rounding.
+std::vector<SplitPiece> make_pieces(const SplitAxis& axis, int mode, const SplitPlan& plan, const Arch& arch,
+                                    std::uint64_t& padded) {
+  const std::uint64_t d = axis.extent;
+  const std::uint64_t count = mode == 1 ? plan.cores : mode == 2 ? plan.memories : d;
+  std::vector<std::uint64_t> bounds(count + 1, 0);
+  if (plan.options.rounding == SplitRounding::kPad && mode != 3) {
+    // Whole DMA transactions per piece along a contiguous dimension (fp16 elements); whole indices elsewhere.
+    const std::uint64_t granule = axis.contiguous ? std::max<std::uint64_t>(1, arch.dma.transaction_bytes / 2) : 1;
+    const std::uint64_t size = ceil_div(ceil_div(d, count), granule) * granule;
+    for (std::uint64_t i = 0; i <= count; ++i) bounds[i] = i * size;
+  } else {
+    for (std::uint64_t i = 0; i <= count; ++i) bounds[i] = i * d / count;
+  }
+  padded = bounds[count];
+  const std::uint64_t per_group = mode == 1 ? plan.cores / plan.memories : 1;
+  std::vector<SplitPiece> pieces;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (bounds[i + 1] == bounds[i]) continue;  // an empty piece (exact rounding never makes one)
+    pieces.push_back({bounds[i], bounds[i + 1] - 1, static_cast<int>(i / per_group),
+                      mode == 1 ? static_cast<int>(i % per_group) : -1});
+  }
+  return pieces;
+}
+
+/// Pairwise: (0,1), (2,3), ... then the sums of those, until one result remains (kept by piece 0).
+std::vector<std::vector<ReductionPair>> reduction_tree(const std::vector<SplitPiece>& pieces) {
+  std::vector<std::size_t> live(pieces.size());
+  for (std::size_t i = 0; i < live.size(); ++i) live[i] = i;
+  std::vector<std::vector<ReductionPair>> levels;
+  while (live.size() > 1) {
+    auto& level = levels.emplace_back();
+    std::vector<std::size_t> next;
+    for (std::size_t i = 0; i < live.size(); i += 2) {
+      next.push_back(live[i]);
+      if (i + 1 == live.size()) continue;
+      const bool same_group = pieces[live[i]].group == pieces[live[i + 1]].group;
+      level.push_back({live[i], live[i + 1], same_group ? "core" : "cg"});
+    }
+    live = std::move(next);
+  }
+  return levels;
+}
+
+bool is_weight(const Graph& graph, const OpNode& op, std::size_t operand) {
+  return operand < op.inputs.size() && op.bound->input_role(operand) == InputRole::kParameter &&
+         !graph.tensor(op.inputs[operand]).producer;
+}
+
+}  // namespace
+
+std::string_view to_string(SplitRounding rounding) noexcept {
+  return rounding == SplitRounding::kPad ? "pad" : "exact";
+}
+
+std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcept {
+  if (text == "pad") return SplitRounding::kPad;
+  if (text == "exact") return SplitRounding::kExact;
+  return std::nullopt;
+}
+
+SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options) {
+  SplitPlan plan;
+  plan.options = options;
+  plan.memories = arch.core_groups;
+  plan.cores = arch.total_cores();
+  plan.ops.resize(graph.ops().size());
+  if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
+  for (const OpNode& op : graph.ops()) {
+    const std::vector<SplitAxis> axes = split_axes(graph, op);
+    const SplitAxis* axis = choose(axes, plan.memories);
+    if (axis == nullptr || axis->extent < 2) continue;
+    OpSplit s;
+    s.op = op.index;
+    s.axis = *axis;
+    s.mode = axis->extent >= plan.cores ? 1 : axis->extent >= plan.memories ? 2 : 3;
+    s.pieces = make_pieces(*axis, s.mode, plan, arch, s.padded);
+    if (axis->reduces) s.tree = reduction_tree(s.pieces);
+    s.blocks.assign(plan.memories, {0, 0});
+    for (const SplitPiece& p : s.pieces) {
+      auto& [begin, end] = s.blocks[static_cast<std::size_t>(p.group)];
+      const std::uint64_t first = std::min(p.first, axis->extent), last = std::min(p.last + 1, axis->extent);
+      if (first >= last) continue;  // padding only
+      if (begin == end) begin = first;
+      end = last;
+    }
+    s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
+    bool data = false, model = false;
+    for (const SplitPiece& p : s.pieces) {
+      const PieceWork w = piece_work(graph, op, *axis, p.first, p.last + 1, op.attrs);
+      for (std::size_t t = 0; t < w.regions.size(); ++t) {
+        if (w.regions[t].whole) continue;
+        s.tensor_pieces[t].push_back(w.regions[t]);
+        if (t < op.inputs.size()) (is_weight(graph, op, t) ? model : data) = true;
+      }
+    }
+    s.parallelism = data && model ? "hybrid" : model ? "model" : "data";
+    plan.ops[op.index] = std::move(s);
+  }
+  return plan;
+}
+
+nlohmann::json SplitPlan::to_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : ops) {
+    if (!s) continue;
+    nlohmann::json pieces = nlohmann::json::array(), tree = nlohmann::json::array();
+    for (const SplitPiece& p : s->pieces)
+      pieces.push_back({{"first", p.first}, {"last", p.last}, {"group", p.group}, {"core", p.core}});
+    for (const auto& level : s->tree) {
+      nlohmann::json pairs = nlohmann::json::array();
+      for (const ReductionPair& r : level)
+        pairs.push_back({{"left", r.left}, {"right", r.right}, {"exchange", r.exchange}});
+      tree.push_back(std::move(pairs));
+    }
+    out.push_back({{"op", s->op},
+                   {"rule", s->axis.rule},
+                   {"extent", s->axis.extent},
+                   {"padded", s->padded},
+                   {"mode", s->mode},
+                   {"parallelism", s->parallelism},
+                   {"pieces", std::move(pieces)},
+                   {"reduction_tree", std::move(tree)}});
+  }
+  return {{"enabled", options.enabled},
+          {"rounding", to_string(options.rounding)},
+          {"memories", memories},
+          {"cores", cores},
+          {"ops", std::move(out)}};
+}
+
+}  // namespace ldmsim

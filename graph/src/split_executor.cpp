@@ -1,0 +1,505 @@
+// The split executor (docs/splitting.md): follows the plan's steps, but runs each split op as one sub-op per core
+// group on that group's block of pieces (a group view), with the pieces in that group's memory. A tensor may be
+// held as several copies (pieces, replicas, a whole copy); a consumer that needs a part that no copy in its own
+// memory holds gets it by device slices and concats on its own group (the exchange, reading other memories), and
+// starts no earlier than the copies it reads were ready. Partial results of a split inner dimension are summed by
+// a pairwise tree of adds across the groups.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "executor_support.hpp"
+#include "ldmsim/kernels/relayout.hpp"
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim::executor_detail {
+
+namespace {
+
+using nlohmann::json;
+
+/// One device copy of (a part of) a tensor.
+struct Copy {
+  DeviceTensor tensor;
+  int group = 0;        ///< whose memory holds it
+  TensorRegion region;  ///< of the logical tensor
+  Cycle ready = 0;      ///< when the work that wrote it ended
+};
+
+/// One group's share of a split op: its pieces' work, bound as one sub-op.
+struct GroupPiece {
+  PieceWork work;
+  std::shared_ptr<const BoundOp> bound;
+};
+
+Shape region_shape(const Shape& whole, const TensorRegion& r) {
+  if (r.whole) return whole;
+  std::vector<std::uint64_t> dims(whole.dims().begin(), whole.dims().end());
+  dims[r.axis] = r.end - r.begin;
+  return Shape(dims, "piece");
+}
+
+bool same_region(const TensorRegion& a, const TensorRegion& b) {
+  return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
+}
+
+/// The logical elements of `r` of a C-order tensor.
+std::vector<f16> host_slice(const std::vector<f16>& values, const Shape& shape, const TensorRegion& r) {
+  if (r.whole) return values;
+  const std::uint64_t inner = shape.product(r.axis + 1, shape.rank()), outer = shape.product(0, r.axis);
+  std::vector<f16> out;
+  out.reserve(outer * (r.end - r.begin) * inner);
+  for (std::uint64_t o = 0; o < outer; ++o) {
+    const auto from = values.begin() + static_cast<std::ptrdiff_t>((o * shape[r.axis] + r.begin) * inner);
+    out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>((r.end - r.begin) * inner));
+  }
+  return out;
+}
+
+class SplitRun {
+ public:
+  SplitRun(const Graph& graph, const ExecutionPlan& plan, Machine& machine, const ExecuteOptions& options)
+      : graph_(graph),
+        plan_(plan),
+        machine_(machine),
+        options_(options),
+        split_(plan_split(graph, machine.arch(), options.split)),
+        registry_(OperatorRegistry::builtin()),
+        held_(graph.tensors().size()) {
+    for (std::uint32_t g = 0; g < machine.arch().core_groups; ++g)
+      views_.push_back(machine.group_view({static_cast<int>(g)}));
+  }
+
+  ExecutionResult run();
+
+ private:
+  Machine& view(int g) { return *views_[static_cast<std::size_t>(g)]; }
+  std::vector<int> all_groups() const {
+    std::vector<int> out(views_.size());
+    for (std::size_t g = 0; g < out.size(); ++g) out[g] = static_cast<int>(g);
+    return out;
+  }
+  PaddingPlan wanted(const BoundOp& op, std::size_t k) const {
+    return choose_plan(op.view(k), op.padding(k), plan_.policy);
+  }
+  PaddingPlan natural(const Shape& shape) const {
+    return choose_plan(Shape4::view_of(shape), PaddingSpec{PaddingClass::kOneD}, plan_.policy);
+  }
+  const GroupPiece& piece(const OpNode& op, int g);
+  DeviceTensor allocate(Machine& on, const std::string& name, const PaddingPlan& p) {
+    const StagingStats before = staging_;
+    DeviceTensor t = allocate_tensor(on, name, p, &staging_);
+    op_padding_ += staging_.bytes_added - before.bytes_added;
+    footprint_.hold(t);
+    return t;
+  }
+  void release(const DeviceTensor& t) {
+    machine_.free(t.ptr);
+    footprint_.release(t);
+  }
+  /// Runs a helper op (slice, concat, relayout, add) on group g after `ready`; the group's clock after it.
+  Cycle run_helper(int g, Cycle ready, const BoundOp& op, std::span<const DeviceTensor> in,
+                   std::span<const DeviceTensor> out, const std::string& label) {
+    machine_.start_no_earlier({g}, ready);
+    op.run(view(g), in, out, label);
+    return machine_.group_clock(g);
+  }
+  const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
+  const Copy* find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const;
+  Copy assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
+  Copy slice_of(const Copy& from, std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
+  const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
+  void stage(const Step& step);
+  void run_split(const OpNode& op, const OpSplit& s);
+  void run_whole(const OpNode& op);
+  void hand_over(const Step& step);
+  void free_all(std::size_t t);
+  std::vector<f16> download(std::size_t t);
+  void record(const OpNode& op, const RunStats& s0, const RunStats& s1, json layouts, const OpSplit* s);
+
+  const Graph& graph_;
+  const ExecutionPlan& plan_;
+  Machine& machine_;
+  const ExecuteOptions& options_;
+  SplitPlan split_;
+  OperatorRegistry registry_;
+  std::vector<std::unique_ptr<Machine>> views_;
+  std::vector<std::vector<Copy>> held_;
+  std::map<std::pair<std::size_t, int>, GroupPiece> pieces_;
+  StagingStats staging_;
+  Footprint footprint_;
+  std::uint64_t op_padding_ = 0;
+  double op_host_seconds_ = 0;
+  std::size_t freed_ = 0;
+  json ops_ = json::array(), host_ops_ = json::array();
+};
+
+const GroupPiece& SplitRun::piece(const OpNode& op, int g) {
+  const auto key = std::make_pair(op.index, g);
+  if (const auto it = pieces_.find(key); it != pieces_.end()) return it->second;
+  const OpSplit& s = *split_.ops[op.index];
+  const auto [begin, end] = s.blocks[static_cast<std::size_t>(g)];
+  GroupPiece p;
+  p.work = piece_work(graph_, op, s.axis, begin, end, op.attrs);
+  std::vector<Shape> shapes;
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    if (!p.work.dropped[k]) shapes.push_back(region_shape(graph_.tensor(op.inputs[k]).shape, p.work.regions[k]));
+  }
+  const nlohmann::json attrs = p.work.attrs.is_null() ? nlohmann::json::object() : p.work.attrs;
+  p.bound = registry_.bind(op.type, JsonField(attrs, fmt::format("split of {}", op.label())), shapes);
+  return pieces_.emplace(key, std::move(p)).first->second;
+}
+
+const Copy* SplitRun::find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const {
+  const Copy* best = nullptr;
+  for (const Copy& c : held_[t]) {
+    if (!same_region(c.region, r)) continue;
+    if (want != nullptr && !c.tensor.layout().same_placement(want->layout)) continue;
+    if (c.group == g) return &c;
+    if (best == nullptr) best = &c;
+  }
+  return best;
+}
+
+Copy SplitRun::slice_of(const Copy& from, std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
+  const TensorNode& node = graph_.tensor(t);
+  const Shape from_shape = region_shape(node.shape, from.region);
+  const std::uint64_t offset = from.region.whole ? 0 : from.region.begin;
+  const json attrs = {{"axis", r.axis}, {"begin", r.begin - offset}, {"end", r.end - offset}};
+  const auto op = registry_.bind("slice", JsonField(attrs, "split"), std::vector<Shape>{from_shape});
+  const DeviceTensor in = from.tensor;  // the kernel reads any layout
+  const DeviceTensor out = allocate(view(g), node.name, want);
+  const Cycle ready = run_helper(g, from.ready, *op, std::span<const DeviceTensor>(&in, 1),
+                                 std::span<const DeviceTensor>(&out, 1), fmt::format("slice:{}@cg{}", node.name, g));
+  return Copy{out, g, r, ready};
+}
+
+Copy SplitRun::assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
+  const TensorNode& node = graph_.tensor(t);
+  // Pieces along r's axis (the whole range when r is whole): walk from the start, taking at each position the
+  // copy that reaches furthest (one in g's memory among equals).
+  const std::size_t axis = r.whole ? held_[t].front().region.axis : r.axis;
+  const std::uint64_t begin = r.whole ? 0 : r.begin, end = r.whole ? node.shape[axis] : r.end;
+  std::vector<Copy> parts;
+  for (std::uint64_t at = begin; at < end;) {
+    const Copy* best = nullptr;
+    for (const Copy& c : held_[t]) {
+      if (c.region.whole || c.region.axis != axis || c.region.begin > at || c.region.end <= at) continue;
+      if (best == nullptr || c.region.end > best->region.end || (c.region.end == best->region.end && c.group == g))
+        best = &c;
+    }
+    if (best == nullptr) {
+      throw std::logic_error(
+          fmt::format("split executor: no copy of '{}' holds index {} of axis {}", node.name, at, axis));
+    }
+    const TensorRegion part{false, axis, at, std::min(end, best->region.end)};
+    const Shape part_shape = region_shape(node.shape, part);
+    parts.push_back(same_region(best->region, part) ? *best : slice_of(*best, t, part, g, natural(part_shape)));
+    at = part.end;
+  }
+  if (parts.size() == 1 && parts[0].tensor.layout().same_placement(want.layout) && parts[0].group == g) {
+    return parts[0];
+  }
+  std::vector<Shape> shapes;
+  std::vector<DeviceTensor> in;
+  Cycle ready = 0;
+  for (const Copy& p : parts) {
+    shapes.push_back(region_shape(node.shape, p.region));
+    in.push_back(p.tensor);
+    ready = std::max(ready, p.ready);
+  }
+  const auto concat = registry_.bind("concat", JsonField(json{{"axis", axis}}, "split"), shapes);
+  const DeviceTensor out = allocate(view(g), node.name, want);
+  const Copy result{out, g, r.whole ? TensorRegion{} : r,
+                    run_helper(g, ready, *concat, in, std::span<const DeviceTensor>(&out, 1),
+                               fmt::format("gather:{}@cg{}", node.name, g))};
+  for (const Copy& p : parts) {  // slices made for this gather only
+    const bool kept = std::any_of(held_[t].begin(), held_[t].end(),
+                                  [&](const Copy& c) { return c.tensor.ptr.addr() == p.tensor.ptr.addr(); });
+    if (!kept) release(p.tensor);
+  }
+  return result;
+}
+
+const Copy& SplitRun::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
+  const TensorNode& node = graph_.tensor(t);
+  // A copy of exactly this part in the wanted placement: in g's memory if there is one, else read in place.
+  if (const Copy* c = find_copy(t, r, g, &want); c != nullptr && (c->group == g || r.whole)) return *c;
+  // The same part in another placement: re-laid out on g.
+  if (const Copy* c = find_copy(t, r, g, nullptr); c != nullptr) {
+    DeviceTensor to = allocate(view(g), node.name, want);
+    machine_.start_no_earlier({g}, c->ready);
+    relayout(view(g), c->tensor, to, fmt::format("relayout:{}@cg{}", node.name, g));
+    return keep(t, Copy{to, g, r, machine_.group_clock(g)});
+  }
+  // A whole copy to cut from, or pieces to put together.
+  const Copy* whole = find_copy(t, TensorRegion{}, g, nullptr);
+  if (!r.whole && whole != nullptr) return keep(t, slice_of(*whole, t, r, g, want));
+  const bool same_axis = std::all_of(held_[t].begin(), held_[t].end(), [&](const Copy& c) {
+    return !c.region.whole && (r.whole || c.region.axis == r.axis);
+  });
+  if (same_axis) return keep(t, assemble(t, r, g, want));
+  const Copy& gathered = obtain(t, TensorRegion{}, g, natural(node.shape));  // pieces along another axis
+  return keep(t, slice_of(gathered, t, r, g, want));
+}
+
+void SplitRun::stage(const Step& step) {
+  const TensorNode& node = graph_.tensor(step.tensor);
+  const std::vector<f16> values = initial_values(node);
+  // The first consumer decides the placement: its groups' regions, or whole in group 0's memory.
+  const auto first = std::find_if(plan_.steps.begin(), plan_.steps.end(), [&](const Step& s) {
+    if (s.kind != Step::Kind::kRun && s.kind != Step::Kind::kHandOver) return false;
+    const auto& in = graph_.ops()[s.op].inputs;
+    return std::find(in.begin(), in.end(), step.tensor) != in.end();
+  });
+  const StagingStats before = staging_;
+  const OpNode* op = first == plan_.steps.end() ? nullptr : &graph_.ops()[first->op];
+  if (op != nullptr && first->kind == Step::Kind::kRun && split_.ops[op->index]) {
+    const std::size_t k =
+        static_cast<std::size_t>(std::find(op->inputs.begin(), op->inputs.end(), step.tensor) - op->inputs.begin());
+    for (std::size_t g = 0; g < views_.size(); ++g) {
+      const auto [begin, end] = split_.ops[op->index]->blocks[g];
+      if (begin == end) continue;
+      const GroupPiece& p = piece(*op, static_cast<int>(g));
+      if (p.work.dropped[k]) continue;
+      const std::size_t at = static_cast<std::size_t>(
+          std::count(p.work.dropped.begin(), p.work.dropped.begin() + static_cast<std::ptrdiff_t>(k), false));
+      const DeviceTensor t = stage_in(view(static_cast<int>(g)), node.name, wanted(*p.bound, at),
+                                      host_slice(values, node.shape, p.work.regions[k]), &staging_);
+      footprint_.hold(t);
+      held_[step.tensor].push_back(Copy{t, static_cast<int>(g), p.work.regions[k], 0});
+    }
+  }
+  if (held_[step.tensor].empty()) {
+    const DeviceTensor t = stage_in(machine_, node.name, step.plan, values, &staging_);
+    footprint_.hold(t);
+    held_[step.tensor].push_back(Copy{t, 0, TensorRegion{}, 0});
+  }
+  op_host_seconds_ += staging_.host_seconds - before.host_seconds;
+  op_padding_ += staging_.bytes_added - before.bytes_added;
+}
+
+void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
+  const RunStats s0 = machine_.stats();
+  json layouts = json::object();
+  std::vector<std::vector<Copy>> results(op.outputs.size());  // per output, per group
+  for (std::size_t gi = 0; gi < views_.size(); ++gi) {
+    const int g = static_cast<int>(gi);
+    if (s.blocks[gi].first == s.blocks[gi].second) continue;
+    const GroupPiece& p = piece(op, g);
+    std::vector<DeviceTensor> in, out;
+    Cycle ready = 0;
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      if (p.work.dropped[k]) continue;
+      const Copy& c = obtain(op.inputs[k], p.work.regions[k], g, wanted(*p.bound, in.size()));
+      in.push_back(c.tensor);
+      in.back().plan = wanted(*p.bound, in.size() - 1);
+      ready = std::max(ready, c.ready);
+    }
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+      out.push_back(allocate(view(g), graph_.tensor(op.outputs[k]).name, wanted(*p.bound, in.size() + k)));
+    }
+    machine_.start_no_earlier({g}, ready);
+    p.bound->run(view(g), in, out, fmt::format("{}@cg{}", op.label(), g));
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+      results[k].push_back(Copy{out[k], g, p.work.regions[op.inputs.size() + k], machine_.group_clock(g)});
+      layouts[fmt::format("{}@cg{}", out[k].name, g)] = out[k].plan.describe();
+    }
+  }
+  for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+    if (!s.axis.reduces) {
+      for (Copy& c : results[k]) keep(op.outputs[k], std::move(c));
+      continue;
+    }
+    // The reduction tree across groups: (0,1), (2,3), ... then their sums; each add runs on the left group.
+    std::vector<Copy> live = std::move(results[k]);
+    const Shape& shape = graph_.tensor(op.outputs[k]).shape;
+    const auto add = registry_.bind("add", JsonField(json::object(), "split"), std::vector<Shape>{shape, shape});
+    while (live.size() > 1) {
+      std::vector<Copy> next;
+      for (std::size_t i = 0; i < live.size(); i += 2) {
+        if (i + 1 == live.size()) {
+          next.push_back(live[i]);
+          continue;
+        }
+        const Copy& a = live[i];
+        Copy b = live[i + 1];
+        // Element-wise kernels run on the layout their inputs arrive in; both partials must share it.
+        if (!b.tensor.layout().same_placement(a.tensor.layout())) {
+          const DeviceTensor to = allocate(view(b.group), b.tensor.name, a.tensor.plan);
+          machine_.start_no_earlier({b.group}, b.ready);
+          relayout(view(b.group), b.tensor, to, fmt::format("relayout:{}@cg{}", b.tensor.name, b.group));
+          release(b.tensor);
+          b = Copy{to, b.group, b.region, machine_.group_clock(b.group)};
+        }
+        const DeviceTensor sum = allocate(view(a.group), a.tensor.name, a.tensor.plan);
+        const DeviceTensor ins[2] = {a.tensor, b.tensor};
+        const Cycle ready =
+            run_helper(a.group, std::max(a.ready, b.ready), *add, ins, std::span<const DeviceTensor>(&sum, 1),
+                       fmt::format("{}:reduce@cg{}+cg{}", op.label(), a.group, b.group));
+        release(a.tensor);
+        release(b.tensor);
+        next.push_back(Copy{sum, a.group, TensorRegion{}, ready});
+      }
+      live = std::move(next);
+    }
+    keep(op.outputs[k], live.front());
+  }
+  record(op, s0, machine_.stats(), std::move(layouts), &s);
+}
+
+void SplitRun::run_whole(const OpNode& op) {
+  const RunStats s0 = machine_.stats();
+  const auto& plans = plan_.op_plans[op.index];
+  json layouts = json::object();
+  std::vector<DeviceTensor> in, out;
+  Cycle ready = 0;
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    const Copy& c = obtain(op.inputs[k], TensorRegion{}, 0, plans[k]);
+    in.push_back(c.tensor);
+    in.back().plan = plans[k];
+    ready = std::max(ready, c.ready);
+    layouts[c.tensor.name] = plans[k].describe();
+  }
+  for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+    out.push_back(allocate(machine_, graph_.tensor(op.outputs[k]).name, plans[op.inputs.size() + k]));
+    layouts[out.back().name] = plans[op.inputs.size() + k].describe();
+  }
+  machine_.start_no_earlier(all_groups(), ready);
+  op.bound->run(machine_, in, out, op.label());
+  const RunStats s1 = machine_.stats();
+  for (std::size_t k = 0; k < op.outputs.size(); ++k) keep(op.outputs[k], Copy{out[k], 0, TensorRegion{}, s1.cycles});
+  record(op, s0, s1, std::move(layouts), nullptr);
+}
+
+void SplitRun::hand_over(const Step& step) {
+  const OpNode& op = graph_.ops()[step.op];
+  const std::size_t input = op.inputs[0];
+  const Copy source = obtain(input, TensorRegion{}, 0, plan_.op_plans[op.index][0]);
+  // The output takes that copy's buffer; the input's other copies die here.
+  auto& copies = held_[input];
+  const auto it = std::find_if(copies.begin(), copies.end(),
+                               [&](const Copy& c) { return c.tensor.ptr.addr() == source.tensor.ptr.addr(); });
+  copies.erase(it);
+  free_all(input);
+  --freed_;
+  Copy c = source;
+  c.tensor.name = graph_.tensor(step.tensor).name;
+  c.tensor.plan = step.plan;
+  keep(step.tensor, c);
+  const RunStats s = machine_.stats();
+  record(op, s, s, json{{c.tensor.name, step.plan.describe()}}, nullptr);
+  ops_.back()["buffer"] = fmt::format("handed over from '{}'", graph_.tensor(input).name);
+}
+
+void SplitRun::free_all(std::size_t t) {
+  for (const Copy& c : held_[t]) release(c.tensor);
+  held_[t].clear();
+  ++freed_;
+}
+
+std::vector<f16> SplitRun::download(std::size_t t) {
+  // A whole copy if there is one; else the pieces, put together on the host (each memory read as it is).
+  const TensorNode& node = graph_.tensor(t);
+  if (const Copy* whole = find_copy(t, TensorRegion{}, 0, nullptr))
+    return stage_out(machine_, whole->tensor, &staging_);
+  const std::size_t axis = held_[t].front().region.axis;
+  const std::uint64_t inner = node.shape.product(axis + 1, node.shape.rank()), outer = node.shape.product(0, axis);
+  std::vector<f16> out(node.shape.elements());
+  std::vector<bool> done(node.shape[axis], false);
+  for (const Copy& c : held_[t]) {
+    if (c.region.whole || c.region.axis != axis) continue;
+    const std::vector<f16> part = stage_out(machine_, c.tensor, &staging_);
+    const std::uint64_t length = c.region.end - c.region.begin;
+    for (std::uint64_t o = 0; o < outer; ++o) {
+      std::copy_n(part.begin() + static_cast<std::ptrdiff_t>(o * length * inner), length * inner,
+                  out.begin() + static_cast<std::ptrdiff_t>((o * node.shape[axis] + c.region.begin) * inner));
+    }
+    std::fill(done.begin() + static_cast<std::ptrdiff_t>(c.region.begin),
+              done.begin() + static_cast<std::ptrdiff_t>(c.region.end), true);
+  }
+  if (std::find(done.begin(), done.end(), false) != done.end()) {
+    return stage_out(machine_, obtain(t, TensorRegion{}, 0, natural(node.shape)).tensor, &staging_);
+  }
+  return out;
+}
+
+void SplitRun::record(const OpNode& op, const RunStats& s0, const RunStats& s1, json layouts, const OpSplit* s) {
+  ops_.push_back({{"index", op.index},
+                  {"type", op.type},
+                  {"name", op.layer()},
+                  {"bound", bound(s0, s1)},
+                  {"peak_fraction", peak_fraction(machine_, op.bound->cost().flops, s1.cycles - s0.cycles)},
+                  {"cycles", s1.cycles - s0.cycles},
+                  {"start_cycle", s0.cycles},
+                  {"end_cycle", s1.cycles},
+                  {"seconds", s1.seconds - s0.seconds},
+                  {"dma_requests", s1.dma_requests() - s0.dma_requests()},
+                  {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()},
+                  {"dma_remote_bytes", s1.dma_remote_bytes() - s0.dma_remote_bytes()},
+                  {"groups", group_dma_delta(s0, s1)},
+                  {"flops", op.bound->cost().flops},
+                  {"padding_bytes_added", op_padding_},
+                  {"device_bytes_live", footprint_.live},
+                  {"plans", std::move(layouts)}});
+  if (s != nullptr) {
+    std::vector<int> groups;
+    for (std::size_t g = 0; g < s->blocks.size(); ++g)
+      if (s->blocks[g].first != s->blocks[g].second) groups.push_back(static_cast<int>(g));
+    ops_.back()["split"] = {{"rule", s->axis.rule},       {"mode", s->mode},  {"parallelism", s->parallelism},
+                            {"pieces", s->pieces.size()}, {"groups", groups}, {"reduction_levels", s->tree.size()}};
+  }
+  host_ops_.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_host_seconds_}});
+  op_padding_ = 0;
+  op_host_seconds_ = 0;
+  if (options_.progress) options_.progress(op, ops_.back());
+}
+
+ExecutionResult SplitRun::run() {
+  for (const Step& step : plan_.steps) {
+    switch (step.kind) {
+      case Step::Kind::kStage:
+        stage(step);
+        break;
+      case Step::Kind::kRelayout:  // consumers re-lay out what they read (obtain)
+        break;
+      case Step::Kind::kHandOver:
+        hand_over(step);
+        break;
+      case Step::Kind::kFree:
+        free_all(step.tensor);
+        break;
+      case Step::Kind::kRun: {
+        const OpNode& op = graph_.ops()[step.op];
+        if (const auto& s = split_.ops[op.index]) {
+          run_split(op, *s);
+        } else {
+          run_whole(op);
+        }
+        break;
+      }
+    }
+  }
+  ExecutionResult result;
+  for (std::size_t t : graph_.outputs()) {
+    result.shapes[graph_.tensor(t).name] = graph_.tensor(t).shape;
+    result.outputs[graph_.tensor(t).name] = download(t);
+  }
+  result.stats = run_summary(graph_, plan_, machine_, staging_, footprint_, freed_, json::array(), std::move(ops_));
+  result.stats["split"] = {
+      {"enabled", true},
+      {"rounding", to_string(split_.options.rounding)},
+      {"ops_split", std::count_if(split_.ops.begin(), split_.ops.end(), [](const auto& s) { return s.has_value(); })}};
+  result.host_times = {{"staging_host_seconds", staging_.host_seconds}, {"ops", std::move(host_ops_)}};
+  return result;
+}
+
+}  // namespace
+
+ExecutionResult execute_split(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
+                              const ExecuteOptions& options) {
+  return SplitRun(graph, plan, machine, options).run();
+}
+
+}  // namespace ldmsim::executor_detail

@@ -1,0 +1,208 @@
+// Per-operator split rules (see split.hpp, docs/splitting.md): the dimensions an op can be split along, in
+// priority order, and what a piece of each needs from the op's tensors.
+#include <algorithm>
+#include <set>
+
+#include "ldmsim/graph/split.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+const std::set<std::string, std::less<>> kElementwise = {"relu", "sigmoid",    "tanh", "exp",  "log",
+                                                         "sqrt", "reciprocal", "erf",  "gelu", "clip",
+                                                         "add",  "sub",        "mul",  "div",  "pow"};
+
+const Shape& shape_of(const Graph& g, const OpNode& op, std::size_t operand) {
+  const std::size_t n = op.inputs.size();
+  return g.tensor(operand < n ? op.inputs[operand] : op.outputs[operand - n]).shape;
+}
+
+std::size_t operands(const OpNode& op) {
+  return op.inputs.size() + op.outputs.size();
+}
+
+SplitAxis axis_of(const Graph& g, const OpNode& op, std::string rule, std::size_t operand, std::size_t axis,
+                  bool reduces = false) {
+  const Shape& s = shape_of(g, op, operand);
+  return {std::move(rule), operand, axis, s[axis], axis + 1 == s.rank(), reduces};
+}
+
+std::int64_t int_attr_or(const nlohmann::json& attrs, const char* key, std::int64_t fallback) {
+  if (!attrs.is_object() || !attrs.contains(key) || !attrs[key].is_number_integer()) return fallback;
+  return attrs[key].get<std::int64_t>();
+}
+
+/// conv's (before, after) padding, stride, dilation along spatial axis 2 (h) or 3 (w), from its attributes.
+struct SpatialAxis {
+  std::uint64_t pad_before = 0, pad_after = 0, stride = 1, dilation = 1;
+};
+
+std::uint64_t pair_item(const nlohmann::json& attrs, const char* key, std::size_t which) {
+  if (!attrs.is_object() || !attrs.contains(key)) return 1;
+  const auto& v = attrs[key];
+  if (v.is_number_unsigned() || v.is_number_integer()) return v.get<std::uint64_t>();
+  return v.is_array() && v.size() == 2 ? v[which].get<std::uint64_t>() : 1;
+}
+
+SpatialAxis spatial(const nlohmann::json& attrs, std::size_t axis) {
+  SpatialAxis s;
+  const std::size_t which = axis == 2 ? 0 : 1;
+  s.stride = pair_item(attrs, "stride", which);
+  s.dilation = pair_item(attrs, "dilation", which);
+  if (attrs.is_object() && attrs.contains("pad")) {
+    const auto& p = attrs["pad"];
+    if (p.is_number()) {
+      s.pad_before = s.pad_after = p.get<std::uint64_t>();
+    } else if (p.is_array() && p.size() == 2) {
+      s.pad_before = s.pad_after = p[which].get<std::uint64_t>();
+    } else if (p.is_array() && p.size() == 4) {
+      s.pad_before = p[which].get<std::uint64_t>();
+      s.pad_after = p[which + 2].get<std::uint64_t>();
+    }
+  }
+  return s;
+}
+
+std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
+  const std::size_t y = op.inputs.size();
+  std::vector<SplitAxis> out{axis_of(g, op, "conv-n", 0, 0), axis_of(g, op, "conv-h", y, 2),
+                             axis_of(g, op, "conv-w", y, 3)};
+  if (int_attr_or(op.attrs, "groups", 1) == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0));
+  return out;
+}
+
+bool gemm_splittable(const OpNode& op) {
+  return int_attr_or(op.attrs, "transA", 0) == 0;
+}
+
+/// fc X [n, ...] W [N, K] b [N]; gemm A [M, K] B [K, N] (or [N, K] with transB) C; matmul A [M, K] B [K, N].
+std::vector<SplitAxis> matrix_axes(const Graph& g, const OpNode& op) {
+  const Shape& a = shape_of(g, op, 0);
+  const Shape& b = shape_of(g, op, 1);
+  if (op.type == "matmul" && (a.rank() != 2 || b.rank() != 2)) return {};
+  if (op.type == "gemm" && !gemm_splittable(op)) return {};
+  std::vector<SplitAxis> out{axis_of(g, op, "rows", 0, 0)};
+  // The inner dimension: fc's X must hold it on axis 1 alone (a matrix, or [n, c, 1, 1]).
+  const bool inner = op.type != "fc" || a.rank() == 2 || a.product(2, a.rank()) == 1;
+  if (inner) {
+    SplitAxis k = axis_of(g, op, "inner", 0, 1, true);
+    k.contiguous = a.product(2, a.rank()) == 1;
+    out.push_back(k);
+  }
+  const bool b_rows_are_n = op.type == "fc" || int_attr_or(op.attrs, "transB", 0) == 1;
+  out.push_back(axis_of(g, op, "cols", 1, b_rows_are_n ? 0 : 1));
+  return out;
+}
+
+/// The largest dimension of the output (the first of equals).
+std::vector<SplitAxis> elementwise_axes(const Graph& g, const OpNode& op) {
+  const std::size_t y = op.inputs.size();
+  const Shape& s = shape_of(g, op, y);
+  if (s.rank() == 0) return {};
+  std::size_t best = 0;
+  for (std::size_t d = 1; d < s.rank(); ++d) best = s[d] > s[best] ? d : best;
+  return {axis_of(g, op, "elementwise", y, best)};
+}
+
+TensorRegion range(std::size_t axis, std::uint64_t begin, std::uint64_t end) {
+  return {false, axis, begin, end};
+}
+
+/// Elementwise: inputs whose aligned dimension equals the output's follow the output's range; broadcast ones whole.
+void elementwise_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
+                      PieceWork& w) {
+  const Shape& out = shape_of(g, op, axis.operand);
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    const Shape& in = shape_of(g, op, k);
+    const auto shift = static_cast<std::ptrdiff_t>(out.rank()) - static_cast<std::ptrdiff_t>(in.rank());
+    const std::ptrdiff_t aligned = static_cast<std::ptrdiff_t>(axis.axis) - shift;
+    if (aligned >= 0 && in[static_cast<std::size_t>(aligned)] == out[axis.axis]) {
+      w.regions[k] = range(static_cast<std::size_t>(aligned), begin, end);
+    }
+  }
+  w.regions[axis.operand] = range(axis.axis, begin, end);
+}
+
+/// conv output rows (or columns) [begin, end): the input rows they read (the halo), and the sub-op's padding.
+void conv_spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
+                       PieceWork& w) {
+  const Shape& x = shape_of(g, op, 0);
+  const Shape& weights = shape_of(g, op, 1);
+  const SpatialAxis s = spatial(op.attrs, axis.axis);
+  const std::uint64_t span = (weights[axis.axis] - 1) * s.dilation + 1;
+  // Padded coordinates: input row i sits at i + pad_before.
+  const std::uint64_t first = begin * s.stride, last = (end - 1) * s.stride + span;  // [first, last) padded
+  const std::uint64_t in_begin = first > s.pad_before ? first - s.pad_before : 0;
+  const std::uint64_t in_end = std::min<std::uint64_t>(x[axis.axis], last > s.pad_before ? last - s.pad_before : 0);
+  const std::uint64_t before = first < s.pad_before ? s.pad_before - first : 0;
+  const std::uint64_t after = last - s.pad_before > x[axis.axis] ? last - s.pad_before - x[axis.axis] : 0;
+  w.regions[0] = range(axis.axis, in_begin, in_end);
+  w.regions[axis.operand] = range(axis.axis, begin, end);
+  const SpatialAxis other = spatial(op.attrs, axis.axis == 2 ? 3 : 2);
+  std::uint64_t pads[4];
+  const std::size_t at = axis.axis == 2 ? 0 : 1, at_other = 1 - at;
+  pads[at] = before, pads[at + 2] = after;
+  pads[at_other] = other.pad_before, pads[at_other + 2] = other.pad_after;
+  w.attrs["pad"] = {pads[0], pads[1], pads[2], pads[3]};
+}
+
+}  // namespace
+
+std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op) {
+  if (op.type == "conv") return conv_axes(graph, op);
+  if (op.type == "fc" || op.type == "gemm" || op.type == "matmul") return matrix_axes(graph, op);
+  if (kElementwise.contains(op.type)) return elementwise_axes(graph, op);
+  const std::size_t y = op.inputs.size();
+  if (op.type == "max_pool" || op.type == "avg_pool" || op.type == "global_avg_pool") {
+    return {axis_of(graph, op, "pool-n", y, 0), axis_of(graph, op, "pool-c", y, 1)};
+  }
+  if (op.type == "spatialbn") {
+    return {axis_of(graph, op, "bn-n", y, 0), axis_of(graph, op, "bn-h", y, 2), axis_of(graph, op, "bn-w", y, 3)};
+  }
+  return {};
+}
+
+PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin,
+                     std::uint64_t end, nlohmann::json attrs) {
+  PieceWork w;
+  w.regions.assign(operands(op), TensorRegion{});
+  w.dropped.assign(op.inputs.size(), false);
+  w.attrs = std::move(attrs);
+  const std::size_t y = op.inputs.size();
+  const std::string& r = axis.rule;
+  if (r == "conv-n") {
+    w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
+  } else if (r == "conv-h" || r == "conv-w") {
+    conv_spatial_work(graph, op, axis, begin, end, w);
+  } else if (r == "conv-k") {
+    w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
+    if (op.inputs.size() == 3) w.regions[2] = range(0, begin, end);
+  } else if (r == "rows") {
+    w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
+    // gemm's C follows A's rows when it has them (a broadcast row stays whole).
+    if (op.type == "gemm" && op.inputs.size() == 3) {
+      const Shape& c = shape_of(graph, op, 2);
+      if (c.rank() == 2 && c[0] == shape_of(graph, op, y)[0] && c[0] > 1) w.regions[2] = range(0, begin, end);
+    }
+  } else if (r == "inner") {
+    const bool b_rows_are_n = op.type == "fc" || int_attr_or(op.attrs, "transB", 0) == 1;
+    w.regions[0] = range(1, begin, end);
+    w.regions[1] = range(b_rows_are_n ? 1 : 0, begin, end);
+    if (op.inputs.size() == 3) w.dropped[2] = begin != 0;  // the bias or C is added once, by the first piece
+  } else if (r == "cols") {
+    w.regions[1] = range(axis.axis, begin, end), w.regions[y] = range(1, begin, end);
+    if (op.inputs.size() == 3) {
+      const Shape& c = shape_of(graph, op, 2);
+      const Shape& out = shape_of(graph, op, y);
+      if (c.rank() >= 1 && c[c.rank() - 1] == out[1] && out[1] > 1) w.regions[2] = range(c.rank() - 1, begin, end);
+    }
+  } else if (r == "elementwise") {
+    elementwise_work(graph, op, axis, begin, end, w);
+  } else if (r == "pool-n" || r == "pool-c" || r == "bn-n" || r == "bn-h" || r == "bn-w") {
+    w.regions[0] = range(axis.axis, begin, end), w.regions[y] = range(axis.axis, begin, end);
+  }
+  return w;
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,293 @@
+// The split rule and the split executor (docs/splitting.md): the method's worked example reproduced (tags, pieces,
+// the reduction tree); the three modes; pieces run on the groups that hold them with the outputs of the unsplit
+// run, fewer remote bytes and fewer cycles when the network is priced; exchanges between differently split ops;
+// identical results for any number of host threads.
+#include "ldmsim/graph/split.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/op_harness.hpp"
+#include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/graph/executor.hpp"
+#include "ldmsim/graph/tags.hpp"
+
+using namespace ldmsim;
+using nlohmann::json;
+
+namespace {
+
+Graph load(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return workload_from_json(json::parse(in), file.string(), file.parent_path().string(), test::registry());
+}
+
+Graph from(const json& tree) {
+  return workload_from_json(tree, "split.json", ".", test::registry());
+}
+
+Arch method_arch() {
+  return Arch::load(std::filesystem::path(LDMSIM_SOURCE_DIR) / "examples/split/arch_2x2.json");
+}
+
+const TensorTags& by_name(const std::vector<TensorTags>& tags, const std::string& name) {
+  for (const TensorTags& t : tags) {
+    if (t.name == name) return t;
+  }
+  FAIL("no tensor " << name);
+  throw std::logic_error("unreachable");
+}
+
+struct Run {
+  ExecutionResult result;
+  std::string trace;
+};
+
+Run run(const Graph& g, const Arch& arch, bool split, unsigned threads = 1,
+        SplitRounding rounding = SplitRounding::kExact) {
+  MachineOptions options;
+  options.threads = threads;
+  Machine m(arch, options);
+  ExecuteOptions exec;
+  exec.split = {split, rounding};
+  Run r{execute(g, m, exec), {}};
+  const auto file = std::filesystem::temp_directory_path() / fmt::format("split_test_{}.ldmtrace", ::getpid());
+  m.write_trace(file);
+  std::ifstream in(file, std::ios::binary);
+  r.trace.assign(std::istreambuf_iterator<char>(in), {});
+  std::filesystem::remove(file);
+  return r;
+}
+
+double max_difference(const std::vector<f16>& a, const std::vector<f16>& b) {
+  REQUIRE(a.size() == b.size());
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d = std::max(
+        d, std::abs(static_cast<double>(static_cast<float>(a[i])) - static_cast<double>(static_cast<float>(b[i]))));
+  }
+  return d;
+}
+
+std::uint64_t remote_bytes(const ExecutionResult& r) {
+  return r.stats["machine"]["dma_remote_bytes"].get<std::uint64_t>();
+}
+
+json conv_chain() {
+  return json::parse(R"({
+    "name": "conv_chain",
+    "tensors": {"x": {"shape": [1, 16, 20, 20], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [16, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
+                "b": {"shape": [16], "init": {"value": 0.05}},
+                "w2": {"shape": [8, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w", "b"], "outputs": ["c1"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c1"], "outputs": ["r1"]},
+            {"type": "conv", "inputs": ["r1", "w2"], "outputs": ["c2"], "attrs": {"pad": [0, 1, 2, 1], "stride": 2}},
+            {"type": "max_pool", "inputs": ["c2"], "outputs": ["y"], "attrs": {"kernel": 2, "stride": 2}}],
+    "outputs": ["y", "r1"]})");
+}
+
+Arch priced(const char* preset) {
+  Arch a = Arch::preset(preset);
+  REQUIRE(a.dma.remote.bytes_per_cycle > 0);  // the presets price the network between groups
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("the method's worked example: an MLP on 2 core groups x 2 cores", "[graph][split]") {
+  const Graph g = load(std::filesystem::path(LDMSIM_SOURCE_DIR) / "examples/split/method_mlp.json");
+  const Arch arch = method_arch();
+  REQUIRE(arch.core_groups == 2);
+  REQUIRE(arch.cores_per_group() == 2);
+  const SplitPlan split = plan_split(g, arch, {true, SplitRounding::kPad});
+  const ExecutionPlan plan = plan_execution(g, StagingPolicy::kMethod);
+  const auto tags = tensor_tags(g, g, plan, &split);
+  const TensorTags& x = by_name(tags, "x");
+  CHECK(x.static_text() == "static:input neuron,fp32,[1,1000]");
+  CHECK(x.dynamic_text() ==
+        "dynamic:fp16,nc,tiling c=256,padding c=24,size 2048,split c[(0,255),(256,511),(512,767),(768,1023)],mem,no");
+  REQUIRE(x.dynamic.pieces.size() == 4);
+  CHECK(x.dynamic.pieces[0].store == "mem0");
+  CHECK(x.dynamic.pieces[1].store == "mem0");
+  CHECK(x.dynamic.pieces[2].store == "mem1");
+  CHECK(x.dynamic.pieces[3].store == "mem1");
+  const TensorTags& w = by_name(tags, "w");
+  CHECK(w.static_text() == "static:constant weight,fp32,[1000,4],values uniform [-0.1, 0.1] seed 2");
+  CHECK(w.dynamic_text() ==
+        "dynamic:fp16,nc,tiling n=256,padding n=24,size 8192,split n[(0,255),(256,511),(512,767),(768,1023)],mem,no");
+  const TensorTags& y = by_name(tags, "y");
+  CHECK(y.dynamic.store == "cg");
+  CHECK(y.dynamic.exchange == "core");
+  CHECK(y.dynamic.split_dim.empty());
+
+  REQUIRE(split.ops[0].has_value());
+  const OpSplit& s = *split.ops[0];
+  CHECK(s.mode == 1);
+  CHECK(s.padded == 1024);
+  CHECK(s.parallelism == "hybrid");
+  REQUIRE(s.pieces.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(s.pieces[i].group == static_cast<int>(i / 2));
+    CHECK(s.pieces[i].core == static_cast<int>(i % 2));
+  }
+  // o1+o2 and o3+o4 inside each group, then their sum across the groups.
+  REQUIRE(s.tree.size() == 2);
+  REQUIRE(s.tree[0].size() == 2);
+  CHECK((s.tree[0][0].left == 0 && s.tree[0][0].right == 1 && s.tree[0][0].exchange == "core"));
+  CHECK((s.tree[0][1].left == 2 && s.tree[0][1].right == 3 && s.tree[0][1].exchange == "core"));
+  REQUIRE(s.tree[1].size() == 1);
+  CHECK((s.tree[1][0].left == 0 && s.tree[1][0].right == 2 && s.tree[1][0].exchange == "cg"));
+
+  // Run: each group sums its half of the inner dimension, one add across the groups; the unsplit result within
+  // fp16 rounding of the changed summation order, and no tensor read from the other group's memory but a partial.
+  const Run off = run(g, arch, false), on = run(g, arch, true, 1, SplitRounding::kPad);
+  CHECK(max_difference(off.result.outputs.at("y"), on.result.outputs.at("y")) <= 2e-3);
+  // Unsplit, this one-row product runs on group 0 alone; split, both groups work, each on its own memory, and
+  // only group 1's partial [1, 4] crosses (padded to whole 4-byte words).
+  for (const json& group : on.result.stats["ops"][0]["groups"]) CHECK(group["dma_bytes"] > 0);
+  CHECK(remote_bytes(on.result) <= 4 * 2 * 2);
+  CHECK(on.result.stats["ops"][0]["split"]["reduction_levels"] == 2);
+}
+
+TEST_CASE("the split rule's three modes and its rounding", "[graph][split]") {
+  const Arch arch = Arch::preset("sw26010");  // M = 4 memories, C = 256 cores
+  const Graph g = from(json::parse(R"({
+    "tensors": {"a": {"shape": [1, 1000], "init": {"value": 1}},
+                "b": {"shape": [2, 3, 7, 7], "init": {"value": 1}},
+                "c": {"shape": [1, 16, 56, 56], "init": {"value": 1}},
+                "w": {"shape": [8, 16, 3, 3], "init": {"value": 1}}},
+    "ops": [{"type": "relu", "inputs": ["a"], "outputs": ["ra"]},
+            {"type": "max_pool", "inputs": ["b"], "outputs": ["pb"], "attrs": {"kernel": 3}},
+            {"type": "conv", "inputs": ["c", "w"], "outputs": ["cc"], "attrs": {"pad": 1}}],
+    "outputs": ["ra", "pb", "cc"]})"));
+  const SplitPlan exact = plan_split(g, arch, {true, SplitRounding::kExact});
+  // relu [1, 1000]: its largest dimension, D = 1000 >= C: mode 1, 256 pieces of 3 or 4, 64 per group.
+  const OpSplit& relu = *exact.ops[0];
+  CHECK(relu.mode == 1);
+  CHECK(relu.pieces.size() == 256);
+  CHECK(relu.pieces.front().first == 0);
+  CHECK(relu.pieces.front().last == 2);  // 1000 / 256: pieces of 3 or 4
+  CHECK(relu.pieces.back().last == 999);
+  CHECK(relu.pieces[64].group == 1);
+  CHECK(relu.blocks[1] == std::make_pair<std::uint64_t, std::uint64_t>(250, 500));
+  // max_pool [2, 3, 7, 7]: n = 2 < M, c = 3 < M: the largest, c, in mode 3: 3 pieces of one; group 3 idles.
+  const OpSplit& pool = *exact.ops[1];
+  CHECK(pool.axis.rule == "pool-c");
+  CHECK(pool.mode == 3);
+  CHECK(pool.pieces.size() == 3);
+  CHECK(pool.blocks[3].first == pool.blocks[3].second);
+  // conv: n = 1 < M, then the output rows, 56 in [M, C): mode 2, one piece per group, with halo rows.
+  const OpSplit& conv = *exact.ops[2];
+  CHECK(conv.axis.rule == "conv-h");
+  CHECK(conv.mode == 2);
+  REQUIRE(conv.pieces.size() == 4);
+  CHECK(conv.tensor_pieces[0][1].begin == 13);  // output rows 14..27 read input rows 13..28 (pad 1)
+  CHECK(conv.tensor_pieces[0][1].end == 29);
+  // Pad rounding: relu's contiguous pieces become whole 128-byte transactions (64 elements): 256 x 64.
+  const SplitPlan pad = plan_split(g, arch, {true, SplitRounding::kPad});
+  CHECK(pad.ops[0]->padded == 256 * 64);
+  CHECK(pad.ops[2]->padded == 56);  // rows are not contiguous: nothing added
+  // Off, or on one memory: nothing is split.
+  CHECK_FALSE(plan_split(g, arch, {false, SplitRounding::kExact}).ops[0].has_value());
+  CHECK_FALSE(plan_split(g, Arch::preset("tiny"), {true, SplitRounding::kExact}).ops[0].has_value());
+}
+
+TEST_CASE("split runs give the unsplit outputs with fewer remote bytes", "[graph][split]") {
+  const Graph g = from(conv_chain());
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = priced(preset);
+    const Run off = run(g, arch, false), on = run(g, arch, true);
+    for (const char* name : {"y", "r1"}) CHECK(on.result.outputs.at(name) == off.result.outputs.at(name));
+    CHECK(remote_bytes(on.result) < remote_bytes(off.result) / 4);
+    CHECK(on.result.stats["split"]["ops_split"] == 4);
+    // Each split op ran on several groups, each reading its own memory.
+    const json& conv = on.result.stats["ops"][0];
+    CHECK(conv["split"]["rule"] == "conv-h");
+    CHECK(conv["dma_remote_bytes"] == 0);
+    for (const json& group : conv["groups"]) CHECK(group["dma_bytes"] > 0);
+  }
+}
+
+TEST_CASE("a split conv layer runs faster than the unsplit one when remote memory is priced", "[graph][split]") {
+  // Unsplit, groups 1..N read every input row from group 0's memory; split, each group reads its rows (and a
+  // halo) from its own. (Small chains of ops can be slower split: each exchange is its own launches; see
+  // docs/splitting.md.)
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 28, 28], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"pad": 1}}],
+    "outputs": ["y"]})"));
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Run off = run(g, priced(preset), false), on = run(g, priced(preset), true);
+    CHECK(on.result.outputs.at("y") == off.result.outputs.at("y"));
+    CHECK(remote_bytes(on.result) == 0);
+    CHECK(remote_bytes(off.result) > 0);
+    CHECK(on.result.stats["cycles"] < off.result.stats["cycles"]);
+    // The same run with a free network: remote placement was what cost the unsplit run.
+    Arch free = priced(preset);
+    free.dma.remote = {};
+    CHECK(run(g, free, false).result.stats["cycles"] < off.result.stats["cycles"]);
+  }
+}
+
+TEST_CASE("a consumer split another way gets its pieces by exchange between groups", "[graph][split]") {
+  // relu splits [2, 6, 9, 9] along h (its largest), the pool along c: the pool's pieces are gathered and cut.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [2, 6, 9, 9], "init": {"normal": [0, 1], "seed": 4}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "max_pool", "inputs": ["r"], "outputs": ["y"], "attrs": {"kernel": 3, "stride": 2}},
+            {"type": "softmax", "inputs": ["y"], "outputs": ["p"]}],
+    "outputs": ["p"]})"));
+  const Arch arch = priced("sw26010");
+  const SplitPlan split = plan_split(g, arch, {true, SplitRounding::kExact});
+  CHECK(split.ops[0]->axis.rule == "elementwise");
+  CHECK(split.ops[1]->axis.rule == "pool-c");
+  CHECK_FALSE(split.ops[2].has_value());  // softmax runs whole
+  const auto tags = tensor_tags(g, g, plan_execution(g, StagingPolicy::kMethod), &split);
+  CHECK(by_name(tags, "x").dynamic.exchange == "no");
+  CHECK(by_name(tags, "r").dynamic.split_dim == "h");
+  CHECK(by_name(tags, "r").dynamic.exchange == "cg");
+  CHECK(by_name(tags, "y").dynamic.exchange == "cg");  // split along c, read whole by softmax
+  const Run off = run(g, arch, false), on = run(g, arch, true);
+  CHECK(on.result.outputs.at("p") == off.result.outputs.at("p"));
+  CHECK(remote_bytes(on.result) > 0);  // the exchange reads other groups' memories
+}
+
+TEST_CASE("split runs are identical for any number of host threads", "[graph][split]") {
+  const Graph g = from(conv_chain());
+  const Arch arch = priced("sw26010");
+  const Run one = run(g, arch, true, 1), two = run(g, arch, true, 2), four = run(g, arch, true, 4);
+  CHECK(one.result.stats == two.result.stats);
+  CHECK(one.result.stats == four.result.stats);
+  CHECK(one.trace == two.trace);
+  CHECK(one.trace == four.trace);
+  CHECK(one.result.outputs == four.result.outputs);
+}
+
+TEST_CASE("fc and gemm split their inner dimension and sum the partials by the tree", "[graph][split]") {
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 512], "init": {"normal": [0, 1], "seed": 5}},
+                "w": {"shape": [48, 512], "init": {"uniform": [-0.05, 0.05], "seed": 6}},
+                "b": {"shape": [48], "init": {"value": 0.25}},
+                "c": {"shape": [1, 16], "init": {"value": -0.5}},
+                "v": {"shape": [48, 16], "init": {"uniform": [-0.1, 0.1], "seed": 7}}},
+    "ops": [{"type": "fc", "inputs": ["x", "w", "b"], "outputs": ["h"]},
+            {"type": "gemm", "inputs": ["h", "v", "c"], "outputs": ["y"], "attrs": {"alpha": 0.5, "beta": 2}}],
+    "outputs": ["y", "h"]})"));
+  const Arch arch = priced("sw26010pro");
+  const SplitPlan split = plan_split(g, arch, {true, SplitRounding::kExact});
+  CHECK(split.ops[0]->axis.rule == "inner");
+  CHECK(split.ops[0]->tree.size() == 9);  // 384 pieces: ceil(log2 384) levels
+  const Run off = run(g, arch, false), on = run(g, arch, true);
+  // The bias and C are added once (by the first piece); the rest differs by the summation order only.
+  CHECK(max_difference(off.result.outputs.at("h"), on.result.outputs.at("h")) <= 4e-3);
+  CHECK(max_difference(off.result.outputs.at("y"), on.result.outputs.at("y")) <= 4e-3);
+  CHECK(remote_bytes(on.result) < remote_bytes(off.result) / 10);
+}
