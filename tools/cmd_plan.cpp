@@ -19,7 +19,7 @@ struct PlanOptions {
   std::string staging;
   std::string fusion = "on";
   std::string split = "off";
-  std::string split_rounding = "exact";
+  std::string split_rounding = "align";
   std::string conv_algo;
   std::vector<std::string> inputs;
   bool json = false;
@@ -98,8 +98,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--split", options->split, "Apply the split rule as `run --split on` does (docs/splitting.md)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  cmd->add_option("--split-rounding", options->split_rounding, "Piece rounding with --split on: exact or pad")
-      ->check(CLI::IsMember({"exact", "pad"}))
+  cmd->add_option("--split-rounding", options->split_rounding, "Piece rounding with --split on: align, exact or pad")
+      ->check(CLI::IsMember({"align", "exact", "pad"}))
       ->capture_default_str();
   cmd->add_option("--conv-algo", options->conv_algo,
                   "Convolution algorithm for every conv that does not set its own \"algo\" (as for run)")

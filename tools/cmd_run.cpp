@@ -36,7 +36,7 @@ struct RunOptions {
   bool dump_graph = false;
   std::string fusion = "on";
   std::string split = "off";
-  std::string split_rounding = "exact";
+  std::string split_rounding = "align";
   std::string conv_algo;
   std::vector<std::string> inputs;
   bool explain = false;
@@ -216,9 +216,10 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   run->add_option("--split-rounding", options->split_rounding,
-                  "How --split sizes pieces when they do not divide evenly: exact (differ by one index) or pad "
-                  "(whole DMA transactions along a contiguous dimension, padded)")
-      ->check(CLI::IsMember({"exact", "pad"}))
+                  "How --split sizes pieces: align (boundaries on whole DMA transactions along a contiguous "
+                  "dimension, else exact), exact (pieces differ by at most one index) or pad (pieces of whole "
+                  "transactions, the dimension padded)")
+      ->check(CLI::IsMember({"align", "exact", "pad"}))
       ->capture_default_str();
   run->add_flag("--lint", options->lint,
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");

@@ -192,6 +192,14 @@ TEST_CASE("the split rule's three modes and its rounding", "[graph][split]") {
   const SplitPlan pad = plan_split(g, arch, {true, SplitRounding::kPad});
   CHECK(pad.ops[0]->padded == 256 * 64);
   CHECK(pad.ops[2]->padded == 56);  // rows are not contiguous: nothing added
+  // Align rounding (the default): boundaries on whole transactions, nothing added; pieces shorter than one merge.
+  const SplitPlan align = plan_split(g, arch, {true, SplitRounding::kAlign});
+  CHECK(align.ops[0]->padded == 1000);
+  CHECK(align.ops[0]->pieces.size() == 16);  // 1000 elements are 16 transactions of 64 (the last one 40)
+  for (const SplitPiece& p : align.ops[0]->pieces) CHECK(p.first % 64 == 0);
+  CHECK(align.ops[0]->blocks[1] == std::make_pair<std::uint64_t, std::uint64_t>(256, 512));
+  CHECK(align.ops[0]->blocks[3] == std::make_pair<std::uint64_t, std::uint64_t>(768, 1000));
+  CHECK(align.ops[2]->pieces.size() == conv.pieces.size());  // rows: as exact
   // Off, or on one memory: nothing is split.
   CHECK_FALSE(plan_split(g, arch, {false, SplitRounding::kExact}).ops[0].has_value());
   CHECK_FALSE(plan_split(g, Arch::preset("tiny"), {true, SplitRounding::kExact}).ops[0].has_value());

@@ -30,11 +30,14 @@ std::vector<SplitPiece> make_pieces(const SplitAxis& axis, int mode, const Split
   const std::uint64_t d = axis.extent;
   const std::uint64_t count = mode == 1 ? plan.cores : mode == 2 ? plan.memories : d;
   std::vector<std::uint64_t> bounds(count + 1, 0);
+  // Whole DMA transactions along a contiguous dimension (fp16 elements); whole indices elsewhere.
+  const std::uint64_t granule = axis.contiguous ? std::max<std::uint64_t>(1, arch.dma.transaction_bytes / 2) : 1;
   if (plan.options.rounding == SplitRounding::kPad && mode != 3) {
-    // Whole DMA transactions per piece along a contiguous dimension (fp16 elements); whole indices elsewhere.
-    const std::uint64_t granule = axis.contiguous ? std::max<std::uint64_t>(1, arch.dma.transaction_bytes / 2) : 1;
     const std::uint64_t size = ceil_div(ceil_div(d, count), granule) * granule;
     for (std::uint64_t i = 0; i <= count; ++i) bounds[i] = i * size;
+  } else if (plan.options.rounding == SplitRounding::kAlign && mode != 3 && granule > 1) {
+    const std::uint64_t units = ceil_div(d, granule);
+    for (std::uint64_t i = 0; i <= count; ++i) bounds[i] = std::min(d, i * units / count * granule);
   } else {
     for (std::uint64_t i = 0; i <= count; ++i) bounds[i] = i * d / count;
   }
@@ -76,11 +79,12 @@ bool is_weight(const Graph& graph, const OpNode& op, std::size_t operand) {
 }  // namespace
 
 std::string_view to_string(SplitRounding rounding) noexcept {
-  return rounding == SplitRounding::kPad ? "pad" : "exact";
+  return rounding == SplitRounding::kPad ? "pad" : rounding == SplitRounding::kAlign ? "align" : "exact";
 }
 
 std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcept {
   if (text == "pad") return SplitRounding::kPad;
+  if (text == "align") return SplitRounding::kAlign;
   if (text == "exact") return SplitRounding::kExact;
   return std::nullopt;
 }

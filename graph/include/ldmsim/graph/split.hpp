@@ -21,13 +21,15 @@ enum class SplitRounding : std::uint8_t {
   kExact,  ///< pieces differ by at most one index (the first D mod pieces are one longer); nothing is added
   kPad,    ///< pieces of ceil(D / pieces), rounded up to whole DMA transactions along a contiguous dimension; D is
            ///< padded to pieces x that size (the tail pieces hold the padding)
+  kAlign,  ///< along a contiguous dimension, exact in whole DMA transactions (boundaries on transaction multiples,
+           ///< pieces that would be shorter than one merged away, nothing added); elsewhere as kExact
 };
 std::string_view to_string(SplitRounding rounding) noexcept;
 std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcept;
 
 struct SplitOptions {
   bool enabled = false;
-  SplitRounding rounding = SplitRounding::kExact;
+  SplitRounding rounding = SplitRounding::kAlign;
 };
 
 /// One dimension an op can be split along (an entry of its priority list).
