@@ -23,9 +23,16 @@ std::size_t operands(const OpNode& op) {
 }
 
 SplitAxis axis_of(const Graph& g, const OpNode& op, std::string rule, std::size_t operand, std::size_t axis,
-                  bool reduces = false) {
+                  int input_axis, bool reduces = false) {
   const Shape& s = shape_of(g, op, operand);
-  return {std::move(rule), operand, axis, s[axis], axis + 1 == s.rank(), reduces};
+  return {std::move(rule), operand, axis, s[axis], axis + 1 == s.rank(), reduces, input_axis};
+}
+
+/// Axis `axis` of the output, cut alike in every input of the output's rank (element-wise, pools, concat).
+SplitAxis same_axis(const Graph& g, const OpNode& op, std::string rule, std::size_t axis) {
+  const std::size_t y = op.inputs.size();
+  const bool same_rank = shape_of(g, op, 0).rank() == shape_of(g, op, y).rank();
+  return axis_of(g, op, std::move(rule), y, axis, same_rank ? static_cast<int>(axis) : -1);
 }
 
 std::int64_t int_attr_or(const nlohmann::json& attrs, const char* key, std::int64_t fallback) {
@@ -66,9 +73,9 @@ SpatialAxis spatial(const nlohmann::json& attrs, std::size_t axis) {
 
 std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
   const std::size_t y = op.inputs.size();
-  std::vector<SplitAxis> out{axis_of(g, op, "conv-n", 0, 0), axis_of(g, op, "conv-h", y, 2),
-                             axis_of(g, op, "conv-w", y, 3)};
-  if (int_attr_or(op.attrs, "groups", 1) == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0));
+  std::vector<SplitAxis> out{axis_of(g, op, "conv-n", 0, 0, 0), axis_of(g, op, "conv-h", y, 2, 2),
+                             axis_of(g, op, "conv-w", y, 3, 3)};
+  if (int_attr_or(op.attrs, "groups", 1) == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0, -1));
   return out;
 }
 
@@ -82,27 +89,59 @@ std::vector<SplitAxis> matrix_axes(const Graph& g, const OpNode& op) {
   const Shape& b = shape_of(g, op, 1);
   if (op.type == "matmul" && (a.rank() != 2 || b.rank() != 2)) return {};
   if (op.type == "gemm" && !gemm_splittable(op)) return {};
-  std::vector<SplitAxis> out{axis_of(g, op, "rows", 0, 0)};
+  std::vector<SplitAxis> out{axis_of(g, op, "rows", 0, 0, 0)};
   // The inner dimension: fc's X must hold it on axis 1 alone (a matrix, or [n, c, 1, 1]).
   const bool inner = op.type != "fc" || a.rank() == 2 || a.product(2, a.rank()) == 1;
   if (inner) {
-    SplitAxis k = axis_of(g, op, "inner", 0, 1, true);
+    SplitAxis k = axis_of(g, op, "inner", 0, 1, 1, true);
     k.contiguous = a.product(2, a.rank()) == 1;
     out.push_back(k);
   }
   const bool b_rows_are_n = op.type == "fc" || int_attr_or(op.attrs, "transB", 0) == 1;
-  out.push_back(axis_of(g, op, "cols", 1, b_rows_are_n ? 0 : 1));
+  out.push_back(axis_of(g, op, "cols", 1, b_rows_are_n ? 0 : 1, -1));
   return out;
 }
 
-/// The largest dimension of the output (the first of equals).
+/// Every dimension of the output, the largest first (the first of equals): the rule takes the largest.
 std::vector<SplitAxis> elementwise_axes(const Graph& g, const OpNode& op) {
   const std::size_t y = op.inputs.size();
   const Shape& s = shape_of(g, op, y);
-  if (s.rank() == 0) return {};
-  std::size_t best = 0;
-  for (std::size_t d = 1; d < s.rank(); ++d) best = s[d] > s[best] ? d : best;
-  return {axis_of(g, op, "elementwise", y, best)};
+  std::vector<std::size_t> order(s.rank());
+  for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return s[a] > s[b]; });
+  std::vector<SplitAxis> out;
+  for (const std::size_t d : order) out.push_back(same_axis(g, op, "elementwise", d));
+  return out;
+}
+
+bool pads_nothing(const nlohmann::json& attrs) {
+  if (!attrs.is_object() || !attrs.contains("pad")) return true;
+  const auto& p = attrs["pad"];
+  if (p.is_number()) return p.get<double>() == 0;
+  if (!p.is_array()) return false;
+  return std::all_of(p.begin(), p.end(), [](const nlohmann::json& v) { return v.is_number() && v.get<double>() == 0; });
+}
+
+/// Pools: n, c, then the output rows and columns (read with a halo) when the pool pads nothing.
+std::vector<SplitAxis> pool_axes(const Graph& g, const OpNode& op) {
+  std::vector<SplitAxis> out{same_axis(g, op, "pool-n", 0), same_axis(g, op, "pool-c", 1)};
+  if (op.type != "global_avg_pool" && pads_nothing(op.attrs)) {
+    out.push_back(same_axis(g, op, "pool-h", 2));
+    out.push_back(same_axis(g, op, "pool-w", 3));
+  }
+  return out;
+}
+
+/// concat: any axis but its own, every input cut alike.
+std::vector<SplitAxis> concat_axes(const Graph& g, const OpNode& op) {
+  const auto rank = static_cast<std::int64_t>(shape_of(g, op, 0).rank());
+  if (rank == 0) return {};
+  const std::int64_t own = (int_attr_or(op.attrs, "axis", rank > 1 ? 1 : 0) + rank) % rank;
+  std::vector<SplitAxis> out;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    if (d != own) out.push_back(same_axis(g, op, "concat", static_cast<std::size_t>(d)));
+  }
+  return out;
 }
 
 TensorRegion range(std::size_t axis, std::uint64_t begin, std::uint64_t end) {
@@ -128,9 +167,11 @@ void elementwise_work(const Graph& g, const OpNode& op, const SplitAxis& axis, s
 void conv_spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
                        PieceWork& w) {
   const Shape& x = shape_of(g, op, 0);
-  const Shape& weights = shape_of(g, op, 1);
-  const SpatialAxis s = spatial(op.attrs, axis.axis);
-  const std::uint64_t span = (weights[axis.axis] - 1) * s.dilation + 1;
+  const bool conv = op.type == "conv";
+  SpatialAxis s = spatial(op.attrs, axis.axis);
+  const std::uint64_t kernel = conv ? shape_of(g, op, 1)[axis.axis] : pair_item(op.attrs, "kernel", axis.axis - 2);
+  if (!conv && !(op.attrs.is_object() && op.attrs.contains("stride"))) s.stride = kernel;  // a pool's default
+  const std::uint64_t span = (kernel - 1) * s.dilation + 1;
   // Padded coordinates: input row i sits at i + pad_before.
   const std::uint64_t first = begin * s.stride, last = (end - 1) * s.stride + span;  // [first, last) padded
   const std::uint64_t in_begin = first > s.pad_before ? first - s.pad_before : 0;
@@ -139,6 +180,7 @@ void conv_spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, 
   const std::uint64_t after = last - s.pad_before > x[axis.axis] ? last - s.pad_before - x[axis.axis] : 0;
   w.regions[0] = range(axis.axis, in_begin, in_end);
   w.regions[axis.operand] = range(axis.axis, begin, end);
+  if (!conv) return;  // pools split so only when they pad nothing
   const SpatialAxis other = spatial(op.attrs, axis.axis == 2 ? 3 : 2);
   std::uint64_t pads[4];
   const std::size_t at = axis.axis == 2 ? 0 : 1, at_other = 1 - at;
@@ -153,12 +195,10 @@ std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op) {
   if (op.type == "conv") return conv_axes(graph, op);
   if (op.type == "fc" || op.type == "gemm" || op.type == "matmul") return matrix_axes(graph, op);
   if (kElementwise.contains(op.type)) return elementwise_axes(graph, op);
-  const std::size_t y = op.inputs.size();
-  if (op.type == "max_pool" || op.type == "avg_pool" || op.type == "global_avg_pool") {
-    return {axis_of(graph, op, "pool-n", y, 0), axis_of(graph, op, "pool-c", y, 1)};
-  }
+  if (op.type == "max_pool" || op.type == "avg_pool" || op.type == "global_avg_pool") return pool_axes(graph, op);
+  if (op.type == "concat") return concat_axes(graph, op);
   if (op.type == "spatialbn") {
-    return {axis_of(graph, op, "bn-n", y, 0), axis_of(graph, op, "bn-h", y, 2), axis_of(graph, op, "bn-w", y, 3)};
+    return {same_axis(graph, op, "bn-n", 0), same_axis(graph, op, "bn-h", 2), same_axis(graph, op, "bn-w", 3)};
   }
   return {};
 }
@@ -173,7 +213,7 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
   const std::string& r = axis.rule;
   if (r == "conv-n") {
     w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
-  } else if (r == "conv-h" || r == "conv-w") {
+  } else if (r == "conv-h" || r == "conv-w" || r == "pool-h" || r == "pool-w") {
     conv_spatial_work(graph, op, axis, begin, end, w);
   } else if (r == "conv-k") {
     w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
@@ -199,6 +239,8 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     }
   } else if (r == "elementwise") {
     elementwise_work(graph, op, axis, begin, end, w);
+  } else if (r == "concat") {
+    for (std::size_t k = 0; k <= y; ++k) w.regions[k] = range(axis.axis, begin, end);
   } else if (r == "pool-n" || r == "pool-c" || r == "bn-n" || r == "bn-h" || r == "bn-w") {
     w.regions[0] = range(axis.axis, begin, end), w.regions[y] = range(axis.axis, begin, end);
   }

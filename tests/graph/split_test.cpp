@@ -246,11 +246,12 @@ TEST_CASE("a split conv layer runs faster than the unsplit one when remote memor
 }
 
 TEST_CASE("a consumer split another way gets its pieces by exchange between groups", "[graph][split]") {
-  // relu splits [2, 6, 9, 9] along h (its largest), the pool along c: the pool's pieces are gathered and cut.
+  // relu splits [2, 6, 9, 9] along h (its largest); the pool pads, so it cannot take rows with a halo and splits
+  // along c: its pieces are gathered and cut.
   const Graph g = from(json::parse(R"({
     "tensors": {"x": {"shape": [2, 6, 9, 9], "init": {"normal": [0, 1], "seed": 4}}},
     "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
-            {"type": "max_pool", "inputs": ["r"], "outputs": ["y"], "attrs": {"kernel": 3, "stride": 2}},
+            {"type": "max_pool", "inputs": ["r"], "outputs": ["y"], "attrs": {"kernel": 3, "stride": 2, "pad": 1}},
             {"type": "softmax", "inputs": ["y"], "outputs": ["p"]}],
     "outputs": ["p"]})"));
   const Arch arch = priced("sw26010");
@@ -266,6 +267,31 @@ TEST_CASE("a consumer split another way gets its pieces by exchange between grou
   const Run off = run(g, arch, false), on = run(g, arch, true);
   CHECK(on.result.outputs.at("p") == off.result.outputs.at("p"));
   CHECK(remote_bytes(on.result) > 0);  // the exchange reads other groups' memories
+}
+
+TEST_CASE("an op whose input is already split along one of its dimensions keeps that split", "[graph][split]") {
+  // The conv splits its output rows; relu's largest dimension is c, the pool's rule would take c, the concat's n:
+  // each follows the rows instead (no exchange), the pool reading its window's halo rows.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 8, 24, 24], "init": {"normal": [0, 1], "seed": 8}},
+                "w": {"shape": [40, 8, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 9}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c"], "outputs": ["r"]},
+            {"type": "max_pool", "inputs": ["r"], "outputs": ["p"], "attrs": {"kernel": 3, "stride": 2}},
+            {"type": "concat", "inputs": ["p", "p"], "outputs": ["y"], "attrs": {"axis": 1}}],
+    "outputs": ["y"]})"));
+  const Arch arch = priced("sw26010pro");
+  const SplitPlan split = plan_split(g, arch, {true, SplitRounding::kAlign});
+  CHECK(split.ops[0]->axis.rule == "conv-h");
+  CHECK(split.ops[1]->axis.rule == "elementwise");
+  CHECK(split.ops[1]->axis.axis == 2);
+  CHECK(split.ops[2]->axis.rule == "pool-h");
+  CHECK(split.ops[3]->axis.rule == "concat");
+  CHECK(split.ops[3]->axis.axis == 2);
+  const Run off = run(g, arch, false), on = run(g, arch, true);
+  CHECK(on.result.outputs.at("y") == off.result.outputs.at("y"));
+  CHECK(on.result.stats["ops"][1]["dma_remote_bytes"] == 0);  // relu reads its own rows
+  CHECK(on.result.stats["ops"][3]["dma_remote_bytes"] == 0);  // each group concatenates its own rows
 }
 
 TEST_CASE("split runs are identical for any number of host threads", "[graph][split]") {

@@ -15,7 +15,14 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return (a + b - 1) / b;
 }
 
-const SplitAxis* choose(const std::vector<SplitAxis>& axes, std::uint32_t memories) {
+/// The axis an input is already split along keeps its split (no exchange); else the first with D >= M, else the
+/// largest.
+const SplitAxis* choose(const std::vector<SplitAxis>& axes, std::uint32_t memories, std::optional<std::size_t> held) {
+  if (held) {
+    for (const SplitAxis& a : axes) {
+      if (a.input_axis == static_cast<int>(*held) && a.extent >= 2 && !a.reduces) return &a;
+    }
+  }
   for (const SplitAxis& a : axes) {
     if (a.extent >= memories) return &a;
   }
@@ -95,10 +102,13 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
   plan.memories = arch.core_groups;
   plan.cores = arch.total_cores();
   plan.ops.resize(graph.ops().size());
-  if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
+  if (!options.enabled || plan.memories < 2) return plan;                       // one memory: nothing to place
+  std::vector<std::optional<std::size_t>> split_along(graph.tensors().size());  // by its producer
   for (const OpNode& op : graph.ops()) {
     const std::vector<SplitAxis> axes = split_axes(graph, op);
-    const SplitAxis* axis = choose(axes, plan.memories);
+    std::optional<std::size_t> held;
+    for (const std::size_t t : op.inputs) held = held ? held : split_along[t];
+    const SplitAxis* axis = choose(axes, plan.memories, held);
     if (axis == nullptr || axis->extent < 2) continue;
     OpSplit s;
     s.op = op.index;
@@ -125,6 +135,10 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
       }
     }
     s.parallelism = data && model ? "hybrid" : model ? "model" : "data";
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+      const auto& pieces = s.tensor_pieces[op.inputs.size() + k];
+      if (!axis->reduces && !pieces.empty()) split_along[op.outputs[k]] = pieces.front().axis;
+    }
     plan.ops[op.index] = std::move(s);
   }
   return plan;

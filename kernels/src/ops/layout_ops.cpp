@@ -1,6 +1,7 @@
 // Operators that only move data: reshape and flatten (the same elements in the same C order under a new shape;
 // the executor hands the input's buffer over when it can, else the re-layout kernel copies) and concat along an
 // axis (destination tiles of the output; each tile's logical elements gathered from the inputs they come from).
+#include <algorithm>
 #include <numeric>
 
 #include "ldmsim/kernels/relayout.hpp"
@@ -79,6 +80,12 @@ std::unique_ptr<BoundOp> bind_flatten(std::string_view, const JsonField& attrs, 
   return std::make_unique<ReshapeOp>(in[0], Shape{in[0].product(0, axis), in[0].product(axis, in[0].rank())});
 }
 
+/// The least share of a core in a gather whose contiguous runs are `run` elements long: whole streaming shares for
+/// long runs, down to one DMA transaction's worth (64 fp16) for short ones.
+std::size_t short_run_share(std::uint64_t run) {
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(run, 64, tiling::kStreamingShare));
+}
+
 struct ConcatArgs {
   std::vector<DevicePtr<const f16>> in;
   std::vector<Layout> layouts;
@@ -102,7 +109,9 @@ void concat_kernel(Core& core, const ConcatArgs& a) {
       l += n;
     }
   };
-  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill);
+  // Each contiguous run is its own read: short runs get fewer elements per core, so more cores read at once.
+  const std::uint64_t shortest = *std::min_element(a.inner.begin(), a.inner.end());
+  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, short_run_share(shortest));
 }
 
 class ConcatOp final : public BoundOp {
@@ -186,7 +195,7 @@ void slice_kernel(Core& core, const SliceArgs& a) {
       l += n;
     }
   };
-  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill);
+  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, short_run_share(out_row));
 }
 
 class SliceOp final : public BoundOp {

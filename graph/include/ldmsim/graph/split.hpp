@@ -40,6 +40,9 @@ struct SplitAxis {
   std::uint64_t extent;  ///< D
   bool contiguous;       ///< the innermost dimension of its tensor (kPad rounds pieces to DMA transactions there)
   bool reduces;          ///< pieces give partial outputs that must be summed (a split of the inner dimension)
+  /// The axis of each data input that this split cuts alike (an input split along it by its producer needs no
+  /// exchange); -1: none (the split cuts a weight, or the inputs' axes differ from the output's).
+  int input_axis = -1;
 };
 
 /// Which part of one of the op's tensors a piece needs: the whole tensor, or [begin, end) along `axis`.
