@@ -10,6 +10,7 @@
 #include <map>
 
 #include "executor_support.hpp"
+#include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/sim/fault.hpp"
 
@@ -108,7 +109,6 @@ class SplitRun {
   const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
   const Copy* find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const;
   Copy assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
-  Copy slice_of(const Copy& from, std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
   void stage(const Step& step);
   void run_split(const OpNode& op, const OpSplit& s);
@@ -162,64 +162,44 @@ const Copy* SplitRun::find_copy(std::size_t t, const TensorRegion& r, int g, con
   return best;
 }
 
-Copy SplitRun::slice_of(const Copy& from, std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
-  const TensorNode& node = graph_.tensor(t);
-  const Shape from_shape = region_shape(node.shape, from.region);
-  const std::uint64_t offset = from.region.whole ? 0 : from.region.begin;
-  const json attrs = {{"axis", r.axis}, {"begin", r.begin - offset}, {"end", r.end - offset}};
-  const auto op = registry_.bind("slice", JsonField(attrs, "split"), std::vector<Shape>{from_shape});
-  const DeviceTensor in = from.tensor;  // the kernel reads any layout
-  const DeviceTensor out = allocate(view(g), node.name, want);
-  const Cycle ready = run_helper(g, from.ready, *op, std::span<const DeviceTensor>(&in, 1),
-                                 std::span<const DeviceTensor>(&out, 1), fmt::format("slice:{}@cg{}", node.name, g));
-  return Copy{out, g, r, ready};
-}
-
 Copy SplitRun::assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
   const TensorNode& node = graph_.tensor(t);
-  // Pieces along r's axis (the whole range when r is whole): walk from the start, taking at each position the
-  // copy that reaches furthest (one in g's memory among equals).
-  const std::size_t axis = r.whole ? held_[t].front().region.axis : r.axis;
-  const std::uint64_t begin = r.whole ? 0 : r.begin, end = r.whole ? node.shape[axis] : r.end;
-  std::vector<Copy> parts;
-  for (std::uint64_t at = begin; at < end;) {
-    const Copy* best = nullptr;
-    for (const Copy& c : held_[t]) {
-      if (c.region.whole || c.region.axis != axis || c.region.begin > at || c.region.end <= at) continue;
-      if (best == nullptr || c.region.end > best->region.end || (c.region.end == best->region.end && c.group == g))
-        best = &c;
+  const Shape out_shape = region_shape(node.shape, r);
+  // The sources: a whole copy (one in g's memory first), else the pieces along the producer's axis, walked from
+  // the start taking at each index the copy that reaches furthest (one in g's memory among equals).
+  const Copy* whole = find_copy(t, TensorRegion{}, g, nullptr);
+  const std::size_t axis = whole != nullptr ? (r.whole ? 0 : r.axis) : held_[t].front().region.axis;
+  const bool restricted = !r.whole && r.axis == axis;
+  const std::uint64_t first = restricted ? r.begin : 0, last = restricted ? r.end : node.shape[axis];
+  std::vector<GatherPart> parts;
+  Cycle ready = 0;
+  for (std::uint64_t at = first; at < last;) {
+    const Copy* best = whole;
+    if (best == nullptr) {
+      for (const Copy& c : held_[t]) {
+        if (c.region.whole || c.region.axis != axis || c.region.begin > at || c.region.end <= at) continue;
+        if (best == nullptr || c.region.end > best->region.end || (c.region.end == best->region.end && c.group == g))
+          best = &c;
+      }
     }
     if (best == nullptr) {
       throw std::logic_error(
           fmt::format("split executor: no copy of '{}' holds index {} of axis {}", node.name, at, axis));
     }
-    const TensorRegion part{false, axis, at, std::min(end, best->region.end)};
-    const Shape part_shape = region_shape(node.shape, part);
-    parts.push_back(same_region(best->region, part) ? *best : slice_of(*best, t, part, g, natural(part_shape)));
-    at = part.end;
+    const std::uint64_t offset = best->region.whole ? 0 : best->region.begin;
+    const std::uint64_t end = best->region.whole ? last : std::min(last, best->region.end);
+    GatherPart part{best->tensor, region_shape(node.shape, best->region),
+                    std::vector<std::uint64_t>(node.shape.rank(), 0), end - at};
+    part.begin[axis] = at - offset;
+    if (!r.whole && r.axis != axis) part.begin[r.axis] = r.begin;  // a box: the consumer's range of another axis
+    parts.push_back(std::move(part));
+    ready = std::max(ready, best->ready);
+    at = end;
   }
-  if (parts.size() == 1 && parts[0].tensor.layout().same_placement(want.layout) && parts[0].group == g) {
-    return parts[0];
-  }
-  std::vector<Shape> shapes;
-  std::vector<DeviceTensor> in;
-  Cycle ready = 0;
-  for (const Copy& p : parts) {
-    shapes.push_back(region_shape(node.shape, p.region));
-    in.push_back(p.tensor);
-    ready = std::max(ready, p.ready);
-  }
-  const auto concat = registry_.bind("concat", JsonField(json{{"axis", axis}}, "split"), shapes);
   const DeviceTensor out = allocate(view(g), node.name, want);
-  const Copy result{out, g, r.whole ? TensorRegion{} : r,
-                    run_helper(g, ready, *concat, in, std::span<const DeviceTensor>(&out, 1),
-                               fmt::format("gather:{}@cg{}", node.name, g))};
-  for (const Copy& p : parts) {  // slices made for this gather only
-    const bool kept = std::any_of(held_[t].begin(), held_[t].end(),
-                                  [&](const Copy& c) { return c.tensor.ptr.addr() == p.tensor.ptr.addr(); });
-    if (!kept) release(p.tensor);
-  }
-  return result;
+  machine_.start_no_earlier({g}, ready);
+  gather_parts(view(g), out_shape, axis, parts, out, fmt::format("gather:{}@cg{}", node.name, g));
+  return Copy{out, g, r, machine_.group_clock(g)};
 }
 
 const Copy& SplitRun::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
@@ -233,15 +213,8 @@ const Copy& SplitRun::obtain(std::size_t t, const TensorRegion& r, int g, const 
     relayout(view(g), c->tensor, to, fmt::format("relayout:{}@cg{}", node.name, g));
     return keep(t, Copy{to, g, r, machine_.group_clock(g)});
   }
-  // A whole copy to cut from, or pieces to put together.
-  const Copy* whole = find_copy(t, TensorRegion{}, g, nullptr);
-  if (!r.whole && whole != nullptr) return keep(t, slice_of(*whole, t, r, g, want));
-  const bool same_axis = std::all_of(held_[t].begin(), held_[t].end(), [&](const Copy& c) {
-    return !c.region.whole && (r.whole || c.region.axis == r.axis);
-  });
-  if (same_axis) return keep(t, assemble(t, r, g, want));
-  const Copy& gathered = obtain(t, TensorRegion{}, g, natural(node.shape));  // pieces along another axis
-  return keep(t, slice_of(gathered, t, r, g, want));
+  // Cut from a whole copy, or put together from pieces (with a box of another axis when the consumer's differs).
+  return keep(t, assemble(t, r, g, want));
 }
 
 void SplitRun::stage(const Step& step) {

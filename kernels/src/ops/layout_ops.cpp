@@ -172,84 +172,12 @@ std::unique_ptr<BoundOp> bind_concat(std::string_view name, const JsonField& att
                                     Shape(dims, fmt::format("{}: output", name)), axis);
 }
 
-/// slice: elements [begin, end) of one axis (the split executor's pieces: docs/splitting.md).
-struct SliceArgs {
-  DevicePtr<const f16> in;
-  Layout in_layout;
-  std::uint64_t inner = 0;   ///< elements after the axis
-  std::uint64_t extent = 0;  ///< the input's axis
-  std::uint64_t begin = 0;
-  std::uint64_t length = 0;
-  DevicePtr<f16> out;
-  Layout out_layout;
-};
-
-void slice_kernel(Core& core, const SliceArgs& a) {
-  const std::uint64_t out_row = a.length * a.inner, in_row = a.extent * a.inner;
-  auto fill = [&](std::size_t first, std::size_t last, LdmSpan<f16> staging, LdmSpan<f16> logical) {
-    for (std::size_t l = first; l < last;) {
-      const std::uint64_t outer = l / out_row, within = l % out_row;
-      const std::size_t n = std::min<std::size_t>(last - l, out_row - within);
-      tiling::gather(core, staging, a.in, a.in_layout, outer * in_row + a.begin * a.inner + within, n,
-                     logical.data() + (l - first));
-      l += n;
-    }
-  };
-  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, short_run_share(out_row));
-}
-
-class SliceOp final : public BoundOp {
- public:
-  SliceOp(const Shape& in, Shape out, std::size_t axis, std::uint64_t begin)
-      : BoundOp({in}, {std::move(out)}), axis_(axis), begin_(begin) {}
-  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
-  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
-           const std::string& label) const override {
-    const Shape& x = input_shapes()[0];
-    launch_all(m, label, slice_kernel,
-               SliceArgs{DevicePtr<const f16>(in[0].ptr), in[0].layout(), x.product(axis_ + 1, x.rank()), x[axis_],
-                         begin_, output_shapes()[0][axis_], out[0].ptr, out[0].layout()});
-  }
-  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
-    const Shape& x = input_shapes()[0];
-    const std::uint64_t inner = x.product(axis_ + 1, x.rank()), length = output_shapes()[0][axis_];
-    HostTensor y{output_shapes()[0], {}};
-    for (std::uint64_t o = 0; o < x.product(0, axis_); ++o) {
-      const auto from = in[0].data.begin() + static_cast<std::ptrdiff_t>((o * x[axis_] + begin_) * inner);
-      y.data.insert(y.data.end(), from, from + static_cast<std::ptrdiff_t>(length * inner));
-    }
-    return {y};
-  }
-  OpCost cost() const override { return {0, 0}; }
-  Tolerance tolerance() const override { return {0.0, 0.0}; }
-
- private:
-  std::size_t axis_;
-  std::uint64_t begin_;
-};
-
-std::unique_ptr<BoundOp> bind_slice(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {"axis", "begin", "end"});
-  if (in[0].rank() == 0) reject(name, "cannot slice a scalar (rank 0)");
-  const std::size_t axis = axis_attr(attrs, 0, in[0].rank());
-  const std::uint64_t extent = in[0][axis];
-  const auto begin = static_cast<std::uint64_t>(int_attr(attrs, "begin", 0, 0, static_cast<std::int64_t>(extent)));
-  const auto end = static_cast<std::uint64_t>(
-      int_attr(attrs, "end", static_cast<std::int64_t>(extent), 0, static_cast<std::int64_t>(extent)));
-  if (begin >= end)
-    reject(name, fmt::format("begin {} must be below end {} (axis {} of {})", begin, end, axis, in[0].str()));
-  std::vector<std::uint64_t> dims(in[0].dims().begin(), in[0].dims().end());
-  dims[axis] = end - begin;
-  return std::make_unique<SliceOp>(in[0], Shape(dims, fmt::format("{}: output", name)), axis, begin);
-}
-
 }  // namespace
 
 void add_layout_kinds(OperatorRegistry& registry) {
   registry.add(std::make_unique<FunctionKind>("reshape", Arity{1, 1, 1}, bind_reshape));
   registry.add(std::make_unique<FunctionKind>("flatten", Arity{1, 1, 1}, bind_flatten));
   registry.add(std::make_unique<FunctionKind>("concat", Arity{1, 64, 1}, bind_concat));
-  registry.add(std::make_unique<FunctionKind>("slice", Arity{1, 1, 1}, bind_slice));
 }
 
 }  // namespace ldmsim::ops
