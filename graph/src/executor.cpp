@@ -203,24 +203,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         const RunStats s0 = machine.stats();
         op.bound->run(machine, in, out, op.label());
         const RunStats s1 = machine.stats();
-        ops.push_back({{"index", op.index},
-                       {"type", op.type},
-                       {"name", op.layer()},
-                       {"bound", bound(s0, s1)},
-                       {"peak_fraction", peak_fraction(machine, op.bound->cost().flops, s1.cycles - s0.cycles)},
-                       {"cycles", s1.cycles - s0.cycles},
-                       {"start_cycle", s0.cycles},
-                       {"end_cycle", s1.cycles},
-                       {"seconds", s1.seconds - s0.seconds},
-                       {"dma_requests", s1.dma_requests() - s0.dma_requests()},
-                       {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()},
-                       {"dma_remote_bytes", s1.dma_remote_bytes() - s0.dma_remote_bytes()},
-                       {"groups", group_dma_delta(s0, s1)},
-                       {"flops", op.bound->cost().flops},
-                       {"padding_bytes_added", op_staging.bytes_added},
-                       {"device_bytes_live", footprint.live},
-                       {"plans", layouts}});
-        if (nlohmann::json metrics = op.bound->run_metrics(); !metrics.is_null()) ops.back()["metrics"] = metrics;
+        ops.push_back(op_entry(op, machine, s0, s1, op_staging.bytes_added, footprint.live, std::move(layouts)));
         host_ops.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_staging.host_seconds}});
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
@@ -240,6 +223,29 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
 }
 
 namespace executor_detail {
+
+json op_entry(const OpNode& op, const Machine& machine, const RunStats& s0, const RunStats& s1,
+              std::uint64_t padding_bytes, std::uint64_t live_bytes, json plans) {
+  json entry = {{"index", op.index},
+                {"type", op.type},
+                {"name", op.layer()},
+                {"bound", bound(s0, s1)},
+                {"peak_fraction", peak_fraction(machine, op.bound->cost().flops, s1.cycles - s0.cycles)},
+                {"cycles", s1.cycles - s0.cycles},
+                {"start_cycle", s0.cycles},
+                {"end_cycle", s1.cycles},
+                {"seconds", s1.seconds - s0.seconds},
+                {"dma_requests", s1.dma_requests() - s0.dma_requests()},
+                {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()},
+                {"dma_remote_bytes", s1.dma_remote_bytes() - s0.dma_remote_bytes()},
+                {"groups", group_dma_delta(s0, s1)},
+                {"flops", op.bound->cost().flops},
+                {"padding_bytes_added", padding_bytes},
+                {"device_bytes_live", live_bytes},
+                {"plans", std::move(plans)}};
+  if (json metrics = op.bound->run_metrics(); !metrics.is_null()) entry["metrics"] = std::move(metrics);
+  return entry;
+}
 
 json run_summary(const Graph& graph, const ExecutionPlan& plan, const Machine& machine, const StagingStats& staging,
                  const Footprint& footprint, std::size_t freed, json relayouts, json ops) {

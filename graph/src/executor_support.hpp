@@ -13,12 +13,6 @@ namespace ldmsim::executor_detail {
 
 /// Refuses, before anything is allocated, a tensor that cannot fit one core group's main memory.
 void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& machine);
-/// Per core group: DMA requests, bytes and remote bytes between two snapshots.
-nlohmann::json group_dma_delta(const RunStats& before, const RunStats& after);
-/// "compute", "dma", "sync" or "none": what the cores spent most of the time between two snapshots on.
-std::string bound(const RunStats& before, const RunStats& after);
-/// An op's flops over what every core could do in its cycles at the fp32 vector peak.
-double peak_fraction(const Machine& machine, std::uint64_t flops, Cycle cycles);
 
 /// Device bytes of live tensors, and their peak.
 struct Footprint {
@@ -30,6 +24,9 @@ struct Footprint {
   void release(const DeviceTensor& t) { live -= static_cast<std::uint64_t>(t.layout().total) * 2; }
 };
 
+/// An op's entry of stats["ops"]: what the machine did between two snapshots around it, and its layouts.
+nlohmann::json op_entry(const OpNode& op, const Machine& machine, const RunStats& s0, const RunStats& s1,
+                        std::uint64_t padding_bytes, std::uint64_t live_bytes, nlohmann::json plans);
 /// stats.json's run-level fields around the per-op entries.
 nlohmann::json run_summary(const Graph& graph, const ExecutionPlan& plan, const Machine& machine,
                            const StagingStats& staging, const Footprint& footprint, std::size_t freed,

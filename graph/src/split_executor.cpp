@@ -399,23 +399,7 @@ std::vector<f16> SplitRun::download(std::size_t t) {
 }
 
 void SplitRun::record(const OpNode& op, const RunStats& s0, const RunStats& s1, json layouts, const OpSplit* s) {
-  ops_.push_back({{"index", op.index},
-                  {"type", op.type},
-                  {"name", op.layer()},
-                  {"bound", bound(s0, s1)},
-                  {"peak_fraction", peak_fraction(machine_, op.bound->cost().flops, s1.cycles - s0.cycles)},
-                  {"cycles", s1.cycles - s0.cycles},
-                  {"start_cycle", s0.cycles},
-                  {"end_cycle", s1.cycles},
-                  {"seconds", s1.seconds - s0.seconds},
-                  {"dma_requests", s1.dma_requests() - s0.dma_requests()},
-                  {"dma_bytes", s1.dma_bytes() - s0.dma_bytes()},
-                  {"dma_remote_bytes", s1.dma_remote_bytes() - s0.dma_remote_bytes()},
-                  {"groups", group_dma_delta(s0, s1)},
-                  {"flops", op.bound->cost().flops},
-                  {"padding_bytes_added", op_padding_},
-                  {"device_bytes_live", footprint_.live},
-                  {"plans", std::move(layouts)}});
+  ops_.push_back(op_entry(op, machine_, s0, s1, op_padding_, footprint_.live, std::move(layouts)));
   if (s != nullptr) {
     std::vector<int> groups;
     for (std::size_t g = 0; g < s->blocks.size(); ++g)
