@@ -142,6 +142,11 @@ const GroupPiece& SplitRun::piece(const OpNode& op, int g) {
   const auto [begin, end] = s.blocks[static_cast<std::size_t>(g)];
   GroupPiece p;
   p.work = piece_work(graph_, op, s.axis, begin, end, op.attrs);
+  for (std::size_t k = 0; k < p.work.regions.size(); ++k) {  // a range over the whole axis is the whole tensor
+    TensorRegion& r = p.work.regions[k];
+    const std::size_t t = k < op.inputs.size() ? op.inputs[k] : op.outputs[k - op.inputs.size()];
+    if (!r.whole && r.begin == 0 && r.end == graph_.tensor(t).shape[r.axis]) r = TensorRegion{};
+  }
   std::vector<Shape> shapes;
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     if (!p.work.dropped[k]) shapes.push_back(region_shape(graph_.tensor(op.inputs[k]).shape, p.work.regions[k]));
@@ -244,10 +249,31 @@ void SplitRun::stage(const Step& step) {
       held_[step.tensor].push_back(Copy{t, static_cast<int>(g), p.work.regions[k], 0});
     }
   }
-  if (held_[step.tensor].empty()) {
+  auto& copies = held_[step.tensor];
+  if (copies.empty()) {
     const DeviceTensor t = stage_in(machine_, node.name, step.plan, values, &staging_);
     footprint_.hold(t);
-    held_[step.tensor].push_back(Copy{t, 0, TensorRegion{}, 0});
+    copies.push_back(Copy{t, 0, TensorRegion{}, 0});
+  } else if (!copies.front().region.whole) {
+    // Rows the first consumer skips (a strided conv's) may be read by others: staged too, in group 0's memory.
+    const std::size_t axis = copies.front().region.axis;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> held;
+    for (const Copy& c : copies) held.emplace_back(c.region.begin, c.region.end);
+    std::sort(held.begin(), held.end());
+    std::uint64_t at = 0;
+    std::vector<TensorRegion> gaps;
+    for (const auto& [begin, end] : held) {
+      if (begin > at) gaps.push_back({false, axis, at, begin});
+      at = std::max(at, end);
+    }
+    if (at < node.shape[axis]) gaps.push_back({false, axis, at, node.shape[axis]});
+    for (const TensorRegion& gap : gaps) {
+      const Shape shape = region_shape(node.shape, gap);
+      const DeviceTensor t =
+          stage_in(view(0), node.name, natural(shape), host_slice(values, node.shape, gap), &staging_);
+      footprint_.hold(t);
+      copies.push_back(Copy{t, 0, gap, 0});
+    }
   }
   op_host_seconds_ += staging_.host_seconds - before.host_seconds;
   op_padding_ += staging_.bytes_added - before.bytes_added;
@@ -385,6 +411,11 @@ std::vector<f16> SplitRun::download(std::size_t t) {
     if (c.region.whole || c.region.axis != axis) continue;
     const std::vector<f16> part = stage_out(machine_, c.tensor, &staging_);
     const std::uint64_t length = c.region.end - c.region.begin;
+    if (part.size() != outer * length * inner) {
+      throw std::logic_error(
+          fmt::format("split executor: a piece of '{}' holds {} elements, its range [{}, {}) needs {}", node.name,
+                      part.size(), c.region.begin, c.region.end, outer * length * inner));
+    }
     for (std::uint64_t o = 0; o < outer; ++o) {
       std::copy_n(part.begin() + static_cast<std::ptrdiff_t>(o * length * inner), length * inner,
                   out.begin() + static_cast<std::ptrdiff_t>((o * node.shape[axis] + c.region.begin) * inner));

@@ -35,9 +35,14 @@ SplitAxis same_axis(const Graph& g, const OpNode& op, std::string rule, std::siz
   return axis_of(g, op, std::move(rule), y, axis, same_rank ? static_cast<int>(axis) : -1);
 }
 
+/// A whole-number attribute as the op's binder read it (JsonField accepts 2.0 for 2; the binder checked its range).
+std::int64_t whole(const nlohmann::json& v) {
+  return static_cast<std::int64_t>(v.get<double>());
+}
+
 std::int64_t int_attr_or(const nlohmann::json& attrs, const char* key, std::int64_t fallback) {
-  if (!attrs.is_object() || !attrs.contains(key) || !attrs[key].is_number_integer()) return fallback;
-  return attrs[key].get<std::int64_t>();
+  if (!attrs.is_object() || !attrs.contains(key) || !attrs[key].is_number()) return fallback;
+  return whole(attrs[key]);
 }
 
 /// conv's (before, after) padding, stride, dilation along spatial axis 2 (h) or 3 (w), from its attributes.
@@ -48,8 +53,8 @@ struct SpatialAxis {
 std::uint64_t pair_item(const nlohmann::json& attrs, const char* key, std::size_t which) {
   if (!attrs.is_object() || !attrs.contains(key)) return 1;
   const auto& v = attrs[key];
-  if (v.is_number_unsigned() || v.is_number_integer()) return v.get<std::uint64_t>();
-  return v.is_array() && v.size() == 2 ? v[which].get<std::uint64_t>() : 1;
+  if (v.is_number()) return static_cast<std::uint64_t>(whole(v));
+  return v.is_array() && v.size() == 2 ? static_cast<std::uint64_t>(whole(v[which])) : 1;
 }
 
 SpatialAxis spatial(const nlohmann::json& attrs, std::size_t axis) {
@@ -60,12 +65,12 @@ SpatialAxis spatial(const nlohmann::json& attrs, std::size_t axis) {
   if (attrs.is_object() && attrs.contains("pad")) {
     const auto& p = attrs["pad"];
     if (p.is_number()) {
-      s.pad_before = s.pad_after = p.get<std::uint64_t>();
+      s.pad_before = s.pad_after = static_cast<std::uint64_t>(whole(p));
     } else if (p.is_array() && p.size() == 2) {
-      s.pad_before = s.pad_after = p[which].get<std::uint64_t>();
+      s.pad_before = s.pad_after = static_cast<std::uint64_t>(whole(p[which]));
     } else if (p.is_array() && p.size() == 4) {
-      s.pad_before = p[which].get<std::uint64_t>();
-      s.pad_after = p[which + 2].get<std::uint64_t>();
+      s.pad_before = static_cast<std::uint64_t>(whole(p[which]));
+      s.pad_after = static_cast<std::uint64_t>(whole(p[which + 2]));
     }
   }
   return s;
@@ -174,10 +179,11 @@ void conv_spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, 
   const std::uint64_t span = (kernel - 1) * s.dilation + 1;
   // Padded coordinates: input row i sits at i + pad_before.
   const std::uint64_t first = begin * s.stride, last = (end - 1) * s.stride + span;  // [first, last) padded
-  const std::uint64_t in_begin = first > s.pad_before ? first - s.pad_before : 0;
+  // A piece whose rows read only padding has no input rows: in_end <= in_begin (plan_split then does not split so).
+  const std::uint64_t in_begin = std::min<std::uint64_t>(x[axis.axis], first > s.pad_before ? first - s.pad_before : 0);
   const std::uint64_t in_end = std::min<std::uint64_t>(x[axis.axis], last > s.pad_before ? last - s.pad_before : 0);
   const std::uint64_t before = first < s.pad_before ? s.pad_before - first : 0;
-  const std::uint64_t after = last - s.pad_before > x[axis.axis] ? last - s.pad_before - x[axis.axis] : 0;
+  const std::uint64_t after = last > s.pad_before + x[axis.axis] ? last - s.pad_before - x[axis.axis] : 0;
   w.regions[0] = range(axis.axis, in_begin, in_end);
   w.regions[axis.operand] = range(axis.axis, begin, end);
   if (!conv) return;  // pools split so only when they pad nothing

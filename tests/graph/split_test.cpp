@@ -294,6 +294,57 @@ TEST_CASE("an op whose input is already split along one of its dimensions keeps 
   CHECK(on.result.stats["ops"][3]["dma_remote_bytes"] == 0);  // each group concatenates its own rows
 }
 
+TEST_CASE("awkward graphs run split with the unsplit outputs", "[graph][split]") {
+  // Each found by review: a halo covering every row beside an unsplit consumer (a copy kept twice, freed twice);
+  // a strided conv skipping rows another op reads (rows never staged); groups whose output rows read only
+  // padding (empty input pieces); whole-number float attributes (read as 1 before); everything in group 0 under
+  // pad rounding.
+  const std::vector<std::pair<const char*, json>> cases{
+      {"halo covers every row", json::parse(R"({
+        "tensors": {"x": {"shape": [1, 4, 4, 4], "init": {"normal": [0, 1], "seed": 1}},
+                    "w1": {"shape": [8, 4, 5, 5], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
+                    "w2": {"shape": [1, 4, 4, 4], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+        "ops": [{"type": "conv", "inputs": ["x", "w1"], "outputs": ["y1"], "attrs": {"pad": 2}},
+                {"type": "conv", "inputs": ["x", "w2"], "outputs": ["y2"]},
+                {"type": "flatten", "inputs": ["y1"], "outputs": ["f"]},
+                {"type": "softmax", "inputs": ["f"], "outputs": ["s"]}],
+        "outputs": ["s", "y2"]})")},
+      {"strided conv skips rows", json::parse(R"({
+        "tensors": {"x": {"shape": [1, 2, 8, 8], "init": {"normal": [0, 1], "seed": 1}},
+                    "w": {"shape": [4, 2, 1, 1], "init": {"uniform": [-0.5, 0.5], "seed": 2}}},
+        "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"stride": 2}},
+                {"type": "relu", "inputs": ["x"], "outputs": ["r"]}],
+        "outputs": ["y", "r"]})")},
+      {"rows of padding only", json::parse(R"({
+        "tensors": {"x": {"shape": [1, 3, 2, 2], "init": {"normal": [0, 1], "seed": 1}},
+                    "w": {"shape": [4, 3, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 2}},
+                    "v": {"shape": [4, 3, 2, 2], "init": {"uniform": [-0.3, 0.3], "seed": 3}}},
+        "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"pad": [1, 1, 0, 1]}},
+                {"type": "conv", "inputs": ["x", "v"], "outputs": ["z"], "attrs": {"pad": 3}}],
+        "outputs": ["y", "z"]})")},
+      {"float attributes", json::parse(R"({
+        "tensors": {"x": {"shape": [1, 4, 9, 9], "init": {"normal": [0, 1], "seed": 1}},
+                    "w": {"shape": [4, 4, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 2}},
+                    "g": {"shape": [8, 2, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 3}},
+                    "a": {"shape": [1, 4], "init": {"normal": [0, 1], "seed": 4}},
+                    "b": {"shape": [6, 4], "init": {"uniform": [-0.3, 0.3], "seed": 5}}},
+        "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"stride": 2.0, "pad": 1.0}},
+                {"type": "conv", "inputs": ["y", "g"], "outputs": ["z"], "attrs": {"groups": 2.0}},
+                {"type": "gemm", "inputs": ["a", "b"], "outputs": ["c"], "attrs": {"transB": 1.0}}],
+        "outputs": ["z", "c"]})")},
+  };
+  for (const auto& [name, tree] : cases) {
+    INFO(name);
+    const Graph g = from(tree);
+    const Arch arch = priced("sw26010");
+    const Run off = run(g, arch, false);
+    for (const SplitRounding rounding : {SplitRounding::kAlign, SplitRounding::kPad}) {
+      const Run on = run(g, arch, true, 1, rounding);
+      CHECK(on.result.outputs == off.result.outputs);
+    }
+  }
+}
+
 TEST_CASE("split runs are identical for any number of host threads", "[graph][split]") {
   const Graph g = from(conv_chain());
   const Arch arch = priced("sw26010");

@@ -15,20 +15,33 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return (a + b - 1) / b;
 }
 
-/// The axis an input is already split along keeps its split (no exchange); else the first with D >= M, else the
-/// largest.
-const SplitAxis* choose(const std::vector<SplitAxis>& axes, std::uint32_t memories, std::optional<std::size_t> held) {
+/// The candidates in the rule's order: the axis an input is already split along (it keeps its split: no exchange),
+/// then the first with D >= M, else the largest; the rest after them, in case those cannot be cut so.
+std::vector<const SplitAxis*> candidates(const std::vector<SplitAxis>& axes, std::uint32_t memories,
+                                         std::optional<std::size_t> held) {
+  std::vector<const SplitAxis*> out;
   if (held) {
     for (const SplitAxis& a : axes) {
-      if (a.input_axis == static_cast<int>(*held) && a.extent >= 2 && !a.reduces) return &a;
+      if (a.input_axis == static_cast<int>(*held) && a.extent >= 2 && !a.reduces) out.push_back(&a);
     }
   }
   for (const SplitAxis& a : axes) {
-    if (a.extent >= memories) return &a;
+    if (a.extent >= memories) out.push_back(&a);
   }
-  const auto largest = std::max_element(axes.begin(), axes.end(),
-                                        [](const SplitAxis& x, const SplitAxis& y) { return x.extent < y.extent; });
-  return largest == axes.end() ? nullptr : &*largest;
+  std::vector<const SplitAxis*> rest;
+  for (const SplitAxis& a : axes) {
+    if (a.extent < memories) rest.push_back(&a);
+  }
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const SplitAxis* x, const SplitAxis* y) { return x->extent > y->extent; });
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+/// True when every region of `w` holds at least one index (a conv's rows that read only padding hold none).
+bool nonempty(const PieceWork& w) {
+  return std::all_of(w.regions.begin(), w.regions.end(),
+                     [](const TensorRegion& r) { return r.whole || r.end > r.begin; });
 }
 
 /// The pieces' inclusive ranges and homes; `padded` receives D after rounding.
@@ -83,6 +96,41 @@ bool is_weight(const Graph& graph, const OpNode& op, std::size_t operand) {
          !graph.tensor(op.inputs[operand]).producer;
 }
 
+/// `op` split along `axis`; nullopt when a piece would need an empty part of a tensor.
+std::optional<OpSplit> split_along_axis(const Graph& graph, const OpNode& op, const SplitAxis& axis,
+                                        const SplitPlan& plan, const Arch& arch) {
+  OpSplit s;
+  s.op = op.index;
+  s.axis = axis;
+  s.mode = axis.extent >= plan.cores ? 1 : axis.extent >= plan.memories ? 2 : 3;
+  s.pieces = make_pieces(axis, s.mode, plan, arch, s.padded);
+  if (axis.reduces) s.tree = reduction_tree(s.pieces);
+  s.blocks.assign(plan.memories, {0, 0});
+  for (const SplitPiece& p : s.pieces) {
+    auto& [begin, end] = s.blocks[static_cast<std::size_t>(p.group)];
+    const std::uint64_t first = std::min(p.first, axis.extent), last = std::min(p.last + 1, axis.extent);
+    if (first >= last) continue;  // padding only
+    if (!nonempty(piece_work(graph, op, axis, first, last, op.attrs))) return std::nullopt;
+    if (begin == end) begin = first;
+    end = last;
+  }
+  for (const auto& [begin, end] : s.blocks) {
+    if (begin < end && !nonempty(piece_work(graph, op, axis, begin, end, op.attrs))) return std::nullopt;
+  }
+  s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
+  bool data = false, model = false;
+  for (const SplitPiece& p : s.pieces) {
+    const PieceWork w = piece_work(graph, op, axis, p.first, p.last + 1, op.attrs);
+    for (std::size_t t = 0; t < w.regions.size(); ++t) {
+      if (w.regions[t].whole) continue;
+      s.tensor_pieces[t].push_back(w.regions[t]);
+      if (t < op.inputs.size()) (is_weight(graph, op, t) ? model : data) = true;
+    }
+  }
+  s.parallelism = data && model ? "hybrid" : model ? "model" : "data";
+  return s;
+}
+
 }  // namespace
 
 std::string_view to_string(SplitRounding rounding) noexcept {
@@ -108,38 +156,17 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
     const std::vector<SplitAxis> axes = split_axes(graph, op);
     std::optional<std::size_t> held;
     for (const std::size_t t : op.inputs) held = held ? held : split_along[t];
-    const SplitAxis* axis = choose(axes, plan.memories, held);
-    if (axis == nullptr || axis->extent < 2) continue;
-    OpSplit s;
-    s.op = op.index;
-    s.axis = *axis;
-    s.mode = axis->extent >= plan.cores ? 1 : axis->extent >= plan.memories ? 2 : 3;
-    s.pieces = make_pieces(*axis, s.mode, plan, arch, s.padded);
-    if (axis->reduces) s.tree = reduction_tree(s.pieces);
-    s.blocks.assign(plan.memories, {0, 0});
-    for (const SplitPiece& p : s.pieces) {
-      auto& [begin, end] = s.blocks[static_cast<std::size_t>(p.group)];
-      const std::uint64_t first = std::min(p.first, axis->extent), last = std::min(p.last + 1, axis->extent);
-      if (first >= last) continue;  // padding only
-      if (begin == end) begin = first;
-      end = last;
-    }
-    s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
-    bool data = false, model = false;
-    for (const SplitPiece& p : s.pieces) {
-      const PieceWork w = piece_work(graph, op, *axis, p.first, p.last + 1, op.attrs);
-      for (std::size_t t = 0; t < w.regions.size(); ++t) {
-        if (w.regions[t].whole) continue;
-        s.tensor_pieces[t].push_back(w.regions[t]);
-        if (t < op.inputs.size()) (is_weight(graph, op, t) ? model : data) = true;
+    for (const SplitAxis* axis : candidates(axes, plan.memories, held)) {
+      if (axis->extent < 2) continue;
+      std::optional<OpSplit> s = split_along_axis(graph, op, *axis, plan, arch);
+      if (!s) continue;
+      for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+        const auto& pieces = s->tensor_pieces[op.inputs.size() + k];
+        if (!axis->reduces && !pieces.empty()) split_along[op.outputs[k]] = pieces.front().axis;
       }
+      plan.ops[op.index] = std::move(s);
+      break;
     }
-    s.parallelism = data && model ? "hybrid" : model ? "model" : "data";
-    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-      const auto& pieces = s.tensor_pieces[op.inputs.size() + k];
-      if (!axis->reduces && !pieces.empty()) split_along[op.outputs[k]] = pieces.front().axis;
-    }
-    plan.ops[op.index] = std::move(s);
   }
   return plan;
 }
