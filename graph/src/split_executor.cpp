@@ -152,7 +152,13 @@ const GroupPiece& SplitRun::piece(const OpNode& op, int g) {
     if (!p.work.dropped[k]) shapes.push_back(region_shape(graph_.tensor(op.inputs[k]).shape, p.work.regions[k]));
   }
   const nlohmann::json attrs = p.work.attrs.is_null() ? nlohmann::json::object() : p.work.attrs;
-  p.bound = registry_.bind(op.type, JsonField(attrs, fmt::format("split of {}", op.label())), shapes);
+  try {
+    p.bound = registry_.bind(op.type, JsonField(attrs, fmt::format("split of {}", op.label())), shapes);
+  } catch (const ConfigError& e) {  // the split rule should never cut such a piece: say where it came from
+    throw ConfigError(
+        fmt::format("{} ({}): its piece for core group {} cannot run ({}); hint: --split off runs it whole", op.label(),
+                    s.axis.rule, g, e.what()));
+  }
   return pieces_.emplace(key, std::move(p)).first->second;
 }
 

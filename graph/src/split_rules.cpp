@@ -186,7 +186,12 @@ void conv_spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, 
   const std::uint64_t after = last > s.pad_before + x[axis.axis] ? last - s.pad_before - x[axis.axis] : 0;
   w.regions[0] = range(axis.axis, in_begin, in_end);
   w.regions[axis.operand] = range(axis.axis, begin, end);
-  if (!conv) return;  // pools split so only when they pad nothing
+  if (!conv) {  // pools split so only when they pad nothing
+    // With ceil_mode the last window runs past the input: a sub-pool needs at least one window's rows (an empty
+    // region marks a piece that cannot run, and plan_split takes another dimension).
+    if (in_end - in_begin < span) w.regions[0] = range(axis.axis, in_begin, in_begin);
+    return;
+  }
   const SpatialAxis other = spatial(op.attrs, axis.axis == 2 ? 3 : 2);
   std::uint64_t pads[4];
   const std::size_t at = axis.axis == 2 ? 0 : 1, at_other = 1 - at;

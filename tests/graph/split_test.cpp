@@ -298,7 +298,7 @@ TEST_CASE("awkward graphs run split with the unsplit outputs", "[graph][split]")
   // Each found by review: a halo covering every row beside an unsplit consumer (a copy kept twice, freed twice);
   // a strided conv skipping rows another op reads (rows never staged); groups whose output rows read only
   // padding (empty input pieces); whole-number float attributes (read as 1 before); everything in group 0 under
-  // pad rounding.
+  // pad rounding; a ceil_mode pool whose last window runs past the rows (a piece shorter than the kernel).
   const std::vector<std::pair<const char*, json>> cases{
       {"halo covers every row", json::parse(R"({
         "tensors": {"x": {"shape": [1, 4, 4, 4], "init": {"normal": [0, 1], "seed": 1}},
@@ -321,6 +321,14 @@ TEST_CASE("awkward graphs run split with the unsplit outputs", "[graph][split]")
                     "v": {"shape": [4, 3, 2, 2], "init": {"uniform": [-0.3, 0.3], "seed": 3}}},
         "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"pad": [1, 1, 0, 1]}},
                 {"type": "conv", "inputs": ["x", "v"], "outputs": ["z"], "attrs": {"pad": 3}}],
+        "outputs": ["y", "z"]})")},
+      {"ceil_mode pools", json::parse(R"({
+        "tensors": {"x": {"shape": [1, 1, 7, 13], "init": {"normal": [0, 1], "seed": 1}}},
+        "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+                {"type": "max_pool", "inputs": ["r"], "outputs": ["y"],
+                 "attrs": {"kernel": 2, "stride": 2, "ceil_mode": true}},
+                {"type": "avg_pool", "inputs": ["r"], "outputs": ["z"],
+                 "attrs": {"kernel": 4, "stride": 4, "ceil_mode": true}}],
         "outputs": ["y", "z"]})")},
       {"float attributes", json::parse(R"({
         "tensors": {"x": {"shape": [1, 4, 9, 9], "init": {"normal": [0, 1], "seed": 1}},
