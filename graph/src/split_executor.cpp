@@ -1,7 +1,7 @@
 // The split executor (docs/splitting.md): follows the plan's steps, but runs each split op as one sub-op per core
 // group on that group's block of pieces (a group view), with the pieces in that group's memory. A tensor may be
 // held as several copies (pieces, replicas, a whole copy); a consumer that needs a part that no copy in its own
-// memory holds gets it by device slices and concats on its own group (the exchange, reading other memories), and
+// memory holds gets it by one gather_parts kernel on its own group (the exchange, reading other memories), and
 // starts no earlier than the copies it reads were ready. Partial results of a split inner dimension are summed by
 // a pairwise tree of adds across the groups.
 #include <fmt/format.h>
@@ -99,7 +99,7 @@ class SplitRun {
     machine_.free(t.ptr);
     footprint_.release(t);
   }
-  /// Runs a helper op (slice, concat, relayout, add) on group g after `ready`; the group's clock after it.
+  /// Runs a helper op (the reduction tree's add) on group g after `ready`; the group's clock after it.
   Cycle run_helper(int g, Cycle ready, const BoundOp& op, std::span<const DeviceTensor> in,
                    std::span<const DeviceTensor> out, const std::string& label) {
     machine_.start_no_earlier({g}, ready);
