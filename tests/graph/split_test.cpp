@@ -353,6 +353,22 @@ TEST_CASE("awkward graphs run split with the unsplit outputs", "[graph][split]")
   }
 }
 
+TEST_CASE("a broadcast operand's split does not pick the op's dimension", "[graph][split]") {
+  // v [6, 32] is split along its last axis (w of the output); its axis 1 is not the output's axis 1 (c).
+  const Graph g = from(json::parse(R"({
+    "tensors": {"c": {"shape": [2, 4, 6, 32], "init": {"normal": [0, 1], "seed": 1}},
+                "u": {"shape": [6, 32], "init": {"normal": [0, 1], "seed": 2}}},
+    "ops": [{"type": "relu", "inputs": ["u"], "outputs": ["v"]},
+            {"type": "add", "inputs": ["c", "v"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Arch arch = priced("sw26010");
+  const SplitPlan split = plan_split(g, arch, {true, SplitRounding::kAlign});
+  CHECK(split.ops[0]->axis.axis == 1);
+  CHECK(split.ops[1]->axis.axis == 3);  // the rule's largest dimension, not c
+  const Run off = run(g, arch, false), on = run(g, arch, true);
+  CHECK(on.result.outputs.at("y") == off.result.outputs.at("y"));
+}
+
 TEST_CASE("split runs are identical for any number of host threads", "[graph][split]") {
   const Graph g = from(conv_chain());
   const Arch arch = priced("sw26010");

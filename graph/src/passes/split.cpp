@@ -154,8 +154,12 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
   std::vector<std::optional<std::size_t>> split_along(graph.tensors().size());  // by its producer
   for (const OpNode& op : graph.ops()) {
     const std::vector<SplitAxis> axes = split_axes(graph, op);
+    // An input's axis numbers the op's dimensions only when it has the first input's rank (a broadcast operand
+    // of lower rank numbers them otherwise).
     std::optional<std::size_t> held;
-    for (const std::size_t t : op.inputs) held = held ? held : split_along[t];
+    for (const std::size_t t : op.inputs) {
+      if (graph.tensor(t).shape.rank() == graph.tensor(op.inputs[0]).shape.rank()) held = held ? held : split_along[t];
+    }
     for (const SplitAxis* axis : candidates(axes, plan.memories, held)) {
       if (axis->extent < 2) continue;
       std::optional<OpSplit> s = split_along_axis(graph, op, *axis, plan, arch);
