@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "executor_support.hpp"
 #include "ldmsim/kernels/gather_parts.hpp"
@@ -317,37 +318,42 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
       for (Copy& c : results[k]) keep(op.outputs[k], std::move(c));
       continue;
     }
-    // The reduction tree across groups: (0,1), (2,3), ... then their sums; each add runs on the left group.
-    std::vector<Copy> live = std::move(results[k]);
+    // The plan's reduction tree: its core-level pairs happened inside each group's sub-op; each group-level pair
+    // is an add on the left group, reading the right group's partial.
+    std::vector<std::optional<Copy>> partial(views_.size());
+    for (Copy& c : results[k]) partial[static_cast<std::size_t>(c.group)] = std::move(c);
     const Shape& shape = graph_.tensor(op.outputs[k]).shape;
     const auto add = registry_.bind("add", JsonField(json::object(), "split"), std::vector<Shape>{shape, shape});
-    while (live.size() > 1) {
-      std::vector<Copy> next;
-      for (std::size_t i = 0; i < live.size(); i += 2) {
-        if (i + 1 == live.size()) {
-          next.push_back(live[i]);
-          continue;
-        }
-        const Copy& a = live[i];
-        Copy b = live[i + 1];
+    for (const auto& level : s.tree) {
+      for (const ReductionPair& pair : level) {
+        auto& a = partial[static_cast<std::size_t>(s.pieces[pair.left].group)];
+        auto& b = partial[static_cast<std::size_t>(s.pieces[pair.right].group)];
+        if (pair.exchange != "cg" || !a || !b) continue;  // within a group, or a group holding padding only
         // Element-wise kernels run on the layout their inputs arrive in; both partials must share it.
-        if (!b.tensor.layout().same_placement(a.tensor.layout())) {
-          const DeviceTensor to = allocate(view(b.group), b.tensor.name, a.tensor.plan);
-          machine_.start_no_earlier({b.group}, b.ready);
-          relayout(view(b.group), b.tensor, to, fmt::format("relayout:{}@cg{}", b.tensor.name, b.group));
-          release(b.tensor);
-          b = Copy{to, b.group, b.region, machine_.group_clock(b.group)};
+        if (!b->tensor.layout().same_placement(a->tensor.layout())) {
+          const DeviceTensor to = allocate(view(b->group), b->tensor.name, a->tensor.plan);
+          machine_.start_no_earlier({b->group}, b->ready);
+          relayout(view(b->group), b->tensor, to, fmt::format("relayout:{}@cg{}", b->tensor.name, b->group));
+          release(b->tensor);
+          b = Copy{to, b->group, b->region, machine_.group_clock(b->group)};
         }
-        const DeviceTensor sum = allocate(view(a.group), a.tensor.name, a.tensor.plan);
-        const DeviceTensor ins[2] = {a.tensor, b.tensor};
+        const DeviceTensor sum = allocate(view(a->group), a->tensor.name, a->tensor.plan);
+        const DeviceTensor ins[2] = {a->tensor, b->tensor};
         const Cycle ready =
-            run_helper(a.group, std::max(a.ready, b.ready), *add, ins, std::span<const DeviceTensor>(&sum, 1),
-                       fmt::format("{}:reduce@cg{}+cg{}", op.label(), a.group, b.group));
-        release(a.tensor);
-        release(b.tensor);
-        next.push_back(Copy{sum, a.group, TensorRegion{}, ready});
+            run_helper(a->group, std::max(a->ready, b->ready), *add, ins, std::span<const DeviceTensor>(&sum, 1),
+                       fmt::format("{}:reduce@cg{}+cg{}", op.label(), a->group, b->group));
+        release(a->tensor);
+        release(b->tensor);
+        a = Copy{sum, a->group, TensorRegion{}, ready};
+        b.reset();
       }
-      live = std::move(next);
+    }
+    std::vector<Copy> live;
+    for (auto& c : partial)
+      if (c) live.push_back(std::move(*c));
+    if (live.size() != 1) {
+      throw std::logic_error(
+          fmt::format("split executor: {}'s reduction tree left {} partials", op.label(), live.size()));
     }
     keep(op.outputs[k], live.front());
   }

@@ -72,22 +72,37 @@ std::vector<SplitPiece> make_pieces(const SplitAxis& axis, int mode, const Split
   return pieces;
 }
 
-/// Pairwise: (0,1), (2,3), ... then the sums of those, until one result remains (kept by piece 0).
-std::vector<std::vector<ReductionPair>> reduction_tree(const std::vector<SplitPiece>& pieces) {
-  std::vector<std::size_t> live(pieces.size());
-  for (std::size_t i = 0; i < live.size(); ++i) live[i] = i;
-  std::vector<std::vector<ReductionPair>> levels;
-  while (live.size() > 1) {
-    auto& level = levels.emplace_back();
-    std::vector<std::size_t> next;
-    for (std::size_t i = 0; i < live.size(); i += 2) {
-      next.push_back(live[i]);
-      if (i + 1 == live.size()) continue;
-      const bool same_group = pieces[live[i]].group == pieces[live[i + 1]].group;
-      level.push_back({live[i], live[i + 1], same_group ? "core" : "cg"});
-    }
-    live = std::move(next);
+/// One level of pairwise sums over `live` (piece indices): (0,1), (2,3), ...; the left one of each pair stays live.
+void pair_up(std::vector<std::size_t>& live, const char* exchange, std::vector<ReductionPair>& level) {
+  std::vector<std::size_t> next;
+  for (std::size_t i = 0; i < live.size(); i += 2) {
+    next.push_back(live[i]);
+    if (i + 1 < live.size()) level.push_back({live[i], live[i + 1], exchange});
   }
+  live = std::move(next);
+}
+
+/// Pairwise, first among each group's pieces (core level: its cores' partials), then among the groups' sums (core
+/// group level), until one result remains (kept by piece 0). Groups hold runs of pieces, so with equal groups
+/// this is the plain pairwise tree (o1+o2, o3+o4, then their sums); with unequal ones no pair crosses a group
+/// before every group has summed its own.
+std::vector<std::vector<ReductionPair>> reduction_tree(const std::vector<SplitPiece>& pieces) {
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (i == 0 || pieces[i].group != pieces[i - 1].group) groups.emplace_back();
+    groups.back().push_back(i);
+  }
+  std::vector<std::vector<ReductionPair>> levels;
+  const auto pending = [&] {
+    return std::any_of(groups.begin(), groups.end(), [](const auto& g) { return g.size() > 1; });
+  };
+  while (pending()) {
+    auto& level = levels.emplace_back();
+    for (auto& g : groups) pair_up(g, "core", level);
+  }
+  std::vector<std::size_t> sums;
+  for (const auto& g : groups) sums.push_back(g.front());
+  while (sums.size() > 1) pair_up(sums, "cg", levels.emplace_back());
   return levels;
 }
 
