@@ -298,9 +298,10 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
     Cycle ready = 0;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (p.work.dropped[k]) continue;
-      const Copy& c = obtain(op.inputs[k], p.work.regions[k], g, wanted(*p.bound, in.size()));
+      const PaddingPlan want = wanted(*p.bound, in.size());
+      const Copy& c = obtain(op.inputs[k], p.work.regions[k], g, want);
       in.push_back(c.tensor);
-      in.back().plan = wanted(*p.bound, in.size() - 1);
+      in.back().plan = want;
       ready = std::max(ready, c.ready);
     }
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {

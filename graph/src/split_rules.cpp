@@ -84,6 +84,11 @@ std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
   return out;
 }
 
+/// fc's W and gemm's B with transB hold one output column per row ([N, K]); otherwise B is [K, N].
+bool b_rows_are_outputs(const OpNode& op) {
+  return op.type == "fc" || int_attr_or(op.attrs, "transB", 0) == 1;
+}
+
 bool gemm_splittable(const OpNode& op) {
   return int_attr_or(op.attrs, "transA", 0) == 0;
 }
@@ -102,8 +107,7 @@ std::vector<SplitAxis> matrix_axes(const Graph& g, const OpNode& op) {
     k.contiguous = a.product(2, a.rank()) == 1;
     out.push_back(k);
   }
-  const bool b_rows_are_n = op.type == "fc" || int_attr_or(op.attrs, "transB", 0) == 1;
-  out.push_back(axis_of(g, op, "cols", 1, b_rows_are_n ? 0 : 1, -1));
+  out.push_back(axis_of(g, op, "cols", 1, b_rows_are_outputs(op) ? 0 : 1, -1));
   return out;
 }
 
@@ -168,9 +172,9 @@ void elementwise_work(const Graph& g, const OpNode& op, const SplitAxis& axis, s
   w.regions[axis.operand] = range(axis.axis, begin, end);
 }
 
-/// conv output rows (or columns) [begin, end): the input rows they read (the halo), and the sub-op's padding.
-void conv_spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
-                       PieceWork& w) {
+/// conv or pool output rows (or columns) [begin, end): the input rows they read (the halo), and a conv's padding.
+void spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
+                  PieceWork& w) {
   const Shape& x = shape_of(g, op, 0);
   const bool conv = op.type == "conv";
   SpatialAxis s = spatial(op.attrs, axis.axis);
@@ -225,7 +229,7 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
   if (r == "conv-n") {
     w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
   } else if (r == "conv-h" || r == "conv-w" || r == "pool-h" || r == "pool-w") {
-    conv_spatial_work(graph, op, axis, begin, end, w);
+    spatial_work(graph, op, axis, begin, end, w);
   } else if (r == "conv-k") {
     w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
     if (op.inputs.size() == 3) w.regions[2] = range(0, begin, end);
@@ -237,9 +241,8 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
       if (c.rank() == 2 && c[0] == shape_of(graph, op, y)[0] && c[0] > 1) w.regions[2] = range(0, begin, end);
     }
   } else if (r == "inner") {
-    const bool b_rows_are_n = op.type == "fc" || int_attr_or(op.attrs, "transB", 0) == 1;
     w.regions[0] = range(1, begin, end);
-    w.regions[1] = range(b_rows_are_n ? 1 : 0, begin, end);
+    w.regions[1] = range(b_rows_are_outputs(op) ? 1 : 0, begin, end);
     if (op.inputs.size() == 3) w.dropped[2] = begin != 0;  // the bias or C is added once, by the first piece
   } else if (r == "cols") {
     w.regions[1] = range(axis.axis, begin, end), w.regions[y] = range(1, begin, end);

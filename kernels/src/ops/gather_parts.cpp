@@ -36,11 +36,6 @@ struct GatherArgs {
   Layout out_layout;
 };
 
-/// The least share of a core: whole streaming shares for long runs, down to one transaction (64 fp16) for short.
-std::size_t run_share(std::uint64_t run) {
-  return static_cast<std::size_t>(std::clamp<std::uint64_t>(run, 64, tiling::kStreamingShare));
-}
-
 void gather_kernel(Core& core, const GatherArgs& a) {
   auto fill = [&](std::size_t first, std::size_t last, LdmSpan<f16> staging, LdmSpan<f16> logical) {
     for (std::size_t l = first; l < last;) {
@@ -73,7 +68,7 @@ void gather_kernel(Core& core, const GatherArgs& a) {
     const std::size_t j = p.whole_from == 0 ? 0 : p.whole_from - 1;
     shortest = std::min(shortest, (j == a.axis ? p.length : a.dims[j]) * a.stride[j]);
   }
-  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, run_share(shortest));
+  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, tiling::gather_share(shortest));
 }
 
 }  // namespace

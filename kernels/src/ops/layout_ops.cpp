@@ -80,12 +80,6 @@ std::unique_ptr<BoundOp> bind_flatten(std::string_view, const JsonField& attrs, 
   return std::make_unique<ReshapeOp>(in[0], Shape{in[0].product(0, axis), in[0].product(axis, in[0].rank())});
 }
 
-/// The least share of a core in a gather whose contiguous runs are `run` elements long: whole streaming shares for
-/// long runs, down to one DMA transaction's worth (64 fp16) for short ones.
-std::size_t short_run_share(std::uint64_t run) {
-  return static_cast<std::size_t>(std::clamp<std::uint64_t>(run, 64, tiling::kStreamingShare));
-}
-
 struct ConcatArgs {
   std::vector<DevicePtr<const f16>> in;
   std::vector<Layout> layouts;
@@ -109,9 +103,8 @@ void concat_kernel(Core& core, const ConcatArgs& a) {
       l += n;
     }
   };
-  // Each contiguous run is its own read: short runs get fewer elements per core, so more cores read at once.
   const std::uint64_t shortest = *std::min_element(a.inner.begin(), a.inner.end());
-  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, short_run_share(shortest));
+  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, tiling::gather_share(shortest));
 }
 
 class ConcatOp final : public BoundOp {

@@ -58,6 +58,13 @@ inline Range split_even(std::size_t total, std::size_t parts, std::size_t part) 
 /// chain10 (docs/benchmarks.md): 2048 beats every core (0) by 1.3-1.5x and 1024 / 4096 by 2-15%.
 inline constexpr std::size_t kStreamingShare = 2048;
 
+/// The least share of a core in a gather whose contiguous runs are `run` elements long: each run is its own read,
+/// so short runs get fewer elements per core and more cores read at once (down to one 128-byte transaction of
+/// fp16); long runs get whole streaming shares.
+inline std::size_t gather_share(std::uint64_t run) {
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(run, 64, kStreamingShare));
+}
+
 /// This core's share of an output buffer of `total` elements (even boundaries; see split_even). With
 /// `min_part`, fewer cores take part when the shares would be smaller than that: a DMA of a few hundred bytes
 /// costs nearly as much as one of a few KiB, so tiny shares on every core lose to larger ones on some.
