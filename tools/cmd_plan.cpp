@@ -18,8 +18,7 @@ struct PlanOptions {
   bool arch_given = false;
   std::string staging;
   std::string fusion = "on";
-  std::string split = "off";
-  std::string split_rounding = "align";
+  SplitFlags split;
   std::string conv_algo;
   std::vector<std::string> inputs;
   bool json = false;
@@ -33,8 +32,7 @@ void plan_command(const PlanOptions& options) {
                                        options.fusion == "on", options.conv_algo, options.inputs},
                               registry);
   const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
-  const SplitPlan split = plan_split(
-      w->graph(), w->arch, SplitOptions{options.split == "on", *parse_split_rounding(options.split_rounding)});
+  const SplitPlan split = plan_split(w->graph(), w->arch, options.split.options());
   const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan, &split);
   if (options.json || options.json_file_given) {
     nlohmann::json doc = {{"workload", w->loaded->name},
@@ -58,7 +56,7 @@ void plan_command(const PlanOptions& options) {
   }
   fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}, split {}): {} tensors\n", w->loaded->name,
              w->arch.name, w->arch.core_groups, w->arch.cores_per_group(), to_string(w->policy), options.fusion,
-             options.split, tags.size());
+             options.split.split, tags.size());
   for (const TensorTags& t : tags) fmt::print("{}\n  {}\n  {}\n", t.name, t.static_text(), t.dynamic_text());
   for (const auto& s : split.ops) {
     if (!s) continue;
@@ -95,12 +93,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--fusion", options->fusion, "Plan with fused kernels as `run` does: on or off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  cmd->add_option("--split", options->split, "Apply the split rule as `run --split on` does (docs/splitting.md)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--split-rounding", options->split_rounding, "Piece rounding with --split on: align, exact or pad")
-      ->check(CLI::IsMember({"align", "exact", "pad"}))
-      ->capture_default_str();
+  add_split_flags(*cmd, options->split);
   cmd->add_option("--conv-algo", options->conv_algo,
                   "Convolution algorithm for every conv that does not set its own \"algo\" (as for run)")
       ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));

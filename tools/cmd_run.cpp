@@ -35,8 +35,7 @@ struct RunOptions {
   bool arch_given = false;
   bool dump_graph = false;
   std::string fusion = "on";
-  std::string split = "off";
-  std::string split_rounding = "align";
+  SplitFlags split;
   std::string conv_algo;
   std::vector<std::string> inputs;
   bool explain = false;
@@ -121,19 +120,11 @@ void run_command(const RunOptions& options) {
     throw ConfigError("--concurrent runs several models at once: give the workloads or models");
   }
   if (!options.workloads.empty()) {
-    const WorkloadRunArgs args{options.workloads.front(),
-                               options.arch,
-                               options.arch_given,
-                               options.staging,
-                               options.out,
-                               options.trace,
-                               machine_options(options),
-                               options.dump_graph,
-                               options.fusion == "on",
-                               options.conv_algo,
-                               options.inputs,
-                               options.explain,
-                               SplitOptions{options.split == "on", *parse_split_rounding(options.split_rounding)}};
+    const WorkloadRunArgs args{options.workloads.front(), options.arch,       options.arch_given,
+                               options.staging,           options.out,        options.trace,
+                               machine_options(options),  options.dump_graph, options.fusion == "on",
+                               options.conv_algo,         options.inputs,     options.explain,
+                               options.split.options()};
     if (options.workloads.size() == 1 && !options.concurrent) {
       run_workload_command(args);
     } else {
@@ -210,17 +201,7 @@ void add_run_command(CLI::App& app) {
                   "Fuse memory-intensive subgraphs into one kernel each (docs/fusion.md): on or off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  run->add_option("--split", options->split,
-                  "Split each op's tensors across the core groups' memories and run each piece on the group that "
-                  "holds it (docs/splitting.md): on or off")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  run->add_option("--split-rounding", options->split_rounding,
-                  "How --split sizes pieces: align (boundaries on whole DMA transactions along a contiguous "
-                  "dimension, else exact), exact (pieces differ by at most one index) or pad (pieces of whole "
-                  "transactions, the dimension padded)")
-      ->check(CLI::IsMember({"align", "exact", "pad"}))
-      ->capture_default_str();
+  add_split_flags(*run, options->split);
   run->add_flag("--lint", options->lint,
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");
   run->add_flag("--demo-fault", options->demo_fault,

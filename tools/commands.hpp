@@ -43,6 +43,14 @@ void add_report_command(CLI::App& app);  // report RUN_DIR|TRACE -o report.html 
 void add_import_command(CLI::App& app);  // import MODEL.onnx -o DIR (cmd_import.cpp)
 void add_plan_command(CLI::App& app);    // plan WORKLOAD|MODEL.onnx: tensor tags (cmd_plan.cpp)
 
+/// `--split on|off` and `--split-rounding` (split_flags.cpp), shared by `run` and `plan`.
+struct SplitFlags {
+  std::string split = "off";
+  std::string rounding = "align";
+  SplitOptions options() const;
+};
+void add_split_flags(CLI::App& cmd, SplitFlags& flags);
+
 /// What `run WORKLOAD` needs from the run command's options (cmd_workload.cpp).
 struct WorkloadRunArgs {
   std::string workload;

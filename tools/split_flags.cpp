@@ -1,0 +1,24 @@
+// `--split on|off` and `--split-rounding`, as `run` and `plan` take them (docs/splitting.md).
+#include "commands.hpp"
+
+namespace ldmsim::cli {
+
+SplitOptions SplitFlags::options() const {
+  return {split == "on", parse_split_rounding(rounding).value_or(SplitRounding::kAlign)};
+}
+
+void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
+  cmd.add_option("--split", flags.split,
+                 "Split each op's tensors across the core groups' memories and run each piece on the group that "
+                 "holds it (docs/splitting.md): on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd.add_option("--split-rounding", flags.rounding,
+                 "How --split sizes pieces: align (boundaries on whole DMA transactions along a contiguous "
+                 "dimension, else exact), exact (pieces differ by at most one index) or pad (pieces of whole "
+                 "transactions, the dimension padded)")
+      ->check(CLI::IsMember({"align", "exact", "pad"}))
+      ->capture_default_str();
+}
+
+}  // namespace ldmsim::cli
