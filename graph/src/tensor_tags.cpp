@@ -283,10 +283,9 @@ std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned,
   // a tensor has (or the whole of a split tensor) makes it move between groups.
   std::vector<const std::vector<TensorRegion>*> held(planned.tensors().size(), nullptr);
   std::vector<bool> placed(planned.tensors().size(), false), moves(planned.tensors().size(), false);
-  const auto tag_of = [&](std::size_t t) -> TensorTags* {
-    for (TensorTags& tags : out)
-      if (tags.name == planned.tensor(t).name) return &tags;
-    return nullptr;
+  const auto tag_of = [&](std::size_t t) -> TensorTags* {  // out[i] holds the original graph's tensor i
+    const auto i = original.find(planned.tensor(t).name);
+    return i ? &out[*i] : nullptr;
   };
   for (const OpNode& op : planned.ops()) {
     const auto& s = split->ops[op.index];

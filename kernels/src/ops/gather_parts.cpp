@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "op_support.hpp"
 
@@ -63,7 +64,7 @@ void gather_kernel(Core& core, const GatherArgs& a) {
       l += n;
     }
   };
-  std::uint64_t shortest = a.dims[a.rank - 1];
+  std::uint64_t shortest = std::numeric_limits<std::uint64_t>::max();  // the shortest contiguous run of any part
   for (const PartArgs& p : a.parts) {
     const std::size_t j = p.whole_from == 0 ? 0 : p.whole_from - 1;
     shortest = std::min(shortest, (j == a.axis ? p.length : a.dims[j]) * a.stride[j]);
