@@ -101,10 +101,7 @@ MachineImpl::MachineImpl(std::shared_ptr<NodeState> shared, Arch a, std::uint32_
       context(index),
       label(std::move(name)) {
   groups.reserve(node->groups.size());
-  for (const auto& group : node->groups) {
-    groups.push_back(std::make_shared<GroupContext>(*group, arch, options));
-    physical.push_back(group->cg);
-  }
+  for (const auto& group : node->groups) groups.push_back(std::make_shared<GroupContext>(*group, arch, options));
 }
 
 MachineImpl::MachineImpl(const MachineImpl& parent, std::vector<int> view)
@@ -128,16 +125,15 @@ MachineImpl::MachineImpl(const MachineImpl& parent, std::vector<int> view)
           fmt::format("group view: core group {} does not exist (the machine has {})", cg, parent.groups.size()));
     }
     groups.push_back(parent.groups[static_cast<std::size_t>(cg)]);
-    physical.push_back(parent.physical[static_cast<std::size_t>(cg)]);
   }
   arch.core_groups = static_cast<std::uint32_t>(view.size());
 }
 
 int MachineImpl::physical_group(int cg) const {
-  if (cg < 0 || static_cast<std::size_t>(cg) >= physical.size()) {
-    throw ConfigError(fmt::format("core group {} does not exist (the machine has {})", cg, physical.size()));
+  if (cg < 0 || static_cast<std::size_t>(cg) >= groups.size()) {
+    throw ConfigError(fmt::format("core group {} does not exist (the machine has {})", cg, groups.size()));
   }
-  return physical[static_cast<std::size_t>(cg)];
+  return groups[static_cast<std::size_t>(cg)]->shared.cg;
 }
 
 void MachineImpl::require_launchable() const {

@@ -109,7 +109,6 @@ class MachineImpl {
   std::uint32_t context = 0;
   std::string label;
   std::vector<std::shared_ptr<GroupContext>> groups;
-  std::vector<int> physical;  // node group of each of `groups`
   /// True while a launch of this machine, or of a view sharing its groups, is in flight.
   std::shared_ptr<bool> launch_active = std::make_shared<bool>(false);
   std::weak_ptr<LaunchState> active_launch;  // joined by ~Machine if the user never did
