@@ -150,17 +150,40 @@ bool a_rows_fixed(const MatrixMultiply& job, const Blocking& b, const Arch& arch
   return true;
 }
 
-/// A ranking of blockings by estimated cycles: the busiest group's reads (blocks are dealt round-robin over the
-/// groups; every read priced by the arch's timing model over the engine's channels; an A tile per block and chunk,
-/// B per batch, once per team unit) against the busiest core's micro-kernels (the compute model), plus a latency
-/// per block. A resident A panel is read once per core before its first chunk, not hidden behind compute.
+/// Engine cycles of putting one block's output, averaged over the column blocks as stored_panel_cost averages
+/// reads: blocks start along a stored row, so their alignment repeats with a period of at most a transaction.
+double put_cost(const MatrixMultiply& job, const Blocking& b, const tiling::ReadPricer& price) {
+  const std::size_t pitch = job.yl.chw_pitch, rows = std::min(b.mb, job.yl.shape.n);
+  const auto put = [&](std::size_t j0, std::size_t width) { return price.block(rows, width, pitch, rows * width, j0); };
+  if (b.whole_rows) return put(0, pitch);
+  const std::size_t step = b.nb % price.transaction_elements();
+  const std::size_t period =
+      step == 0 ? 1 : price.transaction_elements() / std::gcd(price.transaction_elements(), step);
+  const std::size_t full = job.n / b.nb, last = job.n % b.nb;
+  double cycles = 0;
+  for (std::size_t c = 0; c < std::min(period, full); ++c) {
+    cycles += static_cast<double>((full - c + period - 1) / period) * put(c * b.nb, b.nb);
+  }
+  if (last > 0) cycles += put(full * b.nb, pitch - full * b.nb);  // the last block writes to the row's end
+  return cycles / static_cast<double>(full + (last > 0 ? 1 : 0));
+}
+
+/// A ranking of blockings by estimated cycles. A core runs its units one after another; each unit reads its k
+/// chunks double-buffered (the first chunk's reads exposed, later ones behind the previous chunk's multiply) and
+/// then puts its block. Reads and puts are priced by the arch's timing model as the group's channels serve them
+/// for every unit the group runs at once (blocks are dealt round-robin over the groups; an A tile per block and
+/// chunk, B per batch, once per team unit); multiplies by the compute model; plus a latency per unit. A resident
+/// A panel is read once per core before its first chunk.
 double estimate_cycles(const Arch& arch, const tiling::ReadPricer& price, const MatrixMultiply& job,
                        const Blocking& b) {
   const auto groups = static_cast<double>(arch.core_groups);
+  const auto cores = static_cast<double>(arch.rows * arch.cols);
   // A team unit is `cols` blocks (one per member) that read B once.
   const double members = b.team ? static_cast<double>(arch.cols) : 1.0;
   const auto units = static_cast<double>(block_count(job, b, arch.cols));
   const double units_per_group = std::ceil(units / groups);
+  const double concurrent = std::min(units_per_group, std::floor(cores / members));  // units a group runs at once
+  const double rounds = std::ceil(units_per_group / concurrent);
   // A plain block of rows of several output batches multiplies each batch's segment on its own.
   const bool segmented = !b.team && b.batches == 1;
   const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
@@ -170,20 +193,20 @@ double estimate_cycles(const Arch& arch, const tiling::ReadPricer& price, const 
   const double b_cost = job.b_source != nullptr ? job.b_source->panel_cost(job.k, b.kc, b.nb, price)
                                                 : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, job.n, price);
   const double batches = static_cast<double>(b.batches) * segments;
-  const double streamed = units_per_group * ((b.a_resident ? 0.0 : members * a_cost) + batches * b_cost);
-  const double dma = streamed / price.channels();
-  const double resident_cores = std::min(units_per_group * members, static_cast<double>(arch.rows * arch.cols));
-  const double a_prefix = b.a_resident ? resident_cores * a_cost / price.channels() : 0.0;
-  const double rounds = std::ceil(units * members / static_cast<double>(arch.total_cores()));
-  const double barriers = b.team ? rounds * std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc)) *
-                                       static_cast<double>(arch.barrier_cycles)
-                                 : 0.0;
+  const double chunks = std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc));
+  const double unit_reads = (b.a_resident ? 0.0 : members * a_cost) + batches * b_cost;
+  const double chunk_reads = concurrent * unit_reads / chunks / price.channels();
+  const double puts =
+      concurrent * members * static_cast<double>(b.batches) * put_cost(job, b, price) / price.channels();
+  const double a_prefix = b.a_resident ? std::min(units_per_group * members, cores) * a_cost / price.channels() : 0.0;
+  const double barriers = b.team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
   const ComputeModel& model = arch.compute;
   const double build = job.b_source != nullptr ? job.b_source->build_cycles(job.k, b.nb, model) : 0.0;
-  const double per_block =
+  const double chunk_compute =
       batches *
-      (static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, b.nb, job.k, false))) + build);
-  return std::max(dma, rounds * per_block) + a_prefix + rounds * 1000.0 + barriers;
+      (static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, b.nb, job.k, false))) + build) / chunks;
+  const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
+  return rounds * (unit + 1000.0) + a_prefix + barriers;
 }
 
 Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
