@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Fuzzes the user-file readers (the JSON workload loader with op binding and the pass pipeline, the arch loader
-# with its timing model, the ONNX importer and the .npy reader) with libFuzzer from clang-14, ASan and UBSan,
-# for a bounded time. The libraries are built by CMake in BUILD_DIR with clang-14 and the sanitizers; seeds are
-# the shipped workloads (examples/, bench/workloads/), the arch presets, the ONNX test models and small .npy
-# files. Every input that crashes, leaks, times out or trips a sanitizer is copied to
-# tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, 'O': an ONNX model, else a
-# workload), which
-# tests/graph/user_file_corpus_test.cpp replays in every test run.
+# with its timing model, the ONNX importer, the .npy reader) and the constant-pack parser with libFuzzer from
+# clang-14, ASan and UBSan, for a bounded time. The libraries are built by CMake in BUILD_DIR with clang-14 and the
+# sanitizers; seeds are the shipped workloads (examples/, bench/workloads/), the arch presets, the ONNX test
+# models, small .npy files and a constant pack. Every input that crashes, leaks, times out or trips a sanitizer is
+# copied to tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, 'O': an ONNX model, 'P':
+# a constant pack's bytes, else a workload), which tests/graph/user_file_corpus_test.cpp replays in every test run.
 # Usage: scripts/fuzz_workload.sh [SECONDS=60] [BUILD_DIR=build-fuzz-workload]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +37,9 @@ npy_v1() {  # a version-1 .npy header for dtype $1 and shape $2, padded to 64 by
   printf "\\x$(printf %02x $(((${#header} + 1) % 256)))\\x$(printf %02x $(((${#header} + 1) / 256)))"
   printf '%s\n' "$header"
 }
+# A constant pack (kernels/constant_pack.hpp): two entries, input 1 from index 3 (4 values) and input 2 (3 values).
+/usr/bin/python3 -c "import struct, sys; sys.stdout.buffer.write(b'P' + struct.pack('<15I', 0x4b50444c, 2, 60,
+  1, 3, 4, 44, 2, 0, 3, 52, 0x40003c00, 0x44004200, 0xc000bc00, 0x0000c200))" >"$out/seeds/pack.bin"
 { npy_v1 '<f2' '(2, 3)'; head -c 12 /dev/urandom; } >"$out/seeds/f2.npy"
 { npy_v1 '<f4' '(3,)'; head -c 12 /dev/urandom; } >"$out/seeds/f4.npy"
 dirs=("$out/corpus" "$out/seeds")

@@ -47,6 +47,7 @@ void add_plan_command(CLI::App& app);    // plan WORKLOAD|MODEL.onnx: tensor tag
 struct SplitFlags {
   std::string split = "off";
   std::string rounding = "align";
+  std::string packs = "on";
   SplitOptions options() const;
 };
 void add_split_flags(CLI::App& cmd, SplitFlags& flags);

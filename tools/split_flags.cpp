@@ -1,10 +1,10 @@
-// `--split on|off` and `--split-rounding`, as `run` and `plan` take them (docs/splitting.md).
+// `--split on|off`, `--split-rounding` and `--constant-packs`, as `run` and `plan` take them (docs/splitting.md).
 #include "commands.hpp"
 
 namespace ldmsim::cli {
 
 SplitOptions SplitFlags::options() const {
-  return {split == "on", parse_split_rounding(rounding).value_or(SplitRounding::kAlign)};
+  return {split == "on", parse_split_rounding(rounding).value_or(SplitRounding::kAlign), packs == "on"};
 }
 
 void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
@@ -18,6 +18,12 @@ void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
                  "dimension, else exact), exact (pieces differ by at most one index) or pad (pieces of whole "
                  "transactions, the dimension padded)")
       ->check(CLI::IsMember({"align", "exact", "pad"}))
+      ->capture_default_str();
+  cmd.add_option("--constant-packs", flags.packs,
+                 "With --split on: give each core one pack of the constants its piece reads (a marker area of "
+                 "sizes and offsets, then the values), fetched by one DMA, where the op's kernel takes packs "
+                 "(docs/splitting.md): on or off")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
 }
 

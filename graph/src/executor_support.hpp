@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/kernels/staging.hpp"
 
 namespace ldmsim::executor_detail {
@@ -22,7 +23,25 @@ struct Footprint {
     peak = std::max(peak, live);
   }
   void release(const DeviceTensor& t) { live -= static_cast<std::uint64_t>(t.layout().total) * 2; }
+  void hold_bytes(std::uint64_t bytes) {
+    live += bytes;
+    peak = std::max(peak, live);
+  }
+  void release_bytes(std::uint64_t bytes) { live -= bytes; }
 };
+
+/// An op's constant packs staged in one buffer of a machine's memory (free `base` after the op).
+struct PackImage {
+  packing::StagedPacks packs;
+  DeviceAddr base = 0;
+  std::size_t cores = 0;  ///< workers with a pack
+};
+
+/// Builds each worker's pack of `plan` from the op's input values (`inputs[i]`: logical values of input i, empty
+/// for inputs no entry reads) and uploads them, each on a transaction boundary, into one buffer of `machine`'s
+/// memory (its first group's). Host-side staging: no simulated time.
+PackImage stage_packs(Machine& machine, const packing::PackPlan& plan, std::span<const std::span<const f16>> inputs,
+                      const std::string& name);
 
 /// An op's entry of stats["ops"]: what the machine did between two snapshots around it, and its layouts.
 nlohmann::json op_entry(const OpNode& op, const Machine& machine, const RunStats& s0, const RunStats& s1,

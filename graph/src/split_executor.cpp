@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "executor_support.hpp"
+#include "ldmsim/graph/tags.hpp"
 #include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -113,6 +114,13 @@ class SplitRun {
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
   void stage(const Step& step);
   void run_split(const OpNode& op, const OpSplit& s);
+  /// What an op's constant packs came to over its groups (stats.json).
+  struct PackTotals {
+    std::uint64_t cores = 0, bytes = 0, max_bytes = 0;
+  };
+  /// Runs group g's sub-op, with one pack of its constants per core when its kernel takes them.
+  void run_piece(const OpNode& op, const GroupPiece& p, int g, std::span<const DeviceTensor> in,
+                 std::span<const DeviceTensor> out, PackTotals& totals);
   void run_whole(const OpNode& op);
   void hand_over(const Step& step);
   void free_all(std::size_t t);
@@ -290,6 +298,7 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
   const RunStats s0 = machine_.stats();
   json layouts = json::object();
   std::vector<std::vector<Copy>> results(op.outputs.size());  // per output, per group
+  PackTotals packs;
   for (std::size_t gi = 0; gi < views_.size(); ++gi) {
     const int g = static_cast<int>(gi);
     if (s.blocks[gi].first == s.blocks[gi].second) continue;
@@ -308,7 +317,7 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
       out.push_back(allocate(view(g), graph_.tensor(op.outputs[k]).name, wanted(*p.bound, in.size() + k)));
     }
     machine_.start_no_earlier({g}, ready);
-    p.bound->run(view(g), in, out, fmt::format("{}@cg{}", op.label(), g));
+    run_piece(op, p, g, in, out, packs);
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
       results[k].push_back(Copy{out[k], g, p.work.regions[op.inputs.size() + k], machine_.group_clock(g)});
       layouts[fmt::format("{}@cg{}", out[k].name, g)] = out[k].plan.describe();
@@ -359,6 +368,49 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
     keep(op.outputs[k], live.front());
   }
   record(op, s0, machine_.stats(), std::move(layouts), &s);
+  if (packs.cores > 0) {
+    ops_.back()["constant_packs"] = {{"cores", packs.cores}, {"bytes", packs.bytes}, {"max_bytes", packs.max_bytes}};
+  }
+}
+
+void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span<const DeviceTensor> in,
+                         std::span<const DeviceTensor> out, PackTotals& totals) {
+  const std::string label = fmt::format("{}@cg{}", op.label(), g);
+  if (!split_.options.pack_constants) return p.bound->run(view(g), in, out, label);
+  // The sub-op's inputs (those its piece keeps) and which of them are constants.
+  std::vector<std::size_t> tensors;
+  std::vector<TensorRegion> regions;
+  std::vector<bool> constant;
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    if (p.work.dropped[k]) continue;
+    const TensorNode& node = graph_.tensor(op.inputs[k]);
+    tensors.push_back(op.inputs[k]);
+    regions.push_back(p.work.regions[k]);
+    constant.push_back(!node.producer && is_constant(category_of(graph_, op.inputs[k])));
+  }
+  const auto plan = p.bound->pack_plan(view(g).arch(), in, out, constant);
+  if (!plan) return p.bound->run(view(g), in, out, label);
+  // The values of the inputs the packs hold, as this piece sees them.
+  std::vector<std::vector<f16>> values(tensors.size());
+  for (const auto& core : plan->cores) {
+    for (const packing::PackEntry& e : core) {
+      if (e.input >= tensors.size() || !constant[e.input]) {
+        throw std::logic_error(fmt::format("{}: its pack plan reads input {}, not a constant", label, e.input));
+      }
+      if (!values[e.input].empty()) continue;
+      const TensorNode& node = graph_.tensor(tensors[e.input]);
+      values[e.input] = host_slice(initial_values(node), node.shape, regions[e.input]);
+    }
+  }
+  const std::vector<std::span<const f16>> spans(values.begin(), values.end());
+  const PackImage image = stage_packs(view(g), *plan, spans, label);
+  footprint_.hold_bytes(image.packs.total_bytes);
+  p.bound->run_packed(view(g), in, out, label, image.packs);
+  if (image.base != 0) machine_.free_bytes(image.base);
+  footprint_.release_bytes(image.packs.total_bytes);
+  totals.cores += image.cores;
+  totals.bytes += image.packs.total_bytes;
+  totals.max_bytes = std::max<std::uint64_t>(totals.max_bytes, image.packs.max_bytes);
 }
 
 void SplitRun::run_whole(const OpNode& op) {
@@ -491,6 +543,7 @@ ExecutionResult SplitRun::run() {
   result.stats["split"] = {
       {"enabled", true},
       {"rounding", to_string(split_.options.rounding)},
+      {"constant_packs", split_.options.pack_constants},
       {"ops_split", std::count_if(split_.ops.begin(), split_.ops.end(), [](const auto& s) { return s.has_value(); })}};
   result.host_times = {{"staging_host_seconds", staging_.host_seconds}, {"ops", std::move(host_ops_)}};
   return result;

@@ -13,6 +13,8 @@ namespace {
 constexpr std::size_t kAllValuesUpTo = 8;
 constexpr std::size_t kShownValues = 4;
 
+}  // namespace
+
 TensorCategory category_of(const Graph& g, std::size_t t) {
   const TensorNode& n = g.tensor(t);
   if (n.producer) return n.is_output ? TensorCategory::kOutputNeuron : TensorCategory::kHiddenNeuron;
@@ -39,6 +41,8 @@ TensorCategory category_of(const Graph& g, std::size_t t) {
 bool is_constant(TensorCategory c) {
   return c == TensorCategory::kConstantNeuron || c == TensorCategory::kConstantWeight;
 }
+
+namespace {
 
 StaticTags static_tags(const Graph& g, std::size_t t) {
   const TensorNode& n = g.tensor(t);

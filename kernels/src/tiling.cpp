@@ -3,12 +3,15 @@
 
 namespace ldmsim::tiling {
 
-std::size_t fit_elements(Core& core, std::size_t buffers, std::size_t cap, std::size_t reserve_bytes) {
-  const std::uint64_t used = core.ldm().used() + reserve_bytes;
-  const std::uint64_t free = core.ldm().capacity() > used ? core.ldm().capacity() - used : 0;
+std::size_t fit_elements_in(std::uint64_t capacity, std::uint64_t used, std::size_t buffers, std::size_t cap) {
+  const std::uint64_t free = capacity > used ? capacity - used : 0;
   // Each buffer loses up to an alignment's worth to rounding; keep 64 bytes of slack per buffer.
   const std::uint64_t per = free / buffers > 64 ? (free / buffers - 64) / sizeof(f16) : 2;
   return std::max<std::size_t>(2, floor_even(std::min<std::size_t>(cap, static_cast<std::size_t>(per))));
+}
+
+std::size_t fit_elements(Core& core, std::size_t buffers, std::size_t cap, std::size_t reserve_bytes) {
+  return fit_elements_in(core.ldm().capacity(), core.ldm().used() + reserve_bytes, buffers, cap);
 }
 
 DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes,

@@ -1,6 +1,7 @@
 // One input of the user-file fuzz harness, shared by the libFuzzer target (tests/fuzz/workload_fuzz.cpp) and the
 // replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
-// .npy, 'A': arch JSON, 'O': ONNX model, else workload JSON), the rest is written to a file in `scratch` and read.
+// .npy, 'A': arch JSON, 'O': ONNX model, 'P': a constant pack, parsed in memory, else workload JSON), the rest is
+// written to a file in `scratch` and read.
 // Models and workloads are also planned and tagged (`ldmsim plan`). Malformed input must end in a ConfigError
 // (caught here); anything else escapes to the caller.
 #pragma once
@@ -16,6 +17,7 @@
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 
@@ -23,6 +25,16 @@ namespace ldmsim::fuzz {
 
 inline void read_user_file(const std::uint8_t* data, std::size_t size, const std::filesystem::path& scratch) {
   if (size == 0) return;
+  if (data[0] == 'P') {  // a constant pack's marker area and values, as a core reads them from its ldm
+    try {
+      const packing::PackView view =
+          packing::PackView::parse(std::as_bytes(std::span<const std::uint8_t>(data + 1, size - 1)));
+      for (std::size_t i = 0; i < view.entries().size(); ++i) (void)view.values(i);
+    } catch (const packing::PackError&) {
+      // the expected outcome for a malformed pack
+    }
+    return;
+  }
   const bool npy = data[0] == 'N', arch = data[0] == 'A', onnx = data[0] == 'O';
   const std::filesystem::path in = scratch / (npy ? "in.npy" : onnx ? "in.onnx" : "in.json");
   {

@@ -97,3 +97,30 @@ TEST_CASE("ldmsim run --split on writes the split ops and the same outputs", "[c
   CHECK(stats["ops"][0]["split"]["rule"] == "inner");
   CHECK(stats["ops"][0].contains("dma_remote_bytes"));
 }
+
+TEST_CASE("ldmsim run --constant-packs on|off packs a split op's constants per core", "[cli][run][split][packs]") {
+  const ScratchDir out("run-packs");
+  {
+    std::ofstream w(out.path / "bn.json");
+    w << R"({"tensors": {"x": {"shape": [1, 32, 12, 12], "init": {"normal": [0, 1], "seed": 1}},
+             "s": {"shape": [32], "init": {"value": 2}}, "b": {"shape": [32], "init": {"value": 1}},
+             "m": {"shape": [32], "init": {"value": 0}}, "v": {"shape": [32], "init": {"value": 1}}},
+            "ops": [{"type": "spatialbn", "inputs": ["x", "s", "b", "m", "v"], "outputs": ["y"]}],
+            "outputs": ["y"]})";
+  }
+  for (const char* packs : {"on", "off"}) {
+    const auto r =
+        run_cli(fmt::format("run '{0}/bn.json' --arch sw26010 --split on --constant-packs {1} "
+                            "--no-trace --out '{0}/{1}'",
+                            out.str(), packs));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / packs / "stats.json"));
+    CHECK(stats["split"]["constant_packs"] == (std::string(packs) == "on"));
+    CHECK(stats["ops"][0].contains("constant_packs") == (std::string(packs) == "on"));
+  }
+  CHECK(read_file(out.path / "on/y.npy") == read_file(out.path / "off/y.npy"));
+  const auto bad = run_cli(fmt::format("run '{0}/bn.json' --split on --constant-packs maybe --out '{0}/x'", out.str()));
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("--constant-packs"));
+}

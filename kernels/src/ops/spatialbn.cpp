@@ -6,9 +6,11 @@
 // Training statistics: each core owns an even-bounded range of channels and reads each of their planes in
 // chunks with exact plane-aligned requests (the 3-D class is what makes those legal); one core per channel
 // keeps the reduction order fixed. The statistics are written, then a second launch applies them.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
+#include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
@@ -29,6 +31,8 @@ struct ApplyArgs {
   float eps = 1e-5f;
   DevicePtr<f16> y;
   Layout yl;
+  packing::StagedPacks packs;  ///< constant packs of the four parameters (apply_packed_kernel)
+  std::size_t tile = 0;        ///< apply_packed_kernel's dealt tile, planned with its packs
 };
 
 /// Per-channel coefficients y = x * scale[c] + shift[c], computed from the four [C] inputs.
@@ -129,6 +133,99 @@ void apply_streaming_kernel(Core& core, const ApplyArgs& a) {
                              });
 }
 
+/// The channels [c0, c0 + count) mod C of the four parameters, from a core's constant pack.
+Coefficients pack_coefficients(const ApplyArgs& a, const packing::PackView& pack, std::size_t& c0) {
+  const std::size_t C = a.xl.shape.c;
+  std::array<std::vector<float>, 4> prm;
+  std::size_t count = 0;
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    const auto entry = std::find_if(pack.entries().begin(), pack.entries().end(),
+                                    [&](const packing::PackEntry& e) { return e.input == k + 1; });
+    if (entry == pack.entries().end())
+      throw packing::PackError(fmt::format("spatialbn: no pack entry of input {}", k + 1));
+    if (k == 0) c0 = entry->begin, count = entry->count;
+    if (entry->begin != c0 || entry->count != count || count > C) {
+      throw packing::PackError(
+          fmt::format("spatialbn: pack entry of input {} holds channels {}+{}, input 1's {}+{} of {}", k + 1,
+                      entry->begin, entry->count, c0, count, C));
+    }
+    const auto values = pack.values(static_cast<std::size_t>(entry - pack.entries().begin()));
+    prm[k].resize(count);
+    for (std::size_t i = 0; i < count; ++i) prm[k][i] = static_cast<float>(values[i]);
+  }
+  return fold(a, prm, count);
+}
+
+/// apply_streaming_kernel with the parameters from the core's constant pack (one DMA) instead of four reads:
+/// the pack holds the cyclic channel range this core's dealt tiles touch (SpatialBnOp::pack_plan).
+void apply_packed_kernel(Core& core, const ApplyArgs& a) {
+  const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
+  if (tiling::worker_index(core) * tiling::floor_even(a.tile) >= a.yl.total) return;  // no tile for me
+  const LdmSpan<f16> buffer = core.ldm().alloc<f16>(a.packs.max_bytes / sizeof(f16));
+  const packing::PackFetch fetch = packing::fetch_pack(core, a.packs, buffer);
+  std::optional<Coefficients> co;
+  std::size_t c0 = 0;
+  const DevicePtr<const f16> inputs[] = {a.x};
+  tiling::stream_dealt_tiles(
+      core, inputs, a.y, a.yl.total, a.tile,
+      [&](tiling::Range t, std::span<const std::span<const float>> xs, std::span<float> ys) {
+        if (!co) {
+          fetch.handle.wait();
+          co = pack_coefficients(a, packing::PackView::parse(fetch.data(buffer)), c0);
+        }
+        std::fill(ys.begin(), ys.end(), 0.0f);
+        const std::size_t first = a.yl.logical_at_or_after(t.begin);
+        const std::size_t last = a.yl.logical_at_or_after(t.end);
+        for_each_run(a.yl, first, last, [&](std::size_t l, std::size_t offset, std::size_t n) {
+          std::size_t plane = l / hw, pos = l % hw;
+          for (std::size_t i = 0; i < n; ++i, ++pos) {
+            if (pos == hw) pos = 0, ++plane;
+            const std::size_t slot = (plane % C + C - c0) % C, at = offset - t.begin + i;
+            if (slot >= co->scale.size()) {
+              throw packing::PackError(fmt::format("spatialbn: channel {} is not in this core's pack", plane % C));
+            }
+            ys[at] = xs[0][at] * co->scale[slot] + co->shift[slot];
+          }
+        });
+        core.compute({.flops = 2 * (last - first)});
+      });
+}
+
+/// The dealt tile of apply_streaming_kernel on a local store of `ldm_bytes` (it reserves the four parameters).
+std::size_t streaming_tile(std::uint64_t ldm_bytes, const ApplyArgs& a) {
+  return tiling::fit_elements_in(ldm_bytes, coefficient_bytes(a), 4, tiling::kDealtTile);
+}
+
+/// The cyclic range [c0, c0 + count) mod C covering the channels a worker's dealt tiles touch (count 0: none).
+std::pair<std::size_t, std::size_t> touched_channels(const ApplyArgs& a, std::size_t worker, std::size_t workers,
+                                                     std::size_t tile) {
+  const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
+  std::vector<bool> touched(C, false);
+  std::size_t marked = 0;
+  tile = std::max<std::size_t>(2, tiling::floor_even(tile));
+  for (std::size_t at = worker * tile; at < a.yl.total && marked < C; at += workers * tile) {
+    const std::size_t first = a.yl.logical_at_or_after(at);
+    const std::size_t last = a.yl.logical_at_or_after(std::min(a.yl.total, at + tile));
+    if (first >= last) continue;
+    const std::size_t planes = (last - 1) / hw - first / hw + 1;
+    for (std::size_t p = 0; p < std::min(planes, C); ++p) {
+      const std::size_t c = (first / hw + p) % C;
+      if (!touched[c]) touched[c] = true, ++marked;
+    }
+  }
+  if (marked == 0) return {0, 0};
+  if (marked == C) return {0, C};
+  // The complement of the longest cyclic run of untouched channels.
+  std::size_t best_gap = 0, best_end = 0;
+  for (std::size_t start = 0; start < C; ++start) {
+    if (touched[start] || !touched[(start + C - 1) % C]) continue;  // a gap starts after a touched channel
+    std::size_t length = 0;
+    while (!touched[(start + length) % C]) ++length;
+    if (length > best_gap) best_gap = length, best_end = (start + length) % C;
+  }
+  return {best_end, C - best_gap};
+}
+
 /// The general case: destination tiles that gather their x elements and their channels' parameters.
 void apply_gather_kernel(Core& core, const ApplyArgs& a) {
   const tiling::Range share = tiling::my_share(core, a.yl.total, tiling::kStreamingShare);
@@ -224,6 +321,36 @@ class SpatialBnOp final : public BoundOp {
     return train_ ? PaddingSpec{PaddingClass::kThreeD} : PaddingSpec{PaddingClass::kTwoD, Unit::kPlane, Unit::kPlane};
   }
 
+  std::optional<packing::PackPlan> pack_plan(const Arch& arch, std::span<const DeviceTensor> in,
+                                             std::span<const DeviceTensor> out,
+                                             const std::vector<bool>& constant) const override {
+    if (train_ || constant.size() < 5 ||
+        !std::all_of(constant.begin() + 1, constant.begin() + 5, [](bool c) { return c; }))
+      return std::nullopt;
+    const ApplyArgs a = inference_args(in, out);
+    if (!streams(a, in, out, arch.ldm_bytes)) return std::nullopt;
+    const std::size_t tile = streaming_tile(arch.ldm_bytes, a), workers = arch.total_cores();
+    packing::PackPlan plan;
+    plan.cores.resize(workers);
+    for (std::size_t w = 0; w < workers; ++w) {
+      const auto [c0, count] = touched_channels(a, w, workers, tile);
+      if (count == 0) continue;
+      for (std::uint32_t k = 1; k <= 4; ++k) {
+        plan.cores[w].push_back({k, static_cast<std::uint32_t>(c0), static_cast<std::uint32_t>(count)});
+      }
+    }
+    return plan;
+  }
+
+  void run_packed(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+                  const std::string& label, const packing::StagedPacks& packs) const override {
+    ApplyArgs a = inference_args(in, out);
+    if (train_ || packs.empty() || !streams(a, in, out, m.arch().ldm_bytes)) return run(m, in, out, label);
+    a.packs = packs;
+    a.tile = streaming_tile(m.arch().ldm_bytes, a);
+    launch_all(m, label, apply_packed_kernel, a);
+  }
+
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     const DevicePtr<const f16> x(in[0].ptr);
@@ -240,11 +367,7 @@ class SpatialBnOp final : public BoundOp {
         apply.pl[k] = in[k + 1].layout();
       }
     }
-    // Streaming needs x read at y's offsets and all coefficients resident (a quarter of the ldm at most).
-    std::size_t param_bytes = 0;
-    for (const Layout& l : apply.pl) param_bytes += (l.total + 2) * sizeof(f16);
-    const bool streams = in[0].layout().same_placement(out[0].layout()) && param_bytes <= m.arch().ldm_bytes / 4;
-    if (streams) {
+    if (streams(apply, in, out, m.arch().ldm_bytes)) {
       launch_all(m, label, apply_streaming_kernel, apply);
     } else {
       launch_all(m, label, apply_gather_kernel, apply);
@@ -298,6 +421,24 @@ class SpatialBnOp final : public BoundOp {
   }
 
  private:
+  /// The inference kernel's arguments (parameters from inputs 1..4).
+  ApplyArgs inference_args(std::span<const DeviceTensor> in, std::span<const DeviceTensor> out) const {
+    ApplyArgs a{
+        DevicePtr<const f16>(in[0].ptr), in[0].layout(), {}, {}, Spread::kVariance, eps_, out[0].ptr, out[0].layout()};
+    for (std::size_t k = 0; k < 4; ++k) {
+      a.params[k] = DevicePtr<const f16>(in[k + 1].ptr);
+      a.pl[k] = in[k + 1].layout();
+    }
+    return a;
+  }
+  /// Streaming needs x read at y's offsets and all coefficients resident (a quarter of the ldm at most).
+  static bool streams(const ApplyArgs& a, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+                      std::uint64_t ldm_bytes) {
+    std::size_t param_bytes = 0;
+    for (const Layout& l : a.pl) param_bytes += (l.total + 2) * sizeof(f16);
+    return in[0].layout().same_placement(out[0].layout()) && param_bytes <= ldm_bytes / 4;
+  }
+
   float eps_;
   bool train_;
 };

@@ -30,6 +30,8 @@ std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcep
 struct SplitOptions {
   bool enabled = false;
   SplitRounding rounding = SplitRounding::kAlign;
+  /// Each split op whose kernel can take them gets one pack of its constants per core (docs/splitting.md).
+  bool pack_constants = true;
 };
 
 /// One dimension an op can be split along (an entry of its priority list).

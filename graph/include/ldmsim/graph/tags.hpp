@@ -27,6 +27,10 @@ enum class TensorCategory : std::uint8_t {
   kAuxiliary,       ///< anything else: recurrent layers' initial states, tensors no op reads
 };
 std::string_view to_string(TensorCategory category) noexcept;
+/// Tensor `t`'s category in graph `g`, from its producer, its consumers' input roles and its init.
+TensorCategory category_of(const Graph& g, std::size_t t);
+/// Constant neurons and constant weights: values fixed in the model, known before it runs.
+bool is_constant(TensorCategory category);
 
 /// From the graph.
 struct StaticTags {

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/kernels/fusion_form.hpp"
 #include "ldmsim/kernels/padding.hpp"
 #include "ldmsim/kernels/shape.hpp"
@@ -83,6 +85,19 @@ class BoundOp {
   virtual InputRole input_role(std::size_t) const { return InputRole::kData; }
   /// How the op joins a fused kernel of memory-intensive ops; kind kNone (the default) keeps it out of fusion.
   virtual FusionForm fusion_form() const { return {}; }
+  /// Constant packing (docs/splitting.md): the slices of its inputs each worker of a machine of `arch` reads,
+  /// when the op's kernel can take them from one pack per core; `constant[i]`: input i's values are fixed before
+  /// the run. Tensors in the layouts run() will get. nullopt (the default): the op reads its inputs itself.
+  virtual std::optional<packing::PackPlan> pack_plan(const Arch& /*arch*/, std::span<const DeviceTensor> /*inputs*/,
+                                                     std::span<const DeviceTensor> /*outputs*/,
+                                                     const std::vector<bool>& /*constant*/) const {
+    return std::nullopt;
+  }
+  /// run() with the packs of pack_plan staged (each worker's at packs.addr[worker]).
+  virtual void run_packed(Machine& machine, std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs,
+                          const std::string& label, const packing::StagedPacks& /*packs*/) const {
+    run(machine, inputs, outputs, label);
+  }
 
  protected:
   BoundOp(std::vector<Shape> inputs, std::vector<Shape> outputs)

@@ -105,6 +105,9 @@ inline Range my_unit_share(const Core& core, std::size_t total, std::size_t unit
 /// Elements of fp16 each of `buffers` equal buffers can have in the free ldm (even, at least 2, at most `cap`),
 /// leaving room for `reserve_bytes` of other allocations.
 std::size_t fit_elements(Core& core, std::size_t buffers, std::size_t cap = 16384, std::size_t reserve_bytes = 0);
+/// fit_elements for a local store of `capacity` bytes with `used` of them taken (the control core plans a kernel's
+/// tiles with it: a kernel starts with an empty local store).
+std::size_t fit_elements_in(std::uint64_t capacity, std::uint64_t used, std::size_t buffers, std::size_t cap = 16384);
 
 /// The tile size, a multiple of `unit` (even) and at most `max_tile`, that cuts `size` elements into the fewest
 /// tiles of nearly equal size (a 16725-element share with 16384-element buffers becomes two tiles of 8364, not
