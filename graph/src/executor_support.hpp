@@ -34,12 +34,13 @@ struct Footprint {
 struct PackImage {
   packing::StagedPacks packs;
   DeviceAddr base = 0;
-  std::size_t cores = 0;  ///< workers with a pack
+  std::size_t cores = 0;  ///< workers with a pack (identical ones share a staged copy)
 };
 
 /// Builds each worker's pack of `plan` from the op's input values (`inputs[i]`: logical values of input i, empty
-/// for inputs no entry reads) and uploads them, each on a transaction boundary, into one buffer of `machine`'s
-/// memory (its first group's). Host-side staging: no simulated time.
+/// for inputs no entry reads; then the plan's derived constants) and uploads them, each on a transaction boundary,
+/// into one buffer of `machine`'s memory (its first group's); workers with identical packs share one copy.
+/// Host-side staging: no simulated time.
 PackImage stage_packs(Machine& machine, const packing::PackPlan& plan, std::span<const std::span<const f16>> inputs,
                       const std::string& name);
 

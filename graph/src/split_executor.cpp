@@ -114,9 +114,11 @@ class SplitRun {
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
   void stage(const Step& step);
   void run_split(const OpNode& op, const OpSplit& s);
-  /// What an op's constant packs came to over its groups (stats.json).
+  /// An op's constant packs over its groups: staged buffers, held until every group ran (groups overlap in
+  /// simulated time), and their totals for stats.json.
   struct PackTotals {
     std::uint64_t cores = 0, bytes = 0, max_bytes = 0;
+    std::vector<DeviceAddr> buffers;
   };
   /// Runs group g's sub-op, with one pack of its constants per core when its kernel takes them.
   void run_piece(const OpNode& op, const GroupPiece& p, int g, std::span<const DeviceTensor> in,
@@ -323,6 +325,8 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
       layouts[fmt::format("{}@cg{}", out[k].name, g)] = out[k].plan.describe();
     }
   }
+  for (const DeviceAddr buffer : packs.buffers) machine_.free_bytes(buffer);
+  footprint_.release_bytes(packs.bytes);
   for (std::size_t k = 0; k < op.outputs.size(); ++k) {
     if (!s.axis.reduces) {
       for (Copy& c : results[k]) keep(op.outputs[k], std::move(c));
@@ -394,10 +398,10 @@ void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span
   std::vector<std::vector<f16>> values(tensors.size());
   for (const auto& core : plan->cores) {
     for (const packing::PackEntry& e : core) {
-      if (e.input >= tensors.size() || !constant[e.input]) {
+      if (e.input >= tensors.size() + plan->derived.size() || (e.input < tensors.size() && !constant[e.input])) {
         throw std::logic_error(fmt::format("{}: its pack plan reads input {}, not a constant", label, e.input));
       }
-      if (!values[e.input].empty()) continue;
+      if (e.input >= tensors.size() || !values[e.input].empty()) continue;  // derived, or already read
       const TensorNode& node = graph_.tensor(tensors[e.input]);
       values[e.input] = host_slice(initial_values(node), node.shape, regions[e.input]);
     }
@@ -406,8 +410,7 @@ void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span
   const PackImage image = stage_packs(view(g), *plan, spans, label);
   footprint_.hold_bytes(image.packs.total_bytes);
   p.bound->run_packed(view(g), in, out, label, image.packs);
-  if (image.base != 0) machine_.free_bytes(image.base);
-  footprint_.release_bytes(image.packs.total_bytes);
+  if (image.base != 0) totals.buffers.push_back(image.base);
   totals.cores += image.cores;
   totals.bytes += image.packs.total_bytes;
   totals.max_bytes = std::max<std::uint64_t>(totals.max_bytes, image.packs.max_bytes);

@@ -30,15 +30,21 @@ std::size_t value_words(std::size_t count) {
 
 }  // namespace
 
+std::size_t build_size(std::span<const PackEntry> entries) {
+  std::size_t words = kHeaderWords + kEntryWords * entries.size();
+  for (const PackEntry& e : entries) words += value_words(e.count);
+  return words * kWord;
+}
+
 std::vector<std::byte> build_pack(std::span<const PackEntry> entries, std::span<const std::span<const f16>> inputs) {
   std::size_t words = kHeaderWords + kEntryWords * entries.size();
   for (const PackEntry& e : entries) {
     if (e.input >= inputs.size() || inputs[e.input].empty()) {
       throw PackError(fmt::format("constant pack: entry for input {} has no values to pack", e.input));
     }
-    if (e.count == 0 || e.count > inputs[e.input].size()) {
-      throw PackError(fmt::format("constant pack: entry for input {} asks for {} values of {}", e.input, e.count,
-                                  inputs[e.input].size()));
+    if (e.count == 0 || e.count > inputs[e.input].size() || e.begin >= inputs[e.input].size()) {
+      throw PackError(fmt::format("constant pack: entry for input {} asks for {} values from index {} of {}", e.input,
+                                  e.count, e.begin, inputs[e.input].size()));
     }
     words += value_words(e.count);
   }
@@ -91,6 +97,7 @@ PackView PackView::parse(std::span<const std::byte> bytes) {
     const PackEntry e{word_at(bytes, marker), word_at(bytes, marker + 1), word_at(bytes, marker + 2),
                       word_at(bytes, marker + 3)};
     const std::uint64_t end = static_cast<std::uint64_t>(e.offset) + static_cast<std::uint64_t>(e.count) * sizeof(f16);
+    if (e.count == 0) throw PackError(fmt::format("constant pack: entry {} (input {}) holds no values", i, e.input));
     if (e.offset % kWord != 0 || e.offset < values_from || end > bytes.size()) {
       throw PackError(
           fmt::format("constant pack: entry {} (input {}) has offset {} and {} values, outside the values "
@@ -127,6 +134,12 @@ PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer) 
   }
   const LdmSpan<f16> dst = buffer.first(bytes / sizeof(f16));
   return {core.get(dst, DevicePtr<const f16>(packs.addr[me])), bytes};
+}
+
+LdmSpan<f16> alloc_pack_buffer(Core& core, const StagedPacks& packs) {
+  const std::size_t line = core.arch().dma.transaction_bytes;
+  const std::size_t bytes = (packs.max_bytes + line - 1) / line * line;
+  return core.ldm().alloc<f16>(bytes / sizeof(f16), line);
 }
 
 }  // namespace ldmsim::packing

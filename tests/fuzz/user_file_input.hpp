@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -26,10 +27,17 @@ namespace ldmsim::fuzz {
 inline void read_user_file(const std::uint8_t* data, std::size_t size, const std::filesystem::path& scratch) {
   if (size == 0) return;
   if (data[0] == 'P') {  // a constant pack's marker area and values, as a core reads them from its ldm
+    std::vector<std::uint32_t> words((size - 1 + 3) / 4);  // word-aligned, as in ldm
+    if (size > 1) std::memcpy(words.data(), data + 1, size - 1);
     try {
-      const packing::PackView view =
-          packing::PackView::parse(std::as_bytes(std::span<const std::uint8_t>(data + 1, size - 1)));
-      for (std::size_t i = 0; i < view.entries().size(); ++i) (void)view.values(i);
+      const packing::PackView view = packing::PackView::parse(std::as_bytes(std::span(words)).first(size - 1));
+      float sum = 0;
+      for (std::size_t i = 0; i < view.entries().size(); ++i) {
+        const packing::PackEntry& e = view.entries()[i];
+        for (const f16 v : view.values(i)) sum += static_cast<float>(v);
+        (void)view.at(e.input, e.begin, std::size_t{e.begin} + e.count);
+      }
+      (void)sum;
     } catch (const packing::PackError&) {
       // the expected outcome for a malformed pack
     }

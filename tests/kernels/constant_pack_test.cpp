@@ -72,7 +72,9 @@ TEST_CASE("building a pack refuses entries its inputs cannot fill", "[kernels][p
   const std::vector<PackEntry> beyond{{3, 0, 1, 0}};
   CHECK_THROWS_WITH(build_pack(beyond, s.inputs), Catch::Contains("input 3 has no values"));
   const std::vector<PackEntry> too_many{{2, 0, 4, 0}};
-  CHECK_THROWS_WITH(build_pack(too_many, s.inputs), Catch::Contains("asks for 4 values of 3"));
+  CHECK_THROWS_WITH(build_pack(too_many, s.inputs), Catch::Contains("asks for 4 values from index 0 of 3"));
+  const std::vector<PackEntry> past_end{{2, 3, 1, 0}};
+  CHECK_THROWS_WITH(build_pack(past_end, s.inputs), Catch::Contains("from index 3 of 3"));
   const std::vector<PackEntry> none{{2, 0, 0, 0}};
   CHECK_THROWS_WITH(build_pack(none, s.inputs), Catch::Contains("asks for 0 values"));
 }
@@ -101,6 +103,8 @@ TEST_CASE("a malformed pack is refused naming the field", "[kernels][packs]") {
   CHECK_THROWS_WITH(PackView::parse(broken([](auto& p) { set_word(p, 6, 46); })), Catch::Contains("not on a word"));
   CHECK_THROWS_WITH(PackView::parse(broken([](auto& p) { set_word(p, 9, 0xfffffff0u); })),  // count past the end
                     Catch::Contains("entry 1 (input 2)"));
+  CHECK_THROWS_WITH(PackView::parse(broken([](auto& p) { set_word(p, 9, 0); })),
+                    Catch::Contains("entry 1 (input 2) holds no values"));
 }
 
 TEST_CASE("any corruption of a pack parses within its bytes or is refused", "[kernels][packs]") {

@@ -46,6 +46,47 @@ class ConvOp final : public BoundOp {
   }
   void run(Machine& machine, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
+    run_with(machine, in, out, label, nullptr);
+  }
+
+  /// implicit-precomp with a constant bias and a resident offset table: every core's pack holds the bias and the
+  /// table (the same for all: identical packs share one staged copy), one DMA instead of two.
+  std::optional<packing::PackPlan> pack_plan(const Arch& arch, std::span<const DeviceTensor> in,
+                                             std::span<const DeviceTensor>,
+                                             const std::vector<bool>& constant) const override {
+    if (algo_ != ConvAlgo::kImplicitPrecomp || in.size() != 3 || constant.size() != 3 || !constant[2])
+      return std::nullopt;
+    const std::size_t table_bytes = g_.depth() * sizeof(OffsetEntry);
+    if (table_bytes > arch.ldm_bytes / 8) return std::nullopt;  // RunTileSource reads it per chunk instead
+    packing::PackPlan plan;
+    const std::vector<std::int32_t> flat = flat_offsets(in[0].layout());
+    auto& halves = plan.derived.emplace_back();  // each int32 as the fp16 bit pairs the device stores
+    for (const std::int32_t v : flat) {
+      const auto bits = static_cast<std::uint32_t>(v);
+      halves.push_back(f16::from_bits(static_cast<std::uint16_t>(bits & 0xffffu)));
+      halves.push_back(f16::from_bits(static_cast<std::uint16_t>(bits >> 16)));
+    }
+    const std::vector<packing::PackEntry> entries{{2, 0, static_cast<std::uint32_t>(g_.k), 0},
+                                                  {3, 0, static_cast<std::uint32_t>(plan.derived.back().size()), 0}};
+    plan.cores.assign(arch.total_cores(), entries);
+    return plan;
+  }
+
+  void run_packed(Machine& machine, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+                  const std::string& label, const packing::StagedPacks& packs) const override {
+    run_with(machine, in, out, label, packs.empty() ? nullptr : &packs);
+  }
+
+ private:
+  /// The offset table of implicit-precomp: (offset, row, column) per row of the weight matrix.
+  std::vector<std::int32_t> flat_offsets(const Layout& xl) const {
+    std::vector<std::int32_t> flat;
+    for (const OffsetEntry& e : offset_table(g_, xl)) flat.insert(flat.end(), {e.offset, e.row, e.column});
+    return flat;
+  }
+
+  void run_with(Machine& machine, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+                const std::string& label, const packing::StagedPacks* packs) const {
     const Layout& wl = in[1].layout();
     MatrixMultiply job{.a = StoredMatrix{DevicePtr<const f16>(in[1].ptr), wl, g_.kg(), g_.depth(), false},
                        .m = g_.kg(),
@@ -90,14 +131,18 @@ class ConvOp final : public BoundOp {
         DevicePtr<std::int32_t> table;
         DeviceScratch scratch(machine);
         if (algo_ == ConvAlgo::kImplicitPrecomp) {  // the convolution preprocessor, once per layer
-          const std::vector<OffsetEntry> entries = offset_table(g_, xl);
-          table = scratch.alloc<std::int32_t>(entries.size() * 3, AllocOptions{.name = label + ":offsets"});
-          std::vector<std::int32_t> flat;
-          for (const OffsetEntry& e : entries) flat.insert(flat.end(), {e.offset, e.row, e.column});
+          const std::vector<std::int32_t> flat = flat_offsets(xl);
+          table = scratch.alloc<std::int32_t>(flat.size(), AllocOptions{.name = label + ":offsets"});
           machine.upload(table, flat);
         }
         const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table), machine.arch().ldm_bytes);
         job.b_source = &source;
+        if (packs != nullptr && algo_ == ConvAlgo::kImplicitPrecomp && job.has_row_bias &&
+            source.resident_elements() > 0) {
+          job.packs = packs;
+          job.pack_bias_input = 2;
+          job.pack_resident_input = 3;
+        }
         const nlohmann::json blocking = run_matrix_multiply(machine, label, job);
         record(algo_ == ConvAlgo::kImplicitPrecomp ? g_.depth() * sizeof(OffsetEntry) : 0, source.address_ops(),
                blocking);
@@ -105,6 +150,8 @@ class ConvOp final : public BoundOp {
       }
     }
   }
+
+ public:
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
     HostTensor y{output_shapes()[0], std::vector<float>(g_.n * g_.k * g_.pq())};
     const auto& x = in[0].data;

@@ -1,6 +1,8 @@
 // The tiled matrix multiply engine (see matrix_multiply.hpp).
 #include "matrix_multiply.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -51,15 +53,21 @@ std::size_t padding_rows(const MatrixMultiply& job) {
   return job.yl.total / job.yl.chw_pitch - job.yl.shape.n;
 }
 
-std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b) {
+/// ldm bytes a core of a blocking allocates; `line`: the DMA transaction a pack buffer is aligned and rounded to.
+std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b, std::size_t line) {
   constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
   const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
   const std::size_t out_rows = b.mb + padding_rows(job);
   const std::size_t a_elements =
       b.a_resident ? tile_elements(job.a, b.mb, job.k) : 2 * tile_elements(job.a, b.mb, b.kc);
   std::size_t bytes = (a_elements + 2 * b.batches * b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
-  if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
-  if (job.b_source != nullptr) bytes += job.b_source->resident_elements() * sizeof(f16);
+  if (job.packs != nullptr) {  // the pack holds the bias and the resident data; the bias's fp32 copy beside it
+    bytes += (job.packs->max_bytes + line - 1) / line * line + line;  // rounded, and its alignment
+    if (job.has_row_bias) bytes += job.row_bias.cols * sizeof(float);
+  } else {
+    if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
+    if (job.b_source != nullptr) bytes += job.b_source->resident_elements() * sizeof(f16);
+  }
   bytes += b.batches * b.mb * b.nb * sizeof(float) + out_rows * out_cols * sizeof(f16);
   if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
   return bytes + 7 * kSlack;
@@ -159,13 +167,13 @@ double put_cost(const MatrixMultiply& job, const Blocking& b, const tiling::Read
   const std::size_t step = b.nb % price.transaction_elements();
   const std::size_t period =
       step == 0 ? 1 : price.transaction_elements() / std::gcd(price.transaction_elements(), step);
-  const std::size_t full = job.n / b.nb, last = job.n % b.nb;
+  const std::size_t blocks = ceil_div(job.n, b.nb), others = blocks - 1;
   double cycles = 0;
-  for (std::size_t c = 0; c < std::min(period, full); ++c) {
-    cycles += static_cast<double>((full - c + period - 1) / period) * put(c * b.nb, b.nb);
+  for (std::size_t c = 0; c < std::min(period, others); ++c) {
+    cycles += static_cast<double>((others - c + period - 1) / period) * put(c * b.nb, b.nb);
   }
-  if (last > 0) cycles += put(full * b.nb, pitch - full * b.nb);  // the last block writes to the row's end
-  return cycles / static_cast<double>(full + (last > 0 ? 1 : 0));
+  cycles += put(others * b.nb, pitch - others * b.nb);  // the last block writes to the row's end
+  return cycles / static_cast<double>(blocks);
 }
 
 /// A ranking of blockings by estimated cycles. A core runs its units one after another; each unit reads its k
@@ -241,9 +249,10 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
   const std::size_t smallest_chunk = whole_units(std::max<std::size_t>(32, unit));
   const auto fit_chunk = [&](Blocking& b) {
     b.kc = whole_units(std::max<std::size_t>(256, unit));
-    while (b.kc > smallest_chunk && ldm_bytes(job, b) > capacity) b.kc = whole_units((b.kc + 1) / 2);
+    while (b.kc > smallest_chunk && ldm_bytes(job, b, arch.dma.transaction_bytes) > capacity)
+      b.kc = whole_units((b.kc + 1) / 2);
     if (b.kc < smallest_chunk) b.kc = smallest_chunk;
-    return ldm_bytes(job, b) <= capacity;
+    return ldm_bytes(job, b, arch.dma.transaction_bytes) <= capacity;
   };
   const bool share = can_share_a(job, best.whole_rows);
   for (const bool team : {false, true}) {
@@ -276,7 +285,8 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
     best.kc = whole_units(std::max<std::size_t>(256, unit));
-    while (best.kc > unit && ldm_bytes(job, best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
+    while (best.kc > unit && ldm_bytes(job, best, arch.dma.transaction_bytes) > capacity)
+      best.kc = whole_units((best.kc + 1) / 2);
   }
   return best;  // when even this does not fit, the allocations trap with the ldm numbers
 }
@@ -333,10 +343,14 @@ class BlockRunner {
     const std::size_t out_cols = b_.whole_rows ? job.yl.chw_pitch : b_.nb + 2;
     out_ = core.ldm().alloc<f16>((b_.mb + padding_rows(job)) * out_cols);
     if (job.has_addend) addend_ = core.ldm().alloc<f16>(tiling::block_buffer_elements(b_.mb, b_.nb));
-    if (job.has_row_bias) read_row_bias();
-    if (job.b_source != nullptr && job.b_source->resident_elements() > 0) {
-      resident_ = core.ldm().alloc<f16>(job.b_source->resident_elements());
-      job.b_source->load_resident(core, resident_);
+    if (job.packs != nullptr) {
+      read_pack();
+    } else {
+      if (job.has_row_bias) read_row_bias();
+      if (job.b_source != nullptr && job.b_source->resident_elements() > 0) {
+        resident_ = core.ldm().alloc<f16>(job.b_source->resident_elements());
+        job.b_source->load_resident(core, resident_);
+      }
     }
     acc_.resize(b_.batches * b_.mb * b_.nb);
   }
@@ -535,6 +549,35 @@ class BlockRunner {
     row_bias_.resize(bias.cols);
     to_floats(buf, read.start(0), bias.cols, row_bias_.data());
     core_.ldm().alloc<float>(bias.cols);  // the fp32 copy kept beside the tiles
+  }
+
+  /// The row bias and b_source's resident data from this core's constant pack, fetched by one DMA: the resident
+  /// data stays where the pack landed.
+  void read_pack() {
+    const LdmSpan<f16> buffer = packing::alloc_pack_buffer(core_, *job_.packs);
+    const packing::PackFetch fetch = packing::fetch_pack(core_, *job_.packs, buffer);
+    if (fetch.bytes == 0) throw packing::PackError("matrix multiply: this core has no constant pack");
+    fetch.handle.wait();
+    const packing::PackView pack = packing::PackView::parse(fetch.data(buffer));
+    const auto entry = [&](std::uint32_t input, std::size_t count) {
+      for (std::size_t i = 0; i < pack.entries().size(); ++i) {
+        const packing::PackEntry& e = pack.entries()[i];
+        if (e.input == input && e.begin == 0 && e.count == count) return i;
+      }
+      throw packing::PackError(
+          fmt::format("matrix multiply: the pack has no entry of input {} with {} values", input, count));
+    };
+    if (job_.has_row_bias) {
+      const auto values = pack.values(entry(job_.pack_bias_input, job_.row_bias.cols));
+      row_bias_.resize(values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) row_bias_[i] = static_cast<float>(values[i]);
+      core_.ldm().alloc<float>(row_bias_.size());  // the fp32 copy kept beside the tiles
+    }
+    const std::size_t resident = job_.b_source != nullptr ? job_.b_source->resident_elements() : 0;
+    if (resident > 0) {
+      const packing::PackEntry& e = pack.entries()[entry(job_.pack_resident_input, resident)];
+      resident_ = buffer.subspan(e.offset / sizeof(f16), resident);
+    }
   }
 
   /// The addend's values for rows [g0, g1) x columns [j0, j1) ([rows or 1] x [width or 1]); gemm has one batch.

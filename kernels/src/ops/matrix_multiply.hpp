@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
 
@@ -76,6 +77,11 @@ struct MatrixMultiply {
   Addend c;
   bool has_row_bias = false;
   StoredMatrix row_bias;  ///< [1, count]: output row g gets row_bias[g % count] (conv's bias per channel)
+  /// Constant packs (docs/splitting.md): when set, each core fetches its pack by one DMA and takes the row bias
+  /// (entry of input `pack_bias_input`) and b_source's resident data (entry of input `pack_resident_input`) from
+  /// it instead of reading them itself.
+  const packing::StagedPacks* packs = nullptr;
+  std::uint32_t pack_bias_input = 0, pack_resident_input = 0;
   DevicePtr<f16> y;
   Layout yl;  ///< [batches * m, n]
 };

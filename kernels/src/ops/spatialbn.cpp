@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "ldmsim/kernels/constant_pack.hpp"
+#include "ldmsim/kernels/matrix_block.hpp"
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
@@ -161,7 +162,7 @@ Coefficients pack_coefficients(const ApplyArgs& a, const packing::PackView& pack
 void apply_packed_kernel(Core& core, const ApplyArgs& a) {
   const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
   if (tiling::worker_index(core) * tiling::floor_even(a.tile) >= a.yl.total) return;  // no tile for me
-  const LdmSpan<f16> buffer = core.ldm().alloc<f16>(a.packs.max_bytes / sizeof(f16));
+  const LdmSpan<f16> buffer = packing::alloc_pack_buffer(core, a.packs);
   const packing::PackFetch fetch = packing::fetch_pack(core, a.packs, buffer);
   std::optional<Coefficients> co;
   std::size_t c0 = 0;
@@ -169,13 +170,12 @@ void apply_packed_kernel(Core& core, const ApplyArgs& a) {
   tiling::stream_dealt_tiles(
       core, inputs, a.y, a.yl.total, a.tile,
       [&](tiling::Range t, std::span<const std::span<const float>> xs, std::span<float> ys) {
-        if (!co) {
-          fetch.handle.wait();
-          co = pack_coefficients(a, packing::PackView::parse(fetch.data(buffer)), c0);
-        }
-        std::fill(ys.begin(), ys.end(), 0.0f);
         const std::size_t first = a.yl.logical_at_or_after(t.begin);
         const std::size_t last = a.yl.logical_at_or_after(t.end);
+        fetch.handle.wait();  // as the unpacked kernel waits for its reads at its first tile
+        // A core whose tiles hold only padding has no pack (pack_plan): it writes zeros.
+        if (!co && first < last) co = pack_coefficients(a, packing::PackView::parse(fetch.data(buffer)), c0);
+        std::fill(ys.begin(), ys.end(), 0.0f);
         for_each_run(a.yl, first, last, [&](std::size_t l, std::size_t offset, std::size_t n) {
           std::size_t plane = l / hw, pos = l % hw;
           for (std::size_t i = 0; i < n; ++i, ++pos) {
@@ -224,6 +224,47 @@ std::pair<std::size_t, std::size_t> touched_channels(const ApplyArgs& a, std::si
     if (length > best_gap) best_gap = length, best_end = (start + length) % C;
   }
   return {best_end, C - best_gap};
+}
+
+/// Whether the packs of `plan` get the cores started sooner than the four parameter reads: the cycles until every
+/// core has its parameters and its first tile, the group's requests served first come first served by the
+/// engine's channels at the arch's prices (each core issues its parameter reads, then its tile). One pack saves
+/// three requests' overheads per core and may hold fewer channels than all four vectors, but it is one request on
+/// one channel where the four ran on four: with a core or two and a pack as large as the vectors, the pack only
+/// serialises what was parallel ([2, 1024, 1, 1] on a sw26010pro group, one core: 3856 cycles unpacked, 7375
+/// packed), while with few channels free for the tiles ([1, 2048, 7, 7]: 2 cores, 8 channels) it lets the tiles
+/// start at once.
+bool packs_pay(const Arch& arch, const ApplyArgs& a, const packing::PackPlan& plan, std::size_t tile) {
+  const tiling::ReadPricer price(arch);
+  const auto cost = [&](std::size_t bytes) {
+    const std::size_t elements = tiling::ceil_even((bytes + 1) / 2);
+    return price.block(1, elements, elements, elements, 0);
+  };
+  const auto finish = [&](bool packed) {
+    std::vector<double> free_at(static_cast<std::size_t>(std::max(1.0, price.channels())), 0.0);
+    const auto serve = [&](double issue, double service) {
+      auto channel = std::min_element(free_at.begin(), free_at.end());
+      *channel = std::max(issue, *channel) + service;
+      return *channel;
+    };
+    std::vector<double> ready(plan.cores.size(), 0.0);
+    for (std::size_t step = 0; step < (packed ? 1u : 4u); ++step) {  // the parameter reads, core by core
+      for (std::size_t w = 0; w < plan.cores.size(); ++w) {
+        if (plan.cores[w].empty()) continue;
+        const std::size_t bytes = packed ? packing::build_size(plan.cores[w]) : a.pl[step].total * sizeof(f16);
+        ready[w] = std::max(ready[w], serve(10.0 * static_cast<double>(step + 1), cost(bytes)));
+      }
+    }
+    const double tile_issue = 10.0 * (packed ? 2.0 : 5.0);
+    double last = 0;
+    for (std::size_t w = 0; w < plan.cores.size(); ++w) {  // then each core's first tile
+      if (plan.cores[w].empty()) continue;
+      const std::size_t elements = std::min(tile, a.yl.total - std::min(a.yl.total, w * tile));
+      last = std::max({last, ready[w], serve(tile_issue, cost(elements * sizeof(f16)))});
+    }
+    return last;
+  };
+  return finish(true) <= finish(false);
 }
 
 /// The general case: destination tiles that gather their x elements and their channels' parameters.
@@ -332,13 +373,16 @@ class SpatialBnOp final : public BoundOp {
     const std::size_t tile = streaming_tile(arch.ldm_bytes, a), workers = arch.total_cores();
     packing::PackPlan plan;
     plan.cores.resize(workers);
+    std::size_t packed = 0;
     for (std::size_t w = 0; w < workers; ++w) {
       const auto [c0, count] = touched_channels(a, w, workers, tile);
       if (count == 0) continue;
       for (std::uint32_t k = 1; k <= 4; ++k) {
         plan.cores[w].push_back({k, static_cast<std::uint32_t>(c0), static_cast<std::uint32_t>(count)});
       }
+      ++packed;
     }
+    if (packed == 0 || !packs_pay(arch, a, plan, tile)) return std::nullopt;
     return plan;
   }
 

@@ -34,10 +34,15 @@ struct PackEntry {
 };
 
 /// What an op's kernel reads, per core: entries (input, begin, count) for each worker (tiling::worker_index order)
-/// of the machine it runs on; a worker without entries gets no pack.
+/// of the machine it runs on; a worker without entries gets no pack. Constants the op derives itself (conv's
+/// offset table, as fp16 bit pairs) are `derived`, packed as inputs number (op inputs + i).
 struct PackPlan {
   std::vector<std::vector<PackEntry>> cores;
+  std::vector<std::vector<f16>> derived;
 };
+
+/// Bytes of the pack of `entries` (marker area and values).
+std::size_t build_size(std::span<const PackEntry> entries);
 
 /// A malformed pack: names the field and its value.
 class PackError : public std::runtime_error {
@@ -85,5 +90,9 @@ struct PackFetch {
   std::span<const std::byte> data(LdmSpan<f16> buffer) const { return std::as_bytes(buffer.span()).first(bytes); }
 };
 PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer);
+
+/// An ldm buffer for any core's pack: on a DMA transaction and a whole number of them long, so the buffers a
+/// kernel allocates after it keep the alignment they would have without it.
+LdmSpan<f16> alloc_pack_buffer(Core& core, const StagedPacks& packs);
 
 }  // namespace ldmsim::packing
