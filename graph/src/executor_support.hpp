@@ -18,16 +18,13 @@ void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& ma
 /// Device bytes of live tensors, and their peak.
 struct Footprint {
   std::uint64_t live = 0, peak = 0;
-  void hold(const DeviceTensor& t) {
-    live += static_cast<std::uint64_t>(t.layout().total) * 2;
-    peak = std::max(peak, live);
-  }
-  void release(const DeviceTensor& t) { live -= static_cast<std::uint64_t>(t.layout().total) * 2; }
   void hold_bytes(std::uint64_t bytes) {
     live += bytes;
     peak = std::max(peak, live);
   }
   void release_bytes(std::uint64_t bytes) { live -= bytes; }
+  void hold(const DeviceTensor& t) { hold_bytes(static_cast<std::uint64_t>(t.layout().total) * 2); }
+  void release(const DeviceTensor& t) { release_bytes(static_cast<std::uint64_t>(t.layout().total) * 2); }
 };
 
 /// An op's constant packs staged in one buffer of a machine's memory (free `base` after the op).

@@ -37,7 +37,6 @@ std::size_t build_size(std::span<const PackEntry> entries) {
 }
 
 std::vector<std::byte> build_pack(std::span<const PackEntry> entries, std::span<const std::span<const f16>> inputs) {
-  std::size_t words = kHeaderWords + kEntryWords * entries.size();
   for (const PackEntry& e : entries) {
     if (e.input >= inputs.size() || inputs[e.input].empty()) {
       throw PackError(fmt::format("constant pack: entry for input {} has no values to pack", e.input));
@@ -46,12 +45,12 @@ std::vector<std::byte> build_pack(std::span<const PackEntry> entries, std::span<
       throw PackError(fmt::format("constant pack: entry for input {} asks for {} values from index {} of {}", e.input,
                                   e.count, e.begin, inputs[e.input].size()));
     }
-    words += value_words(e.count);
   }
-  if (words * kWord > std::numeric_limits<std::uint32_t>::max()) {
-    throw PackError(fmt::format("constant pack: {} bytes do not fit the marker area's 32-bit size", words * kWord));
+  const std::size_t bytes = build_size(entries);
+  if (bytes > std::numeric_limits<std::uint32_t>::max()) {
+    throw PackError(fmt::format("constant pack: {} bytes do not fit the marker area's 32-bit size", bytes));
   }
-  std::vector<std::byte> out(words * kWord);
+  std::vector<std::byte> out(bytes);
   put_word(out, 0, kPackMagic);
   put_word(out, 1, static_cast<std::uint32_t>(entries.size()));
   put_word(out, 2, static_cast<std::uint32_t>(out.size()));
@@ -114,14 +113,11 @@ std::span<const f16> PackView::values(std::size_t i) const {
   return {reinterpret_cast<const f16*>(bytes_.data() + e.offset), e.count};
 }
 
-f16 PackView::at(std::uint32_t input, std::size_t index, std::size_t length) const {
+std::size_t PackView::find(std::uint32_t input) const {
   for (std::size_t i = 0; i < entries_.size(); ++i) {
-    const PackEntry& e = entries_[i];
-    if (e.input != input || length == 0 || e.begin >= length) continue;
-    const std::size_t slot = (index + length - e.begin) % length;
-    if (slot < e.count) return values(i)[slot];
+    if (entries_[i].input == input) return i;
   }
-  throw PackError(fmt::format("constant pack: no entry holds input {} at index {}", input, index));
+  throw PackError(fmt::format("constant pack: no entry of input {}", input));
 }
 
 PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer) {

@@ -33,9 +33,8 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       const packing::PackView view = packing::PackView::parse(std::as_bytes(std::span(words)).first(size - 1));
       float sum = 0;
       for (std::size_t i = 0; i < view.entries().size(); ++i) {
-        const packing::PackEntry& e = view.entries()[i];
         for (const f16 v : view.values(i)) sum += static_cast<float>(v);
-        (void)view.at(e.input, e.begin, std::size_t{e.begin} + e.count);
+        (void)view.find(view.entries()[i].input);
       }
       (void)sum;
     } catch (const packing::PackError&) {

@@ -559,13 +559,13 @@ class BlockRunner {
     if (fetch.bytes == 0) throw packing::PackError("matrix multiply: this core has no constant pack");
     fetch.handle.wait();
     const packing::PackView pack = packing::PackView::parse(fetch.data(buffer));
-    const auto entry = [&](std::uint32_t input, std::size_t count) {
-      for (std::size_t i = 0; i < pack.entries().size(); ++i) {
-        const packing::PackEntry& e = pack.entries()[i];
-        if (e.input == input && e.begin == 0 && e.count == count) return i;
+    const auto entry = [&](std::uint32_t input, std::size_t count) {  // all `count` values of `input`
+      const std::size_t i = pack.find(input);
+      if (const packing::PackEntry& e = pack.entries()[i]; e.begin != 0 || e.count != count) {
+        throw packing::PackError(fmt::format("matrix multiply: the pack holds values {}+{} of input {}, not all {}",
+                                             e.begin, e.count, input, count));
       }
-      throw packing::PackError(
-          fmt::format("matrix multiply: the pack has no entry of input {} with {} values", input, count));
+      return i;
     };
     if (job_.has_row_bias) {
       const auto values = pack.values(entry(job_.pack_bias_input, job_.row_bias.cols));

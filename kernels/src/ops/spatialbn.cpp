@@ -140,17 +140,15 @@ Coefficients pack_coefficients(const ApplyArgs& a, const packing::PackView& pack
   std::array<std::vector<float>, 4> prm;
   std::size_t count = 0;
   for (std::uint32_t k = 0; k < 4; ++k) {
-    const auto entry = std::find_if(pack.entries().begin(), pack.entries().end(),
-                                    [&](const packing::PackEntry& e) { return e.input == k + 1; });
-    if (entry == pack.entries().end())
-      throw packing::PackError(fmt::format("spatialbn: no pack entry of input {}", k + 1));
+    const std::size_t index = pack.find(k + 1);
+    const packing::PackEntry* entry = &pack.entries()[index];
     if (k == 0) c0 = entry->begin, count = entry->count;
     if (entry->begin != c0 || entry->count != count || count > C) {
       throw packing::PackError(
           fmt::format("spatialbn: pack entry of input {} holds channels {}+{}, input 1's {}+{} of {}", k + 1,
                       entry->begin, entry->count, c0, count, C));
     }
-    const auto values = pack.values(static_cast<std::size_t>(entry - pack.entries().begin()));
+    const auto values = pack.values(index);
     prm[k].resize(count);
     for (std::size_t i = 0; i < count; ++i) prm[k][i] = static_cast<float>(values[i]);
   }
@@ -236,6 +234,7 @@ std::pair<std::size_t, std::size_t> touched_channels(const ApplyArgs& a, std::si
 /// start at once.
 bool packs_pay(const Arch& arch, const ApplyArgs& a, const packing::PackPlan& plan, std::size_t tile) {
   const tiling::ReadPricer price(arch);
+  const double spacing = arch.dma.timing.value("issue_cycles", 10.0);  // between a core's requests
   const auto cost = [&](std::size_t bytes) {
     const std::size_t elements = tiling::ceil_even((bytes + 1) / 2);
     return price.block(1, elements, elements, elements, 0);
@@ -252,10 +251,10 @@ bool packs_pay(const Arch& arch, const ApplyArgs& a, const packing::PackPlan& pl
       for (std::size_t w = 0; w < plan.cores.size(); ++w) {
         if (plan.cores[w].empty()) continue;
         const std::size_t bytes = packed ? packing::build_size(plan.cores[w]) : a.pl[step].total * sizeof(f16);
-        ready[w] = std::max(ready[w], serve(10.0 * static_cast<double>(step + 1), cost(bytes)));
+        ready[w] = std::max(ready[w], serve(spacing * static_cast<double>(step + 1), cost(bytes)));
       }
     }
-    const double tile_issue = 10.0 * (packed ? 2.0 : 5.0);
+    const double tile_issue = spacing * (packed ? 2.0 : 5.0);
     double last = 0;
     for (std::size_t w = 0; w < plan.cores.size(); ++w) {  // then each core's first tile
       if (plan.cores[w].empty()) continue;
@@ -369,7 +368,7 @@ class SpatialBnOp final : public BoundOp {
         !std::all_of(constant.begin() + 1, constant.begin() + 5, [](bool c) { return c; }))
       return std::nullopt;
     const ApplyArgs a = inference_args(in, out);
-    if (!streams(a, in, out, arch.ldm_bytes)) return std::nullopt;
+    if (!streams(a, arch.ldm_bytes)) return std::nullopt;
     const std::size_t tile = streaming_tile(arch.ldm_bytes, a), workers = arch.total_cores();
     packing::PackPlan plan;
     plan.cores.resize(workers);
@@ -389,7 +388,7 @@ class SpatialBnOp final : public BoundOp {
   void run_packed(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
                   const std::string& label, const packing::StagedPacks& packs) const override {
     ApplyArgs a = inference_args(in, out);
-    if (train_ || packs.empty() || !streams(a, in, out, m.arch().ldm_bytes)) return run(m, in, out, label);
+    if (train_ || packs.empty() || !streams(a, m.arch().ldm_bytes)) return run(m, in, out, label);
     a.packs = packs;
     a.tile = streaming_tile(m.arch().ldm_bytes, a);
     launch_all(m, label, apply_packed_kernel, a);
@@ -397,21 +396,15 @@ class SpatialBnOp final : public BoundOp {
 
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
-    const DevicePtr<const f16> x(in[0].ptr);
-    ApplyArgs apply{x, in[0].layout(), {}, {}, Spread::kVariance, eps_, out[0].ptr, out[0].layout()};
+    ApplyArgs apply = inference_args(in, out);
     if (train_) {
-      launch_all(m, label, stats_kernel, StatsArgs{x, in[0].layout(), eps_, out[1].ptr, out[2].ptr, out[1].layout()});
+      launch_all(m, label, stats_kernel, StatsArgs{apply.x, apply.xl, eps_, out[1].ptr, out[2].ptr, out[1].layout()});
       apply.spread = Spread::kInvStd;
       apply.params = {DevicePtr<const f16>(in[1].ptr), DevicePtr<const f16>(in[2].ptr),
                       DevicePtr<const f16>(out[1].ptr), DevicePtr<const f16>(out[2].ptr)};
       apply.pl = {in[1].layout(), in[2].layout(), out[1].layout(), out[2].layout()};
-    } else {
-      for (std::size_t k = 0; k < 4; ++k) {
-        apply.params[k] = DevicePtr<const f16>(in[k + 1].ptr);
-        apply.pl[k] = in[k + 1].layout();
-      }
     }
-    if (streams(apply, in, out, m.arch().ldm_bytes)) {
+    if (streams(apply, m.arch().ldm_bytes)) {
       launch_all(m, label, apply_streaming_kernel, apply);
     } else {
       launch_all(m, label, apply_gather_kernel, apply);
@@ -465,22 +458,21 @@ class SpatialBnOp final : public BoundOp {
   }
 
  private:
-  /// The inference kernel's arguments (parameters from inputs 1..4).
+  /// The apply kernel's arguments with the parameters of inference (inputs 1..4; training replaces the last two).
   ApplyArgs inference_args(std::span<const DeviceTensor> in, std::span<const DeviceTensor> out) const {
     ApplyArgs a{
         DevicePtr<const f16>(in[0].ptr), in[0].layout(), {}, {}, Spread::kVariance, eps_, out[0].ptr, out[0].layout()};
-    for (std::size_t k = 0; k < 4; ++k) {
+    for (std::size_t k = 0; k < 4 && k + 1 < in.size(); ++k) {
       a.params[k] = DevicePtr<const f16>(in[k + 1].ptr);
       a.pl[k] = in[k + 1].layout();
     }
     return a;
   }
   /// Streaming needs x read at y's offsets and all coefficients resident (a quarter of the ldm at most).
-  static bool streams(const ApplyArgs& a, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
-                      std::uint64_t ldm_bytes) {
+  static bool streams(const ApplyArgs& a, std::uint64_t ldm_bytes) {
     std::size_t param_bytes = 0;
     for (const Layout& l : a.pl) param_bytes += (l.total + 2) * sizeof(f16);
-    return in[0].layout().same_placement(out[0].layout()) && param_bytes <= ldm_bytes / 4;
+    return a.xl.same_placement(a.yl) && param_bytes <= ldm_bytes / 4;
   }
 
   float eps_;

@@ -64,9 +64,8 @@ class PackView {
   std::span<const PackEntry> entries() const { return entries_; }
   /// Entry i's values.
   std::span<const f16> values(std::size_t i) const;
-  /// The value of `input` at logical `index` of an input of `length` values: from the entry of that input whose
-  /// cyclic range holds it. Throws PackError when no entry does.
-  f16 at(std::uint32_t input, std::size_t index, std::size_t length) const;
+  /// The index of the first entry of `input`. Throws PackError when there is none.
+  std::size_t find(std::uint32_t input) const;
 
  private:
   std::span<const std::byte> bytes_;
