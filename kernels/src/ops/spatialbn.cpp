@@ -10,8 +10,8 @@
 #include <cmath>
 #include <optional>
 
+#include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/kernels/constant_pack.hpp"
-#include "ldmsim/kernels/matrix_block.hpp"
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
@@ -225,41 +225,35 @@ std::pair<std::size_t, std::size_t> touched_channels(const ApplyArgs& a, std::si
 }
 
 /// Whether the packs of `plan` get the cores started sooner than the four parameter reads: the cycles until every
-/// core has its parameters and its first tile, the group's requests served first come first served by the
-/// engine's channels at the arch's prices (each core issues its parameter reads, then its tile). One pack saves
+/// core has its parameters and its first tile, with the group's requests scheduled by the arch's own DMA timing
+/// model (each core issues its parameter reads, then its tile). One pack saves
 /// three requests' overheads per core and may hold fewer channels than all four vectors, but it is one request on
 /// one channel where the four ran on four: with a core or two and a pack as large as the vectors, the pack only
 /// serialises what was parallel ([2, 1024, 1, 1] on a sw26010pro group, one core: 3856 cycles unpacked, 7375
 /// packed), while with few channels free for the tiles ([1, 2048, 7, 7]: 2 cores, 8 channels) it lets the tiles
 /// start at once.
 bool packs_pay(const Arch& arch, const ApplyArgs& a, const packing::PackPlan& plan, std::size_t tile) {
-  const tiling::ReadPricer price(arch);
-  const double spacing = arch.dma.timing.value("issue_cycles", 10.0);  // between a core's requests
-  const auto cost = [&](std::size_t bytes) {
-    const std::size_t elements = tiling::ceil_even((bytes + 1) / 2);
-    return price.block(1, elements, elements, elements, 0);
-  };
   const auto finish = [&](bool packed) {
-    std::vector<double> free_at(static_cast<std::size_t>(std::max(1.0, price.channels())), 0.0);
-    const auto serve = [&](double issue, double service) {
-      auto channel = std::min_element(free_at.begin(), free_at.end());
-      *channel = std::max(issue, *channel) + service;
-      return *channel;
+    const std::unique_ptr<TimingModel> engine = make_timing_model(arch);  // an idle engine per way
+    std::vector<Cycle> clock(plan.cores.size(), 0), ready(plan.cores.size(), 0);
+    const auto read = [&](std::size_t w, std::size_t bytes) {  // a contiguous get by worker w, aligned
+      DmaRequest r;
+      r.main = DeviceAddr{1} << 20;
+      r.length = (bytes + 3) / 4 * 4;
+      clock[w] += engine->issue_cycles(r);
+      ready[w] = std::max(ready[w], engine->schedule(r, clock[w], static_cast<int>(w)).end);
     };
-    std::vector<double> ready(plan.cores.size(), 0.0);
     for (std::size_t step = 0; step < (packed ? 1u : 4u); ++step) {  // the parameter reads, core by core
       for (std::size_t w = 0; w < plan.cores.size(); ++w) {
-        if (plan.cores[w].empty()) continue;
-        const std::size_t bytes = packed ? packing::build_size(plan.cores[w]) : a.pl[step].total * sizeof(f16);
-        ready[w] = std::max(ready[w], serve(spacing * static_cast<double>(step + 1), cost(bytes)));
+        if (!plan.cores[w].empty())
+          read(w, packed ? packing::build_size(plan.cores[w]) : a.pl[step].total * sizeof(f16));
       }
     }
-    const double tile_issue = spacing * (packed ? 2.0 : 5.0);
-    double last = 0;
+    Cycle last = 0;
     for (std::size_t w = 0; w < plan.cores.size(); ++w) {  // then each core's first tile
       if (plan.cores[w].empty()) continue;
-      const std::size_t elements = std::min(tile, a.yl.total - std::min(a.yl.total, w * tile));
-      last = std::max({last, ready[w], serve(tile_issue, cost(elements * sizeof(f16)))});
+      read(w, std::min(tile, a.yl.total - std::min(a.yl.total, w * tile)) * sizeof(f16));
+      last = std::max(last, ready[w]);
     }
     return last;
   };
