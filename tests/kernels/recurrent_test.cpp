@@ -66,7 +66,7 @@ TEST_CASE("initial states, reverse and an explicit zero bias", "[kernels][recurr
   }
 }
 
-TEST_CASE("every ep gives the reference's result; streamed weights too", "[kernels][recurrent]") {
+TEST_CASE("every ep gives the reference's result, streamed weights too", "[kernels][recurrent]") {
   for (const int ep : {1, 2, 4, 8, 16}) {
     INFO("ep " << ep);
     const auto r = run_op("lstm", cell_shapes(CellKind::kLstm, 3, 2, 9, 13, 2, 3),
@@ -87,7 +87,7 @@ TEST_CASE("every ep gives the reference's result; streamed weights too", "[kerne
   CHECK(r.max_excess <= 0);
 }
 
-TEST_CASE("naive staging runs too; unpadded odd rows trap as misaligned DMA", "[kernels][recurrent]") {
+TEST_CASE("naive staging runs too, unpadded odd rows trap as misaligned DMA", "[kernels][recurrent]") {
   const auto naive =
       run_op("gru", cell_shapes(CellKind::kGru, 3, 3, 7, 5, 2, 2),
              {{"linear_before_reset", 1}, {"direction", "bidirectional"}}, StagingPolicy::kNaive, -0.5f, 0.5f);

@@ -242,7 +242,7 @@ TEST_CASE("each context owns its share of every core's ldm", "[concurrent]") {
   for (const auto& e : outcome) CHECK_FALSE(e);
 }
 
-TEST_CASE("a deadlocked model is reported as its fault; the other model finishes", "[concurrent][fault]") {
+TEST_CASE("a deadlocked model is reported as its fault, the other model finishes", "[concurrent][fault]") {
   const Arch arch = Arch::preset("tiny");
   ConcurrentMachine node(arch, {"stuck", "fine"});
   std::vector<float> fine;

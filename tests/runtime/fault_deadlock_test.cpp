@@ -13,7 +13,7 @@
 using namespace ldmsim;
 using ldmsim::testing::trap_of;
 
-TEST_CASE("a core that skips a group barrier deadlocks the group; the fault lists every core", "[fault][barrier]") {
+TEST_CASE("a core that skips a group barrier deadlocks the group, the fault lists every core", "[fault][barrier]") {
   Machine m{Arch::preset("tiny")};  // 2x2, barrier_cycles 10
   const auto f = trap_of(m.launch(LaunchSpec{.name = "skip"}, [](Core& core) {
     if (core.id() == 0) {
@@ -46,7 +46,7 @@ TEST_CASE("a core that skips a group barrier deadlocks the group; the fault list
   CHECK(m.stats().groups[0].launches == 1);
 }
 
-TEST_CASE("a row barrier whose row member exits deadlocks; the other row is released", "[fault][barrier]") {
+TEST_CASE("a row barrier whose row member exits deadlocks, the other row is released", "[fault][barrier]") {
   Machine m{Arch::preset("tiny")};
   const auto f = trap_of(m.launch(LaunchSpec{.name = "row"}, [](Core& core) {
     if (core.id() == 1) return;  // row 0 = cores 0 and 1; core 1 never arrives

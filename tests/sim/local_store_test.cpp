@@ -60,7 +60,7 @@ TEST_CASE("the whole capacity can be allocated and not a byte more", "[ldm]") {
   }
 }
 
-TEST_CASE("free releases one allocation by its offset; bad offsets are refused", "[ldm]") {
+TEST_CASE("free releases one allocation by its offset, bad offsets are refused", "[ldm]") {
   LdmAllocator a(1024);
   const auto x = a.allocate(64, 32);
   const auto y = a.allocate(64, 32);
@@ -88,7 +88,7 @@ TEST_CASE("reset frees everything and keeps the high-water mark", "[ldm]") {
   CHECK(a.high_water() == 4096);
 }
 
-TEST_CASE("high water counts bytes in use; peak extent counts the highest byte handed out", "[ldm]") {
+TEST_CASE("high water counts bytes in use, peak extent counts the highest byte handed out", "[ldm]") {
   LdmAllocator a(4096);
   const auto x = a.allocate(1000, 4);  // [0, 1000)
   const auto y = a.allocate(500, 4);   // [1000, 1500)

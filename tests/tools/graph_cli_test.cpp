@@ -38,7 +38,7 @@ TEST_CASE("pad refuses shapes whose element count would wrap", "[cli]") {
   CHECK_THAT(ok.output, Contains("fc on 1x3x5x5"));
 }
 
-TEST_CASE("run --conv-algo picks the convolution algorithm; results are bit-identical", "[cli]") {
+TEST_CASE("run --conv-algo picks the convolution algorithm, results are bit-identical", "[cli]") {
   std::string first;
   for (const char* algo : {"implicit-precomp", "im2col", "direct", "implicit"}) {
     INFO(algo);

@@ -99,7 +99,7 @@ TEST_CASE("one model under --concurrent is a plain run", "[cli][models]") {
   CHECK(read_file(dir.path / "plain" / "trace.ldmtrace").size() > 0);
 }
 
-TEST_CASE("a model that traps keeps its fault; the others finish and keep their outputs", "[cli][models]") {
+TEST_CASE("a model that traps keeps its fault, the others finish and keep their outputs", "[cli][models]") {
   const ScratchDir dir("models-trap");
   std::ofstream(dir.path / "bad.json") << nlohmann::json{
       {"name", "bad"},

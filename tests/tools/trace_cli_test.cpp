@@ -82,7 +82,7 @@ TEST_CASE("trace export writes chrome JSON and CSV", "[cli][trace]") {
   CHECK(cli("trace export " + trace + " --format xml -o " + dir.str("t.xml")).code == 2);
 }
 
-TEST_CASE("trace filter writes a valid trace; diff compares runs", "[cli][trace]") {
+TEST_CASE("trace filter writes a valid trace, diff compares runs", "[cli][trace]") {
   const auto& runs = demo_runs();
   Scratch dir("filter");
   const std::string trace = runs.str("ok/trace.ldmtrace");
