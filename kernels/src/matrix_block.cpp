@@ -2,6 +2,7 @@
 #include "ldmsim/kernels/matrix_block.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -177,12 +178,19 @@ double ReadPricer::service(std::size_t runs, std::size_t offset, std::size_t run
   return model_->service_cycles(r);
 }
 
+std::vector<double>& ReadPricer::run_costs(std::size_t bytes) const {
+  const auto [it, added] = runs_.try_emplace(bytes);
+  if (added) it->second.assign(transaction_bytes_ / 4, std::numeric_limits<double>::quiet_NaN());
+  return it->second;
+}
+
 double ReadPricer::run_at(std::size_t offset, std::size_t bytes) const {
-  const std::uint64_t key = (static_cast<std::uint64_t>(offset) << 40) | bytes;
-  const auto found = runs_.find(key);
-  if (found != runs_.end()) return found->second;
-  const double cost = std::max(0.0, service(2, offset, bytes) - service(1, offset, bytes));
-  runs_.emplace(key, cost);
+  return run_in(run_costs(bytes), offset, bytes);
+}
+
+double ReadPricer::run_in(std::vector<double>& costs, std::size_t offset, std::size_t bytes) const {
+  double& cost = costs[offset / 4];
+  if (std::isnan(cost)) cost = std::max(0.0, service(2, offset, bytes) - service(1, offset, bytes));
   return cost;
 }
 
@@ -213,8 +221,11 @@ double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, s
   if (!first) return cycles + static_cast<double>(rows) * run(std::nullopt, width * sizeof(f16));
   // Run offsets within a transaction repeat: price one period of rows and scale.
   const std::size_t period = std::min<std::size_t>(rows, transaction_bytes_ / 2);
+  const std::size_t bytes = width * sizeof(f16);
+  std::vector<double>& costs = run_costs(bytes);
   double runs = 0;
-  for (std::size_t r = 0; r < period; ++r) runs += run((*first + r * pitch) * sizeof(f16), width * sizeof(f16));
+  for (std::size_t r = 0; r < period; ++r)
+    runs += run_in(costs, (*first + r * pitch) * sizeof(f16) % transaction_bytes_, bytes);
   return cycles + runs * static_cast<double>(rows) / static_cast<double>(period);
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
@@ -182,43 +183,84 @@ double put_cost(const MatrixMultiply& job, const Blocking& b, const tiling::Read
 /// for every unit the group runs at once (blocks are dealt round-robin over the groups; an A tile per block and
 /// chunk, B per batch, once per team unit); multiplies by the compute model; plus a latency per unit. A resident
 /// A panel is read once per core before its first chunk.
-double estimate_cycles(const Arch& arch, const tiling::ReadPricer& price, const MatrixMultiply& job,
-                       const Blocking& b) {
-  const auto groups = static_cast<double>(arch.core_groups);
-  const auto cores = static_cast<double>(arch.rows * arch.cols);
-  // A team unit is `cols` blocks (one per member) that read B once.
-  const double members = b.team ? static_cast<double>(arch.cols) : 1.0;
-  const auto units = static_cast<double>(block_count(job, b, arch.cols));
-  const double units_per_group = std::ceil(units / groups);
-  const double concurrent = std::min(units_per_group, std::floor(cores / members));  // units a group runs at once
-  const double rounds = std::ceil(units_per_group / concurrent);
-  // A plain block of rows of several output batches multiplies each batch's segment on its own.
-  const bool segmented = !b.team && b.batches == 1;
-  const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
-  const double segments = std::ceil(static_cast<double>(b.mb) / static_cast<double>(rows));
-  const double a_cost =
-      segments * stored_panel_cost(job.a, rows, job.k, b.a_resident ? job.k : b.kc, false, job.m, price);
-  const double b_cost = job.b_source != nullptr ? job.b_source->panel_cost(job.k, b.kc, b.nb, price)
-                                                : stored_panel_cost(job.b, job.k, b.nb, b.kc, true, job.n, price);
-  const double batches = static_cast<double>(b.batches) * segments;
-  const double chunks = std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc));
-  const double unit_reads = (b.a_resident ? 0.0 : members * a_cost) + batches * b_cost;
-  const double chunk_reads = concurrent * unit_reads / chunks / price.channels();
-  const double puts =
-      concurrent * members * static_cast<double>(b.batches) * put_cost(job, b, price) / price.channels();
-  const double a_prefix = b.a_resident ? std::min(units_per_group * members, cores) * a_cost / price.channels() : 0.0;
-  const double barriers = b.team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
-  const ComputeModel& model = arch.compute;
-  const double build = job.b_source != nullptr ? job.b_source->build_cycles(job.k, b.nb, model) : 0.0;
-  const double chunk_compute =
-      batches *
-      (static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, b.nb, job.k, false))) + build) / chunks;
-  const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
-  return rounds * (unit + 1000.0) + a_prefix + barriers;
-}
+/// The panel and put prices depend on few of a blocking's sizes and repeat across the search's candidates, so
+/// each is priced once per job (the search ranks thousands of candidates on the control core).
+class BlockingEstimator {
+ public:
+  BlockingEstimator(const Arch& arch, const MatrixMultiply& job) : arch_(arch), price_(arch), job_(job) {}
 
-Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
-  const tiling::ReadPricer price(arch);
+  double cycles(const Blocking& b) {
+    const Arch& arch = arch_;
+    const MatrixMultiply& job = job_;
+    const tiling::ReadPricer& price = price_;
+    const auto groups = static_cast<double>(arch.core_groups);
+    const auto cores = static_cast<double>(arch.rows * arch.cols);
+    // A team unit is `cols` blocks (one per member) that read B once.
+    const double members = b.team ? static_cast<double>(arch.cols) : 1.0;
+    const auto units = static_cast<double>(block_count(job, b, arch.cols));
+    const double units_per_group = std::ceil(units / groups);
+    const double concurrent = std::min(units_per_group, std::floor(cores / members));  // units a group runs at once
+    const double rounds = std::ceil(units_per_group / concurrent);
+    // A plain block of rows of several output batches multiplies each batch's segment on its own.
+    const bool segmented = !b.team && b.batches == 1;
+    const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
+    const double segments = std::ceil(static_cast<double>(b.mb) / static_cast<double>(rows));
+    const double a_cost = segments * a_panel(rows, b.a_resident ? job.k : b.kc);
+    const double b_cost = b_panel(b.kc, b.nb);
+    const double batches = static_cast<double>(b.batches) * segments;
+    const double chunks = std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc));
+    const double unit_reads = (b.a_resident ? 0.0 : members * a_cost) + batches * b_cost;
+    const double chunk_reads = concurrent * unit_reads / chunks / price.channels();
+    const double puts = concurrent * members * static_cast<double>(b.batches) * put(b) / price.channels();
+    const double a_prefix = b.a_resident ? std::min(units_per_group * members, cores) * a_cost / price.channels() : 0.0;
+    const double barriers = b.team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
+    const ComputeModel& model = arch.compute;
+    const double build = job.b_source != nullptr ? job.b_source->build_cycles(job.k, b.nb, model) : 0.0;
+    const double chunk_compute =
+        batches *
+        (static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, b.nb, job.k, false))) + build) /
+        chunks;
+    const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
+    return rounds * (unit + 1000.0) + a_prefix + barriers;
+  }
+
+ private:
+  using Key = std::pair<std::size_t, std::size_t>;
+  template <typename Price>
+  static double memo(std::map<Key, double>& prices, Key key, Price&& price) {
+    if (const auto it = prices.find(key); it != prices.end()) return it->second;
+    return prices.emplace(key, price()).first->second;
+  }
+  /// One block's A panel of `rows` rows over k in chunks of `kc`.
+  double a_panel(std::size_t rows, std::size_t kc) {
+    return memo(a_, {rows, kc}, [&] { return stored_panel_cost(job_.a, rows, job_.k, kc, false, job_.m, price_); });
+  }
+  /// One block's B panel of `nb` columns over k in chunks of `kc`.
+  double b_panel(std::size_t kc, std::size_t nb) {
+    return memo(b_, {kc, nb}, [&] {
+      return job_.b_source != nullptr ? job_.b_source->panel_cost(job_.k, kc, nb, price_)
+                                      : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, price_);
+    });
+  }
+  double put(const Blocking& b) {
+    return memo(puts_, {std::min(b.mb, job_.yl.shape.n), b.whole_rows ? 0 : b.nb},
+                [&] { return put_cost(job_, b, price_); });
+  }
+
+  const Arch& arch_;
+  tiling::ReadPricer price_;
+  const MatrixMultiply& job_;
+  std::map<Key, double> a_, b_, puts_;
+};
+
+/// The blocking the search ranks first, and its estimate.
+struct ChosenBlocking {
+  Blocking blocking;
+  double estimated_cycles = 0;
+};
+
+ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
+  BlockingEstimator estimator(arch, job);
   const std::size_t rows = job.yl.shape.n;
   const std::size_t capacity = arch.ldm_bytes;  // a kernel starts with an empty local store
   Blocking best;
@@ -271,7 +313,7 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
                        .a_resident = a_resident};
             if (a_resident && !a_rows_fixed(job, b, arch)) continue;
             if (!fit_chunk(b)) continue;
-            const double cycles = estimate_cycles(arch, price, job, b);
+            const double cycles = estimator.cycles(b);
             if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
           }
         }
@@ -287,8 +329,9 @@ Blocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
     best.kc = whole_units(std::max<std::size_t>(256, unit));
     while (best.kc > unit && ldm_bytes(job, best, arch.dma.transaction_bytes) > capacity)
       best.kc = whole_units((best.kc + 1) / 2);
+    best_cycles = estimator.cycles(best);
   }
-  return best;  // when even this does not fit, the allocations trap with the ldm numbers
+  return {best, best_cycles};  // when even this does not fit, the allocations trap with the ldm numbers
 }
 
 /// Host scratch for a chunk's float tiles, shared by the cores one host thread runs (a chunk is unpacked and
@@ -670,7 +713,7 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
   if (job.has_addend) require_matrix_layout(job.c.matrix.layout, job.c.matrix.rows, job.c.matrix.cols, "C");
   require_matrix_layout(job.yl, job.a_batch.size() * job.m, job.n, "the output");
   // Chosen once on the control core (it depends only on the job and the arch), not by every core.
-  const Blocking blocking = choose_blocking(machine.arch(), job);
+  const auto [blocking, estimated_cycles] = choose_blocking(machine.arch(), job);
   machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking).join();
   const char* dealt = blocking.team ? "row teams" : blocking.batches > 1 ? "shared-A batches" : "blocks";
   return {{"block_rows", blocking.mb},
@@ -680,8 +723,7 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
           {"a_resident", blocking.a_resident},
           {"dealt_as", dealt},
           {"blocks", block_count(job, blocking, machine.arch().cols)},
-          {"estimated_cycles",
-           std::llround(estimate_cycles(machine.arch(), tiling::ReadPricer(machine.arch()), job, blocking))}};
+          {"estimated_cycles", std::llround(estimated_cycles)}};
 }
 
 std::vector<std::size_t> broadcast_batches(const Shape& input_batch, const Shape& output_batch) {

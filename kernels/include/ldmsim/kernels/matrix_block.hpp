@@ -112,7 +112,11 @@ class ReadPricer {
   };
   double price_block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                      std::optional<std::size_t> first) const;
-  mutable std::unordered_map<std::uint64_t, double> runs_;                 // memo: (offset, bytes) -> run_at
+  /// run_at's costs of runs of `bytes`, by 4-byte offset within a transaction (NaN: not priced yet).
+  std::vector<double>& run_costs(std::size_t bytes) const;
+  /// run_at with its run_costs table at hand.
+  double run_in(std::vector<double>& costs, std::size_t offset, std::size_t bytes) const;
+  mutable std::unordered_map<std::size_t, std::vector<double>> runs_;      // memo: bytes -> run_costs
   mutable std::unordered_map<BlockQuery, double, BlockQueryHash> blocks_;  // memo of block()
 };
 
