@@ -42,9 +42,7 @@ void import_command(const ImportOptions& options) {
     if (array.dtype == "f4") {
       write_npy(dir / file, array.shape, array.data);
     } else {
-      std::vector<f16> halves(array.data.size());
-      floats_to_halves(array.data, halves);
-      write_npy(dir / file, array.shape, halves);
+      write_npy(dir / file, array.shape, array.halves);
     }
   }
   write_file_atomically(dir / workload_file, imported.workload.dump(2) + "\n", "workload file");

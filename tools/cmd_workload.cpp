@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -23,6 +24,10 @@ namespace ldmsim::cli {
 
 namespace {
 constexpr std::size_t kSlowestLayersShown = 5;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 }  // namespace
 
 void run_workload_command(const WorkloadRunArgs& args) {
@@ -56,6 +61,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
     };
   }
   ExecutionResult result;
+  const auto execute_start = std::chrono::steady_clock::now();
   try {
     result = execute(workload, plan, machine, options);
   } catch (const Fault& fault) {
@@ -71,6 +77,8 @@ void run_workload_command(const WorkloadRunArgs& args) {
     dir.complete();
     throw;
   }
+  nlohmann::json phases = prepared->host_phases;
+  phases["execute_seconds"] = seconds_since(execute_start);
   result.stats["tool_version"] = LDMSIM_VERSION;
   result.stats["fusion"] = {
       {"enabled", args.fusion},
@@ -84,6 +92,8 @@ void run_workload_command(const WorkloadRunArgs& args) {
     write_npy(dir.npy(name), result.shapes.at(name).dims_vector(), values);
   }
   write_file_atomically(dir.stats(), result.stats.dump(2) + "\n", "stats file");
+  phases["write_outputs_seconds"] = seconds_since(execute_start) - phases["execute_seconds"].get<double>();
+  result.host_times["phases"] = std::move(phases);
   write_file_atomically(dir.host_times(), result.host_times.dump(2) + "\n", "host times file");
   if (!dir.trace().empty()) machine.write_trace(dir.trace(), {{"run", run_info}, {"fault", nullptr}});
   dir.complete();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct LoadedWorkload {
   Arch arch;
   StagingPolicy policy = StagingPolicy::kMethod;
   std::optional<FusedGraph> fused;
+  /// Host seconds of each loading phase (import: reading the ONNX model; load: building the graph; fusion),
+  /// for host_times.json.
+  nlohmann::json host_phases = nlohmann::json::object();
   /// The graph that runs: the fused one when fusion is on.
   const Graph& graph() const { return fused ? fused->graph : *loaded; }
 };

@@ -195,18 +195,25 @@ NpyArray read_npy(const std::filesystem::path& file) {
                            have < count * width ? "truncated data" : "trailing bytes after the data", count * width,
                            have));
   }
-  std::vector<char> raw(static_cast<std::size_t>(count * width));
-  if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size()))) {
-    throw fail(fmt::format("truncated data: expected {} bytes", raw.size()));
-  }
-  out.data.resize(static_cast<std::size_t>(count));
+  // Read straight into the values (the size was checked against the file above).
+  char* values = nullptr;
   if (width == 2) {
-    std::vector<f16> halves(static_cast<std::size_t>(count));
-    std::memcpy(halves.data(), raw.data(), raw.size());
-    halves_to_floats(halves, out.data);
+    out.halves.resize(static_cast<std::size_t>(count));
+    values = reinterpret_cast<char*>(out.halves.data());
   } else {
-    std::memcpy(out.data.data(), raw.data(), raw.size());
+    out.data.resize(static_cast<std::size_t>(count));
+    values = reinterpret_cast<char*>(out.data.data());
   }
+  if (!in.read(values, static_cast<std::streamsize>(count * width))) {
+    throw fail(fmt::format("truncated data: expected {} bytes", count * width));
+  }
+  return out;
+}
+
+std::vector<float> NpyArray::floats() const {
+  if (dtype != "f2") return data;
+  std::vector<float> out(halves.size());
+  halves_to_floats(halves, out);
   return out;
 }
 

@@ -114,7 +114,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
     switch (step.kind) {
       case Step::Kind::kStage: {
         const StagingStats before = staging;
-        device[step.tensor] = stage_in(machine, node.name, step.plan, initial_values(node), &staging);
+        device[step.tensor] = stage_in(machine, node.name, step.plan, *initial_values(node), &staging);
         footprint.hold(*device[step.tensor]);
         op_staging.host_seconds += staging.host_seconds - before.host_seconds;
         op_staging.bytes_added += staging.bytes_added - before.bytes_added;
@@ -180,6 +180,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         ++freed;
         break;
       case Step::Kind::kRun: {
+        const auto op_start = std::chrono::steady_clock::now();
         const OpNode& op = graph.ops()[step.op];
         const auto& plans = plan.op_plans[op.index];
         json layouts = json::object();
@@ -204,7 +205,10 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         op.bound->run(machine, in, out, op.label());
         const RunStats s1 = machine.stats();
         ops.push_back(op_entry(op, machine, s0, s1, op_staging.bytes_added, footprint.live, std::move(layouts)));
-        host_ops.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_staging.host_seconds}});
+        host_ops.push_back({{"index", op.index},
+                            {"type", op.type},
+                            {"staging_host_seconds", op_staging.host_seconds},
+                            {"host_seconds", host_seconds_since(op_start)}});
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
         break;

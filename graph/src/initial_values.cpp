@@ -1,19 +1,22 @@
 // Graph inputs' initial values (deterministic from the seed).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <random>
 #include <span>
+#include <stdexcept>
 
 #include "ldmsim/graph/executor.hpp"
 
 namespace ldmsim {
 
-std::vector<f16> initial_values(const TensorNode& t) {
+std::shared_ptr<const std::vector<f16>> initial_values(const TensorNode& t) {
   const std::size_t n = t.shape.elements();
-  if (t.init.kind == TensorInit::Kind::kData) {  // a model's weights: converted where they are, not copied first
-    std::vector<f16> h(n);
-    const std::size_t given = std::min(n, t.init.data.size());
-    floats_to_halves(std::span<const float>(t.init.data.data(), given), std::span<f16>(h.data(), given));
-    return h;
+  if (t.init.kind == TensorInit::Kind::kData) {  // a model's weights: used where they are, not copied
+    if (t.init.data == nullptr) throw std::logic_error(fmt::format("tensor '{}' has no data", t.name));
+    if (t.init.data->size() == n) return t.init.data;
+    throw std::logic_error(
+        fmt::format("tensor '{}' holds {} values for shape {}", t.name, t.init.data->size(), t.shape.str()));
   }
   std::vector<float> v(n);
   std::mt19937_64 rng(t.init.seed);
@@ -35,8 +38,8 @@ std::vector<f16> initial_values(const TensorNode& t) {
     case TensorInit::Kind::kProduced:
       break;
   }
-  std::vector<f16> h(n);
-  floats_to_halves(v, h);
+  auto h = std::make_shared<std::vector<f16>>(n);
+  floats_to_halves(v, *h);
   return h;
 }
 

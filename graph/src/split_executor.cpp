@@ -241,7 +241,8 @@ const Copy& SplitRun::obtain(std::size_t t, const TensorRegion& r, int g, const 
 
 void SplitRun::stage(const Step& step) {
   const TensorNode& node = graph_.tensor(step.tensor);
-  const std::vector<f16> values = initial_values(node);
+  const std::shared_ptr<const std::vector<f16>> initial = initial_values(node);
+  const std::vector<f16>& values = *initial;
   // The first consumer decides the placement: its groups' regions, or whole in group 0's memory.
   const auto first = std::find_if(plan_.steps.begin(), plan_.steps.end(), [&](const Step& s) {
     if (s.kind != Step::Kind::kRun && s.kind != Step::Kind::kHandOver) return false;
@@ -403,7 +404,7 @@ void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span
       }
       if (e.input >= tensors.size() || !values[e.input].empty()) continue;  // derived, or already read
       const TensorNode& node = graph_.tensor(tensors[e.input]);
-      values[e.input] = host_slice(initial_values(node), node.shape, regions[e.input]);
+      values[e.input] = host_slice(*initial_values(node), node.shape, regions[e.input]);
     }
   }
   const std::vector<std::span<const f16>> spans(values.begin(), values.end());
@@ -527,12 +528,14 @@ ExecutionResult SplitRun::run() {
         free_all(step.tensor);
         break;
       case Step::Kind::kRun: {
+        const auto op_start = std::chrono::steady_clock::now();
         const OpNode& op = graph_.ops()[step.op];
         if (const auto& s = split_.ops[op.index]) {
           run_split(op, *s);
         } else {
           run_whole(op);
         }
+        host_ops_.back()["host_seconds"] = host_seconds_since(op_start);
         break;
       }
     }

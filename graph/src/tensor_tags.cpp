@@ -57,7 +57,8 @@ StaticTags static_tags(const Graph& g, std::size_t t) {
   switch (n.init.kind) {
     case TensorInit::Kind::kData:
       s.values_from = "data";
-      s.values.assign(n.init.data.begin(), n.init.data.begin() + static_cast<std::ptrdiff_t>(shown));
+      s.values.resize(shown);
+      halves_to_floats(std::span<const f16>(n.init.data->data(), shown), s.values);
       break;
     case TensorInit::Kind::kValue:
       s.values_from = "value";

@@ -59,8 +59,9 @@ TEST_CASE("ldmsim reads .npy files written by numpy's np.save", "[npy]") {
   const NpyArray a = read_npy(f2);
   CHECK(a.dtype == "f2");
   CHECK(a.shape == std::vector<std::size_t>{3, 5});
-  REQUIRE(a.data.size() == 15);
-  for (int i = 0; i < 15; ++i) CHECK(a.data[static_cast<std::size_t>(i)] == (static_cast<float>(i) - 7.0f) / 4.0f);
+  const std::vector<float> values = a.floats();
+  REQUIRE(values.size() == 15);
+  for (int i = 0; i < 15; ++i) CHECK(values[static_cast<std::size_t>(i)] == (static_cast<float>(i) - 7.0f) / 4.0f);
   const NpyArray b = read_npy(f4);
   CHECK(b.dtype == "f4");
   CHECK(b.shape == std::vector<std::size_t>{1, 3});

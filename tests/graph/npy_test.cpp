@@ -27,8 +27,11 @@ TEST_CASE("npy round trip of fp16 data", "[npy]") {
   const NpyArray a = read_npy(tmp("ldmsim_rt.npy"));
   CHECK(a.dtype == "f2");
   CHECK(a.shape == std::vector<std::size_t>{2, 3, 5});
-  REQUIRE(a.data.size() == 30);
-  for (int i = 0; i < 30; ++i) CHECK(a.data[static_cast<std::size_t>(i)] == static_cast<float>(i) * 0.25f - 3.0f);
+  CHECK(a.halves == data);  // held as fp16, not widened
+  CHECK(a.data.empty());
+  const std::vector<float> values = a.floats();
+  REQUIRE(values.size() == 30);
+  for (int i = 0; i < 30; ++i) CHECK(values[static_cast<std::size_t>(i)] == static_cast<float>(i) * 0.25f - 3.0f);
   std::ifstream in(tmp("ldmsim_rt.npy"), std::ios::binary | std::ios::ate);
   CHECK((static_cast<std::size_t>(in.tellg()) - 60) % 64 == 0);  // header padded to 64 bytes, then 60 data bytes
 }
@@ -50,11 +53,12 @@ TEST_CASE("npy laid out byte for byte as np.save writes it, and rejected files",
   CHECK(a.dtype == "f4");
   CHECK(a.shape == std::vector<std::size_t>{3});
   CHECK(a.data == std::vector<float>{0.0f, 1.0f, 2.0f});
+  CHECK(a.floats() == a.data);
   write("ldmsim_np16.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }",
         std::string("\x00\x3c\x00\x40\x00\x42\x00\xb8", 8));
   const NpyArray b = read_npy(tmp("ldmsim_np16.npy"));
   CHECK(b.shape == std::vector<std::size_t>{2, 2});
-  CHECK(b.data == std::vector<float>{1.0f, 2.0f, 3.0f, -0.5f});
+  CHECK(b.floats() == std::vector<float>{1.0f, 2.0f, 3.0f, -0.5f});
   write("ldmsim_npi.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
   CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npi.npy")), Catch::Contains("'<i8' is not supported"));
   write("ldmsim_npt.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", std::string(4, '\0'));

@@ -184,7 +184,7 @@ NpyArray fp16_array(const Constant& c) {
   NpyArray a;
   a.shape.assign(c.dims.begin(), c.dims.end());
   a.dtype = "f2";
-  onnx_import::append_fp16(c, a.data);
+  onnx_import::append_fp16(c, a.halves);
   return a;
 }
 

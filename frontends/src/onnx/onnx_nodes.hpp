@@ -35,7 +35,7 @@ inline constexpr std::uint64_t kEagerElements = 4096;
 bool decode(Constant& c);
 
 /// Appends `c`'s values rounded to fp16 (nearest even), as floats, to `out`.
-void append_fp16(const Constant& c, std::vector<float>& out);
+void append_fp16(const Constant& c, std::vector<f16>& out);
 
 /// What translating a node reads and updates.
 struct Context {

@@ -10,11 +10,15 @@
 
 namespace ldmsim {
 
-/// An array read from a .npy file, converted to fp32 values.
+/// An array read from a .npy file, its values as the file holds them (fp16 ones are not widened: a model's
+/// weights stay fp16 from the file to the machine).
 struct NpyArray {
   std::vector<std::size_t> shape;
-  std::string dtype;  ///< "f2" or "f4"
-  std::vector<float> data;
+  std::string dtype;        ///< "f2" or "f4"
+  std::vector<float> data;  ///< "f4": the values
+  std::vector<f16> halves;  ///< "f2": the values
+  /// The values as fp32, whichever the dtype.
+  std::vector<float> floats() const;
 };
 
 /// Reads a little-endian f2 or f4 C-order .npy (ConfigError naming the file and the problem otherwise).
