@@ -20,6 +20,8 @@ using nlohmann::json;
 using onnx_import::Constant;
 using onnx_import::Context;
 
+constexpr int kReadBlockBytes = 256 << 10;
+
 /// ONNX tensor names made usable as workload names and file names: letters, digits, '_', '-' and '.', not
 /// starting with '.', at most 100 characters, unique (a suffix _2, _3, ... when two names map alike).
 class SafeNames {
@@ -192,9 +194,12 @@ NpyArray fp16_array(const Constant& c) {
 
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
   const std::string origin = file.string();
-  // Parsed straight from the file (no copy of it in memory), never past the size checked at open.
+  // Parsed straight from the file (no copy of it in memory), never past the size checked at open. Reads of
+  // 256 KiB (the default is 8 KiB): a model's weights are tens of MB, and the buffer is reused, so it stays in
+  // memory already touched (mapping the file instead saves no more and a file truncated meanwhile would crash the
+  // parse with SIGBUS).
   const InputFileDescriptor model_file(file, "ONNX model", kMaxOnnxFileBytes);
-  google::protobuf::io::FileInputStream stream(model_file.fd());
+  google::protobuf::io::FileInputStream stream(model_file.fd(), kReadBlockBytes);
   google::protobuf::io::LimitingInputStream bounded(&stream, static_cast<std::int64_t>(model_file.size()));
   onnx::ModelProto model;
   if (!model.ParseFromZeroCopyStream(&bounded)) {
