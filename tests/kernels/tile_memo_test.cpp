@@ -55,3 +55,55 @@ TEST_CASE("TileMemo keeps the newest eight tiles") {
   }
   CHECK(TileMemo::next_source_id() != TileMemo::next_source_id());
 }
+
+TEST_CASE("TileMemo compares values added by reference where they are, and stores copies of them") {
+  TileMemo memo;
+  std::vector<f16> ldm{f16(1.0f), f16(2.0f), f16(3.0f), f16(4.0f)};
+  TileKey& first = memo.scratch_key();
+  first.header = {3};
+  first.add_values(ldm.data(), 3);  // stored as two runs of 3 and 1
+  first.add_values(ldm.data() + 3, 1);
+  memo.insert(1)[0] = 42.0f;
+  ldm[1] = f16(-2.0f);  // the stored key kept copies: it no longer matches the changed ldm
+  TileKey& changed = memo.scratch_key();
+  changed.header = {3};
+  changed.add_values(ldm.data(), 4);
+  CHECK(memo.find() == nullptr);
+  ldm[1] = f16(2.0f);  // equal again, cut into other runs
+  TileKey& again = memo.scratch_key();
+  again.header = {3};
+  again.add_values(ldm.data(), 1);
+  again.add_values(ldm.data() + 1, 3);
+  const std::vector<float>* found = memo.find();
+  REQUIRE(found != nullptr);
+  CHECK((*found)[0] == 42.0f);
+  TileKey& shorter = memo.scratch_key();
+  shorter.header = {3};
+  shorter.add_values(ldm.data(), 3);
+  CHECK(memo.find() == nullptr);
+
+  TileKey a, b;  // two keys by reference compare by their values
+  a.header = b.header = {1};
+  a.add_values(ldm.data(), 4);
+  b.add_values(ldm.data(), 2);
+  b.add_values(ldm.data() + 2, 2);
+  CHECK(a == b);
+  std::vector<f16> other = ldm;
+  other[3] = f16(0.0f);
+  b.runs.back().first = other.data() + 2;
+  CHECK_FALSE(a == b);
+}
+
+TEST_CASE("PlanMemo keeps the newest 32 layouts") {
+  ldmsim::ops::PlanMemo memo;
+  for (std::uint64_t tile = 1; tile <= 33; ++tile) {
+    memo.scratch_key().header = {tile};
+    memo.insert() = {tile, tile + 1};
+  }
+  memo.scratch_key().header = {1};
+  CHECK(memo.find() == nullptr);
+  memo.scratch_key().header = {2};
+  const std::vector<std::size_t>* found = memo.find();
+  REQUIRE(found != nullptr);
+  CHECK(*found == std::vector<std::size_t>{2, 3});
+}

@@ -219,6 +219,27 @@ std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
 PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
                                             const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
                                             std::size_t k1, std::size_t j0, std::size_t j1) const {
+  // A team member lays out the reads its leader issues into the same buffer: one layout per host thread serves
+  // them all. The key is built after the reads are issued (issuing may switch fibers, which reuse the memo).
+  PlanMemo& memo = PlanMemo::of_this_thread();
+  const auto fill_key = [&] {
+    TileKey& key = memo.scratch_key();
+    key.header.insert(key.header.end(), {id_, batch, k0, k1, j0, j1, buf.ldm_addr(), buf.size()});
+    key.add_values(reinterpret_cast<const f16*>(entries.data()), entries.size() * sizeof(OffsetEntry) / sizeof(f16));
+  };
+  if (mode == tiling::ReadMode::kPlan) {
+    fill_key();
+    if (const std::vector<std::size_t>* starts = memo.find()) return PendingTile{{}, *starts};
+  }
+  PendingTile pending = read_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1);
+  fill_key();
+  memo.insert() = pending.starts;
+  return pending;
+}
+
+PendingTile RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
+                                           const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
+                                           std::size_t k1, std::size_t j0, std::size_t j1) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
   PendingTile pending;
   std::uint64_t blocks = 0;

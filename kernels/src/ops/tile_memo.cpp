@@ -1,22 +1,59 @@
-// Host-side reuse of built B tiles (see tile_memo.hpp).
+// Host-side reuse of a row team's repeated work (see tile_memo.hpp).
 #include "tile_memo.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <utility>
 
 namespace ldmsim::ops {
 
-bool TileKey::operator==(const TileKey& other) const {
-  return header == other.header && values.size() == other.values.size() &&
-         (values.empty() || std::memcmp(values.data(), other.values.data(), values.size() * sizeof(f16)) == 0);
+namespace {
+
+/// Visits a key's values as contiguous pieces: `values`, then each run.
+template <typename Visit>
+bool for_each_piece(const TileKey& key, Visit&& visit) {
+  if (!key.values.empty() && !visit(key.values.data(), key.values.size())) return false;
+  for (const auto& [from, count] : key.runs) {
+    if (count > 0 && !visit(from, count)) return false;
+  }
+  return true;
 }
 
-void TileKey::add_values(const f16* from, std::size_t count) {
-  const std::size_t at = values.size();
-  if (values.capacity() < at + count) values.reserve(2 * (at + count));
-  values.resize(at + count);
-  std::memcpy(values.data() + at, from, count * sizeof(f16));
+}  // namespace
+
+std::size_t TileKey::value_count() const {
+  std::size_t n = values.size();
+  for (const auto& run : runs) n += run.second;
+  return n;
+}
+
+bool TileKey::operator==(const TileKey& other) const {
+  if (header != other.header || value_count() != other.value_count()) return false;
+  if (!runs.empty() && !other.runs.empty()) {  // neither stored: compare copies
+    TileKey mine = *this, theirs = other;
+    mine.materialize(), theirs.materialize();
+    return mine == theirs;
+  }
+  // One side's values are all in `values`: walk the other's pieces along them.
+  const TileKey& flat = runs.empty() ? *this : other;
+  const TileKey& pieces = runs.empty() ? other : *this;
+  std::size_t at = 0;
+  return for_each_piece(pieces, [&](const f16* from, std::size_t count) {
+    const bool equal = std::memcmp(from, flat.values.data() + at, count * sizeof(f16)) == 0;
+    at += count;
+    return equal;
+  });
+}
+
+void TileKey::materialize() {
+  if (runs.empty()) return;
+  std::size_t at = values.size();
+  values.resize(value_count());
+  for (const auto& [from, count] : runs) {
+    std::memcpy(values.data() + at, from, count * sizeof(f16));
+    at += count;
+  }
+  runs.clear();
 }
 
 TileMemo& TileMemo::of_this_thread() {
@@ -24,26 +61,10 @@ TileMemo& TileMemo::of_this_thread() {
   return memo;
 }
 
-TileKey& TileMemo::scratch_key() {
-  scratch_.header.clear();
-  scratch_.values.clear();
-  return scratch_;
-}
-
-const std::vector<float>* TileMemo::find() const {
-  for (const Slot& slot : slots_) {
-    if (slot.used && slot.key == scratch_) return &slot.tile;
-  }
-  return nullptr;
-}
-
 std::vector<float>& TileMemo::insert(std::size_t elements) {
-  Slot& slot = slots_[oldest_];
-  oldest_ = (oldest_ + 1) % kSlots;
-  std::swap(slot.key, scratch_);  // the old key's storage becomes the next scratch key
-  slot.used = true;
-  if (slot.tile.size() < elements) slot.tile.resize(elements);
-  return slot.tile;
+  std::vector<float>& tile = HostMemo::insert();
+  if (tile.size() < elements) tile.resize(elements);
+  return tile;
 }
 
 std::uint64_t TileMemo::next_source_id() {

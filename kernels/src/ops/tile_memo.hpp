@@ -1,53 +1,97 @@
-// Private: host-side reuse of built B tiles. The members of a row team receive the same B reads by ROW broadcast,
-// so each would build the same float tile from identical ldm values; a build is a pure function of what it reads
-// (the tile source, the tile's coordinates and the ldm values), so a tile built lately on this host thread from
-// equal inputs is reused instead of built again. Simulated time is unaffected: every core is still charged its
-// build. Only the host's work shrinks.
+// Private: host-side reuse of work that a row team's cores repeat. The members of a row team receive the same B
+// reads by ROW broadcast:
+// - each lays out the same reads in its ldm as its leader issues them (the same tile, the same buffer), and
+// - each would build the same float tile from identical ldm values.
+// Both are pure functions of what they read (the tile source, the tile's coordinates, the buffer and, for a
+// build, the ldm values), so a result computed lately on this host thread from equal inputs is reused instead of
+// computed again. Simulated time is unaffected: every core is still charged its own work. Only the host's work
+// shrinks.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ldmsim/sim/fp16.hpp"
 
 namespace ldmsim::ops {
 
-/// Everything a tile build reads: integers (which source, which tile, how its reads are laid out) and the ldm
-/// values themselves.
+/// Everything a reused computation reads: integers (which source, which tile, how its reads are laid out) and
+/// ldm values (or other words, as fp16 bit patterns): `values`, then the runs added by add_values.
 struct TileKey {
   std::vector<std::uint64_t> header;
   std::vector<f16> values;
+  /// Values added by reference: a lookup compares them where they are (most lookups of a team hit, and a hit
+  /// then copies nothing); a stored key holds copies (materialize). They must stay unchanged until then.
+  std::vector<std::pair<const f16*, std::size_t>> runs;
+  /// Equal headers and equal values (the runs' included).
   bool operator==(const TileKey& other) const;
-  void add_values(const f16* from, std::size_t count);
+  void add_values(const f16* from, std::size_t count) { runs.emplace_back(from, count); }
+  /// Copies the runs' values into `values` (the key no longer refers to anything).
+  void materialize();
+  std::size_t value_count() const;
 };
 
-class TileMemo {
+/// The newest `Slots` results of one kind computed on this host thread, by key.
+template <typename Value, std::size_t Slots>
+class HostMemo {
  public:
-  /// This host thread's memo (fibers of one thread never switch inside a build, so a tile found here stays valid
-  /// until this thread's next insert).
-  static TileMemo& of_this_thread();
+  /// This host thread's memo (fibers of one thread never switch inside a lookup and its computation, so a value
+  /// found here stays valid until this thread's next insert).
+  static HostMemo& of_this_thread() {
+    thread_local HostMemo memo;
+    return memo;
+  }
 
   /// A key to fill for the next lookup (cleared; its storage is reused).
-  TileKey& scratch_key();
-  /// The tile built from scratch_key()'s inputs, or nullptr.
-  const std::vector<float>* find() const;
-  /// Stores scratch_key() in the oldest slot and returns that slot's tile buffer (elements floats) to build into.
-  std::vector<float>& insert(std::size_t elements);
-
-  /// A unique id for a tile source (ids are never reused, so a new source never matches an old one's tiles).
-  static std::uint64_t next_source_id();
+  TileKey& scratch_key() {
+    scratch_.header.clear();
+    scratch_.values.clear();
+    scratch_.runs.clear();
+    return scratch_;
+  }
+  /// The value computed from scratch_key()'s inputs, or nullptr.
+  const Value* find() const {
+    for (const Slot& slot : slots_) {
+      if (slot.used && slot.key == scratch_) return &slot.value;
+    }
+    return nullptr;
+  }
+  /// Stores scratch_key() in the oldest slot and returns that slot's value to compute into (its old contents
+  /// left in place, so its storage is reused).
+  Value& insert() {
+    Slot& slot = slots_[oldest_];
+    oldest_ = (oldest_ + 1) % Slots;
+    scratch_.materialize();
+    std::swap(slot.key, scratch_);  // the old key's storage becomes the next scratch key
+    slot.used = true;
+    return slot.value;
+  }
 
  private:
-  static constexpr std::size_t kSlots = 8;  ///< a mesh row's worth of teams in flight
   struct Slot {
     TileKey key;
-    std::vector<float> tile;
+    Value value;
     bool used = false;
   };
-  Slot slots_[kSlots];
+  Slot slots_[Slots];
   std::size_t oldest_ = 0;
   TileKey scratch_;
 };
+
+/// Built B tiles: a mesh row's worth of teams in flight.
+class TileMemo : public HostMemo<std::vector<float>, 8> {
+ public:
+  static TileMemo& of_this_thread();
+  /// insert() with the tile buffer at least `elements` floats.
+  std::vector<float>& insert(std::size_t elements);
+  /// A unique id for a tile source (ids are never reused, so a new source never matches an old one's tiles).
+  static std::uint64_t next_source_id();
+};
+
+/// Read layouts of B tiles (PendingTile::starts): the teams of every core group a host thread runs are in flight
+/// at once.
+using PlanMemo = HostMemo<std::vector<std::size_t>, 32>;
 
 }  // namespace ldmsim::ops
