@@ -167,6 +167,22 @@ ReadPricer::ReadPricer(const Arch& arch)
 
 ReadPricer::~ReadPricer() = default;
 
+const ReadPricer& ReadPricer::for_arch(const Arch& arch) {
+  // The memos grow with the distinct queries; a long-lived thread starts afresh past this many.
+  constexpr std::size_t kMaxQueries = std::size_t{1} << 20;
+  struct Cached {
+    std::unique_ptr<Arch> arch;
+    std::unique_ptr<ReadPricer> pricer;
+  };
+  thread_local Cached cached;
+  if (cached.arch == nullptr || !(*cached.arch == arch) || cached.pricer->blocks_.size() > kMaxQueries) {
+    cached.pricer.reset();
+    cached.arch = std::make_unique<Arch>(arch);
+    cached.pricer = std::make_unique<ReadPricer>(*cached.arch);
+  }
+  return *cached.pricer;
+}
+
 double ReadPricer::service(std::size_t runs, std::size_t offset, std::size_t run_bytes) const {
   DmaRequest r;
   r.main = kPriceBase + offset;
@@ -230,13 +246,24 @@ double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, s
 }
 
 std::size_t ReadPricer::BlockQueryHash::operator()(const BlockQuery& q) const {
-  std::size_t h = q.first_known ? 0x9e3779b97f4a7c15ULL : 0;
-  for (const std::size_t v : {q.rows, q.count, q.pitch, q.buffer, q.first}) h = (h ^ v) * 0x100000001b3ULL + (h >> 29);
-  return h;
+  // Each field mixed in by splitmix64's finaliser: queries differ in small integers, which a multiply alone
+  // leaves clustered in the low bits the table's buckets are chosen by.
+  std::uint64_t h = q.first_known ? 0x9e3779b97f4a7c15ULL : 0;
+  for (const std::uint64_t v : {q.rows, q.count, q.pitch, q.buffer, q.first}) {
+    h += v + 0x9e3779b97f4a7c15ULL;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+  }
+  return static_cast<std::size_t>(h);
 }
 
 double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                          std::optional<std::size_t> first) const {
+  // Only where the block starts within a transaction matters (every run's cost is taken at its offset modulo a
+  // transaction, and a transaction holds an even number of elements): blocks alike but for whole transactions
+  // share one price.
+  if (first) first = *first % transaction_elements();
   const BlockQuery query{rows, count, pitch, buffer, first.value_or(0), first.has_value()};
   const auto found = blocks_.find(query);
   if (found != blocks_.end()) return found->second;

@@ -95,3 +95,30 @@ TEST_CASE("block_or_span_elements makes room for the span only when it is at mos
   CHECK(tiling::block_or_span_elements(6, 55, 112) == 5 * 112 + 56 + 2);
   CHECK(tiling::block_or_span_elements(6, 55, 1024) == tiling::block_buffer_elements(6, 55));
 }
+
+TEST_CASE("the pricer prices a block by where it starts within a transaction, as the engine charges it", "[kernels]") {
+  const Arch pro = Arch::preset("sw26010pro");
+  const tiling::ReadPricer price(pro);
+  const std::size_t transaction = price.transaction_elements();
+  // The 1x1 stride-2 row block above, shifted by whole transactions: the pricer's memo serves all of them from
+  // one price, which must still be what the engine charges for each.
+  for (const std::size_t shift : {std::size_t{0}, transaction, 7 * transaction}) {
+    const tiling::BlockShape block{.first = 6 + shift, .pitch = 112, .rows = 6, .count = 55};
+    const Outcome o = read_block(block, tiling::block_buffer_elements(6, 55));
+    REQUIRE(o.requests.size() == 1);
+    CHECK(price.block(6, 55, 112, tiling::block_buffer_elements(6, 55), block.first) ==
+          Approx(charged(o.requests)).margin(1));
+  }
+  // A shift that is not whole transactions changes the runs' alignment and the price.
+  CHECK(price.block(6, 55, 112, 6 * 56, 6) != price.block(6, 55, 112, 6 * 56, 6 + transaction / 2));
+}
+
+TEST_CASE("ReadPricer::for_arch keeps one pricer per host thread for equal arches", "[kernels]") {
+  const Arch pro = Arch::preset("sw26010pro"), classic = Arch::preset("sw26010");
+  const tiling::ReadPricer& first = tiling::ReadPricer::for_arch(pro);
+  CHECK(&tiling::ReadPricer::for_arch(Arch::preset("sw26010pro")) == &first);  // an equal copy
+  const double on_classic = tiling::ReadPricer::for_arch(classic).block(6, 55, 112, 6 * 56, 6);
+  CHECK(on_classic == tiling::ReadPricer(classic).block(6, 55, 112, 6 * 56, 6));
+  CHECK(tiling::ReadPricer::for_arch(pro).block(6, 55, 112, 6 * 56, 6) ==
+        tiling::ReadPricer(pro).block(6, 55, 112, 6 * 56, 6));
+}

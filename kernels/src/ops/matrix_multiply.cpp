@@ -152,9 +152,13 @@ bool a_rows_fixed(const MatrixMultiply& job, const Blocking& b, const Arch& arch
     const std::size_t rows = unit / column_blocks;
     return std::pair{job.a_batch[rows / supers], rows % supers};
   };
+  // Every unit's key equals the key `stride` units before. Keys change only where a unit or the one `stride`
+  // before starts a row of column blocks, so one unit per stretch between such starts stands for the stretch.
   const std::size_t units = block_count(job, b, arch.cols);
-  for (std::size_t unit = stride; unit < units; ++unit) {
+  for (std::size_t unit = stride; unit < units;) {
     if (key(unit) != key(unit - stride)) return false;
+    unit = std::min((unit / column_blocks + 1) * column_blocks,
+                    ((unit - stride) / column_blocks + 1) * column_blocks + stride);
   }
   return true;
 }
@@ -187,7 +191,8 @@ double put_cost(const MatrixMultiply& job, const Blocking& b, const tiling::Read
 /// each is priced once per job (the search ranks thousands of candidates on the control core).
 class BlockingEstimator {
  public:
-  BlockingEstimator(const Arch& arch, const MatrixMultiply& job) : arch_(arch), price_(arch), job_(job) {}
+  BlockingEstimator(const Arch& arch, const MatrixMultiply& job)
+      : arch_(arch), price_(tiling::ReadPricer::for_arch(arch)), job_(job) {}
 
   double cycles(const Blocking& b) {
     const Arch& arch = arch_;
@@ -214,12 +219,7 @@ class BlockingEstimator {
     const double puts = concurrent * members * static_cast<double>(b.batches) * put(b) / price.channels();
     const double a_prefix = b.a_resident ? std::min(units_per_group * members, cores) * a_cost / price.channels() : 0.0;
     const double barriers = b.team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
-    const ComputeModel& model = arch.compute;
-    const double build = job.b_source != nullptr ? job.b_source->build_cycles(job.k, b.nb, model) : 0.0;
-    const double chunk_compute =
-        batches *
-        (static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, b.nb, job.k, false))) + build) /
-        chunks;
+    const double chunk_compute = batches * multiply(rows, b.nb) / chunks;
     const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
     return rounds * (unit + 1000.0) + a_prefix + barriers;
   }
@@ -242,15 +242,23 @@ class BlockingEstimator {
                                       : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, price_);
     });
   }
+  /// A block's multiply over the whole k, with its tile builds.
+  double multiply(std::size_t rows, std::size_t nb) {
+    return memo(multiplies_, {rows, nb}, [&] {
+      const ComputeModel& model = arch_.compute;
+      const double build = job_.b_source != nullptr ? job_.b_source->build_cycles(job_.k, nb, model) : 0.0;
+      return static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, nb, job_.k, false))) + build;
+    });
+  }
   double put(const Blocking& b) {
     return memo(puts_, {std::min(b.mb, job_.yl.shape.n), b.whole_rows ? 0 : b.nb},
                 [&] { return put_cost(job_, b, price_); });
   }
 
   const Arch& arch_;
-  tiling::ReadPricer price_;
+  const tiling::ReadPricer& price_;
   const MatrixMultiply& job_;
-  std::map<Key, double> a_, b_, puts_;
+  std::map<Key, double> a_, b_, puts_, multiplies_;
 };
 
 /// The blocking the search ranks first, and its estimate.

@@ -74,6 +74,9 @@ class ReadPricer {
   ~ReadPricer();
   ReadPricer(const ReadPricer&) = delete;
   ReadPricer& operator=(const ReadPricer&) = delete;
+  /// This host thread's pricer of an arch equal to `arch` (its own copy of it), its memos kept across calls: the
+  /// layers of a network ask for many of the same blocks. Valid until the thread's next call with another arch.
+  static const ReadPricer& for_arch(const Arch& arch);
   /// Engine cycles (channel service, summed over requests) of get_block of rows x count elements, `pitch`
   /// apart, the first at element `first`, into a buffer of `buffer` elements.
   double block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
