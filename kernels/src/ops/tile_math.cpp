@@ -42,7 +42,10 @@ LDMSIM_INLINE void multiply_add_block(const float* a, const float* b, float* acc
 }
 
 // R rows of acc, every column: blocks of 64 and 32 columns (sizes that vectorise at every x86-64 level; 16 does
-// not); the last < 32 columns as one more 32-column block over `tail` (b's last columns, zero padded).
+// not); the last < 32 columns as one more 32-column block over `tail` (b's last columns, zero padded), or, when
+// they are at most kScalarTail, one by one in place (cheaper than padding them).
+constexpr std::size_t kScalarTail = 5;
+
 template <std::size_t R>
 LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, const float* tail, float* acc, std::size_t cols,
                                      std::size_t depth, std::size_t acc_pitch) {
@@ -50,6 +53,10 @@ LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, const float
   for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64>(a, b + j, acc + j, cols, depth, acc_pitch);
   for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32>(a, b + j, acc + j, cols, depth, acc_pitch);
   if (j == cols) return;
+  if (cols - j <= kScalarTail) {
+    for (; j < cols; ++j) multiply_add_block<R, 1>(a, b + j, acc + j, cols, depth, acc_pitch);
+    return;
+  }
   float block[R * 32] = {};
   for (std::size_t r = 0; r < R; ++r) std::copy(acc + r * acc_pitch + j, acc + r * acc_pitch + cols, block + r * 32);
   multiply_add_block<R, 32>(a, tail, block, 32, depth, 32);
@@ -85,7 +92,7 @@ LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc,
   // b's last cols % 32 columns, zero padded to 32 (padding columns only feed products that are thrown away).
   thread_local std::vector<float> tail;
   const std::size_t tail_from = cols / 32 * 32;
-  if (tail_from < cols) {
+  if (tail_from + kScalarTail < cols) {
     tail.assign(depth * 32, 0.0f);
     for (std::size_t t = 0; t < depth; ++t)
       std::copy(b + t * cols + tail_from, b + (t + 1) * cols, tail.data() + t * 32);
