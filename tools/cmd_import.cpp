@@ -42,7 +42,7 @@ void import_command(const ImportOptions& options) {
     if (array.dtype == "f4") {
       write_npy(dir / file, array.shape, array.data);
     } else {
-      write_npy(dir / file, array.shape, array.halves);
+      write_npy(dir / file, array.shape, array.halves.span());
     }
   }
   write_file_atomically(dir / workload_file, imported.workload.dump(2) + "\n", "workload file");

@@ -197,9 +197,10 @@ NpyArray read_npy(const std::filesystem::path& file) {
   }
   // Read straight into the values (the size was checked against the file above).
   char* values = nullptr;
+  std::vector<f16> halves;
   if (width == 2) {
-    out.halves.resize(static_cast<std::size_t>(count));
-    values = reinterpret_cast<char*>(out.halves.data());
+    halves.resize(static_cast<std::size_t>(count));
+    values = reinterpret_cast<char*>(halves.data());
   } else {
     out.data.resize(static_cast<std::size_t>(count));
     values = reinterpret_cast<char*>(out.data.data());
@@ -207,13 +208,14 @@ NpyArray read_npy(const std::filesystem::path& file) {
   if (!in.read(values, static_cast<std::streamsize>(count * width))) {
     throw fail(fmt::format("truncated data: expected {} bytes", count * width));
   }
+  if (width == 2) out.halves = SharedHalves(std::move(halves));
   return out;
 }
 
 std::vector<float> NpyArray::floats() const {
   if (dtype != "f2") return data;
   std::vector<float> out(halves.size());
-  halves_to_floats(halves, out);
+  halves_to_floats(halves.span(), out);
   return out;
 }
 
@@ -239,7 +241,7 @@ void write_npy_bytes(const std::filesystem::path& file, const std::vector<std::s
 
 }  // namespace
 
-void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, const std::vector<f16>& data) {
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, std::span<const f16> data) {
   write_npy_bytes(file, shape, "<f2", data.data(), data.size() * sizeof(f16));
 }
 

@@ -59,11 +59,11 @@ void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::st
   shape = s;
   init.kind = TensorInit::Kind::kData;
   if (a.dtype == "f2") {
-    init.data = std::make_shared<const std::vector<f16>>(std::move(a.halves));
+    init.data = std::exchange(a.halves, {});
   } else {  // f32 data is rounded to fp16 once, here
-    auto halves = std::make_shared<std::vector<f16>>(a.data.size());
-    floats_to_halves(a.data, *halves);
-    init.data = std::move(halves);
+    std::vector<f16> halves(a.data.size());
+    floats_to_halves(a.data, halves);
+    init.data = SharedHalves(std::move(halves));
   }
 }
 

@@ -10,13 +10,12 @@
 
 namespace ldmsim {
 
-std::shared_ptr<const std::vector<f16>> initial_values(const TensorNode& t) {
+SharedHalves initial_values(const TensorNode& t) {
   const std::size_t n = t.shape.elements();
   if (t.init.kind == TensorInit::Kind::kData) {  // a model's weights: used where they are, not copied
-    if (t.init.data == nullptr) throw std::logic_error(fmt::format("tensor '{}' has no data", t.name));
-    if (t.init.data->size() == n) return t.init.data;
+    if (t.init.data.size() == n) return t.init.data;
     throw std::logic_error(
-        fmt::format("tensor '{}' holds {} values for shape {}", t.name, t.init.data->size(), t.shape.str()));
+        fmt::format("tensor '{}' holds {} values for shape {}", t.name, t.init.data.size(), t.shape.str()));
   }
   std::vector<float> v(n);
   std::mt19937_64 rng(t.init.seed);
@@ -38,9 +37,9 @@ std::shared_ptr<const std::vector<f16>> initial_values(const TensorNode& t) {
     case TensorInit::Kind::kProduced:
       break;
   }
-  auto h = std::make_shared<std::vector<f16>>(n);
-  floats_to_halves(v, *h);
-  return h;
+  std::vector<f16> h(n);
+  floats_to_halves(v, h);
+  return SharedHalves(std::move(h));
 }
 
 }  // namespace ldmsim

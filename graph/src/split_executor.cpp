@@ -48,8 +48,8 @@ bool same_region(const TensorRegion& a, const TensorRegion& b) {
 }
 
 /// The logical elements of `r` of a C-order tensor.
-std::vector<f16> host_slice(const std::vector<f16>& values, const Shape& shape, const TensorRegion& r) {
-  if (r.whole) return values;
+std::vector<f16> host_slice(std::span<const f16> values, const Shape& shape, const TensorRegion& r) {
+  if (r.whole) return {values.begin(), values.end()};
   const std::uint64_t inner = shape.product(r.axis + 1, shape.rank()), outer = shape.product(0, r.axis);
   std::vector<f16> out;
   out.reserve(outer * (r.end - r.begin) * inner);
@@ -241,8 +241,8 @@ const Copy& SplitRun::obtain(std::size_t t, const TensorRegion& r, int g, const 
 
 void SplitRun::stage(const Step& step) {
   const TensorNode& node = graph_.tensor(step.tensor);
-  const std::shared_ptr<const std::vector<f16>> initial = initial_values(node);
-  const std::vector<f16>& values = *initial;
+  const SharedHalves initial = initial_values(node);
+  const std::span<const f16> values = initial.span();
   // The first consumer decides the placement: its groups' regions, or whole in group 0's memory.
   const auto first = std::find_if(plan_.steps.begin(), plan_.steps.end(), [&](const Step& s) {
     if (s.kind != Step::Kind::kRun && s.kind != Step::Kind::kHandOver) return false;
@@ -404,7 +404,7 @@ void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span
       }
       if (e.input >= tensors.size() || !values[e.input].empty()) continue;  // derived, or already read
       const TensorNode& node = graph_.tensor(tensors[e.input]);
-      values[e.input] = host_slice(*initial_values(node), node.shape, regions[e.input]);
+      values[e.input] = host_slice(initial_values(node).span(), node.shape, regions[e.input]);
     }
   }
   const std::vector<std::span<const f16>> spans(values.begin(), values.end());

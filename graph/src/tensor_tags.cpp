@@ -58,7 +58,7 @@ StaticTags static_tags(const Graph& g, std::size_t t) {
     case TensorInit::Kind::kData:
       s.values_from = "data";
       s.values.resize(shown);
-      halves_to_floats(std::span<const f16>(n.init.data->data(), shown), s.values);
+      halves_to_floats(n.init.data.span().first(shown), s.values);
       break;
     case TensorInit::Kind::kValue:
       s.values_from = "value";

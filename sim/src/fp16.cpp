@@ -191,4 +191,9 @@ void halves_to_floats(std::span<const f16> in, std::span<float> out) noexcept {
   for (std::size_t i = 0; i < n; ++i) out[i] = half_bits_to_float_portable(in[i].bits);
 }
 
+SharedHalves::SharedHalves(std::vector<f16> values) : size_(values.size()) {
+  auto owner = std::make_shared<const std::vector<f16>>(std::move(values));
+  data_ = std::shared_ptr<const f16>(owner, owner->data());
+}
+
 }  // namespace ldmsim

@@ -276,7 +276,7 @@ inline std::map<std::string, Allowance> allowances(const Graph& g) {
   for (std::size_t t = 0; t < g.tensors().size(); ++t) {
     const TensorNode& n = g.tensor(t);
     if (!n.is_input()) continue;
-    const std::vector<f16> h = *initial_values(n);
+    const std::vector<f16> h = initial_values(n).to_vector();
     host[t] = HostTensor{n.shape, std::vector<float>(h.size())};
     halves_to_floats(h, host[t].data);
   }

@@ -38,7 +38,7 @@ double worst_error_against_references(const Graph& g, const std::string& name, c
   for (std::size_t t = 0; t < g.tensors().size(); ++t) {
     const TensorNode& n = g.tensor(t);
     if (!n.is_input()) continue;
-    const std::vector<f16> h = *initial_values(n);
+    const std::vector<f16> h = initial_values(n).to_vector();
     HostTensor ht{n.shape, std::vector<float>(h.size())};
     halves_to_floats(h, ht.data);
     host[t] = std::move(ht);
@@ -151,7 +151,8 @@ TEST_CASE("workloads take rank 0 to 6 tensors and broadcast operands", "[graph]"
   const ExecutionResult r = execute(g, m);
   CHECK(r.shapes.at("y") == Shape{2, 1, 3, 3, 5, 4});
   // y = 2 * (x + c) element by element, with c read through its broadcast strides.
-  const std::vector<f16> x = *initial_values(g.tensor(*g.find("x"))), c = *initial_values(g.tensor(*g.find("c")));
+  const std::vector<f16> x = initial_values(g.tensor(*g.find("x"))).to_vector();
+  const std::vector<f16> c = initial_values(g.tensor(*g.find("c"))).to_vector();
   const Shape out{2, 1, 3, 3, 5, 4};
   const auto sx = broadcast_strides(Shape{2, 1, 3, 1, 5, 4}, out), sc = broadcast_strides(Shape{3, 1, 4}, out);
   for (std::uint64_t i = 0; i < out.elements(); ++i) {

@@ -27,7 +27,7 @@ TEST_CASE("npy round trip of fp16 data", "[npy]") {
   const NpyArray a = read_npy(tmp("ldmsim_rt.npy"));
   CHECK(a.dtype == "f2");
   CHECK(a.shape == std::vector<std::size_t>{2, 3, 5});
-  CHECK(a.halves == data);  // held as fp16, not widened
+  CHECK(a.halves.to_vector() == data);  // held as fp16, not widened
   CHECK(a.data.empty());
   const std::vector<float> values = a.floats();
   REQUIRE(values.size() == 30);

@@ -98,7 +98,7 @@ TEST_CASE("in-memory arrays are moved into the graph, each backing one tensor", 
     "ops": [{"type": "add", "inputs": ["x", "w"], "outputs": ["y"], "name": "sum"}],
     "outputs": ["y"]})");
   std::map<std::string, NpyArray> arrays;
-  arrays["x.npy"] = NpyArray{{2, 2}, "f2", {}, std::vector<f16>(4, f16(1.0f))};
+  arrays["x.npy"] = NpyArray{{2, 2}, "f2", {}, SharedHalves(std::vector<f16>(4, f16(1.0f)))};
   WorkloadLoadOptions options;
   options.arrays = &arrays;
   // The second tensor naming the array must not silently read ./x.npy from disk instead.
@@ -109,12 +109,11 @@ TEST_CASE("in-memory arrays are moved into the graph, each backing one tensor", 
   one["tensors"].erase("w");
   one["tensors"]["w"] = {{"shape", {2, 2}}, {"init", {{"value", 1}}}};
   const std::vector<f16> values{f16(1.0f), f16(2.0f), f16(3.0f), f16(4.0f)};
-  arrays["x.npy"] = NpyArray{{2, 2}, "f2", {}, values};
+  arrays["x.npy"] = NpyArray{{2, 2}, "f2", {}, SharedHalves(values)};
   const f16* held = arrays["x.npy"].halves.data();
   const Graph g = workload_from_json(one, "t.json", ".", test::registry(), "t", options);
-  REQUIRE(g.tensor(*g.find("x")).init.data != nullptr);
-  CHECK(*g.tensor(*g.find("x")).init.data == values);
-  CHECK(g.tensor(*g.find("x")).init.data->data() == held);  // moved, not copied
+  CHECK(g.tensor(*g.find("x")).init.data.to_vector() == values);
+  CHECK(g.tensor(*g.find("x")).init.data.data() == held);  // moved, not copied
   CHECK(arrays["x.npy"].halves.empty());
   CHECK(g.ops()[0].layer() == "sum");
 }

@@ -251,6 +251,12 @@ def single_op_models(directory):
          [mk("Div", ["x", "root2"], ["s"]), mk("Erf", ["s"], ["e"]), mk("Add", ["e", "one"], ["e1"]),
           mk("Mul", ["x", "e1"], ["xe"]), mk("Mul", ["xe", "half"], ["y"])],
          [("root2", np.array(math.sqrt(2))), ("one", np.array(1.0)), ("half", np.array(0.5))])
+    # A weight large enough to stay undecoded at import (over 4096 elements), used directly and through a folded
+    # Unsqueeze: both constants hold the one initializer's data, taken once.
+    xw, ww = fp16(rng.normal(size=(1, 64, 72))), weights(64, 72)
+    case("weight_shared_by_fold", xw, (xw + ww) * ww.reshape(1, 64, 72),
+         [mk("Add", ["x", "w"], ["s"]), mk("Unsqueeze", ["w", "axes"], ["w3"]), mk("Mul", ["s", "w3"], ["y"])],
+         [("w", ww), ("axes", np.array([0]))])
     case("transpose_last_two", x4, np.swapaxes(x4, -1, -2), [node("Transpose", ["x"], perm=[0, 1, 3, 2])])
     case("transpose_default", mat, mat.T, [node("Transpose", ["x"])])
     case("reduce_sum_noop", x4, x4, [node("ReduceSum", ["x"], noop_with_empty_axes=1)])

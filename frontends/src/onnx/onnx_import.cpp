@@ -181,12 +181,13 @@ std::vector<std::string> wiring_problems(const onnx::NodeProto& node, const std:
   return wiring;
 }
 
-/// A constant as an fp16 .npy array (round to nearest even).
-NpyArray fp16_array(const Constant& c) {
+/// A constant as an fp16 .npy array (round to nearest even); consumes the constant's data. Each undecoded source
+/// backs one constant: a fold reads its input decoded (NodeTranslator::known), so copies never share a source.
+NpyArray fp16_array(Constant& c) {
   NpyArray a;
   a.shape.assign(c.dims.begin(), c.dims.end());
   a.dtype = "f2";
-  onnx_import::append_fp16(c, a.halves);
+  a.halves = onnx_import::take_fp16(c);
   return a;
 }
 
@@ -318,7 +319,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
                                   fmt::join(problems, "\n  ")));
   }
   for (const std::string& name : used_constants) {
-    const Constant& c = ctx.constants.at(name);
+    Constant& c = ctx.constants.at(name);
     const std::string file_name = safe(name) + ".npy";
     out.workload["tensors"][safe(name)] = {{"shape", c.dims}, {"init", {{"file", file_name}}}, {"constant", true}};
     out.arrays[file_name] = fp16_array(c);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <stdexcept>
 
 #include "ldmsim/sim/fp16.hpp"
 #include "onnx_nodes.hpp"
@@ -88,21 +89,54 @@ bool decode(Constant& c) {
   return true;
 }
 
+namespace {
+
+bool raw_fp32(const Constant& c) {
+  return c.source != nullptr && c.source->data_type() == onnx::TensorProto::FLOAT && c.source->has_raw_data();
+}
+
+/// Rounds `count` fp32 values at `from` (any alignment) to fp16 at `to`, a block at a time through aligned
+/// buffers; `to` may be `from` itself: each block is read whole before its halves (half its size) are written.
+void round_raw_fp32(const char* from, std::size_t count, char* to) {
+  constexpr std::size_t kBlock = 1024;
+  float floats[kBlock];
+  f16 halves[kBlock];
+  for (std::size_t i = 0; i < count; i += kBlock) {
+    const std::size_t n = std::min<std::size_t>(kBlock, count - i);
+    std::memcpy(floats, from + i * sizeof(float), n * sizeof(float));
+    floats_to_halves(std::span<const float>(floats, n), std::span<f16>(halves, n));
+    std::memcpy(to + i * sizeof(f16), halves, n * sizeof(f16));
+  }
+}
+
+}  // namespace
+
+SharedHalves take_fp16(Constant& c) {
+  if (!raw_fp32(c)) {
+    std::vector<f16> out;
+    append_fp16(c, out);
+    return SharedHalves(std::move(out));
+  }
+  // The source lies in the importer's own model, which nothing reads after this: its bytes become the values.
+  auto* source = const_cast<onnx::TensorProto*>(c.source);
+  const std::uint64_t count = product(c.dims);
+  if (source->raw_data().size() != count * sizeof(float)) {  // read_tensor checked it: another taker consumed it
+    throw std::logic_error(fmt::format("ONNX import: the data of a constant of {} elements was taken before", count));
+  }
+  auto owner = std::make_shared<std::string>(std::move(*source->mutable_raw_data()));
+  c.source = nullptr;
+  c.values.clear();
+  round_raw_fp32(owner->data(), count, owner->data());
+  const auto* values = reinterpret_cast<const f16*>(owner->data());
+  return SharedHalves(std::move(owner), values, count);
+}
+
 void append_fp16(const Constant& c, std::vector<f16>& out) {
-  if (c.source != nullptr && c.source->data_type() == onnx::TensorProto::FLOAT && c.source->has_raw_data()) {
-    // The common case, a model's fp32 weights: rounded in blocks by the vector conversion, straight from the
-    // protobuf's bytes (copied to floats a block at a time: the bytes need not be aligned).
+  if (raw_fp32(c)) {  // a model's fp32 weights, rounded by the vector conversion
     const std::uint64_t count = product(c.dims);
-    const std::string& raw = c.source->raw_data();
-    constexpr std::size_t kBlock = 1024;
-    float block[kBlock];
     const std::size_t at = out.size();
     out.resize(at + count);
-    for (std::size_t i = 0; i < count; i += kBlock) {
-      const std::size_t n = std::min<std::size_t>(kBlock, count - i);
-      std::memcpy(block, raw.data() + i * sizeof(float), n * sizeof(float));
-      floats_to_halves(std::span<const float>(block, n), std::span<f16>(out.data() + at + i, n));
-    }
+    round_raw_fp32(c.source->raw_data().data(), count, reinterpret_cast<char*>(out.data() + at));
     return;
   }
   const auto push = [&out](std::size_t, double v) { out.push_back(f16(static_cast<float>(v))); };

@@ -16,7 +16,7 @@ struct NpyArray {
   std::vector<std::size_t> shape;
   std::string dtype;        ///< "f2" or "f4"
   std::vector<float> data;  ///< "f4": the values
-  std::vector<f16> halves;  ///< "f2": the values
+  SharedHalves halves;      ///< "f2": the values (shared, not copied, when the array is handed on)
   /// The values as fp32, whichever the dtype.
   std::vector<float> floats() const;
 };
@@ -24,7 +24,7 @@ struct NpyArray {
 /// Reads a little-endian f2 or f4 C-order .npy (ConfigError naming the file and the problem otherwise).
 NpyArray read_npy(const std::filesystem::path& file);
 /// Writes fp16 data as '<f2', C order (atomically: docs/user-guide.md, "Output files").
-void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, const std::vector<f16>& data);
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, std::span<const f16> data);
 /// Writes fp32 data as '<f4', C order.
 void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape,
                const std::vector<float>& data);

@@ -44,6 +44,6 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
 
 /// The initial values of a graph input, as fp16 (uniform / normal from the seed, a value, or file data).
 /// A model's data is returned as the graph holds it (shared, not copied).
-std::shared_ptr<const std::vector<f16>> initial_values(const TensorNode& tensor);
+SharedHalves initial_values(const TensorNode& tensor);
 
 }  // namespace ldmsim

@@ -28,7 +28,7 @@ struct TensorInit {
   std::uint64_t seed = 0;
   /// kData: logical values in C order, rounded to fp16; shared, so copies of a graph (fusion, passes) do not
   /// copy a model's weights.
-  std::shared_ptr<const std::vector<f16>> data;
+  SharedHalves data;
   bool source_f32 = false;  ///< the workload declared it f32 (rounded to fp16 when loaded)
   /// A constant of the model (an ONNX initializer) or a value given when it runs (an ONNX graph input); unset:
   /// decided by use (tensor tags: an input read only as an op's parameter is a constant).

@@ -4,7 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <utility>
+#include <vector>
 
 namespace ldmsim {
 
@@ -38,5 +41,36 @@ static_assert(sizeof(f16) == 2);
 /// Bulk conversions (vectorised with F16C when available). Spans must have equal sizes.
 void floats_to_halves(std::span<const float> in, std::span<f16> out) noexcept;
 void halves_to_floats(std::span<const f16> in, std::span<float> out) noexcept;
+
+/// Immutable fp16 values shared by their holders (a graph and its copies, an import's arrays), in whatever storage
+/// made them: a vector, or a model's own buffer they were converted in place in. Copies share; none copies values.
+class SharedHalves {
+ public:
+  SharedHalves() = default;
+  /// Takes the vector's values.
+  explicit SharedHalves(std::vector<f16> values);
+  /// `size` values at `data`, kept alive by `owner`.
+  SharedHalves(std::shared_ptr<const void> owner, const f16* data, std::size_t size)
+      : data_(std::move(owner), data), size_(size) {}
+  SharedHalves(const SharedHalves&) = default;
+  SharedHalves& operator=(const SharedHalves&) = default;
+  /// A moved-from SharedHalves is empty.
+  SharedHalves(SharedHalves&& other) noexcept : data_(std::move(other.data_)), size_(std::exchange(other.size_, 0)) {}
+  SharedHalves& operator=(SharedHalves&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
+  ~SharedHalves() = default;
+  const f16* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::span<const f16> span() const { return {data_.get(), size_}; }
+  std::vector<f16> to_vector() const { return {data_.get(), data_.get() + size_}; }
+
+ private:
+  std::shared_ptr<const f16> data_;
+  std::size_t size_ = 0;
+};
 
 }  // namespace ldmsim
