@@ -132,18 +132,18 @@ PendingTile RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16>
                                  std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
                                  std::size_t j1) const {
   if (precomputed()) {
-    std::vector<OffsetEntry> entries(k1 - k0);
-    if (!resident.empty()) {
-      std::memcpy(entries.data(), resident.data() + k0 * sizeof(OffsetEntry) / sizeof(f16),
-                  entries.size() * sizeof(OffsetEntry));
-    } else {  // the chunk's entries, read into the tail of the buffer
-      const std::size_t count = (k1 - k0) * 3;
-      const std::size_t at = tiling::floor_even(buf.size() - count * 2);  // 2 elements per int32
-      LdmSpan<std::int32_t> table(reinterpret_cast<std::int32_t*>(buf.data() + at),
-                                  static_cast<LdmAddr>(buf.ldm_addr() + at * sizeof(f16)), count);
-      core.get(table, table_ + k0 * 3).wait();
-      std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
+    if (!resident.empty()) {  // the core's resident table, read where it is
+      const auto* table = reinterpret_cast<const OffsetEntry*>(resident.data());
+      return issue_row_blocks(core, mode, buf, std::span(table + k0, k1 - k0), batch, k0, k1, j0, j1);
     }
+    // The chunk's entries, read into the tail of the buffer (and copied: the row blocks land in the same buffer).
+    std::vector<OffsetEntry> entries(k1 - k0);
+    const std::size_t count = (k1 - k0) * 3;
+    const std::size_t at = tiling::floor_even(buf.size() - count * 2);  // 2 elements per int32
+    LdmSpan<std::int32_t> table(reinterpret_cast<std::int32_t*>(buf.data() + at),
+                                static_cast<LdmAddr>(buf.ldm_addr() + at * sizeof(f16)), count);
+    core.get(table, table_ + k0 * 3).wait();
+    std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
     return issue_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1);
   }
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
@@ -217,7 +217,7 @@ std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
 }
 
 PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
-                                            const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
+                                            std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
                                             std::size_t k1, std::size_t j0, std::size_t j1) const {
   // A team member lays out the reads its leader issues into the same buffer: one layout per host thread serves
   // them all. The key is built after the reads are issued (issuing may switch fibers, which reuse the memo).
@@ -238,7 +238,7 @@ PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, L
 }
 
 PendingTile RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
-                                           const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
+                                           std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
                                            std::size_t k1, std::size_t j0, std::size_t j1) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
   PendingTile pending;

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "conv_geometry.hpp"
 #include "matrix_multiply.hpp"
@@ -77,12 +78,11 @@ class RunTileSource final : public TileSource {
   std::size_t row_block_elements(std::size_t nb) const;
   /// read_row_blocks, a layout found in this thread's PlanMemo reused for kPlan.
   PendingTile issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
-                               const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
-                               std::size_t k1, std::size_t j0, std::size_t j1) const;
+                               std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0, std::size_t k1,
+                               std::size_t j0, std::size_t j1) const;
   /// A row block per input channel of the chunk (as `mode` says) and their layout in `buf`.
-  PendingTile read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
-                              const std::vector<OffsetEntry>& entries, std::size_t batch, std::size_t k0,
-                              std::size_t k1, std::size_t j0, std::size_t j1) const;
+  PendingTile read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, std::span<const OffsetEntry> entries,
+                              std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const;
   void unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
                          std::size_t j1, std::vector<float>& out) const;
   /// What unpack_row_blocks reads, as a memo key: this source, the tile, each block's layout and ldm values.
