@@ -1,6 +1,10 @@
 // 1-D class operators (relu, sigmoid, tanh, add, mul) under all three staging policies.
+#include <bit>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "op_harness.hpp"
 
@@ -147,4 +151,39 @@ TEST_CASE("log, reciprocal and pow give ONNX's infinities and NaNs at the edges 
   r = run_op("pow", {Shape{4}, Shape{4}}, nullptr, StagingPolicy::kMethod, 0, 0, 7,
              {{-8.0f, 0.0f, 2.0f, -2.0f}, {1.0f / 3.0f, -1.0f, 10.0f, 3.0f}});
   CHECK(r.max_excess <= 0);
+}
+
+TEST_CASE("an element-wise op's loop over a run computes exactly its per-element function", "[kernels][1d]") {
+  // Fused kernels call FusionForm::run once per row; the values must be the bits fn gives element by element,
+  // for runs and for a value repeated across the run (step 0), on ordinary and special inputs.
+  std::vector<float> a, b;
+  for (int i = -40; i < 40; ++i)
+    a.push_back(static_cast<float>(i) * 0.37f), b.push_back(static_cast<float>(i) * -0.21f);
+  for (const float v : {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::quiet_NaN(), 1e-30f, 65504.0f}) {
+    a.push_back(v), b.push_back(1.5f), a.push_back(2.5f), b.push_back(v);
+  }
+  const Shape shape({a.size()});
+  const auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
+  for (const char* name : {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "reciprocal", "erf", "gelu", "clip", "add",
+                           "sub", "mul", "div", "pow"}) {
+    const bool binary = std::string_view("add sub mul div pow").find(name) != std::string_view::npos;
+    const nlohmann::json attrs =
+        std::string(name) == "clip" ? nlohmann::json{{"min", -1.0}, {"max", 2.0}} : nlohmann::json::object();
+    const auto op = test::bind_op(name, binary ? std::vector<Shape>{shape, shape} : std::vector<Shape>{shape}, attrs);
+    const FusionForm form = op->fusion_form();
+    REQUIRE(form.kind == FusionForm::Kind::kPointwise);
+    REQUIRE(form.run);
+    for (const auto& [a_step, b_step] : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 0}, {0, 1}}) {
+      INFO(name << " steps " << a_step << "," << b_step);
+      std::vector<float> y(a.size());
+      form.run(a.data(), a_step, binary ? b.data() : nullptr, b_step, y.data(), y.size());
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const float want = form.fn(a[a_step * i], binary ? b[b_step * i] : 0.0f);
+        differ += bits(y[i]) != bits(want) && !(std::isnan(y[i]) && std::isnan(want));
+      }
+      CHECK(differ == 0);
+    }
+  }
 }

@@ -120,6 +120,7 @@ class Lowering {
       case FusionForm::Kind::kPointwise: {
         const std::size_t a = operand(op, 0);  // operands in order: values are numbered as the op reads them
         y = op.inputs.size() == 2 ? point(name, f.fn, f.flops, a, operand(op, 1)) : point(name, f.fn, f.flops, a);
+        group_.program.steps.back().run = f.run;  // the op's own loop over a run, where it has one
         break;
       }
       case FusionForm::Kind::kReduce:

@@ -226,6 +226,10 @@ class FusedCore {
         const float* a0 = x0 + (av.k ? kk * ai : 0);
         const float* b0 = x1 != nullptr ? x1 + (bv->k ? kk * bi : 0) : nullptr;
         float* out = y + kk * in;
+        if (s.run) {
+          s.run(a0, av.i ? 1 : 0, b0, b0 != nullptr && bv->i ? 1 : 0, out, in);
+          continue;
+        }
         for (std::uint64_t ii = 0; ii < in; ++ii) {
           out[ii] = s.fn(a0[av.i ? ii : 0], b0 != nullptr ? b0[bv->i ? ii : 0] : 0.0f);
         }

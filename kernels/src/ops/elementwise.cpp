@@ -43,43 +43,71 @@ struct Function {
   float lo = 0.0f, hi = 0.0f;
 };
 
-// The kernel's fp32 arithmetic.
-float apply(const Function& f, float a, float b) {
+// The kernel's fp32 arithmetic: calls visit with the function as a callable (float, float) -> float, so a loop
+// over elements can run inside the dispatch, not around it.
+template <typename Visit>
+decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
   switch (f.fn) {
     case Fn::kRelu:
-      return a > 0.0f ? a : 0.0f;
+      return visit([](float a, float) { return a > 0.0f ? a : 0.0f; });
     case Fn::kSigmoid:
-      return 1.0f / (1.0f + std::exp(-a));
+      return visit([](float a, float) { return 1.0f / (1.0f + std::exp(-a)); });
     case Fn::kTanh:
-      return std::tanh(a);
+      return visit([](float a, float) { return std::tanh(a); });
     case Fn::kExp:
-      return std::exp(a);
+      return visit([](float a, float) { return std::exp(a); });
     case Fn::kLog:
-      return std::log(a);
+      return visit([](float a, float) { return std::log(a); });
     case Fn::kSqrt:
-      return std::sqrt(a);
+      return visit([](float a, float) { return std::sqrt(a); });
     case Fn::kReciprocal:
-      return 1.0f / a;
+      return visit([](float a, float) { return 1.0f / a; });
     case Fn::kErf:
-      return std::erf(a);
+      return visit([](float a, float) { return std::erf(a); });
     case Fn::kGelu:
-      return 0.5f * a * (1.0f + std::erf(a * static_cast<float>(kSqrtHalf)));
+      return visit([](float a, float) { return 0.5f * a * (1.0f + std::erf(a * static_cast<float>(kSqrtHalf))); });
     case Fn::kGeluTanh:
-      return 0.5f * a * (1.0f + std::tanh(static_cast<float>(kSqrtTwoOverPi) * (a + 0.044715f * a * a * a)));
+      return visit([](float a, float) {
+        return 0.5f * a * (1.0f + std::tanh(static_cast<float>(kSqrtTwoOverPi) * (a + 0.044715f * a * a * a)));
+      });
     case Fn::kClip:
-      return std::min(std::max(a, f.lo), f.hi);
+      return visit([lo = f.lo, hi = f.hi](float a, float) { return std::min(std::max(a, lo), hi); });
     case Fn::kAdd:
-      return a + b;
+      return visit([](float a, float b) { return a + b; });
     case Fn::kSub:
-      return a - b;
+      return visit([](float a, float b) { return a - b; });
     case Fn::kMul:
-      return a * b;
+      return visit([](float a, float b) { return a * b; });
     case Fn::kDiv:
-      return a / b;
+      return visit([](float a, float b) { return a / b; });
     case Fn::kPow:
-      return std::pow(a, b);
+      return visit([](float a, float b) { return std::pow(a, b); });
   }
-  return a;
+  return visit([](float a, float) { return a; });
+}
+
+float apply(const Function& f, float a, float b) {
+  return with_arithmetic(f, [&](auto op) { return op(a, b); });
+}
+
+/// y[i] = op(a[i * a_step], b[i * b_step]) for i < n; steps of 1 (a run) or 0 (one value for all), fixed at
+/// compile time so the loop vectorises where the arithmetic does.
+template <std::size_t AStep, std::size_t BStep, typename Op>
+void apply_each(const float* a, const float* b, float* y, std::size_t n, Op op) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = op(a[i * AStep], b[i * BStep]);
+}
+
+/// apply over n elements: a and b advance by their steps (1 or 0; b may be null for a unary function).
+void apply_run(const Function& f, const float* a, std::size_t a_step, const float* b, std::size_t b_step, float* y,
+               std::size_t n) {
+  const float zero = 0.0f;
+  if (b == nullptr) b = &zero, b_step = 0;
+  with_arithmetic(f, [&](auto op) {
+    if (a_step == 1 && b_step == 1) return apply_each<1, 1>(a, b, y, n, op);
+    if (a_step == 1) return apply_each<1, 0>(a, b, y, n, op);
+    if (b_step == 1) return apply_each<0, 1>(a, b, y, n, op);
+    return apply_each<0, 0>(a, b, y, n, op);
+  });
 }
 
 // The reference's arithmetic, in double (an independent check of the kernel's, not a copy of it).
@@ -197,7 +225,11 @@ void flat_kernel(Core& core, const FlatArgs& a) {
       const std::size_t t = offset - tile.begin;
       live += run;
       if (a.arity == 1) {
-        for (std::size_t i = 0; i < run; ++i) ys[t + i] = apply(a.fn, xs[0][t + i], 0.0f);
+        apply_run(a.fn, &xs[0][t], 1, nullptr, 0, &ys[t], run);
+        return;
+      }
+      if (!a.in[0].broadcast && !a.in[1].broadcast) {
+        apply_run(a.fn, &xs[stream_slot[0]][t], 1, &xs[stream_slot[1]][t], 1, &ys[t], run);
         return;
       }
       std::array<std::optional<BroadcastIndex>, 2> bidx;
@@ -273,6 +305,8 @@ class ElementwiseOp final : public BoundOp {
   FusionForm fusion_form() const override {
     FusionForm form{.kind = FusionForm::Kind::kPointwise};
     form.fn = [f = fn_](float a, float b) { return apply(f, a, b); };
+    form.run = [f = fn_](const float* a, std::size_t a_step, const float* b, std::size_t b_step, float* y,
+                         std::size_t n) { apply_run(f, a, a_step, b, b_step, y, n); };
     form.flops = flops_of(fn_.fn);
     return form;
   }

@@ -49,9 +49,11 @@ struct FusedStep {
   enum class Kind : std::uint8_t { kPointwise, kReduce };
   Kind kind = Kind::kPointwise;
   std::function<float(float, float)> fn;  ///< kPointwise
-  std::uint64_t flops = 1;                ///< per result element
-  ReduceMode mode = ReduceMode::kSum;     ///< kReduce, over the frame's K
-  std::vector<std::size_t> args;          ///< value ids: one or two (pointwise), one (reduce)
+  /// kPointwise, optional: fn over a run of elements (FusionForm::run); used instead of fn when set.
+  std::function<void(const float*, std::size_t, const float*, std::size_t, float*, std::size_t)> run;
+  std::uint64_t flops = 1;             ///< per result element
+  ReduceMode mode = ReduceMode::kSum;  ///< kReduce, over the frame's K
+  std::vector<std::size_t> args;       ///< value ids: one or two (pointwise), one (reduce)
   std::size_t result = 0;
 };
 

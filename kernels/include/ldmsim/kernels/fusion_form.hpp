@@ -24,6 +24,10 @@ struct FusionForm {
   Kind kind = Kind::kNone;
   /// kPointwise: the op's own fp32 arithmetic (the unfused kernel's), b unused for unary ops, and its flops.
   std::function<float(float, float)> fn;
+  /// kPointwise, optional: fn over n elements, y[i] = fn(a[i * a_step], b[i * b_step]) (steps 0 or 1; b null for a
+  /// unary op), with fn's exact arithmetic; fused kernels call it once per row instead of fn per element.
+  std::function<void(const float* a, std::size_t a_step, const float* b, std::size_t b_step, float* y, std::size_t n)>
+      run;
   std::uint64_t flops = 1;
   ReduceMode mode = ReduceMode::kSum;
   std::size_t axis_begin = 0, axis_end = 0;
