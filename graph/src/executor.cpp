@@ -109,6 +109,8 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
   StagingStats op_staging;  // staging of the op about to run (its inputs' uploads, its outputs' allocations)
   std::size_t freed = 0;
   nlohmann::json host_ops = nlohmann::json::array();  // host-side times: kept out of stats (not deterministic)
+  // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run).
+  auto op_start = std::chrono::steady_clock::now();
   for (const Step& step : plan.steps) {
     const TensorNode& node = graph.tensor(step.tensor);
     switch (step.kind) {
@@ -168,7 +170,11 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                        {"device_bytes_live", footprint.live},
                        {"buffer", fmt::format("handed over from '{}'", graph.tensor(op.inputs[0]).name)},
                        {"plans", {{t.name, step.plan.describe()}}}});
-        host_ops.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_staging.host_seconds}});
+        host_ops.push_back({{"index", op.index},
+                            {"type", op.type},
+                            {"staging_host_seconds", op_staging.host_seconds},
+                            {"host_seconds", host_seconds_since(op_start)}});
+        op_start = std::chrono::steady_clock::now();
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
         break;
@@ -180,7 +186,6 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         ++freed;
         break;
       case Step::Kind::kRun: {
-        const auto op_start = std::chrono::steady_clock::now();
         const OpNode& op = graph.ops()[step.op];
         const auto& plans = plan.op_plans[op.index];
         json layouts = json::object();
@@ -209,6 +214,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                             {"type", op.type},
                             {"staging_host_seconds", op_staging.host_seconds},
                             {"host_seconds", host_seconds_since(op_start)}});
+        op_start = std::chrono::steady_clock::now();
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
         break;

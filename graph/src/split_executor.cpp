@@ -514,6 +514,12 @@ void SplitRun::record(const OpNode& op, const RunStats& s0, const RunStats& s1, 
 }
 
 ExecutionResult SplitRun::run() {
+  // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run).
+  auto op_start = std::chrono::steady_clock::now();
+  const auto record_host_time = [&] {
+    host_ops_.back()["host_seconds"] = host_seconds_since(op_start);
+    op_start = std::chrono::steady_clock::now();
+  };
   for (const Step& step : plan_.steps) {
     switch (step.kind) {
       case Step::Kind::kStage:
@@ -523,19 +529,19 @@ ExecutionResult SplitRun::run() {
         break;
       case Step::Kind::kHandOver:
         hand_over(step);
+        record_host_time();
         break;
       case Step::Kind::kFree:
         free_all(step.tensor);
         break;
       case Step::Kind::kRun: {
-        const auto op_start = std::chrono::steady_clock::now();
         const OpNode& op = graph_.ops()[step.op];
         if (const auto& s = split_.ops[op.index]) {
           run_split(op, *s);
         } else {
           run_whole(op);
         }
-        host_ops_.back()["host_seconds"] = host_seconds_since(op_start);
+        record_host_time();
         break;
       }
     }

@@ -62,7 +62,7 @@ StaticTags static_tags(const Graph& g, std::size_t t) {
       break;
     case TensorInit::Kind::kValue:
       s.values_from = "value";
-      s.values.assign(shown, static_cast<float>(n.init.a));
+      s.values.assign(shown, static_cast<float>(f16(static_cast<float>(n.init.a))));  // as the machine holds it
       break;
     case TensorInit::Kind::kUniform:
       s.values_from = fmt::format("uniform [{}, {}] seed {}", n.init.a, n.init.b, n.init.seed);

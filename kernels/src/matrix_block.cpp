@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 
 namespace ldmsim::tiling {
 namespace {
@@ -175,7 +176,8 @@ const ReadPricer& ReadPricer::for_arch(const Arch& arch) {
     std::unique_ptr<ReadPricer> pricer;
   };
   thread_local Cached cached;
-  if (cached.arch == nullptr || !(*cached.arch == arch) || cached.pricer->blocks_.size() > kMaxQueries) {
+  if (cached.arch == nullptr || !(*cached.arch == arch) || cached.pricer->blocks_.size() > kMaxQueries ||
+      cached.pricer->runs_.size() > kMaxQueries) {
     cached.pricer.reset();
     cached.arch = std::make_unique<Arch>(arch);
     cached.pricer = std::make_unique<ReadPricer>(*cached.arch);
@@ -196,7 +198,8 @@ double ReadPricer::service(std::size_t runs, std::size_t offset, std::size_t run
 
 std::vector<double>& ReadPricer::run_costs(std::size_t bytes) const {
   const auto [it, added] = runs_.try_emplace(bytes);
-  if (added) it->second.assign(transaction_bytes_ / 4, std::numeric_limits<double>::quiet_NaN());
+  // Runs start on elements: even byte offsets below a transaction.
+  if (added) it->second.assign(transaction_bytes_ / 2 + 1, std::numeric_limits<double>::quiet_NaN());
   return it->second;
 }
 
@@ -205,7 +208,7 @@ double ReadPricer::run_at(std::size_t offset, std::size_t bytes) const {
 }
 
 double ReadPricer::run_in(std::vector<double>& costs, std::size_t offset, std::size_t bytes) const {
-  double& cost = costs[offset / 4];
+  double& cost = costs[offset / 2];
   if (std::isnan(cost)) cost = std::max(0.0, service(2, offset, bytes) - service(1, offset, bytes));
   return cost;
 }
@@ -236,7 +239,7 @@ double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, s
   double cycles = static_cast<double>(pieces) * overhead_;
   if (!first) return cycles + static_cast<double>(rows) * run(std::nullopt, width * sizeof(f16));
   // Run offsets within a transaction repeat: price one period of rows and scale.
-  const std::size_t period = std::min<std::size_t>(rows, transaction_bytes_ / 2);
+  const std::size_t period = std::min<std::size_t>(rows, transaction_elements());
   const std::size_t bytes = width * sizeof(f16);
   std::vector<double>& costs = run_costs(bytes);
   double runs = 0;
@@ -261,9 +264,9 @@ std::size_t ReadPricer::BlockQueryHash::operator()(const BlockQuery& q) const {
 double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                          std::optional<std::size_t> first) const {
   // Only where the block starts within a transaction matters (every run's cost is taken at its offset modulo a
-  // transaction, and a transaction holds an even number of elements): blocks alike but for whole transactions
-  // share one price.
-  if (first) first = *first % transaction_elements();
+  // transaction) and whether it starts on an even element (runs are widened to even bounds): blocks whose starts
+  // differ by whole periods of both share one price.
+  if (first) first = *first % (std::lcm<std::size_t>(transaction_bytes_, 4) / sizeof(f16));
   const BlockQuery query{rows, count, pitch, buffer, first.value_or(0), first.has_value()};
   const auto found = blocks_.find(query);
   if (found != blocks_.end()) return found->second;

@@ -179,3 +179,22 @@ TEST_CASE("conv attribute and shape errors name the op", "[kernels][conv]") {
       Catch::Contains("conv: implicit-precomp's offset table holds 32-bit") && Catch::Contains("--conv-algo direct"));
   CHECK_NOTHROW(bind_op("conv", {huge, hw}, {{"algo", "direct"}}));
 }
+
+TEST_CASE("conv runs right on an arch whose transactions are smaller than the 4-byte DMA rule", "[kernels][conv]") {
+  // The blocking search prices reads by their offset within a transaction: 1- and 2-byte transactions once
+  // crashed it (a table of transaction_bytes / 4 entries).
+  for (const std::uint32_t bytes : {1u, 2u}) {
+    INFO("transaction_bytes " << bytes);
+    nlohmann::json tree = ldmsim::test::small_arch().to_json();
+    tree["dma"]["granularity_bytes"] = 1;
+    tree["dma"]["transaction_bytes"] = bytes;
+    const Arch arch = Arch::from_json(tree);
+    for (const char* algo : {"implicit-precomp", "direct", "im2col"}) {
+      INFO(algo);
+      const auto r = run_op("conv", {Shape{1, 3, 9, 9}, Shape{4, 3, 3, 3}}, {{"pad", 1}, {"algo", algo}},
+                            StagingPolicy::kMethod, -1.0f, 1.0f, 5, {}, arch);
+      REQUIRE_FALSE(r.trapped);
+      CHECK(r.max_excess <= 0);
+    }
+  }
+}

@@ -122,3 +122,18 @@ TEST_CASE("ReadPricer::for_arch keeps one pricer per host thread for equal arche
   CHECK(tiling::ReadPricer::for_arch(pro).block(6, 55, 112, 6 * 56, 6) ==
         tiling::ReadPricer(pro).block(6, 55, 112, 6 * 56, 6));
 }
+
+TEST_CASE("transactions of 1 and 2 bytes are priced", "[kernels]") {
+  for (const std::uint32_t bytes : {1u, 2u}) {
+    INFO("transaction_bytes " << bytes);
+    nlohmann::json tree = Arch::preset("sw26010pro").to_json();
+    tree["dma"]["granularity_bytes"] = 1;
+    tree["dma"]["transaction_bytes"] = bytes;
+    const Arch arch = Arch::from_json(tree);
+    const tiling::ReadPricer price(arch);
+    CHECK(price.transaction_elements() == 1);
+    // Starts two elements apart keep the runs' parity and (at most 2-byte transactions) their alignment.
+    CHECK(price.block(6, 55, 112, 6 * 56, 6) == price.block(6, 55, 112, 6 * 56, 8));
+    CHECK(price.block(6, 55, 112, 6 * 56, 6) > 0);
+  }
+}

@@ -537,6 +537,23 @@ def recurrent(directory):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), str(directory / "bad_rnn.onnx"))
 
 
+def raw_weight(directory):
+    """A raw fp32 weight over 4096 elements (kept undecoded at import, rounded to fp16 in place in the model's
+    buffer) holding the values rounding is hard on: ties to even, subnormals, the largest finite halves and the
+    first value that overflows, infinities, signed zeros. raw_weight_w16.npy is numpy's rounding of it."""
+    special = np.array([0.0, -0.0, 1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26,
+                        2.0 ** -14 - 2.0 ** -25, 65504.0, 65519.0, 65520.0, -65520.0, np.inf, -np.inf, 1e-8, 0.1],
+                       np.float32)
+    w = rng.normal(scale=100.0, size=(64, 80)).astype(np.float32)
+    w.flat[:special.size] = special
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 80])
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["y"], name="scale")], "raw_weight", [x],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 80])],
+                              [numpy_helper.from_array(w, "w")])
+    save(directory, "raw_weight", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    np.save(directory / "raw_weight_w16.npy", w.astype(np.float16))
+
+
 def main():
     directory = Path(sys.argv[1])
     directory.mkdir(parents=True, exist_ok=True)
@@ -546,6 +563,7 @@ def main():
     shape_models(directory, 11)
     shape_models(directory, 13)
     recurrent(directory)
+    raw_weight(directory)
     bad_models(directory, (directory / "cnn.onnx").read_bytes())
 
 

@@ -265,8 +265,10 @@ TEST_CASE("repeated workload runs give byte-identical stats.json, host times go 
     CHECK(host["ops"].size() == nlohmann::json::parse(stats.back())["ops"].size());  // one per op that ran
     CHECK(host["ops"].size() == 4);  // cnn_block's 5 ops, its relu fused into the spatialbn before it
     double ops_seconds = 0;
-    for (const auto& op : host["ops"]) {
-      if (op.contains("host_seconds")) ops_seconds += op["host_seconds"].get<double>();  // not for hand-overs
+    for (const auto& op : host["ops"]) {  // each op's whole host time contains its staging
+      REQUIRE(op.contains("host_seconds"));
+      CHECK(op["host_seconds"].get<double>() + 1e-9 >= op["staging_host_seconds"].get<double>());
+      ops_seconds += op["host_seconds"].get<double>();
     }
     CHECK(ops_seconds > 0);
     // Where a run's host time went: every phase of a workload JSON's run, the ops inside execute.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "ldmsim/frontends/npy.hpp"
 
 using namespace ldmsim::testing;
 
@@ -19,7 +20,8 @@ TEST_CASE("ldmsim plan prints every tensor's static and dynamic tags", "[cli][pl
              Catch::Contains("conv_block on sw26010pro (6 memories, 64 cores each; staging method, fusion on, split "
                              "off)"));
   CHECK_THAT(r.output, Catch::Contains("static:input neuron,fp16,[2,3,17,17]"));
-  CHECK_THAT(r.output, Catch::Contains("static:constant weight,fp16,[8],values [0.05,0.05"));
+  // Values as the machine holds them: 0.05 rounded to fp16 is 0.04998779296875.
+  CHECK_THAT(r.output, Catch::Contains("static:constant weight,fp16,[8],values [0.049987793,0.049987793"));
   CHECK_THAT(r.output, Catch::Contains("static:output neuron,fp16,[2,5]"));
   CHECK_THAT(r.output, Catch::Contains("dynamic:fp16,nc,tiling none,padding c=1,size 24,split none,mem0,no"));
 
@@ -123,4 +125,20 @@ TEST_CASE("ldmsim run --constant-packs on|off packs a split op's constants per c
   const auto bad = run_cli(fmt::format("run '{0}/bn.json' --split on --constant-packs maybe --out '{0}/x'", out.str()));
   CHECK(bad.code == 2);
   CHECK_THAT(bad.output, Catch::Contains("--constant-packs"));
+}
+
+TEST_CASE("ldmsim plan lists an f32 file's constant as the fp16 values the machine holds", "[cli][plan]") {
+  const ScratchDir dir("plan-f32");
+  ldmsim::write_npy(dir.path / "w.npy", {2, 4}, std::vector<float>{0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f});
+  std::ofstream(dir.path / "fc.json") << R"({"name": "fc_f32",
+    "tensors": {"x": {"shape": [1, 4], "init": {"value": 1}},
+                "w": {"shape": [2, 4], "dtype": "f32", "init": {"file": "w.npy"}},
+                "b": {"shape": [2], "init": {"value": 0}}},
+    "ops": [{"type": "fc", "inputs": ["x", "w", "b"], "outputs": ["y"]}], "outputs": ["y"]})";
+  const auto r = run_cli(fmt::format("plan '{}'", dir.str("fc.json")));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  // fp16(0.1) = 0.0999755859375, fp16(0.2) = 0.199951171875, fp16(0.5) = 0.5 exactly.
+  CHECK_THAT(r.output, Catch::Contains("static:constant weight,fp32,[2,4],values [0.099975586,0.19995117"));
+  CHECK_THAT(r.output, Catch::Contains(",0.5,"));
 }

@@ -124,6 +124,7 @@ SharedHalves take_fp16(Constant& c) {
     throw std::logic_error(fmt::format("ONNX import: the data of a constant of {} elements was taken before", count));
   }
   auto owner = std::make_shared<std::string>(std::move(*source->mutable_raw_data()));
+  source->mutable_raw_data()->clear();  // a moved-from string's contents are unspecified: make the take visible
   c.source = nullptr;
   c.values.clear();
   round_raw_fp32(owner->data(), count, owner->data());

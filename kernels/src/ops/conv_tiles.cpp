@@ -232,8 +232,10 @@ PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, L
     if (const std::vector<std::size_t>* starts = memo.find()) return PendingTile{{}, *starts};
   }
   PendingTile pending = read_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1);
-  fill_key();
-  memo.insert() = pending.starts;
+  if (mode != tiling::ReadMode::kPe) {  // a team's layout, for the other members (a PE read has no team)
+    fill_key();
+    memo.insert() = pending.starts;
+  }
   return pending;
 }
 

@@ -75,7 +75,8 @@ class ReadPricer {
   ReadPricer(const ReadPricer&) = delete;
   ReadPricer& operator=(const ReadPricer&) = delete;
   /// This host thread's pricer of an arch equal to `arch` (its own copy of it), its memos kept across calls: the
-  /// layers of a network ask for many of the same blocks. Valid until the thread's next call with another arch.
+  /// layers of a network ask for many of the same blocks. Valid until the thread's next call of for_arch (another
+  /// arch, or memos grown past their bound, replace it): hold it only while no other code may call for_arch.
   static const ReadPricer& for_arch(const Arch& arch);
   /// Engine cycles (channel service, summed over requests) of get_block of rows x count elements, `pitch`
   /// apart, the first at element `first`, into a buffer of `buffer` elements.
@@ -84,7 +85,8 @@ class ReadPricer {
   /// Requests a group's engine serves at once (its channels).
   double channels() const { return channels_; }
   /// Elements of f16 in one transaction: reads whose starts differ by a multiple of it cost the same.
-  std::size_t transaction_elements() const { return transaction_bytes_ / sizeof(f16); }
+  /// (At least 1: with transactions of 1 byte every element starts aligned.)
+  std::size_t transaction_elements() const { return std::max<std::size_t>(1, transaction_bytes_ / sizeof(f16)); }
 
  private:
   /// Service of one request of `runs` runs of `run_bytes`, each starting `offset` bytes into a transaction.
