@@ -202,6 +202,13 @@ TEST_CASE("an input not given gets seeded random values and says so", "[cli][onn
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Catch::Contains("input 'x' [1,3,9,9] was not given: seeded random values"));
   CHECK(std::filesystem::is_regular_file(out.path / "probs.npy"));
+  // An ONNX run's host time has an import phase besides the ones every run has.
+  const auto host = nlohmann::json::parse(read_file(out.path / "host_times.json"));
+  for (const char* phase : {"import_seconds", "load_seconds", "fusion_seconds", "execute_seconds"}) {
+    INFO(phase);
+    REQUIRE(host["phases"].contains(phase));
+    CHECK(host["phases"][phase].get<double>() >= 0);
+  }
 }
 
 TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX's own forms",
