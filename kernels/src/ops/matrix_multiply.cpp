@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "ldmsim/kernels/matrix_block.hpp"
+#include "thread_cache.hpp"
 #include "tile_math.hpp"
 
 namespace ldmsim::ops {
@@ -350,7 +351,7 @@ struct ChunkScratch {
 };
 
 std::vector<float>& scratch_floats(ChunkScratch::Which which, std::size_t elements) {
-  thread_local ChunkScratch scratch;
+  ChunkScratch& scratch = thread_cache<ChunkScratch>();  // warm across launches
   std::vector<float>& tile = scratch.tiles[which];
   if (tile.size() < elements) tile.resize(elements);
   return tile;

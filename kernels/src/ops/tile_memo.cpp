@@ -57,8 +57,7 @@ void TileKey::materialize() {
 }
 
 TileMemo& TileMemo::of_this_thread() {
-  thread_local TileMemo memo;
-  return memo;
+  return thread_cache<TileMemo>();
 }
 
 std::vector<float>& TileMemo::insert(std::size_t elements) {

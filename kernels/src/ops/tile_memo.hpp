@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ldmsim/sim/fp16.hpp"
+#include "thread_cache.hpp"
 
 namespace ldmsim::ops {
 
@@ -38,11 +39,9 @@ template <typename Value, std::size_t Slots>
 class HostMemo {
  public:
   /// This host thread's memo (fibers of one thread never switch inside a lookup and its computation, so a value
-  /// found here stays valid until this thread's next insert).
-  static HostMemo& of_this_thread() {
-    thread_local HostMemo memo;
-    return memo;
-  }
+  /// found here stays valid until this thread's next insert). Kept across launches (thread_cache.hpp): keys hold
+  /// source ids, which are never reused, so an older launch's values are never found.
+  static HostMemo& of_this_thread() { return thread_cache<HostMemo>(); }
 
   /// A key to fill for the next lookup (cleared; its storage is reused).
   TileKey& scratch_key() {
