@@ -1,9 +1,16 @@
 // TileMemo, the host's reuse of built B tiles: a tile is found only for a key equal in every header integer and
-// every ldm value, the newest eight tiles are kept, and source ids are never reused.
+// every ldm value, the newest eight tiles are kept, and source ids are never reused; PlanMemo keeps 32 layouts;
+// thread_cache hands an exited thread's instance to the next thread and never one instance to two live threads.
 #include "../../kernels/src/ops/tile_memo.hpp"  // white box: the memo behind conv's tile builds
 
 #include <catch2/catch.hpp>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <vector>
+
+#include "../../kernels/src/ops/thread_cache.hpp"
 
 using ldmsim::f16;
 using ldmsim::ops::TileKey;
@@ -106,4 +113,41 @@ TEST_CASE("PlanMemo keeps the newest 32 layouts") {
   const std::vector<std::size_t>* found = memo.find();
   REQUIRE(found != nullptr);
   CHECK(*found == std::vector<std::size_t>{2, 3});
+}
+
+TEST_CASE("a thread cache passes from an exited thread to the next, and is never shared by two live threads") {
+  struct Cache {
+    std::vector<float> buffer;
+  };
+  Cache* first = nullptr;
+  std::thread([&] {
+    first = &ldmsim::ops::thread_cache<Cache>();
+    first->buffer.assign(1000, 1.0f);
+  }).join();
+  Cache* second = nullptr;
+  std::size_t kept = 0;
+  std::thread([&] {
+    second = &ldmsim::ops::thread_cache<Cache>();
+    kept = second->buffer.size();
+  }).join();
+  CHECK(second == first);  // the exited thread's instance, warm
+  CHECK(kept == 1000);
+  // Two threads alive at once get two instances.
+  Cache* a = nullptr;
+  Cache* b = nullptr;
+  std::mutex m;
+  std::condition_variable both;
+  int arrived = 0;
+  const auto take = [&](Cache*& out) {
+    out = &ldmsim::ops::thread_cache<Cache>();
+    std::unique_lock lock(m);
+    ++arrived;
+    both.notify_all();
+    both.wait(lock, [&] { return arrived == 2; });
+  };
+  std::thread ta(take, std::ref(a)), tb(take, std::ref(b));
+  ta.join();
+  tb.join();
+  CHECK(a != b);
+  CHECK((a == first || b == first));
 }
