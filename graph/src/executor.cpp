@@ -109,8 +109,13 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
   StagingStats op_staging;  // staging of the op about to run (its inputs' uploads, its outputs' allocations)
   std::size_t freed = 0;
   nlohmann::json host_ops = nlohmann::json::array();  // host-side times: kept out of stats (not deterministic)
-  // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run).
+  // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run, its
+  // progress line), as the split executor counts it.
   auto op_start = std::chrono::steady_clock::now();
+  const auto close_op_time = [&] {
+    host_ops.back()["host_seconds"] = host_seconds_since(op_start);
+    op_start = std::chrono::steady_clock::now();
+  };
   for (const Step& step : plan.steps) {
     const TensorNode& node = graph.tensor(step.tensor);
     switch (step.kind) {
@@ -173,10 +178,10 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         host_ops.push_back({{"index", op.index},
                             {"type", op.type},
                             {"staging_host_seconds", op_staging.host_seconds},
-                            {"host_seconds", host_seconds_since(op_start)}});
-        op_start = std::chrono::steady_clock::now();
+                            {"host_seconds", 0.0}});
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
+        close_op_time();
         break;
       }
       case Step::Kind::kFree:
@@ -213,10 +218,10 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         host_ops.push_back({{"index", op.index},
                             {"type", op.type},
                             {"staging_host_seconds", op_staging.host_seconds},
-                            {"host_seconds", host_seconds_since(op_start)}});
-        op_start = std::chrono::steady_clock::now();
+                            {"host_seconds", 0.0}});
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
+        close_op_time();
         break;
       }
     }

@@ -215,9 +215,9 @@ double ReadPricer::run_in(std::vector<double>& costs, std::size_t offset, std::s
 
 double ReadPricer::run(std::optional<std::size_t> byte_offset, std::size_t bytes) const {
   if (byte_offset) return run_at(*byte_offset % transaction_bytes_, bytes);
-  double sum = 0;  // unknown: the average over the 4-byte offsets within a transaction
+  double sum = 0;  // unknown: the average over the 4-byte offsets within a transaction (one below 4 bytes)
   for (std::size_t offset = 0; offset < transaction_bytes_; offset += 4) sum += run_at(offset, bytes);
-  return sum * 4 / static_cast<double>(transaction_bytes_);
+  return sum * 4 / static_cast<double>(std::max<std::uint32_t>(transaction_bytes_, 4));
 }
 
 double ReadPricer::span(std::optional<std::size_t> first, std::size_t elements) const {

@@ -135,5 +135,7 @@ TEST_CASE("transactions of 1 and 2 bytes are priced", "[kernels]") {
     // Starts two elements apart keep the runs' parity and (at most 2-byte transactions) their alignment.
     CHECK(price.block(6, 55, 112, 6 * 56, 6) == price.block(6, 55, 112, 6 * 56, 8));
     CHECK(price.block(6, 55, 112, 6 * 56, 6) > 0);
+    // Every even start is aligned to such transactions: an unknown start costs what a known one does.
+    CHECK(price.block(6, 55, 112, 6 * 56) == price.block(6, 55, 112, 6 * 56, 6));
   }
 }

@@ -4,6 +4,7 @@
 // streams tile by tile, a broadcast input (a [C] bias, a scalar) is read into ldm once and indexed per element.
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "broadcast_index.hpp"
@@ -72,12 +73,14 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
       });
     case Fn::kClip:
       return visit([lo = f.lo, hi = f.hi](float a, float) { return std::min(std::max(a, lo), hi); });
+    // A NaN in a comes out whatever b is, as x86's scalar add returns its first operand's NaN: a vectorised loop
+    // may swap the operands of a commutative operation, which would return b's NaN when both are NaN.
     case Fn::kAdd:
-      return visit([](float a, float b) { return a + b; });
+      return visit([](float a, float b) { return std::isnan(a) ? a + a : a + b; });
     case Fn::kSub:
       return visit([](float a, float b) { return a - b; });
     case Fn::kMul:
-      return visit([](float a, float b) { return a * b; });
+      return visit([](float a, float b) { return std::isnan(a) ? a * a : a * b; });
     case Fn::kDiv:
       return visit([](float a, float b) { return a / b; });
     case Fn::kPow:
@@ -100,6 +103,7 @@ void apply_each(const float* a, const float* b, float* y, std::size_t n, Op op) 
 /// apply over n elements: a and b advance by their steps (1 or 0; b may be null for a unary function).
 void apply_run(const Function& f, const float* a, std::size_t a_step, const float* b, std::size_t b_step, float* y,
                std::size_t n) {
+  if (a_step > 1 || b_step > 1) throw std::logic_error("apply_run: steps are 0 or 1");
   const float zero = 0.0f;
   if (b == nullptr) b = &zero, b_step = 0;
   with_arithmetic(f, [&](auto op) {
