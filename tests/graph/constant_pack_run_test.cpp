@@ -3,16 +3,14 @@
 // run's bit for bit, the run is identical for any number of host threads, and a pack that is not one faults naming
 // the core and kernel.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
 
 #include "kernels/op_harness.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "trace_bytes.hpp"
 
 using namespace ldmsim;
 using nlohmann::json;
@@ -48,11 +46,7 @@ Run run(const Graph& g, bool packs, unsigned threads = 1, const char* arch = "sw
   exec.staging = staging;
   exec.split = {true, SplitRounding::kAlign, packs};
   Run r{execute(g, m, exec), {}};
-  const auto file = std::filesystem::temp_directory_path() / fmt::format("pack_test_{}.ldmtrace", ::getpid());
-  m.write_trace(file);
-  std::ifstream in(file, std::ios::binary);
-  r.trace.assign(std::istreambuf_iterator<char>(in), {});
-  std::filesystem::remove(file);
+  r.trace = test::trace_bytes(m, "pack_test");
   return r;
 }
 

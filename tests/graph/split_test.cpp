@@ -4,9 +4,6 @@
 // identical results for any number of host threads.
 #include "ldmsim/graph/split.hpp"
 
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +12,7 @@
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "trace_bytes.hpp"
 
 using namespace ldmsim;
 using nlohmann::json;
@@ -55,11 +53,7 @@ Run run(const Graph& g, const Arch& arch, bool split, unsigned threads = 1,
   ExecuteOptions exec;
   exec.split = {split, rounding};
   Run r{execute(g, m, exec), {}};
-  const auto file = std::filesystem::temp_directory_path() / fmt::format("split_test_{}.ldmtrace", ::getpid());
-  m.write_trace(file);
-  std::ifstream in(file, std::ios::binary);
-  r.trace.assign(std::istreambuf_iterator<char>(in), {});
-  std::filesystem::remove(file);
+  r.trace = test::trace_bytes(m, "split_test");
   return r;
 }
 
