@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/fusion.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/sim/host_stopwatch.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "model_import.hpp"
 #include "run_directory.hpp"
@@ -24,10 +24,6 @@ namespace ldmsim::cli {
 
 namespace {
 constexpr std::size_t kSlowestLayersShown = 5;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 }  // namespace
 
 void run_workload_command(const WorkloadRunArgs& args) {
@@ -61,7 +57,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
     };
   }
   ExecutionResult result;
-  const auto execute_start = std::chrono::steady_clock::now();
+  HostStopwatch phase_clock;
   try {
     result = execute(workload, plan, machine, options);
   } catch (const Fault& fault) {
@@ -78,7 +74,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
     throw;
   }
   nlohmann::json phases = prepared->host_phases;
-  phases["execute_seconds"] = seconds_since(execute_start);
+  phases["execute_seconds"] = phase_clock.lap();
   result.stats["tool_version"] = LDMSIM_VERSION;
   result.stats["fusion"] = {
       {"enabled", args.fusion},
@@ -92,7 +88,7 @@ void run_workload_command(const WorkloadRunArgs& args) {
     write_npy(dir.npy(name), result.shapes.at(name).dims_vector(), values);
   }
   write_file_atomically(dir.stats(), result.stats.dump(2) + "\n", "stats file");
-  phases["write_outputs_seconds"] = seconds_since(execute_start) - phases["execute_seconds"].get<double>();
+  phases["write_outputs_seconds"] = phase_clock.lap();
   result.host_times["phases"] = std::move(phases);
   write_file_atomically(dir.host_times(), result.host_times.dump(2) + "\n", "host times file");
   if (!dir.trace().empty()) machine.write_trace(dir.trace(), {{"run", run_info}, {"fault", nullptr}});

@@ -1,12 +1,10 @@
 // Loading a workload for `run` and `plan` (see workload_loading.hpp).
 #include "workload_loading.hpp"
 
-#include <chrono>
-#include <utility>
-
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/runtime/concurrent.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/host_stopwatch.hpp"
 
 namespace ldmsim::cli {
 
@@ -17,20 +15,17 @@ std::unique_ptr<LoadedWorkload> load_for_run(const LoadArgs& args, const Operato
   if (!args.inputs.empty() && !is_onnx_model(args.workload)) {
     throw ConfigError("--input gives an ONNX model's inputs; a workload JSON declares its own");
   }
-  auto since = [start = std::chrono::steady_clock::now()]() mutable {
-    const auto now = std::chrono::steady_clock::now();
-    return std::chrono::duration<double>(now - std::exchange(start, now)).count();
-  };
+  HostStopwatch phase_clock;
   if (is_onnx_model(args.workload)) {
     w->imported = import_model(args.workload, args.inputs);
-    w->host_phases["import_seconds"] = since();
+    w->host_phases["import_seconds"] = phase_clock.lap();
     load.arrays = &w->imported.arrays;
     w->loaded.emplace(workload_from_json(w->imported.workload, args.workload, ".", registry,
                                          w->imported.workload["name"].get<std::string>(), load));
   } else {
     w->loaded.emplace(load_workload(args.workload, registry, load));
   }
-  w->host_phases["load_seconds"] = since();
+  w->host_phases["load_seconds"] = phase_clock.lap();
   const std::string arch_name = args.arch_given || !w->loaded->arch ? args.arch : *w->loaded->arch;
   w->policy = !args.staging.empty() ? parse_staging_policy(args.staging)
               : w->loaded->staging  ? *w->loaded->staging
@@ -40,7 +35,7 @@ std::unique_ptr<LoadedWorkload> load_for_run(const LoadArgs& args, const Operato
     Arch context = w->arch;
     context.ldm_bytes = ConcurrentMachine::ldm_share(w->arch, args.contexts);
     w->fused.emplace(fuse(*w->loaded, context, w->policy));
-    w->host_phases["fusion_seconds"] = since();
+    w->host_phases["fusion_seconds"] = phase_clock.lap();
   }
   return w;
 }

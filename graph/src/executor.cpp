@@ -9,6 +9,7 @@
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/kernels/staging.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/host_stopwatch.hpp"
 
 namespace ldmsim {
 
@@ -111,11 +112,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
   nlohmann::json host_ops = nlohmann::json::array();  // host-side times: kept out of stats (not deterministic)
   // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run, its
   // progress line), as the split executor counts it.
-  auto op_start = std::chrono::steady_clock::now();
-  const auto close_op_time = [&] {
-    host_ops.back()["host_seconds"] = host_seconds_since(op_start);
-    op_start = std::chrono::steady_clock::now();
-  };
+  HostStopwatch op_clock;
   for (const Step& step : plan.steps) {
     const TensorNode& node = graph.tensor(step.tensor);
     switch (step.kind) {
@@ -181,7 +178,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                             {"host_seconds", 0.0}});
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
-        close_op_time();
+        host_ops.back()["host_seconds"] = op_clock.lap();
         break;
       }
       case Step::Kind::kFree:
@@ -221,7 +218,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                             {"host_seconds", 0.0}});
         op_staging = {};
         if (options.progress) options.progress(op, ops.back());
-        close_op_time();
+        host_ops.back()["host_seconds"] = op_clock.lap();
         break;
       }
     }

@@ -2,7 +2,6 @@
 // run, per-op measurements and the run's summary in stats.json.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,11 +11,6 @@
 #include "ldmsim/kernels/staging.hpp"
 
 namespace ldmsim::executor_detail {
-
-/// Host seconds since `start`, for host_times.json (not simulated time).
-inline double host_seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 /// Refuses, before anything is allocated, a tensor that cannot fit one core group's main memory.
 void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& machine);

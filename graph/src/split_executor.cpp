@@ -15,6 +15,7 @@
 #include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/host_stopwatch.hpp"
 
 namespace ldmsim::executor_detail {
 
@@ -515,11 +516,7 @@ void SplitRun::record(const OpNode& op, const RunStats& s0, const RunStats& s1, 
 
 ExecutionResult SplitRun::run() {
   // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run).
-  auto op_start = std::chrono::steady_clock::now();
-  const auto record_host_time = [&] {
-    host_ops_.back()["host_seconds"] = host_seconds_since(op_start);
-    op_start = std::chrono::steady_clock::now();
-  };
+  HostStopwatch op_clock;
   for (const Step& step : plan_.steps) {
     switch (step.kind) {
       case Step::Kind::kStage:
@@ -529,7 +526,7 @@ ExecutionResult SplitRun::run() {
         break;
       case Step::Kind::kHandOver:
         hand_over(step);
-        record_host_time();
+        host_ops_.back()["host_seconds"] = op_clock.lap();
         break;
       case Step::Kind::kFree:
         free_all(step.tensor);
@@ -541,7 +538,7 @@ ExecutionResult SplitRun::run() {
         } else {
           run_whole(op);
         }
-        record_host_time();
+        host_ops_.back()["host_seconds"] = op_clock.lap();
         break;
       }
     }

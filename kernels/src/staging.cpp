@@ -4,20 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/host_stopwatch.hpp"
 
 namespace ldmsim {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Calls fn(logical_index, padded_index, run_length) for every contiguous w run of the shape.
 template <typename F>
@@ -74,14 +68,14 @@ std::vector<f16> strip(const Layout& layout, std::span<const f16> padded) {
 }
 
 DeviceTensor allocate_tensor(Machine& machine, const std::string& name, const PaddingPlan& plan, StagingStats* stats) {
-  const auto t0 = Clock::now();
+  const HostStopwatch watch;
   DeviceTensor t;
   t.name = name;
   t.plan = plan;
   // Main memory hands out zeroed bytes (a freed region is cleared), so the padding needs no upload.
   t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1), AllocOptions{.name = name});
   if (stats != nullptr) {
-    stats->host_seconds += since(t0);
+    stats->host_seconds += watch.elapsed();
     stats->bytes_added += plan.added_bytes();
   }
   return t;
@@ -89,28 +83,31 @@ DeviceTensor allocate_tensor(Machine& machine, const std::string& name, const Pa
 
 DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, std::span<const f16> logical,
                       StagingStats* stats) {
-  const auto t0 = Clock::now();
+  const HostStopwatch watch;
   DeviceTensor t;
   t.name = name;
   t.plan = plan;
   t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1), AllocOptions{.name = name});
-  const std::vector<f16> padded = pad(plan.layout, logical);
-  machine.upload(t.ptr, padded);
+  if (plan.layout.is_natural() && logical.size() == plan.layout.total) {  // nothing to pad: upload in place
+    machine.upload(t.ptr, logical);
+  } else {
+    machine.upload(t.ptr, std::span<const f16>(pad(plan.layout, logical)));
+  }
   if (stats != nullptr) {
-    stats->host_seconds += since(t0);
+    stats->host_seconds += watch.elapsed();
     stats->bytes_added += plan.added_bytes();
-    stats->bytes_staged += padded.size() * sizeof(f16);
+    stats->bytes_staged += plan.layout.total * sizeof(f16);
   }
   return t;
 }
 
 std::vector<f16> stage_out(const Machine& machine, const DeviceTensor& tensor, StagingStats* stats) {
-  const auto t0 = Clock::now();
+  const HostStopwatch watch;
   std::vector<f16> padded(tensor.layout().total);
   machine.read_bytes(tensor.ptr.addr(), std::as_writable_bytes(std::span<f16>(padded)));
   std::vector<f16> out = strip(tensor.layout(), padded);
   if (stats != nullptr) {
-    stats->host_seconds += since(t0);
+    stats->host_seconds += watch.elapsed();
     stats->bytes_staged += padded.size() * sizeof(f16);
   }
   return out;
