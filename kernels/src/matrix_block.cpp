@@ -249,16 +249,9 @@ double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, s
 }
 
 std::size_t ReadPricer::BlockQueryHash::operator()(const BlockQuery& q) const {
-  // Each field mixed in by splitmix64's finaliser: queries differ in small integers, which a multiply alone
-  // leaves clustered in the low bits the table's buckets are chosen by.
-  std::uint64_t h = q.first_known ? 0x9e3779b97f4a7c15ULL : 0;
-  for (const std::uint64_t v : {q.rows, q.count, q.pitch, q.buffer, q.first}) {
-    h += v + 0x9e3779b97f4a7c15ULL;
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-    h ^= h >> 31;
-  }
-  return static_cast<std::size_t>(h);
+  std::size_t h = q.first_known ? 0x9e3779b97f4a7c15ULL : 0;
+  for (const std::size_t v : {q.rows, q.count, q.pitch, q.buffer, q.first}) h = (h ^ v) * 0x100000001b3ULL + (h >> 29);
+  return h;
 }
 
 double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,

@@ -117,7 +117,8 @@ class ReadPricer {
   };
   double price_block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                      std::optional<std::size_t> first) const;
-  /// run_at's costs of runs of `bytes`, by 4-byte offset within a transaction (NaN: not priced yet).
+  /// run_at's costs of runs of `bytes`, by 2-byte offset (runs start on elements) within a transaction (NaN: not
+  /// priced yet).
   std::vector<double>& run_costs(std::size_t bytes) const;
   /// run_at with its run_costs table at hand.
   double run_in(std::vector<double>& costs, std::size_t offset, std::size_t bytes) const;
