@@ -2,9 +2,13 @@
 #include "model_import.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 
+#include "heap_prefault.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::cli {
@@ -12,6 +16,18 @@ namespace ldmsim::cli {
 bool is_onnx_model(const std::string& path) {
   return std::filesystem::path(path).extension() == ".onnx";
 }
+
+namespace {
+
+/// Bytes a regular file holds on disk (a sparse file's holes not counted); 0 when it cannot be read (the importer
+/// reports why).
+std::uint64_t stored_bytes(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return std::min(static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_blocks) * 512);
+}
+
+}  // namespace
 
 ImportedModel import_model(const std::string& model, const std::vector<std::string>& inputs) {
   OnnxImportOptions options;
@@ -25,7 +41,10 @@ ImportedModel import_model(const std::string& model, const std::vector<std::stri
       throw ConfigError(fmt::format("--input {}: input '{}' is given twice", given, name));
     }
   }
-  ImportedModel imported = import_onnx(model, options);
+  ImportedModel imported = [&] {
+    const HeapPrefault prefault(stored_bytes(model));  // the initializers' strings take about the file's size
+    return import_onnx(model, options);
+  }();
   for (const std::string& note : imported.notes) fmt::print(stderr, "ldmsim: note: {}\n", note);
   return imported;
 }

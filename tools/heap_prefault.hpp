@@ -1,0 +1,38 @@
+// Faulting in fresh pages is about half of an ONNX import's host time: protobuf copies every initializer into a
+// new string, and a first touch costs ~0.6 ms per MB on the VMs measured (docs/benchmarks.md). HeapPrefault grows
+// the main thread's heap by the bytes the import is about to allocate and has a helper thread populate those pages
+// while the caller parses, so the parse mostly finds its pages already there.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+
+namespace ldmsim::cli {
+
+class HeapPrefault {
+ public:
+  /// Populates about `bytes` of free heap from a helper thread (capped at 1 GiB). While
+  /// it lives, blocks up to 32 MiB come from the heap (not mmap) and freed heap memory is kept; the destructor
+  /// restores glibc's defaults. Does nothing where the heap is not glibc's contiguous one (another allocator, a
+  /// sanitizer) or the kernel lacks MADV_POPULATE_WRITE.
+  explicit HeapPrefault(std::uint64_t bytes);
+  /// Stops the helper thread (a failed or finished import needs no more pages) and restores the defaults.
+  ~HeapPrefault();
+  HeapPrefault(const HeapPrefault&) = delete;
+  HeapPrefault& operator=(const HeapPrefault&) = delete;
+
+  /// Bytes handed to the helper thread (0: it did nothing).
+  std::size_t populating() const { return bytes_; }
+  /// Waits until the helper thread has populated everything.
+  void finish();
+
+ private:
+  std::size_t bytes_ = 0;
+  bool tuned_ = false;
+  std::atomic<bool> stop_{false};
+  std::thread helper_;
+};
+
+}  // namespace ldmsim::cli
