@@ -2,6 +2,7 @@
 #include "ldmsim/kernels/matrix_block.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -157,11 +158,20 @@ std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> b
 
 // ---- ReadPricer ----
 
+namespace {
+std::uint64_t next_pricer_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
+}
+}  // namespace
+
 ReadPricer::ReadPricer(const Arch& arch)
     : model_(make_timing_model(arch)),
       transaction_bytes_(arch.dma.transaction_bytes),
       channels_(std::max(1.0, arch.dma.timing.value("channels", 1.0))),
-      arch_(&arch) {
+      arch_(&arch),
+      start_period_(std::lcm<std::size_t>(transaction_bytes_, 4) / sizeof(f16)),
+      id_(next_pricer_id()) {
   // A request's own cost: one run alone minus what the run adds.
   overhead_ = std::max(0.0, service(1, 0, 4) - run_at(0, 4));
 }
@@ -243,15 +253,18 @@ double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, s
   const std::size_t bytes = width * sizeof(f16);
   std::vector<double>& costs = run_costs(bytes);
   double runs = 0;
-  for (std::size_t r = 0; r < period; ++r)
-    runs += run_in(costs, (*first + r * pitch) * sizeof(f16) % transaction_bytes_, bytes);
+  // Row r starts (first + r * pitch) * 2 bytes in, modulo a transaction: stepped without a division per row.
+  const std::size_t step = pitch * sizeof(f16) % transaction_bytes_;
+  for (std::size_t r = 0, offset = *first * sizeof(f16) % transaction_bytes_; r < period; ++r) {
+    runs += run_in(costs, offset, bytes);
+    offset += step;
+    if (offset >= transaction_bytes_) offset -= transaction_bytes_;
+  }
   return cycles + runs * static_cast<double>(rows) / static_cast<double>(period);
 }
 
 std::size_t ReadPricer::BlockQueryHash::operator()(const BlockQuery& q) const {
-  std::size_t h = q.first_known ? 0x9e3779b97f4a7c15ULL : 0;
-  for (const std::size_t v : {q.rows, q.count, q.pitch, q.buffer, q.first}) h = (h ^ v) * 0x100000001b3ULL + (h >> 29);
-  return h;
+  return hash_words({q.first_known ? 1u : 0u, q.rows, q.count, q.pitch, q.buffer, q.first});
 }
 
 double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
@@ -259,13 +272,9 @@ double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch,
   // Only where the block starts within a transaction matters (every run's cost is taken at its offset modulo a
   // transaction) and whether it starts on an even element (runs are widened to even bounds): blocks whose starts
   // differ by whole periods of both share one price.
-  if (first) first = *first % (std::lcm<std::size_t>(transaction_bytes_, 4) / sizeof(f16));
+  if (first) first = *first % start_period_;
   const BlockQuery query{rows, count, pitch, buffer, first.value_or(0), first.has_value()};
-  const auto found = blocks_.find(query);
-  if (found != blocks_.end()) return found->second;
-  const double cycles = price_block(rows, count, pitch, buffer, first);
-  blocks_.emplace(query, cycles);
-  return cycles;
+  return blocks_.get_or(query, [&] { return price_block(rows, count, pitch, buffer, first); });
 }
 
 double ReadPricer::price_block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,

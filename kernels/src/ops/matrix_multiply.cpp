@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <stdexcept>
 
 #include "ldmsim/kernels/matrix_block.hpp"
+#include "ldmsim/sim/flat_memo.hpp"
 #include "thread_cache.hpp"
 #include "tile_math.hpp"
 
@@ -226,11 +226,17 @@ class BlockingEstimator {
   }
 
  private:
-  using Key = std::pair<std::size_t, std::size_t>;
+  struct Key {
+    std::size_t first, second;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& key) const { return hash_words({key.first, key.second}); }
+  };
+  using Memo = FlatMemo<Key, double, KeyHash>;
   template <typename Price>
-  static double memo(std::map<Key, double>& prices, Key key, Price&& price) {
-    if (const auto it = prices.find(key); it != prices.end()) return it->second;
-    return prices.emplace(key, price()).first->second;
+  static double memo(Memo& prices, Key key, Price&& price) {
+    return prices.get_or(key, std::forward<Price>(price));
   }
   /// One block's A panel of `rows` rows over k in chunks of `kc`.
   double a_panel(std::size_t rows, std::size_t kc) {
@@ -251,15 +257,31 @@ class BlockingEstimator {
       return static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, nb, job_.k, false))) + build;
     });
   }
+  /// Puts depend only on the output's pitch and width and the block: kept across jobs on this thread (a network's
+  /// layers share few output layouts).
   double put(const Blocking& b) {
-    return memo(puts_, {std::min(b.mb, job_.yl.shape.n), b.whole_rows ? 0 : b.nb},
-                [&] { return put_cost(job_, b, price_); });
+    struct PutKey {
+      std::uint64_t pricer;
+      std::size_t pitch, n, rows, nb;
+      bool operator==(const PutKey&) const = default;
+    };
+    struct PutKeyHash {
+      std::size_t operator()(const PutKey& k) const {
+        return hash_words({static_cast<std::size_t>(k.pricer), k.pitch, k.n, k.rows, k.nb});
+      }
+    };
+    using PutMemo = FlatMemo<PutKey, double, PutKeyHash>;
+    constexpr std::size_t kMaxPuts = std::size_t{1} << 16;  // a long-lived thread starts afresh past this many
+    PutMemo& puts = thread_cache<PutMemo>();
+    if (puts.size() > kMaxPuts) puts = PutMemo();
+    const PutKey key{price_.id(), job_.yl.chw_pitch, job_.n, std::min(b.mb, job_.yl.shape.n), b.whole_rows ? 0 : b.nb};
+    return puts.get_or(key, [&] { return put_cost(job_, b, price_); });
   }
 
   const Arch& arch_;
   const tiling::ReadPricer& price_;
   const MatrixMultiply& job_;
-  std::map<Key, double> a_, b_, puts_, multiplies_;
+  Memo a_, b_, multiplies_;
 };
 
 /// The blocking the search ranks first, and its estimate.

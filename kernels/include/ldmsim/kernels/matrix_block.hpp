@@ -14,6 +14,7 @@
 
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/kernels/tiling.hpp"
+#include "ldmsim/sim/flat_memo.hpp"
 
 namespace ldmsim::tiling {
 
@@ -82,6 +83,8 @@ class ReadPricer {
   /// apart, the first at element `first`, into a buffer of `buffer` elements.
   double block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                std::optional<std::size_t> first = std::nullopt) const;
+  /// Unique to this pricer (never reused in the process): a key for memos of prices kept beside it.
+  std::uint64_t id() const { return id_; }
   /// Requests a group's engine serves at once (its channels).
   double channels() const { return channels_; }
   /// Elements of f16 in one transaction: reads whose starts differ by a multiple of it cost the same.
@@ -106,6 +109,9 @@ class ReadPricer {
   double channels_ = 1;
   double overhead_ = 0;
   const Arch* arch_;
+  /// Elements after which a block's start prices the same again (block()'s key; a division, so computed once).
+  std::size_t start_period_;
+  std::uint64_t id_;
   /// What block() is asked; the control core ranks thousands of blockings whose reads repeat.
   struct BlockQuery {
     std::size_t rows, count, pitch, buffer, first;
@@ -122,8 +128,8 @@ class ReadPricer {
   std::vector<double>& run_costs(std::size_t bytes) const;
   /// run_at with its run_costs table at hand.
   double run_in(std::vector<double>& costs, std::size_t offset, std::size_t bytes) const;
-  mutable std::unordered_map<std::size_t, std::vector<double>> runs_;      // memo: bytes -> run_costs
-  mutable std::unordered_map<BlockQuery, double, BlockQueryHash> blocks_;  // memo of block()
+  mutable std::unordered_map<std::size_t, std::vector<double>> runs_;  // memo: bytes -> run_costs
+  mutable FlatMemo<BlockQuery, double, BlockQueryHash> blocks_;        // memo of block()
 };
 
 /// Writes rows x count elements packed in buf (row r at buf[r * count]) to `block` of a device buffer. The caller

@@ -1,0 +1,77 @@
+// A memo for the control core's hot lookups: the blocking search asks tens of thousands of times per layer for
+// the prices of a few thousand distinct reads, and std::unordered_map's node chasing and prime modulo cost more
+// than the pricing they save. Open addressing with linear probing in one flat array; grow-only.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+namespace ldmsim {
+
+/// Mixes words into a hash for a FlatMemo key (FlatMemo remixes it, so this may be weak in its low bits).
+inline std::size_t hash_words(std::initializer_list<std::size_t> words) {
+  std::size_t h = 0;
+  for (const std::size_t v : words) h = (h ^ v) * 0x100000001b3ULL + (h >> 29);
+  return h;
+}
+
+/// Keys and values are small and cheap to copy; `Hash` may be weak in its low bits (the slot is taken from
+/// the high bits of a multiplicative remix).
+template <typename Key, typename Value, typename Hash = std::hash<Key>>
+class FlatMemo {
+ public:
+  /// The value memoised for `key`, or `make()`'s, stored.
+  template <typename Make>
+  Value get_or(const Key& key, Make&& make) {
+    if (slots_.empty()) rehash(kInitialSlots);
+    std::size_t at = slot_of(key);
+    for (; slots_[at].used; at = (at + 1) & (slots_.size() - 1)) {
+      if (slots_[at].key == key) return slots_[at].value;
+    }
+    const Value value = make();  // may not touch this memo
+    if (2 * (size_ + 1) > slots_.size()) {
+      rehash(2 * slots_.size());
+      at = free_slot(key);
+    }
+    slots_[at] = {key, value, true};
+    ++size_;
+    return value;
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::size_t kInitialSlots = 64;
+  struct Slot {
+    Key key;
+    Value value;
+    bool used;
+  };
+
+  std::size_t slot_of(const Key& key) const {
+    const std::uint64_t mixed = static_cast<std::uint64_t>(Hash{}(key)) * 0x9e3779b97f4a7c15ULL;
+    return static_cast<std::size_t>(mixed >> (64 - shift_));
+  }
+  std::size_t free_slot(const Key& key) const {
+    std::size_t at = slot_of(key);
+    while (slots_[at].used) at = (at + 1) & (slots_.size() - 1);
+    return at;
+  }
+  void rehash(std::size_t slots) {
+    std::vector<Slot> old(slots, Slot{});
+    old.swap(slots_);
+    shift_ = static_cast<unsigned>(std::countr_zero(slots));
+    for (const Slot& slot : old) {
+      if (slot.used) slots_[free_slot(slot.key)] = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t size_ = 0;
+  unsigned shift_ = 0;  // log2 of the slot count
+};
+
+}  // namespace ldmsim

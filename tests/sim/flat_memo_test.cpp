@@ -1,0 +1,50 @@
+// FlatMemo: every key's value made once and found again, through growth and with weak hashes.
+#include "ldmsim/sim/flat_memo.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+
+namespace {
+
+struct Pair {
+  std::uint64_t a, b;
+  bool operator==(const Pair&) const = default;
+};
+struct PairHash {
+  std::size_t operator()(const Pair& p) const { return ldmsim::hash_words({p.a, p.b}); }
+};
+struct ConstantHash {  // every key collides: only probing tells them apart
+  std::size_t operator()(const Pair&) const { return 7; }
+};
+
+template <typename Hash>
+void check_memo() {
+  ldmsim::FlatMemo<Pair, double, Hash> memo;
+  int made = 0;
+  const auto value_of = [](const Pair& p) { return static_cast<double>(p.a) * 1000.0 + static_cast<double>(p.b); };
+  for (std::uint64_t a = 0; a < 40; ++a) {
+    for (std::uint64_t b = 0; b < 25; ++b) {
+      const Pair key{a << 20, b};  // high bits only in `a`: a hash weak in its low bits
+      CHECK(memo.get_or(key, [&] { return ++made, value_of(key); }) == value_of(key));
+    }
+  }
+  CHECK(made == 1000);
+  CHECK(memo.size() == 1000);
+  for (std::uint64_t a = 0; a < 40; ++a) {
+    for (std::uint64_t b = 0; b < 25; ++b) {
+      const Pair key{a << 20, b};
+      CHECK(memo.get_or(key, [&] { return ++made, -1.0; }) == value_of(key));
+    }
+  }
+  CHECK(made == 1000);  // nothing made twice, across every growth of the table
+}
+
+}  // namespace
+
+TEST_CASE("a flat memo makes each value once and keeps it through growth", "[flat_memo]") {
+  check_memo<PairHash>();
+}
+
+TEST_CASE("a flat memo stays correct when every key hashes alike", "[flat_memo]") {
+  check_memo<ConstantHash>();
+}
