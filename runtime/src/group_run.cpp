@@ -47,7 +47,8 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const
   states_.assign(static_cast<std::size_t>(n), State::kReady);
   barrier_notes_.assign(static_cast<std::size_t>(n), {});
   reg_notes_.assign(static_cast<std::size_t>(n), {});
-  reg_queues_.resize(static_cast<std::size_t>(2 * n));
+  reg_queue_count_ = static_cast<std::size_t>(2 * n);
+  reg_queues_ = std::make_unique<RegQueue[]>(reg_queue_count_);
   condition_notes_.assign(static_cast<std::size_t>(n), {});
   slots_.emplace_back().expected = static_cast<std::uint32_t>(n);
   for (std::uint32_t r = 0; r < a.rows; ++r) slots_.emplace_back().expected = a.cols;
@@ -452,7 +453,7 @@ void GroupRun::wake_blocked() {
   for (const auto& core : cores_) {
     if (core->physical_ != nullptr) core->physical_->released().notify_all();
   }
-  for (auto& q : reg_queues_) q.changed.notify_all();
+  for (std::size_t i = 0; i < reg_queue_count_; ++i) reg_queues_[i].changed.notify_all();
   condition_changed_.notify_all();
 }
 

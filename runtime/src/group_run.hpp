@@ -128,8 +128,29 @@ class GroupRun {
     Cycle arrival = 0;  // receivable from this cycle on
     int from = 0;
   };
+  /// First in, first out, allocating nothing until the first send (a launch builds two per core; few kernels use
+  /// register communication, and a std::deque allocates as it is built).
+  class RegFifo {
+   public:
+    std::size_t size() const { return items_.size() - head_; }
+    bool empty() const { return size() == 0; }
+    const RegMessage& front() const { return items_[head_]; }
+    void push_back(const RegMessage& m) { items_.push_back(m); }
+    void pop_front() {
+      if (++head_ == items_.size()) {
+        items_.clear(), head_ = 0;
+      } else if (head_ >= 64 && 2 * head_ >= items_.size()) {  // never drained: drop the taken half
+        items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+
+   private:
+    std::vector<RegMessage> items_;
+    std::size_t head_ = 0;
+  };
   struct RegQueue {
-    std::deque<RegMessage> values;
+    RegFifo values;
     Cycle last_get = 0;                             // when the receiver last took a value (frees a buffer entry)
     boost::fibers::condition_variable_any changed;  // a value arrived or was taken
   };
@@ -145,7 +166,8 @@ class GroupRun {
     return reg_queues_[static_cast<std::size_t>(2 * core) + static_cast<std::size_t>(bus)];
   }
   void wake(int core, Cycle at);
-  std::deque<RegQueue> reg_queues_;
+  std::unique_ptr<RegQueue[]> reg_queues_;  // two per core (condition variables do not move)
+  std::size_t reg_queue_count_ = 0;
   std::vector<RegNote> reg_notes_;
   // block_until: what each blocked core waits for, and the condition variable every notify wakes.
   std::vector<std::string> condition_notes_;

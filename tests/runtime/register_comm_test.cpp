@@ -97,6 +97,23 @@ TEST_CASE("a put into a full buffer waits until the receiver takes a value", "[r
   CHECK(got == std::vector<std::uint64_t>{0, 1, 2});
 }
 
+TEST_CASE("a long stream through a buffer that never drains arrives whole and in order", "[regcomm]") {
+  Machine m{Arch::preset("tiny")};  // two buffered values: the sender keeps the queue from ever emptying
+  constexpr std::uint64_t kValues = 500;
+  std::vector<std::uint64_t> got;
+  m.launch(LaunchSpec{.name = "stream"}, [&](Core& core) {
+     if (core.id() == 0) {
+       for (std::uint64_t i = 0; i < kValues; ++i) core.reg_put(RegBus::kRow, 1, value_of(i));
+     } else if (core.id() == 1) {
+       core.compute({.cycles = 100});
+       for (std::uint64_t i = 0; i < kValues; ++i) got.push_back(number_in(core.reg_get(RegBus::kRow)));
+     }
+   }).join();
+  std::vector<std::uint64_t> expected(kValues);
+  for (std::uint64_t i = 0; i < kValues; ++i) expected[i] = i;
+  CHECK(got == expected);
+}
+
 TEST_CASE("a register get that no put answers is a deadlock naming the waiting core", "[regcomm][fault]") {
   Machine m{Arch::preset("tiny")};
   const auto f = trap_of(m.launch(LaunchSpec{.name = "lonely"}, [](Core& core) {
