@@ -54,6 +54,7 @@ DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, in
     free_list.erase(it);
     if (start > hole_start) free_list.emplace(hole_start, start - hole_start);
     if (start + bytes < hole_end) free_list.emplace(start + bytes, hole_end - (start + bytes));
+    clean(start, bytes);
     regions_.emplace(start, Region{start, bytes, cg, std::move(name)});
     allocated_bytes_ += bytes;
     return start;
@@ -69,7 +70,7 @@ void MainMemory::free(DeviceAddr base) {
   const Region region = it->second;
   regions_.erase(it);
   allocated_bytes_ -= region.bytes;
-  zero_range(region.base, region.bytes);
+  release(region.base, region.bytes);
   auto& free_list = free_lists_[static_cast<std::size_t>(region.cg)];
   auto [pos, inserted] = free_list.emplace(region.base, region.bytes);
   // Coalesce with the neighbouring holes.
@@ -157,21 +158,59 @@ void MainMemory::write(DeviceAddr addr, std::span<const std::byte> in) {
   }
 }
 
-void MainMemory::zero_range(DeviceAddr addr, std::uint64_t bytes) {
+void MainMemory::release(DeviceAddr addr, std::uint64_t bytes) {
   std::uint64_t offset = addr - kBase;
   const std::uint64_t end = offset + bytes;
   while (offset < end) {
     const std::uint64_t index = offset / kChunkBytes;
-    const std::uint64_t within = offset % kChunkBytes;
-    const std::uint64_t n = std::min(end - offset, kChunkBytes - within);
+    const std::uint64_t n = std::min(end - offset, kChunkBytes - offset % kChunkBytes);
     if (std::byte* chunk = chunks_[index].load(std::memory_order_acquire)) {
       if (n == kChunkBytes) {
         madvise(chunk, kChunkBytes, MADV_DONTNEED);  // returns the pages; they read back as zero
       } else {
-        std::memset(chunk + within, 0, n);
+        mark_dirty(kBase + offset, n);  // zeroed when allocated again (clean), not when a run ends
       }
     }
     offset += n;
+  }
+}
+
+void MainMemory::mark_dirty(DeviceAddr addr, std::uint64_t bytes) {
+  const auto chunk_of = [](DeviceAddr a) { return (a - kBase) / kChunkBytes; };
+  auto [it, added] = dirty_.emplace(addr, bytes);
+  // Merged with dirty neighbours in the same chunk, so the map stays as small as the holes.
+  if (auto next = std::next(it);
+      next != dirty_.end() && next->first == addr + bytes && chunk_of(next->first) == chunk_of(addr)) {
+    it->second += next->second;
+    dirty_.erase(next);
+  }
+  if (it != dirty_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == addr && chunk_of(prev->first) == chunk_of(addr)) {
+      prev->second += it->second;
+      dirty_.erase(it);
+    }
+  }
+}
+
+void MainMemory::clean(DeviceAddr addr, std::uint64_t bytes) {
+  const DeviceAddr end = addr + bytes;
+  auto it = dirty_.upper_bound(addr);
+  if (it != dirty_.begin()) --it;  // a piece starting before addr may reach into it
+  while (it != dirty_.end() && it->first < end) {
+    const DeviceAddr piece = it->first, piece_end = piece + it->second;
+    if (piece_end <= addr) {
+      ++it;
+      continue;
+    }
+    const DeviceAddr from = std::max(piece, addr), to = std::min(piece_end, end);
+    const std::uint64_t offset = from - kBase;  // one chunk: release records pieces within a chunk
+    if (std::byte* chunk = chunks_[offset / kChunkBytes].load(std::memory_order_acquire)) {
+      std::memset(chunk + offset % kChunkBytes, 0, to - from);
+    }
+    it = dirty_.erase(it);
+    if (piece < from) dirty_.emplace(piece, from - piece);
+    if (to < piece_end) it = dirty_.emplace(to, piece_end - to).first;
   }
 }
 

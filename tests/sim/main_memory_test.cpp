@@ -139,6 +139,33 @@ TEST_CASE("freed bytes read back as zero when reallocated", "[memory]") {
   }
 }
 
+TEST_CASE("freed bytes are zero in every later allocation that reuses part of them", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const auto zeros = [&](DeviceAddr at, std::size_t n) {
+    std::vector<std::byte> out(n, std::byte{0xFF});
+    mem.read(at, out);
+    return out == std::vector<std::byte>(n, std::byte{0});
+  };
+  const DeviceAddr x = mem.allocate(4096), y = mem.allocate(4096);
+  REQUIRE(y == x + 4096);
+  mem.write(x, bytes_of(8192, 3));  // both
+  mem.free(x);
+  mem.free(y);                              // two freed neighbours
+  const DeviceAddr b = mem.allocate(1024);  // the start of the first
+  REQUIRE(b == x);
+  CHECK(zeros(b, 1024));
+  mem.write(b, bytes_of(1024, 5));
+  const DeviceAddr c = mem.allocate(5120);  // the rest of the first and the start of the second
+  REQUIRE(c == x + 1024);
+  CHECK(zeros(c, 5120));
+  std::vector<std::byte> kept(1024);
+  mem.read(b, kept);
+  CHECK(kept == bytes_of(1024, 5));         // a live neighbour is never zeroed
+  const DeviceAddr d = mem.allocate(2048);  // the end of the second
+  REQUIRE(d == x + 6144);
+  CHECK(zeros(d, 2048));
+}
+
 TEST_CASE("reads and writes cross chunk boundaries", "[memory]") {
   MainMemory mem(1, 64 * kMiB);
   const DeviceAddr a = mem.allocate(4 * kMiB);

@@ -68,7 +68,13 @@ class MainMemory {
 
  private:
   std::byte* chunk_for_write(std::uint64_t index);
-  void zero_range(DeviceAddr addr, std::uint64_t bytes);
+  /// Freed bytes: whole committed chunks are returned at once (they read as zero); the rest of a committed
+  /// chunk is recorded dirty.
+  void release(DeviceAddr addr, std::uint64_t bytes);
+  void mark_dirty(DeviceAddr addr, std::uint64_t bytes);
+  /// Zeroes the dirty bytes in a range being allocated. Zeroing at allocation, not at free, spares the bytes never
+  /// allocated again (a run's tensors freed as it ends).
+  void clean(DeviceAddr addr, std::uint64_t bytes);
 
   std::uint32_t core_groups_;
   std::uint64_t bytes_per_cg_;
@@ -76,6 +82,7 @@ class MainMemory {
   std::uint64_t chunk_count_;
   std::map<DeviceAddr, Region> regions_;                         // by base
   std::vector<std::map<DeviceAddr, std::uint64_t>> free_lists_;  // per cg: base -> bytes
+  std::map<DeviceAddr, std::uint64_t> dirty_;  // freed bytes not zeroed yet: base -> bytes, each within one chunk
   std::uint64_t allocated_bytes_ = 0;
 };
 
