@@ -38,19 +38,10 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
     return;
   }
   const std::size_t threads = std::min<std::size_t>(machine_.threads, together.size());
-  const auto run_sets = [threads, together](std::size_t t) noexcept {
-    for (std::size_t i = t; i < together.size(); i += threads) GroupRun::run_together(together[i]);
-  };
-  NodeState& node = *machine_.node;
-  if (!node.pool) node.pool = std::make_unique<HostThreadPool>(node.threads);
-  if (node.pool->try_start(threads, run_sets)) {
-    pool_ = node.pool.get();
-    return;
-  }
-  for (std::size_t t = 0; t < threads; ++t) {  // the node's threads are busy with another context's launch
-    threads_.emplace_back([t, run_sets] {
+  for (std::size_t t = 0; t < threads; ++t) {
+    threads_.emplace_back([t, threads, together] {
       boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
-      run_sets(t);
+      for (std::size_t i = t; i < together.size(); i += threads) GroupRun::run_together(together[i]);
     });
   }
 }
@@ -95,7 +86,6 @@ std::optional<Fault> LaunchState::join() {
     for (const auto& run : runs_) run->finish();
     session_->remove(*this);
   }
-  if (pool_ != nullptr) pool_->wait();
   for (auto& thread : threads_) thread.join();
   joined_ = true;
   *machine_.launch_active = false;

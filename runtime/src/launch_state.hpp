@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "group_run.hpp"
-#include "host_thread_pool.hpp"
 
 namespace ldmsim::detail {
 
@@ -17,8 +16,8 @@ class CoreOrder;
 
 class LaunchState {
  public:
-  /// Starts the launch on the node's host threads (HostThreadPool); group i of `groups` runs on thread i % threads
-  /// (a static assignment, so the outcome never depends on the thread count).
+  /// Starts the host threads; group i of `groups` runs on thread i % threads (a static assignment, so the
+  /// outcome never depends on the thread count).
   /// Each set of `sync_sets` (groups of the launch) runs on one thread, together, and Scope::kNode barriers join
   /// the groups of a set; set i runs on thread i % threads. Empty: every group on its own, no node barriers.
   LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
@@ -43,8 +42,7 @@ class LaunchState {
   std::vector<std::unique_ptr<NodeSync>> nodes_;  // one per set
   std::vector<std::unique_ptr<GroupRun>> runs_;
   std::vector<std::vector<GroupRun*>> sets_;  // run together, one set per host thread (or all in the session's)
-  HostThreadPool* pool_ = nullptr;            // the node's threads run this launch, or
-  std::vector<std::thread> threads_;          // threads of its own do (the node's were busy)
+  std::vector<std::thread> threads_;
   ContextSession* session_ = nullptr;
   CoreOrder* program_ = nullptr;  // the ordering key of the program's fiber that joins
   std::size_t running_ = 0;       // groups with live cores (session)

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "host_thread_pool.hpp"
 #include "ldmsim/dma/engine.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/runtime/stats.hpp"
@@ -68,9 +67,6 @@ struct NodeState {
   /// inside run(), and a sequential run only from the running program's context, so no two contexts' launches
   /// ever run on different host threads at once (they share the physical cores, engines and trace).
   int sequential_context = -1;
-  /// The host threads launches run on, started by the first launch (host_thread_pool.hpp). Declared last: its
-  /// threads are joined before anything they may touch is destroyed.
-  std::unique_ptr<HostThreadPool> pool;
 };
 
 /// One context's side of a core group: its clock and stats, and its cores' fiber stacks.
