@@ -84,6 +84,8 @@ HeapPrefault::~HeapPrefault() {
   finish();
 #if defined(__GLIBC__)
   if (tuned_) {
+    // glibc's defaults; its dynamic mmap threshold stays off after a mallopt (keeping the raised thresholds
+    // instead measured no different on ResNet-18, and keeps more freed memory).
     mallopt(M_MMAP_THRESHOLD, kDefaultThreshold);
     mallopt(M_TRIM_THRESHOLD, kDefaultThreshold);
   }
