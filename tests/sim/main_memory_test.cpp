@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -164,6 +166,91 @@ TEST_CASE("freed bytes are zero in every later allocation that reuses part of th
   const DeviceAddr d = mem.allocate(2048);  // the end of the second
   REQUIRE(d == x + 6144);
   CHECK(zeros(d, 2048));
+}
+
+TEST_CASE("a freed hole's padding before an aligned allocation is zero when allocated later", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  mem.allocate(4096, 4096);  // so the next region starts off an 8 KiB boundary
+  const DeviceAddr a = mem.allocate(8192, 4096);
+  mem.write(a, bytes_of(8192, 6));
+  mem.free(a);
+  const DeviceAddr aligned = mem.allocate(1024, 8192);  // past the hole's start: its first 4 KiB stay free
+  REQUIRE(aligned > a);
+  const DeviceAddr padding = mem.allocate(aligned - a, 4);
+  REQUIRE(padding == a);
+  std::vector<std::byte> out(aligned - a, std::byte{0xFF});
+  mem.read(padding, out);
+  CHECK(out == std::vector<std::byte>(aligned - a, std::byte{0}));
+}
+
+namespace {
+/// The first index where `got` differs from `expected` (or from zeros when `expected` is empty), -1 when none:
+/// a failure names one byte instead of printing megabytes.
+std::int64_t first_difference(const std::vector<std::byte>& got, const std::vector<std::byte>& expected = {}) {
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != (expected.empty() ? std::byte{0} : expected[i])) return static_cast<std::int64_t>(i);
+  }
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("random allocations, writes and frees match a reference model", "[memory]") {
+  constexpr std::uint64_t kChunk = MainMemory::kChunkBytes;
+  for (unsigned seed = 0; seed < 24; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto below = [&rng](std::uint64_t n) { return rng() % n; };
+    const std::uint32_t groups = 1 + static_cast<std::uint32_t>(below(2));
+    MainMemory mem(groups, (3 + below(3)) * kChunk + 4096 * below(8));
+    std::map<DeviceAddr, std::vector<std::byte>> live;  // what each live region must hold
+    const auto size = [&]() -> std::uint64_t {
+      switch (below(5)) {
+        case 0:
+          return 1 + below(64);
+        case 1:
+          return 1 + below(8192);
+        case 2:
+          return 1 + below(kChunk / 2);
+        case 3:
+          return kChunk - 64 + below(128);
+        default:
+          return kChunk + below(kChunk);
+      }
+    };
+    for (int step = 0; step < 300; ++step) {
+      INFO("seed " << seed << ", step " << step);
+      const std::uint64_t op = below(10);
+      if (op < 4 || live.empty()) {
+        const std::uint64_t bytes = size(), alignment = std::uint64_t{4} << below(12);
+        DeviceAddr at = 0;
+        try {
+          at = mem.allocate(bytes, alignment, static_cast<int>(below(groups)));
+        } catch (const ConfigError&) {
+          continue;  // full
+        }
+        std::vector<std::byte> got(bytes, std::byte{0xAB});
+        mem.read(at, got);
+        REQUIRE(first_difference(got) == -1);  // fresh or reused: zero
+        live.emplace(at, std::move(got));
+      } else if (op < 7) {
+        auto it = std::next(live.begin(), static_cast<std::ptrdiff_t>(below(live.size())));
+        const std::uint64_t from = below(it->second.size()), n = 1 + below(it->second.size() - from);
+        const std::vector<std::byte> data(n, static_cast<std::byte>(1 + below(255)));
+        mem.write(it->first + from, data);
+        std::copy(data.begin(), data.end(), it->second.begin() + static_cast<std::ptrdiff_t>(from));
+      } else {
+        auto it = std::next(live.begin(), static_cast<std::ptrdiff_t>(below(live.size())));
+        mem.free(it->first);
+        live.erase(it);
+      }
+      if (step % 25 == 0) {
+        for (const auto& [at, expected] : live) {
+          std::vector<std::byte> got(expected.size());
+          mem.read(at, got);
+          REQUIRE(first_difference(got, expected) == -1);  // no neighbour's allocation or free touched it
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("reads and writes cross chunk boundaries", "[memory]") {
