@@ -23,9 +23,9 @@ constexpr std::size_t kStepBytes = std::size_t{2} << 20;    // populated per cal
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
 constexpr int kDefaultThreshold = 128 * 1024;  // glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD defaults
 
-/// Populates [begin, end) writable a step at a time; stops at the first failure (an old kernel: nothing lost,
-/// the pages fault in on first touch as usual).
-void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop) {
+/// Populates [begin, end) writable a step at a time, counting the bytes done in `done`; stops at the first
+/// failure (a kernel before 5.14: nothing lost, the pages fault in on first touch as usual).
+void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop, std::atomic<std::size_t>& done) {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   auto* at = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(begin) + page - 1) & ~(page - 1));
   while (at < end && !stop.load(std::memory_order_relaxed)) {
@@ -36,6 +36,7 @@ void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop) {
     return;
 #endif
     at += n;
+    done += n;
   }
 }
 
@@ -45,27 +46,29 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes) {
 #if defined(__GLIBC__)
   if (bytes == 0) return;
   bytes = std::min(bytes, kMaxBytes);
+  std::vector<void*> blocks;
+  blocks.reserve((bytes + kBlockBytes - 1) / kBlockBytes);  // nothing to throw once the allocator is tuned
   // Large blocks from the heap, and free heap kept, so the import's strings land in the pages populated here.
-  tuned_ = mallopt(M_MMAP_THRESHOLD, 2 * static_cast<int>(kBlockBytes)) == 1 &&
-           mallopt(M_TRIM_THRESHOLD, static_cast<int>(kMaxBytes)) == 1;
-  if (!tuned_) return;
+  mmap_tuned_ = mallopt(M_MMAP_THRESHOLD, 2 * static_cast<int>(kBlockBytes)) == 1;
+  trim_tuned_ = mallopt(M_TRIM_THRESHOLD, static_cast<int>(kMaxBytes)) == 1;
+  if (!mmap_tuned_ || !trim_tuned_) return;
   // Grow the heap by whole blocks and free them again: they merge into the free top of the heap (the first may
   // start in free space below the old break).
-  std::vector<void*> blocks;
   for (std::uint64_t grown = 0; grown < bytes; grown += kBlockBytes) blocks.push_back(std::malloc(kBlockBytes));
   auto* begin = static_cast<std::byte*>(blocks.front());
   auto* end = static_cast<std::byte*>(sbrk(0));
   // From the brk heap: in order, below the break, and the whole range not much more than the blocks.
-  bool from_heap = end > begin && static_cast<std::size_t>(end - begin) <= (blocks.size() + 1) * kBlockBytes;
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
+  bool from_heap =
+      begin != nullptr && end > begin && static_cast<std::size_t>(end - begin) <= (blocks.size() + 1) * kBlockBytes;
+  for (std::size_t i = 0; from_heap && i < blocks.size(); ++i) {
     auto* block = static_cast<std::byte*>(blocks[i]);
-    from_heap = from_heap && block != nullptr && block >= begin && block + kBlockBytes <= end &&
+    from_heap = block != nullptr && block >= begin && block + kBlockBytes <= end &&
                 (i == 0 || block > static_cast<std::byte*>(blocks[i - 1]));
   }
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
   if (!from_heap) return;  // not glibc's brk heap (an interposed allocator, a sanitizer): nothing to populate
   try {
-    helper_ = std::thread([this, begin, end] { populate(begin, end, stop_); });
+    helper_ = std::thread([this, begin, end] { populate(begin, end, stop_, populated_); });
     bytes_ = static_cast<std::size_t>(end - begin);
   } catch (const std::system_error&) {
     // no thread to spare: the import faults its pages in itself, as without a prefault
@@ -83,12 +86,10 @@ HeapPrefault::~HeapPrefault() {
   stop_ = true;  // the import is over (or failed): the rest would only cost time and memory
   finish();
 #if defined(__GLIBC__)
-  if (tuned_) {
-    // glibc's defaults; its dynamic mmap threshold stays off after a mallopt (keeping the raised thresholds
-    // instead measured no different on ResNet-18, and keeps more freed memory).
-    mallopt(M_MMAP_THRESHOLD, kDefaultThreshold);
-    mallopt(M_TRIM_THRESHOLD, kDefaultThreshold);
-  }
+  // glibc's default values; its dynamic mmap threshold stays off, as after any mallopt (keeping the raised
+  // thresholds instead measured no different on ResNet-18, and keeps more freed memory).
+  if (mmap_tuned_) mallopt(M_MMAP_THRESHOLD, kDefaultThreshold);
+  if (trim_tuned_) mallopt(M_TRIM_THRESHOLD, kDefaultThreshold);
 #endif
 }
 

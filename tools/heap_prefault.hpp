@@ -13,25 +13,29 @@ namespace ldmsim::cli {
 
 class HeapPrefault {
  public:
-  /// Populates about `bytes` of free heap from a helper thread (capped at 1 GiB). While
-  /// it lives, blocks up to 32 MiB come from the heap (not mmap) and freed heap memory is kept; the destructor
-  /// restores glibc's defaults. Does nothing where the heap is not glibc's contiguous one (another allocator, a
-  /// sanitizer) or the kernel lacks MADV_POPULATE_WRITE.
+  /// Populates about `bytes` of free heap from a helper thread (capped at 1 GiB). While it lives, blocks up to
+  /// 32 MiB come from the heap (not mmap) and freed heap memory is kept; the destructor sets glibc's default
+  /// thresholds back (its dynamic mmap threshold stays off, as after any mallopt). Populates nothing where the heap
+  /// is not glibc's contiguous one (another allocator, a sanitizer) or the kernel lacks MADV_POPULATE_WRITE
+  /// (before Linux 5.14).
   explicit HeapPrefault(std::uint64_t bytes);
-  /// Stops the helper thread (a failed or finished import needs no more pages) and restores the defaults.
+  /// Stops the helper thread (a failed or finished import needs no more pages) and sets the thresholds back.
   ~HeapPrefault();
   HeapPrefault(const HeapPrefault&) = delete;
   HeapPrefault& operator=(const HeapPrefault&) = delete;
 
   /// Bytes handed to the helper thread (0: it did nothing).
   std::size_t populating() const { return bytes_; }
+  /// Bytes the helper thread has populated so far.
+  std::size_t populated() const { return populated_.load(); }
   /// Waits until the helper thread has populated everything.
   void finish();
 
  private:
   std::size_t bytes_ = 0;
-  bool tuned_ = false;
+  bool mmap_tuned_ = false, trim_tuned_ = false;
   std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> populated_{0};
   std::thread helper_;
 };
 
