@@ -180,7 +180,7 @@ ReadPricer::~ReadPricer() = default;
 
 const ReadPricer& ReadPricer::for_arch(const Arch& arch) {
   // The memos grow with the distinct queries; a long-lived thread starts afresh past this many.
-  constexpr std::size_t kMaxQueries = std::size_t{1} << 20;
+  constexpr std::size_t kMaxQueries = std::size_t{1} << 18;  // block memo at most 2^20 slots of 64 bytes
   struct Cached {
     std::unique_ptr<Arch> arch;
     std::unique_ptr<ReadPricer> pricer;

@@ -48,3 +48,14 @@ TEST_CASE("a flat memo makes each value once and keeps it through growth", "[fla
 TEST_CASE("a flat memo stays correct when every key hashes alike", "[flat_memo]") {
   check_memo<ConstantHash>();
 }
+
+TEST_CASE("a cleared flat memo makes its values again", "[flat_memo]") {
+  ldmsim::FlatMemo<Pair, double, PairHash> memo;
+  int made = 0;
+  for (std::uint64_t a = 0; a < 100; ++a) memo.get_or({a, 1}, [&] { return ++made, 1.0; });
+  memo.clear();
+  CHECK(memo.size() == 0);
+  CHECK(memo.get_or({5, 1}, [&] { return ++made, 2.0; }) == 2.0);
+  CHECK(made == 101);
+  CHECK(memo.size() == 1);
+}

@@ -273,7 +273,7 @@ class BlockingEstimator {
     using PutMemo = FlatMemo<PutKey, double, PutKeyHash>;
     constexpr std::size_t kMaxPuts = std::size_t{1} << 16;  // a long-lived thread starts afresh past this many
     PutMemo& puts = thread_cache<PutMemo>();
-    if (puts.size() > kMaxPuts) puts = PutMemo();
+    if (puts.size() > kMaxPuts) puts.clear();
     const PutKey key{price_.id(), job_.yl.chw_pitch, job_.n, std::min(b.mb, job_.yl.shape.n), b.whole_rows ? 0 : b.nb};
     return puts.get_or(key, [&] { return put_cost(job_, b, price_); });
   }

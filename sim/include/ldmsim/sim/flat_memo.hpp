@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bit>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -32,7 +33,13 @@ class FlatMemo {
     for (; slots_[at].used; at = (at + 1) & (slots_.size() - 1)) {
       if (slots_[at].key == key) return slots_[at].value;
     }
-    const Value value = make();  // may not touch this memo
+    assert(!making_ && "a FlatMemo's make() must not use the same memo");
+    making_ = true;
+    struct Making {
+      bool& flag;
+      ~Making() { flag = false; }  // also when make() throws
+    } making{making_};
+    const Value value = make();
     if (2 * (size_ + 1) > slots_.size()) {
       rehash(2 * slots_.size());
       at = free_slot(key);
@@ -42,6 +49,12 @@ class FlatMemo {
     return value;
   }
   std::size_t size() const { return size_; }
+  /// Forgets every value (and gives the table's memory back).
+  void clear() {
+    std::vector<Slot>().swap(slots_);
+    size_ = 0;
+    shift_ = 0;
+  }
 
  private:
   static constexpr std::size_t kInitialSlots = 64;
@@ -72,6 +85,7 @@ class FlatMemo {
   std::vector<Slot> slots_;
   std::size_t size_ = 0;
   unsigned shift_ = 0;  // log2 of the slot count
+  bool making_ = false;
 };
 
 }  // namespace ldmsim
