@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Host time of two (or more) ldmsim builds on the same `ldmsim run`, side by side: each round runs every build
+once, in turn, and the result is the median over rounds of each build's time divided by the first build's in
+the same round. On a VM whose speed drifts (1.3x within minutes on the machines measured), a ratio taken within
+a round cancels the drift; medians of absolute times do not.
+
+Usage: bench/host_time_ab.py --rounds 15 BUILD_A/tools/ldmsim BUILD_B/tools/ldmsim -- run MODEL.onnx
+       --input input=X.npy --arch sw26010pro --no-trace --threads 2
+Everything after `--` is passed to each build; `--out` is added (a scratch directory per build). Also prints
+the median import and execute phases from each run's host_times.json, and the median CPU time (user + system).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run_once(build, args, out):
+    """Wall seconds, CPU seconds and host_times.json phases of one run."""
+    start = time.perf_counter()
+    process = subprocess.Popen([build, *args, "--out", str(out)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    stderr = process.stderr.read().decode(errors="replace")
+    process.stderr.close()
+    if status != 0:
+        sys.exit(f"{build} failed (status {status}):\n{stderr}")
+    phases = json.loads((Path(out) / "host_times.json").read_text()).get("phases", {})
+    return wall, usage.ru_utime + usage.ru_stime, phases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("builds", nargs="+", help="ldmsim binaries; the first is the reference")
+    if "--" not in sys.argv:
+        parser.error("give the ldmsim arguments after --")
+    split = sys.argv.index("--")
+    args = parser.parse_args(sys.argv[1:split])
+    run_args = sys.argv[split + 1:]
+    if any(a == "--out" or a.startswith("--out=") for a in run_args):
+        parser.error("--out is chosen by this script")
+    wall = {b: [] for b in args.builds}
+    cpu = {b: [] for b in args.builds}
+    phases = {b: {} for b in args.builds}
+    with tempfile.TemporaryDirectory() as scratch:
+        for _ in range(args.rounds):
+            for k, build in enumerate(args.builds):
+                w, c, p = run_once(build, run_args, Path(scratch) / str(k))
+                wall[build].append(w)
+                cpu[build].append(c)
+                for name, seconds in p.items():
+                    phases[build].setdefault(name, []).append(seconds)
+    median = statistics.median
+    reference = args.builds[0]
+    for build in args.builds:
+        line = (f"{build}: wall {median(wall[build]) * 1e3:.1f} ms, cpu {median(cpu[build]) * 1e3:.1f} ms, "
+                + ", ".join(f"{name.replace('_seconds', '')} {median(v) * 1e3:.1f} ms"
+                            for name, v in sorted(phases[build].items())))
+        if build != reference:
+            ratios = [w / r for w, r in zip(wall[build], wall[reference])]
+            line += f"; wall / first build, median of {args.rounds} rounds: {median(ratios):.3f}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
