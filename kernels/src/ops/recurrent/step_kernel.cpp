@@ -156,13 +156,14 @@ class WeightBlock {
   void multiply_rows(const float* w, std::size_t r0, std::size_t r1, std::size_t len, SlotMask slots, const float* vec,
                      std::size_t bs, float* acc) {
     std::uint64_t counted = 0;
+    const auto selected = [slots](std::size_t r) { return ((static_cast<unsigned>(slots) >> (r % 4)) & 1u) != 0; };
     for (std::size_t r = r0; r < r1;) {  // runs of consecutive selected rows, one product each
-      if ((slots >> (r % 4) & 1u) == 0) {
+      if (!selected(r)) {
         ++r;
         continue;
       }
       std::size_t end = r + 1;
-      while (end < r1 && (slots >> (end % 4) & 1u) != 0) ++end;
+      while (end < r1 && selected(end)) ++end;
       if (!timing_only_) multiply_add_dots(w + (r - r0) * len, vec, acc + r * bs, end - r, bs, len, bs);
       counted += end - r;
       r = end;
