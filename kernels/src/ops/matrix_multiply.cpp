@@ -234,24 +234,20 @@ class BlockingEstimator {
     std::size_t operator()(const Key& key) const { return hash_words({key.first, key.second}); }
   };
   using Memo = FlatMemo<Key, double, KeyHash>;
-  template <typename Price>
-  static double memo(Memo& prices, Key key, Price&& price) {
-    return prices.get_or(key, std::forward<Price>(price));
-  }
   /// One block's A panel of `rows` rows over k in chunks of `kc`.
   double a_panel(std::size_t rows, std::size_t kc) {
-    return memo(a_, {rows, kc}, [&] { return stored_panel_cost(job_.a, rows, job_.k, kc, false, job_.m, price_); });
+    return a_.get_or({rows, kc}, [&] { return stored_panel_cost(job_.a, rows, job_.k, kc, false, job_.m, price_); });
   }
   /// One block's B panel of `nb` columns over k in chunks of `kc`.
   double b_panel(std::size_t kc, std::size_t nb) {
-    return memo(b_, {kc, nb}, [&] {
+    return b_.get_or({kc, nb}, [&] {
       return job_.b_source != nullptr ? job_.b_source->panel_cost(job_.k, kc, nb, price_)
                                       : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, price_);
     });
   }
   /// A block's multiply over the whole k, with its tile builds.
   double multiply(std::size_t rows, std::size_t nb) {
-    return memo(multiplies_, {rows, nb}, [&] {
+    return multiplies_.get_or({rows, nb}, [&] {
       const ComputeModel& model = arch_.compute;
       const double build = job_.b_source != nullptr ? job_.b_source->build_cycles(job_.k, nb, model) : 0.0;
       return static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, nb, job_.k, false))) + build;
