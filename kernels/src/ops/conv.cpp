@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <tuple>
 
 #include "conv_tiles.hpp"
@@ -104,6 +105,14 @@ class ConvOp final : public BoundOp {
     }
     const DevicePtr<const f16> x(in[0].ptr);
     const Layout& xl = in[0].layout();
+    // The kernel reads x while it writes y (and its tile memos take x as fixed while it runs): in place it could
+    // only give racy results.
+    if (x.addr() < out[0].ptr.addr() + out[0].layout().total * sizeof(f16) &&
+        out[0].ptr.addr() < x.addr() + xl.total * sizeof(f16)) {
+      throw std::invalid_argument(
+          fmt::format("{}: output {} overlaps input {} in device memory (conv cannot run in place)", label, out[0].name,
+                      in[0].name));
+    }
     switch (algo_) {
       case ConvAlgo::kIm2col: {
         const std::size_t pitch = tiling::ceil_even(g_.pq()), rows = g_.n * g_.groups * g_.depth();

@@ -220,13 +220,10 @@ PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, L
                                             std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
                                             std::size_t k1, std::size_t j0, std::size_t j1) const {
   // A team member lays out the reads its leader issues into the same buffer: one layout per host thread serves
-  // them all. The key is built after the reads are issued (issuing may switch fibers, which reuse the memo).
+  // them all (the entries follow from k0, k1: the table is fixed). The key is built after the reads are issued
+  // (issuing may switch fibers, which reuse the memo).
   PlanMemo& memo = PlanMemo::of_this_thread();
-  const auto fill_key = [&] {
-    TileKey& key = memo.scratch_key();
-    key.header.insert(key.header.end(), {id_, batch, k0, k1, j0, j1, buf.ldm_addr(), buf.size()});
-    key.add_values(reinterpret_cast<const f16*>(entries.data()), entries.size() * sizeof(OffsetEntry) / sizeof(f16));
-  };
+  const auto fill_key = [&] { memo.scratch_key().assign({id_, batch, k0, k1, j0, j1, buf.ldm_addr(), buf.size()}); };
   if (mode == tiling::ReadMode::kPlan) {
     fill_key();
     if (const std::vector<std::size_t>* starts = memo.find()) return PendingTile{{}, *starts};
@@ -299,28 +296,6 @@ void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads
   }
 }
 
-void RunTileSource::row_block_key(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
-                                  std::size_t j0, std::size_t j1, TileKey& key) const {
-  key.header.insert(key.header.end(), {id_, k0, k1, j0, j1});
-  std::size_t next = 0;
-  for (std::size_t j = k0; j < k1; j = std::min(k1, (j / g_.rs() + 1) * g_.rs())) {
-    if (reads.starts[next] == kMasked) {
-      key.header.push_back(kMasked);
-      ++next;
-      continue;
-    }
-    const std::size_t count = reads.starts[next + 1], columns = reads.starts[next + 4] - reads.starts[next + 3];
-    key.header.insert(key.header.end(), reads.starts.begin() + static_cast<std::ptrdiff_t>(next),
-                      reads.starts.begin() + static_cast<std::ptrdiff_t>(next + 5));
-    next += 5;
-    for (std::size_t r = 0; r < count; ++r) {
-      const LdmSpan<f16> row = buf.subspan(reads.starts[next + r], columns);
-      key.add_values(row.data(), columns);
-    }
-    next += count;
-  }
-}
-
 const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,
                                    std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
                                    std::vector<float>& out) const {
@@ -328,7 +303,7 @@ const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTi
   if (precomputed()) {
     charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
     TileMemo& memo = TileMemo::of_this_thread();
-    row_block_key(buf, reads, k0, k1, j0, j1, memo.scratch_key());
+    memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
     if (const std::vector<float>* built = memo.find()) return built->data();
     std::vector<float>& tile = memo.insert((k1 - k0) * width);
     unpack_row_blocks(buf, reads, k0, k1, j0, j1, tile);
@@ -441,7 +416,7 @@ void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads
   }
 }
 
-const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t,
+const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,
                                       std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
                                       std::vector<float>& out) const {
   const std::size_t width = j1 - j0;
@@ -451,16 +426,8 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
     return out.data();
   }
   charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
-  // The memo key: this source, the tile and every channel's window rows (the window follows from j0, j1).
   TileMemo& memo = TileMemo::of_this_thread();
-  TileKey& key = memo.scratch_key();
-  key.header.insert(key.header.end(), {id_, k0, k1, j0, j1});
-  const std::size_t rows = win.h1 - win.h0, columns = win.w1 - win.w0;
-  const std::size_t channels = (k1 - 1) / g_.rs() - k0 / g_.rs() + 1;
-  for (std::size_t row = 0; row < channels * rows; ++row) {
-    const LdmSpan<f16> values = buf.subspan(reads.starts[row], columns);
-    key.add_values(values.data(), columns);
-  }
+  memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
   if (const std::vector<float>* built = memo.find()) return built->data();
   std::vector<float>& tile = memo.insert((k1 - k0) * width);
   unpack_windows(buf, reads, win, k0, k1, j0, j1, tile);

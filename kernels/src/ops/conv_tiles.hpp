@@ -85,9 +85,6 @@ class RunTileSource final : public TileSource {
                               std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const;
   void unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
                          std::size_t j1, std::vector<float>& out) const;
-  /// What unpack_row_blocks reads, as a memo key: this source, the tile, each block's layout and ldm values.
-  void row_block_key(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
-                     std::size_t j1, TileKey& key) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;

@@ -2,10 +2,11 @@
 // reads by ROW broadcast:
 // - each lays out the same reads in its ldm as its leader issues them (the same tile, the same buffer), and
 // - each would build the same float tile from identical ldm values.
-// Both are pure functions of what they read (the tile source, the tile's coordinates, the buffer and, for a
-// build, the ldm values), so a result computed lately on this host thread from equal inputs is reused instead of
-// computed again. Simulated time is unaffected: every core is still charged its own work. Only the host's work
-// shrinks.
+// A tile source's inputs (the tensor it reads and its offset table) are not written while its kernel runs (conv
+// rejects an output that overlaps its input), so both are pure functions of the tile source, the tile's
+// coordinates and, for a layout, the buffer: a result computed lately on this host thread for equal integers is
+// reused instead of computed again, without reading the ldm values. Simulated time is unaffected: every core is
+// still charged its own work. Only the host's work shrinks.
 #pragma once
 
 #include <cstddef>
@@ -13,26 +14,13 @@
 #include <utility>
 #include <vector>
 
-#include "ldmsim/sim/fp16.hpp"
 #include "thread_cache.hpp"
 
 namespace ldmsim::ops {
 
-/// Everything a reused computation reads: integers (which source, which tile, how its reads are laid out) and
-/// ldm values (or other words, as fp16 bit patterns): `values`, then the runs added by add_values.
-struct TileKey {
-  std::vector<std::uint64_t> header;
-  std::vector<f16> values;
-  /// Values added by reference: a lookup compares them where they are (most lookups of a team hit, and a hit
-  /// then copies nothing); a stored key holds copies (materialize). They must stay unchanged until then.
-  std::vector<std::pair<const f16*, std::size_t>> runs;
-  /// Equal headers and equal values (the runs' included).
-  bool operator==(const TileKey& other) const;
-  void add_values(const f16* from, std::size_t count) { runs.emplace_back(from, count); }
-  /// Copies the runs' values into `values` (the key no longer refers to anything).
-  void materialize();
-  std::size_t value_count() const;
-};
+/// Everything a reused computation depends on, as integers: which source (an id never reused), which tile and,
+/// for a layout, which buffer.
+using TileKey = std::vector<std::uint64_t>;
 
 /// The newest `Slots` results of one kind computed on this host thread, by key.
 template <typename Value, std::size_t Slots>
@@ -45,9 +33,7 @@ class HostMemo {
 
   /// A key to fill for the next lookup (cleared; its storage is reused).
   TileKey& scratch_key() {
-    scratch_.header.clear();
-    scratch_.values.clear();
-    scratch_.runs.clear();
+    scratch_.clear();
     return scratch_;
   }
   /// The value computed from scratch_key()'s inputs, or nullptr.
@@ -62,7 +48,6 @@ class HostMemo {
   Value& insert() {
     Slot& slot = slots_[oldest_];
     oldest_ = (oldest_ + 1) % Slots;
-    scratch_.materialize();
     std::swap(slot.key, scratch_);  // the old key's storage becomes the next scratch key
     slot.used = true;
     return slot.value;
