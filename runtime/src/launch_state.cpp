@@ -39,9 +39,9 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   }
   const std::size_t threads = std::min<std::size_t>(machine_.threads, together.size());
   for (std::size_t t = 0; t < threads; ++t) {
-    threads_.emplace_back([t, threads, together] {
+    threads_.emplace_back([this] {
       boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
-      for (std::size_t i = t; i < together.size(); i += threads) GroupRun::run_together(together[i]);
+      for (std::size_t i = next_set_++; i < sets_.size(); i = next_set_++) GroupRun::run_together(sets_[i]);
     });
   }
 }

@@ -1,6 +1,7 @@
 // A launch in flight: the group runs, the host threads executing them, and the join that gathers faults.
 #pragma once
 
+#include <atomic>
 #include <boost/fiber/condition_variable.hpp>
 #include <memory>
 #include <optional>
@@ -16,10 +17,10 @@ class CoreOrder;
 
 class LaunchState {
  public:
-  /// Starts the host threads; group i of `groups` runs on thread i % threads (a static assignment, so the
-  /// outcome never depends on the thread count).
-  /// Each set of `sync_sets` (groups of the launch) runs on one thread, together, and Scope::kNode barriers join
-  /// the groups of a set; set i runs on thread i % threads. Empty: every group on its own, no node barriers.
+  /// Starts the host threads. Each set of `sync_sets` (groups of the launch) runs on one thread, together, and
+  /// Scope::kNode barriers join the groups of a set. Empty: every group is a set of its own, no node barriers.
+  /// A thread takes the next set not yet taken whenever it finishes one (sets differ in host time, and so can the
+  /// host's CPUs). The outcome never depends on which thread runs a set: sets share no simulated state.
   LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
               const std::vector<std::vector<int>>& sync_sets);
   ~LaunchState();
@@ -43,6 +44,7 @@ class LaunchState {
   std::vector<std::unique_ptr<GroupRun>> runs_;
   std::vector<std::vector<GroupRun*>> sets_;  // run together, one set per host thread (or all in the session's)
   std::vector<std::thread> threads_;
+  std::atomic<std::size_t> next_set_{0};  // the next set a host thread takes
   ContextSession* session_ = nullptr;
   CoreOrder* program_ = nullptr;  // the ordering key of the program's fiber that joins
   std::size_t running_ = 0;       // groups with live cores (session)
