@@ -1,6 +1,7 @@
 // multiply_add, the host arithmetic of every matmul and conv tile: its register blocks and column tails must give
 // the same bits as the plain loop (each output element sums its products one at a time, in k order), for every
-// shape the blocking can produce, so a result never depends on the host or the block sizes.
+// shape the blocking can produce and for B rows packed or padded (b_pitch_for), so a result never depends on the
+// host, the block sizes or the tile's pitch.
 #include "../../kernels/src/ops/tile_math.hpp"  // white box: the kernel's remainders
 
 #include <catch2/catch.hpp>
@@ -11,12 +12,12 @@
 namespace {
 
 void plain_multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
-                        std::size_t depth, std::size_t acc_pitch) {
+                        std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t j = 0; j < cols; ++j) {
       float sum = acc[i * acc_pitch + j];
       for (std::size_t t = 0; t < depth; ++t) {
-        const volatile float product = a[i * depth + t] * b[t * cols + j];  // no fused multiply-add here either
+        const volatile float product = a[i * depth + t] * b[t * b_pitch + j];  // no fused multiply-add here either
         sum += product;
       }
       acc[i * acc_pitch + j] = sum;
@@ -37,24 +38,44 @@ TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every rem
   std::mt19937 rng(7);
   std::size_t shapes = 0, differing = 0;
   for (const std::size_t rows : {1U, 2U, 3U, 4U, 5U, 6U, 7U, 8U, 12U}) {
-    for (const std::size_t cols : {1U, 2U, 15U, 31U, 32U, 33U, 63U, 64U, 65U, 97U, 128U, 130U, 256U}) {
+    for (const std::size_t cols :
+         {1U, 2U, 5U, 6U, 15U, 31U, 32U, 33U, 38U, 50U, 63U, 64U, 65U, 97U, 128U, 130U, 256U}) {
       for (const std::size_t depth : {1U, 3U, 64U, 257U}) {
-        const std::size_t pitch = cols + 3;  // rows of acc further apart than the tile's width
-        const auto a = random_floats(rows * depth, rng), b = random_floats(depth * cols, rng);
-        const auto start = random_floats(rows * pitch, rng);
-        auto fast = start, plain = start;
-        ldmsim::ops::multiply_add(a.data(), b.data(), fast.data(), rows, cols, depth, pitch);
-        plain_multiply_add(a.data(), b.data(), plain.data(), rows, cols, depth, pitch);
-        ++shapes;
-        if (std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) != 0) {
-          ++differing;
-          UNSCOPED_INFO("rows " << rows << " cols " << cols << " depth " << depth);
+        // B packed (the last block from a zero-padded copy) and padded to multiply_add's pitch (read in place; the
+        // padding holds large values, which must not reach any output).
+        for (const std::size_t b_pitch : {cols, ldmsim::ops::b_pitch_for(cols)}) {
+          const std::size_t pitch = cols + 3;  // rows of acc further apart than the tile's width
+          const auto a = random_floats(rows * depth, rng);
+          auto b = random_floats(depth * b_pitch, rng);
+          for (std::size_t t = 0; t < depth; ++t) std::fill_n(b.data() + t * b_pitch + cols, b_pitch - cols, 1e30F);
+          const auto start = random_floats(rows * pitch, rng);
+          auto fast = start, plain = start;
+          ldmsim::ops::multiply_add(a.data(), b.data(), fast.data(), rows, cols, depth, pitch, b_pitch);
+          plain_multiply_add(a.data(), b.data(), plain.data(), rows, cols, depth, pitch, b_pitch);
+          ++shapes;
+          if (std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) != 0) {
+            ++differing;
+            UNSCOPED_INFO("rows " << rows << " cols " << cols << " depth " << depth << " b_pitch " << b_pitch);
+          }
         }
       }
     }
   }
-  CHECK(shapes == 9 * 13 * 4);
+  CHECK(shapes == 9 * 17 * 4 * 2);
   CHECK(differing == 0);
+}
+
+TEST_CASE("b_pitch_for pads B rows to whole 32-column blocks only where the last columns form a block") {
+  using ldmsim::ops::b_pitch_for;
+  CHECK(b_pitch_for(1) == 1);  // up to 5 leftover columns go one by one: no padding
+  CHECK(b_pitch_for(5) == 5);
+  CHECK(b_pitch_for(6) == 32);
+  CHECK(b_pitch_for(32) == 32);
+  CHECK(b_pitch_for(37) == 37);
+  CHECK(b_pitch_for(38) == 64);
+  CHECK(b_pitch_for(50) == 64);
+  CHECK(b_pitch_for(256) == 256);
+  CHECK(b_pitch_for(132) == 132);
 }
 
 TEST_CASE("multiply_add_dots sums each dot in its fixed lane order, bit for bit") {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ldmsim/kernels/matrix_block.hpp"
+#include "tile_math.hpp"
 
 namespace ldmsim::ops {
 namespace {
@@ -34,6 +35,13 @@ void charge_tile_build(Core& core, std::size_t elements, bool contiguous) {
 
 double build_work_cycles(const ComputeModel& model, std::size_t elements, bool contiguous) {
   return static_cast<double>(model.cycles(tile_build_work(model, elements, contiguous)));
+}
+
+/// Zeros the padding columns [width, pitch) of a tile's rows (multiply_add's pitch, tile_math.hpp).
+void zero_padding(std::vector<float>& tile, std::size_t rows, std::size_t width, std::size_t pitch) {
+  for (std::size_t r = 0; pitch > width && r < rows; ++r) {
+    std::fill_n(tile.begin() + static_cast<std::ptrdiff_t>(r * pitch + width), pitch - width, 0.0f);
+  }
 }
 
 /// Fills one image row (kernel offsets row_plus = r*dh, column = s*dw) of a tile's columns [j0, j1) from input
@@ -265,14 +273,14 @@ PendingTile RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, Ld
 
 void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
                                       std::size_t j0, std::size_t j1, std::vector<float>& out) const {
-  const std::size_t width = j1 - j0;
+  const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   std::size_t next = 0;
   std::vector<float> rows;
   for (std::size_t j = k0; j < k1;) {
     const std::size_t j_end = std::min(k1, (j / g_.rs() + 1) * g_.rs());
     if (reads.starts[next] == kMasked) {  // the channel is all padding for these columns
-      std::fill(out.begin() + static_cast<std::ptrdiff_t>((j - k0) * width),
-                out.begin() + static_cast<std::ptrdiff_t>((j_end - k0) * width), 0.0f);
+      std::fill(out.begin() + static_cast<std::ptrdiff_t>((j - k0) * pitch),
+                out.begin() + static_cast<std::ptrdiff_t>((j_end - k0) * pitch), 0.0f);
       ++next;
       j = j_end;
       continue;
@@ -290,26 +298,27 @@ void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads
         if (h < h0 || (h - h0) % step != 0 || (h - h0) / step >= count) return nullptr;
         return rows.data() + (h - h0) / step * columns;
       };
-      fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, w0, w1, row_of, out.data() + (i - k0) * width);
+      fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, w0, w1, row_of, out.data() + (i - k0) * pitch);
     }
     j = j_end;
   }
+  zero_padding(out, k1 - k0, width, pitch);
 }
 
 const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,
                                    std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
                                    std::vector<float>& out) const {
-  const std::size_t width = j1 - j0;
+  const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   if (precomputed()) {
     charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
     TileMemo& memo = TileMemo::of_this_thread();
     memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
     if (const std::vector<float>* built = memo.find()) return built->data();
-    std::vector<float>& tile = memo.insert((k1 - k0) * width);
+    std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
     unpack_row_blocks(buf, reads, k0, k1, j0, j1, tile);
     return tile.data();
   }
-  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * width), 0.0f);
+  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * pitch), 0.0f);
   const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   std::size_t next = 0;
   std::vector<float> values;
@@ -322,7 +331,7 @@ const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTi
       const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
       values.resize(run.span(g_.stride_w));
       to_floats(buf, start, values.size(), values.data());
-      float* row = out.data() + (j - k0) * width + (p * g_.q - j0);
+      float* row = out.data() + (j - k0) * pitch + (p * g_.q - j0);
       for (std::size_t q = run.q0; q < run.q1; ++q) row[q] = values[(q - run.q0) * g_.stride_w];
     }
   }
@@ -395,7 +404,7 @@ PendingTile WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f
 
 void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads, const Window& win, std::size_t k0,
                                       std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
-  const std::size_t width = j1 - j0, rows = win.h1 - win.h0, columns = win.w1 - win.w0;
+  const std::size_t width = j1 - j0, pitch = b_pitch_for(width), rows = win.h1 - win.h0, columns = win.w1 - win.w0;
   std::vector<float> plane(rows * columns);
   std::size_t channel = std::numeric_limits<std::size_t>::max();
   for (std::size_t j = k0; j < k1; ++j) {
@@ -412,24 +421,25 @@ void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads
       return h >= win.h0 && h < win.h1 ? plane.data() + (h - win.h0) * columns : nullptr;
     };
     fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, win.w0, win.w1, row_of,
-                   out.data() + (j - k0) * width);
+                   out.data() + (j - k0) * pitch);
   }
+  zero_padding(out, k1 - k0, width, pitch);
 }
 
 const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,
                                       std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
                                       std::vector<float>& out) const {
-  const std::size_t width = j1 - j0;
+  const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   const Window win = window(j0, j1);
   if (win.empty()) {
-    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * width), 0.0f);
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * pitch), 0.0f);
     return out.data();
   }
   charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
   TileMemo& memo = TileMemo::of_this_thread();
   memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
   if (const std::vector<float>* built = memo.find()) return built->data();
-  std::vector<float>& tile = memo.insert((k1 - k0) * width);
+  std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
   unpack_windows(buf, reads, win, k0, k1, j0, j1, tile);
   return tile.data();
 }

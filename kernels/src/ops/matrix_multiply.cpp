@@ -378,15 +378,18 @@ std::vector<float>& scratch_floats(ChunkScratch::Which which, std::size_t elemen
 /// The logical tile (rows x cols, row-major floats) from a completed read; `col0`: the tile's first column within
 /// the read (a chunk of a resident panel, which is never transposed).
 void unpack_tile(const StoredMatrix& s, LdmSpan<f16> buf, const tiling::BlockRead& read, std::size_t rows,
-                 std::size_t cols, std::vector<float>& out, std::size_t col0 = 0) {
+                 std::size_t cols, std::size_t pitch, std::vector<float>& out, std::size_t col0 = 0) {
+  for (std::size_t r = 0; pitch > cols && r < rows; ++r) {  // padding columns (b_pitch_for) zero
+    std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(r * pitch + cols), pitch - cols, 0.0f);
+  }
   if (!s.transposed) {
-    for (std::size_t r = 0; r < rows; ++r) to_floats(buf, read.start(r) + col0, cols, out.data() + r * cols);
+    for (std::size_t r = 0; r < rows; ++r) to_floats(buf, read.start(r) + col0, cols, out.data() + r * pitch);
     return;
   }
   std::vector<float> run(rows);
   for (std::size_t c = 0; c < cols; ++c) {
     to_floats(buf, read.start(c), rows, run.data());
-    for (std::size_t r = 0; r < rows; ++r) out[r * cols + c] = run[r];
+    for (std::size_t r = 0; r < rows; ++r) out[r * pitch + c] = run[r];
   }
 }
 
@@ -525,13 +528,13 @@ class BlockRunner {
 
   /// Unpacks chunk `set` and accumulates it into every lane (rows [i0, i1) of A).
   void compute_chunk(TileSet& set, const std::vector<Lane>& lanes, std::size_t rows, std::size_t j0, std::size_t j1) {
-    const std::size_t depth = set.k1 - set.k0, width = j1 - j0;
+    const std::size_t depth = set.k1 - set.k0, width = j1 - j0, pitch = b_pitch_for(width);
     std::vector<float>& a_tile = scratch_floats(ChunkScratch::kA, b_.mb * b_.kc);
-    std::vector<float>& b_scratch = scratch_floats(ChunkScratch::kB, b_.kc * b_.nb);
+    std::vector<float>& b_scratch = scratch_floats(ChunkScratch::kB, b_.kc * b_pitch_for(b_.nb));
     if (b_.a_resident) {
-      unpack_tile(job_.a, a_panel_, a_panel_read_, rows, depth, a_tile, set.k0);
+      unpack_tile(job_.a, a_panel_, a_panel_read_, rows, depth, depth, a_tile, set.k0);
     } else {
-      unpack_tile(job_.a, set.a, set.a_read, rows, depth, a_tile);
+      unpack_tile(job_.a, set.a, set.a_read, rows, depth, depth, a_tile);
     }
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       const float* b_tile = b_scratch.data();
@@ -539,9 +542,9 @@ class BlockRunner {
         b_tile = job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1,
                                        j0, j1, b_scratch);
       } else {
-        unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, b_scratch);
+        unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, pitch, b_scratch);
       }
-      multiply_add(a_tile.data(), b_tile, lanes[t].acc, rows, width, depth, width);
+      multiply_add(a_tile.data(), b_tile, lanes[t].acc, rows, width, depth, width, pitch);
       core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, set.k0 > 0));
     }
   }
@@ -661,7 +664,7 @@ class BlockRunner {
         tiling::get_block(core_, addend_, c.base, c.layout.total, tile_block(c, 0, r0, r0 + rows, c0, c0 + cols));
     read.wait();
     std::vector<float> out(rows * cols);
-    unpack_tile(c, addend_, read, rows, cols, out);
+    unpack_tile(c, addend_, read, rows, cols, cols, out);
     return out;
   }
 

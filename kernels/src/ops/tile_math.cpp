@@ -42,24 +42,25 @@ LDMSIM_INLINE void multiply_add_block(const float* a, const float* b, float* acc
 }
 
 // R rows of acc, every column: blocks of 64 and 32 columns (sizes that vectorise at every x86-64 level; 16 does
-// not); the last < 32 columns as one more 32-column block over `tail` (b's last columns, zero padded), or, when
-// they are at most kScalarTail, one by one in place (cheaper than padding them).
+// not); the last < 32 columns as one more 32-column block over `tail` (b's last columns and padding, rows
+// `tail_pitch` apart), or, when they are at most kScalarTail, one by one in place (cheaper than padding them).
 constexpr std::size_t kScalarTail = 5;
 
 template <std::size_t R>
-LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, const float* tail, float* acc, std::size_t cols,
-                                     std::size_t depth, std::size_t acc_pitch) {
+LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t b_pitch, const float* tail,
+                                     std::size_t tail_pitch, float* acc, std::size_t cols, std::size_t depth,
+                                     std::size_t acc_pitch) {
   std::size_t j = 0;
-  for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64>(a, b + j, acc + j, cols, depth, acc_pitch);
-  for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32>(a, b + j, acc + j, cols, depth, acc_pitch);
+  for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+  for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
   if (j == cols) return;
   if (cols - j <= kScalarTail) {
-    for (; j < cols; ++j) multiply_add_block<R, 1>(a, b + j, acc + j, cols, depth, acc_pitch);
+    for (; j < cols; ++j) multiply_add_block<R, 1>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
     return;
   }
   float block[R * 32] = {};
   for (std::size_t r = 0; r < R; ++r) std::copy(acc + r * acc_pitch + j, acc + r * acc_pitch + cols, block + r * 32);
-  multiply_add_block<R, 32>(a, tail, block, 32, depth, 32);
+  multiply_add_block<R, 32>(a, tail, block, tail_pitch, depth, 32);
   for (std::size_t r = 0; r < R; ++r) std::copy(block + r * 32, block + r * 32 + (cols - j), acc + r * acc_pitch + j);
 }
 
@@ -87,26 +88,36 @@ LDMSIM_TILE_CLONES void multiply_add_dots(const float* a, const float* v, float*
   }
 }
 
+std::size_t b_pitch_for(std::size_t cols) {
+  const std::size_t tail = cols % 32;
+  return tail <= kScalarTail ? cols : cols - tail + 32;
+}
+
 LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
-                                     std::size_t depth, std::size_t acc_pitch) {
-  // b's last cols % 32 columns, zero padded to 32 (padding columns only feed products that are thrown away).
-  thread_local std::vector<float> tail;
+                                     std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
+  // The last cols % 32 columns as a 32-column block: in place when b's rows are padded that far, else from a
+  // zero-padded copy (padding columns only feed products that are thrown away).
+  thread_local std::vector<float> padded;
   const std::size_t tail_from = cols / 32 * 32;
-  if (tail_from + kScalarTail < cols) {
-    tail.assign(depth * 32, 0.0f);
+  const float* tail = b + tail_from;
+  std::size_t tail_pitch = b_pitch;
+  if (tail_from + kScalarTail < cols && tail_from + 32 > b_pitch) {
+    padded.assign(depth * 32, 0.0f);
     for (std::size_t t = 0; t < depth; ++t)
-      std::copy(b + t * cols + tail_from, b + (t + 1) * cols, tail.data() + t * 32);
+      std::copy(b + t * b_pitch + tail_from, b + t * b_pitch + cols, padded.data() + t * 32);
+    tail = padded.data();
+    tail_pitch = 32;
   }
   std::size_t i = 0;
   for (; i + 4 <= rows; i += 4) {
-    multiply_add_rows<4>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<4>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
   }
   if (rows - i == 3) {
-    multiply_add_rows<3>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<3>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
   } else if (rows - i == 2) {
-    multiply_add_rows<2>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<2>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
   } else if (rows - i == 1) {
-    multiply_add_rows<1>(a + i * depth, b, tail.data(), acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<1>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
   }
 }
 

@@ -8,9 +8,16 @@
 
 namespace ldmsim::ops {
 
-/// acc[rows, cols] += a[rows, depth] b[depth, cols]; acc rows `acc_pitch` apart.
+/// The row pitch of a B operand with `cols` columns that multiply_add reads in place: `cols` when its last columns
+/// go one by one, else `cols` rounded up to whole 32-column blocks (the padding columns only feed products that
+/// are thrown away; tile builders keep them zero).
+std::size_t b_pitch_for(std::size_t cols);
+
+/// acc[rows, cols] += a[rows, depth] b[depth, cols]; acc rows `acc_pitch` apart, b rows `b_pitch` (>= cols) apart.
+/// With b_pitch_for(cols) the last column block reads b in place; a narrower pitch costs a zero-padded copy of
+/// b's last columns per call.
 void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols, std::size_t depth,
-                  std::size_t acc_pitch);
+                  std::size_t acc_pitch, std::size_t b_pitch);
 
 /// acc[r * acc_pitch + c] += dot(a[r, :], v[c, :]) over `depth`, for a few vectors (a matrix-vector product, where
 /// multiply_add's column blocks would mostly be padding). Each dot sums 16 interleaved partial sums, then halves
