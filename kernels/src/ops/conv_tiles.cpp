@@ -136,13 +136,15 @@ std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const
   return runs + table;
 }
 
-PendingTile RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident,
-                                 std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
-                                 std::size_t j1) const {
+void RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
+                          std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const {
+  pending.handles.clear();
+  pending.starts.clear();
   if (precomputed()) {
     if (!resident.empty()) {  // the core's resident table, read where it is
       const auto* table = reinterpret_cast<const OffsetEntry*>(resident.data());
-      return issue_row_blocks(core, mode, buf, std::span(table + k0, k1 - k0), batch, k0, k1, j0, j1);
+      issue_row_blocks(core, mode, buf, std::span(table + k0, k1 - k0), batch, k0, k1, j0, j1, pending);
+      return;
     }
     // The chunk's entries, read into the tail of the buffer (and copied: the row blocks land in the same buffer).
     std::vector<OffsetEntry> entries(k1 - k0);
@@ -152,11 +154,11 @@ PendingTile RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16>
                                 static_cast<LdmAddr>(buf.ldm_addr() + at * sizeof(f16)), count);
     core.get(table, table_ + k0 * 3).wait();
     std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
-    return issue_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1);
+    issue_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1, pending);
+    return;
   }
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
   const std::size_t slot_size = slot(nb), runs_per_row = g_.rows_touched(nb);
-  PendingTile pending;
   std::uint64_t runs = 0;
   for (std::size_t j = k0; j < k1; ++j) {
     std::size_t ci = 0, ri = 0, si = 0;
@@ -176,7 +178,6 @@ PendingTile RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16>
     }
   }
   if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, runs * kAddressOpsOnTheFly);
-  return pending;
 }
 
 RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t group, const OffsetEntry* entries,
@@ -224,9 +225,9 @@ std::size_t RunTileSource::row_block_elements(std::size_t nb) const {
                   tiling::block_or_span_elements(g_.input_rows_for(rows), width, xl_.w_pitch));
 }
 
-PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
-                                            std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
-                                            std::size_t k1, std::size_t j0, std::size_t j1) const {
+void RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
+                                     std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
+                                     std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const {
   // A team member lays out the reads its leader issues into the same buffer: one layout per host thread serves
   // them all (the entries follow from k0, k1: the table is fixed). The key is built after the reads are issued
   // (issuing may switch fibers, which reuse the memo).
@@ -234,21 +235,22 @@ PendingTile RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, L
   const auto fill_key = [&] { memo.scratch_key().assign({id_, batch, k0, k1, j0, j1, buf.ldm_addr(), buf.size()}); };
   if (mode == tiling::ReadMode::kPlan) {
     fill_key();
-    if (const std::vector<std::size_t>* starts = memo.find()) return PendingTile{{}, *starts};
+    if (const std::vector<std::size_t>* starts = memo.find()) {
+      pending.starts.assign(starts->begin(), starts->end());
+      return;
+    }
   }
-  PendingTile pending = read_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1);
+  read_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1, pending);
   if (mode != tiling::ReadMode::kPe) {  // a team's layout, for the other members (a PE read has no team)
     fill_key();
     memo.insert() = pending.starts;
   }
-  return pending;
 }
 
-PendingTile RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
-                                           std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
-                                           std::size_t k1, std::size_t j0, std::size_t j1) const {
+void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
+                                    std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
+                                    std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
-  PendingTile pending;
   std::uint64_t blocks = 0;
   std::size_t used = 0;
   for (std::size_t j = k0; j < k1;) {
@@ -268,7 +270,6 @@ PendingTile RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, Ld
     for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
   }
   if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, blocks * kAddressOpsPrecomputed);
-  return pending;
 }
 
 void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
@@ -381,13 +382,14 @@ std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) co
   return (kc + g_.rs() - 1) / g_.rs() * window_elements(nb);
 }
 
-PendingTile WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16>,
-                                    std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0,
-                                    std::size_t j1) const {
+void WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16>, std::size_t batch,
+                             std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
+                             PendingTile& pending) const {
+  pending.handles.clear();
+  pending.starts.clear();
   const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   const Window win = window(j0, j1);
-  PendingTile pending;
-  if (win.empty()) return pending;
+  if (win.empty()) return;
   const std::size_t per_channel = window_elements(j1 - j0);
   for (std::size_t ci = k0 / g_.rs(); ci < (k1 + g_.rs() - 1) / g_.rs(); ++ci) {
     const std::size_t slot = (ci - k0 / g_.rs()) * per_channel;
@@ -399,7 +401,6 @@ PendingTile WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f
   }
   if (mode != tiling::ReadMode::kPlan)
     charge_address_ops(core, address_ops_, ((k1 - k0) / g_.rs() + 1) * kAddressOpsPrecomputed);
-  return pending;
 }
 
 void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads, const Window& win, std::size_t k0,

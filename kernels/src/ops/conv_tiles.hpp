@@ -55,8 +55,8 @@ class RunTileSource final : public TileSource {
   double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t resident_elements() const override;
   void load_resident(Core& core, LdmSpan<f16> resident) const override;
-  PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
-                    std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const override;
+  void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
+             std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const override;
   const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
                       std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
   /// Integer address operations charged so far, over every core.
@@ -77,12 +77,14 @@ class RunTileSource final : public TileSource {
                      std::size_t j1) const;
   std::size_t row_block_elements(std::size_t nb) const;
   /// read_row_blocks, a layout found in this thread's PlanMemo reused for kPlan.
-  PendingTile issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
-                               std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0, std::size_t k1,
-                               std::size_t j0, std::size_t j1) const;
-  /// A row block per input channel of the chunk (as `mode` says) and their layout in `buf`.
-  PendingTile read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, std::span<const OffsetEntry> entries,
-                              std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const;
+  void issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, std::span<const OffsetEntry> entries,
+                        std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
+                        PendingTile& pending) const;
+  /// A row block per input channel of the chunk (as `mode` says), their handles and layout in `buf` appended to
+  /// `pending`.
+  void read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, std::span<const OffsetEntry> entries,
+                       std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
+                       PendingTile& pending) const;
   void unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
                          std::size_t j1, std::vector<float>& out) const;
 
@@ -102,8 +104,8 @@ class WindowTileSource final : public TileSource {
   double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const override;
   double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t chunk_unit() const override { return g_.rs(); }
-  PendingTile issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
-                    std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1) const override;
+  void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
+             std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const override;
   const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
                       std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
   std::uint64_t address_ops() const { return address_ops_.load(); }

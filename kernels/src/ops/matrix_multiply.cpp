@@ -499,7 +499,7 @@ class BlockRunner {
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       const std::size_t batch = job_.b_batch[lanes[t].batch];
       if (job_.b_source != nullptr) {
-        set.b_pending[t] = job_.b_source->issue(core_, b_mode, set.b[t], resident_, batch, set.k0, set.k1, j0, j1);
+        job_.b_source->issue(core_, b_mode, set.b[t], resident_, batch, set.k0, set.k1, j0, j1, set.b_pending[t]);
       } else {
         set.b_read[t] = tiling::get_block(core_, set.b[t], job_.b.base, job_.b.layout.total,
                                           tile_block(job_.b, batch, set.k0, set.k1, j0, j1), b_mode);
