@@ -81,12 +81,16 @@ void DmaEngine::move(const DmaRequest& request, int core, std::uint64_t window_o
     memory_.read(request.main + i * pitch, std::span<std::byte>(first + i * block, block));
   }
   if (request.mode == DmaMode::kPe) return;
+  // Every core of the receiving rows but the first receiver (a row's cores are numbered consecutively).
   const int cols = static_cast<int>(arch_.cols);
   const int rows = static_cast<int>(arch_.rows);
-  for (int c = receivers_first + 1; c < rows * cols; ++c) {
-    const bool receives = request.mode == DmaMode::kRow ? c / cols == receivers_first / cols
-                                                        : ((request.row_mask >> (c / cols)) & 1u) != 0;
-    if (receives) std::memcpy(ldm_of(c) + ldm, first, request.length);
+  for (int r = receivers_first / cols; r < rows; ++r) {
+    const bool receives =
+        request.mode == DmaMode::kRow ? r == receivers_first / cols : ((request.row_mask >> r) & 1u) != 0;
+    if (!receives) continue;
+    for (int c = r * cols; c < (r + 1) * cols; ++c) {
+      if (c != receivers_first) std::memcpy(ldm_of(c) + ldm, first, request.length);
+    }
   }
 }
 
