@@ -591,19 +591,30 @@ class BlockRunner {
     const std::size_t stored_rows = job_.yl.total / pitch;
     const std::size_t g_end = g1 == job_.yl.shape.n ? stored_rows : g1;
     const std::size_t count = b_.whole_rows ? pitch : (j1 == job_.n ? pitch : j1) - j0;
-    std::vector<float> values((g_end - g0) * count, 0.0f);
+    std::vector<float>& values = values_;  // reused: a core writes a block per unit
+    values.assign((g_end - g0) * count, 0.0f);
     const std::vector<float> addend = read_addend(g0, g1, j0, j1);
     const std::size_t c_rows = job_.c.matrix.rows, c_cols = job_.c.matrix.cols;
+    const float alpha = job_.alpha;
     for (std::size_t g = g0; g < g1; ++g) {
       const std::size_t r = g - g0;
-      for (std::size_t j = 0; j < width; ++j) {
-        float v = job_.alpha * acc[r * width + j];
-        if (job_.has_row_bias) v += row_bias_[g % row_bias_.size()];
-        if (job_.has_addend) {
-          const std::size_t cr = c_rows == 1 ? 0 : r, cc = c_cols == 1 ? 0 : j;
-          v += job_.c.beta * addend[cr * (c_cols == 1 ? 1 : width) + cc];
+      const float* in = acc + r * width;
+      float* out = values.data() + r * count;
+      if (!job_.has_addend) {  // conv and matmul: loops without a test per element
+        if (job_.has_row_bias) {
+          const float bias = row_bias_[g % row_bias_.size()];
+          for (std::size_t j = 0; j < width; ++j) out[j] = alpha * in[j] + bias;
+        } else {
+          for (std::size_t j = 0; j < width; ++j) out[j] = alpha * in[j];
         }
-        values[r * count + j] = v;
+        continue;
+      }
+      for (std::size_t j = 0; j < width; ++j) {
+        float v = alpha * in[j];
+        if (job_.has_row_bias) v += row_bias_[g % row_bias_.size()];
+        const std::size_t cr = c_rows == 1 ? 0 : r, cc = c_cols == 1 ? 0 : j;
+        v += job_.c.beta * addend[cr * (c_cols == 1 ? 1 : width) + cc];
+        out[j] = v;
       }
     }
     const std::uint32_t terms = 1u + (job_.has_addend ? 1u : 0u) + (job_.has_row_bias ? 1u : 0u);
@@ -677,7 +688,7 @@ class BlockRunner {
   tiling::BlockRead a_panel_read_;
   std::array<std::size_t, 3> a_panel_key_{};  ///< stored A index and rows [i0, i1) in the panel
   bool a_panel_loaded_ = false;
-  std::vector<float> acc_, row_bias_;
+  std::vector<float> acc_, row_bias_, values_;
   std::vector<DmaHandle> puts_;
 };
 
