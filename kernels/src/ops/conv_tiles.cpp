@@ -44,22 +44,34 @@ void zero_padding(std::vector<float>& tile, std::size_t rows, std::size_t width,
   }
 }
 
-/// Fills one image row (kernel offsets row_plus = r*dh, column = s*dw) of a tile's columns [j0, j1) from input
-/// rows held in ldm as floats: row_of(h, p) gives input row h's values for columns [w0, w1) (or nullptr when the
-/// row is not held: padding). Every element is written: runs of valid columns are copied whole, the rest is zero
-/// (writing the zeros here, not clearing the whole tile first, halves the stores of a tile build).
+/// The output rows a tile's columns [j0, j1) span, and each one's columns [begin, end): the same for every image
+/// row of the tile, so worked out once per tile build.
+struct TileRows {
+  struct Span {
+    std::size_t p, begin, end;
+  };
+  std::vector<Span> spans;
+  TileRows(const ConvGeometry& g, std::size_t j0, std::size_t j1) {
+    for (std::size_t p = first_row(g, j0); p <= last_row(g, j1); ++p)
+      spans.push_back({p, row_begin(g, p, j0), row_end(g, p, j1)});
+  }
+};
+
+/// Fills one image row (kernel offsets row_plus = r*dh, column = s*dw) of a tile's columns [j0, j1) (output rows
+/// `rows`) from input rows held in ldm as floats: row_of(h) gives input row h's values for columns [w0, w1) (or
+/// nullptr when the row is not held: padding). Every element is written: runs of valid columns are copied whole,
+/// the rest is zero (writing the zeros here, not clearing the whole tile first, halves the stores of a tile build).
 template <typename RowOf>
-void fill_image_row(const ConvGeometry& g, std::size_t row_plus, std::size_t column, std::size_t j0, std::size_t j1,
-                    std::size_t w0, std::size_t w1, RowOf&& row_of, float* out) {
+void fill_image_row(const ConvGeometry& g, std::size_t row_plus, std::size_t column, std::size_t j0,
+                    const TileRows& rows, std::size_t w0, std::size_t w1, RowOf&& row_of, float* out) {
   // Valid q: w0 <= q*sw + column - pad_left < w1.
   const std::size_t low = w0 + g.pad_left, high = w1 + g.pad_left;  // bounds of q*sw + column
   const std::size_t q_low = low > column ? (low - column + g.stride_w - 1) / g.stride_w : 0;
   const std::size_t q_high = high > column ? (high - 1 - column) / g.stride_w + 1 : 0;
-  for (std::size_t p = first_row(g, j0); p <= last_row(g, j1); ++p) {
-    const std::size_t begin = row_begin(g, p, j0), end = row_end(g, p, j1);
+  for (const auto& [p, begin, end] : rows.spans) {
     float* dst = out + (p * g.q - j0);
     const std::size_t hp = p * g.stride_h + row_plus;
-    const float* src = hp < g.pad_top ? nullptr : row_of(hp - g.pad_top, p);
+    const float* src = hp < g.pad_top ? nullptr : row_of(hp - g.pad_top);
     std::size_t q0 = std::min(std::max(begin, q_low), end), q1 = std::max(q0, std::min(end, q_high));
     if (src == nullptr) q0 = q1 = end;
     std::fill(dst + begin, dst + q0, 0.0f);
@@ -275,6 +287,7 @@ void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f
 void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
                                       std::size_t j0, std::size_t j1, std::vector<float>& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
+  const TileRows tile_rows(g_, j0, j1);
   std::size_t next = 0;
   std::vector<float> rows;
   for (std::size_t j = k0; j < k1;) {
@@ -295,11 +308,17 @@ void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads
     for (std::size_t i = j; i < j_end; ++i) {
       std::size_t ci = 0, ri = 0, si = 0;
       g_.split_row(i, ci, ri, si);
-      const auto row_of = [&](std::size_t h, std::size_t) -> const float* {
-        if (h < h0 || (h - h0) % step != 0 || (h - h0) / step >= count) return nullptr;
-        return rows.data() + (h - h0) / step * columns;
+      const auto row_of = [&](std::size_t h) -> const float* {
+        if (h < h0) return nullptr;
+        std::size_t held = h - h0;  // the held rows are `step` input rows apart (no division for the usual 1)
+        if (step != 1) {
+          if (held % step != 0) return nullptr;
+          held /= step;
+        }
+        return held < count ? rows.data() + held * columns : nullptr;
       };
-      fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, w0, w1, row_of, out.data() + (i - k0) * pitch);
+      fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, tile_rows, w0, w1, row_of,
+                     out.data() + (i - k0) * pitch);
     }
     j = j_end;
   }
@@ -407,6 +426,7 @@ void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads
                                       std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width), rows = win.h1 - win.h0, columns = win.w1 - win.w0;
   std::vector<float> plane(rows * columns);
+  const TileRows tile_rows(g_, j0, j1);
   std::size_t channel = std::numeric_limits<std::size_t>::max();
   for (std::size_t j = k0; j < k1; ++j) {
     std::size_t ci = 0, ri = 0, si = 0;
@@ -418,10 +438,10 @@ void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads
         to_floats(buf, reads.starts[first + row], columns, plane.data() + row * columns);
       }
     }
-    const auto row_of = [&](std::size_t h, std::size_t) -> const float* {
+    const auto row_of = [&](std::size_t h) -> const float* {
       return h >= win.h0 && h < win.h1 ? plane.data() + (h - win.h0) * columns : nullptr;
     };
-    fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, j1, win.w0, win.w1, row_of,
+    fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, tile_rows, win.w0, win.w1, row_of,
                    out.data() + (j - k0) * pitch);
   }
   zero_padding(out, k1 - k0, width, pitch);
