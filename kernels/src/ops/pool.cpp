@@ -55,6 +55,7 @@ void pool_kernel(Core& core, const PoolArgs& args) {
   // Host floats of the ldm data, grown to what the reads need (not to the ldm buffer's size: every simulated
   // core has its own, and fresh host pages cost more than the pooling).
   std::vector<float> xs, ys(tile), acc;
+  std::vector<Window> columns;
   const auto floats_of = [&](std::size_t n) {
     if (xs.size() < n) xs.resize(n);
     return xs.data();
@@ -81,14 +82,22 @@ void pool_kernel(Core& core, const PoolArgs& args) {
             const std::size_t p = (l / Q) % P, q0 = l % Q, q1 = std::min(Q, q0 + (plane_end - l));
             const Window rows = window(p, a.sh, a.ph, a.kh, H);
             acc.assign(q1 - q0, init);
+            columns.resize(q1 - q0);  // each output column's input window, the same for every input row
+            for (std::size_t q = q0; q < q1; ++q) columns[q - q0] = window(q, a.sw, a.pw, a.kw, W);
+            // Each output gains its window's values one by one, row by row, in w order (max or sum).
+            const auto combine_with = [&](const float* row, std::size_t w_begin, std::size_t w_end, auto gain) {
+              for (std::size_t i = 0; i < q1 - q0; ++i) {
+                const std::size_t c_lo = std::max(columns[i].lo, w_begin), c_hi = std::min(columns[i].hi, w_end);
+                float v = acc[i];
+                for (std::size_t w = c_lo; w < c_hi; ++w) v = gain(v, row[w - w_begin]);
+                acc[i] = v;
+              }
+            };
             auto combine = [&](const float* row, std::size_t w_begin, std::size_t w_end) {  // row[w - w_begin]
-              for (std::size_t q = q0; q < q1; ++q) {
-                const Window cols = window(q, a.sw, a.pw, a.kw, W);
-                const std::size_t c_lo = std::max(cols.lo, w_begin), c_hi = std::min(cols.hi, w_end);
-                float& v = acc[q - q0];
-                for (std::size_t w = c_lo; w < c_hi; ++w) {
-                  v = a.is_max ? std::max(v, row[w - w_begin]) : v + row[w - w_begin];
-                }
+              if (a.is_max) {
+                combine_with(row, w_begin, w_end, [](float v, float x) { return std::max(v, x); });
+              } else {
+                combine_with(row, w_begin, w_end, [](float v, float x) { return v + x; });
               }
             };
             if (block_fits) {
@@ -105,13 +114,14 @@ void pool_kernel(Core& core, const PoolArgs& args) {
                 }
               }
             }
+            float* out = ys.data() + (args.yl.offset_of(l) - t.begin);  // a row segment is contiguous in any layout
             for (std::size_t q = q0; q < q1; ++q) {
               float v = acc[q - q0];
               if (!a.is_max) {
-                const Window cols = window(q, a.sw, a.pw, a.kw, W);
+                const Window& cols = columns[q - q0];
                 v /= static_cast<float>(a.include_pad ? a.kh * a.kw : (rows.hi - rows.lo) * (cols.hi - cols.lo));
               }
-              ys[args.yl.offset_of(l + (q - q0)) - t.begin] = v;
+              out[q - q0] = v;
             }
             core.compute({.flops = (q1 - q0) * a.kh * a.kw});
             l += q1 - q0;
