@@ -55,7 +55,6 @@ void pool_kernel(Core& core, const PoolArgs& args) {
   // Host floats of the ldm data, grown to what the reads need (not to the ldm buffer's size: every simulated
   // core has its own, and fresh host pages cost more than the pooling).
   std::vector<float> xs, ys(tile), acc;
-  std::vector<Window> columns;
   const auto floats_of = [&](std::size_t n) {
     if (xs.size() < n) xs.resize(n);
     return xs.data();
@@ -82,15 +81,23 @@ void pool_kernel(Core& core, const PoolArgs& args) {
             const std::size_t p = (l / Q) % P, q0 = l % Q, q1 = std::min(Q, q0 + (plane_end - l));
             const Window rows = window(p, a.sh, a.ph, a.kh, H);
             acc.assign(q1 - q0, init);
-            columns.resize(q1 - q0);  // each output column's input window, the same for every input row
-            for (std::size_t q = q0; q < q1; ++q) columns[q - q0] = window(q, a.sw, a.pw, a.kw, W);
-            // Each output gains its window's values one by one, row by row, in w order (max or sum).
+            // Each output gains its window's values one by one, row by row, in w order (max or sum): per kernel
+            // column dw, every output q whose input column w = q*sw + dw - pw lies in [w_begin, w_end), so the
+            // loop over q runs across outputs (it vectorises) and each output still sees its w in order.
             const auto combine_with = [&](const float* row, std::size_t w_begin, std::size_t w_end, auto gain) {
-              for (std::size_t i = 0; i < q1 - q0; ++i) {
-                const std::size_t c_lo = std::max(columns[i].lo, w_begin), c_hi = std::min(columns[i].hi, w_end);
-                float v = acc[i];
-                for (std::size_t w = c_lo; w < c_hi; ++w) v = gain(v, row[w - w_begin]);
-                acc[i] = v;
+              const std::size_t low = a.pw + w_begin, high = a.pw + w_end;  // bounds of q*sw + dw
+              for (std::size_t dw = 0; dw < a.kw; ++dw) {
+                std::size_t qa = low > dw ? (low - dw + a.sw - 1) / a.sw : 0;
+                std::size_t qb = high > dw ? (high - dw - 1) / a.sw + 1 : 0;
+                qa = std::max(qa, q0), qb = std::min(qb, q1);
+                if (qa >= qb) continue;
+                const float* from = row + (qa * a.sw + dw - low);
+                float* into = acc.data() + (qa - q0);
+                if (a.sw == 1) {
+                  for (std::size_t i = 0; i < qb - qa; ++i) into[i] = gain(into[i], from[i]);
+                } else {
+                  for (std::size_t i = 0; i < qb - qa; ++i) into[i] = gain(into[i], from[i * a.sw]);
+                }
               }
             };
             auto combine = [&](const float* row, std::size_t w_begin, std::size_t w_end) {  // row[w - w_begin]
@@ -118,7 +125,7 @@ void pool_kernel(Core& core, const PoolArgs& args) {
             for (std::size_t q = q0; q < q1; ++q) {
               float v = acc[q - q0];
               if (!a.is_max) {
-                const Window& cols = columns[q - q0];
+                const Window cols = window(q, a.sw, a.pw, a.kw, W);
                 v /= static_cast<float>(a.include_pad ? a.kh * a.kw : (rows.hi - rows.lo) * (cols.hi - cols.lo));
               }
               out[q - q0] = v;
