@@ -2,6 +2,8 @@
 // under all three staging policies: method and naive match the reference, none traps exactly when a tensor
 // needs padding and then says so. Units larger than sw26010's 64 KiB ldm, fc at batch 1, attribute errors.
 #include <catch2/catch.hpp>
+#include <limits>
+#include <string_view>
 
 #include "op_harness.hpp"
 
@@ -125,4 +127,56 @@ TEST_CASE("bad attributes and shapes are rejected when the op is bound", "[kerne
   CHECK_THROWS_WITH(bind_op("spatialbn_train", {Shape{1, 3, 2, 2}, Shape{3}, Shape{3}}, {{"epsilon", 0}}),
                     Catch::Contains("epsilon"));
   CHECK_THROWS_WITH(bind_op("softmax", {Shape{2, 3, 1, 1}}, {{"axis", 4}}), Catch::Contains("axis"));
+}
+
+TEST_CASE("pools combine each window row by row, then column by column: a sequential loop's bits", "[kernels][2d]") {
+  // max keeps its running value unless a value is larger (std::max), so which of +0 and -0 survives, and that a
+  // NaN never does, depend on the order, as does the rounding of avg's sums of large and small values: the
+  // kernel's loops over many outputs at once must keep each output's order. Mostly negative values, so windows'
+  // maxima are often a zero of either sign.
+  const std::size_t H = 7, W = 9;
+  std::vector<f16> x(2 * H * W);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    // Per 4 columns: +0, -0 (side by side in a window's row), a large and a small negative value.
+    const float magnitude = static_cast<float>(1 + (i * 37) % 23) * (i % 4 == 2 ? 1000.0f : 0.001f);
+    x[i] = f16(i % 17 == 0  ? std::numeric_limits<float>::quiet_NaN()
+               : i % 4 == 0 ? 0.0f
+               : i % 4 == 1 ? -0.0f
+                            : -magnitude);
+  }
+  for (const char* op : {"max_pool", "avg_pool"}) {
+    for (const std::size_t stride : {1U, 2U}) {
+      const std::size_t k = 3, pad = 1, P = (H + 2 * pad - k) / stride + 1, Q = (W + 2 * pad - k) / stride + 1;
+      INFO(op << " stride " << stride);
+      const auto bound = bind_op(op, {Shape{1, 2, H, W}}, {{"kernel", k}, {"stride", stride}, {"pad", pad}});
+      Machine m{test::small_arch()};
+      const std::vector<DeviceTensor> in{
+          stage_in(m, "x", choose_plan(bound->view(0), bound->padding(0), StagingPolicy::kMethod), x)};
+      const std::vector<DeviceTensor> out{
+          allocate_tensor(m, "y", choose_plan(bound->view(1), bound->padding(1), StagingPolicy::kMethod))};
+      bound->run(m, in, out, op);
+      const std::vector<f16> got = stage_out(m, out[0]);
+      REQUIRE(got.size() == 2 * P * Q);
+      std::size_t differing = 0;
+      for (std::size_t c = 0; c < 2; ++c) {
+        for (std::size_t p = 0; p < P; ++p) {
+          for (std::size_t q = 0; q < Q; ++q) {
+            const std::size_t h0 = p * stride > pad ? p * stride - pad : 0, h1 = std::min(H, p * stride + k - pad);
+            const std::size_t w0 = q * stride > pad ? q * stride - pad : 0, w1 = std::min(W, q * stride + k - pad);
+            const bool is_max = std::string_view(op) == "max_pool";
+            float v = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+            for (std::size_t h = h0; h < h1; ++h) {
+              for (std::size_t w = w0; w < w1; ++w) {
+                const auto value = static_cast<float>(x[(c * H + h) * W + w]);
+                v = is_max ? std::max(v, value) : v + value;
+              }
+            }
+            if (!is_max) v /= static_cast<float>((h1 - h0) * (w1 - w0));
+            differing += f16(v).bits != got[(c * P + p) * Q + q].bits;
+          }
+        }
+      }
+      CHECK(differing == 0);
+    }
+  }
 }
