@@ -220,13 +220,14 @@ void flat_kernel(Core& core, const FlatArgs& a) {
     });
   }
   auto compute = [&](tiling::Range tile, std::span<const std::span<const float>> xs, std::span<float> ys) {
-    // Padding positions stay zero; logical runs inside the tile are computed (broadcast operands by logical index).
-    std::fill(ys.begin(), ys.end(), 0.0f);
-    std::size_t live = 0;
+    // Padding positions are zero; logical runs inside the tile are computed (broadcast operands by logical index).
+    std::size_t live = 0, written = 0;
     const std::size_t first = a.out_layout.logical_at_or_after(tile.begin);
     const std::size_t last = a.out_layout.logical_at_or_after(tile.end);
     for_each_run(a.out_layout, first, last, [&](std::size_t logical, std::size_t offset, std::size_t run) {
       const std::size_t t = offset - tile.begin;
+      std::fill(ys.begin() + static_cast<std::ptrdiff_t>(written), ys.begin() + static_cast<std::ptrdiff_t>(t), 0.0f);
+      written = t + run;
       live += run;
       if (a.arity == 1) {
         apply_run(a.fn, &xs[0][t], 1, nullptr, 0, &ys[t], run);
@@ -253,6 +254,7 @@ void flat_kernel(Core& core, const FlatArgs& a) {
         ys[t + i] = apply(a.fn, v[0], v[1]);
       }
     });
+    std::fill(ys.begin() + static_cast<std::ptrdiff_t>(written), ys.end(), 0.0f);
     core.compute({.flops = flops_of(a.fn.fn) * live});
   };
   tiling::stream_dealt_tiles(core, std::span<const DevicePtr<const f16>>(streamed.data(), count), a.out,

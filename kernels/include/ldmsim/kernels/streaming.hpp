@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -40,7 +41,9 @@ void stream_dealt_tiles(Core& core, std::span<const DevicePtr<const f16>> inputs
   }
   std::array<LdmSpan<f16>, 2> ys = {core.ldm().alloc<f16>(tile), core.ldm().alloc<f16>(tile)};
   std::array<DmaHandle, 2> puts{};
-  std::vector<float> xs(count * tile), result(tile);
+  // Host floats of the tile, never read before written: left uninitialised (every core of a launch holds its own).
+  const auto xs = std::make_unique_for_overwrite<float[]>(count * tile);
+  const auto result = std::make_unique_for_overwrite<float[]>(tile);
   std::array<std::span<const float>, kMaxStreamedInputs> views{};
   auto issue = [&](Range r, std::size_t slot) {
     for (std::size_t k = 0; k < count; ++k) gets[slot][k] = core.get(in[slot][k].first(r.size()), inputs[k] + r.begin);
@@ -51,13 +54,13 @@ void stream_dealt_tiles(Core& core, std::span<const DevicePtr<const f16>> inputs
     if (n + 1 < tiles.size()) issue(tiles[n + 1], slot ^ 1);
     for (std::size_t k = 0; k < count; ++k) {
       gets[slot][k].wait();
-      const std::span<float> x(xs.data() + k * tile, t.size());
+      const std::span<float> x(xs.get() + k * tile, t.size());
       halves_to_floats(in[slot][k].first(t.size()).span(), x);
       views[k] = x;
     }
-    fn(t, std::span<const std::span<const float>>(views.data(), count), std::span<float>(result.data(), t.size()));
+    fn(t, std::span<const std::span<const float>>(views.data(), count), std::span<float>(result.get(), t.size()));
     puts[slot].wait();  // the previous put from this buffer must be done before it is overwritten
-    floats_to_halves(std::span<const float>(result.data(), t.size()), ys[slot].first(t.size()).span());
+    floats_to_halves(std::span<const float>(result.get(), t.size()), ys[slot].first(t.size()).span());
     puts[slot] = put_range(core, out, ys[slot], t);
   }
   puts[0].wait();
