@@ -20,7 +20,9 @@ class LaunchState {
   /// Starts the host threads. Each set of `sync_sets` (groups of the launch) runs on one thread, together, and
   /// Scope::kNode barriers join the groups of a set. Empty: every group is a set of its own, no node barriers.
   /// A thread takes the next set not yet taken whenever it finishes one (sets differ in host time, and so can the
-  /// host's CPUs). The outcome never depends on which thread runs a set: sets share no simulated state.
+  /// host's CPUs). Cycles, traces and faults never depend on which thread runs a set: each set has its own engines,
+  /// clocks and recorders (data a kernel shares between groups through main memory is its author's race, as on
+  /// hardware and as with any thread count).
   LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
               const std::vector<std::vector<int>>& sync_sets);
   ~LaunchState();

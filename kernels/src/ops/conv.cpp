@@ -26,6 +26,19 @@ constexpr auto kAlgoNames = enum_names<ConvAlgo>({{ConvAlgo::kIm2col, "im2col"},
                                                   {ConvAlgo::kImplicit, "implicit"},
                                                   {ConvAlgo::kImplicitPrecomp, "implicit-precomp"}});
 
+/// Throws unless y lies apart from x in device memory: the tile algorithms read x while they write y, so in place
+/// they could only give racy results (and their tile memos take x as fixed while the kernel runs). im2col reads
+/// all of x in a launch of its own first.
+void require_apart(const DeviceTensor& x, const DeviceTensor& y, const std::string& label) {
+  const DeviceAddr x0 = x.ptr.addr(), x1 = x0 + x.layout().total * sizeof(f16);
+  const DeviceAddr y0 = y.ptr.addr(), y1 = y0 + y.layout().total * sizeof(f16);
+  if (x0 < y1 && y0 < x1) {
+    throw std::invalid_argument(fmt::format(
+        "{}: output {} overlaps input {} in device memory (conv cannot run in place; the im2col algorithm can)", label,
+        y.name, x.name));
+  }
+}
+
 class ConvOp final : public BoundOp {
  public:
   ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo)
@@ -105,14 +118,6 @@ class ConvOp final : public BoundOp {
     }
     const DevicePtr<const f16> x(in[0].ptr);
     const Layout& xl = in[0].layout();
-    // The kernel reads x while it writes y (and its tile memos take x as fixed while it runs): in place it could
-    // only give racy results.
-    if (x.addr() < out[0].ptr.addr() + out[0].layout().total * sizeof(f16) &&
-        out[0].ptr.addr() < x.addr() + xl.total * sizeof(f16)) {
-      throw std::invalid_argument(
-          fmt::format("{}: output {} overlaps input {} in device memory (conv cannot run in place)", label, out[0].name,
-                      in[0].name));
-    }
     switch (algo_) {
       case ConvAlgo::kIm2col: {
         const std::size_t pitch = tiling::ceil_even(g_.pq()), rows = g_.n * g_.groups * g_.depth();
@@ -129,6 +134,7 @@ class ConvOp final : public BoundOp {
         return;
       }
       case ConvAlgo::kDirect: {
+        require_apart(in[0], out[0], label);
         const WindowTileSource source(g_, x, xl);
         job.b_source = &source;
         const nlohmann::json blocking = run_matrix_multiply(machine, label, job);
@@ -137,6 +143,7 @@ class ConvOp final : public BoundOp {
       }
       case ConvAlgo::kImplicit:
       case ConvAlgo::kImplicitPrecomp: {
+        require_apart(in[0], out[0], label);
         DevicePtr<std::int32_t> table;
         DeviceScratch scratch(machine);
         if (algo_ == ConvAlgo::kImplicitPrecomp) {  // the convolution preprocessor, once per layer

@@ -1,12 +1,12 @@
 // Private: host-side reuse of work that a row team's cores repeat. The members of a row team receive the same B
 // reads by ROW broadcast:
 // - each lays out the same reads in its ldm as its leader issues them (the same tile, the same buffer), and
-// - each would build the same float tile from identical ldm values.
+// - each would build the same float tile from the same ldm values (the same input elements).
 // A tile source's inputs (the tensor it reads and its offset table) are not written while its kernel runs (conv
-// rejects an output that overlaps its input), so both are pure functions of the tile source, the tile's
-// coordinates and, for a layout, the buffer: a result computed lately on this host thread for equal integers is
-// reused instead of computed again, without reading the ldm values. Simulated time is unaffected: every core is
-// still charged its own work. Only the host's work shrinks.
+// rejects an output that overlaps its input when it reads tiles from it), so both are pure functions of the tile
+// source, the tile's coordinates and, for a layout, the buffer: a result computed lately on this host thread for equal
+// integers is reused instead of computed again, without reading the ldm values. Simulated time is unaffected: every
+// core is still charged its own work. Only the host's work shrinks.
 #pragma once
 
 #include <cstddef>
