@@ -21,13 +21,12 @@ bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::s
 /// How many requests to cut a read of `bytes` into: the timing model serves requests on parallel channels, so
 /// one big request moves at a channel's share of the bandwidth; pieces of at least kMinPieceBytes, at most one
 /// per channel.
-std::size_t piece_count(const Arch& arch, std::size_t bytes) {
+std::size_t piece_count(std::size_t channels, std::size_t bytes) {
   constexpr std::size_t kMinPieceBytes = 2048;
-  const auto channels = static_cast<std::size_t>(std::max(1.0, arch.dma.timing.value("channels", 1.0)));
   return std::clamp<std::size_t>(bytes / kMinPieceBytes, 1, channels);
 }
 std::size_t piece_count(const Core& core, std::size_t bytes) {
-  return piece_count(core.arch(), bytes);
+  return piece_count(core.dma_channels(), bytes);
 }
 
 /// Strided requests a block read is cut into: whole rows per piece.
@@ -231,7 +230,7 @@ double ReadPricer::run(std::optional<std::size_t> byte_offset, std::size_t bytes
 }
 
 double ReadPricer::span(std::optional<std::size_t> first, std::size_t elements) const {
-  const std::size_t pieces = piece_count(*arch_, elements * sizeof(f16));
+  const std::size_t pieces = piece_count(static_cast<std::size_t>(channels_), elements * sizeof(f16));
   double cycles = 0;
   for (std::size_t p = 0; p < pieces; ++p) {
     const std::size_t from = floor_even(elements * p / pieces),
@@ -245,7 +244,8 @@ double ReadPricer::span(std::optional<std::size_t> first, std::size_t elements) 
 
 double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, std::size_t width,
                            std::size_t pitch) const {
-  const std::size_t pieces = std::min(piece_count(*arch_, rows * width * sizeof(f16)), rows);
+  const std::size_t pieces =
+      std::min(piece_count(static_cast<std::size_t>(channels_), rows * width * sizeof(f16)), rows);
   double cycles = static_cast<double>(pieces) * overhead_;
   if (!first) return cycles + static_cast<double>(rows) * run(std::nullopt, width * sizeof(f16));
   // Run offsets within a transaction repeat: price one period of rows and scale.

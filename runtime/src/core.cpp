@@ -42,6 +42,10 @@ const Arch& Core::arch() const {
   return group_->arch();
 }
 
+std::size_t Core::dma_channels() const {
+  return group_->dma_channels();
+}
+
 Ldm& Core::ldm() {
   enter("Core::ldm");
   return ldm_;

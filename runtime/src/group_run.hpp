@@ -56,6 +56,7 @@ class GroupRun {
 
   // ---- used by Core ----
   const Arch& arch() const { return machine_.arch; }
+  std::size_t dma_channels() const { return dma_channels_; }
   const std::string& kernel_name() const { return name_; }
   bool aborted() const { return aborted_; }
   DmaEngine& engine() { return group_.shared.engine; }
@@ -178,6 +179,7 @@ class GroupRun {
   bool aborted_ = false;
   std::optional<Fault> first_fault_;
   std::shared_ptr<spdlog::logger> dma_log_;  // looked up once per launch, not per request
+  std::size_t dma_channels_ = 1;             // the timing model's "channels", looked up once per launch
 };
 
 }  // namespace ldmsim::detail

@@ -1,4 +1,5 @@
 // Launch basics: kernels run on every core, move data through DMA, and time advances as modelled.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <vector>
@@ -63,4 +64,16 @@ TEST_CASE("a misaligned get traps with a diagnostic naming kernel, core, field a
     CHECK_THAT(what, Catch::Contains("4-byte"));
     CHECK_THAT(what, Catch::Contains("pad this tensor at staging"));
   }
+}
+
+TEST_CASE("a core reports its engine's channels: the timing model's, or 1 without any", "[launch]") {
+  const auto channels_seen = [](const Arch& arch) {
+    Machine m{arch};
+    std::atomic<std::size_t> seen{0};
+    m.launch(LaunchSpec{.name = "channels"}, [&](Core& core) { seen = core.dma_channels(); }).join();
+    return seen.load();
+  };
+  CHECK(channels_seen(Arch::preset("sw26010pro")) == 8);
+  CHECK(channels_seen(Arch::preset("sw26010")) == 1);
+  CHECK(channels_seen(Arch::preset("tiny")) == 1);  // the ideal model has no channels
 }

@@ -142,6 +142,9 @@ class Core {
   Cycle cycle() const { return cycle_; }
   const std::string& kernel() const;
   const Arch& arch() const;
+  /// Requests the group's DMA engine serves at once: the timing model's "channels" parameter, 1 when it has none
+  /// (tiling cuts big reads into that many pieces).
+  std::size_t dma_channels() const;
   Ldm& ldm();
 
   /// Issues a fully general request (api names the caller in diagnostics).
