@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string_view>
 
-#include "../../kernels/src/ops/conv_tiles.hpp"  // white box: the offset table
+#include "../../kernels/src/ops/conv_tiles.hpp"  // white box: the offset table, the blocking search count
 #include "op_harness.hpp"
 
 using namespace ldmsim;
@@ -233,4 +233,38 @@ TEST_CASE("conv runs right on an arch whose transactions are smaller than the 4-
       CHECK(r.max_excess <= 0);
     }
   }
+}
+
+TEST_CASE("a conv whose job and arch were seen before reuses their blocking: one search", "[kernels][conv]") {
+  // ResNet-18 repeats layer shapes; the search is the control core's work between launches.
+  const auto run = [](const Arch& arch, const Shape& x, const Shape& w, const char* algo) {
+    const auto bound = bind_op("conv", {x, w}, {{"pad", 1}, {"algo", algo}});
+    Machine m{arch};
+    std::vector<DeviceTensor> in;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const Shape& s = i == 0 ? x : w;
+      in.push_back(stage_in(m, i == 0 ? "x" : "w",
+                            choose_plan(bound->view(i), bound->padding(i), StagingPolicy::kMethod),
+                            std::vector<f16>(s.elements(), f16(0.25f))));
+    }
+    const std::vector<DeviceTensor> out{
+        allocate_tensor(m, "y", choose_plan(bound->view(2), bound->padding(2), StagingPolicy::kMethod))};
+    bound->run(m, in, out, "conv");
+    return bound->run_metrics()["blocking"];
+  };
+  const Arch pro = Arch::preset("sw26010pro"), tiny = test::small_arch();
+  const Shape x{1, 16, 12, 12}, w{32, 16, 3, 3};
+  const std::uint64_t before = ops::blocking_searches();
+  const auto first = run(pro, x, w, "implicit-precomp");
+  CHECK(ops::blocking_searches() == before + 1);
+  CHECK(run(pro, x, w, "implicit-precomp") == first);  // the same job again, on another machine
+  CHECK(ops::blocking_searches() == before + 1);
+  run(pro, Shape{1, 16, 12, 14}, w, "implicit-precomp");  // another width
+  CHECK(ops::blocking_searches() == before + 2);
+  run(pro, x, w, "direct");  // another tile source
+  CHECK(ops::blocking_searches() == before + 3);
+  run(tiny, x, w, "implicit-precomp");  // another arch
+  CHECK(ops::blocking_searches() == before + 4);
+  CHECK(run(pro, x, w, "implicit-precomp") == first);  // the arch changed back: searched afresh, same answer
+  CHECK(ops::blocking_searches() == before + 5);
 }

@@ -101,6 +101,11 @@ std::vector<OffsetEntry> offset_table(const ConvGeometry& g, const Layout& x) {
   return table;
 }
 
+void describe(std::vector<std::uint64_t>& key, const ConvGeometry& g) {
+  key.insert(key.end(), {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.groups, g.stride_h, g.stride_w, g.dilation_h,
+                         g.dilation_w, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, g.p, g.q});
+}
+
 // ---- implicit and implicit-precomp: DMA of input runs ----
 
 std::size_t RunTileSource::slot(std::size_t nb) const {
@@ -128,6 +133,13 @@ double RunTileSource::build_cycles(std::size_t k, std::size_t nb, const ComputeM
   }
   const double addressing = static_cast<double>(k * g_.rows_touched(nb) * kAddressOpsOnTheFly);
   return (g_.stride_w != 1 ? build_work_cycles(model, k * nb, false) : 0.0) + addressing;
+}
+
+void RunTileSource::describe(std::vector<std::uint64_t>& key) const {
+  key.push_back(1);  // the kind of source
+  ops::describe(key, g_);
+  ops::describe(key, xl_);
+  key.insert(key.end(), {precomputed() ? 1U : 0U, ldm_bytes_});
 }
 
 std::size_t RunTileSource::resident_elements() const {
@@ -375,6 +387,12 @@ WindowTileSource::Window WindowTileSource::window(std::size_t j0, std::size_t j1
   win.w1 = std::min(right, g_.pad_left + g_.w);
   win.w1 = win.w1 > g_.pad_left ? win.w1 - g_.pad_left : 0;
   return win;
+}
+
+void WindowTileSource::describe(std::vector<std::uint64_t>& key) const {
+  key.push_back(2);  // the kind of source
+  ops::describe(key, g_);
+  ops::describe(key, xl_);
 }
 
 std::size_t WindowTileSource::window_elements(std::size_t nb) const {

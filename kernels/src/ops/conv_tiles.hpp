@@ -33,6 +33,9 @@ struct OffsetEntry {
 /// The table for input layout `x` (the control core's precomputation, once per layer).
 std::vector<OffsetEntry> offset_table(const ConvGeometry& g, const Layout& x);
 
+/// Appends a geometry's every field to a blocking search key (TileSource::describe).
+void describe(std::vector<std::uint64_t>& key, const ConvGeometry& g);
+
 /// Charges integer address work to a core and counts it in `counter`.
 inline void charge_address_ops(Core& core, std::atomic<std::uint64_t>& counter, std::uint64_t ops) {
   core.compute({.cycles = ops});
@@ -54,6 +57,7 @@ class RunTileSource final : public TileSource {
   double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const override;
   double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t resident_elements() const override;
+  void describe(std::vector<std::uint64_t>& key) const override;
   void load_resident(Core& core, LdmSpan<f16> resident) const override;
   void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
              std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const override;
@@ -104,6 +108,7 @@ class WindowTileSource final : public TileSource {
   double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const override;
   double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t chunk_unit() const override { return g_.rs(); }
+  void describe(std::vector<std::uint64_t>& key) const override;
   void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
              std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const override;
   const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,

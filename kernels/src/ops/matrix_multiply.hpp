@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ class TileSource {
   /// Cycles a core is charged for building a whole k x nb panel of B from its reads (and addressing them), for
   /// ranking blockings.
   virtual double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const = 0;
+  /// Appends everything the blocking search may read of this source (geometry, layout, options; no device
+  /// address): a search is reused for a job whose description is equal.
+  virtual void describe(std::vector<std::uint64_t>& key) const = 0;
   /// ldm elements a core keeps for the whole kernel (a table read once); 0: none.
   virtual std::size_t resident_elements() const { return 0; }
   /// Fills the resident buffer; called once per core before the first issue.
@@ -66,6 +70,9 @@ class TileSource {
   virtual const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
                               std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const = 0;
 };
+
+/// Appends a layout's every field to a blocking search key (TileSource::describe).
+void describe(std::vector<std::uint64_t>& key, const Layout& layout);
 
 struct MatrixMultiply {
   StoredMatrix a, b;
@@ -90,6 +97,10 @@ struct MatrixMultiply {
 /// Returns the blocking as JSON (block rows and columns, k chunk, how blocks were dealt, the estimate) for the
 /// op's run_metrics.
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job);
+
+/// Blocking searches run on this host thread so far: run_matrix_multiply reuses the blocking of an earlier job
+/// whose description (search_key: every field but device addresses) and arch are equal.
+std::uint64_t blocking_searches();
 
 /// Stored matrix index of input `input_batch` (shape of its leading dims) for each batch of `output_batch`
 /// (numpy broadcasting).
