@@ -167,7 +167,7 @@ std::uint64_t next_pricer_id() {
 ReadPricer::ReadPricer(const Arch& arch)
     : model_(make_timing_model(arch)),
       transaction_bytes_(arch.dma.transaction_bytes),
-      channels_(std::max(1.0, arch.dma.timing.value("channels", 1.0))),
+      channels_(static_cast<double>(arch.dma.channels())),
       arch_(&arch),
       start_period_(std::lcm<std::size_t>(transaction_bytes_, 4) / sizeof(f16)),
       id_(next_pricer_id()) {

@@ -43,7 +43,7 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const
       dma_log_(logger("dma")) {
   const Arch& a = machine_.arch;
   const int n = static_cast<int>(a.cores_per_group());
-  dma_channels_ = static_cast<std::size_t>(std::max(1.0, a.dma.timing.value("channels", 1.0)));
+  dma_channels_ = a.dma.channels();
   start_cycle_ = group_.stats.cycles;
   states_.assign(static_cast<std::size_t>(n), State::kReady);
   barrier_notes_.assign(static_cast<std::size_t>(n), {});

@@ -491,3 +491,16 @@ TEST_CASE("resolve: a preset name, else a file path", "[arch]") {
   REQUIRE_THROWS_AS(ldmsim::Arch::resolve(""), ldmsim::ConfigError);
   REQUIRE_THROWS_WITH(ldmsim::Arch::resolve((dir.path() / "nope.json").string()), Contains("no such file"));
 }
+
+TEST_CASE("a DMA arch's channels: the timing model's when a number, at least 1, else 1", "[arch]") {
+  CHECK(ldmsim::Arch::preset("sw26010pro").dma.channels() == 8);
+  CHECK(ldmsim::Arch::preset("sw26010").dma.channels() == 1);
+  ldmsim::DmaArch dma;  // the ideal model has no channels
+  CHECK(dma.channels() == 1);
+  dma.timing = {{"model", "custom"}, {"channels", 3}};
+  CHECK(dma.channels() == 3);
+  dma.timing["channels"] = 0;  // never fewer than one
+  CHECK(dma.channels() == 1);
+  dma.timing["channels"] = "many";  // a registered model may use the name for something else
+  CHECK(dma.channels() == 1);
+}

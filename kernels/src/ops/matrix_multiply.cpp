@@ -373,7 +373,8 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
 }
 
 /// Everything choose_blocking reads of a job, as integers: every field but the device addresses (the search
-/// prices reads by their offsets from transaction-aligned buffers), and the B source's own description.
+/// prices reads by their offsets from transaction-aligned buffers), and the B source's own description. Some
+/// fields the search does not read (b_batch, alpha, beta, the pack inputs) are in too: that costs only hits.
 std::vector<std::uint64_t> search_key(const MatrixMultiply& job) {
   const auto stored = [](std::vector<std::uint64_t>& key, const StoredMatrix& s) {
     describe(key, s.layout);
@@ -408,24 +409,32 @@ std::vector<std::uint64_t> search_key(const MatrixMultiply& job) {
   return key;
 }
 
-/// choose_blocking, once per job description and arch on this thread: a network's identical layers (ResNet-18
-/// has four sets of three or four) search once.
+/// choose_blocking, once per job description and arch: a network's identical layers (ResNet-18 has four sets of
+/// three or four) search once. The cache is this host thread's (thread_cache: an exited thread's passes to the
+/// next), keyed by value, so searches any earlier thread made serve too.
 ChosenBlocking chosen_blocking(const Arch& arch, const MatrixMultiply& job) {
   struct Cache {
     std::unique_ptr<Arch> arch;
     std::map<std::vector<std::uint64_t>, ChosenBlocking> chosen;
+    std::size_t words = 0;  // in the keys
   };
-  constexpr std::size_t kMaxJobs = 4096;  // a long-lived thread starts afresh past this many
+  // Bounds for a long-lived thread (it starts afresh past them); a key grows with the job's batches.
+  constexpr std::size_t kMaxJobs = 4096, kMaxWords = std::size_t{1} << 20, kMaxKeyWords = std::size_t{1} << 14;
   Cache& cache = thread_cache<Cache>();
-  if (cache.arch == nullptr || !(*cache.arch == arch) || cache.chosen.size() >= kMaxJobs) {
+  std::vector<std::uint64_t> key = search_key(job);
+  if (cache.arch == nullptr || !(*cache.arch == arch) || cache.chosen.size() >= kMaxJobs ||
+      cache.words + key.size() > kMaxWords) {
     cache.arch = std::make_unique<Arch>(arch);
     cache.chosen.clear();
+    cache.words = 0;
   }
-  std::vector<std::uint64_t> key = search_key(job);
   if (const auto found = cache.chosen.find(key); found != cache.chosen.end()) return found->second;
   const ChosenBlocking chosen = choose_blocking(arch, job);
   ++searches_run;
-  cache.chosen.emplace(std::move(key), chosen);
+  if (key.size() <= kMaxKeyWords) {  // a job of very many batches is not kept
+    cache.words += key.size();
+    cache.chosen.emplace(std::move(key), chosen);
+  }
   return chosen;
 }
 

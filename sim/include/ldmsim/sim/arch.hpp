@@ -2,6 +2,8 @@
 // validated at load. Presets (sw26010, sw26010pro, tiny) are stored in the same format as user files.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -42,6 +44,12 @@ struct DmaArch {
   nlohmann::json timing = nlohmann::json{{"model", "ideal"}};
 
   std::string timing_model() const { return timing.value("model", std::string{"ideal"}); }
+  /// Requests the timing model serves at once: its "channels" parameter when that is a number (at least 1), else 1.
+  /// Tiling cuts big reads into that many pieces and prices them so.
+  std::size_t channels() const {
+    const auto it = timing.find("channels");
+    return it != timing.end() && it->is_number() ? static_cast<std::size_t>(std::max(1.0, it->get<double>())) : 1;
+  }
 
   friend bool operator==(const DmaArch&, const DmaArch&) = default;
 };
