@@ -538,27 +538,20 @@ def recurrent(directory):
 
 
 def raw_weight(directory):
-    """Raw fp32 weights over 4096 elements (kept undecoded at import, rounded to fp16 in place in the model's
+    """A raw fp32 weight over 4096 elements (kept undecoded at import, rounded to fp16 in place in the model's
     buffer) holding the values rounding is hard on: ties to even, subnormals, the largest finite halves and the
-    first value that overflows, infinities, signed zeros. Two of them are large enough (over 2^20 elements each)
-    that the import rounds them on two threads. raw_weight_NAME16.npy is numpy's rounding of weight NAME."""
+    first value that overflows, infinities, signed zeros. raw_weight_w16.npy is numpy's rounding of it."""
     special = np.array([0.0, -0.0, 1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26,
                         2.0 ** -14 - 2.0 ** -25, 65504.0, 65519.0, 65520.0, -65520.0, np.inf, -np.inf, 1e-8, 0.1],
                        np.float32)
-    shapes = {"w": (64, 80), "big_a": (1100, 1000), "big_b": (1000, 1100)}
-    inputs, outputs, nodes, inits = [], [], [], []
-    for name, shape in shapes.items():
-        w = rng.normal(scale=100.0, size=shape).astype(np.float32)
-        w.flat[:special.size] = special
-        w.flat[-special.size:] = special
-        x, y = f"x_{name}" if name != "w" else "x", f"y_{name}" if name != "w" else "y"
-        inputs.append(helper.make_tensor_value_info(x, TensorProto.FLOAT, list(shape)))
-        outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, list(shape)))
-        nodes.append(helper.make_node("Mul", [x, name], [y], name=f"scale_{name}"))
-        inits.append(numpy_helper.from_array(w, name))
-        np.save(directory / f"raw_weight_{name}16.npy", w.astype(np.float16))
-    graph = helper.make_graph(nodes, "raw_weight", inputs, outputs, inits)
+    w = rng.normal(scale=100.0, size=(64, 80)).astype(np.float32)
+    w.flat[:special.size] = special
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 80])
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["y"], name="scale")], "raw_weight", [x],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 80])],
+                              [numpy_helper.from_array(w, "w")])
     save(directory, "raw_weight", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    np.save(directory / "raw_weight_w16.npy", w.astype(np.float16))
 
 
 def main():

@@ -181,6 +181,16 @@ std::vector<std::string> wiring_problems(const onnx::NodeProto& node, const std:
   return wiring;
 }
 
+/// A constant as an fp16 .npy array (round to nearest even); consumes the constant's data. Each undecoded source
+/// backs one constant: a fold reads its input decoded (NodeTranslator::known), so copies never share a source.
+NpyArray fp16_array(Constant& c) {
+  NpyArray a;
+  a.shape.assign(c.dims.begin(), c.dims.end());
+  a.dtype = "f2";
+  a.halves = onnx_import::take_fp16(c);
+  return a;
+}
+
 }  // namespace
 
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
@@ -308,21 +318,11 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     throw ConfigError(fmt::format("{}: {} problem(s) before anything runs:\n  {}", origin, problems.size(),
                                   fmt::join(problems, "\n  ")));
   }
-  // The constants as fp16 .npy arrays (round to nearest even), consuming their data. Each undecoded source backs
-  // one constant: a fold reads its input decoded (NodeTranslator::known), so copies never share a source.
-  std::vector<Constant*> constants;
-  for (const std::string& name : used_constants) constants.push_back(&ctx.constants.at(name));
-  std::vector<SharedHalves> halves = onnx_import::take_fp16_all(constants);
-  std::size_t at = 0;
   for (const std::string& name : used_constants) {
-    const Constant& c = *constants[at];
+    Constant& c = ctx.constants.at(name);
     const std::string file_name = safe(name) + ".npy";
     out.workload["tensors"][safe(name)] = {{"shape", c.dims}, {"init", {{"file", file_name}}}, {"constant", true}};
-    NpyArray a;
-    a.shape.assign(c.dims.begin(), c.dims.end());
-    a.dtype = "f2";
-    a.halves = std::move(halves[at++]);
-    out.arrays[file_name] = std::move(a);
+    out.arrays[file_name] = fp16_array(c);
   }
   if (!without_op.empty()) {
     std::vector<std::string> counts;

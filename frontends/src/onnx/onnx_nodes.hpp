@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -41,9 +40,6 @@ void append_fp16(const Constant& c, std::vector<f16>& out);
 /// place and the result owns them: no fresh buffer, whose first touch costs more than the conversion. That
 /// consumes the source's data: `c` is left without values.
 SharedHalves take_fp16(Constant& c);
-/// take_fp16 of each constant, on two threads when there is enough to round (a model's weights: a quarter of its
-/// import); result i belongs to constants[i]. Each constant must have a source of its own.
-std::vector<SharedHalves> take_fp16_all(std::span<Constant* const> constants);
 
 /// What translating a node reads and updates.
 struct Context {

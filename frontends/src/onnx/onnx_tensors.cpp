@@ -3,14 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
-#include <future>
 #include <limits>
 #include <span>
 #include <stdexcept>
-#include <system_error>
 
 #include "ldmsim/sim/fp16.hpp"
 #include "onnx_nodes.hpp"
@@ -133,46 +130,6 @@ SharedHalves take_fp16(Constant& c) {
   round_raw_fp32(owner->data(), count, owner->data());
   const auto* values = reinterpret_cast<const f16*>(owner->data());
   return SharedHalves(std::move(owner), values, count);
-}
-
-std::vector<SharedHalves> take_fp16_all(std::span<Constant* const> constants) {
-  constexpr std::uint64_t kWorthAThread = std::uint64_t{1} << 20;  // elements; below this a thread costs more
-  std::vector<SharedHalves> out(constants.size());
-  // Two shares of about equal elements: the biggest constants first, each to the lighter share.
-  std::vector<std::size_t> order(constants.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto elements = [&](std::size_t i) { return product(constants[i]->dims); };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return elements(a) > elements(b); });
-  std::array<std::vector<std::size_t>, 2> shares;
-  std::array<std::uint64_t, 2> load{0, 0};
-  for (const std::size_t i : order) {
-    const std::size_t lighter = load[1] < load[0] ? 1 : 0;
-    shares[lighter].push_back(i);
-    load[lighter] += elements(i);
-  }
-  const auto take = [&](const std::vector<std::size_t>& share) {
-    for (const std::size_t i : share) out[i] = take_fp16(*constants[i]);
-  };
-  if (load[1] < kWorthAThread) {
-    take(order);
-    return out;
-  }
-  std::future<void> other;
-  try {
-    other = std::async(std::launch::async, take, std::cref(shares[1]));
-  } catch (const std::system_error&) {  // no thread to spare: one thread does both shares
-    take(shares[0]);
-    take(shares[1]);
-    return out;
-  }
-  try {
-    take(shares[0]);
-  } catch (...) {
-    other.wait();  // the other thread writes into `out`: it must be done before `out` goes
-    throw;
-  }
-  other.get();  // rethrows the other share's exception
-  return out;
 }
 
 void append_fp16(const Constant& c, std::vector<f16>& out) {
