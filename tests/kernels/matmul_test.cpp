@@ -4,6 +4,7 @@
 // shape and attribute errors name the op.
 #include <catch2/catch.hpp>
 
+#include "../../kernels/src/ops/matrix_multiply.hpp"  // white box: the blocking search count
 #include "op_harness.hpp"
 
 using namespace ldmsim;
@@ -160,4 +161,23 @@ TEST_CASE("matmul's blocking prices the reads, multiply and put a core cannot ov
   CHECK(static_cast<double>(r.cycles) >= 0.75 * estimate);
   CHECK(r.cycles < 100000);
   CHECK(r.cores_with_dma > 16);
+}
+
+TEST_CASE("a matmul of very many batches searches its blocking afresh each time (its key is not kept)",
+          "[kernels][matmul]") {
+  // The blocking cache keeps jobs by their description, which grows with the batches: one of 9000 is not kept.
+  // A small job is kept, and one of many batches run in between does not evict it.
+  const auto run = [](const Shape& a, const Shape& b) {
+    const auto r = run_op("matmul", {a, b}, nlohmann::json::object(), StagingPolicy::kMethod);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  };
+  const std::uint64_t before = ops::blocking_searches();
+  run(Shape{9000, 2, 2}, Shape{9000, 2, 2});
+  run(Shape{9000, 2, 2}, Shape{9000, 2, 2});
+  CHECK(ops::blocking_searches() == before + 2);
+  run(Shape{3, 5, 7}, Shape{3, 7, 4});
+  run(Shape{9000, 2, 2}, Shape{9000, 2, 2});
+  run(Shape{3, 5, 7}, Shape{3, 7, 4});
+  CHECK(ops::blocking_searches() == before + 4);
 }

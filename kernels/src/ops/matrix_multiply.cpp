@@ -421,17 +421,20 @@ ChosenBlocking chosen_blocking(const Arch& arch, const MatrixMultiply& job) {
   // Bounds for a long-lived thread (it starts afresh past them); a key grows with the job's batches.
   constexpr std::size_t kMaxJobs = 4096, kMaxWords = std::size_t{1} << 20, kMaxKeyWords = std::size_t{1} << 14;
   Cache& cache = thread_cache<Cache>();
-  std::vector<std::uint64_t> key = search_key(job);
-  if (cache.arch == nullptr || !(*cache.arch == arch) || cache.chosen.size() >= kMaxJobs ||
-      cache.words + key.size() > kMaxWords) {
-    cache.arch = std::make_unique<Arch>(arch);
+  const auto start_afresh = [&cache] {
     cache.chosen.clear();
     cache.words = 0;
+  };
+  if (cache.arch == nullptr || !(*cache.arch == arch)) {
+    cache.arch = std::make_unique<Arch>(arch);
+    start_afresh();
   }
+  std::vector<std::uint64_t> key = search_key(job);
   if (const auto found = cache.chosen.find(key); found != cache.chosen.end()) return found->second;
   const ChosenBlocking chosen = choose_blocking(arch, job);
   ++searches_run;
   if (key.size() <= kMaxKeyWords) {  // a job of very many batches is not kept
+    if (cache.chosen.size() >= kMaxJobs || cache.words + key.size() > kMaxWords) start_afresh();
     cache.words += key.size();
     cache.chosen.emplace(std::move(key), chosen);
   }
