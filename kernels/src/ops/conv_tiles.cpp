@@ -37,13 +37,6 @@ double build_work_cycles(const ComputeModel& model, std::size_t elements, bool c
   return static_cast<double>(model.cycles(tile_build_work(model, elements, contiguous)));
 }
 
-/// Zeros the padding columns [width, pitch) of a tile's rows (multiply_add's pitch, tile_math.hpp).
-void zero_padding(std::vector<float>& tile, std::size_t rows, std::size_t width, std::size_t pitch) {
-  for (std::size_t r = 0; pitch > width && r < rows; ++r) {
-    std::fill_n(tile.begin() + static_cast<std::ptrdiff_t>(r * pitch + width), pitch - width, 0.0f);
-  }
-}
-
 /// The output rows a tile's columns [j0, j1) span, and each one's columns [begin, end): the same for every image
 /// row of the tile, so worked out once per tile build.
 struct TileRows {
@@ -162,8 +155,6 @@ std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const
 
 void RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
                           std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const {
-  pending.handles.clear();
-  pending.starts.clear();
   if (precomputed()) {
     if (!resident.empty()) {  // the core's resident table, read where it is
       const auto* table = reinterpret_cast<const OffsetEntry*>(resident.data());
@@ -334,7 +325,7 @@ void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads
     }
     j = j_end;
   }
-  zero_padding(out, k1 - k0, width, pitch);
+  zero_padding(out.data(), k1 - k0, width, pitch);
 }
 
 const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,
@@ -422,8 +413,6 @@ std::size_t WindowTileSource::buffer_elements(std::size_t kc, std::size_t nb) co
 void WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16>, std::size_t batch,
                              std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
                              PendingTile& pending) const {
-  pending.handles.clear();
-  pending.starts.clear();
   const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   const Window win = window(j0, j1);
   if (win.empty()) return;
@@ -462,7 +451,7 @@ void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads
     fill_image_row(g_, ri * g_.dilation_h, si * g_.dilation_w, j0, tile_rows, win.w0, win.w1, row_of,
                    out.data() + (j - k0) * pitch);
   }
-  zero_padding(out, k1 - k0, width, pitch);
+  zero_padding(out.data(), k1 - k0, width, pitch);
 }
 
 const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,

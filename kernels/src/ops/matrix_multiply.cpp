@@ -459,9 +459,7 @@ std::vector<float>& scratch_floats(ChunkScratch::Which which, std::size_t elemen
 /// the read (a chunk of a resident panel, which is never transposed).
 void unpack_tile(const StoredMatrix& s, LdmSpan<f16> buf, const tiling::BlockRead& read, std::size_t rows,
                  std::size_t cols, std::size_t pitch, std::vector<float>& out, std::size_t col0 = 0) {
-  for (std::size_t r = 0; pitch > cols && r < rows; ++r) {  // padding columns (b_pitch_for) zero
-    std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(r * pitch + cols), pitch - cols, 0.0f);
-  }
+  zero_padding(out.data(), rows, cols, pitch);
   if (!s.transposed) {
     for (std::size_t r = 0; r < rows; ++r) to_floats(buf, read.start(r) + col0, cols, out.data() + r * pitch);
     return;
@@ -579,7 +577,10 @@ class BlockRunner {
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       const std::size_t batch = job_.b_batch[lanes[t].batch];
       if (job_.b_source != nullptr) {
-        job_.b_source->issue(core_, b_mode, set.b[t], resident_, batch, set.k0, set.k1, j0, j1, set.b_pending[t]);
+        PendingTile& pending = set.b_pending[t];
+        pending.handles.clear();
+        pending.starts.clear();
+        job_.b_source->issue(core_, b_mode, set.b[t], resident_, batch, set.k0, set.k1, j0, j1, pending);
       } else {
         set.b_read[t] = tiling::get_block(core_, set.b[t], job_.b.base, job_.b.layout.total,
                                           tile_block(job_.b, batch, set.k0, set.k1, j0, j1), b_mode);

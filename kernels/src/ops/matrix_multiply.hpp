@@ -60,8 +60,8 @@ class TileSource {
   /// Fills the resident buffer; called once per core before the first issue.
   virtual void load_resident(Core& /*core*/, LdmSpan<f16> /*resident*/) const {}
   /// Issues the reads of B[batch] rows [k0, k1) x columns [j0, j1) into buf as `mode` says (and charges their
-  /// address work; kPlan only lays them out, for a row neighbour that receives them in ROW mode), replacing what
-  /// `pending` held (its storage is reused: a core issues a tile per chunk).
+  /// address work; kPlan only lays them out, for a row neighbour that receives them in ROW mode) into `pending`,
+  /// which arrives empty (its storage is reused: a core issues a tile per chunk).
   virtual void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
                      std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const = 0;
   /// After the reads completed: the tile as (k1 - k0) x (j1 - j0) row-major floats, rows b_pitch_for(j1 - j0)

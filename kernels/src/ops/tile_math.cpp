@@ -93,6 +93,11 @@ std::size_t b_pitch_for(std::size_t cols) {
   return tail <= kScalarTail ? cols : cols - tail + 32;
 }
 
+void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t pitch) {
+  for (std::size_t r = 0; pitch > cols && r < rows; ++r)
+    std::fill(tile + r * pitch + cols, tile + (r + 1) * pitch, 0.0f);
+}
+
 LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                      std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
   // The last cols % 32 columns as a 32-column block: in place when b's rows are padded that far, else from a

@@ -12,6 +12,8 @@ namespace ldmsim::ops {
 /// go one by one, else `cols` rounded up to whole 32-column blocks (the padding columns only feed products that
 /// are thrown away; tile builders keep them zero).
 std::size_t b_pitch_for(std::size_t cols);
+/// Zeros the padding columns [cols, pitch) of `rows` rows `pitch` floats apart (a B tile's, b_pitch_for).
+void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t pitch);
 
 /// acc[rows, cols] += a[rows, depth] b[depth, cols]; acc rows `acc_pitch` apart, b rows `b_pitch` (>= cols) apart.
 /// With b_pitch_for(cols) the last column block reads b in place; a narrower pitch costs a zero-padded copy of
