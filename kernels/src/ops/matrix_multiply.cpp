@@ -7,6 +7,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -43,6 +44,7 @@ struct Blocking {
 };
 
 thread_local std::uint64_t searches_run = 0;  // blocking_searches()
+thread_local bool full_pricing = false;       // price_every_blocking_in_full()
 
 /// True when blocks may span several batches: every batch multiplies the same A, and rows stay word-owned.
 bool can_share_a(const MatrixMultiply& job, bool whole_rows) {
@@ -206,7 +208,11 @@ class BlockingEstimator {
   BlockingEstimator(const Arch& arch, const MatrixMultiply& job)
       : arch_(arch), price_(tiling::ReadPricer::for_arch(arch)), job_(job) {}
 
-  double cycles(const Blocking& b) {
+  /// The estimate, or, when it cannot be below `beat`, any value not below it: the multiply and then the put (the
+  /// search's dearest prices) are left unpriced once the estimate without them reaches `beat`. Every term is a sum
+  /// or product of non-negative prices and IEEE rounding is monotonic, so leaving a price out (as zero) never
+  /// raises the estimate: the search ranks exactly as if it had priced every candidate in full.
+  double cycles(const Blocking& b, double beat = std::numeric_limits<double>::infinity()) {
     const Arch& arch = arch_;
     const MatrixMultiply& job = job_;
     const tiling::ReadPricer& price = price_;
@@ -228,12 +234,16 @@ class BlockingEstimator {
     const double chunks = std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc));
     const double unit_reads = (b.a_resident ? 0.0 : members * a_cost) + batches * b_cost;
     const double chunk_reads = concurrent * unit_reads / chunks / price.channels();
-    const double puts = concurrent * members * static_cast<double>(b.batches) * put(b) / price.channels();
     const double a_prefix = b.a_resident ? std::min(units_per_group * members, cores) * a_cost / price.channels() : 0.0;
     const double barriers = b.team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
+    const auto estimate = [&](double chunk_compute, double puts) {
+      const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
+      return rounds * (unit + 1000.0) + a_prefix + barriers;
+    };
+    if (const double reads_only = estimate(0.0, 0.0); reads_only >= beat) return reads_only;
     const double chunk_compute = batches * multiply(rows, b.nb) / chunks;
-    const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
-    return rounds * (unit + 1000.0) + a_prefix + barriers;
+    if (const double without_puts = estimate(chunk_compute, 0.0); without_puts >= beat) return without_puts;
+    return estimate(chunk_compute, concurrent * members * static_cast<double>(b.batches) * put(b) / price.channels());
   }
 
  private:
@@ -351,7 +361,8 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
                        .a_resident = a_resident};
             if (a_resident && !a_rows_fixed(job, b, arch)) continue;
             if (!fit_chunk(b)) continue;
-            const double cycles = estimator.cycles(b);
+            const double cycles =
+                best_cycles < 0 || full_pricing ? estimator.cycles(b) : estimator.cycles(b, best_cycles);
             if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
           }
         }
@@ -428,6 +439,10 @@ ChosenBlocking chosen_blocking(const Arch& arch, const MatrixMultiply& job) {
   if (cache.arch == nullptr || !(*cache.arch == arch)) {
     cache.arch = std::make_unique<Arch>(arch);
     start_afresh();
+  }
+  if (full_pricing) {
+    ++searches_run;
+    return choose_blocking(arch, job);
   }
   std::vector<std::uint64_t> key = search_key(job);
   if (const auto found = cache.chosen.find(key); found != cache.chosen.end()) return found->second;
@@ -831,6 +846,10 @@ void require_matrix_layout(const Layout& l, std::size_t rows, std::size_t cols, 
 
 std::uint64_t blocking_searches() {
   return searches_run;
+}
+
+void price_every_blocking_in_full(bool on) {
+  full_pricing = on;
 }
 
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {

@@ -102,6 +102,10 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
 /// whose description (search_key: every field but device addresses) and arch are equal.
 std::uint64_t blocking_searches();
 
+/// For tests, on this host thread: blocking searches price every candidate in full (none is left out as unable to
+/// win) and neither use nor fill the cache. The blockings and estimates must be the same as without.
+void price_every_blocking_in_full(bool on);
+
 /// Stored matrix index of input `input_batch` (shape of its leading dims) for each batch of `output_batch`
 /// (numpy broadcasting).
 std::vector<std::size_t> broadcast_batches(const Shape& input_batch, const Shape& output_batch);
