@@ -28,12 +28,6 @@ constexpr int kDefaultThreshold = 128 * 1024;  // glibc's M_MMAP_THRESHOLD and M
 void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop, std::atomic<std::size_t>& done) {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   auto* at = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(begin) + page - 1) & ~(page - 1));
-#if defined(MADV_HUGEPAGE)
-  // Transparent huge pages where the kernel offers them on request (THP "madvise" or "always"): the strings fill
-  // the range densely, so this costs no memory, and a 2 MiB page is populated for much less than its 512 small
-  // ones. Best effort: without THP the pages stay small.
-  madvise(at, static_cast<std::size_t>(end - at) & ~(page - 1), MADV_HUGEPAGE);
-#endif
   while (at < end && !stop.load(std::memory_order_relaxed)) {
     const std::size_t n = std::min(kStepBytes, static_cast<std::size_t>(end - at));
 #if defined(MADV_POPULATE_WRITE)
@@ -44,6 +38,22 @@ void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop, s
     at += n;
     done += n;
   }
+}
+
+/// Transparent huge pages for the whole pages of [begin, end) where the kernel gives them on request (THP
+/// "madvise" or "always"): the import's strings fill the range densely, so this costs no memory, and a 2 MiB page is
+/// populated for much less than its 512 small ones. The range ends at the heap's break, and memory the heap grows by
+/// later is a mapping of its own (the flags differ), so it keeps small pages. Best effort: without THP, nothing.
+void ask_huge_pages(std::byte* begin, std::byte* end) {
+#if defined(MADV_HUGEPAGE)
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) & ~(page - 1);
+  const auto last = reinterpret_cast<std::uintptr_t>(end) & ~(page - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)begin;
+  (void)end;
+#endif
 }
 
 }  // namespace
@@ -73,6 +83,7 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes) {
   }
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
   if (!from_heap) return;  // not glibc's brk heap (an interposed allocator, a sanitizer): nothing to populate
+  ask_huge_pages(begin, end);
   try {
     helper_ = std::thread([this, begin, end] { populate(begin, end, stop_, populated_); });
     bytes_ = static_cast<std::size_t>(end - begin);
