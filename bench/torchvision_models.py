@@ -147,7 +147,8 @@ def main():
             # Rounds of torch then ldmsim, side by side: this host's speed drifts, so ratios are taken per round.
             torch_times, runs = [], []
             for _ in range(args.reps if arch == args.arch[0] else 1):
-                torch_times.append(torch_seconds())
+                if arch == args.arch[0]:  # the other archs' runs are not timed against torch
+                    torch_times.append(torch_seconds())
                 runs.append(run_ldmsim(args.ldmsim, model_file, out / f"{name}_input.npy", run_dir, arch,
                                        args.threads, args.fusion))
             if arch == args.arch[0]:

@@ -18,7 +18,7 @@ class HeapPrefault {
   /// 32 MiB come from the heap (not mmap) and freed heap memory is kept; the destructor sets glibc's default
   /// thresholds back (its dynamic mmap threshold stays off, as after any mallopt). Populates nothing where the heap
   /// is not glibc's contiguous one (another allocator, a sanitizer) or the kernel lacks MADV_POPULATE_WRITE
-  /// (before Linux 5.14).
+  /// (before Linux 5.14; the huge pages are still asked for there, and the import's own touches fault them in).
   explicit HeapPrefault(std::uint64_t bytes);
   /// Stops the helper thread (a failed or finished import needs no more pages) and sets the thresholds back.
   ~HeapPrefault();

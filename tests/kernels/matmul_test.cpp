@@ -203,13 +203,18 @@ TEST_CASE("the blocking search leaves out only prices of candidates that cannot 
     arch.core_groups = 1;
     for (const Job& job : jobs) {
       INFO(preset << " " << job.op << " " << job.shapes[0].str() << " x " << job.shapes[1].str());
-      const auto run = [&] {
-        return run_op(job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {}, arch);
+      const auto run = [&](ops::BlockingSearch mode) {
+        struct Restore {  // the default again, even when the run throws
+          ~Restore() { ops::set_blocking_search(ops::BlockingSearch::kCached); }
+        } restore;
+        ops::set_blocking_search(mode);
+        const std::uint64_t before = ops::blocking_searches();
+        auto r = run_op(job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {}, arch);
+        CHECK(ops::blocking_searches() == before + 1);  // searched afresh, not taken from the cache
+        return r;
       };
-      ops::price_every_blocking_in_full(true);
-      const auto full = run();
-      ops::price_every_blocking_in_full(false);
-      const auto pruned = run();
+      const auto full = run(ops::BlockingSearch::kFull);
+      const auto pruned = run(ops::BlockingSearch::kPruned);
       REQUIRE_FALSE(full.trapped);
       REQUIRE_FALSE(pruned.trapped);
       CHECK(pruned.max_excess <= 0);

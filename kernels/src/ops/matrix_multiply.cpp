@@ -43,8 +43,8 @@ struct Blocking {
   bool a_resident = false;
 };
 
-thread_local std::uint64_t searches_run = 0;  // blocking_searches()
-thread_local bool full_pricing = false;       // price_every_blocking_in_full()
+thread_local std::uint64_t searches_run = 0;                        // blocking_searches()
+thread_local BlockingSearch search_mode = BlockingSearch::kCached;  // set_blocking_search()
 
 /// True when blocks may span several batches: every batch multiplies the same A, and rows stay word-owned.
 bool can_share_a(const MatrixMultiply& job, bool whole_rows) {
@@ -361,8 +361,8 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
                        .a_resident = a_resident};
             if (a_resident && !a_rows_fixed(job, b, arch)) continue;
             if (!fit_chunk(b)) continue;
-            const double cycles =
-                best_cycles < 0 || full_pricing ? estimator.cycles(b) : estimator.cycles(b, best_cycles);
+            const bool prune = best_cycles >= 0 && search_mode != BlockingSearch::kFull;
+            const double cycles = prune ? estimator.cycles(b, best_cycles) : estimator.cycles(b);
             if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
           }
         }
@@ -440,7 +440,7 @@ ChosenBlocking chosen_blocking(const Arch& arch, const MatrixMultiply& job) {
     cache.arch = std::make_unique<Arch>(arch);
     start_afresh();
   }
-  if (full_pricing) {
+  if (search_mode != BlockingSearch::kCached) {
     ++searches_run;
     return choose_blocking(arch, job);
   }
@@ -848,8 +848,8 @@ std::uint64_t blocking_searches() {
   return searches_run;
 }
 
-void price_every_blocking_in_full(bool on) {
-  full_pricing = on;
+void set_blocking_search(BlockingSearch mode) {
+  search_mode = mode;
 }
 
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {

@@ -102,9 +102,12 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
 /// whose description (search_key: every field but device addresses) and arch are equal.
 std::uint64_t blocking_searches();
 
-/// For tests, on this host thread: blocking searches price every candidate in full (none is left out as unable to
-/// win) and neither use nor fill the cache. The blockings and estimates must be the same as without.
-void price_every_blocking_in_full(bool on);
+/// How this host thread's blocking searches run. kCached (the default): a job whose description was searched
+/// before reuses that blocking, and a search leaves out the prices of candidates that cannot win. For tests:
+/// kPruned searches every job afresh the same way; kFull searches every job afresh pricing every candidate in full.
+/// All three must choose the same blockings with the same estimates.
+enum class BlockingSearch { kCached, kPruned, kFull };
+void set_blocking_search(BlockingSearch mode);
 
 /// Stored matrix index of input `input_batch` (shape of its leading dims) for each batch of `output_batch`
 /// (numpy broadcasting).
