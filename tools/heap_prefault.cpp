@@ -23,11 +23,16 @@ constexpr std::size_t kStepBytes = std::size_t{2} << 20;    // populated per cal
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
 constexpr int kDefaultThreshold = 128 * 1024;  // glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD defaults
 
+/// The first page boundary at or after `at`.
+std::byte* page_up(std::byte* at) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  return reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(at) + page - 1) & ~(page - 1));
+}
+
 /// Populates [begin, end) writable a step at a time, counting the bytes done in `done`; stops at the first
 /// failure (a kernel before 5.14: nothing lost, the pages fault in on first touch as usual).
 void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop, std::atomic<std::size_t>& done) {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto* at = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(begin) + page - 1) & ~(page - 1));
+  std::byte* at = page_up(begin);
   while (at < end && !stop.load(std::memory_order_relaxed)) {
     const std::size_t n = std::min(kStepBytes, static_cast<std::size_t>(end - at));
 #if defined(MADV_POPULATE_WRITE)
@@ -46,10 +51,11 @@ void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop, s
 /// later is a mapping of its own (the flags differ), so it keeps small pages. Best effort: without THP, nothing.
 void ask_huge_pages(std::byte* begin, std::byte* end) {
 #if defined(MADV_HUGEPAGE)
+  std::byte* first = page_up(begin);
+  // The range ends at the break, a page boundary; rounded down anyway so the request never passes `end`.
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) & ~(page - 1);
-  const auto last = reinterpret_cast<std::uintptr_t>(end) & ~(page - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  auto* last = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end) & ~(page - 1));
+  if (last > first) madvise(first, static_cast<std::size_t>(last - first), MADV_HUGEPAGE);
 #else
   (void)begin;
   (void)end;

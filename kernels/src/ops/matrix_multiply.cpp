@@ -211,7 +211,7 @@ class BlockingEstimator {
   /// The estimate, or, when it cannot be below `beat`, any value not below it: the multiply and then the put (the
   /// search's dearest prices) are left unpriced once the estimate without them reaches `beat`. Every term is a sum
   /// or product of non-negative prices and IEEE rounding is monotonic, so leaving a price out (as zero) never
-  /// raises the estimate: the search ranks exactly as if it had priced every candidate in full.
+  /// raises the estimate: the search chooses the blocking and estimate that pricing every candidate in full would.
   double cycles(const Blocking& b, double beat = std::numeric_limits<double>::infinity()) {
     const Arch& arch = arch_;
     const MatrixMultiply& job = job_;
