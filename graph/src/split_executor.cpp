@@ -110,6 +110,9 @@ class SplitRun {
     return machine_.group_clock(g);
   }
   const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
+  /// The reduced output of a reduction split with the op's "activation" applied (pieces leave it out: a partial
+  /// sum must not be activated); `sum` itself when the op has none.
+  Copy activate_sum(const OpNode& op, Copy sum);
   const Copy* find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const;
   Copy assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
@@ -163,7 +166,8 @@ const GroupPiece& SplitRun::piece(const OpNode& op, int g) {
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     if (!p.work.dropped[k]) shapes.push_back(region_shape(graph_.tensor(op.inputs[k]).shape, p.work.regions[k]));
   }
-  const nlohmann::json attrs = p.work.attrs.is_null() ? nlohmann::json::object() : p.work.attrs;
+  nlohmann::json attrs = p.work.attrs.is_null() ? nlohmann::json::object() : p.work.attrs;
+  if (s.axis.reduces) attrs.erase("activation");  // pieces give partial sums: run_split activates the whole sum
   try {
     p.bound = registry_.bind(op.type, JsonField(attrs, fmt::format("split of {}", op.label())), shapes);
   } catch (const ConfigError& e) {  // the split rule should never cut such a piece: say where it came from
@@ -298,6 +302,23 @@ void SplitRun::stage(const Step& step) {
   op_padding_ += staging_.bytes_added - before.bytes_added;
 }
 
+Copy SplitRun::activate_sum(const OpNode& op, Copy sum) {
+  if (!op.attrs.is_object() || !op.attrs.contains("activation")) return sum;
+  const json& given = op.attrs["activation"];
+  json attrs = given.is_object() ? given : json::object();
+  const std::string type = given.is_object() ? given.at("type").get<std::string>() : given.get<std::string>();
+  attrs.erase("type");  // the rest are clip's bounds
+  const Shape& shape = graph_.tensor(op.outputs[0]).shape;
+  const auto activation =
+      registry_.bind(type, JsonField(attrs, fmt::format("{}'s activation", op.label())), std::vector<Shape>{shape});
+  const DeviceTensor out = allocate(view(sum.group), sum.tensor.name, sum.tensor.plan);
+  const Cycle ready =
+      run_helper(sum.group, sum.ready, *activation, std::span<const DeviceTensor>(&sum.tensor, 1),
+                 std::span<const DeviceTensor>(&out, 1), fmt::format("{}:{}@cg{}", op.label(), type, sum.group));
+  release(sum.tensor);
+  return Copy{out, sum.group, sum.region, ready};
+}
+
 void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
   const RunStats s0 = machine_.stats();
   json layouts = json::object();
@@ -371,7 +392,7 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
       throw std::logic_error(
           fmt::format("split executor: {}'s reduction tree left {} partials", op.label(), live.size()));
     }
-    keep(op.outputs[k], live.front());
+    keep(op.outputs[k], activate_sum(op, std::move(live.front())));
   }
   record(op, s0, machine_.stats(), std::move(layouts), &s);
   if (packs.cores > 0) {

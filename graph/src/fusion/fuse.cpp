@@ -1,5 +1,6 @@
-// The fusion pass's driver: groups, their mappings, and the fused graph (each fused group one op, placed in a
-// topological order of the contracted graph that keeps the original order where it can).
+// The fusion pass's driver: activation folds, groups, their mappings, and the fused graph (each fused group one op,
+// each fold the producer rebound with its activation, placed in a topological order of the contracted graph that
+// keeps the original order where it can).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,11 +13,36 @@ namespace ldmsim {
 
 namespace {
 
-/// A node of the contracted graph: an unfused op, or a fused group.
+/// A node of the contracted graph: an unfused op, a fused group, or an op with the activation folded into it.
 struct Node {
   std::vector<std::size_t> ops;
   std::optional<std::size_t> group;  // index into the fused groups
+  bool fold = false;                 // ops: the producer, then its activation
 };
+
+/// For each relu or clip that can fold into its producer (activation.hpp in the kernels): that producer. It can
+/// when the producer takes an activation and the relu or clip is the only reader of its output, which is no graph
+/// output (so the value before the activation is never needed).
+std::vector<std::optional<std::size_t>> foldable_activations(const Graph& graph) {
+  std::vector<std::optional<std::size_t>> into(graph.ops().size());
+  for (const OpNode& op : graph.ops()) {
+    if ((op.type != "relu" && op.type != "clip") || op.inputs.size() != 1) continue;
+    const TensorNode& t = graph.tensor(op.inputs[0]);
+    if (!t.producer || t.consumers.size() != 1 || t.is_output) continue;
+    const OpNode& producer = graph.ops()[*t.producer];
+    if (producer.outputs.size() == 1 && producer.bound->folds_activation()) into[op.index] = producer.index;
+  }
+  return into;
+}
+
+/// The producer's attributes with "activation" set from the relu or clip (whose own attributes are clip's bounds).
+nlohmann::json folded_attrs(const OpNode& producer, const OpNode& activation) {
+  nlohmann::json attrs = producer.attrs.is_object() ? producer.attrs : nlohmann::json::object();
+  nlohmann::json folded = activation.attrs.is_object() ? activation.attrs : nlohmann::json::object();
+  folded["type"] = activation.type;
+  attrs["activation"] = std::move(folded);
+  return attrs;
+}
 
 std::string group_name(const Graph& graph, const std::vector<std::size_t>& ops) {
   std::vector<std::string> names;
@@ -32,7 +58,13 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   FusedGraph result;
   std::vector<fusion::LoweredGroup> lowered;
   std::vector<std::optional<std::size_t>> group_of(graph.ops().size());  // op -> index into lowered
-  for (const auto& ops : fusion::find_groups(graph)) {
+  const std::vector<std::optional<std::size_t>> folded_into = foldable_activations(graph);
+  std::vector<std::optional<std::size_t>> activation_of(graph.ops().size());  // producer -> its folded activation
+  std::vector<char> folded(graph.ops().size(), 0);
+  for (std::size_t o = 0; o < folded_into.size(); ++o) {
+    if (folded_into[o]) activation_of[*folded_into[o]] = o, folded[o] = 1;
+  }
+  for (const auto& ops : fusion::find_groups(graph, folded)) {
     FusionGroup g;
     g.ops = ops;
     fusion::LoweredGroup low;
@@ -62,7 +94,12 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
     if (result.groups[i].mapping) fused_group_index.push_back(i);
   }
   for (const OpNode& op : graph.ops()) {
-    if (const auto g = group_of[op.index]) {
+    if (const auto p = folded_into[op.index]) {  // after its producer: ops are in a topological order
+      node_of[op.index] = node_of[*p];
+    } else if (const auto a = activation_of[op.index]) {
+      node_of[op.index] = nodes.size();
+      nodes.push_back({{op.index, *a}, std::nullopt, true});
+    } else if (const auto g = group_of[op.index]) {
       if (!node_of_group[*g]) {
         node_of_group[*g] = nodes.size();
         nodes.push_back({lowered[*g].ops, *g});
@@ -111,6 +148,15 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
           out.add_bound_op("fused", names(low.inputs), names(low.outputs), low.bind(graph, *report.mapping, arch.name),
                            group_name(graph, low.ops));
       report.kernel = out.ops()[index].label();
+    } else if (nodes[n].fold) {
+      static const OperatorRegistry registry = OperatorRegistry::builtin();
+      const OpNode& producer = graph.ops()[nodes[n].ops[0]];
+      const OpNode& activation = graph.ops()[nodes[n].ops[1]];
+      const nlohmann::json attrs = folded_attrs(producer, activation);
+      const std::size_t index =
+          out.add_op(registry, producer.type, names(producer.inputs), names(activation.outputs),
+                     JsonField(attrs, "the fusion pass's activation fold"), group_name(graph, nodes[n].ops));
+      result.folds.push_back({producer.index, activation.index, out.ops()[index].label()});
     } else {
       const OpNode& op = graph.ops()[nodes[n].ops[0]];
       out.add_bound_op(op.type, names(op.inputs), names(op.outputs), op.bound, op.name, op.attrs);
@@ -126,8 +172,13 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
 
 std::string FusedGraph::describe(const Graph& original) const {
   std::string out = fmt::format(
-      "fusion: {} candidate group{}, {} fused\n", groups.size(), groups.size() == 1 ? "" : "s",
-      std::count_if(groups.begin(), groups.end(), [](const FusionGroup& g) { return g.mapping.has_value(); }));
+      "fusion: {} candidate group{}, {} fused; {} activation{} folded\n", groups.size(), groups.size() == 1 ? "" : "s",
+      std::count_if(groups.begin(), groups.end(), [](const FusionGroup& g) { return g.mapping.has_value(); }),
+      folds.size(), folds.size() == 1 ? "" : "s");
+  for (const ActivationFold& f : folds) {
+    out += fmt::format("  activation folded: {} into {} (kernel {})\n", original.ops()[f.activation].label(),
+                       original.ops()[f.op].label(), f.kernel);
+  }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const FusionGroup& g = groups[i];
     std::vector<std::string> ops, backbones;

@@ -31,8 +31,9 @@ std::optional<FusionFrame> group_frame(const Graph& graph, const std::vector<std
 std::vector<FusionFrame> frame_candidates(const Graph& graph, const std::vector<std::size_t>& ops,
                                           std::vector<std::size_t>* backbones = nullptr);
 
-/// The candidate groups: sets of two or more fusable ops, each with a frame and no cycle through outside ops.
-std::vector<std::vector<std::size_t>> find_groups(const Graph& graph);
+/// The candidate groups: sets of two or more fusable ops, each with a frame and no cycle through outside ops. Ops
+/// marked in `excluded` (activations folded into their producer) join none.
+std::vector<std::vector<std::size_t>> find_groups(const Graph& graph, const std::vector<char>& excluded);
 
 /// A group's program and everything its fused op needs.
 struct LoweredGroup {

@@ -80,13 +80,16 @@ class Groups {
 
 }  // namespace
 
-std::vector<std::vector<std::size_t>> find_groups(const Graph& graph) {
+std::vector<std::vector<std::size_t>> find_groups(const Graph& graph, const std::vector<char>& excluded) {
   Groups groups(graph);
+  const auto fusable = [&](const OpNode& op) {
+    return excluded[op.index] == 0 && form_of(op).kind != FusionForm::Kind::kNone;
+  };
   for (const OpNode& op : graph.ops()) {
-    if (form_of(op).kind == FusionForm::Kind::kNone) continue;
+    if (!fusable(op)) continue;
     for (std::size_t t : op.inputs) {
       const auto p = graph.tensor(t).producer;
-      if (p && form_of(graph.ops()[*p]).kind != FusionForm::Kind::kNone) groups.try_merge(*p, op.index);
+      if (p && fusable(graph.ops()[*p])) groups.try_merge(*p, op.index);
     }
   }
   return groups.result();

@@ -3,7 +3,8 @@
 // tiled matrix multiply engine, batched over (n, group); they differ in where the image matrix's tiles come
 // from (conv_tiles.hpp): im2col materialises it in main memory first; direct, implicit and implicit-precomp
 // build each tile in ldm from the input. Padding classes: X 1-D (tiles read any element range), W as the
-// [K, C/groups*R*S] matrix (2-D), bias 1-D, Y as the [N*K, P*Q] matrix of output planes (2-D).
+// [K, C/groups*R*S] matrix (2-D), bias 1-D, Y as the [N*K, P*Q] matrix of output planes (2-D). An optional
+// "activation" (relu or clip, activation.hpp) is applied to each output as it is stored.
 #include <array>
 #include <atomic>
 #include <climits>
@@ -41,8 +42,10 @@ void require_apart(const DeviceTensor& x, const DeviceTensor& y, const std::stri
 
 class ConvOp final : public BoundOp {
  public:
-  ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo)
-      : BoundOp({in.begin(), in.end()}, {Shape{g.n, g.k, g.p, g.q}}), g_(g), algo_(algo) {}
+  ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo, Activation activation)
+      : BoundOp({in.begin(), in.end()}, {Shape{g.n, g.k, g.p, g.q}}), g_(g), algo_(algo), activation_(activation) {}
+
+  bool folds_activation() const override { return !activation_; }
 
   Shape4 view(std::size_t index) const override {
     if (index == 0) return Shape4::view_of(input_shapes()[0]);
@@ -107,7 +110,8 @@ class ConvOp final : public BoundOp {
                        .n = g_.pq(),
                        .k = g_.depth(),
                        .y = out[0].ptr,
-                       .yl = out[0].layout()};
+                       .yl = out[0].layout(),
+                       .activation = activation_};
     for (std::size_t b = 0; b < g_.n * g_.groups; ++b) {
       job.a_batch.push_back(b % g_.groups);
       job.b_batch.push_back(b);
@@ -194,14 +198,14 @@ class ConvOp final : public BoundOp {
                 }
               }
             }
-            y.data[((n * g_.k + k) * g_.p + p) * g_.q + q] = static_cast<float>(sum);
+            y.data[((n * g_.k + k) * g_.p + p) * g_.q + q] = static_cast<float>(activation_.reference(sum));
           }
         }
       }
     }
     return {y};
   }
-  OpCost cost() const override { return {2 * g_.n * g_.k * g_.pq() * g_.depth(), 0}; }
+  OpCost cost() const override { return {(2 * g_.depth() + activation_.ops()) * g_.n * g_.k * g_.pq(), 0}; }
   Tolerance tolerance() const override { return {2e-3, 1.0 / 512}; }
   nlohmann::json run_metrics() const override { return metrics_; }
 
@@ -214,11 +218,13 @@ class ConvOp final : public BoundOp {
                 {"address_ops", address_ops},
                 {"address_ops_per_output", static_cast<double>(address_ops) / outputs},
                 {"blocking", blocking}};
+    if (activation_) metrics_["activation"] = activation_.to_json();
   }
 
   mutable nlohmann::json metrics_;
   ConvGeometry g_;
   ConvAlgo algo_;
+  Activation activation_;
 };
 
 /// pad: one integer, [h, w], or [top, left, bottom, right] (ONNX order).
@@ -253,7 +259,7 @@ std::size_t output_size(std::string_view name, std::string_view axis, std::size_
 }
 
 std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {"stride", "pad", "dilation", "groups", "algo"});
+  check_attrs(attrs, {"stride", "pad", "dilation", "groups", "algo", "activation"});
   const Shape& x = in[0];
   const Shape& w = in[1];
   if (x.rank() != 4) reject(name, fmt::format("X {} must be 4-D (NCHW)", x.str()));
@@ -293,7 +299,7 @@ std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs
                              "span {} elements; use \"algo\": \"direct\" (or --conv-algo direct)",
                              g.cg(), g.h, g.w, span));
   }
-  return std::make_unique<ConvOp>(in, g, algo);
+  return std::make_unique<ConvOp>(in, g, algo, Activation::parse(name, attrs));
 }
 
 }  // namespace

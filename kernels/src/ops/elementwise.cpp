@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "activation.hpp"
 #include "broadcast_index.hpp"
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
@@ -50,7 +51,7 @@ template <typename Visit>
 decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
   switch (f.fn) {
     case Fn::kRelu:
-      return visit([](float a, float) { return a > 0.0f ? a : 0.0f; });
+      return visit([](float a, float) { return relu_value(a); });
     case Fn::kSigmoid:
       return visit([](float a, float) { return 1.0f / (1.0f + std::exp(-a)); });
     case Fn::kTanh:
@@ -72,7 +73,7 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
         return 0.5f * a * (1.0f + std::tanh(static_cast<float>(kSqrtTwoOverPi) * (a + 0.044715f * a * a * a)));
       });
     case Fn::kClip:
-      return visit([lo = f.lo, hi = f.hi](float a, float) { return std::min(std::max(a, lo), hi); });
+      return visit([lo = f.lo, hi = f.hi](float a, float) { return clip_value(a, lo, hi); });
     // A NaN in a comes out whatever b is, as x86's scalar add returns its first operand's NaN: a vectorised loop
     // may swap the operands of a commutative operation, which would return b's NaN when both are NaN.
     case Fn::kAdd:
@@ -344,11 +345,8 @@ std::unique_ptr<BoundOp> bind_gelu(std::string_view name, const JsonField& attrs
 
 std::unique_ptr<BoundOp> bind_clip(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {"min", "max"});
-  // Bounds are fp16 values: clamp them to fp16's finite range so "no bound" stays no bound.
-  const double lo = std::max(num_attr(attrs, "min", -65504.0), -65504.0);
-  const double hi = std::min(num_attr(attrs, "max", 65504.0), 65504.0);
-  if (lo > hi) reject(name, fmt::format("min {} is above max {}", lo, hi));
-  return std::make_unique<ElementwiseOp>(Function{Fn::kClip, static_cast<float>(lo), static_cast<float>(hi)},
+  const ClipBounds bounds = ClipBounds::parse(name, attrs);
+  return std::make_unique<ElementwiseOp>(Function{Fn::kClip, bounds.lo, bounds.hi},
                                          std::vector<Shape>(in.begin(), in.end()), in[0]);
 }
 

@@ -2,7 +2,8 @@
 // and its axis dropped) and gemm (ONNX Gemm: Y = alpha * op(A) op(B) + beta * C, A and B 2-D, transA/transB, C
 // broadcast to [M, N]). All run the tiled matrix multiply engine; fc is gemm with transB on X's
 // [samples, c*h*w] matrix and its bias as C. Every operand is a 2-D class matrix view
-// [matrices * rows, cols], so its rows start at even elements (add-a-column) or come in pairs (add-a-row).
+// [matrices * rows, cols], so its rows start at even elements (add-a-column) or come in pairs (add-a-row). Each
+// takes an optional "activation" (relu or clip, activation.hpp) applied to its outputs as they are stored.
 #include "matrix_multiply.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
@@ -36,6 +37,7 @@ struct MatrixDims {
   std::size_t m = 1, n = 1, k = 1;
   float alpha = 1.0f, beta = 1.0f;
   Shape out;
+  Activation activation;
 };
 
 /// What matmul and gemm share: operand shapes, batch maps, the output matrix and the kernel launch.
@@ -43,6 +45,7 @@ class MatrixOp final : public BoundOp {
  public:
   MatrixOp(std::span<const Shape> in, MatrixDims d) : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)) {}
   InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
+  bool folds_activation() const override { return !d_.activation; }
   PaddingSpec padding(std::size_t index) const override {
     // Y's rows start at even elements, so its blocks can split rows among cores (PaddingSpec::even_rows).
     return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
@@ -66,9 +69,11 @@ class MatrixOp final : public BoundOp {
                        .has_addend = in.size() == 3,
                        .c = {},
                        .y = out[0].ptr,
-                       .yl = out[0].layout()};
+                       .yl = out[0].layout(),
+                       .activation = d_.activation};
     if (job.has_addend) job.c = Addend{stored(in[2], d_.c), d_.beta};
     metrics_ = {{"blocking", run_matrix_multiply(machine, label, job)}};
+    if (d_.activation) metrics_["activation"] = d_.activation.to_json();
   }
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
     HostTensor y{output_shapes()[0], std::vector<float>(batches() * d_.m * d_.n)};
@@ -83,7 +88,7 @@ class MatrixOp final : public BoundOp {
           double v = d_.alpha * sum;
           if (in.size() == 3)
             v += static_cast<double>(d_.beta) * element(in[2], d_.c, 0, d_.c.rows == 1 ? 0 : i, d_.c.cols == 1 ? 0 : j);
-          y.data[(b * d_.m + i) * d_.n + j] = static_cast<float>(v);
+          y.data[(b * d_.m + i) * d_.n + j] = static_cast<float>(d_.activation.reference(v));
         }
       }
     }
@@ -91,7 +96,7 @@ class MatrixOp final : public BoundOp {
   }
   OpCost cost() const override {
     const std::uint64_t products = static_cast<std::uint64_t>(batches()) * d_.m * d_.n;
-    return {2 * products * d_.k + (input_shapes().size() == 3 ? 2 * products : 0), 0};
+    return {2 * products * d_.k + (input_shapes().size() == 3 ? 2 * products : 0) + d_.activation.ops() * products, 0};
   }
   Tolerance tolerance() const override { return {2e-3, 1.0 / 512}; }
   nlohmann::json run_metrics() const override { return metrics_; }
@@ -131,7 +136,7 @@ MatrixDims infer_matmul(std::string_view name, std::span<const Shape> in) {
 }
 
 MatrixDims infer_gemm(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {"alpha", "beta", "transA", "transB"});
+  check_attrs(attrs, {"alpha", "beta", "transA", "transB", "activation"});
   MatrixDims d;
   d.alpha = static_cast<float>(num_attr(attrs, "alpha", 1.0));
   d.beta = static_cast<float>(num_attr(attrs, "beta", 1.0));
@@ -186,17 +191,23 @@ MatrixDims infer_fc(std::string_view name, std::span<const Shape> in) {
 }
 
 std::unique_ptr<BoundOp> bind_fc(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {});
-  return std::make_unique<MatrixOp>(in, infer_fc(name, in));
+  check_attrs(attrs, {"activation"});
+  MatrixDims d = infer_fc(name, in);
+  d.activation = Activation::parse(name, attrs);
+  return std::make_unique<MatrixOp>(in, std::move(d));
 }
 
 std::unique_ptr<BoundOp> bind_matmul(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {});
-  return std::make_unique<MatrixOp>(in, infer_matmul(name, in));
+  check_attrs(attrs, {"activation"});
+  MatrixDims d = infer_matmul(name, in);
+  d.activation = Activation::parse(name, attrs);
+  return std::make_unique<MatrixOp>(in, std::move(d));
 }
 
 std::unique_ptr<BoundOp> bind_gemm(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  return std::make_unique<MatrixOp>(in, infer_gemm(name, attrs, in));
+  MatrixDims d = infer_gemm(name, attrs, in);
+  d.activation = Activation::parse(name, attrs);
+  return std::make_unique<MatrixOp>(in, std::move(d));
 }
 
 }  // namespace

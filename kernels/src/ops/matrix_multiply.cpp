@@ -417,6 +417,7 @@ std::vector<std::uint64_t> search_key(const MatrixMultiply& job) {
   }
   if (job.has_addend) stored(key, job.c.matrix);
   if (job.has_row_bias) stored(key, job.row_bias);
+  job.activation.describe(key);
   return key;
 }
 
@@ -679,8 +680,8 @@ class BlockRunner {
     }
   }
 
-  /// Y = alpha * acc (+ bias, + beta * C) for output rows [g0, g1) x columns [j0, j1), zeros in the padding the
-  /// block owns; then put.
+  /// Y = activation(alpha * acc (+ bias, + beta * C)) for output rows [g0, g1) x columns [j0, j1), zeros in the padding
+  /// the block owns; then put.
   void write(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1, const float* acc) {
     finish();  // out_ is reused
     const std::size_t width = j1 - j0, pitch = job_.yl.chw_pitch;
@@ -713,8 +714,11 @@ class BlockRunner {
         out[j] = v;
       }
     }
+    if (job_.activation) {  // on the block's elements only: the padding stays zero
+      for (std::size_t r = 0; r < g1 - g0; ++r) job_.activation.apply_before_rounding(values.data() + r * count, width);
+    }
     const std::uint32_t terms = 1u + (job_.has_addend ? 1u : 0u) + (job_.has_row_bias ? 1u : 0u);
-    core_.compute(model_.elementwise(DataType::kF32, (g1 - g0) * width, terms, terms, 1));
+    core_.compute(model_.elementwise(DataType::kF32, (g1 - g0) * width, terms + job_.activation.ops(), terms, 1));
     to_halves(values.data(), values.size(), out_);
     puts_ = tiling::put_block(core_, job_.y, out_, {g0 * pitch + j0, pitch, g_end - g0, count});
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "activation.hpp"
 #include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
@@ -90,7 +91,8 @@ struct MatrixMultiply {
   const packing::StagedPacks* packs = nullptr;
   std::uint32_t pack_bias_input = 0, pack_resident_input = 0;
   DevicePtr<f16> y;
-  Layout yl;  ///< [batches * m, n]
+  Layout yl;              ///< [batches * m, n]
+  Activation activation;  ///< applied to each output as it is stored (conv and gemm's attribute)
 };
 
 /// Chooses the blocking on the control core and runs the kernel on every core of every group under `label`.

@@ -1,9 +1,10 @@
-// The fusion pass (docs/fusion.md): a graph-to-graph transform run before planning. Compute-intensive ops (conv,
-// gemm, matmul, ...) and layout ops cut the graph; connected memory-intensive ops between them are merged into
-// groups around their backbones (the reductions, and the reductions inside softmax and layer normalisation) as
-// long as every value of the group propagates the backbone's index and no cycle through an outside op appears.
-// Each group of two or more ops becomes one "fused" op whose kernel runs the group on ldm tiles; a group whose
-// smallest mapping does not fit ldm stays unfused.
+// The fusion pass (docs/fusion.md): a graph-to-graph transform run before planning. A relu or clip that alone reads
+// a conv's, gemm's, matmul's or fc's output is folded into that op (applied as it stores its outputs). Compute-
+// intensive ops (conv, gemm, matmul, ...) and layout ops cut the graph; connected memory-intensive ops between them are
+// merged into groups around their backbones (the reductions, and the reductions inside softmax and layer normalisation)
+// as long as every value of the group propagates the backbone's index and no cycle through an outside op appears. Each
+// group of two or more ops becomes one "fused" op whose kernel runs the group on ldm tiles; a group whose smallest
+// mapping does not fit ldm stays unfused.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +34,17 @@ struct FusionGroup {
   std::vector<std::string> values;      ///< "name [o, k, i]": each value's index propagation
 };
 
+/// A relu or clip folded into the op that produces its input (a conv, gemm, matmul or fc that takes attribute
+/// "activation"): the op stores its outputs activated, and the relu or clip no longer runs.
+struct ActivationFold {
+  std::size_t op = 0, activation = 0;  ///< op indices in the original graph
+  std::string kernel;                  ///< the folded op's label in the fused graph
+};
+
 struct FusedGraph {
-  Graph graph;                      ///< the graph with every fused group replaced by one op
-  std::vector<FusionGroup> groups;  ///< candidate groups in order of their first op
+  Graph graph;                        ///< the graph with every fused group replaced by one op
+  std::vector<FusionGroup> groups;    ///< candidate groups in order of their first op
+  std::vector<ActivationFold> folds;  ///< in the fused graph's order
   /// For --dump-graph: each group, its backbones, frame, value patterns, mapping and kernel.
   std::string describe(const Graph& original) const;
 };

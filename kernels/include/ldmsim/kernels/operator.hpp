@@ -85,6 +85,9 @@ class BoundOp {
   virtual InputRole input_role(std::size_t) const { return InputRole::kData; }
   /// How the op joins a fused kernel of memory-intensive ops; kind kNone (the default) keeps it out of fusion.
   virtual FusionForm fusion_form() const { return {}; }
+  /// True when the op takes attribute "activation" (relu or clip applied to its output as it is stored) and has
+  /// none yet: the fusion pass then folds a relu or clip that alone reads its output into it.
+  virtual bool folds_activation() const { return false; }
   /// Constant packing (docs/splitting.md): the slices of its inputs each worker of a machine of `arch` reads,
   /// when the op's kernel can take them from one pack per core; `constant[i]`: input i's values are fixed before
   /// the run. Tensors in the layouts run() will get. nullopt (the default): the op reads its inputs itself.

@@ -1,0 +1,202 @@
+// The fusion pass's activation folds (docs/fusion.md § Activation folds): a relu or clip that alone reads a conv's,
+// gemm's, matmul's or fc's output runs as that op's store; the outputs are the bits of the ops run apart, with fewer
+// cycles and DMA bytes; a relu or clip whose input is read elsewhere, is a graph output, or comes from another op
+// stays; folded ops split across core groups as before.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "fusion_support.hpp"
+#include "ldmsim/graph/split.hpp"
+
+using namespace ldmsim;
+using nlohmann::json;
+
+namespace {
+
+struct Runs {
+  FusedGraph folded;
+  ExecutionResult apart, together;
+};
+
+Runs run_both_ways(const Graph& g, const Arch& arch, const ExecuteOptions& options = {}) {
+  Runs r{fuse(g, arch, StagingPolicy::kMethod), {}, {}};
+  Machine apart(arch), together(arch);
+  r.apart = execute(g, apart, options);
+  r.together = execute(r.folded.graph, together, options);
+  return r;
+}
+
+/// Every output of both runs, bit for bit.
+void check_same_bits(const Runs& r) {
+  REQUIRE(r.apart.outputs.size() == r.together.outputs.size());
+  for (const auto& [name, values] : r.apart.outputs) {
+    CAPTURE(name);
+    const auto& folded = r.together.outputs.at(name);
+    REQUIRE(folded.size() == values.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) differ += folded[i].bits != values[i].bits ? 1U : 0U;
+    CHECK(differ == 0);
+  }
+}
+
+std::uint64_t cycles(const ExecutionResult& r) {
+  return r.stats["cycles"].get<std::uint64_t>();
+}
+std::uint64_t dma_bytes(const ExecutionResult& r) {
+  return r.stats["dma_bytes"].get<std::uint64_t>();
+}
+
+/// conv (algorithm `algo`) -> `activation` (relu or clip with `bounds`) -> max_pool; the activation's output is
+/// read by the pool only. The input spans both signs and is 3x as wide as the clip bounds below.
+json conv_then(const std::string& algo, const std::string& activation, const json& bounds = nullptr) {
+  json w = json::parse(R"({
+    "name": "conv_act",
+    "tensors": {"x": {"shape": [2, 5, 13, 11], "init": {"uniform": [-3, 3], "seed": 1}},
+                "w": {"shape": [7, 5, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 2}},
+                "b": {"shape": [7], "init": {"uniform": [-0.5, 0.5], "seed": 3}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w", "b"], "outputs": ["c"], "attrs": {"pad": 1}},
+            {"inputs": ["c"], "outputs": ["a"]},
+            {"type": "max_pool", "inputs": ["a"], "outputs": ["y"], "attrs": {"kernel": 2, "stride": 2}}],
+    "outputs": ["y"]})");
+  w["ops"][0]["attrs"]["algo"] = algo;
+  w["ops"][1]["type"] = activation;
+  if (!bounds.is_null()) w["ops"][1]["attrs"] = bounds;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a relu after a conv folds into it: one op fewer, the same bits, fewer cycles and bytes", "[graph][fusion]") {
+  const Arch arch = test::small_arch();
+  for (const char* algo : {"implicit-precomp", "direct", "implicit", "im2col"}) {
+    CAPTURE(algo);
+    const Graph g = test::graph_of(conv_then(algo, "relu"));
+    const Runs r = run_both_ways(g, arch);
+    REQUIRE(r.folded.folds.size() == 1);
+    CHECK(r.folded.folds[0].op == 0);
+    CHECK(r.folded.folds[0].activation == 1);
+    REQUIRE(r.folded.graph.ops().size() == 2);
+    const OpNode& conv = r.folded.graph.ops()[0];
+    CHECK(conv.type == "conv");
+    CHECK(conv.layer() == "conv#0+relu#1");
+    CHECK(conv.attrs["activation"] == json{{"type", "relu"}});
+    CHECK(conv.attrs["algo"] == algo);  // the producer's own attributes kept
+    CHECK(r.folded.folds[0].kernel == conv.label());
+    CHECK(r.together.stats["ops"][0]["metrics"]["activation"] == json{{"type", "relu"}});
+    check_same_bits(r);
+    CHECK(cycles(r.together) < cycles(r.apart));
+    CHECK(dma_bytes(r.together) < dma_bytes(r.apart));
+    CHECK_THAT(r.folded.describe(g), Catch::Matchers::Contains("activation folded: relu#1 into conv#0"));
+  }
+}
+
+TEST_CASE("clip folds with its bounds, fp16 values or not", "[graph][fusion]") {
+  const Arch arch = test::small_arch();
+  for (const json& bounds : {json{{"min", 0}, {"max", 6}}, json{{"min", -0.1}, {"max", 0.30001}}, json{{"max", 0.5}}}) {
+    CAPTURE(bounds.dump());
+    const Graph g = test::graph_of(conv_then("implicit-precomp", "clip", bounds));
+    const Runs r = run_both_ways(g, arch);
+    REQUIRE(r.folded.folds.size() == 1);
+    json expected = bounds;
+    expected["type"] = "clip";
+    CHECK(r.folded.graph.ops()[0].attrs["activation"] == expected);
+    check_same_bits(r);
+  }
+}
+
+TEST_CASE("gemm, matmul and fc take a folded activation too", "[graph][fusion]") {
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "mlp",
+    "tensors": {"x": {"shape": [6, 40], "init": {"uniform": [-2, 2], "seed": 1}},
+                "w1": {"shape": [40, 33], "init": {"uniform": [-0.3, 0.3], "seed": 2}},
+                "b1": {"shape": [33], "init": {"uniform": [-0.3, 0.3], "seed": 3}},
+                "w2": {"shape": [33, 17], "init": {"uniform": [-0.3, 0.3], "seed": 4}},
+                "w3": {"shape": [9, 17], "init": {"uniform": [-0.3, 0.3], "seed": 5}}},
+    "ops": [{"type": "gemm", "inputs": ["x", "w1", "b1"], "outputs": ["h1"]},
+            {"type": "relu", "inputs": ["h1"], "outputs": ["r1"]},
+            {"type": "matmul", "inputs": ["r1", "w2"], "outputs": ["h2"]},
+            {"type": "clip", "inputs": ["h2"], "outputs": ["r2"], "attrs": {"min": -0.25, "max": 0.75}},
+            {"type": "fc", "inputs": ["r2", "w3"], "outputs": ["h3"]},
+            {"type": "relu", "inputs": ["h3"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Runs r = run_both_ways(g, test::small_arch());
+  CHECK(r.folded.folds.size() == 3);
+  REQUIRE(r.folded.graph.ops().size() == 3);
+  for (const OpNode& op : r.folded.graph.ops()) CHECK(op.attrs.contains("activation"));
+  check_same_bits(r);
+  CHECK(cycles(r.together) < cycles(r.apart));
+}
+
+TEST_CASE("an activation stays apart when its input is needed elsewhere or comes from another op", "[graph][fusion]") {
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "keep",
+    "tensors": {"x": {"shape": [1, 4, 8, 8], "init": {"uniform": [-2, 2], "seed": 1}},
+                "w": {"shape": [4, 4, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c1"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c1"], "outputs": ["r1"]},
+            {"type": "add", "inputs": ["c1", "r1"], "outputs": ["s1"]},
+            {"type": "conv", "inputs": ["s1", "w"], "outputs": ["c2"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c2"], "outputs": ["r2"]},
+            {"type": "conv", "inputs": ["r2", "w"], "outputs": ["c3"],
+             "attrs": {"pad": 1, "activation": {"type": "clip", "min": -1, "max": 1}}},
+            {"type": "relu", "inputs": ["c3"], "outputs": ["r3"]},
+            {"type": "sigmoid", "inputs": ["r3"], "outputs": ["g"]},
+            {"type": "relu", "inputs": ["g"], "outputs": ["y"]}],
+    "outputs": ["y", "c2"]})"));
+  // c1 is read by the add too; c2 is a graph output; conv 5 has an activation already; relu 8 reads a sigmoid.
+  const FusedGraph f = fuse(g, test::small_arch(), StagingPolicy::kMethod);
+  CHECK(f.folds.empty());
+  for (const OpNode& op : f.graph.ops()) {
+    if (op.attrs.is_object() && op.attrs.contains("activation")) CHECK(op.attrs["activation"]["type"] == "clip");
+  }
+}
+
+TEST_CASE("an activation given in a workload runs as the op's store", "[graph][fusion]") {
+  json with = conv_then("direct", "relu");
+  with["ops"][0]["attrs"]["activation"] = "relu";
+  with["ops"].erase(1);
+  with["ops"][1]["inputs"] = {"c"};
+  const Graph given = test::graph_of(with);
+  const Graph apart = test::graph_of(conv_then("direct", "relu"));
+  const Arch arch = test::small_arch();
+  Machine m1(arch), m2(arch);
+  CHECK(execute(given, m1).outputs.at("y") == execute(apart, m2).outputs.at("y"));
+  json bad = with;
+  bad["ops"][0]["attrs"]["activation"] = "tanh";
+  CHECK_THROWS_WITH(test::graph_of(bad),
+                    Catch::Matchers::Contains("ops[0].attrs.activation") && Catch::Matchers::Contains("tanh"));
+}
+
+TEST_CASE("a folded conv splits across core groups with the outputs of the unsplit run", "[graph][fusion][split]") {
+  const Graph g = test::graph_of(conv_then("implicit-precomp", "relu"));
+  const Arch arch = Arch::preset("sw26010pro");
+  ExecuteOptions split;
+  split.split = {true, SplitRounding::kExact};
+  const Runs r = run_both_ways(g, arch, split);
+  REQUIRE(r.folded.folds.size() == 1);
+  CHECK(r.together.stats["ops"][0]["split"]["rule"].is_string());
+  check_same_bits(r);
+}
+
+TEST_CASE("a reduction split activates the whole sum, not each group's partial", "[graph][fusion][split]") {
+  // The splitting method's worked example (examples/split/method_mlp.json) with a relu: its pieces sum halves of
+  // the inner dimension, so the relu must wait for the reduction tree.
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "method_mlp_relu",
+    "tensors": {"x": {"shape": [1, 1000], "init": {"normal": [0, 1], "seed": 1}, "dtype": "f32", "constant": false},
+                "w": {"shape": [1000, 4], "init": {"uniform": [-0.1, 0.1], "seed": 2}, "dtype": "f32"}},
+    "ops": [{"type": "matmul", "inputs": ["x", "w"], "outputs": ["h"]},
+            {"type": "relu", "inputs": ["h"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Arch arch = Arch::load(std::filesystem::path(LDMSIM_SOURCE_DIR) / "examples/split/arch_2x2.json");
+  ExecuteOptions split;
+  split.split = {true, SplitRounding::kPad};
+  const Runs r = run_both_ways(g, arch, split);
+  REQUIRE(r.folded.folds.size() == 1);
+  CHECK(r.together.stats["ops"][0]["split"]["reduction_levels"] == 2);
+  check_same_bits(r);
+  int zeros = 0;
+  for (const f16 v : r.together.outputs.at("y")) zeros += static_cast<float>(v) == 0.0f ? 1 : 0;
+  CHECK(zeros > 0);  // some sums were negative (the seed is chosen so), so the relu acted
+  CHECK(zeros < 4);
+}
