@@ -2,8 +2,8 @@
 // replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
 // .npy, 'A': arch JSON, 'O': ONNX model, 'P': a constant pack, parsed in memory, else workload JSON), the rest is
 // written to a file in `scratch` and read.
-// Models and workloads are also planned and tagged (`ldmsim plan`). Malformed input must end in a ConfigError
-// (caught here); anything else escapes to the caller.
+// Models and workloads are also planned and tagged (`ldmsim plan`); workloads fused too. Malformed input must end in a
+// ConfigError (caught here); anything else escapes to the caller.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,7 @@
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/onnx_import.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/graph/fusion.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
 #include "ldmsim/kernels/constant_pack.hpp"
@@ -67,6 +68,7 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       (void)Arch::from_json(a.to_json(), "round trip");
     } else {
       const Graph g = load_workload(in, registry);
+      (void)fuse(g, Arch::preset("sw26010"), StagingPolicy::kMethod).describe(g);  // activation folds rebind ops
       for (auto policy : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
         const ExecutionPlan plan = plan_execution(g, policy);
         (void)describe(g, plan);
