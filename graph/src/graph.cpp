@@ -69,7 +69,9 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
     throw ConfigError(fmt::format("{}: {}", where, e.what()));
   }
   const std::size_t added = add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
-  ops_[added].attrs = merged.is_null() ? attrs.json() : std::move(merged);
+  ops_[added].attrs = !merged.is_null()        ? std::move(merged)
+                      : attrs.json().is_null() ? nlohmann::json::object()
+                                               : attrs.json();
   return added;
 }
 

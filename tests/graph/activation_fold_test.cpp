@@ -200,3 +200,39 @@ TEST_CASE("a reduction split activates the whole sum, not each group's partial",
   CHECK(zeros > 0);  // some sums were negative (the seed is chosen so), so the relu acted
   CHECK(zeros < 4);
 }
+
+TEST_CASE("folds keep every attribute of the producer: grouped conv, batch 3, gemm with transB, alpha and beta",
+          "[graph][fusion]") {
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "attrs",
+    "tensors": {"x": {"shape": [3, 6, 9, 7], "init": {"uniform": [-2, 2], "seed": 1}},
+                "w": {"shape": [4, 3, 3, 2], "init": {"uniform": [-0.4, 0.4], "seed": 2}},
+                "a": {"shape": [5, 12], "init": {"uniform": [-2, 2], "seed": 3}},
+                "b": {"shape": [12, 12], "init": {"uniform": [-0.5, 0.5], "seed": 4}},
+                "c": {"shape": [12], "init": {"uniform": [-1, 1], "seed": 5}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c1"],
+             "attrs": {"groups": 2, "stride": [2, 1], "pad": [1, 0, 2, 1], "dilation": [1, 2]}},
+            {"type": "clip", "inputs": ["c1"], "outputs": ["y1"], "attrs": {"min": -0.5, "max": 0.25}},
+            {"type": "gemm", "inputs": ["a", "b", "c"], "outputs": ["g"],
+             "attrs": {"transB": 1, "alpha": 0.7, "beta": -1.3}},
+            {"type": "relu", "inputs": ["g"], "outputs": ["y2"]}],
+    "outputs": ["y1", "y2"]})"));
+  const Runs r = run_both_ways(g, test::small_arch());
+  REQUIRE(r.folded.folds.size() == 2);
+  CHECK(r.folded.graph.ops()[0].attrs["groups"] == 2);
+  CHECK(r.folded.graph.ops()[1].attrs["transB"] == 1);
+  check_same_bits(r);
+}
+
+TEST_CASE("an op added already bound, without its attributes, takes no fold", "[graph][fusion]") {
+  Graph g;
+  g.add_input("x", Shape{1, 4, 6, 6}, TensorInit{.kind = TensorInit::Kind::kUniform, .a = -1, .b = 1, .seed = 1});
+  g.add_input("w", Shape{4, 4, 3, 3}, TensorInit{.kind = TensorInit::Kind::kUniform, .a = -1, .b = 1, .seed = 2});
+  const json pad = {{"pad", 1}};
+  const std::vector<Shape> shapes{Shape{1, 4, 6, 6}, Shape{4, 4, 3, 3}};
+  g.add_bound_op("conv", {"x", "w"}, {"c"}, test::registry().bind("conv", JsonField(pad, "test"), shapes));
+  g.add_op(test::registry(), "relu", {"c"}, {"y"}, JsonField(json(), "test"));
+  g.mark_output("y");
+  // Rebinding it from its (unknown) attributes would drop the padding; the shapes would not even match.
+  CHECK(fuse(g, test::small_arch(), StagingPolicy::kMethod).folds.empty());
+}

@@ -30,14 +30,17 @@ std::vector<std::optional<std::size_t>> foldable_activations(const Graph& graph)
     const TensorNode& t = graph.tensor(op.inputs[0]);
     if (!t.producer || t.consumers.size() != 1 || t.is_output) continue;
     const OpNode& producer = graph.ops()[*t.producer];
-    if (producer.outputs.size() == 1 && producer.bound->folds_activation()) into[op.index] = producer.index;
+    // Rebound from its attributes: an op added already bound without them is left alone.
+    if (producer.outputs.size() == 1 && producer.attrs.is_object() && producer.bound->folds_activation()) {
+      into[op.index] = producer.index;
+    }
   }
   return into;
 }
 
 /// The producer's attributes with "activation" set from the relu or clip (whose own attributes are clip's bounds).
 nlohmann::json folded_attrs(const OpNode& producer, const OpNode& activation) {
-  nlohmann::json attrs = producer.attrs.is_object() ? producer.attrs : nlohmann::json::object();
+  nlohmann::json attrs = producer.attrs;
   nlohmann::json folded = activation.attrs.is_object() ? activation.attrs : nlohmann::json::object();
   folded["type"] = activation.type;
   attrs["activation"] = std::move(folded);

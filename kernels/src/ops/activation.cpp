@@ -76,7 +76,7 @@ double Activation::reference(double v) const {
     case Kind::kNone:
       return v;
     case Kind::kRelu:
-      return v > 0.0 ? v : 0.0;
+      return std::max(v, 0.0);  // NaN stays NaN, as in relu's own reference
     case Kind::kClip:
       return std::min(std::max(v, static_cast<double>(bounds.lo)), static_cast<double>(bounds.hi));
   }

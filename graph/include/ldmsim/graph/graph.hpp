@@ -52,8 +52,9 @@ struct OpNode {
   std::vector<std::size_t> inputs;   ///< tensor indices
   std::vector<std::size_t> outputs;  ///< tensor indices
   std::shared_ptr<const BoundOp> bound;
-  /// The attributes it was bound with (defaults filled in; null for an op added already bound): the split
-  /// executor binds pieces of the op from them.
+  /// The attributes it was bound with (defaults filled in; an object for an op added by add_op, null for one added
+  /// already bound without them): the split executor binds pieces of the op from them, and the fusion pass folds
+  /// an activation into an op only when they are an object.
   nlohmann::json attrs;
   std::size_t index = 0;
   std::string name;  ///< the layer's name in the model (an ONNX node's name; "name" in a workload), may be empty
