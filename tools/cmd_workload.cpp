@@ -82,7 +82,8 @@ void run_workload_command(const WorkloadRunArgs& args) {
       {"fused_kernels", fused ? std::count_if(fused->groups.begin(), fused->groups.end(),
                                               [](const FusionGroup& g) { return g.mapping.has_value(); })
                               : 0},
-      {"activation_folds", fused ? fused->folds.size() : 0},
+      {"activation_folds", fused ? fused->activation_folds() : 0},
+      {"residual_folds", fused ? fused->residual_folds() : 0},
       {"ops_before", loaded->ops().size()}};
   if (is_onnx_model(args.workload)) result.stats["import_notes"] = imported.notes;
   for (const auto& [name, values] : result.outputs) {

@@ -76,6 +76,13 @@ SpatialAxis spatial(const nlohmann::json& attrs, std::size_t axis) {
   return s;
 }
 
+/// True when a conv has a residual input (its last; attribute "residual", set when the fusion pass folds an add).
+bool conv_residual(const OpNode& op) {
+  if (op.type != "conv" || !op.attrs.is_object() || !op.attrs.contains("residual")) return false;
+  const auto& r = op.attrs["residual"];
+  return !(r.is_boolean() && !r.get<bool>());
+}
+
 std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
   const std::size_t y = op.inputs.size();
   std::vector<SplitAxis> out{axis_of(g, op, "conv-n", 0, 0, 0), axis_of(g, op, "conv-h", y, 2, 2),
@@ -232,7 +239,7 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     spatial_work(graph, op, axis, begin, end, w);
   } else if (r == "conv-k") {
     w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
-    if (op.inputs.size() == 3) w.regions[2] = range(0, begin, end);
+    if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.regions[2] = range(0, begin, end);  // the bias
   } else if (r == "rows") {
     w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
     // gemm's C follows A's rows when it has them (a broadcast row stays whole).
@@ -258,6 +265,7 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
   } else if (r == "pool-n" || r == "pool-c" || r == "bn-n" || r == "bn-h" || r == "bn-w") {
     w.regions[0] = range(axis.axis, begin, end), w.regions[y] = range(axis.axis, begin, end);
   }
+  if (conv_residual(op)) w.regions[y - 1] = w.regions[y];  // a conv's residual is read where its output is written
   return w;
 }
 

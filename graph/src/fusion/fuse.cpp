@@ -1,5 +1,5 @@
-// The fusion pass's driver: activation folds, groups, their mappings, and the fused graph (each fused group one op,
-// each fold the producer rebound with its activation, placed in a topological order of the contracted graph that
+// The fusion pass's driver: folds into stores, groups, their mappings, and the fused graph (each fused group one op,
+// each fold the producer rebound with what folds into it, placed in a topological order of the contracted graph that
 // keeps the original order where it can).
 #include <fmt/format.h>
 
@@ -13,37 +13,68 @@ namespace ldmsim {
 
 namespace {
 
-/// A node of the contracted graph: an unfused op, a fused group, or an op with the activation folded into it.
+/// A node of the contracted graph: an unfused op, a fused group, or an op with ops folded into its store.
 struct Node {
   std::vector<std::size_t> ops;
   std::optional<std::size_t> group;  // index into the fused groups
-  bool fold = false;                 // ops: the producer, then its activation
+  std::optional<std::size_t> fold;   // index into the folds (ops: the producer, then what folds into it, in order)
 };
 
-/// For each relu or clip that can fold into its producer (activation.hpp in the kernels): that producer. It can
-/// when the producer takes an activation and the relu or clip is the only reader of its output, which is no graph
-/// output (so the value before the activation is never needed).
-std::vector<std::optional<std::size_t>> foldable_activations(const Graph& graph) {
-  std::vector<std::optional<std::size_t>> into(graph.ops().size());
-  for (const OpNode& op : graph.ops()) {
-    if ((op.type != "relu" && op.type != "clip") || op.inputs.size() != 1) continue;
-    const TensorNode& t = graph.tensor(op.inputs[0]);
-    if (!t.producer || t.consumers.size() != 1 || t.is_output) continue;
-    const OpNode& producer = graph.ops()[*t.producer];
-    // Rebound from its attributes: an op added already bound without them is left alone.
-    if (producer.outputs.size() == 1 && producer.attrs.is_object() && producer.bound->folds_activation()) {
-      into[op.index] = producer.index;
-    }
-  }
-  return into;
+/// The fold's ops in order: the producer, the add, the activation.
+std::vector<std::size_t> fold_ops(const StoreFold& f) {
+  std::vector<std::size_t> ops{f.op};
+  if (f.add) ops.push_back(*f.add);
+  if (f.activation) ops.push_back(*f.activation);
+  return ops;
 }
 
-/// The producer's attributes with "activation" set from the relu or clip (whose own attributes are clip's bounds).
-nlohmann::json folded_attrs(const OpNode& producer, const OpNode& activation) {
-  nlohmann::json attrs = producer.attrs;
-  nlohmann::json folded = activation.attrs.is_object() ? activation.attrs : nlohmann::json::object();
-  folded["type"] = activation.type;
-  attrs["activation"] = std::move(folded);
+/// Ops that fold into the store of a conv, gemm, matmul or fc (docs/fusion.md § Folds into the store): an add of a
+/// residual of the output's shape (conv), then a relu or clip. Each folded op is the only reader of the value before
+/// it, which is no graph output (so that value is never needed). The producer is bound again from its attributes:
+/// one added already bound without them is left alone.
+std::vector<StoreFold> plan_folds(const Graph& graph) {
+  const auto sole_reader = [&](std::size_t t) -> const OpNode* {
+    const TensorNode& n = graph.tensor(t);
+    return n.is_output || n.consumers.size() != 1 ? nullptr : &graph.ops()[n.consumers[0]];
+  };
+  std::vector<StoreFold> folds;
+  std::vector<char> claimed(graph.ops().size(), 0);  // an add both of whose inputs are convs folds into the first
+  for (const OpNode& p : graph.ops()) {
+    if (p.outputs.size() != 1 || !p.attrs.is_object()) continue;
+    StoreFold f{.op = p.index};
+    std::size_t value = p.outputs[0];  // what the store writes so far
+    const OpNode* add = p.bound->folds_residual() ? sole_reader(value) : nullptr;
+    if (add != nullptr && claimed[add->index] == 0 && add->type == "add" && add->inputs.size() == 2 &&
+        add->inputs[0] != add->inputs[1]) {
+      const std::size_t skip = add->inputs[0] == value ? 1 : 0;
+      if (graph.tensor(add->inputs[skip]).shape == graph.tensor(value).shape) {  // no broadcast
+        f.add = add->index;
+        f.residual_first = skip == 0;
+        value = add->outputs[0];
+      }
+    }
+    const OpNode* act = p.bound->folds_activation() ? sole_reader(value) : nullptr;
+    if (act != nullptr && (act->type == "relu" || act->type == "clip") && act->inputs.size() == 1) {
+      f.activation = act->index;
+    }
+    if (!f.add && !f.activation) continue;
+    for (std::size_t o : fold_ops(f)) claimed[o] = 1;
+    folds.push_back(f);
+  }
+  return folds;
+}
+
+/// The producer's attributes with "residual" and "activation" set from what folds into it (clip's own attributes
+/// are its bounds).
+nlohmann::json folded_attrs(const Graph& graph, const StoreFold& f) {
+  nlohmann::json attrs = graph.ops()[f.op].attrs;
+  if (f.add) attrs["residual"] = f.residual_first ? "before" : "after";
+  if (f.activation) {
+    const OpNode& activation = graph.ops()[*f.activation];
+    nlohmann::json folded = activation.attrs.is_object() ? activation.attrs : nlohmann::json::object();
+    folded["type"] = activation.type;
+    attrs["activation"] = std::move(folded);
+  }
   return attrs;
 }
 
@@ -61,11 +92,11 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   FusedGraph result;
   std::vector<fusion::LoweredGroup> lowered;
   std::vector<std::optional<std::size_t>> group_of(graph.ops().size());  // op -> index into lowered
-  const std::vector<std::optional<std::size_t>> folded_into = foldable_activations(graph);
-  std::vector<std::optional<std::size_t>> activation_of(graph.ops().size());  // producer -> its folded activation
-  std::vector<char> folded(graph.ops().size(), 0);
-  for (std::size_t o = 0; o < folded_into.size(); ++o) {
-    if (folded_into[o]) activation_of[*folded_into[o]] = o, folded[o] = 1;
+  result.folds = plan_folds(graph);
+  std::vector<std::optional<std::size_t>> fold_of(graph.ops().size());  // op -> index into result.folds
+  std::vector<char> folded(graph.ops().size(), 0);                      // ops that fold into a producer
+  for (std::size_t i = 0; i < result.folds.size(); ++i) {
+    for (std::size_t o : fold_ops(result.folds[i])) fold_of[o] = i, folded[o] = o != result.folds[i].op ? 1 : 0;
   }
   for (const auto& ops : fusion::find_groups(graph, folded)) {
     FusionGroup g;
@@ -97,11 +128,14 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
     if (result.groups[i].mapping) fused_group_index.push_back(i);
   }
   for (const OpNode& op : graph.ops()) {
-    if (const auto p = folded_into[op.index]) {  // after its producer: ops are in a topological order
-      node_of[op.index] = node_of[*p];
-    } else if (const auto a = activation_of[op.index]) {
-      node_of[op.index] = nodes.size();
-      nodes.push_back({{op.index, *a}, std::nullopt, true});
+    if (const auto f = fold_of[op.index]) {  // the producer comes first: ops are in a topological order
+      const StoreFold& fold = result.folds[*f];
+      if (op.index == fold.op) {
+        node_of[op.index] = nodes.size();
+        nodes.push_back({fold_ops(fold), std::nullopt, *f});
+      } else {
+        node_of[op.index] = node_of[fold.op];
+      }
     } else if (const auto g = group_of[op.index]) {
       if (!node_of_group[*g]) {
         node_of_group[*g] = nodes.size();
@@ -151,15 +185,17 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
           out.add_bound_op("fused", names(low.inputs), names(low.outputs), low.bind(graph, *report.mapping, arch.name),
                            group_name(graph, low.ops));
       report.kernel = out.ops()[index].label();
-    } else if (nodes[n].fold) {
+    } else if (const auto f = nodes[n].fold) {
       static const OperatorRegistry registry = OperatorRegistry::builtin();
-      const OpNode& producer = graph.ops()[nodes[n].ops[0]];
-      const OpNode& activation = graph.ops()[nodes[n].ops[1]];
-      const nlohmann::json attrs = folded_attrs(producer, activation);
+      StoreFold& fold = result.folds[*f];
+      const OpNode& producer = graph.ops()[fold.op];
+      std::vector<std::string> inputs = names(producer.inputs);
+      if (fold.add) inputs.push_back(graph.tensor(graph.ops()[*fold.add].inputs[fold.residual_first ? 0 : 1]).name);
+      const nlohmann::json attrs = folded_attrs(graph, fold);
       const std::size_t index =
-          out.add_op(registry, producer.type, names(producer.inputs), names(activation.outputs),
-                     JsonField(attrs, "the fusion pass's activation fold"), group_name(graph, nodes[n].ops));
-      result.folds.push_back({producer.index, activation.index, out.ops()[index].label()});
+          out.add_op(registry, producer.type, inputs, names(graph.ops()[nodes[n].ops.back()].outputs),
+                     JsonField(attrs, "the fusion pass's store fold"), group_name(graph, nodes[n].ops));
+      fold.kernel = out.ops()[index].label();
     } else {
       const OpNode& op = graph.ops()[nodes[n].ops[0]];
       out.add_bound_op(op.type, names(op.inputs), names(op.outputs), op.bound, op.name, op.attrs);
@@ -175,12 +211,15 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
 
 std::string FusedGraph::describe(const Graph& original) const {
   std::string out = fmt::format(
-      "fusion: {} candidate group{}, {} fused; {} activation{} folded\n", groups.size(), groups.size() == 1 ? "" : "s",
+      "fusion: {} candidate group{}, {} fused; {} residual add{} and {} activation{} folded into a store\n",
+      groups.size(), groups.size() == 1 ? "" : "s",
       std::count_if(groups.begin(), groups.end(), [](const FusionGroup& g) { return g.mapping.has_value(); }),
-      folds.size(), folds.size() == 1 ? "" : "s");
-  for (const ActivationFold& f : folds) {
-    out += fmt::format("  activation folded: {} into {} (kernel {})\n", original.ops()[f.activation].label(),
-                       original.ops()[f.op].label(), f.kernel);
+      residual_folds(), residual_folds() == 1 ? "" : "s", activation_folds(), activation_folds() == 1 ? "" : "s");
+  for (const StoreFold& f : folds) {
+    std::vector<std::string> ops;
+    for (std::size_t o : fold_ops(f)) ops.push_back(original.ops()[o].label());
+    out += fmt::format("  folded into {}'s store: {} (kernel {})\n", ops.front(),
+                       fmt::join(ops.begin() + 1, ops.end(), ", "), f.kernel);
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const FusionGroup& g = groups[i];
@@ -202,6 +241,20 @@ std::string FusedGraph::describe(const Graph& original) const {
     }
   }
   return out;
+}
+
+}  // namespace ldmsim
+
+namespace ldmsim {
+
+std::size_t FusedGraph::activation_folds() const {
+  return static_cast<std::size_t>(
+      std::count_if(folds.begin(), folds.end(), [](const StoreFold& f) { return f.activation.has_value(); }));
+}
+
+std::size_t FusedGraph::residual_folds() const {
+  return static_cast<std::size_t>(
+      std::count_if(folds.begin(), folds.end(), [](const StoreFold& f) { return f.add.has_value(); }));
 }
 
 }  // namespace ldmsim

@@ -13,9 +13,6 @@
 
 namespace ldmsim::ops {
 
-namespace {
-
-/// Each value rounded to fp16 and back (the conversions the kernels use, a chunk at a time).
 void round_to_fp16(float* values, std::size_t n) {
   constexpr std::size_t kChunk = 256;
   std::array<f16, kChunk> halves;
@@ -25,8 +22,6 @@ void round_to_fp16(float* values, std::size_t n) {
     halves_to_floats(std::span<const f16>(halves.data(), count), std::span<float>(values + at, count));
   }
 }
-
-}  // namespace
 
 ClipBounds ClipBounds::parse(std::string_view op, const JsonField& attrs) {
   const double lo = std::max(num_attr(attrs, "min", -65504.0), -65504.0);

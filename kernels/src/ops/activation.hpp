@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -22,6 +23,15 @@ inline float relu_value(float a) {
 inline float clip_value(float a, float lo, float hi) {
   return std::min(std::max(a, lo), hi);
 }
+
+/// add's arithmetic: a NaN in a comes out whatever b is (x86's scalar add returns its first operand's NaN; a
+/// vectorised loop may swap the operands of a commutative operation).
+inline float add_value(float a, float b) {
+  return std::isnan(a) ? a + a : a + b;
+}
+
+/// Each value rounded to fp16 and back (the conversions the kernels use).
+void round_to_fp16(float* values, std::size_t n);
 
 /// clip's bounds from attrs "min" and "max", clamped to fp16's finite range so "no bound" stays no bound;
 /// rejects min above max (naming `op`).

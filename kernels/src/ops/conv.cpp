@@ -4,7 +4,8 @@
 // from (conv_tiles.hpp): im2col materialises it in main memory first; direct, implicit and implicit-precomp
 // build each tile in ldm from the input. Padding classes: X 1-D (tiles read any element range), W as the
 // [K, C/groups*R*S] matrix (2-D), bias 1-D, Y as the [N*K, P*Q] matrix of output planes (2-D). An optional
-// "activation" (relu or clip, activation.hpp) is applied to each output as it is stored.
+// "activation" (relu or clip, activation.hpp) is applied to each output as it is stored, after an optional
+// "residual": a last input of Y's shape added to the output rounded to fp16 (a conv + add the fusion pass folds).
 #include <array>
 #include <atomic>
 #include <climits>
@@ -40,22 +41,46 @@ void require_apart(const DeviceTensor& x, const DeviceTensor& y, const std::stri
   }
 }
 
+/// A residual input added to the output (a following add folded in by the fusion pass): after (Y = conv + R) or
+/// before (Y = R + conv; the two differ only in which NaN a sum of two NaNs keeps).
+enum class Residual : std::uint8_t { kNone, kAfter, kBefore };
+
+/// Attribute "residual": absent or false (none), true or "after", "before".
+Residual residual_attr(const JsonField& attrs) {
+  const auto v = attrs.find("residual");
+  if (!v) return Residual::kNone;
+  if (v->json().is_boolean()) return v->boolean() ? Residual::kAfter : Residual::kNone;
+  const std::string s = v->json().is_string() ? v->string() : "";
+  if (s == "after") return Residual::kAfter;
+  if (s == "before") return Residual::kBefore;
+  v->fail("must be true, false, \"after\" (Y = conv + R) or \"before\" (Y = R + conv)");
+}
+
 class ConvOp final : public BoundOp {
  public:
-  ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo, Activation activation)
-      : BoundOp({in.begin(), in.end()}, {Shape{g.n, g.k, g.p, g.q}}), g_(g), algo_(algo), activation_(activation) {}
+  ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo, Residual residual, Activation activation)
+      : BoundOp({in.begin(), in.end()}, {Shape{g.n, g.k, g.p, g.q}}),
+        g_(g),
+        algo_(algo),
+        residual_(residual),
+        has_bias_(in.size() - (residual == Residual::kNone ? 0 : 1) == 3),
+        activation_(activation) {}
 
   bool folds_activation() const override { return !activation_; }
+  bool folds_residual() const override { return residual_ == Residual::kNone && !activation_; }
 
   Shape4 view(std::size_t index) const override {
     if (index == 0) return Shape4::view_of(input_shapes()[0]);
     if (index == 1) return Shape4::from_dims({g_.k, g_.depth()});
-    if (index == input_shapes().size()) return Shape4::from_dims({g_.n * g_.k, g_.pq()});
+    if (index == input_shapes().size() || is_residual(index)) return Shape4::from_dims({g_.n * g_.k, g_.pq()});
     return Shape4::from_dims({g_.k});
   }
-  InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
+  InputRole input_role(std::size_t i) const override {
+    return i == 0 || is_residual(i) ? InputRole::kData : InputRole::kParameter;
+  }
   PaddingSpec padding(std::size_t index) const override {
-    if (index == 1 || index == input_shapes().size()) {
+    // The residual is read block by block as Y is written: stored alike.
+    if (index == 1 || index == input_shapes().size() || is_residual(index)) {
       // Y's planes start at even elements, so blocks can split a plane among cores (PaddingSpec::even_rows).
       return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
     }
@@ -71,7 +96,8 @@ class ConvOp final : public BoundOp {
   std::optional<packing::PackPlan> pack_plan(const Arch& arch, std::span<const DeviceTensor> in,
                                              std::span<const DeviceTensor>,
                                              const std::vector<bool>& constant) const override {
-    if (algo_ != ConvAlgo::kImplicitPrecomp || in.size() != 3 || constant.size() != 3 || !constant[2])
+    if (algo_ != ConvAlgo::kImplicitPrecomp || residual_ != Residual::kNone || in.size() != 3 || constant.size() != 3 ||
+        !constant[2])
       return std::nullopt;
     const std::size_t table_bytes = g_.depth() * sizeof(OffsetEntry);
     if (table_bytes > arch.ldm_bytes / 8) return std::nullopt;  // RunTileSource reads it per chunk instead
@@ -116,9 +142,14 @@ class ConvOp final : public BoundOp {
       job.a_batch.push_back(b % g_.groups);
       job.b_batch.push_back(b);
     }
-    if (in.size() == 3) {
+    if (has_bias_) {
       job.has_row_bias = true;
       job.row_bias = StoredMatrix{DevicePtr<const f16>(in[2].ptr), in[2].layout(), 1, g_.k, false};
+    }
+    if (residual_ != Residual::kNone) {
+      job.has_residual = true;
+      job.residual_first = residual_ == Residual::kBefore;
+      job.residual = StoredMatrix{DevicePtr<const f16>(in.back().ptr), in.back().layout(), g_.n * g_.k, g_.pq(), false};
     }
     const DevicePtr<const f16> x(in[0].ptr);
     const Layout& xl = in[0].layout();
@@ -181,7 +212,7 @@ class ConvOp final : public BoundOp {
         const std::size_t group = k / g_.kg();
         for (std::size_t p = 0; p < g_.p; ++p) {
           for (std::size_t q = 0; q < g_.q; ++q) {
-            double sum = in.size() == 3 ? in[2].data[k] : 0.0;
+            double sum = has_bias_ ? in[2].data[k] : 0.0;
             for (std::size_t c = 0; c < g_.cg(); ++c) {
               for (std::size_t r = 0; r < g_.r; ++r) {
                 const auto h = static_cast<std::int64_t>(p * g_.stride_h + r * g_.dilation_h) -
@@ -198,14 +229,19 @@ class ConvOp final : public BoundOp {
                 }
               }
             }
-            y.data[((n * g_.k + k) * g_.p + p) * g_.q + q] = static_cast<float>(activation_.reference(sum));
+            const std::size_t yi = ((n * g_.k + k) * g_.p + p) * g_.q + q;
+            if (residual_ != Residual::kNone) sum += in.back().data[yi];
+            y.data[yi] = static_cast<float>(activation_.reference(sum));
           }
         }
       }
     }
     return {y};
   }
-  OpCost cost() const override { return {(2 * g_.depth() + activation_.ops()) * g_.n * g_.k * g_.pq(), 0}; }
+  OpCost cost() const override {
+    const std::uint64_t residual = residual_ == Residual::kNone ? 0 : 1;
+    return {(2 * g_.depth() + residual + activation_.ops()) * g_.n * g_.k * g_.pq(), 0};
+  }
   Tolerance tolerance() const override { return {2e-3, 1.0 / 512}; }
   nlohmann::json run_metrics() const override { return metrics_; }
 
@@ -219,11 +255,18 @@ class ConvOp final : public BoundOp {
                 {"address_ops_per_output", static_cast<double>(address_ops) / outputs},
                 {"blocking", blocking}};
     if (activation_) metrics_["activation"] = activation_.to_json();
+    if (residual_ != Residual::kNone) metrics_["residual"] = residual_ == Residual::kBefore ? "before" : "after";
   }
 
   mutable nlohmann::json metrics_;
+  bool is_residual(std::size_t index) const {
+    return residual_ != Residual::kNone && index + 1 == input_shapes().size();
+  }
+
   ConvGeometry g_;
   ConvAlgo algo_;
+  Residual residual_;
+  bool has_bias_;
   Activation activation_;
 };
 
@@ -259,7 +302,13 @@ std::size_t output_size(std::string_view name, std::string_view axis, std::size_
 }
 
 std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {"stride", "pad", "dilation", "groups", "algo", "activation"});
+  check_attrs(attrs, {"stride", "pad", "dilation", "groups", "algo", "residual", "activation"});
+  const Residual residual = residual_attr(attrs);
+  if (residual == Residual::kNone && in.size() == 4) {
+    reject(name, "4 inputs are X, W, bias and a residual: set attribute \"residual\"");
+  }
+  if (residual != Residual::kNone && in.size() < 3) reject(name, "\"residual\" needs the residual as the last input");
+  const bool has_bias = in.size() - (residual == Residual::kNone ? 0 : 1) == 3;
   const Shape& x = in[0];
   const Shape& w = in[1];
   if (x.rank() != 4) reject(name, fmt::format("X {} must be 4-D (NCHW)", x.str()));
@@ -280,7 +329,7 @@ std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs
     reject(name,
            fmt::format("W {} must have C/groups = {} channels (X {}, groups {})", w.str(), g.cg(), x.str(), g.groups));
   }
-  if (in.size() == 3 && !(in[2] == Shape{g.k})) reject(name, fmt::format("bias {} must be [{}]", in[2].str(), g.k));
+  if (has_bias && !(in[2] == Shape{g.k})) reject(name, fmt::format("bias {} must be [{}]", in[2].str(), g.k));
   g.p = output_size(name, "height", g.h, g.pad_top, g.pad_bottom, g.r, g.dilation_h, g.stride_h);
   g.q = output_size(name, "width", g.w, g.pad_left, g.pad_right, g.s, g.dilation_w, g.stride_w);
   checked_mul(checked_mul(g.n, g.k, name), checked_mul(g.p, g.q, name), name);
@@ -299,7 +348,11 @@ std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs
                              "span {} elements; use \"algo\": \"direct\" (or --conv-algo direct)",
                              g.cg(), g.h, g.w, span));
   }
-  return std::make_unique<ConvOp>(in, g, algo, Activation::parse(name, attrs));
+  if (residual != Residual::kNone && !(in.back() == Shape{g.n, g.k, g.p, g.q})) {
+    reject(name, fmt::format("the residual {} must have the output's shape [{}, {}, {}, {}]", in.back().str(), g.n, g.k,
+                             g.p, g.q));
+  }
+  return std::make_unique<ConvOp>(in, g, algo, residual, Activation::parse(name, attrs));
 }
 
 }  // namespace
@@ -315,7 +368,7 @@ ConvAlgo parse_conv_algo(std::string_view name) {
 }
 
 void add_conv_kind(OperatorRegistry& registry) {
-  registry.add(std::make_unique<FunctionKind>("conv", Arity{2, 3, 1}, bind_conv));
+  registry.add(std::make_unique<FunctionKind>("conv", Arity{2, 4, 1}, bind_conv));
 }
 
 }  // namespace ldmsim::ops

@@ -74,10 +74,9 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
       });
     case Fn::kClip:
       return visit([lo = f.lo, hi = f.hi](float a, float) { return clip_value(a, lo, hi); });
-    // A NaN in a comes out whatever b is, as x86's scalar add returns its first operand's NaN: a vectorised loop
-    // may swap the operands of a commutative operation, which would return b's NaN when both are NaN.
+    // A NaN in a comes out whatever b is (add_value, activation.hpp); mul likewise.
     case Fn::kAdd:
-      return visit([](float a, float b) { return std::isnan(a) ? a + a : a + b; });
+      return visit([](float a, float b) { return add_value(a, b); });
     case Fn::kSub:
       return visit([](float a, float b) { return a - b; });
     case Fn::kMul:

@@ -85,7 +85,8 @@ std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b, std::size_t 
   }
   bytes += b.batches * b.mb * b.nb * sizeof(float) + out_rows * out_cols * sizeof(f16);
   if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
-  return bytes + 7 * kSlack;
+  if (job.has_residual) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
+  return bytes + 8 * kSlack;
 }
 
 /// The block read of the logical tile rows [r0, r1) x cols [c0, c1) of stored matrix `index`.
@@ -417,6 +418,8 @@ std::vector<std::uint64_t> search_key(const MatrixMultiply& job) {
   }
   if (job.has_addend) stored(key, job.c.matrix);
   if (job.has_row_bias) stored(key, job.row_bias);
+  key.insert(key.end(), {job.has_residual ? 1U : 0U, job.residual_first ? 1U : 0U});
+  if (job.has_residual) stored(key, job.residual);
   job.activation.describe(key);
   return key;
 }
@@ -510,6 +513,7 @@ class BlockRunner {
     const std::size_t out_cols = b_.whole_rows ? job.yl.chw_pitch : b_.nb + 2;
     out_ = core.ldm().alloc<f16>((b_.mb + padding_rows(job)) * out_cols);
     if (job.has_addend) addend_ = core.ldm().alloc<f16>(tiling::block_buffer_elements(b_.mb, b_.nb));
+    if (job.has_residual) residual_ = core.ldm().alloc<f16>(tiling::block_buffer_elements(b_.mb, b_.nb));
     if (job.packs != nullptr) {
       read_pack();
     } else {
@@ -680,8 +684,8 @@ class BlockRunner {
     }
   }
 
-  /// Y = activation(alpha * acc (+ bias, + beta * C)) for output rows [g0, g1) x columns [j0, j1), zeros in the padding
-  /// the block owns; then put.
+  /// Y = activation(alpha * acc (+ bias, + beta * C) (+ R after rounding)) for output rows [g0, g1) x columns
+  /// [j0, j1), zeros in the padding the block owns; then put.
   void write(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1, const float* acc) {
     finish();  // out_ is reused
     const std::size_t width = j1 - j0, pitch = job_.yl.chw_pitch;
@@ -714,10 +718,12 @@ class BlockRunner {
         out[j] = v;
       }
     }
+    if (job_.has_residual) add_residual(g0, g1, j0, j1, values.data(), count);
     if (job_.activation) {  // on the block's elements only: the padding stays zero
       for (std::size_t r = 0; r < g1 - g0; ++r) job_.activation.apply_before_rounding(values.data() + r * count, width);
     }
-    const std::uint32_t terms = 1u + (job_.has_addend ? 1u : 0u) + (job_.has_row_bias ? 1u : 0u);
+    const std::uint32_t terms =
+        1u + (job_.has_addend ? 1u : 0u) + (job_.has_row_bias ? 1u : 0u) + (job_.has_residual ? 1u : 0u);
     core_.compute(model_.elementwise(DataType::kF32, (g1 - g0) * width, terms + job_.activation.ops(), terms, 1));
     to_halves(values.data(), values.size(), out_);
     puts_ = tiling::put_block(core_, job_.y, out_, {g0 * pitch + j0, pitch, g_end - g0, count});
@@ -765,6 +771,29 @@ class BlockRunner {
   }
 
   /// The addend's values for rows [g0, g1) x columns [j0, j1) ([rows or 1] x [width or 1]); gemm has one batch.
+  /// values (rows `count` apart) = fp16(values) + R over output rows [g0, g1) x columns [j0, j1): the add op's
+  /// arithmetic on the value the op would have stored.
+  void add_residual(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1, float* values, std::size_t count) {
+    const StoredMatrix& r = job_.residual;
+    const std::size_t rows = g1 - g0, width = j1 - j0;
+    tiling::BlockRead read =
+        tiling::get_block(core_, residual_, r.base, r.layout.total, tile_block(r, 0, g0, g1, j0, j1));
+    read.wait();
+    std::vector<float>& skip = residual_values_;
+    skip.resize(rows * width);
+    unpack_tile(r, residual_, read, rows, width, width, skip);
+    for (std::size_t i = 0; i < rows; ++i) {
+      float* v = values + i * count;
+      const float* s = skip.data() + i * width;
+      round_to_fp16(v, width);
+      if (job_.residual_first) {
+        for (std::size_t j = 0; j < width; ++j) v[j] = add_value(s[j], v[j]);
+      } else {
+        for (std::size_t j = 0; j < width; ++j) v[j] = add_value(v[j], s[j]);
+      }
+    }
+  }
+
   std::vector<float> read_addend(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1) {
     if (!job_.has_addend) return {};
     const StoredMatrix& c = job_.c.matrix;
@@ -784,11 +813,11 @@ class BlockRunner {
   Blocking b_;
   const ComputeModel& model_;
   std::array<TileSet, 2> sets_;
-  LdmSpan<f16> out_, addend_, resident_, a_panel_;
+  LdmSpan<f16> out_, addend_, residual_, resident_, a_panel_;
   tiling::BlockRead a_panel_read_;
   std::array<std::size_t, 3> a_panel_key_{};  ///< stored A index and rows [i0, i1) in the panel
   bool a_panel_loaded_ = false;
-  std::vector<float> acc_, row_bias_, values_;
+  std::vector<float> acc_, row_bias_, values_, residual_values_;
   std::vector<DmaHandle> puts_;
 };
 

@@ -91,7 +91,12 @@ struct MatrixMultiply {
   const packing::StagedPacks* packs = nullptr;
   std::uint32_t pack_bias_input = 0, pack_resident_input = 0;
   DevicePtr<f16> y;
-  Layout yl;              ///< [batches * m, n]
+  Layout yl;  ///< [batches * m, n]
+  /// A residual connection folded into the store: Y = activation(fp16(result) + R), the sum in add's arithmetic
+  /// (add_value; `residual_first`: R was the add's first operand). R is stored as Y's [batches * m, n] matrix.
+  bool has_residual = false;
+  bool residual_first = false;
+  StoredMatrix residual;
   Activation activation;  ///< applied to each output as it is stored (conv and gemm's attribute)
 };
 

@@ -1,5 +1,6 @@
-// The fusion pass (docs/fusion.md): a graph-to-graph transform run before planning. A relu or clip that alone reads
-// a conv's, gemm's, matmul's or fc's output is folded into that op (applied as it stores its outputs). Compute-
+// The fusion pass (docs/fusion.md): a graph-to-graph transform run before planning. An add of a residual that alone
+// reads a conv's output, and a relu or clip that alone reads a conv's, gemm's, matmul's or fc's output (or that add's),
+// fold into that op's store. Compute-
 // intensive ops (conv, gemm, matmul, ...) and layout ops cut the graph; connected memory-intensive ops between them are
 // merged into groups around their backbones (the reductions, and the reductions inside softmax and layer normalisation)
 // as long as every value of the group propagates the backbone's index and no cycle through an outside op appears. Each
@@ -34,17 +35,23 @@ struct FusionGroup {
   std::vector<std::string> values;      ///< "name [o, k, i]": each value's index propagation
 };
 
-/// A relu or clip folded into the op that produces its input (a conv, gemm, matmul or fc that takes attribute
-/// "activation"): the op stores its outputs activated, and the relu or clip no longer runs.
-struct ActivationFold {
-  std::size_t op = 0, activation = 0;  ///< op indices in the original graph
-  std::string kernel;                  ///< the folded op's label in the fused graph
+/// Ops folded into the store of the op before them: an add of a residual (a conv's attribute "residual") and a relu
+/// or clip (attribute "activation" of a conv, gemm, matmul or fc). The op stores what they would have; they no
+/// longer run.
+struct StoreFold {
+  std::size_t op = 0;                     ///< op indices in the original graph
+  std::optional<std::size_t> add;         ///< the add whose other input became the residual
+  bool residual_first = false;            ///< the residual was the add's first input
+  std::optional<std::size_t> activation;  ///< the relu or clip
+  std::string kernel;                     ///< the folded op's label in the fused graph
 };
 
 struct FusedGraph {
-  Graph graph;                        ///< the graph with every fused group replaced by one op
-  std::vector<FusionGroup> groups;    ///< candidate groups in order of their first op
-  std::vector<ActivationFold> folds;  ///< in the fused graph's order
+  Graph graph;                      ///< the graph with every fused group replaced by one op
+  std::vector<FusionGroup> groups;  ///< candidate groups in order of their first op
+  std::vector<StoreFold> folds;     ///< in the original graph's order
+  std::size_t activation_folds() const;
+  std::size_t residual_folds() const;
   /// For --dump-graph: each group, its backbones, frame, value patterns, mapping and kernel.
   std::string describe(const Graph& original) const;
 };

@@ -1,9 +1,10 @@
-// The fusion pass's activation folds (docs/fusion.md § Activation folds): a relu or clip that alone reads a conv's,
-// gemm's, matmul's or fc's output runs as that op's store; the outputs are the bits of the ops run apart, with fewer
-// cycles and DMA bytes; a relu or clip whose input is read elsewhere, is a graph output, or comes from another op
-// stays; folded ops split across core groups as before.
+// The fusion pass's folds into stores (docs/fusion.md § Folds into the store): a relu or clip that alone reads a
+// conv's, gemm's, matmul's or fc's output, and an add of a residual that alone reads a conv's, run as that op's
+// store; the outputs are the bits of the ops run apart, with fewer cycles and DMA bytes; ops whose input is read
+// elsewhere, is a graph output, or comes from another op stay; folded ops split across core groups as before.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <random>
 
 #include "fusion_support.hpp"
 #include "ldmsim/graph/split.hpp"
@@ -86,7 +87,7 @@ TEST_CASE("a relu after a conv folds into it: one op fewer, the same bits, fewer
     check_same_bits(r);
     CHECK(cycles(r.together) < cycles(r.apart));
     CHECK(dma_bytes(r.together) < dma_bytes(r.apart));
-    CHECK_THAT(r.folded.describe(g), Catch::Matchers::Contains("activation folded: relu#1 into conv#0"));
+    CHECK_THAT(r.folded.describe(g), Catch::Matchers::Contains("folded into conv#0's store: relu#1"));
   }
 }
 
@@ -235,4 +236,130 @@ TEST_CASE("an op added already bound, without its attributes, takes no fold", "[
   g.mark_output("y");
   // Rebinding it from its (unknown) attributes would drop the padding; the shapes would not even match.
   CHECK(fuse(g, test::small_arch(), StagingPolicy::kMethod).folds.empty());
+}
+
+namespace {
+
+/// x -> conv (`algo`) -> add with the skip s (the conv's output first or second) -> relu (or not), the residual
+/// block's tail; x and s hold NaNs of different payloads and signs (one where both addends are NaN, so the add's
+/// operand order shows), infinities and zeros of both signs.
+Graph residual_block(const std::string& algo, bool conv_first, bool relu = true) {
+  const auto values = [](std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    std::vector<f16> v(n);
+    for (f16& h : v) h = f16(u(rng));
+    v[3] = f16::from_bits(0x7e01), v[40] = f16::from_bits(0xfe02), v[77] = f16::from_bits(0x7c00);
+    v[90] = f16::from_bits(0x8000), v[91] = f16(-1e-7f);
+    if (seed == 2) v[3] = f16::from_bits(0xfd03);  // the skip's NaN where x's NaN makes the conv's output NaN
+    return v;
+  };
+  Graph g;
+  const Shape xs{2, 6, 9, 8}, ys{2, 5, 9, 8};
+  g.add_input("x", xs, TensorInit{.kind = TensorInit::Kind::kData, .data = SharedHalves(values(xs.elements(), 1))});
+  g.add_input("s", ys, TensorInit{.kind = TensorInit::Kind::kData, .data = SharedHalves(values(ys.elements(), 2))});
+  g.add_input("w", Shape{5, 6, 3, 3}, TensorInit{.kind = TensorInit::Kind::kUniform, .a = -0.3, .b = 0.3, .seed = 3});
+  g.add_input("b", Shape{5}, TensorInit{.kind = TensorInit::Kind::kUniform, .a = -0.5, .b = 0.5, .seed = 4});
+  const json attrs = {{"pad", 1}, {"algo", algo}};
+  g.add_op(test::registry(), "conv", {"x", "w", "b"}, {"c"}, JsonField(attrs, "test"));
+  const std::vector<std::string> add_inputs =
+      conv_first ? std::vector<std::string>{"c", "s"} : std::vector<std::string>{"s", "c"};
+  g.add_op(test::registry(), "add", add_inputs, {"a"}, JsonField(json(), "test"));
+  if (!relu) {
+    g.mark_output("a");
+    return g;
+  }
+  g.add_op(test::registry(), "relu", {"a"}, {"y"}, JsonField(json(), "test"));
+  g.mark_output("y");
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("a conv's residual add and relu fold into its store with the bits of the ops apart", "[graph][fusion]") {
+  const Arch arch = test::small_arch();
+  for (const char* algo : {"implicit-precomp", "direct", "im2col"}) {
+    for (const bool conv_first : {true, false}) {
+      CAPTURE(algo, conv_first);
+      const Graph g = residual_block(algo, conv_first);
+      const Runs r = run_both_ways(g, arch);
+      REQUIRE(r.folded.folds.size() == 1);
+      CHECK(r.folded.residual_folds() == 1);
+      CHECK(r.folded.activation_folds() == 1);
+      REQUIRE(r.folded.graph.ops().size() == 1);
+      const OpNode& conv = r.folded.graph.ops()[0];
+      CHECK(conv.attrs["residual"] == (conv_first ? "after" : "before"));
+      CHECK(conv.layer() == "conv#0+add#1+relu#2");
+      CHECK(conv.inputs.size() == 4);
+      check_same_bits(r);
+      CHECK(cycles(r.together) < cycles(r.apart));
+      CHECK(dma_bytes(r.together) < dma_bytes(r.apart));
+      const Runs no_relu = run_both_ways(residual_block(algo, conv_first, false), arch);  // NaNs reach the output
+      REQUIRE(no_relu.folded.residual_folds() == 1);
+      CHECK(no_relu.folded.activation_folds() == 0);
+      check_same_bits(no_relu);
+    }
+  }
+}
+
+TEST_CASE("an add folds into the first of two convs it sums, and a broadcast add does not fold", "[graph][fusion]") {
+  const Graph g = test::graph_of(json::parse(R"({
+    "name": "two_convs",
+    "tensors": {"x": {"shape": [1, 4, 8, 8], "init": {"uniform": [-2, 2], "seed": 1}},
+                "w1": {"shape": [6, 4, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 2}},
+                "w2": {"shape": [6, 4, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 3}},
+                "w3": {"shape": [6, 6, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 5}},
+                "v": {"shape": [6, 1, 1], "init": {"uniform": [-1, 1], "seed": 4}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w1"], "outputs": ["c1"], "attrs": {"pad": 1}},
+            {"type": "conv", "inputs": ["x", "w2"], "outputs": ["c2"]},
+            {"type": "add", "inputs": ["c2", "c1"], "outputs": ["s"]},
+            {"type": "relu", "inputs": ["s"], "outputs": ["r"]},
+            {"type": "conv", "inputs": ["r", "w3"], "outputs": ["c3"], "attrs": {"pad": 0}},
+            {"type": "add", "inputs": ["c3", "v"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Runs r = run_both_ways(g, test::small_arch());
+  REQUIRE(r.folded.folds.size() == 1);
+  CHECK(r.folded.folds[0].op == 0);  // the first conv takes the add; the second's output becomes its residual
+  CHECK(r.folded.folds[0].residual_first);
+  CHECK(r.folded.folds[0].activation == std::optional<std::size_t>(3));
+  check_same_bits(r);
+}
+
+TEST_CASE("a folded residual conv splits across core groups with the outputs of the unsplit run",
+          "[graph][fusion][split]") {
+  const Graph g = residual_block("implicit-precomp", true);
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    CAPTURE(preset);
+    ExecuteOptions split;
+    split.split = {true, SplitRounding::kExact};
+    const Runs r = run_both_ways(g, Arch::preset(preset), split);
+    REQUIRE(r.folded.residual_folds() == 1);
+    CHECK(r.together.stats["ops"][0]["split"]["rule"].is_string());
+    check_same_bits(r);
+  }
+}
+
+TEST_CASE("a bad residual attribute or input is a ConfigError naming it", "[graph][fusion]") {
+  using Catch::Matchers::Contains;
+  json w = json::parse(R"({
+    "tensors": {"x": {"shape": [1, 2, 5, 5], "init": {"uniform": [-1, 1], "seed": 1}},
+                "w": {"shape": [3, 2, 3, 3], "init": {"uniform": [-1, 1], "seed": 2}},
+                "b": {"shape": [3], "init": {"value": 0}},
+                "r": {"shape": [1, 3, 5, 5], "init": {"value": 1}},
+                "q": {"shape": [1, 3, 4, 5], "init": {"value": 1}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w", "b", "r"], "outputs": ["y"], "attrs": {"pad": 1, "residual": true}}],
+    "outputs": ["y"]})");
+  CHECK_NOTHROW(test::graph_of(w));
+  json bad = w;
+  bad["ops"][0]["attrs"].erase("residual");
+  CHECK_THROWS_WITH(test::graph_of(bad), Contains("set attribute \"residual\""));
+  bad = w;
+  bad["ops"][0]["attrs"]["residual"] = "sideways";
+  CHECK_THROWS_WITH(test::graph_of(bad), Contains("attrs.residual") && Contains("sideways"));
+  bad = w;
+  bad["ops"][0]["inputs"] = {"x", "w", "b", "q"};
+  CHECK_THROWS_WITH(test::graph_of(bad), Contains("residual [1, 3, 4, 5] must have the output's shape"));
+  bad = w;
+  bad["ops"][0]["inputs"] = {"x", "w"};
+  CHECK_THROWS_WITH(test::graph_of(bad), Contains("needs the residual as the last input"));
 }
