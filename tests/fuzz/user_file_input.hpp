@@ -68,7 +68,7 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       (void)Arch::from_json(a.to_json(), "round trip");
     } else {
       const Graph g = load_workload(in, registry);
-      (void)fuse(g, Arch::preset("sw26010"), StagingPolicy::kMethod).describe(g);  // activation folds rebind ops
+      (void)fuse(g, Arch::preset("sw26010"), StagingPolicy::kMethod).describe(g);  // folds into stores rebind ops
       for (auto policy : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
         const ExecutionPlan plan = plan_execution(g, policy);
         (void)describe(g, plan);
