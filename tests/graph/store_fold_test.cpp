@@ -363,3 +363,25 @@ TEST_CASE("a bad residual attribute or input is a ConfigError naming it", "[grap
   bad["ops"][0]["inputs"] = {"x", "w"};
   CHECK_THROWS_WITH(test::graph_of(bad), Contains("needs the residual as the last input"));
 }
+
+TEST_CASE("a skip that is the conv's own input does not fold, and an op reading one tensor in two layouts is refused",
+          "[graph][fusion]") {
+  // conv(x) + x: x is the conv's X (1-D) and would be its residual (Y's [5, 81] rows, padded to even): one buffer
+  // cannot be both, so the add stays apart.
+  const json w = json::parse(R"({
+    "tensors": {"x": {"shape": [1, 5, 9, 9], "init": {"uniform": [-1, 1], "seed": 1}},
+                "w": {"shape": [5, 5, 1, 1], "init": {"uniform": [-1, 1], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"]},
+            {"type": "add", "inputs": ["c", "x"], "outputs": ["y"]}],
+    "outputs": ["y"]})");
+  const Graph g = test::graph_of(w);
+  CHECK(fuse(g, test::small_arch(), StagingPolicy::kMethod).folds.empty());
+  // Given explicitly, the same conv is refused when it is planned, naming the tensor and both inputs.
+  json given = w;
+  given["ops"] = json::parse(R"([{"type": "conv", "inputs": ["x", "w", "x"], "outputs": ["y"],
+                                  "attrs": {"residual": true}}])");
+  const Graph explicit_residual = test::graph_of(given);
+  CHECK_THROWS_WITH(
+      plan_execution(explicit_residual, StagingPolicy::kMethod),
+      Catch::Matchers::Contains("reads tensor 'x' as inputs 0 and 2") && Catch::Matchers::Contains("pass a copy"));
+}

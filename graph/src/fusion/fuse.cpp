@@ -47,7 +47,10 @@ std::vector<StoreFold> plan_folds(const Graph& graph) {
     if (add != nullptr && claimed[add->index] == 0 && add->type == "add" && add->inputs.size() == 2 &&
         add->inputs[0] != add->inputs[1]) {
       const std::size_t skip = add->inputs[0] == value ? 1 : 0;
-      if (graph.tensor(add->inputs[skip]).shape == graph.tensor(value).shape) {  // no broadcast
+      // No broadcast; and not one of the conv's own inputs, which it wants laid out otherwise than a residual (an
+      // op gets one copy of a tensor it reads twice).
+      const bool own_input = std::find(p.inputs.begin(), p.inputs.end(), add->inputs[skip]) != p.inputs.end();
+      if (!own_input && graph.tensor(add->inputs[skip]).shape == graph.tensor(value).shape) {
         f.add = add->index;
         f.residual_first = skip == 0;
         value = add->outputs[0];

@@ -3,11 +3,32 @@
 // an op's outputs are allocated when it runs; a tensor is freed right after its last consumer (an output nobody
 // reads and that is not a graph output, right after its producer). An op that only reinterprets its input
 // (reshape, flatten) hands the buffer over when the input dies there and both layouts place elements alike.
+#include <fmt/format.h>
+
 #include <optional>
 
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::passes {
+
+namespace {
+
+/// An op gets one resident copy of each tensor: one it reads as two inputs that it wants placed differently (a conv's
+/// X also its weights or its residual) is refused rather than read through the wrong layout.
+void require_one_placement(const Graph& graph, const OpNode& op, const std::vector<PaddingPlan>& wants) {
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    for (std::size_t j = k + 1; j < op.inputs.size(); ++j) {
+      if (op.inputs[j] != op.inputs[k] || wants[j].layout.same_placement(wants[k].layout)) continue;
+      throw ConfigError(fmt::format(
+          "op {} ({}) reads tensor '{}' as inputs {} and {}, which it needs laid out differently ({} and {}); one "
+          "buffer cannot be both: pass a copy of it as one of them",
+          op.index, op.type, graph.tensor(op.inputs[k]).name, k, j, wants[k].describe(), wants[j].describe()));
+    }
+  }
+}
+
+}  // namespace
 
 void schedule(const Graph& graph, ExecutionPlan& plan) {
   plan.steps.clear();
@@ -27,6 +48,7 @@ void schedule(const Graph& graph, ExecutionPlan& plan) {
   };
   for (const OpNode& op : graph.ops()) {
     const auto& wants = plan.op_plans[op.index];
+    require_one_placement(graph, op, wants);
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       const std::size_t t = op.inputs[k];
       if (!resident[t]) {

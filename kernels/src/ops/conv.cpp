@@ -79,10 +79,11 @@ class ConvOp final : public BoundOp {
     return i == 0 || is_residual(i) ? InputRole::kData : InputRole::kParameter;
   }
   PaddingSpec padding(std::size_t index) const override {
-    // The residual is read block by block as Y is written: stored alike.
     if (index == 1 || index == input_shapes().size() || is_residual(index)) {
-      // Y's planes start at even elements, so blocks can split a plane among cores (PaddingSpec::even_rows).
-      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
+      // Y's planes start at even elements, so blocks can split a plane among cores (PaddingSpec::even_rows). The
+      // residual is read block by block as Y is written: stored alike, so a residual from another conv needs no
+      // re-layout.
+      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index != 1};
     }
     return PaddingSpec{PaddingClass::kOneD};
   }

@@ -889,6 +889,8 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
   require_matrix_layout(job.a.layout, job.a.rows, job.a.cols, "A");
   if (job.b_source == nullptr) require_matrix_layout(job.b.layout, job.b.rows, job.b.cols, "B");
   if (job.has_addend) require_matrix_layout(job.c.matrix.layout, job.c.matrix.rows, job.c.matrix.cols, "C");
+  if (job.has_residual)
+    require_matrix_layout(job.residual.layout, job.residual.rows, job.residual.cols, "the residual");
   require_matrix_layout(job.yl, job.a_batch.size() * job.m, job.n, "the output");
   // Chosen once on the control core (it depends only on the job and the arch), not by every core.
   const auto [blocking, estimated_cycles] = chosen_blocking(machine.arch(), job);
