@@ -81,9 +81,9 @@ class ConvOp final : public BoundOp {
   PaddingSpec padding(std::size_t index) const override {
     if (index == 1 || index == input_shapes().size() || is_residual(index)) {
       // Y's planes start at even elements, so blocks can split a plane among cores (PaddingSpec::even_rows). The
-      // residual is read block by block as Y is written: stored alike, so a residual from another conv needs no
-      // re-layout.
-      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index != 1};
+      // residual is read block by block as Y is written, with its own pitch: its planes need not be even, which
+      // spares a re-layout when the next conv reads it as X too (MobileNet-V2: 12 re-layouts instead of 14).
+      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
     }
     return PaddingSpec{PaddingClass::kOneD};
   }
