@@ -31,7 +31,7 @@ ClipBounds ClipBounds::parse(std::string_view op, const JsonField& attrs) {
 }
 
 Activation Activation::parse(std::string_view op, const JsonField& attrs) {
-  const auto field = attrs.json().is_null() ? std::nullopt : attrs.find("activation");
+  const auto field = attrs.find("activation");
   if (!field) return {};
   const bool object = field->json().is_object();
   if (!object && !field->json().is_string()) field->fail("must be \"relu\" or an object with a \"type\"");

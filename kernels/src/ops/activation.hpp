@@ -1,6 +1,7 @@
-// Private: an activation a conv or gemm applies to its output as it stores it (attribute "activation"; the fusion
-// pass folds a relu or clip that alone reads the output into the op, docs/fusion.md). The relu and clip kernels use
-// the same functions, so the folded op stores exactly the bits of the two ops run apart (apply_before_rounding).
+// Private: what a conv or gemm applies to its output as it stores it: an activation (attribute "activation") and,
+// for conv, a residual added in add's arithmetic (attribute "residual"); the fusion pass folds a relu, clip or add
+// that alone reads the output into the op (docs/fusion.md). The relu, clip and add kernels use the same functions,
+// so the folded op stores exactly the bits of the ops run apart (apply_before_rounding).
 #pragma once
 
 #include <algorithm>

@@ -774,14 +774,9 @@ class BlockRunner {
   /// values (rows `count` apart) = fp16(values) + R over output rows [g0, g1) x columns [j0, j1): the add op's
   /// arithmetic on the value the op would have stored.
   void add_residual(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1, float* values, std::size_t count) {
-    const StoredMatrix& r = job_.residual;
     const std::size_t rows = g1 - g0, width = j1 - j0;
-    tiling::BlockRead read =
-        tiling::get_block(core_, residual_, r.base, r.layout.total, tile_block(r, 0, g0, g1, j0, j1));
-    read.wait();
     std::vector<float>& skip = residual_values_;
-    skip.resize(rows * width);
-    unpack_tile(r, residual_, read, rows, width, width, skip);
+    read_block(job_.residual, residual_, g0, g1, j0, j1, skip);
     for (std::size_t i = 0; i < rows; ++i) {
       float* v = values + i * count;
       const float* s = skip.data() + i * width;
@@ -800,12 +795,18 @@ class BlockRunner {
     const std::size_t i0 = g0 % job_.m, rows = c.rows == 1 ? 1 : g1 - g0;
     const std::size_t r0 = c.rows == 1 ? 0 : i0, c0 = c.cols == 1 ? 0 : j0;
     const std::size_t cols = c.cols == 1 ? 1 : j1 - j0;
-    tiling::BlockRead read =
-        tiling::get_block(core_, addend_, c.base, c.layout.total, tile_block(c, 0, r0, r0 + rows, c0, c0 + cols));
-    read.wait();
-    std::vector<float> out(rows * cols);
-    unpack_tile(c, addend_, read, rows, cols, cols, out);
+    std::vector<float> out;
+    read_block(c, addend_, r0, r0 + rows, c0, c0 + cols, out);
     return out;
+  }
+
+  /// Rows [r0, r1) x columns [c0, c1) of stored matrix `s` read through `buf` and waited for, as floats in `out`.
+  void read_block(const StoredMatrix& s, LdmSpan<f16> buf, std::size_t r0, std::size_t r1, std::size_t c0,
+                  std::size_t c1, std::vector<float>& out) {
+    tiling::BlockRead read = tiling::get_block(core_, buf, s.base, s.layout.total, tile_block(s, 0, r0, r1, c0, c1));
+    read.wait();
+    out.resize((r1 - r0) * (c1 - c0));
+    unpack_tile(s, buf, read, r1 - r0, c1 - c0, c1 - c0, out);
   }
 
   Core& core_;

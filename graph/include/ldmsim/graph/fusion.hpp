@@ -1,11 +1,13 @@
-// The fusion pass (docs/fusion.md): a graph-to-graph transform run before planning. An add of a residual that alone
-// reads a conv's output, and a relu or clip that alone reads a conv's, gemm's, matmul's or fc's output (or that add's),
-// fold into that op's store. Compute-
-// intensive ops (conv, gemm, matmul, ...) and layout ops cut the graph; connected memory-intensive ops between them are
-// merged into groups around their backbones (the reductions, and the reductions inside softmax and layer normalisation)
-// as long as every value of the group propagates the backbone's index and no cycle through an outside op appears. Each
-// group of two or more ops becomes one "fused" op whose kernel runs the group on ldm tiles; a group whose smallest
-// mapping does not fit ldm stays unfused.
+// The fusion pass (docs/fusion.md): a graph-to-graph transform run before planning.
+//
+// First, an add of a residual that alone reads a conv's output, and a relu or clip that alone reads a conv's,
+// gemm's, matmul's or fc's output (or that add's), fold into that op's store.
+//
+// Then compute-intensive ops (conv, gemm, matmul, ...) and layout ops cut the graph; connected memory-intensive ops
+// between them are merged into groups around their backbones (the reductions, and the reductions inside softmax and
+// layer normalisation) as long as every value of the group propagates the backbone's index and no cycle through an
+// outside op appears. Each group of two or more ops becomes one "fused" op whose kernel runs the group on ldm tiles;
+// a group whose smallest mapping does not fit ldm stays unfused.
 #pragma once
 
 #include <cstdint>
