@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "tile_math.hpp"
@@ -162,14 +163,14 @@ void RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, L
       return;
     }
     // The chunk's entries, read into the tail of the buffer (and copied: the row blocks land in the same buffer).
-    std::vector<OffsetEntry> entries(k1 - k0);
     const std::size_t count = (k1 - k0) * 3;
     const std::size_t at = tiling::floor_even(buf.size() - count * 2);  // 2 elements per int32
     LdmSpan<std::int32_t> table(reinterpret_cast<std::int32_t*>(buf.data() + at),
                                 static_cast<LdmAddr>(buf.ldm_addr() + at * sizeof(f16)), count);
     core.get(table, table_ + k0 * 3).wait();
-    std::memcpy(entries.data(), table.data(), count * sizeof(std::int32_t));
-    issue_row_blocks(core, mode, buf, entries, batch, k0, k1, j0, j1, pending);
+    const auto entries = std::make_unique_for_overwrite<OffsetEntry[]>(k1 - k0);  // no zeros: all overwritten
+    std::memcpy(entries.get(), table.data(), count * sizeof(std::int32_t));
+    issue_row_blocks(core, mode, buf, std::span(entries.get(), k1 - k0), batch, k0, k1, j0, j1, pending);
     return;
   }
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, nb = j1 - j0;
