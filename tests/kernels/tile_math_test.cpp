@@ -38,8 +38,8 @@ TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every rem
   std::mt19937 rng(7);
   std::size_t shapes = 0, differing = 0;
   for (const std::size_t rows : {1U, 2U, 3U, 4U, 5U, 6U, 7U, 8U, 12U}) {
-    for (const std::size_t cols :
-         {1U, 2U, 5U, 6U, 15U, 31U, 32U, 33U, 38U, 50U, 63U, 64U, 65U, 97U, 128U, 130U, 256U}) {
+    for (const std::size_t cols : {1U,  2U,  5U,  6U,  8U,  9U,  15U, 16U, 17U,  31U,  32U,  33U,
+                                   38U, 41U, 49U, 50U, 63U, 64U, 65U, 97U, 128U, 130U, 132U, 256U}) {
       for (const std::size_t depth : {1U, 3U, 64U, 257U}) {
         // B packed (the last block from a zero-padded copy) and padded to multiply_add's pitch (read in place; the
         // padding holds large values, which must not reach any output).
@@ -61,21 +61,23 @@ TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every rem
       }
     }
   }
-  CHECK(shapes == 9 * 17 * 4 * 2);
+  CHECK(shapes == 9 * 24 * 4 * 2);
   CHECK(differing == 0);
 }
 
-TEST_CASE("b_pitch_for pads B rows to whole 32-column blocks only where the last columns form a block") {
+TEST_CASE("b_pitch_for pads B rows to whole 32-column blocks and a last block of 8, 16 or 32 columns") {
   using ldmsim::ops::b_pitch_for;
-  CHECK(b_pitch_for(1) == 1);  // up to 5 leftover columns go one by one: no padding
-  CHECK(b_pitch_for(5) == 5);
-  CHECK(b_pitch_for(6) == 32);
+  CHECK(b_pitch_for(1) == 8);
+  CHECK(b_pitch_for(8) == 8);
+  CHECK(b_pitch_for(9) == 16);
+  CHECK(b_pitch_for(16) == 16);
+  CHECK(b_pitch_for(17) == 32);
   CHECK(b_pitch_for(32) == 32);
-  CHECK(b_pitch_for(37) == 37);
-  CHECK(b_pitch_for(38) == 64);
-  CHECK(b_pitch_for(50) == 64);
+  CHECK(b_pitch_for(37) == 40);
+  CHECK(b_pitch_for(49) == 64);
   CHECK(b_pitch_for(256) == 256);
-  CHECK(b_pitch_for(132) == 132);
+  CHECK(b_pitch_for(132) == 136);
+  CHECK(b_pitch_for(66) == 72);
 }
 
 TEST_CASE("multiply_add_dots sums each dot in its fixed lane order, bit for bit") {

@@ -2,6 +2,7 @@
 #include "tile_math.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -41,11 +42,34 @@ LDMSIM_INLINE void multiply_add_block(const float* a, const float* b, float* acc
   }
 }
 
-// R rows of acc, every column: blocks of 64 and 32 columns (sizes that vectorise at every x86-64 level; 16 does
-// not); the last < 32 columns as one more 32-column block over `tail` (b's last columns and padding, rows
-// `tail_pitch` apart), or, when they are at most kScalarTail, one by one in place (cheaper than padding them).
-constexpr std::size_t kScalarTail = 5;
+// A block of V x 8 columns in GCC vector extensions (the fixed-size loop does not vectorise below 32 columns): one
+// 8-float vector per row and V; same products in the same k order as the loop.
+using Float8 = float __attribute__((vector_size(32)));
 
+template <std::size_t R, std::size_t V>
+LDMSIM_INLINE void multiply_add_vectors(const float* a, const float* b, float* acc, std::size_t b_pitch,
+                                        std::size_t depth, std::size_t acc_pitch) {
+  Float8 block[R][V];
+  for (std::size_t r = 0; r < R; ++r) std::memcpy(&block[r], acc + r * acc_pitch, sizeof(block[r]));
+  for (std::size_t t = 0; t < depth; ++t) {
+    Float8 row[V];
+    std::memcpy(&row, b + t * b_pitch, sizeof(row));
+    for (std::size_t r = 0; r < R; ++r) {
+      const float x = a[r * depth + t];
+      for (std::size_t v = 0; v < V; ++v) block[r][v] += x * row[v];
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) std::memcpy(acc + r * acc_pitch, &block[r], sizeof(block[r]));
+}
+
+/// Columns the last block of a row computes for the `cols % 32` columns after the 64- and 32-column blocks.
+constexpr std::size_t tail_width(std::size_t rest) {
+  return rest == 0 ? 0 : rest <= 8 ? 8 : rest <= 16 ? 16 : 32;
+}
+
+// R rows of acc, every column: blocks of 64 and 32 columns (sizes that vectorise at every x86-64 level), then the
+// last < 32 columns as one block of 8, 16 or 32 over `tail` (b's last columns and padding, rows `tail_pitch`
+// apart): padding columns only feed products that are thrown away.
 template <std::size_t R>
 LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t b_pitch, const float* tail,
                                      std::size_t tail_pitch, float* acc, std::size_t cols, std::size_t depth,
@@ -54,14 +78,17 @@ LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t
   for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
   for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
   if (j == cols) return;
-  if (cols - j <= kScalarTail) {
-    for (; j < cols; ++j) multiply_add_block<R, 1>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
-    return;
-  }
+  const std::size_t rest = cols - j, width = tail_width(rest);
   float block[R * 32] = {};
-  for (std::size_t r = 0; r < R; ++r) std::copy(acc + r * acc_pitch + j, acc + r * acc_pitch + cols, block + r * 32);
-  multiply_add_block<R, 32>(a, tail, block, tail_pitch, depth, 32);
-  for (std::size_t r = 0; r < R; ++r) std::copy(block + r * 32, block + r * 32 + (cols - j), acc + r * acc_pitch + j);
+  for (std::size_t r = 0; r < R; ++r) std::copy(acc + r * acc_pitch + j, acc + r * acc_pitch + cols, block + r * width);
+  if (width == 8) {
+    multiply_add_vectors<R, 1>(a, tail, block, tail_pitch, depth, width);
+  } else if (width == 16) {
+    multiply_add_vectors<R, 2>(a, tail, block, tail_pitch, depth, width);
+  } else {
+    multiply_add_block<R, 32>(a, tail, block, tail_pitch, depth, width);
+  }
+  for (std::size_t r = 0; r < R; ++r) std::copy(block + r * width, block + r * width + rest, acc + r * acc_pitch + j);
 }
 
 constexpr std::size_t kDotLanes = 16;
@@ -89,8 +116,7 @@ LDMSIM_TILE_CLONES void multiply_add_dots(const float* a, const float* v, float*
 }
 
 std::size_t b_pitch_for(std::size_t cols) {
-  const std::size_t tail = cols % 32;
-  return tail <= kScalarTail ? cols : cols - tail + 32;
+  return cols / 32 * 32 + tail_width(cols % 32);
 }
 
 void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t pitch) {
@@ -100,18 +126,18 @@ void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t p
 
 LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                      std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
-  // The last cols % 32 columns as a 32-column block: in place when b's rows are padded that far, else from a
-  // zero-padded copy (padding columns only feed products that are thrown away).
+  // The last cols % 32 columns as one narrower block: in place when b's rows are padded that far, else from a
+  // zero-padded copy.
   thread_local std::vector<float> padded;
-  const std::size_t tail_from = cols / 32 * 32;
+  const std::size_t tail_from = cols / 32 * 32, width = tail_width(cols - tail_from);
   const float* tail = b + tail_from;
   std::size_t tail_pitch = b_pitch;
-  if (tail_from + kScalarTail < cols && tail_from + 32 > b_pitch) {
-    padded.assign(depth * 32, 0.0f);
+  if (width > 0 && tail_from + width > b_pitch) {
+    padded.assign(depth * width, 0.0f);
     for (std::size_t t = 0; t < depth; ++t)
-      std::copy(b + t * b_pitch + tail_from, b + t * b_pitch + cols, padded.data() + t * 32);
+      std::copy(b + t * b_pitch + tail_from, b + t * b_pitch + cols, padded.data() + t * width);
     tail = padded.data();
-    tail_pitch = 32;
+    tail_pitch = width;
   }
   std::size_t i = 0;
   for (; i + 4 <= rows; i += 4) {

@@ -8,9 +8,9 @@
 
 namespace ldmsim::ops {
 
-/// The row pitch of a B operand with `cols` columns that multiply_add reads in place: `cols` when its last columns
-/// go one by one, else `cols` rounded up to whole 32-column blocks (the padding columns only feed products that
-/// are thrown away; tile builders keep them zero).
+/// The row pitch of a B operand with `cols` columns that multiply_add reads in place: `cols` rounded up to whole
+/// 32-column blocks and a last block of 8, 16 or 32 columns (the padding columns only feed products that are
+/// thrown away; tile builders keep them zero).
 std::size_t b_pitch_for(std::size_t cols);
 /// Zeros the padding columns [cols, pitch) of `rows` rows `pitch` floats apart (a B tile's, b_pitch_for).
 void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t pitch);
