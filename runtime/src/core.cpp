@@ -120,7 +120,8 @@ void Core::wait(const DmaHandle& handle) {
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.id == handle.id_; });
   if (it == pending_.end()) return;  // already waited
   const Cycle end = it->end;
-  pending_.erase(it);
+  *it = std::move(pending_.back());  // order does not matter (check_exit finds the oldest by id)
+  pending_.pop_back();
   stall_until(end, &CoreStats::dma_wait_cycles);
 }
 
@@ -240,7 +241,9 @@ void Core::compute(const KernelWork& work) {
 
 void Core::check_exit() {
   if (pending_.empty()) return;
-  const DmaRequest& first = pending_.front().request;
+  const DmaRequest& first = std::min_element(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
+                              return a.id < b.id;
+                            })->request;
   trap(FaultKind::kPendingDmaAtExit,
        fmt::format("the kernel returned with {} DMA request(s) never waited for; the first: {} {} {} bytes, main "
                    "0x{:x}, ldm 0x{:x}; hint: wait() every handle (or call wait_all()) before returning",
