@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Host time of two (or more) ldmsim builds on the same `ldmsim run`, side by side: each round runs every build
-once, in turn, and the result is the median over rounds of each build's time divided by the first build's in
-the same round. On a VM whose speed drifts (1.3x within minutes on the machines measured), a ratio taken within
+once, in turn (in reverse order every other round), and the result is the median over rounds of each build's time
+divided by the first build's in the same round. On a VM whose speed drifts (1.3x within minutes on the machines measured), a ratio taken within
 a round cancels the drift; medians of absolute times do not.
 
 Usage: bench/host_time_ab.py --rounds 15 BUILD_A/tools/ldmsim BUILD_B/tools/ldmsim -- run MODEL.onnx
@@ -50,8 +50,11 @@ def main():
     cpu = {b: [] for b in args.builds}
     phases = {b: {} for b in args.builds}
     with tempfile.TemporaryDirectory() as scratch:
-        for _ in range(args.rounds):
-            for k, build in enumerate(args.builds):
+        for round_index in range(args.rounds):
+            # Every other round in reverse order: a run leaves the host warmer for the next (freed huge pages,
+            # caches), which favoured the second build by ~4% when two copies of one build were compared.
+            order = list(enumerate(args.builds))
+            for k, build in order if round_index % 2 == 0 else reversed(order):
                 w, c, p = run_once(build, run_args, Path(scratch) / str(k))
                 wall[build].append(w)
                 cpu[build].append(c)
