@@ -69,6 +69,10 @@ def main():
         if build != reference:
             ratios = [w / r for w, r in zip(wall[build], wall[reference])]
             line += f"; wall / first build, median of {args.rounds} rounds: {median(ratios):.3f}"
+            execute = phases[build].get("execute_seconds"), phases[reference].get("execute_seconds")
+            if all(execute) and len(execute[0]) == len(execute[1]):
+                # The execute phase alone: the import's first touches vary most from run to run on these VMs.
+                line += f" (execute phase {median(e / r for e, r in zip(*execute)):.3f})"
         print(line, flush=True)
 
 
