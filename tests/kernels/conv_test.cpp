@@ -268,3 +268,71 @@ TEST_CASE("a conv whose job and arch were seen before reuses their blocking: one
   CHECK(run(pro, x, w, "implicit-precomp") == first);  // the arch changed back: searched afresh, same answer
   CHECK(ops::blocking_searches() == before + 5);
 }
+
+TEST_CASE("implicit-precomp reads the channels of a small image as one block where its planes continue",
+          "[kernels][conv]") {
+  // 7x7 planes with rows padded to 8 (a plane is its 7 rows: consecutive channels' row blocks are evenly spaced)
+  // against planes padded to 50 elements (a gap after each plane: a block per channel). Same values either way;
+  // one block per run of channels takes well under half the requests and fewer cycles.
+  const Shape4 xs{1, 64, 7, 7};
+  const auto op =
+      bind_op("conv", {Shape{1, 64, 7, 7}, Shape{64, 64, 3, 3}}, {{"pad", 1}, {"algo", "implicit-precomp"}});
+  std::vector<f16> x(xs.elements()), w(64 * 64 * 3 * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = f16(static_cast<float>(i % 13) / 13.0f - 0.5f);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = f16(static_cast<float>(i % 7) / 7.0f - 0.5f);
+  Arch arch = Arch::preset("sw26010pro");
+  arch.core_groups = 1;
+  struct Result {
+    std::vector<f16> y;
+    std::uint64_t requests;
+    Cycle cycles;
+  };
+  const auto run = [&](const PaddingPlan& x_plan) {
+    Machine m{arch};
+    std::vector<DeviceTensor> in{stage_in(m, "x", x_plan, x),
+                                 stage_in(m, "w", choose_plan(op->view(1), op->padding(1), StagingPolicy::kMethod), w)};
+    std::vector<DeviceTensor> out{
+        allocate_tensor(m, "y", choose_plan(op->view(2), op->padding(2), StagingPolicy::kMethod))};
+    op->run(m, in, out, "conv");
+    const RunStats stats = m.stats();
+    return Result{stage_out(m, out[0]), stats.dma_requests(), stats.cycles};
+  };
+  const PaddingPlan rows = plan_row(xs, Unit::kRow), planes = plan_column(xs, Unit::kPlane);
+  REQUIRE(rows.layout.hw_pitch == 7 * rows.layout.w_pitch);
+  REQUIRE(planes.layout.hw_pitch == 50);
+  const Result merged = run(rows), apart = run(planes);
+  CHECK(merged.y == apart.y);
+  INFO("requests " << merged.requests << " vs " << apart.requests);
+  CHECK(2 * merged.requests < apart.requests);
+  CHECK(merged.cycles < apart.cycles);
+}
+
+TEST_CASE("continuing_blocks: row blocks one plane apart with the same rows and columns, planes their rows exactly",
+          "[kernels][conv]") {
+  using ops::continuing_blocks;
+  using ops::RowBlock;
+  // 7 rows of pitch 8 (plane 56): blocks at offsets 0, 56, 112 continue; a different width, a gap or an empty
+  // block ends the run.
+  const RowBlock a{.h0 = 0, .rows = 7, .step = 1, .w0 = 0, .w1 = 7, .offset = 0};
+  const auto at = [&](std::size_t offset) {
+    RowBlock b = a;
+    b.offset = offset;
+    return b;
+  };
+  std::vector<RowBlock> blocks{a, at(56), at(112)};
+  CHECK(continuing_blocks(blocks, 0, 56, 8) == 3);
+  CHECK(continuing_blocks(blocks, 1, 56, 8) == 2);
+  CHECK(continuing_blocks(blocks, 0, 64, 8) == 1);  // planes padded past their rows: rows not evenly spaced
+  blocks[1].w1 = 6;
+  CHECK(continuing_blocks(blocks, 0, 56, 8) == 1);
+  blocks[1] = at(57);
+  CHECK(continuing_blocks(blocks, 0, 56, 8) == 1);
+  blocks[1] = RowBlock{};
+  CHECK(continuing_blocks(blocks, 0, 56, 8) == 1);
+  CHECK(continuing_blocks(blocks, 1, 56, 8) == 0);  // an empty block (all padding) is no run
+  // Every 2nd row of a 14-row plane (stride 2, one kernel row): 7 rows of step 2 span the plane.
+  const RowBlock strided{.h0 = 1, .rows = 7, .step = 2, .w0 = 0, .w1 = 14, .offset = 16};
+  RowBlock next = strided;
+  next.offset += 14 * 16;
+  CHECK(continuing_blocks(std::vector<RowBlock>{strided, next}, 0, 14 * 16, 16) == 2);
+}

@@ -21,6 +21,7 @@ struct OpRun {
   double max_excess = 0;  ///< max of |dev - ref| - tol over all outputs (<= 0 means within tolerance)
   bool any_padding = false;
   std::size_t cores_with_dma = 0;  ///< cores (over all groups) that issued at least one DMA
+  std::uint64_t dma_requests = 0;  ///< DMA requests of every core
   nlohmann::json metrics;          ///< the op's run_metrics()
   Cycle cycles = 0;                ///< simulated cycles of the run
 };
@@ -101,7 +102,10 @@ inline OpRun run_op(const std::string& name, const std::vector<Shape>& shapes, c
   const RunStats stats = m.stats();
   r.cycles = stats.cycles;
   for (const auto& g : stats.groups) {
-    for (const auto& c : g.cores) r.cores_with_dma += c.dma_requests > 0 ? 1 : 0;
+    for (const auto& c : g.cores) {
+      r.cores_with_dma += c.dma_requests > 0 ? 1 : 0;
+      r.dma_requests += c.dma_requests;
+    }
   }
   const auto ref = op->reference(host);
   const Tolerance tol = op->tolerance();

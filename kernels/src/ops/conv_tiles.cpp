@@ -107,17 +107,25 @@ std::size_t RunTileSource::slot(std::size_t nb) const {
   return tiling::ceil_even(precomputed() ? columns + (g_.s - 1) * g_.dilation_w : columns) + 2;
 }
 
-double RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, const tiling::ReadPricer& price) const {
+double RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, const tiling::ReadPricer& price,
+                                 MergedReads merged) const {
   const std::size_t rows = g_.rows_touched(nb);
   if (!precomputed()) {  // a run per image row and output row
     const std::size_t run = std::min(nb, g_.q) * g_.stride_w;
     return static_cast<double>(k * rows) * price.block(1, run, run, slot(nb));
   }
-  // A row block (its input rows x the union's width) per input channel.
+  // A row block (its input rows x the union's width) per input channel: every sh-th input row for one kernel row,
+  // every row of the windows for several.
   const std::size_t width = g_.input_columns_for(g_.q);
   const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
-  if (g_.r == 1) return blocks * price.block(rows, width, g_.stride_h * xl_.w_pitch, row_block_elements(nb));
-  return blocks * price.block(g_.input_rows_for(rows), width, xl_.w_pitch, row_block_elements(nb));
+  const std::size_t block_rows = g_.r == 1 ? rows : g_.input_rows_for(rows);
+  const std::size_t pitch = g_.r == 1 ? g_.stride_h * xl_.w_pitch : xl_.w_pitch;
+  // Blocks of whole planes continue one another: read_row_blocks reads a chunk's channels as one block.
+  if (merged == MergedReads::kAsIssued && block_rows * pitch == xl_.hw_pitch) {
+    const auto channels = static_cast<std::size_t>(blocks);
+    return price.block(channels * block_rows, width, pitch, channels * row_block_elements(nb));
+  }
+  return blocks * price.block(block_rows, width, pitch, row_block_elements(nb));
 }
 
 double RunTileSource::build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const {
@@ -196,8 +204,24 @@ void RunTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, L
   if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, runs * kAddressOpsOnTheFly);
 }
 
-RunTileSource::RowBlock RunTileSource::row_block(std::size_t n, std::size_t group, const OffsetEntry* entries,
-                                                 std::size_t count, std::size_t j0, std::size_t j1) const {
+std::size_t continuing_blocks(std::span<const RowBlock> blocks, std::size_t first, std::size_t hw_pitch,
+                              std::size_t w_pitch) {
+  const RowBlock& a = blocks[first];
+  if (a.empty()) return 0;
+  if (hw_pitch != a.rows * a.step * w_pitch) return 1;  // rows of consecutive planes not evenly spaced
+  std::size_t run = 1;
+  for (; first + run < blocks.size(); ++run) {
+    const RowBlock& b = blocks[first + run];
+    if (b.empty() || b.h0 != a.h0 || b.rows != a.rows || b.step != a.step || b.w0 != a.w0 || b.w1 != a.w1 ||
+        b.offset != a.offset + run * hw_pitch) {
+      break;
+    }
+  }
+  return run;
+}
+
+RowBlock RunTileSource::row_block(std::size_t n, std::size_t group, const OffsetEntry* entries, std::size_t count,
+                                  std::size_t j0, std::size_t j1) const {
   RowBlock block;
   const std::size_t p0 = first_row(g_, j0), p1 = last_row(g_, j1);
   const std::size_t qa = p0 == p1 ? j0 % g_.q : 0, qb = p0 == p1 ? (j1 - 1) % g_.q + 1 : g_.q;
@@ -267,25 +291,35 @@ void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f
                                     std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
                                     std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
-  std::uint64_t blocks = 0;
-  std::size_t used = 0;
+  // Each input channel's row block; a run of blocks that continue one another is read as one block.
+  std::vector<RowBlock> blocks;  // not thread-local scratch: issuing a read may switch to another core's fiber
+  blocks.reserve((k1 - k0) / g_.rs() + 2);
   for (std::size_t j = k0; j < k1;) {
     const std::size_t j_end = std::min(k1, (j / g_.rs() + 1) * g_.rs());  // one input channel's image rows
-    const RowBlock b = row_block(n, group, entries.data() + (j - k0), j_end - j, j0, j1);
-    ++blocks;
+    blocks.push_back(row_block(n, group, entries.data() + (j - k0), j_end - j, j0, j1));
     j = j_end;
-    if (b.empty()) {
+  }
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < blocks.size();) {
+    const std::size_t run = continuing_blocks(blocks, i, xl_.hw_pitch, xl_.w_pitch);
+    if (run == 0) {
       pending.starts.push_back(kMasked);
+      ++i;
       continue;
     }
-    const tiling::BlockShape shape{b.offset, b.step * xl_.w_pitch, b.rows, b.w1 - b.w0};
-    tiling::BlockRead read = tiling::get_block(core, buf.subspan(used * slot, slot), x_, xl_.total, shape, mode);
-    ++used;
-    pending.starts.insert(pending.starts.end(), {b.h0, b.rows, b.step, b.w0, b.w1});
-    for (std::size_t row = 0; row < shape.rows; ++row) pending.starts.push_back((used - 1) * slot + read.start(row));
+    const RowBlock& b = blocks[i];
+    const tiling::BlockShape shape{b.offset, b.step * xl_.w_pitch, b.rows * run, b.w1 - b.w0};
+    tiling::BlockRead read = tiling::get_block(core, buf.subspan(used * slot, run * slot), x_, xl_.total, shape, mode);
+    for (std::size_t c = 0; c < run; ++c) {
+      pending.starts.insert(pending.starts.end(), {b.h0, b.rows, b.step, b.w0, b.w1});
+      for (std::size_t row = 0; row < b.rows; ++row)
+        pending.starts.push_back(used * slot + read.start(c * b.rows + row));
+    }
+    used += run;
+    i += run;
     for (DmaHandle& h : read.take_handles()) pending.handles.push_back(h);
   }
-  if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, blocks * kAddressOpsPrecomputed);
+  if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, blocks.size() * kAddressOpsPrecomputed);
 }
 
 void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
@@ -394,7 +428,8 @@ std::size_t WindowTileSource::window_elements(std::size_t nb) const {
   return tiling::block_buffer_elements(height, rows > 1 ? full : width);
 }
 
-double WindowTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, const tiling::ReadPricer& price) const {
+double WindowTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, const tiling::ReadPricer& price,
+                                    MergedReads) const {
   // A window (its input rows x the union's width) per input channel.
   const std::size_t height = g_.input_rows_for(g_.rows_touched(nb));
   const std::size_t width = g_.input_columns_for(g_.q);

@@ -6,7 +6,8 @@
 //   core computed once (the convolution preprocessor) plus a column start per (n, p, q). Image rows of one input
 //   channel read overlapping input rows: one DMA fetches the rows all of the chunk's (r, s) of that channel need
 //   for the tile's output rows (every stride_h-th row when the chunk holds a single r), the union of their
-//   columns, and each image row is picked from it by its table row and column, masked at the borders. Each core
+//   columns, and each image row is picked from it by its table row and column, masked at the borders. Where
+//   those blocks are whole planes (a small image), consecutive channels' blocks are read as one. Each core
 //   keeps the table in ldm when it takes at most 1/8 of the local store, else reads each k chunk's entries (one DMA) as
 //   it builds the tile.
 // - direct: per input channel of the chunk, one block read of the input window the tile's outputs slide
@@ -42,6 +43,22 @@ inline void charge_address_ops(Core& core, std::atomic<std::uint64_t>& counter, 
   counter += ops;
 }
 
+/// The input rows one input channel's image rows of a chunk read for a tile: `rows` input rows from h0, `step`
+/// apart (the others are padding), input columns [w0, w1) (the union over its (r, s)), the first at element
+/// `offset`.
+struct RowBlock {
+  std::size_t h0 = 0, rows = 0, step = 1, w0 = 0, w1 = 0;
+  std::size_t offset = 0;
+  bool empty() const { return rows == 0 || w1 <= w0; }
+};
+
+/// How many of blocks[first, ...) continue one another: the same rows and columns, each one plane (`hw_pitch`
+/// elements) after the last, and a plane exactly the rows a block spans (`w_pitch` elements per input row), so
+/// their rows are evenly spaced across the planes. implicit-precomp reads such a run as one block: a small image's
+/// channels in one request, not one per channel. 0 for an empty block.
+std::size_t continuing_blocks(std::span<const RowBlock> blocks, std::size_t first, std::size_t hw_pitch,
+                              std::size_t w_pitch);
+
 /// Integer operations charged per input run: computed on the fly vs looked up in the table.
 inline constexpr std::uint64_t kAddressOpsOnTheFly = 14;
 inline constexpr std::uint64_t kAddressOpsPrecomputed = 4;
@@ -54,7 +71,8 @@ class RunTileSource final : public TileSource {
                 std::uint64_t ldm_bytes)
       : g_(g), x_(x), xl_(xl), table_(table), ldm_bytes_(ldm_bytes) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
-  double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const override;
+  double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price,
+                    MergedReads merged) const override;
   double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t resident_elements() const override;
   void describe(std::vector<std::uint64_t>& key) const override;
@@ -69,14 +87,6 @@ class RunTileSource final : public TileSource {
  private:
   std::size_t slot(std::size_t nb) const;
   bool precomputed() const { return table_.addr() != 0; }
-  /// The input rows one input channel's image rows of a chunk read for a tile: `rows` input rows from h0, `step`
-  /// apart (the others are padding), input columns [w0, w1) (the union over its (r, s)), the first at element
-  /// `offset`.
-  struct RowBlock {
-    std::size_t h0 = 0, rows = 0, step = 1, w0 = 0, w1 = 0;
-    std::size_t offset = 0;
-    bool empty() const { return rows == 0 || w1 <= w0; }
-  };
   RowBlock row_block(std::size_t n, std::size_t group, const OffsetEntry* entries, std::size_t count, std::size_t j0,
                      std::size_t j1) const;
   std::size_t row_block_elements(std::size_t nb) const;
@@ -105,7 +115,8 @@ class WindowTileSource final : public TileSource {
  public:
   WindowTileSource(const ConvGeometry& g, DevicePtr<const f16> x, const Layout& xl) : g_(g), x_(x), xl_(xl) {}
   std::size_t buffer_elements(std::size_t kc, std::size_t nb) const override;
-  double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const override;
+  double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price,
+                    MergedReads merged) const override;
   double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const override;
   std::size_t chunk_unit() const override { return g_.rs(); }
   void describe(std::vector<std::uint64_t>& key) const override;

@@ -39,6 +39,12 @@ struct PendingTile {
   std::vector<std::size_t> starts;
 };
 
+/// How panel_cost prices the reads a source merges as it issues them (conv's row blocks of consecutive channels of
+/// a small image, read as one block): apart for ranking blockings, as issued for the chosen blocking's reported
+/// estimate. Ranked with the merged price, the search favoured blockings that re-read B more often, which the
+/// estimate underprices (docs/operators.md).
+enum class MergedReads : std::uint8_t { kApart, kAsIssued };
+
 /// Supplies B tiles that are not read from a stored matrix (conv's image tiles, built from the input by DMA).
 class TileSource {
  public:
@@ -49,7 +55,8 @@ class TileSource {
   virtual std::size_t chunk_unit() const { return 1; }
   /// Engine cycles of reading a whole k x nb panel of B in chunks of kc (as `price` prices reads), for ranking
   /// blockings.
-  virtual double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price) const = 0;
+  virtual double panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price,
+                            MergedReads merged) const = 0;
   /// Cycles a core is charged for building a whole k x nb panel of B from its reads (and addressing them), for
   /// ranking blockings.
   virtual double build_cycles(std::size_t k, std::size_t nb, const ComputeModel& model) const = 0;
