@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <system_error>
 #include <vector>
 
@@ -64,41 +65,57 @@ void ask_huge_pages(std::byte* begin, std::byte* end) {
 
 }  // namespace
 
-HeapPrefault::HeapPrefault(std::uint64_t bytes) {
+HeapPrefault::HeapPrefault(std::uint64_t bytes, std::function<void(const std::atomic<bool>& stop)> then) {
+  std::byte* begin = nullptr;
+  std::byte* end = nullptr;
 #if defined(__GLIBC__)
-  if (bytes == 0) return;
-  bytes = std::min(bytes, kMaxBytes);
-  std::vector<void*> blocks;
-  blocks.reserve((bytes + kBlockBytes - 1) / kBlockBytes);  // nothing to throw once the allocator is tuned
-  // Large blocks from the heap, and free heap kept, so the import's strings land in the pages populated here.
-  mmap_tuned_ = mallopt(M_MMAP_THRESHOLD, 2 * static_cast<int>(kBlockBytes)) == 1;
-  trim_tuned_ = mallopt(M_TRIM_THRESHOLD, static_cast<int>(kMaxBytes)) == 1;
-  if (!mmap_tuned_ || !trim_tuned_) return;
-  // Grow the heap by whole blocks and free them again: they merge into the free top of the heap (the first may
-  // start in free space below the old break).
-  for (std::uint64_t grown = 0; grown < bytes; grown += kBlockBytes) blocks.push_back(std::malloc(kBlockBytes));
-  auto* begin = static_cast<std::byte*>(blocks.front());
-  auto* end = static_cast<std::byte*>(sbrk(0));
-  // From the brk heap: in order, below the break, and the whole range not much more than the blocks.
-  bool from_heap =
-      begin != nullptr && end > begin && static_cast<std::size_t>(end - begin) <= (blocks.size() + 1) * kBlockBytes;
-  for (std::size_t i = 0; from_heap && i < blocks.size(); ++i) {
-    auto* block = static_cast<std::byte*>(blocks[i]);
-    from_heap = block != nullptr && block >= begin && block + kBlockBytes <= end &&
-                (i == 0 || block > static_cast<std::byte*>(blocks[i - 1]));
-  }
-  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
-  if (!from_heap) return;  // not glibc's brk heap (an interposed allocator, a sanitizer): nothing to populate
-  ask_huge_pages(begin, end);
-  try {
-    helper_ = std::thread([this, begin, end] { populate(begin, end, stop_, populated_); });
-    bytes_ = static_cast<std::size_t>(end - begin);
-  } catch (const std::system_error&) {
-    // no thread to spare: the import faults its pages in itself, as without a prefault
+  if (bytes > 0) {
+    bytes = std::min(bytes, kMaxBytes);
+    std::vector<void*> blocks;
+    blocks.reserve((bytes + kBlockBytes - 1) / kBlockBytes);  // nothing to throw once the allocator is tuned
+    // Large blocks from the heap, and free heap kept, so the import's strings land in the pages populated here.
+    mmap_tuned_ = mallopt(M_MMAP_THRESHOLD, 2 * static_cast<int>(kBlockBytes)) == 1;
+    trim_tuned_ = mallopt(M_TRIM_THRESHOLD, static_cast<int>(kMaxBytes)) == 1;
+    if (mmap_tuned_ && trim_tuned_) {
+      // Grow the heap by whole blocks and free them again: they merge into the free top of the heap (the first
+      // may start in free space below the old break).
+      for (std::uint64_t grown = 0; grown < bytes; grown += kBlockBytes) blocks.push_back(std::malloc(kBlockBytes));
+      begin = static_cast<std::byte*>(blocks.front());
+      end = static_cast<std::byte*>(sbrk(0));
+      // From the brk heap: in order, below the break, and the whole range not much more than the blocks.
+      bool from_heap =
+          begin != nullptr && end > begin && static_cast<std::size_t>(end - begin) <= (blocks.size() + 1) * kBlockBytes;
+      for (std::size_t i = 0; from_heap && i < blocks.size(); ++i) {
+        auto* block = static_cast<std::byte*>(blocks[i]);
+        from_heap = block != nullptr && block >= begin && block + kBlockBytes <= end &&
+                    (i == 0 || block > static_cast<std::byte*>(blocks[i - 1]));
+      }
+      for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
+      // Not glibc's brk heap (an interposed allocator, a sanitizer): nothing to populate.
+      if (from_heap) {
+        ask_huge_pages(begin, end);
+      } else {
+        begin = end = nullptr;
+      }
+    }
   }
 #else
   (void)bytes;
 #endif
+  if (begin == nullptr && !then) return;
+  try {
+    helper_ = std::thread([this, begin, end, then = std::move(then)] {
+      if (begin != nullptr) populate(begin, end, stop_, populated_);
+      try {
+        if (then) then(stop_);
+      } catch (const std::exception&) {
+        // best effort (a commit that failed for want of memory): whatever it would have populated faults in later
+      }
+    });
+    bytes_ = static_cast<std::size_t>(end - begin);
+  } catch (const std::system_error&) {
+    // no thread to spare: the import faults its pages in itself, as without a prefault
+  }
 }
 
 void HeapPrefault::finish() {

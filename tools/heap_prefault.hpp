@@ -2,12 +2,15 @@
 // new string, and a first touch costs ~0.6 ms per MB on the VMs measured (docs/benchmarks.md). HeapPrefault grows
 // the main thread's heap by the bytes the import is about to allocate and has a helper thread populate those pages
 // while the caller parses, so the parse mostly finds its pages already there. It asks for transparent huge pages
-// there: populated that way the helper keeps ahead of the parse (ResNet-18's import 24.7 -> 20.7 ms).
+// there: populated that way the helper keeps ahead of the parse (ResNet-18's import 24.7 -> 20.7 ms). Once done it
+// runs a follow-up the caller gives (`ldmsim run` commits the machine's first local-store and device pages) until
+// the import ends.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <thread>
 
 namespace ldmsim::cli {
@@ -19,7 +22,9 @@ class HeapPrefault {
   /// thresholds back (its dynamic mmap threshold stays off, as after any mallopt). Populates nothing where the heap
   /// is not glibc's contiguous one (another allocator, a sanitizer) or the kernel lacks MADV_POPULATE_WRITE
   /// (before Linux 5.14; the huge pages are still asked for there, and the import's own touches fault them in).
-  explicit HeapPrefault(std::uint64_t bytes);
+  /// `then`: more work for the helper once the heap is populated (or at once where nothing is), given the flag
+  /// the destructor sets: it should return soon after.
+  explicit HeapPrefault(std::uint64_t bytes, std::function<void(const std::atomic<bool>& stop)> then = {});
   /// Stops the helper thread (a failed or finished import needs no more pages) and sets the thresholds back.
   ~HeapPrefault();
   HeapPrefault(const HeapPrefault&) = delete;
@@ -29,7 +34,7 @@ class HeapPrefault {
   std::size_t populating() const { return bytes_; }
   /// Bytes the helper thread has populated so far.
   std::size_t populated() const { return populated_.load(); }
-  /// Waits until the helper thread has populated everything.
+  /// Waits until the helper thread has populated everything and its follow-up has returned.
   void finish();
 
  private:

@@ -29,7 +29,8 @@ std::uint64_t stored_bytes(const std::string& path) {
 
 }  // namespace
 
-ImportedModel import_model(const std::string& model, const std::vector<std::string>& inputs) {
+ImportedModel import_model(const std::string& model, const std::vector<std::string>& inputs,
+                           std::function<void(const std::atomic<bool>& stop)> meanwhile) {
   OnnxImportOptions options;
   for (const std::string& given : inputs) {
     const auto eq = given.find('=');
@@ -42,7 +43,8 @@ ImportedModel import_model(const std::string& model, const std::vector<std::stri
     }
   }
   ImportedModel imported = [&] {
-    const HeapPrefault prefault(stored_bytes(model));  // the initializers' strings take about the file's size
+    // The initializers' strings take about the file's size.
+    const HeapPrefault prefault(stored_bytes(model), std::move(meanwhile));
     return import_onnx(model, options);
   }();
   for (const std::string& note : imported.notes) fmt::print(stderr, "ldmsim: note: {}\n", note);

@@ -17,7 +17,7 @@ std::unique_ptr<LoadedWorkload> load_for_run(const LoadArgs& args, const Operato
   }
   HostStopwatch phase_clock;
   if (is_onnx_model(args.workload)) {
-    w->imported = import_model(args.workload, args.inputs);
+    w->imported = import_model(args.workload, args.inputs, args.while_importing);
     w->host_phases["import_seconds"] = phase_clock.lap();
     load.arrays = &w->imported.arrays;
     w->loaded.emplace(workload_from_json(w->imported.workload, args.workload, ".", registry,

@@ -2,6 +2,8 @@
 // the workload, fusion), shared by `run` and `plan`.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,6 +26,8 @@ struct LoadArgs {
   std::string conv_algo;
   std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
   std::size_t contexts = 1;         ///< models sharing the machine: fusion maps onto each one's ldm share
+  /// An ONNX model's: work for the import's helper thread once its heap is populated (import_model).
+  std::function<void(const std::atomic<bool>& stop)> while_importing;
 };
 
 struct LoadedWorkload {

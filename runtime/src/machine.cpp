@@ -7,6 +7,7 @@
 #include <set>
 
 #include "launch_state.hpp"
+#include "ldmsim/sim/host_pages.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "ldmsim/trace/file.hpp"
 #include "machine_impl.hpp"
@@ -64,6 +65,21 @@ std::string Machine::launch_prefix() const {
 }
 MainMemory& Machine::memory() {
   return impl_->memory;
+}
+
+void Machine::prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t main_bytes,
+                                   const std::atomic<bool>& stop) {
+  const int first = impl_->physical_group(0);
+  impl_->memory.prefault(MainMemory::kBase + static_cast<std::uint64_t>(first) * impl_->memory.bytes_per_cg(),
+                         main_bytes, stop);
+  const std::uint64_t physical_ldm = impl_->node->arch.ldm_bytes;
+  const LdmWindow window = impl_->ldm_window();
+  const std::size_t bytes = std::min<std::uint64_t>(ldm_bytes_per_core, window.bytes);
+  for (const auto& group : impl_->groups) {
+    for (std::uint32_t core = 0; core < impl_->arch.cores_per_group() && !stop.load(); ++core) {
+      populate_pages(group->shared.ldm.data() + core * physical_ldm + window.offset, bytes, stop);
+    }
+  }
 }
 const MainMemory& Machine::memory() const {
   return impl_->memory;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/host_pages.hpp"
 
 namespace ldmsim {
 
@@ -154,6 +155,17 @@ void MainMemory::write(DeviceAddr addr, std::span<const std::byte> in) {
     const std::size_t n = std::min<std::size_t>(in.size() - done, kChunkBytes - within);
     std::memcpy(chunk_for_write(index) + within, in.data() + done, n);
     done += n;
+    offset += n;
+  }
+}
+
+void MainMemory::prefault(DeviceAddr addr, std::uint64_t bytes, const std::atomic<bool>& stop) {
+  std::uint64_t offset = addr - kBase;
+  const std::uint64_t end = std::min(offset + bytes, chunk_count_ * kChunkBytes);
+  while (offset < end && !stop.load(std::memory_order_relaxed)) {
+    const std::uint64_t within = offset % kChunkBytes;
+    const std::uint64_t n = std::min(end - offset, kChunkBytes - within);
+    populate_pages(chunk_for_write(offset / kChunkBytes) + within, n, stop);
     offset += n;
   }
 }

@@ -2,6 +2,7 @@
 // free, freed bytes reading back as zero, find_region boundaries, lazy commit of huge nodes and concurrent writes.
 #include "ldmsim/sim/main_memory.hpp"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -360,4 +361,26 @@ TEST_CASE("threads writing to different places commit chunks concurrently withou
     CHECK(own == bytes_of(4096, 77));
   }
   CHECK(mem.committed_bytes() == (kChunks + kThreads) * MainMemory::kChunkBytes);
+}
+
+TEST_CASE("prefault commits a range's chunks without changing a byte, and stops when told", "[memory]") {
+  MainMemory mem(2, 64 * kMiB);
+  const DeviceAddr a = mem.allocate(3 * MainMemory::kChunkBytes, 256, 0);
+  const auto data = bytes_of(4096, 3);
+  mem.write(a + MainMemory::kChunkBytes, data);  // the middle chunk holds data already
+  CHECK(mem.committed_bytes() == MainMemory::kChunkBytes);
+  std::atomic<bool> stop{true};
+  mem.prefault(a, 3 * MainMemory::kChunkBytes, stop);
+  CHECK(mem.committed_bytes() == MainMemory::kChunkBytes);  // stopped before anything
+  stop = false;
+  mem.prefault(a, 3 * MainMemory::kChunkBytes, stop);
+  CHECK(mem.committed_bytes() == 3 * MainMemory::kChunkBytes);
+  std::vector<std::byte> out(4096);
+  mem.read(a + MainMemory::kChunkBytes, out);
+  CHECK(out == data);
+  mem.read(a, out);
+  CHECK(out == std::vector<std::byte>(4096, std::byte{0}));
+  // A range past the last chunk is clipped to the node, not an error.
+  mem.prefault(MainMemory::kBase + 128 * kMiB - 4096, 1 * kGiB, stop);
+  CHECK(mem.committed_bytes() == 4 * MainMemory::kChunkBytes);
 }

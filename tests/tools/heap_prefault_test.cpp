@@ -4,8 +4,11 @@
 #include <malloc.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -44,4 +47,21 @@ TEST_CASE("a heap prefault populates the pages the next allocations use", "[cli]
 TEST_CASE("a heap prefault of nothing does nothing", "[cli][prefault]") {
   ldmsim::cli::HeapPrefault prefault(0);
   CHECK(prefault.populating() == 0);
+}
+
+TEST_CASE("a heap prefault runs its follow-up on the helper and tells it when the import is over", "[cli][prefault]") {
+  std::atomic<bool> started{false}, saw_stop{false};
+  std::thread::id helper;
+  {
+    ldmsim::cli::HeapPrefault prefault(0, [&](const std::atomic<bool>& stop) {
+      helper = std::this_thread::get_id();
+      started = true;
+      while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      saw_stop = true;
+    });
+    while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_FALSE(saw_stop.load());
+  }  // the destructor sets the flag and joins
+  CHECK(saw_stop.load());
+  CHECK(helper != std::this_thread::get_id());
 }

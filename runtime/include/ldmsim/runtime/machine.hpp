@@ -3,6 +3,7 @@
 // No process-wide state: any number of Machines can coexist in one process.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -142,6 +143,11 @@ class Machine {
   void read_bytes(DeviceAddr src, std::span<std::byte> dst) const;
   MainMemory& memory();
   const MainMemory& memory() const;
+  /// Commits the host memory a run's first launches touch: each core's first `ldm_bytes_per_core` of local store
+  /// and the first `main_bytes` of its first core group's memory window, returning early once `stop` is set. For a
+  /// thread that would otherwise idle (the CLI's helper during an ONNX import) while no launch runs and nothing
+  /// else touches the machine; results never depend on it (contents are unchanged).
+  void prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t main_bytes, const std::atomic<bool>& stop);
 
   // ---- launching ----
   /// Runs kernel(core, args...) on every core of the chosen groups. Arguments are copied.

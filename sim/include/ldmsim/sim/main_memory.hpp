@@ -58,6 +58,9 @@ class MainMemory {
   /// Raw byte access; the caller has checked the range against find_region.
   void read(DeviceAddr addr, std::span<std::byte> out) const;
   void write(DeviceAddr addr, std::span<const std::byte> in);
+  /// Commits and populates the host pages behind [addr, addr + bytes) (see host_pages.hpp), stopping early once
+  /// `stop` is set: the bytes still read as before (zero where never written), only their first touch moves here.
+  void prefault(DeviceAddr addr, std::uint64_t bytes, const std::atomic<bool>& stop);
 
   std::uint64_t bytes_per_cg() const { return bytes_per_cg_; }
   std::uint32_t core_groups() const { return core_groups_; }
