@@ -48,17 +48,18 @@ RegisterBlock ComputeModel::register_block(DataType type, std::uint64_t m, std::
   RegisterBlock best{};
   double best_ratio = 0;
   for (std::uint64_t rows = 1; rows <= max_rows; ++rows) {
-    for (std::uint64_t vectors = 1; vectors <= max_vectors; ++vectors) {
-      if (rows * vectors + rows + vectors > vector_registers) break;
-      // FMAs per ldm access of one k step; ties go to the smaller block (fewer wasted edge lanes).
-      const double ratio = static_cast<double>(rows * vectors) / static_cast<double>(rows + vectors);
-      if (ratio > best_ratio + 1e-12) {
-        best = {static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(vectors)};
-        best_ratio = ratio;
-      }
+    // FMAs per ldm access of one k step, rows*v / (rows + v), grows with v: each row count's best block has the
+    // most vectors that fit (rows*v + rows + v registers). Ties go to the fewer rows (fewer wasted edge lanes).
+    const std::uint64_t fit = rows < vector_registers ? (vector_registers - rows) / (rows + 1) : 0;
+    const std::uint64_t vectors = std::min(max_vectors, fit);
+    if (vectors == 0) continue;
+    const double ratio = static_cast<double>(rows * vectors) / static_cast<double>(rows + vectors);
+    if (ratio > best_ratio + 1e-12) {
+      best = {static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(vectors)};
+      best_ratio = ratio;
     }
   }
-  return best;
+  return best;  // called per tile multiply: one pass over the row counts, not over every block shape
 }
 
 KernelWork ComputeModel::matmul_tile(DataType type, std::uint64_t m, std::uint64_t n, std::uint64_t k,

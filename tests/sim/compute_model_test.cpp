@@ -117,3 +117,43 @@ TEST_CASE("the arch file's compute object: defaults, round trip and errors", "[c
   CHECK_THAT(error_of(with_compute(5)), Contains("core_groups.cores.compute must be an object"));
   CHECK_THAT(error_of(with_compute({{"f128", {}}})), Contains("unknown key core_groups.cores.compute.f128"));
 }
+
+TEST_CASE("the register block is the one an exhaustive search over every block shape finds", "[compute]") {
+  // The search as first written: every rows x vectors block that fits, in order, keeping strict improvements.
+  const auto exhaustive = [](const ComputeModel& m, DataType type, std::uint64_t rows_max, std::uint64_t n) {
+    const std::uint64_t lanes = m.unit(type).simd_lanes, regs = m.vector_registers;
+    const std::uint64_t max_rows = std::min<std::uint64_t>(std::max<std::uint64_t>(rows_max, 1), regs);
+    const std::uint64_t max_vectors =
+        std::min<std::uint64_t>((std::max<std::uint64_t>(n, 1) + lanes - 1) / lanes, regs);
+    RegisterBlock best{};
+    double best_ratio = 0;
+    for (std::uint64_t r = 1; r <= max_rows; ++r) {
+      for (std::uint64_t v = 1; v <= max_vectors; ++v) {
+        if (r * v + r + v > regs) break;
+        const double ratio = static_cast<double>(r * v) / static_cast<double>(r + v);
+        if (ratio > best_ratio + 1e-12)
+          best = {static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(v)}, best_ratio = ratio;
+      }
+    }
+    return best;
+  };
+  std::size_t compared = 0;
+  for (const char* preset : {"sw26010", "sw26010pro", "tiny"}) {
+    ComputeModel m = Arch::preset(preset).compute;
+    for (const std::uint32_t registers : {8u, 16u, 31u, 32u, 64u}) {
+      m.vector_registers = registers;
+      for (const DataType type : {DataType::kF32, DataType::kF16}) {
+        for (std::uint64_t rows = 0; rows <= 70; ++rows) {
+          for (std::uint64_t n = 0; n <= 600; n += (n < 64 ? 1 : 7)) {
+            const RegisterBlock fast = m.register_block(type, rows, n), slow = exhaustive(m, type, rows, n);
+            INFO(preset << " registers " << registers << " rows " << rows << " n " << n);
+            REQUIRE(fast.rows == slow.rows);
+            REQUIRE(fast.vectors == slow.vectors);
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  CHECK(compared > 100000);
+}
