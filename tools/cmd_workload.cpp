@@ -56,9 +56,9 @@ void run_workload_command(const WorkloadRunArgs& args) {
     if (fused) fmt::print("{}", fused->describe(*loaded));
     fmt::print("{}", describe(workload, plan));
   }
+  if (early_machine && !(early_machine->arch() == arch)) early_machine.reset();  // not the arch that runs
   std::optional<Machine> late_machine;
-  Machine& machine =
-      early_machine && early_machine->arch() == arch ? *early_machine : late_machine.emplace(arch, args.machine);
+  Machine& machine = early_machine ? *early_machine : late_machine.emplace(arch, args.machine);
   std::vector<std::string> outputs;
   for (std::size_t t : workload.outputs()) outputs.push_back(workload.tensor(t).name);
   const std::filesystem::path trace_option(args.trace);

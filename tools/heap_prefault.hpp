@@ -34,7 +34,8 @@ class HeapPrefault {
   std::size_t populating() const { return bytes_; }
   /// Bytes the helper thread has populated so far.
   std::size_t populated() const { return populated_.load(); }
-  /// Waits until the helper thread has populated everything and its follow-up has returned.
+  /// Waits until the helper thread has populated everything and its follow-up has returned (only the destructor
+  /// sets the stop flag: a follow-up that waits for it must not be combined with finish()).
   void finish();
 
  private:

@@ -69,6 +69,7 @@ MainMemory& Machine::memory() {
 
 void Machine::prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t main_bytes,
                                    const std::atomic<bool>& stop) {
+  impl_->require_idle("prefault_host_memory");  // a running launch may write these pages
   const int first = impl_->physical_group(0);
   impl_->memory.prefault(MainMemory::kBase + static_cast<std::uint64_t>(first) * impl_->memory.bytes_per_cg(),
                          main_bytes, stop);

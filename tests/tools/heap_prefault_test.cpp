@@ -59,7 +59,9 @@ TEST_CASE("a heap prefault runs its follow-up on the helper and tells it when th
       while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       saw_stop = true;
     });
-    while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int waited = 0; !started.load() && waited < 10000; ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(started.load());  // no helper thread within 10 s: fail, do not hang
     CHECK_FALSE(saw_stop.load());
   }  // the destructor sets the flag and joins
   CHECK(saw_stop.load());

@@ -107,7 +107,7 @@ std::size_t RunTileSource::slot(std::size_t nb) const {
   return tiling::ceil_even(precomputed() ? columns + (g_.s - 1) * g_.dilation_w : columns) + 2;
 }
 
-double RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, const tiling::ReadPricer& price,
+double RunTileSource::panel_cost(std::size_t k, std::size_t kc, std::size_t nb, const tiling::ReadPricer& price,
                                  MergedReads merged) const {
   const std::size_t rows = g_.rows_touched(nb);
   if (!precomputed()) {  // a run per image row and output row
@@ -120,10 +120,16 @@ double RunTileSource::panel_cost(std::size_t k, std::size_t, std::size_t nb, con
   const double blocks = std::ceil(static_cast<double>(k) / static_cast<double>(g_.rs()));
   const std::size_t block_rows = g_.r == 1 ? rows : g_.input_rows_for(rows);
   const std::size_t pitch = g_.r == 1 ? g_.stride_h * xl_.w_pitch : xl_.w_pitch;
-  // Blocks of whole planes continue one another: read_row_blocks reads a chunk's channels as one block.
-  if (merged == MergedReads::kAsIssued && block_rows * pitch == xl_.hw_pitch) {
-    const auto channels = static_cast<std::size_t>(blocks);
-    return price.block(channels * block_rows, width, pitch, channels * row_block_elements(nb));
+  // A tile of every output position reads whole planes where a plane is exactly the block's rows; their blocks
+  // continue one another, and read_row_blocks reads each k chunk's channels as one block.
+  if (merged == MergedReads::kAsIssued && nb >= g_.pq() && block_rows * pitch == xl_.hw_pitch) {
+    double cost = 0;
+    for (std::size_t k0 = 0; k0 < k; k0 += kc) {
+      const std::size_t k1 = std::min(k, k0 + kc);
+      const std::size_t channels = (k1 - 1) / g_.rs() - k0 / g_.rs() + 1;  // touched by image rows [k0, k1)
+      cost += price.block(channels * block_rows, width, pitch, channels * row_block_elements(nb));
+    }
+    return cost;
   }
   return blocks * price.block(block_rows, width, pitch, row_block_elements(nb));
 }

@@ -16,8 +16,9 @@ std::size_t b_pitch_for(std::size_t cols);
 void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t pitch);
 
 /// acc[rows, cols] += a[rows, depth] b[depth, cols]; acc rows `acc_pitch` apart, b rows `b_pitch` (>= cols) apart.
-/// With b_pitch_for(cols) the last column block reads b in place; a narrower pitch costs a zero-padded copy of
-/// b's last columns per call.
+/// With b_pitch_for(cols) the last column block reads b in place, up to b_pitch columns of every row, the last row
+/// included (b must hold depth * b_pitch floats); a narrower pitch costs a zero-padded copy of b's last columns per
+/// call.
 void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols, std::size_t depth,
                   std::size_t acc_pitch, std::size_t b_pitch);
 
