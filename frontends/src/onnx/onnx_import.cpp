@@ -6,11 +6,14 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/fp16.hpp"
 #include "ldmsim/sim/input_file.hpp"
+#include "ldmsim/sim/utf8.hpp"
 #include "onnx_nodes.hpp"
 
 namespace ldmsim {
@@ -239,14 +242,16 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   }
   ImportedModel out;
   SafeNames safe;
-  out.workload = {{"name", file.stem().string()},
-                  {"description",
-                   fmt::format("imported from {} (opset {}{})", file.filename().string(), ctx.opset,
-                               model.producer_name().empty()
-                                   ? ""
-                                   : fmt::format(", producer {} {}", model.producer_name(), model.producer_version()))},
-                  {"tensors", json::object()},
-                  {"ops", json::array()}};
+  // Names from the model (and the file's own) go into JSON: bytes that are not UTF-8 are replaced.
+  out.workload = {
+      {"name", valid_utf8(file.stem().string())},
+      {"description",
+       valid_utf8(fmt::format("imported from {} (opset {}{})", file.filename().string(), ctx.opset,
+                              model.producer_name().empty()
+                                  ? ""
+                                  : fmt::format(", producer {} {}", model.producer_name(), model.producer_version())))},
+      {"tensors", json::object()},
+      {"ops", json::array()}};
   std::size_t index = 0;
   for (const onnx::ValueInfoProto& input : graph.input()) {
     if (ctx.constants.contains(input.name())) continue;  // an initializer listed as an input (IR < 4)
@@ -302,7 +307,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     for (const std::string& o : produced_outputs(t.op, node)) outputs.push_back(safe(o));
     t.op["inputs"] = std::move(inputs);
     t.op["outputs"] = std::move(outputs);
-    if (!node.name().empty()) t.op["name"] = node.name();
+    if (!node.name().empty()) t.op["name"] = valid_utf8(node.name());
     out.workload["ops"].push_back(std::move(t.op));
   }
   for (const onnx::ValueInfoProto& o : graph.output()) {
@@ -347,10 +352,11 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
                                      {"inputs", json::array({safe(source)})},
                                      {"outputs", json::array({safe(o.name())})},
                                      {"attrs", {{"shape", std::vector<std::int64_t>(dims.begin(), dims.end())}}},
-                                     {"name", o.name() + " (output alias)"}});
+                                     {"name", valid_utf8(o.name() + " (output alias)")}});
     }
     out.workload["outputs"].push_back(safe(o.name()));
   }
+  for (std::string& note : out.notes) note = valid_utf8(note);  // they name inputs
   return out;
 }
 
