@@ -1,10 +1,10 @@
-// Faulting in fresh pages is about half of an ONNX import's host time: protobuf copies every initializer into a
-// new string, and a first touch costs ~0.6 ms per MB on the VMs measured (docs/benchmarks.md). HeapPrefault grows
-// the main thread's heap by the bytes the import is about to allocate and has a helper thread populate those pages
-// while the caller parses, so the parse mostly finds its pages already there. It asks for transparent huge pages
-// there: populated that way the helper keeps ahead of the parse (ResNet-18's import 24.7 -> 20.7 ms). Once done it
-// runs a follow-up the caller gives (`ldmsim run` commits the machine's first local-store and device pages) until
-// the import ends.
+// Faulting in fresh pages was about half of an ONNX import's host time: the import writes every fp32 weight,
+// rounded to fp16, into a buffer of its own, and a first touch costs ~0.4-0.6 ms per MB on the VMs measured
+// (docs/benchmarks.md). HeapPrefault grows the main thread's heap by the bytes the import is about to allocate and
+// has a helper thread populate those pages while the caller reads the model, so the reading mostly finds its pages
+// already there. It asks for transparent huge pages there: populated that way the helper keeps ahead of the parse
+// (ResNet-18's import 24.7 -> 20.7 ms, when protobuf still copied the weights). Once done it runs a follow-up the
+// caller gives (`ldmsim run` commits the machine's first local-store and device pages) until the import ends.
 #pragma once
 
 #include <atomic>

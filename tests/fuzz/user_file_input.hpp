@@ -2,15 +2,18 @@
 // replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
 // .npy, 'A': arch JSON, 'O': ONNX model, 'P': a constant pack, parsed in memory, else workload JSON), the rest is
 // written to a file in `scratch` and read.
-// Models and workloads are also planned and tagged (`ldmsim plan`); workloads fused too. Malformed input must end in a
-// ConfigError (caught here); anything else escapes to the caller.
+// Models are imported with and without streamed weights (the same outcome either way); models and workloads are
+// planned and tagged (`ldmsim plan`); workloads fused too. Malformed input must end in a ConfigError (caught here);
+// anything else escapes to the caller.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/frontends/npy.hpp"
@@ -24,6 +27,36 @@
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::fuzz {
+
+/// The import of `model` with `options`: its result dumped (workload JSON, arrays' shapes and bits, notes), or
+/// "error: " and the ConfigError's message.
+inline std::string import_outcome(const std::filesystem::path& model, const OnnxImportOptions& options) {
+  try {
+    const ImportedModel m = import_onnx(model, options);
+    std::string out = m.workload.dump();
+    for (const auto& [name, a] : m.arrays) {
+      out += "\n" + name + " " + a.dtype + " " + std::to_string(a.shape.size()) + ":";
+      for (const std::size_t d : a.shape) out += " " + std::to_string(d);
+      out += "\n";
+      out.append(reinterpret_cast<const char*>(a.halves.data()), a.halves.size() * sizeof(f16));
+      out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
+    }
+    for (const std::string& note : m.notes) out += "\n" + note;
+    return out;
+  } catch (const ConfigError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+/// Imports `model` with its fp32 weights streamed (all of them, and the default's large ones) and parsed by
+/// protobuf alone: the outcomes must be the same, results or error; aborts otherwise (a fuzzer's find).
+inline void check_streamed_import(const std::filesystem::path& model) {
+  OnnxImportOptions parsed, all_streamed, default_streamed;
+  parsed.streamed_weight_min_bytes = kNoStreamedWeights;
+  all_streamed.streamed_weight_min_bytes = 0;
+  const std::string want = import_outcome(model, parsed);
+  if (import_outcome(model, all_streamed) != want || import_outcome(model, default_streamed) != want) std::abort();
+}
 
 inline void read_user_file(const std::uint8_t* data, std::size_t size, const std::filesystem::path& scratch) {
   if (size == 0) return;
@@ -54,6 +87,7 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
     if (npy) {
       (void)read_npy(in);
     } else if (onnx) {
+      check_streamed_import(in);
       ImportedModel m = import_onnx(in);
       WorkloadLoadOptions options;
       options.arrays = &m.arrays;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "fuzz/user_file_input.hpp"
 #include "ldmsim/frontends/npy.hpp"
 
 using namespace ldmsim;
@@ -193,6 +194,24 @@ TEST_CASE("a raw fp32 weight is rounded to fp16 bit for bit as numpy rounds it",
   std::size_t differ = 0;
   for (std::size_t i = 0; i < got.halves.size(); ++i) differ += got.halves.data()[i].bits != want.halves.data()[i].bits;
   CHECK(differ == 0);
+}
+
+TEST_CASE("every test model imports the same with its fp32 weights streamed as parsed by protobuf", "[cli][onnx]") {
+  std::size_t models_seen = 0, imported = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(models())) {
+    if (entry.path().extension() != ".onnx") continue;
+    ++models_seen;
+    INFO(entry.path().string());
+    OnnxImportOptions parsed, streamed;
+    parsed.streamed_weight_min_bytes = kNoStreamedWeights;
+    streamed.streamed_weight_min_bytes = 0;
+    const std::string want = fuzz::import_outcome(entry.path(), parsed);
+    CHECK(fuzz::import_outcome(entry.path(), streamed) == want);
+    CHECK(fuzz::import_outcome(entry.path(), OnnxImportOptions{}) == want);
+    imported += want.rfind("error: ", 0) != 0;
+  }
+  CHECK(models_seen >= 20);
+  CHECK(imported >= models_seen / 2);
 }
 
 TEST_CASE("an input not given gets seeded random values and says so", "[cli][onnx]") {

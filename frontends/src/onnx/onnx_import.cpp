@@ -184,6 +184,19 @@ std::vector<std::string> wiring_problems(const onnx::NodeProto& node, const std:
   return wiring;
 }
 
+/// Whether every streamed weight is an initializer of `model`'s graph as the walk saw it: FLOAT, its raw data
+/// left out (protobuf read the skeleton as the walk did).
+bool streamed_weights_match(const onnx::ModelProto& model, const onnx_import::ModelSkeleton& skeleton) {
+  if (skeleton.weights.empty()) return true;
+  if (!model.has_graph()) return false;
+  const onnx::GraphProto& graph = model.graph();
+  return std::all_of(skeleton.weights.begin(), skeleton.weights.end(), [&](const onnx_import::StreamedWeight& w) {
+    if (w.initializer >= static_cast<std::size_t>(graph.initializer_size())) return false;
+    const onnx::TensorProto& t = graph.initializer(static_cast<int>(w.initializer));
+    return t.data_type() == onnx::TensorProto::FLOAT && !t.has_raw_data();
+  });
+}
+
 /// A constant as an fp16 .npy array (round to nearest even); consumes the constant's data. Each undecoded source
 /// backs one constant: a fold reads its input decoded (NodeTranslator::known), so copies never share a source.
 NpyArray fp16_array(Constant& c) {
@@ -198,17 +211,32 @@ NpyArray fp16_array(Constant& c) {
 
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
   const std::string origin = file.string();
-  // Parsed straight from the file (no copy of it in memory), never past the size checked at open. Reads of
-  // 256 KiB (the default is 8 KiB): a model's weights are tens of MB, and the buffer is reused, so it stays in
-  // memory already touched (mapping the file instead saves no more and a file truncated meanwhile would crash the
-  // parse with SIGBUS).
+  // Read straight from the file (no copy of it in memory), never past the size checked at open, in reads of
+  // 256 KiB through one reused buffer (mapping the file instead saves little, and a file truncated meanwhile would
+  // crash the reading with SIGBUS).
   const InputFileDescriptor model_file(file, "ONNX model", kMaxOnnxFileBytes);
-  google::protobuf::io::FileInputStream stream(model_file.fd(), kReadBlockBytes);
-  google::protobuf::io::LimitingInputStream bounded(&stream, static_cast<std::int64_t>(model_file.size()));
   onnx::ModelProto model;
-  if (!model.ParseFromZeroCopyStream(&bounded)) {
-    throw ConfigError(
-        fmt::format("{}: not a valid ONNX model: the protobuf does not parse (truncated or corrupt)", origin));
+  // Large fp32 weights are rounded to fp16 as the file is read and protobuf parses the rest (onnx_skeleton.hpp).
+  // Where that walk does not follow the file, or protobuf rejects what it leaves, protobuf parses the whole file.
+  std::optional<onnx_import::ModelSkeleton> skeleton;
+  if (options.streamed_weight_min_bytes != kNoStreamedWeights) {
+    skeleton =
+        onnx_import::read_model_skeleton(model_file.fd(), model_file.size(), options.streamed_weight_min_bytes, origin);
+  }
+  if (skeleton && !(model.ParseFromArray(skeleton->bytes.data(), static_cast<int>(skeleton->bytes.size())) &&
+                    streamed_weights_match(model, *skeleton))) {
+    skeleton.reset();
+    model.Clear();
+  }
+  if (skeleton) {
+    std::string().swap(skeleton->bytes);  // parsed: only the weights are needed now
+  } else {
+    google::protobuf::io::FileInputStream stream(model_file.fd(), kReadBlockBytes);
+    google::protobuf::io::LimitingInputStream bounded(&stream, static_cast<std::int64_t>(model_file.size()));
+    if (!model.ParseFromZeroCopyStream(&bounded)) {
+      throw ConfigError(
+          fmt::format("{}: not a valid ONNX model: the protobuf does not parse (truncated or corrupt)", origin));
+    }
   }
   if (!model.has_graph()) throw ConfigError(fmt::format("{}: the model has no graph", origin));
   const OperatorRegistry registry = OperatorRegistry::builtin();
@@ -229,9 +257,16 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   for (const onnx::NodeProto& node : graph.node()) ctx.reserved.insert(node.output().begin(), node.output().end());
   for (const onnx::ValueInfoProto& input : graph.input()) ctx.reserved.insert(input.name());
   for (const onnx::TensorProto& init : graph.initializer()) ctx.reserved.insert(init.name());
-  for (const onnx::TensorProto& init : graph.initializer()) {
+  std::size_t next_streamed = 0;  // skeleton->weights are in initializer order
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    const onnx::TensorProto& init = graph.initializer(i);
+    onnx_import::StreamedWeight* streamed = nullptr;
+    if (skeleton && next_streamed < skeleton->weights.size() &&
+        skeleton->weights[next_streamed].initializer == static_cast<std::size_t>(i)) {
+      streamed = &skeleton->weights[next_streamed++];
+    }
     std::string problem;
-    auto c = onnx_import::read_tensor(init, problem);
+    auto c = onnx_import::read_tensor(init, problem, streamed);
     if (!c) {
       problems.push_back(fmt::format("initializer '{}' {}", init.name(), problem));
       failed.insert(init.name());

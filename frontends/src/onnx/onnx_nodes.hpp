@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ldmsim/graph/graph.hpp"
+#include "onnx_skeleton.hpp"
 
 namespace ldmsim::onnx_import {
 
@@ -25,6 +26,9 @@ struct Constant {
   std::vector<double> values;
   bool integer = false;
   const onnx::TensorProto* source = nullptr;  ///< where undecoded values are (the model outlives the import)
+  /// With `source`, when its fp32 raw data was streamed (onnx_skeleton.hpp): the values rounded to fp16, and where
+  /// in the model file the exact ones are.
+  StreamedWeight* streamed = nullptr;
 };
 
 /// Initializers up to this many elements are decoded when read (shape tensors, scalars); larger ones on use.
@@ -85,6 +89,8 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx);
 
 /// The values of a TensorProto (float, float16, double, int32 or int64; raw or typed fields), checked against
 /// its dims before anything is allocated; nullopt and `problem` set when it cannot be read.
-std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string& problem);
+/// `streamed`: the tensor's raw data, left out of the parsed model (an initializer's fp32 weights).
+std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string& problem,
+                                    StreamedWeight* streamed = nullptr);
 
 }  // namespace ldmsim::onnx_import

@@ -84,8 +84,13 @@ bool decode(Constant& c) {
   const std::uint64_t count = product(c.dims);
   if (count > kMaxFoldedElements) return false;
   c.values.resize(count);
-  for_each_value(*c.source, count, [&](std::size_t i, double v) { c.values[i] = v; });
+  if (c.streamed != nullptr) {  // the exact fp32 values, not the rounded ones
+    read_streamed_floats(*c.streamed, [&](std::size_t i, float v) { c.values[i] = v; });
+  } else {
+    for_each_value(*c.source, count, [&](std::size_t i, double v) { c.values[i] = v; });
+  }
   c.source = nullptr;
+  c.streamed = nullptr;
   return true;
 }
 
@@ -95,23 +100,27 @@ bool raw_fp32(const Constant& c) {
   return c.source != nullptr && c.source->data_type() == onnx::TensorProto::FLOAT && c.source->has_raw_data();
 }
 
-/// Rounds `count` fp32 values at `from` (any alignment) to fp16 at `to`, a block at a time through aligned
-/// buffers; `to` may be `from` itself: each block is read whole before its halves (half its size) are written.
-void round_raw_fp32(const char* from, std::size_t count, char* to) {
-  constexpr std::size_t kBlock = 1024;
-  float floats[kBlock];
-  f16 halves[kBlock];
-  for (std::size_t i = 0; i < count; i += kBlock) {
-    const std::size_t n = std::min<std::size_t>(kBlock, count - i);
-    std::memcpy(floats, from + i * sizeof(float), n * sizeof(float));
-    floats_to_halves(std::span<const float>(floats, n), std::span<f16>(halves, n));
-    std::memcpy(to + i * sizeof(f16), halves, n * sizeof(f16));
+/// The streamed weight's fp16 values, which nothing has taken yet.
+const SharedHalves& untaken_halves(const Constant& c) {
+  if (c.streamed->taken) {
+    throw std::logic_error(fmt::format("ONNX import: the data of a constant of {} elements was taken before",
+                                       c.streamed->bytes / sizeof(float)));
   }
+  return c.streamed->halves;
 }
 
 }  // namespace
 
 SharedHalves take_fp16(Constant& c) {
+  if (c.streamed != nullptr) {  // rounded while the model was read
+    SharedHalves halves = untaken_halves(c);
+    c.streamed->taken = true;
+    c.streamed->halves = {};
+    c.source = nullptr;
+    c.streamed = nullptr;
+    c.values.clear();
+    return halves;
+  }
   if (!raw_fp32(c)) {
     std::vector<f16> out;
     append_fp16(c, out);
@@ -133,6 +142,11 @@ SharedHalves take_fp16(Constant& c) {
 }
 
 void append_fp16(const Constant& c, std::vector<f16>& out) {
+  if (c.streamed != nullptr) {
+    const std::span<const f16> halves = untaken_halves(c).span();
+    out.insert(out.end(), halves.begin(), halves.end());
+    return;
+  }
   if (raw_fp32(c)) {  // a model's fp32 weights, rounded by the vector conversion
     const std::uint64_t count = product(c.dims);
     const std::size_t at = out.size();
@@ -151,7 +165,7 @@ void append_fp16(const Constant& c, std::vector<f16>& out) {
   for_each_value(*c.source, count, push);
 }
 
-std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string& problem) {
+std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string& problem, StreamedWeight* streamed) {
   Constant c;
   const auto count = element_count(tensor, c.dims);
   if (!count) {
@@ -191,13 +205,16 @@ std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string
                             DT::DataType_Name(static_cast<DT::DataType>(type)));
       return std::nullopt;
   }
-  const bool raw = tensor.has_raw_data();
-  const std::uint64_t have = raw ? tensor.raw_data().size() / width : static_cast<std::uint64_t>(typed_size);
-  if (have != *count || (raw && tensor.raw_data().size() % width != 0)) {
+  // A streamed tensor's raw data is its fp32 bytes (the skeleton keeps only FLOAT tensors' data out).
+  const bool raw = streamed != nullptr || tensor.has_raw_data();
+  const std::uint64_t raw_bytes = streamed != nullptr ? streamed->bytes : tensor.raw_data().size();
+  const std::uint64_t have = raw ? raw_bytes / width : static_cast<std::uint64_t>(typed_size);
+  if (have != *count || (raw && raw_bytes % width != 0)) {
     problem = fmt::format("holds {} values but its dims need {}", have, *count);
     return std::nullopt;
   }
   c.source = &tensor;
+  c.streamed = streamed;
   if (*count <= kEagerElements) decode(c);
   return c;
 }

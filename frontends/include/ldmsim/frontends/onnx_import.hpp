@@ -18,11 +18,20 @@ namespace ldmsim {
 /// Largest .onnx file read (protobuf's own message limit is 2 GiB).
 inline constexpr std::uint64_t kMaxOnnxFileBytes = std::uint64_t{1} << 30;
 
+/// Smallest fp32 initializer streamed by default: larger than the ones decoded as soon as they are read (shapes,
+/// scalars), which stay in protobuf's copy.
+inline constexpr std::uint64_t kDefaultStreamedWeightBytes = 4097 * 4;
+inline constexpr std::uint64_t kNoStreamedWeights = ~std::uint64_t{0};
+
 struct OnnxImportOptions {
   /// Graph input name -> .npy file with its values (f2 or f4; f4 is rounded to fp16 when staged).
   std::map<std::string, std::filesystem::path> inputs;
   /// Inputs without a file get normal(0, 1) values from this seed (and a note says so).
   std::uint64_t seed = 1;
+  /// fp32 initializers of at least this many bytes of raw data are rounded to fp16 as the file is read, outside
+  /// protobuf: the same values, in half the memory and less time (docs/onnx.md). kNoStreamedWeights: protobuf
+  /// reads every tensor (the results are the same).
+  std::uint64_t streamed_weight_min_bytes = kDefaultStreamedWeightBytes;
 };
 
 /// A model in the workload format. Tensor names are ONNX's made file-safe (docs/onnx.md); constants and given

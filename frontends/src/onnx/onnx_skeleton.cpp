@@ -1,0 +1,296 @@
+// The model skeleton (see onnx_skeleton.hpp): a walk of the protobuf wire format over ModelProto -> graph ->
+// initializer, copying every other field as it is. The walk is stricter than protobuf (it gives up where protobuf
+// might read the bytes differently), never laxer: protobuf then reads the whole file itself.
+#include "onnx_skeleton.hpp"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <span>
+
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim::onnx_import {
+
+void round_raw_fp32(const char* from, std::size_t count, char* to) {
+  constexpr std::size_t kBlock = 1024;
+  float floats[kBlock];
+  f16 halves[kBlock];
+  for (std::size_t i = 0; i < count; i += kBlock) {
+    const std::size_t n = std::min<std::size_t>(kBlock, count - i);
+    std::memcpy(floats, from + i * sizeof(float), n * sizeof(float));
+    floats_to_halves(std::span<const float>(floats, n), std::span<f16>(halves, n));
+    std::memcpy(to + i * sizeof(f16), halves, n * sizeof(f16));
+  }
+}
+
+namespace {
+
+constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
+constexpr std::uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
+constexpr std::uint64_t kFloatType = onnx::TensorProto::FLOAT;
+
+/// The file read forward through one buffer with pread.
+class Cursor {
+ public:
+  Cursor(int fd, std::uint64_t size) : fd_(fd), size_(size), buffer_(new char[kChunkBytes]) {}
+
+  /// File offset of the next unread byte.
+  std::uint64_t offset() const { return file_at_ - (end_ - at_); }
+  const char* data() const { return buffer_.get() + at_; }
+  std::size_t available() const { return end_ - at_; }
+  void skip(std::size_t n) { at_ += n; }
+
+  /// At least `n` (at most kChunkBytes) bytes available; false at the end of the file or on a read error.
+  bool ensure(std::size_t n) {
+    if (available() >= n) return true;
+    std::memmove(buffer_.get(), data(), available());
+    end_ -= at_;
+    at_ = 0;
+    while (end_ < n) {
+      if (file_at_ >= size_) return false;
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes - end_, size_ - file_at_));
+      const ssize_t got = pread(fd_, buffer_.get() + end_, want, static_cast<off_t>(file_at_));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      end_ += static_cast<std::size_t>(got);
+      file_at_ += static_cast<std::uint64_t>(got);
+    }
+    return true;
+  }
+
+  /// A varint of at most 10 bytes (protobuf's limit), its bytes appended to `raw` when given.
+  bool varint(std::uint64_t& value, std::string* raw = nullptr) {
+    value = 0;
+    for (int i = 0; i < 10; ++i) {
+      if (!ensure(1)) return false;
+      const auto byte = static_cast<unsigned char>(*data());
+      skip(1);
+      if (raw != nullptr) raw->push_back(static_cast<char>(byte));
+      value |= static_cast<std::uint64_t>(byte & 0x7f) << (7 * i);
+      if ((byte & 0x80) == 0) return i < 9 || byte <= 1;  // a 10th byte may only hold the top bit
+    }
+    return false;
+  }
+
+  bool copy(std::uint64_t n, std::string& out) {
+    while (n > 0) {
+      if (!ensure(1)) return false;
+      const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n, available()));
+      out.append(data(), k);
+      skip(k);
+      n -= k;
+    }
+    return true;
+  }
+
+  /// `count` fp32 values rounded to fp16 into `out`.
+  bool round_floats(std::uint64_t count, f16* out) {
+    while (count > 0) {
+      if (!ensure(sizeof(float))) return false;
+      const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(count, available() / sizeof(float)));
+      round_raw_fp32(data(), k, reinterpret_cast<char*>(out));
+      skip(k * sizeof(float));
+      out += k;
+      count -= k;
+    }
+    return true;
+  }
+
+ private:
+  int fd_;
+  std::uint64_t size_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t at_ = 0, end_ = 0;  // unread bytes: buffer_[at_, end_)
+  std::uint64_t file_at_ = 0;     // file offset of buffer_[end_]
+};
+
+void append_varint(std::string& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+/// A field's key (and, length-delimited, its length) as read; `tag` keeps the key's bytes.
+struct Field {
+  std::string tag;
+  std::uint64_t number = 0;
+  std::uint32_t wire = 0;
+  std::uint64_t length = 0;  // of a length-delimited field's contents
+};
+
+class SkeletonReader {
+ public:
+  SkeletonReader(int fd, std::uint64_t size, std::uint64_t min_bytes, const std::string& file)
+      : in_(fd, size), fd_(fd), size_(size), min_(min_bytes), file_(file) {}
+
+  std::optional<ModelSkeleton> read() {
+    if (!model()) return std::nullopt;
+    return std::move(out_);
+  }
+
+ private:
+  /// The next field's key within a message ending at `end`; false unless it is one the walk can copy.
+  bool header(std::uint64_t end, Field& f) {
+    f.tag.clear();
+    std::uint64_t key = 0;
+    if (!in_.varint(key, &f.tag) || f.tag.size() > 5 || key > 0xFFFFFFFFu || in_.offset() > end) return false;
+    f.number = key >> 3;
+    f.wire = static_cast<std::uint32_t>(key & 7);
+    if (f.number == 0) return false;
+    if (f.wire == kLengthDelimited) {
+      return in_.varint(f.length) && in_.offset() <= end && f.length <= end - in_.offset();
+    }
+    return f.wire == kVarint || f.wire == kFixed64 || f.wire == kFixed32;  // not groups (deprecated) or invalid
+  }
+
+  /// Copies the rest of field `f` (its key already read) to `out` as it is.
+  bool copy_field(const Field& f, std::uint64_t end, std::string& out) {
+    out += f.tag;
+    switch (f.wire) {
+      case kVarint: {
+        std::uint64_t value = 0;
+        return in_.varint(value, &out) && in_.offset() <= end;
+      }
+      case kFixed64:
+        return in_.offset() + 8 <= end && in_.copy(8, out);
+      case kFixed32:
+        return in_.offset() + 4 <= end && in_.copy(4, out);
+      default:
+        append_varint(out, f.length);
+        return in_.copy(f.length, out);
+    }
+  }
+
+  /// Appends a length-delimited field of key `tag` holding `contents` to `out`.
+  static void put_message(std::string& out, const std::string& tag, const std::string& contents) {
+    out += tag;
+    append_varint(out, contents.size());
+    out += contents;
+  }
+
+  bool model() {
+    std::string& out = out_.bytes;
+    bool graph_seen = false;
+    while (in_.offset() < size_) {
+      Field f;
+      if (!header(size_, f)) return false;
+      if (f.number == onnx::ModelProto::kGraphFieldNumber && f.wire == kLengthDelimited) {
+        if (graph_seen) return false;  // protobuf would merge the two: not followed here
+        graph_seen = true;
+        std::string graph;
+        if (!graph_message(in_.offset() + f.length, graph)) return false;
+        put_message(out, f.tag, graph);
+      } else if (!copy_field(f, size_, out)) {
+        return false;
+      }
+      if (out.size() > kMaxSkeletonBytes) return false;
+    }
+    return true;
+  }
+
+  bool graph_message(std::uint64_t end, std::string& out) {
+    while (in_.offset() < end) {
+      Field f;
+      if (!header(end, f)) return false;
+      if (f.number == onnx::GraphProto::kInitializerFieldNumber && f.wire == kLengthDelimited) {
+        std::string tensor;
+        if (!tensor_message(in_.offset() + f.length, tensor)) return false;
+        put_message(out, f.tag, tensor);
+        ++initializers_;
+      } else if (!copy_field(f, end, out)) {
+        return false;
+      }
+      if (out.size() > kMaxSkeletonBytes) return false;
+    }
+    return in_.offset() == end;
+  }
+
+  bool tensor_message(std::uint64_t end, std::string& out) {
+    std::uint64_t data_type = 0;
+    bool raw_seen = false;
+    while (in_.offset() < end) {
+      Field f;
+      if (!header(end, f)) return false;
+      if (f.number == onnx::TensorProto::kDataTypeFieldNumber && f.wire == kVarint) {
+        out += f.tag;
+        if (!in_.varint(data_type, &out) || in_.offset() > end) return false;
+        data_type &= 0xFFFFFFFFu;  // protobuf reads an int32 field's varint truncated to 32 bits
+        continue;
+      }
+      if (f.number == onnx::TensorProto::kRawDataFieldNumber && f.wire == kLengthDelimited) {
+        if (raw_seen) return false;  // the last would win: not followed here
+        raw_seen = true;
+        if (data_type == kFloatType && f.length % sizeof(float) == 0 && f.length >= min_) {
+          if (!stream_weight(f.length)) return false;
+          continue;
+        }
+      }
+      if (!copy_field(f, end, out)) return false;
+      if (out.size() > kMaxSkeletonBytes) return false;
+    }
+    return in_.offset() == end;
+  }
+
+  bool stream_weight(std::uint64_t bytes) {
+    StreamedWeight w;
+    w.initializer = initializers_;
+    w.offset = in_.offset();
+    w.bytes = bytes;
+    w.fd = fd_;
+    w.file = &file_;
+    const std::uint64_t count = bytes / sizeof(float);
+    // Not zero-filled: every value is written below (the file is at most 1 GiB, so is this).
+    std::shared_ptr<f16[]> halves(new f16[static_cast<std::size_t>(count)]);
+    if (!in_.round_floats(count, halves.get())) return false;
+    const f16* values = halves.get();
+    w.halves = SharedHalves(std::move(halves), values, static_cast<std::size_t>(count));
+    out_.weights.push_back(std::move(w));
+    return true;
+  }
+
+  Cursor in_;
+  int fd_;
+  std::uint64_t size_, min_;
+  const std::string& file_;
+  std::size_t initializers_ = 0;
+  ModelSkeleton out_;
+};
+
+}  // namespace
+
+void read_streamed_floats(const StreamedWeight& w, const std::function<void(std::size_t, float)>& f) {
+  constexpr std::size_t kBlock = 4096;
+  float block[kBlock];
+  const std::uint64_t count = w.bytes / sizeof(float);
+  for (std::uint64_t i = 0; i < count;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, count - i));
+    std::size_t done = 0;  // bytes of this block read
+    while (done < n * sizeof(float)) {
+      const ssize_t got = pread(w.fd, reinterpret_cast<char*>(block) + done, n * sizeof(float) - done,
+                                static_cast<off_t>(w.offset + i * sizeof(float) + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        throw ConfigError(fmt::format("{}: the model file changed while it was read (its bytes at offset {} are gone)",
+                                      w.file != nullptr ? *w.file : "ONNX model", w.offset + i * sizeof(float) + done));
+      }
+      done += static_cast<std::size_t>(got);
+    }
+    for (std::size_t k = 0; k < n; ++k) f(static_cast<std::size_t>(i + k), block[k]);
+    i += n;
+  }
+}
+
+std::optional<ModelSkeleton> read_model_skeleton(int fd, std::uint64_t size, std::uint64_t min_bytes,
+                                                 const std::string& file) {
+  return SkeletonReader(fd, size, min_bytes, file).read();
+}
+
+}  // namespace ldmsim::onnx_import

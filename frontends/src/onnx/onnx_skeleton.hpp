@@ -1,0 +1,55 @@
+// Private: an ONNX model read once, its large fp32 weights rounded to fp16 on the way, so that protobuf parses only
+// the rest (the "skeleton": nodes, names, shapes, small tensors). Parsed whole, protobuf copies every weight into a
+// string of its own: a second pass over the file's size in fresh memory, and the fp16 rounding a third
+// (docs/benchmarks.md "Weights rounded while the model is read").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ldmsim/sim/fp16.hpp"
+
+namespace ldmsim::onnx_import {
+
+/// An initializer's fp32 raw data, left out of the skeleton and rounded to fp16 while the file was read.
+struct StreamedWeight {
+  std::size_t initializer = 0;  ///< index among the graph's initializers
+  std::uint64_t offset = 0;     ///< of its fp32 bytes in the file (a fold re-reads them exactly)
+  std::uint64_t bytes = 0;
+  SharedHalves halves;                ///< the values rounded to fp16 (nearest even)
+  bool taken = false;                 ///< `halves` went to a constant's array
+  int fd = -1;                        ///< the model file, open while the import runs
+  const std::string* file = nullptr;  ///< its name, for errors
+};
+
+struct ModelSkeleton {
+  std::string bytes;                    ///< the model file without the streamed weights' raw data
+  std::vector<StreamedWeight> weights;  ///< in initializer order
+};
+
+/// The skeleton grows no larger than this; a model with more outside its fp32 weights (float_data, int64 or
+/// double tensors) is parsed from the file as before, holding one copy of it instead of two.
+inline constexpr std::uint64_t kMaxSkeletonBytes = std::uint64_t{64} << 20;
+
+/// Reads the model in `fd` (a regular file of `size` bytes, read with pread: the descriptor's offset stays put)
+/// and streams the raw data of each initializer of its graph whose data type, given before it, is FLOAT and which
+/// holds at least `min_bytes` (a multiple of 4). nullopt when the file is anything this walk does not follow
+/// exactly as protobuf would (malformed, a second graph or raw_data field, groups, a read error, a skeleton over
+/// kMaxSkeletonBytes): protobuf then parses the whole file and gives its own verdict.
+/// `file` names the model in errors; it must outlive the weights.
+std::optional<ModelSkeleton> read_model_skeleton(int fd, std::uint64_t size, std::uint64_t min_bytes,
+                                                 const std::string& file);
+
+/// The exact fp32 values of `w`, read from the model file again, as f(index, value); ConfigError naming the file
+/// when they cannot be read (it changed during the import).
+void read_streamed_floats(const StreamedWeight& w, const std::function<void(std::size_t, float)>& f);
+
+/// Rounds `count` fp32 values at `from` (any alignment) to fp16 at `to`, a block at a time through aligned
+/// buffers; `to` may be `from` itself: each block is read whole before its halves (half its size) are written.
+void round_raw_fp32(const char* from, std::size_t count, char* to);
+
+}  // namespace ldmsim::onnx_import

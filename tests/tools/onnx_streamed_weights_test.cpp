@@ -1,0 +1,308 @@
+// ONNX weights rounded to fp16 while the model file is read (frontends/src/onnx/onnx_skeleton.hpp): the import's
+// outcome is the same as protobuf's parse of the whole file, for well-formed models and for the wire-format corners
+// the walk must leave to protobuf. Models are written here byte by byte in protobuf's wire format.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "../../frontends/src/onnx/onnx_skeleton.hpp"
+#include "cli_support.hpp"
+#include "fuzz/user_file_input.hpp"
+#include "ldmsim/frontends/onnx_import.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/input_file.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ldmsim;
+
+namespace {
+
+/// A protobuf message in wire format.
+struct Message {
+  std::string bytes;
+
+  Message& varint_field(std::uint64_t field, std::uint64_t value) {
+    key(field, 0);
+    varint(value);
+    return *this;
+  }
+  Message& bytes_field(std::uint64_t field, const std::string& value) {
+    key(field, 2);
+    varint(value.size());
+    bytes += value;
+    return *this;
+  }
+  Message& message(std::uint64_t field, const Message& m) { return bytes_field(field, m.bytes); }
+  Message& raw(const std::string& b) {
+    bytes += b;
+    return *this;
+  }
+
+ private:
+  void key(std::uint64_t field, std::uint64_t wire) { varint(field << 3 | wire); }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      bytes.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    bytes.push_back(static_cast<char>(v));
+  }
+};
+
+std::string float_bytes(const std::vector<float>& values) {
+  std::string out(values.size() * sizeof(float), '\0');
+  std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+/// TensorProto fields: dims 1, data_type 2, name 8, raw_data 9 (left out when `with_data` is false).
+Message float_tensor(const std::string& name, const std::vector<std::uint64_t>& dims, const std::vector<float>& values,
+                     bool with_data = true) {
+  Message t;
+  for (const std::uint64_t d : dims) t.varint_field(1, d);
+  t.varint_field(2, 1);  // FLOAT
+  t.bytes_field(8, name);
+  if (with_data) t.bytes_field(9, float_bytes(values));
+  return t;
+}
+
+/// A ValueInfoProto of a float tensor: name 1, type 2 -> tensor_type 1 -> {elem_type 1, shape 2 -> dim 1 -> value 1}.
+Message value_info(const std::string& name, const std::vector<std::uint64_t>& dims) {
+  Message shape;
+  for (const std::uint64_t d : dims) shape.message(1, Message().varint_field(1, d));
+  const Message tensor_type = Message().varint_field(1, 1).message(2, shape);
+  return Message().bytes_field(1, name).message(2, Message().message(1, tensor_type));
+}
+
+/// NodeProto: input 1, output 2, op_type 4.
+Message node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
+  Message n;
+  for (const std::string& in : inputs) n.bytes_field(1, in);
+  n.bytes_field(2, output);
+  n.bytes_field(4, op);
+  return n;
+}
+
+constexpr std::uint64_t kWidth = 64;
+
+/// GraphProto (node 1, name 2, initializer 5, input 11, output 12) of z = x + w * c + v: w * c folds at import
+/// (from w's exact fp32 values), v is a weight as it is. `w` and `v` are given as TensorProto messages so that a
+/// test can write them in unusual ways.
+Message graph(const Message& w, const Message& v) {
+  Message g;
+  g.message(1, node("Mul", {"w", "c"}, "wc"));
+  g.message(1, node("Add", {"x", "wc"}, "y"));
+  g.message(1, node("Add", {"y", "v"}, "z"));
+  g.bytes_field(2, "g");
+  g.message(5, w);
+  g.message(5, float_tensor("c", {1}, {1.5f}));
+  g.message(5, v);
+  g.message(11, value_info("x", {1, kWidth}));
+  g.message(12, value_info("z", {1, kWidth}));
+  return g;
+}
+
+/// ModelProto: ir_version 1, graph 7, opset_import 8 (version 2).
+Message model(const Message& g) {
+  return Message().varint_field(1, 8).message(8, Message().varint_field(2, 13)).message(7, g);
+}
+
+/// w's values: 1 + 2^-11 lies halfway between two fp16 values (rounded alone it is 1), and times 1.5 it is 1.5 +
+/// 0.75 * 2^-10 (rounded: 1.5 + 2^-10): the fold must read the exact fp32 value.
+std::vector<float> w_values() {
+  std::vector<float> w(kWidth);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 1.0f + std::ldexp(1.0f, -11) + static_cast<float>(i);
+  return w;
+}
+
+std::vector<float> v_values() {
+  std::vector<float> v(kWidth);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.1f * static_cast<float>(i) - 3.0f;
+  return v;
+}
+
+Message w_tensor() {
+  return float_tensor("w", {1, kWidth}, w_values());
+}
+Message v_tensor() {
+  return float_tensor("v", {1, kWidth}, v_values());
+}
+
+std::filesystem::path write(const test::TempDir& dir, const std::string& name, const std::string& bytes) {
+  return dir.write(name, bytes);
+}
+
+OnnxImportOptions streaming(std::uint64_t min_bytes) {
+  OnnxImportOptions o;
+  o.streamed_weight_min_bytes = min_bytes;
+  return o;
+}
+
+/// The import's outcome with every fp32 weight streamed, with the default's, and with none: the same; returns it.
+std::string require_same_outcomes(const std::filesystem::path& file) {
+  const std::string parsed = fuzz::import_outcome(file, streaming(kNoStreamedWeights));
+  CHECK(fuzz::import_outcome(file, streaming(0)) == parsed);
+  CHECK(fuzz::import_outcome(file, streaming(4)) == parsed);
+  CHECK(fuzz::import_outcome(file, OnnxImportOptions{}) == parsed);
+  return parsed;
+}
+
+bool imported(const std::string& outcome) {
+  return outcome.rfind("error: ", 0) != 0;
+}
+
+std::vector<f16> array_of(const ImportedModel& m, const std::string& name) {
+  const NpyArray& a = m.arrays.at(name + ".npy");
+  return {a.halves.data(), a.halves.data() + a.halves.size()};
+}
+
+}  // namespace
+
+TEST_CASE("streamed weights import to the same bits as protobuf's parse, and folds read their exact fp32 values",
+          "[onnx][import]") {
+  const test::TempDir dir("onnx-streamed");
+  const auto file = write(dir, "m.onnx", model(graph(w_tensor(), v_tensor())).bytes);
+  require_same_outcomes(file);
+  const ImportedModel m = import_onnx(file, streaming(0));
+  const std::vector<f16> v = array_of(m, "v");
+  const std::vector<f16> wc = array_of(m, "wc");
+  REQUIRE(v.size() == kWidth);
+  REQUIRE(wc.size() == kWidth);
+  for (std::size_t i = 0; i < kWidth; ++i) {
+    CHECK(v[i].bits == f16(v_values()[i]).bits);
+    CHECK(wc[i].bits == f16(static_cast<float>(static_cast<double>(w_values()[i]) * 1.5)).bits);
+  }
+  // What the fold would give from w's rounded values: different, so the check above can fail.
+  CHECK(f16(1.5f + std::ldexp(1.0f, -10)).bits != f16(static_cast<float>(f16(w_values()[0])) * 1.5f).bits);
+}
+
+TEST_CASE("the model skeleton leaves out the large fp32 weights and keeps everything else", "[onnx][import]") {
+  const test::TempDir dir("onnx-skeleton");
+  const std::string bytes = model(graph(w_tensor(), v_tensor())).bytes;
+  const auto file = write(dir, "m.onnx", bytes);
+  const InputFileDescriptor fd(file, "ONNX model", kMaxOnnxFileBytes);
+  const std::string name = file.string();
+  SECTION("above the size limit: w and v (c is 4 bytes)") {
+    const auto skeleton = onnx_import::read_model_skeleton(fd.fd(), fd.size(), 16, name);
+    REQUIRE(skeleton);
+    REQUIRE(skeleton->weights.size() == 2);
+    CHECK(skeleton->weights[0].initializer == 0);
+    CHECK(skeleton->weights[1].initializer == 2);
+    const Message w_out = float_tensor("w", {1, kWidth}, {}, false), v_out = float_tensor("v", {1, kWidth}, {}, false);
+    CHECK(skeleton->bytes == model(graph(w_out, v_out)).bytes);
+    const std::vector<float> v = v_values();
+    const auto& w1 = skeleton->weights[1];
+    CHECK(w1.bytes == kWidth * sizeof(float));
+    CHECK(bytes.compare(w1.offset, w1.bytes, float_bytes(v)) == 0);
+    for (std::size_t i = 0; i < kWidth; ++i) CHECK(w1.halves.data()[i].bits == f16(v[i]).bits);
+    std::vector<float> reread(kWidth);
+    onnx_import::read_streamed_floats(w1, [&](std::size_t i, float x) { reread.at(i) = x; });
+    CHECK(reread == v);
+  }
+  SECTION("a limit above every weight streams nothing") {
+    const auto skeleton = onnx_import::read_model_skeleton(fd.fd(), fd.size(), 1 << 20, name);
+    REQUIRE(skeleton);
+    CHECK(skeleton->weights.empty());
+    CHECK(skeleton->bytes == bytes);
+  }
+  SECTION("a file cut short is left to protobuf") {
+    const auto cut = write(dir, "cut.onnx", bytes.substr(0, bytes.size() - 100));
+    const InputFileDescriptor cut_fd(cut, "ONNX model", kMaxOnnxFileBytes);
+    CHECK_FALSE(onnx_import::read_model_skeleton(cut_fd.fd(), cut_fd.size(), 0, name));
+    CHECK_THROWS_WITH(import_onnx(cut), Catch::Contains("the protobuf does not parse"));
+  }
+}
+
+TEST_CASE("a streamed weight whose bytes vanish from the file names the file instead of reading garbage",
+          "[onnx][import]") {
+  const test::TempDir dir("onnx-vanish");
+  const auto file = write(dir, "m.onnx", model(graph(w_tensor(), v_tensor())).bytes);
+  const InputFileDescriptor fd(file, "ONNX model", kMaxOnnxFileBytes);
+  const std::string name = file.string();
+  auto skeleton = onnx_import::read_model_skeleton(fd.fd(), fd.size(), 16, name);
+  REQUIRE(skeleton);
+  std::filesystem::resize_file(file, skeleton->weights[1].offset + 8);  // truncated while the import runs
+  CHECK_THROWS_WITH(onnx_import::read_streamed_floats(skeleton->weights[1], [](std::size_t, float) {}),
+                    Catch::Contains(name) && Catch::Contains("changed while it was read"));
+}
+
+TEST_CASE("wire-format corners import the same with streamed weights as parsed by protobuf", "[onnx][import]") {
+  const test::TempDir dir("onnx-corners");
+  const std::string v_raw = float_bytes(v_values());
+  SECTION("data_type after raw_data (not streamed)") {
+    Message v;
+    v.varint_field(1, 1).varint_field(1, kWidth).bytes_field(8, "v").bytes_field(9, v_raw).varint_field(2, 1);
+    CHECK(imported(require_same_outcomes(write(dir, "late_type.onnx", model(graph(w_tensor(), v)).bytes))));
+  }
+  SECTION("raw_data twice (protobuf keeps the last)") {
+    Message v;
+    v.varint_field(1, 1).varint_field(1, kWidth).varint_field(2, 1).bytes_field(8, "v");
+    v.bytes_field(9, float_bytes(w_values())).bytes_field(9, v_raw);
+    CHECK(imported(require_same_outcomes(write(dir, "twice.onnx", model(graph(w_tensor(), v)).bytes))));
+  }
+  SECTION("data_type changed to int32 after the raw data") {
+    Message v;
+    v.varint_field(1, 1).varint_field(1, kWidth).varint_field(2, 1).bytes_field(8, "v").bytes_field(9, v_raw);
+    v.varint_field(2, 6);  // INT32: the same bytes, other values
+    CHECK(imported(require_same_outcomes(write(dir, "retyped.onnx", model(graph(w_tensor(), v)).bytes))));
+  }
+  SECTION("data_type FLOAT as an over-long varint (2^32 + 1, read as 1)") {
+    Message v;
+    v.varint_field(1, 1).varint_field(1, kWidth).raw(std::string("\x10\x81\x80\x80\x80\x10", 6));
+    v.bytes_field(8, "v").bytes_field(9, v_raw);
+    CHECK(imported(require_same_outcomes(write(dir, "long_type.onnx", model(graph(w_tensor(), v)).bytes))));
+  }
+  SECTION("raw data of a length that is not a multiple of 4") {
+    Message v;
+    v.varint_field(1, 1).varint_field(1, kWidth).varint_field(2, 1).bytes_field(8, "v").bytes_field(9, v_raw + "xy");
+    CHECK_THAT(require_same_outcomes(write(dir, "odd.onnx", model(graph(w_tensor(), v)).bytes)),
+               Catch::Contains("initializer 'v' holds 64 values but its dims need 64") || Catch::Contains("holds"));
+  }
+  SECTION("two graph fields (protobuf merges them)") {
+    Message second;
+    second.message(5, float_tensor("extra", {kWidth}, v_values()));
+    const std::string bytes = model(graph(w_tensor(), v_tensor())).bytes + Message().message(7, second).bytes;
+    CHECK(imported(require_same_outcomes(write(dir, "two_graphs.onnx", bytes))));
+  }
+  SECTION("a fixed64 and a fixed32 field inside a tensor, and a group tag") {
+    Message v = v_tensor();
+    v.raw(std::string("\x59", 1) + std::string(8, '\x01'));  // field 11 (uint64_data), wire type 1
+    v.raw(std::string("\x6d", 1) + std::string(4, '\x02'));  // field 13, wire type 5
+    CHECK(imported(require_same_outcomes(write(dir, "fixed.onnx", model(graph(w_tensor(), v)).bytes))));
+    Message grouped = v_tensor();
+    grouped.raw(std::string("\x7b\x7c", 2));  // field 15: start group, end group
+    CHECK(imported(require_same_outcomes(write(dir, "group.onnx", model(graph(w_tensor(), grouped)).bytes))));
+  }
+  SECTION("a tensor whose length runs past its graph") {
+    Message g = graph(w_tensor(), v_tensor());
+    g.raw(std::string("\x2a\x7f\x08\x01\x10", 5));  // an initializer of 127 bytes, 3 of them in the graph
+    const std::string bytes = model(g).bytes;
+    CHECK_FALSE(imported(require_same_outcomes(write(dir, "overrun.onnx", bytes))));
+  }
+}
+
+TEST_CASE("names that are not UTF-8 are replaced, so the workload, stats.json and trace can hold them", "[onnx][cli]") {
+  const test::TempDir dir("onnx-utf8");
+  // A Relu whose node name ends in a lone 0xE9 (Latin-1's e-acute), an input name with a stray continuation byte.
+  Message g;
+  g.message(1, node("Relu", {"x\x80"}, "y").bytes_field(3, "relu_\xE9"));
+  g.message(11, value_info("x\x80", {1, kWidth}));
+  g.message(12, value_info("y", {1, kWidth}));
+  const auto file = write(dir, "names.onnx", model(g).bytes);
+  const ImportedModel m = import_onnx(file);
+  CHECK(m.workload["ops"][0]["name"] == "relu_\xEF\xBF\xBD");
+  REQUIRE_FALSE(m.notes.empty());
+  CHECK_THAT(m.notes[0], Catch::StartsWith("input 'x\xEF\xBF\xBD'"));
+  CHECK_NOTHROW(m.workload.dump());
+  const auto r = testing::run_cli(fmt::format("run '{}' --out '{}'", file.string(), (dir / "out").string()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto stats = nlohmann::json::parse(testing::read_file(dir / "out" / "stats.json"));
+  CHECK(stats["ops"][0]["name"] == "relu_\xEF\xBF\xBD");
+}
