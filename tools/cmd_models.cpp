@@ -20,6 +20,7 @@
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/ldmsim.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/sim/utf8.hpp"
 #include "run_directory.hpp"
 #include "schedule_svg.hpp"
 #include "workload_loading.hpp"
@@ -141,7 +142,7 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   for (std::size_t k = 0; k < workloads.size(); ++k) {
     Model& m = models[k];
     m.name = names[k];
-    m.workload = workloads[k];
+    m.workload = valid_utf8(workloads[k]);  // for JSON: a path's bytes need not be UTF-8
     m.loaded = load_for_run(LoadArgs{workloads[k], args.arch, args.arch_given, args.staging, args.fusion,
                                      args.conv_algo, args.inputs, workloads.size()},
                             registry);
@@ -174,8 +175,10 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   }
 
   const char* schedule = pipelined ? "pipelined" : "sequential";
+  std::vector<std::string> workload_paths;
+  for (const Model& m : models) workload_paths.push_back(m.workload);
   const nlohmann::json run_info = {{"workload", fmt::format("{}", fmt::join(names, "+"))},
-                                   {"workloads", workloads},
+                                   {"workloads", workload_paths},
                                    {"models", names},
                                    {"schedule", schedule}};
   const std::filesystem::path trace_option(args.trace);

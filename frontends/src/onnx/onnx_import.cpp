@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <optional>
@@ -184,6 +185,18 @@ std::vector<std::string> wiring_problems(const onnx::NodeProto& node, const std:
   return wiring;
 }
 
+/// What identifies a version of a file's contents: its size and last modification time.
+struct FileVersion {
+  std::int64_t size = 0, seconds = 0, nanoseconds = 0;
+  friend bool operator==(const FileVersion&, const FileVersion&) = default;
+};
+
+std::optional<FileVersion> file_version(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return std::nullopt;
+  return FileVersion{st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+}
+
 /// Whether every streamed weight is an initializer of `model`'s graph as the walk saw it: FLOAT, its raw data
 /// left out (protobuf read the skeleton as the walk did).
 bool streamed_weights_match(const onnx::ModelProto& model, const onnx_import::ModelSkeleton& skeleton) {
@@ -215,6 +228,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   // 256 KiB through one reused buffer (mapping the file instead saves little, and a file truncated meanwhile would
   // crash the reading with SIGBUS).
   const InputFileDescriptor model_file(file, "ONNX model", kMaxOnnxFileBytes);
+  const std::optional<FileVersion> version_read = file_version(model_file.fd());
   onnx::ModelProto model;
   // Large fp32 weights are rounded to fp16 as the file is read and protobuf parses the rest (onnx_skeleton.hpp).
   // Where that walk does not follow the file, or protobuf rejects what it leaves, protobuf parses the whole file.
@@ -392,6 +406,11 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     out.workload["outputs"].push_back(safe(o.name()));
   }
   for (std::string& note : out.notes) note = valid_utf8(note);  // they name inputs
+  // Read in more than one pass (a fold re-reads a streamed weight's fp32 values): all from the same file version.
+  if (!version_read || file_version(model_file.fd()) != version_read) {
+    throw ConfigError(fmt::format("{}: the model file changed while it was read (read it again)", origin));
+  }
+  out.streamed_weights = skeleton ? skeleton->weights.size() : 0;
   return out;
 }
 

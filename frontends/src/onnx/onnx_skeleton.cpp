@@ -146,13 +146,24 @@ class SkeletonReader {
     f.wire = static_cast<std::uint32_t>(key & 7);
     if (f.number == 0) return false;
     if (f.wire == kLengthDelimited) {
-      return in_.varint(f.length) && in_.offset() <= end && f.length <= end - in_.offset();
+      // A length is written back in its shortest form, so it must be one protobuf reads at all: at most 5 bytes.
+      std::string length_bytes;
+      return in_.varint(f.length, &length_bytes) && length_bytes.size() <= 5 && in_.offset() <= end &&
+             f.length <= end - in_.offset();
     }
     return f.wire == kVarint || f.wire == kFixed64 || f.wire == kFixed32;  // not groups (deprecated) or invalid
   }
 
+  /// Counts `n` more bytes into the skeleton; false past kMaxSkeletonBytes (checked before anything is copied).
+  bool spend(std::uint64_t n) {
+    if (n > kMaxSkeletonBytes - copied_) return false;
+    copied_ += n;
+    return true;
+  }
+
   /// Copies the rest of field `f` (its key already read) to `out` as it is.
   bool copy_field(const Field& f, std::uint64_t end, std::string& out) {
+    if (!spend(f.tag.size() + 10)) return false;  // the key, a varint's or length's bytes (at most 10)
     out += f.tag;
     switch (f.wire) {
       case kVarint: {
@@ -165,15 +176,17 @@ class SkeletonReader {
         return in_.offset() + 4 <= end && in_.copy(4, out);
       default:
         append_varint(out, f.length);
-        return in_.copy(f.length, out);
+        return spend(f.length) && in_.copy(f.length, out);
     }
   }
 
-  /// Appends a length-delimited field of key `tag` holding `contents` to `out`.
-  static void put_message(std::string& out, const std::string& tag, const std::string& contents) {
+  /// Appends a length-delimited field of key `tag` holding `contents` (counted already) to `out`.
+  bool put_message(std::string& out, const std::string& tag, const std::string& contents) {
+    if (!spend(tag.size() + 10)) return false;
     out += tag;
     append_varint(out, contents.size());
     out += contents;
+    return true;
   }
 
   bool model() {
@@ -186,12 +199,10 @@ class SkeletonReader {
         if (graph_seen) return false;  // protobuf would merge the two: not followed here
         graph_seen = true;
         std::string graph;
-        if (!graph_message(in_.offset() + f.length, graph)) return false;
-        put_message(out, f.tag, graph);
+        if (!graph_message(in_.offset() + f.length, graph) || !put_message(out, f.tag, graph)) return false;
       } else if (!copy_field(f, size_, out)) {
         return false;
       }
-      if (out.size() > kMaxSkeletonBytes) return false;
     }
     return true;
   }
@@ -202,13 +213,11 @@ class SkeletonReader {
       if (!header(end, f)) return false;
       if (f.number == onnx::GraphProto::kInitializerFieldNumber && f.wire == kLengthDelimited) {
         std::string tensor;
-        if (!tensor_message(in_.offset() + f.length, tensor)) return false;
-        put_message(out, f.tag, tensor);
+        if (!tensor_message(in_.offset() + f.length, tensor) || !put_message(out, f.tag, tensor)) return false;
         ++initializers_;
       } else if (!copy_field(f, end, out)) {
         return false;
       }
-      if (out.size() > kMaxSkeletonBytes) return false;
     }
     return in_.offset() == end;
   }
@@ -220,6 +229,7 @@ class SkeletonReader {
       Field f;
       if (!header(end, f)) return false;
       if (f.number == onnx::TensorProto::kDataTypeFieldNumber && f.wire == kVarint) {
+        if (!spend(f.tag.size() + 10)) return false;
         out += f.tag;
         if (!in_.varint(data_type, &out) || in_.offset() > end) return false;
         data_type &= 0xFFFFFFFFu;  // protobuf reads an int32 field's varint truncated to 32 bits
@@ -234,7 +244,6 @@ class SkeletonReader {
         }
       }
       if (!copy_field(f, end, out)) return false;
-      if (out.size() > kMaxSkeletonBytes) return false;
     }
     return in_.offset() == end;
   }
@@ -261,6 +270,7 @@ class SkeletonReader {
   std::uint64_t size_, min_;
   const std::string& file_;
   std::size_t initializers_ = 0;
+  std::uint64_t copied_ = 0;  // bytes counted into the skeleton (spend)
   ModelSkeleton out_;
 };
 

@@ -40,6 +40,9 @@ struct ImportedModel {
   nlohmann::json workload;
   std::map<std::string, NpyArray> arrays;  ///< file name -> values (constants rounded to fp16 already)
   std::vector<std::string> notes;          ///< what the import decided for the user (random inputs, rounding)
+  /// fp32 initializers rounded to fp16 as the file was read (OnnxImportOptions::streamed_weight_min_bytes); 0 when
+  /// protobuf parsed the whole file.
+  std::size_t streamed_weights = 0;
 };
 
 /// Reads and translates `file`; ConfigError naming the file and what is wrong otherwise.
