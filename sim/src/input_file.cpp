@@ -88,17 +88,21 @@ InputFileDescriptor::~InputFileDescriptor() {
   ::close(fd_);
 }
 
+std::size_t read_at(int fd, std::uint64_t offset, void* to, std::size_t bytes) {
+  std::size_t done = 0;
+  while (done < bytes) {
+    const ssize_t got = ::pread(fd, static_cast<char*>(to) + done, bytes - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
 std::string read_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes) {
   const InputFileDescriptor input(file, what, max_bytes);
   std::string text(static_cast<std::size_t>(input.size()), '\0');
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t got = ::read(input.fd(), text.data() + done, text.size() - done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;  // a file truncated meanwhile: parse what is there
-    done += static_cast<std::size_t>(got);
-  }
-  text.resize(done);
+  text.resize(read_at(input.fd(), 0, text.data(), text.size()));  // a file truncated meanwhile: parse what is there
   return text;
 }
 

@@ -52,3 +52,16 @@ TEST_CASE("parse_json bounds nesting and names the origin and position") {
   CHECK_THROWS_WITH(ldmsim::parse_json("{\n  \"a\": ,\n}", "w.json"), Contains("w.json: invalid JSON at line 2"));
   CHECK_THROWS_AS(ldmsim::parse_json("", "w.json"), ConfigError);
 }
+
+TEST_CASE("read_at reads at an offset and stops short only at the end of the file") {
+  const ldmsim::test::TempDir dir("read-at");
+  const auto file = dir.write("f.bin", "0123456789");
+  const ldmsim::InputFileDescriptor fd(file, "test file", 100);
+  char buf[8] = {};
+  CHECK(ldmsim::read_at(fd.fd(), 3, buf, 4) == 4);
+  CHECK(std::string(buf, 4) == "3456");
+  CHECK(ldmsim::read_at(fd.fd(), 7, buf, 8) == 3);  // the last three bytes
+  CHECK(std::string(buf, 3) == "789");
+  CHECK(ldmsim::read_at(fd.fd(), 10, buf, 8) == 0);
+  CHECK(ldmsim::read_at(-1, 0, buf, 8) == 0);  // a read error reads nothing
+}

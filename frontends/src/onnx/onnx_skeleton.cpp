@@ -5,15 +5,14 @@
 
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <span>
 
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/input_file.hpp"
 
 namespace ldmsim::onnx_import {
 
@@ -52,16 +51,11 @@ class Cursor {
     std::memmove(buffer_.get(), data(), available());
     end_ -= at_;
     at_ = 0;
-    while (end_ < n) {
-      if (file_at_ >= size_) return false;
-      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes - end_, size_ - file_at_));
-      const ssize_t got = pread(fd_, buffer_.get() + end_, want, static_cast<off_t>(file_at_));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return false;
-      end_ += static_cast<std::size_t>(got);
-      file_at_ += static_cast<std::uint64_t>(got);
-    }
-    return true;
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes - end_, size_ - file_at_));
+    const std::size_t got = read_at(fd_, file_at_, buffer_.get() + end_, want);
+    end_ += got;
+    file_at_ += got;
+    return end_ >= n;
   }
 
   /// A varint of at most 10 bytes (protobuf's limit), its bytes appended to `raw` when given.
@@ -282,16 +276,10 @@ void read_streamed_floats(const StreamedWeight& w, const std::function<void(std:
   const std::uint64_t count = w.bytes / sizeof(float);
   for (std::uint64_t i = 0; i < count;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, count - i));
-    std::size_t done = 0;  // bytes of this block read
-    while (done < n * sizeof(float)) {
-      const ssize_t got = pread(w.fd, reinterpret_cast<char*>(block) + done, n * sizeof(float) - done,
-                                static_cast<off_t>(w.offset + i * sizeof(float) + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        throw ConfigError(fmt::format("{}: the model file changed while it was read (its bytes at offset {} are gone)",
-                                      w.file != nullptr ? *w.file : "ONNX model", w.offset + i * sizeof(float) + done));
-      }
-      done += static_cast<std::size_t>(got);
+    const std::uint64_t at = w.offset + i * sizeof(float);
+    if (read_at(w.fd, at, block, n * sizeof(float)) != n * sizeof(float)) {
+      throw ConfigError(fmt::format("{}: the model file changed while it was read (its bytes from offset {} are gone)",
+                                    w.file != nullptr ? *w.file : "ONNX model", at));
     }
     for (std::size_t k = 0; k < n; ++k) f(static_cast<std::size_t>(i + k), block[k]);
     i += n;

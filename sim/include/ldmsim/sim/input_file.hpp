@@ -3,6 +3,7 @@
 // file instead of exhausting memory or the stack. Every reader of user files goes through here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,9 @@ class InputFileDescriptor {
   int fd_ = -1;
   std::uint64_t size_ = 0;
 };
+/// Reads up to `bytes` bytes of `fd` at `offset` into `to` (retrying interrupted and short reads); returns how many
+/// were read: fewer only at the end of the file or on a read error.
+std::size_t read_at(int fd, std::uint64_t offset, void* to, std::size_t bytes);
 /// The whole content of a regular file of at most `max_bytes` (checked before reading).
 std::string read_input_file(const std::filesystem::path& file, std::string_view what, std::uint64_t max_bytes);
 /// Deepest nesting of objects and arrays in JSON `text` (brackets inside strings skipped); stops counting past
