@@ -73,7 +73,7 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes, std::function<void(const std::at
     bytes = std::min(bytes, kMaxBytes);
     std::vector<void*> blocks;
     blocks.reserve((bytes + kBlockBytes - 1) / kBlockBytes);  // nothing to throw once the allocator is tuned
-    // Large blocks from the heap, and free heap kept, so the import's strings land in the pages populated here.
+    // Large blocks from the heap, and free heap kept, so the import's buffers land in the pages populated here.
     mmap_tuned_ = mallopt(M_MMAP_THRESHOLD, 2 * static_cast<int>(kBlockBytes)) == 1;
     trim_tuned_ = mallopt(M_TRIM_THRESHOLD, static_cast<int>(kMaxBytes)) == 1;
     if (mmap_tuned_ && trim_tuned_) {
