@@ -118,7 +118,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
     switch (step.kind) {
       case Step::Kind::kStage: {
         const StagingStats before = staging;
-        device[step.tensor] = stage_in(machine, node.name, step.plan, initial_values(node).span(), &staging);
+        device[step.tensor] = stage_in(machine, node.name, step.plan, initial_values(node), &staging);
         footprint.hold(*device[step.tensor]);
         op_staging.host_seconds += staging.host_seconds - before.host_seconds;
         op_staging.bytes_added += staging.bytes_added - before.bytes_added;

@@ -274,7 +274,7 @@ void SplitRun::stage(const Step& step) {
   }
   auto& copies = held_[step.tensor];
   if (copies.empty()) {
-    const DeviceTensor t = stage_in(machine_, node.name, step.plan, values, &staging_);
+    const DeviceTensor t = stage_in(machine_, node.name, step.plan, initial, &staging_);
     footprint_.hold(t);
     copies.push_back(Copy{t, 0, TensorRegion{}, 0});
   } else if (!copies.front().region.whole) {

@@ -81,24 +81,54 @@ DeviceTensor allocate_tensor(Machine& machine, const std::string& name, const Pa
   return t;
 }
 
-DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, std::span<const f16> logical,
-                      StagingStats* stats) {
+namespace {
+
+/// Allocates the tensor and fills it by `upload`, counting the staging.
+template <typename Upload>
+DeviceTensor stage(Machine& machine, const std::string& name, const PaddingPlan& plan, StagingStats* stats,
+                   Upload upload) {
   const HostStopwatch watch;
   DeviceTensor t;
   t.name = name;
   t.plan = plan;
   t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1), AllocOptions{.name = name});
-  if (plan.layout.is_natural() && logical.size() == plan.layout.total) {  // nothing to pad: upload in place
-    machine.upload(t.ptr, logical);
-  } else {
-    machine.upload(t.ptr, std::span<const f16>(pad(plan.layout, logical)));
-  }
+  upload(t.ptr);
   if (stats != nullptr) {
     stats->host_seconds += watch.elapsed();
     stats->bytes_added += plan.added_bytes();
     stats->bytes_staged += plan.layout.total * sizeof(f16);
   }
   return t;
+}
+
+bool unpadded(const PaddingPlan& plan, std::size_t logical) {
+  return plan.layout.is_natural() && logical == plan.layout.total;
+}
+
+}  // namespace
+
+DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, std::span<const f16> logical,
+                      StagingStats* stats) {
+  return stage(machine, name, plan, stats, [&](DevicePtr<f16> at) {
+    if (unpadded(plan, logical.size())) {  // nothing to pad: upload in place
+      machine.upload(at, logical);
+    } else {
+      machine.upload(at, std::span<const f16>(pad(plan.layout, logical)));
+    }
+  });
+}
+
+DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, const SharedHalves& logical,
+                      StagingStats* stats) {
+  return stage(machine, name, plan, stats, [&](DevicePtr<f16> at) {
+    if (unpadded(plan, logical.size()) && !logical.empty()) {
+      machine.upload_shared(at, logical);
+    } else if (unpadded(plan, logical.size())) {
+      machine.upload(at, logical.span());
+    } else {
+      machine.upload(at, std::span<const f16>(pad(plan.layout, logical.span())));
+    }
+  });
 }
 
 std::vector<f16> stage_out(const Machine& machine, const DeviceTensor& tensor, StagingStats* stats) {

@@ -105,6 +105,16 @@ void Machine::write_bytes(DeviceAddr dst, std::span<const std::byte> src) {
   impl_->memory.write(dst, src);
 }
 
+void Machine::upload_shared(DevicePtr<f16> dst, const SharedHalves& values) {
+  impl_->require_idle("upload");
+  const Region* region = impl_->memory.find_region(dst.addr(), values.size() * sizeof(f16));
+  if (region == nullptr || region->base != dst.addr() || region->bytes != values.size() * sizeof(f16)) {
+    throw ConfigError(fmt::format("upload of {} values to 0x{:x} does not fill one allocated region exactly",
+                                  values.size(), dst.addr()));
+  }
+  impl_->memory.lend(dst.addr(), values.shared(), std::as_bytes(values.span()));
+}
+
 void Machine::read_bytes(DeviceAddr src, std::span<std::byte> dst) const {
   impl_->require_idle("download");
   if (dst.empty()) return;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/host_pages.hpp"
@@ -68,6 +69,7 @@ void MainMemory::free(DeviceAddr base) {
   auto it = regions_.find(base);
   if (it == regions_.end())
     throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
+  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) { return loan->base == base; });
   const Region region = it->second;
   regions_.erase(it);
   allocated_bytes_ -= region.bytes;
@@ -128,25 +130,85 @@ std::byte* MainMemory::chunk_for_write(std::uint64_t index) {
   return expected;
 }
 
+void MainMemory::lend(DeviceAddr base, std::shared_ptr<const void> owner, std::span<const std::byte> bytes) {
+  const auto it = regions_.find(base);
+  if (it == regions_.end() || it->second.bytes != bytes.size()) {
+    throw std::logic_error(
+        fmt::format("main memory: lending {} bytes to 0x{:x}, which is not the base of a live "
+                    "region of that size",
+                    bytes.size(), base));
+  }
+  auto loan = std::make_unique<Loan>();
+  loan->base = base;
+  loan->bytes = bytes;
+  loan->owner = std::move(owner);
+  loans_.push_back(std::move(loan));
+}
+
+std::size_t MainMemory::lent_regions() const {
+  return static_cast<std::size_t>(std::count_if(loans_.begin(), loans_.end(), [](const std::unique_ptr<Loan>& loan) {
+    return !loan->copied.load(std::memory_order_acquire);
+  }));
+}
+
+void MainMemory::read_chunk(std::uint64_t offset, std::byte* out, std::size_t n) const {
+  const std::byte* chunk = chunks_[offset / kChunkBytes].load(std::memory_order_acquire);
+  if (chunk != nullptr) {
+    std::memcpy(out, chunk + offset % kChunkBytes, n);
+  } else {
+    std::memset(out, 0, n);
+  }
+}
+
+void MainMemory::read_lent(std::uint64_t offset, std::byte* out, std::size_t n) const {
+  for (const auto& loan : loans_) {
+    const std::uint64_t from = loan->base - kBase, to = from + loan->bytes.size();
+    if (to <= offset || from >= offset + n || loan->copied.load(std::memory_order_acquire)) continue;
+    // Loans never overlap (one per region): the pieces before and after this one hold no part of it.
+    const std::uint64_t lo = std::max(offset, from), hi = std::min(offset + n, to);
+    if (lo > offset) read_lent(offset, out, lo - offset);
+    std::memcpy(out + (lo - offset), loan->bytes.data() + (lo - from), hi - lo);
+    if (hi < offset + n) read_lent(hi, out + (hi - offset), offset + n - hi);
+    return;
+  }
+  read_chunk(offset, out, n);
+}
+
 void MainMemory::read(DeviceAddr addr, std::span<std::byte> out) const {
   std::uint64_t offset = addr - kBase;
   std::size_t done = 0;
   while (done < out.size()) {
-    const std::uint64_t index = offset / kChunkBytes;
-    const std::uint64_t within = offset % kChunkBytes;
-    const std::size_t n = std::min<std::size_t>(out.size() - done, kChunkBytes - within);
-    const std::byte* chunk = chunks_[index].load(std::memory_order_acquire);
-    if (chunk != nullptr) {
-      std::memcpy(out.data() + done, chunk + within, n);
+    const std::size_t n = std::min<std::size_t>(out.size() - done, kChunkBytes - offset % kChunkBytes);
+    if (loans_.empty()) {
+      read_chunk(offset, out.data() + done, n);
     } else {
-      std::memset(out.data() + done, 0, n);
+      read_lent(offset, out.data() + done, n);
     }
     done += n;
     offset += n;
   }
 }
 
+void MainMemory::copy_loans(DeviceAddr addr, std::uint64_t bytes) {
+  for (const auto& loan : loans_) {
+    if (loan->base + loan->bytes.size() <= addr || loan->base >= addr + bytes) continue;
+    if (loan->copied.load(std::memory_order_acquire)) continue;
+    const std::lock_guard lock(copy_mutex_);
+    if (loan->copied.load(std::memory_order_relaxed)) continue;  // another thread's write copied it meanwhile
+    std::uint64_t offset = loan->base - kBase;
+    std::size_t done = 0;
+    while (done < loan->bytes.size()) {
+      const std::size_t n = std::min<std::size_t>(loan->bytes.size() - done, kChunkBytes - offset % kChunkBytes);
+      std::memcpy(chunk_for_write(offset / kChunkBytes) + offset % kChunkBytes, loan->bytes.data() + done, n);
+      done += n;
+      offset += n;
+    }
+    loan->copied.store(true, std::memory_order_release);  // readers see the copy complete, or the lent bytes
+  }
+}
+
 void MainMemory::write(DeviceAddr addr, std::span<const std::byte> in) {
+  if (!loans_.empty()) copy_loans(addr, in.size());
   std::uint64_t offset = addr - kBase;
   std::size_t done = 0;
   while (done < in.size()) {

@@ -36,3 +36,23 @@ TEST_CASE("stage_in and stage_out move padded tensors through device memory", "[
   CHECK(stage_out(m, t, &stats) == logical);
   CHECK(t.ptr.addr() % 4 == 0);
 }
+
+TEST_CASE("stage_in lends shared values to an unpadded tensor and copies a padded one", "[staging]") {
+  Machine m{Arch::preset("tiny")};
+  const Shape4 s{1, 3, 3, 5};
+  std::vector<f16> logical(s.elements());
+  for (std::size_t i = 0; i < logical.size(); ++i) logical[i] = f16(static_cast<float>(i));
+  const SharedHalves shared(logical);
+  StagingStats stats;
+  const DeviceTensor natural = stage_in(m, "lent", plan_unpadded(s, PaddingSpec{}), shared, &stats);
+  CHECK(m.memory().lent_regions() == 1);
+  CHECK(stats.bytes_staged == logical.size() * sizeof(f16));
+  CHECK(stage_out(m, natural) == logical);
+  const DeviceTensor padded = stage_in(m, "copied", plan_column(s, Unit::kRow), shared, &stats);
+  CHECK(m.memory().lent_regions() == 1);  // padding needs a copy
+  CHECK(stage_out(m, padded) == logical);
+  m.upload(natural.ptr, std::vector<f16>(logical.size(), f16(7.0f)));  // a write takes the region's own copy
+  CHECK(m.memory().lent_regions() == 0);
+  CHECK(stage_out(m, natural) == std::vector<f16>(logical.size(), f16(7.0f)));
+  CHECK(shared.span()[5] == f16(5.0f));  // the lent values never change
+}

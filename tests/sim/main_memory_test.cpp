@@ -1,5 +1,6 @@
 // Device main memory: deterministic first-fit addresses per core-group window, alignment, reuse and coalescing after
-// free, freed bytes reading back as zero, find_region boundaries, lazy commit of huge nodes and concurrent writes.
+// free, freed bytes reading back as zero, find_region boundaries, lazy commit of huge nodes, concurrent writes, and
+// bytes lent to a region (read in place until its first write copies them).
 #include "ldmsim/sim/main_memory.hpp"
 
 #include <atomic>
@@ -7,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -231,6 +234,11 @@ TEST_CASE("random allocations, writes and frees match a reference model", "[memo
         std::vector<std::byte> got(bytes, std::byte{0xAB});
         mem.read(at, got);
         REQUIRE(first_difference(got) == -1);  // fresh or reused: zero
+        if (below(3) == 0) {                   // lent its contents instead of written
+          auto lent = std::make_shared<std::vector<std::byte>>(bytes_of(bytes, static_cast<unsigned>(below(256))));
+          mem.lend(at, lent, *lent);
+          got = *lent;
+        }
         live.emplace(at, std::move(got));
       } else if (op < 7) {
         auto it = std::next(live.begin(), static_cast<std::ptrdiff_t>(below(live.size())));
@@ -248,6 +256,23 @@ TEST_CASE("random allocations, writes and frees match a reference model", "[memo
           std::vector<std::byte> got(expected.size());
           mem.read(at, got);
           REQUIRE(first_difference(got, expected) == -1);  // no neighbour's allocation or free touched it
+        }
+        // One read across neighbouring regions, lent or not: each region's bytes where they are (free bytes
+        // between them are not compared: freed bytes are zeroed when allocated again, not before).
+        if (live.size() >= 2) {
+          const auto first = live.begin(), last = std::prev(live.end());
+          if (MainMemory::window_of(first->first, mem.bytes_per_cg()) ==
+              MainMemory::window_of(last->first, mem.bytes_per_cg())) {
+            std::vector<std::byte> got(last->first + last->second.size() - first->first);
+            mem.read(first->first, got);
+            for (const auto& [at, held] : live) {
+              if (at < first->first || at > last->first) continue;
+              const std::vector<std::byte> part(
+                  got.begin() + static_cast<std::ptrdiff_t>(at - first->first),
+                  got.begin() + static_cast<std::ptrdiff_t>(at - first->first + held.size()));
+              REQUIRE(first_difference(part, held) == -1);
+            }
+          }
         }
       }
     }
@@ -383,4 +408,119 @@ TEST_CASE("prefault commits a range's chunks without changing a byte, and stops 
   // A range past the last chunk is clipped to the node, not an error.
   mem.prefault(MainMemory::kBase + 128 * kMiB - 4096, 1 * kGiB, stop);
   CHECK(mem.committed_bytes() == 4 * MainMemory::kChunkBytes);
+}
+
+TEST_CASE("lent bytes are read in place until the region's first write copies them", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr before = mem.allocate(100);
+  const std::uint64_t bytes = 2 * MainMemory::kChunkBytes + 300;  // across chunk boundaries
+  const DeviceAddr at = mem.allocate(bytes);
+  const DeviceAddr after = mem.allocate(100);
+  mem.write(before, bytes_of(100, 1));
+  mem.write(after, bytes_of(100, 2));
+  const std::uint64_t committed = mem.committed_bytes();
+  auto lent = std::make_shared<std::vector<std::byte>>(bytes_of(bytes, 9));
+  std::weak_ptr<std::vector<std::byte>> owner = lent;
+  mem.lend(at, lent, *lent);
+  const std::vector<std::byte> values = *lent;
+  lent.reset();  // the memory keeps them alive
+  CHECK(mem.lent_regions() == 1);
+  std::vector<std::byte> got(bytes);
+  mem.read(at, got);
+  CHECK(got == values);
+  std::vector<std::byte> piece(1000);
+  mem.read(at + MainMemory::kChunkBytes - 500, piece);
+  CHECK(std::equal(piece.begin(), piece.end(), values.begin() + MainMemory::kChunkBytes - 500));
+  CHECK(mem.committed_bytes() == committed);  // nothing copied, nothing committed for it
+  // A read from the region before through the one after: each region's bytes, zeros between them.
+  std::vector<std::byte> across(after + 100 - before), expected(across.size());
+  const auto place = [&](DeviceAddr a, const std::vector<std::byte>& v) {
+    std::copy(v.begin(), v.end(), expected.begin() + static_cast<std::ptrdiff_t>(a - before));
+  };
+  place(before, bytes_of(100, 1));
+  place(at, values);
+  place(after, bytes_of(100, 2));
+  mem.read(before, across);
+  CHECK(first_difference(across, expected) == -1);
+
+  mem.write(at + MainMemory::kChunkBytes + 7, bytes_of(3, 200));  // one write anywhere copies the whole region
+  CHECK(mem.lent_regions() == 0);
+  std::vector<std::byte> want = values;
+  const auto changed = bytes_of(3, 200);
+  std::copy(changed.begin(), changed.end(), want.begin() + static_cast<std::ptrdiff_t>(MainMemory::kChunkBytes) + 7);
+  mem.read(at, got);
+  CHECK(first_difference(got, want) == -1);
+  CHECK(!owner.expired());  // held until the region is freed
+  mem.free(at);
+  CHECK(owner.expired());
+  const DeviceAddr again = mem.allocate(bytes);
+  CHECK(again == at);
+  mem.read(again, got);
+  CHECK(first_difference(got) == -1);  // a freed region's bytes, lent or copied, read as zero when reused
+}
+
+TEST_CASE("a lent region freed before any write leaves nothing behind", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr at = mem.allocate(5000);
+  auto lent = std::make_shared<std::vector<std::byte>>(bytes_of(5000, 4));
+  mem.lend(at, lent, *lent);
+  mem.free(at);
+  CHECK(mem.lent_regions() == 0);
+  const DeviceAddr again = mem.allocate(5000);
+  std::vector<std::byte> got(5000, std::byte{1});
+  mem.read(again, got);
+  CHECK(first_difference(got) == -1);
+  CHECK(mem.committed_bytes() == 0);
+}
+
+TEST_CASE("lend refuses bytes that do not fill one live region exactly", "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr at = mem.allocate(256);
+  auto lent = std::make_shared<std::vector<std::byte>>(bytes_of(256, 4));
+  CHECK_THROWS_AS(mem.lend(at, lent, std::span<const std::byte>(*lent).first(255)), std::logic_error);
+  CHECK_THROWS_AS(mem.lend(at + 4, lent, std::span<const std::byte>(*lent).first(252)), std::logic_error);
+  CHECK(mem.lent_regions() == 0);
+}
+
+TEST_CASE("threads reading a lent region while others write it see whole copies and lose no write", "[memory]") {
+  MainMemory mem(2, 64 * kMiB);
+  const std::uint64_t bytes = 3 * MainMemory::kChunkBytes;
+  const DeviceAddr at = mem.allocate(bytes);
+  auto lent = std::make_shared<std::vector<std::byte>>(bytes_of(bytes, 5));
+  const std::vector<std::byte> values = *lent;
+  mem.lend(at, lent, *lent);
+  constexpr int kWriters = 3, kReaders = 3;
+  std::atomic<int> bad_reads{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWriters; ++t) {
+    threads.emplace_back([&, t] {  // each writes its own 64-byte slot of every chunk
+      for (std::uint64_t c = 0; c < 3; ++c) {
+        mem.write(at + c * MainMemory::kChunkBytes + static_cast<std::uint64_t>(t) * 64,
+                  bytes_of(64, static_cast<unsigned>(100 + t)));
+      }
+    });
+  }
+  for (int t = 0; t < kReaders; ++t) {
+    threads.emplace_back([&] {  // bytes no writer touches read the lent values throughout
+      std::vector<std::byte> got(4096);
+      for (int round = 0; round < 200; ++round) {
+        mem.read(at + MainMemory::kChunkBytes + 1024, got);
+        if (!std::equal(got.begin(), got.end(), values.begin() + MainMemory::kChunkBytes + 1024)) ++bad_reads;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(bad_reads == 0);
+  CHECK(mem.lent_regions() == 0);
+  std::vector<std::byte> want = values, got(bytes);
+  for (int t = 0; t < kWriters; ++t) {
+    const auto slot = bytes_of(64, static_cast<unsigned>(100 + t));
+    for (std::uint64_t c = 0; c < 3; ++c) {
+      std::copy(
+          slot.begin(), slot.end(),
+          want.begin() + static_cast<std::ptrdiff_t>(c * MainMemory::kChunkBytes + static_cast<std::uint64_t>(t) * 64));
+    }
+  }
+  mem.read(at, got);
+  CHECK(first_difference(got, want) == -1);
 }

@@ -41,6 +41,10 @@ DeviceTensor allocate_tensor(Machine& machine, const std::string& name, const Pa
 /// Allocates, pads and uploads a tensor.
 DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, std::span<const f16> logical,
                       StagingStats* stats = nullptr);
+/// stage_in of shared values: where the plan adds no padding the tensor's region is lent the values
+/// (Machine::upload_shared) instead of a copy of them.
+DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, const SharedHalves& logical,
+                      StagingStats* stats = nullptr);
 /// Downloads a tensor and strips its padding.
 std::vector<f16> stage_out(const Machine& machine, const DeviceTensor& tensor, StagingStats* stats = nullptr);
 

@@ -21,6 +21,7 @@
 #include "ldmsim/runtime/device_ptr.hpp"
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/fp16.hpp"
 #include "ldmsim/sim/main_memory.hpp"
 #include "ldmsim/trace/codec.hpp"
 #include "ldmsim/trace/recorder.hpp"
@@ -129,6 +130,10 @@ class Machine {
   void upload(DevicePtr<T> dst, const std::vector<T>& src) {
     upload(dst, std::span<const T>(src));
   }
+  /// Uploads `values` into the region allocated at `dst` (exactly their size, not written since its allocation)
+  /// without copying them: the region reads them where they are and copies them in at its first write
+  /// (MainMemory::lend). How `ldmsim run` stages a model's constants.
+  void upload_shared(DevicePtr<f16> dst, const SharedHalves& values);
   template <typename T>
   void download(std::span<T> dst, DevicePtr<const T> src) {
     static_assert(std::is_trivially_copyable_v<T>);

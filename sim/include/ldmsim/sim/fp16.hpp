@@ -67,6 +67,8 @@ class SharedHalves {
   bool empty() const { return size_ == 0; }
   std::span<const f16> span() const { return {data_.get(), size_}; }
   std::vector<f16> to_vector() const { return {data_.get(), data_.get() + size_}; }
+  /// The values, sharing ownership of whatever keeps them alive.
+  const std::shared_ptr<const f16>& shared() const { return data_; }
 
  private:
   std::shared_ptr<const f16> data_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,6 +59,13 @@ class MainMemory {
   /// Raw byte access; the caller has checked the range against find_region.
   void read(DeviceAddr addr, std::span<std::byte> out) const;
   void write(DeviceAddr addr, std::span<const std::byte> in);
+  /// Makes `bytes` (kept alive by `owner`, never written through, exactly the size of the live region at `base`,
+  /// which must not have been written since it was allocated) the region's contents without copying them: reads
+  /// see them, and the first write anywhere in the region copies them into the region's own memory first. Spares
+  /// staging a model's constants a copy (and their first touches). On the control core, like allocate.
+  void lend(DeviceAddr base, std::shared_ptr<const void> owner, std::span<const std::byte> bytes);
+  /// Live regions whose contents are still lent (not yet copied by a write).
+  std::size_t lent_regions() const;
   /// Commits and populates the host pages behind [addr, addr + bytes) (see host_pages.hpp), stopping early once
   /// `stop` is set: the bytes still read as before (zero where never written), only their first touch moves here.
   void prefault(DeviceAddr addr, std::uint64_t bytes, const std::atomic<bool>& stop);
@@ -70,7 +78,21 @@ class MainMemory {
   std::uint64_t allocated_bytes() const { return allocated_bytes_; }
 
  private:
+  /// Bytes lent to a region (lend): read in place until a write copies them into the chunks (`copied`).
+  struct Loan {
+    DeviceAddr base = 0;
+    std::span<const std::byte> bytes;
+    std::shared_ptr<const void> owner;
+    std::atomic<bool> copied{false};
+  };
+
   std::byte* chunk_for_write(std::uint64_t index);
+  /// One chunk's bytes [offset, offset + n) from the chunks, zeros where none is committed.
+  void read_chunk(std::uint64_t offset, std::byte* out, std::size_t n) const;
+  /// read_chunk, with the pieces inside loans not yet copied taken from the lent bytes.
+  void read_lent(std::uint64_t offset, std::byte* out, std::size_t n) const;
+  /// Copies every loan overlapping [addr, addr + bytes) that is not copied yet into the chunks.
+  void copy_loans(DeviceAddr addr, std::uint64_t bytes);
   /// Freed bytes: whole committed chunks are returned at once (they read as zero); the rest of a committed
   /// chunk is recorded dirty.
   void release(DeviceAddr addr, std::uint64_t bytes);
@@ -86,6 +108,10 @@ class MainMemory {
   std::map<DeviceAddr, Region> regions_;                         // by base
   std::vector<std::map<DeviceAddr, std::uint64_t>> free_lists_;  // per cg: base -> bytes
   std::map<DeviceAddr, std::uint64_t> dirty_;  // freed bytes not zeroed yet: base -> bytes, each within one chunk
+  // Live loans, few (a run holds the constants of an op or two): changed only on the control core, scanned by
+  // every read and write while any exists. copy_mutex_ serialises the copies a write makes from any thread.
+  std::vector<std::unique_ptr<Loan>> loans_;
+  std::mutex copy_mutex_;
   std::uint64_t allocated_bytes_ = 0;
 };
 
