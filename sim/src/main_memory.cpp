@@ -69,7 +69,10 @@ void MainMemory::free(DeviceAddr base) {
   auto it = regions_.find(base);
   if (it == regions_.end())
     throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
-  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) { return loan->base == base; });
+  // This region's loan, and loans copied since (their regions read their own chunks now).
+  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) {
+    return loan->base == base || loan->copied.load(std::memory_order_relaxed);
+  });
   const Region region = it->second;
   regions_.erase(it);
   allocated_bytes_ -= region.bytes;
@@ -138,6 +141,11 @@ void MainMemory::lend(DeviceAddr base, std::shared_ptr<const void> owner, std::s
                     "region of that size",
                     bytes.size(), base));
   }
+  // Replaces the region's contents, as an upload of the bytes would: an earlier loan of it goes (so does any loan
+  // copied since), and whatever its chunks hold is hidden until the first write copies the new bytes over it.
+  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) {
+    return loan->base == base || loan->copied.load(std::memory_order_relaxed);
+  });
   auto loan = std::make_unique<Loan>();
   loan->base = base;
   loan->bytes = bytes;
@@ -208,6 +216,7 @@ void MainMemory::copy_loans(DeviceAddr addr, std::uint64_t bytes) {
 }
 
 void MainMemory::write(DeviceAddr addr, std::span<const std::byte> in) {
+  if (in.empty()) return;
   if (!loans_.empty()) copy_loans(addr, in.size());
   std::uint64_t offset = addr - kBase;
   std::size_t done = 0;

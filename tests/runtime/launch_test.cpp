@@ -2,6 +2,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
@@ -108,4 +109,55 @@ TEST_CASE("prefaulting host memory changes no result: same outputs, stats and un
   const std::atomic<bool> stop{true};
   m.prefault_host_memory(m.arch().ldm_bytes, 8 << 20, stop);
   CHECK(m.memory().committed_bytes() == 0);  // told to stop before it began
+}
+
+TEST_CASE("a lent region reads and takes puts like an uploaded one, from every group's thread", "[launch]") {
+  // Each core gets its own slice of the weights and puts it to the output; core 0 of the last group also puts into
+  // the lent region itself (a slice no core reads), so one launch both reads lent bytes and copies them.
+  Arch arch = Arch::preset("tiny");
+  arch.core_groups = 3;
+  const std::size_t slice = 64, slices = 3 * arch.cores_per_group() + 1;
+  std::vector<f16> values(slice * slices);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = f16(static_cast<float>(i % 1000));
+  const SharedHalves shared(values);
+  const auto run = [&](bool lend) {
+    Machine m{arch, MachineOptions{.threads = 2}};
+    auto weights = m.alloc<f16>(values.size());
+    auto out = m.alloc<f16>(values.size() - slice);
+    if (lend) {
+      m.upload_shared(weights, shared);
+      CHECK(m.memory().lent_regions() == 1);
+    } else {
+      m.upload(weights, values);
+    }
+    m.launch(
+         LaunchSpec{.name = "lent"},
+         [slice](Core& core, DevicePtr<const f16> w, DevicePtr<f16> w_rw, DevicePtr<f16> o) {
+           auto buf = core.ldm().alloc<f16>(slice);
+           const std::size_t k = static_cast<std::size_t>(core.cg() * core.group_size() + core.rank()) * slice;
+           core.get(buf, w + k).wait();
+           core.put(o + k, buf).wait();
+           if (core.cg() == 2 && core.rank() == 0) {
+             for (auto& v : buf) v = f16(-1.0f);
+             core.put(w_rw + static_cast<std::size_t>(3 * core.group_size()) * slice, buf).wait();
+           }
+         },
+         DevicePtr<const f16>(weights), weights, out)
+        .join();
+    CHECK(m.memory().lent_regions() == 0);  // the put copied the loan first
+    std::vector<f16> got_out(values.size() - slice), got_weights(values.size());
+    m.download(got_out, DevicePtr<const f16>(out));
+    m.download(got_weights, DevicePtr<const f16>(weights));
+    return std::make_tuple(got_out, got_weights, m.stats().cycles);
+  };
+  const auto [lent_out, lent_weights, lent_cycles] = run(true);
+  const auto [copied_out, copied_weights, copied_cycles] = run(false);
+  CHECK(lent_out == std::vector<f16>(values.begin(), values.end() - static_cast<std::ptrdiff_t>(slice)));
+  std::vector<f16> want = values;
+  std::fill(want.end() - static_cast<std::ptrdiff_t>(slice), want.end(), f16(-1.0f));
+  CHECK(lent_weights == want);
+  CHECK(lent_out == copied_out);
+  CHECK(lent_weights == copied_weights);
+  CHECK(lent_cycles == copied_cycles);
+  CHECK(shared.span().back() == values.back());  // the lent values themselves never change
 }

@@ -130,9 +130,9 @@ class Machine {
   void upload(DevicePtr<T> dst, const std::vector<T>& src) {
     upload(dst, std::span<const T>(src));
   }
-  /// Uploads `values` into the region allocated at `dst` (exactly their size, not written since its allocation)
-  /// without copying them: the region reads them where they are and copies them in at its first write
-  /// (MainMemory::lend). How `ldmsim run` stages a model's constants.
+  /// Uploads `values` into the region allocated at `dst` (exactly their size) without copying them: the region
+  /// reads them where they are and copies them in at its first write (MainMemory::lend). How `ldmsim run` stages
+  /// a model's constants.
   void upload_shared(DevicePtr<f16> dst, const SharedHalves& values);
   template <typename T>
   void download(std::span<T> dst, DevicePtr<const T> src) {

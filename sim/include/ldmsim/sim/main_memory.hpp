@@ -59,10 +59,11 @@ class MainMemory {
   /// Raw byte access; the caller has checked the range against find_region.
   void read(DeviceAddr addr, std::span<std::byte> out) const;
   void write(DeviceAddr addr, std::span<const std::byte> in);
-  /// Makes `bytes` (kept alive by `owner`, never written through, exactly the size of the live region at `base`,
-  /// which must not have been written since it was allocated) the region's contents without copying them: reads
-  /// see them, and the first write anywhere in the region copies them into the region's own memory first. Spares
-  /// staging a model's constants a copy (and their first touches). On the control core, like allocate.
+  /// Makes `bytes` (kept alive by `owner`, never written through, exactly the size of the live region at `base`)
+  /// the region's contents, as writing them would, without copying them: reads see them, and the first write
+  /// anywhere in the region copies them into the region's own memory first. Spares staging a model's constants a
+  /// copy (and their first touches). On the control core, like allocate; std::logic_error when the bytes do not
+  /// fill the region.
   void lend(DeviceAddr base, std::shared_ptr<const void> owner, std::span<const std::byte> bytes);
   /// Live regions whose contents are still lent (not yet copied by a write).
   std::size_t lent_regions() const;
@@ -108,8 +109,9 @@ class MainMemory {
   std::map<DeviceAddr, Region> regions_;                         // by base
   std::vector<std::map<DeviceAddr, std::uint64_t>> free_lists_;  // per cg: base -> bytes
   std::map<DeviceAddr, std::uint64_t> dirty_;  // freed bytes not zeroed yet: base -> bytes, each within one chunk
-  // Live loans, few (a run holds the constants of an op or two): changed only on the control core, scanned by
-  // every read and write while any exists. copy_mutex_ serialises the copies a write makes from any thread.
+  // Loans of live regions, few (a run holds the constants of an op or two): changed only on the control core
+  // (lend and free also drop the loans copied since), scanned by every read and write while any is held. One
+  // copy_mutex_ serialises the copies that first writes make from any thread.
   std::vector<std::unique_ptr<Loan>> loans_;
   std::mutex copy_mutex_;
   std::uint64_t allocated_bytes_ = 0;
