@@ -10,8 +10,11 @@ void stack_arrays(void* arg) {
   volatile int reply = 0;
   const long base = (long)_MYID * 1024;
   if (overflow == 2) { /* the stack arrays are in use first: the allocation is what collides */
+    /* All three: which lies deepest is the compiler's choice (a debug build orders them differently). */
     athread_get(PE_MODE, &a[base], x, sizeof(x), (void*)&reply, 0, 0, 0);
-    while (reply != 1) {
+    athread_get(PE_MODE, &a[base], y, sizeof(y), (void*)&reply, 0, 0, 0);
+    athread_get(PE_MODE, &a[base], z, sizeof(z), (void*)&reply, 0, 0, 0);
+    while (reply != 3) {
     }
     reply = 0;
   }
