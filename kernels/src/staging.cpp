@@ -120,15 +120,8 @@ DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPl
 
 DeviceTensor stage_in(Machine& machine, const std::string& name, const PaddingPlan& plan, const SharedHalves& logical,
                       StagingStats* stats) {
-  return stage(machine, name, plan, stats, [&](DevicePtr<f16> at) {
-    if (unpadded(plan, logical.size()) && !logical.empty()) {
-      machine.upload_shared(at, logical);
-    } else if (unpadded(plan, logical.size())) {
-      machine.upload(at, logical.span());
-    } else {
-      machine.upload(at, std::span<const f16>(pad(plan.layout, logical.span())));
-    }
-  });
+  if (logical.empty() || !unpadded(plan, logical.size())) return stage_in(machine, name, plan, logical.span(), stats);
+  return stage(machine, name, plan, stats, [&](DevicePtr<f16> at) { machine.upload_shared(at, logical); });
 }
 
 std::vector<f16> stage_out(const Machine& machine, const DeviceTensor& tensor, StagingStats* stats) {

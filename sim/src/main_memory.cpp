@@ -69,10 +69,7 @@ void MainMemory::free(DeviceAddr base) {
   auto it = regions_.find(base);
   if (it == regions_.end())
     throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
-  // This region's loan, and loans copied since (their regions read their own chunks now).
-  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) {
-    return loan->base == base || loan->copied.load(std::memory_order_relaxed);
-  });
+  drop_loans(base);
   const Region region = it->second;
   regions_.erase(it);
   allocated_bytes_ -= region.bytes;
@@ -141,16 +138,20 @@ void MainMemory::lend(DeviceAddr base, std::shared_ptr<const void> owner, std::s
                     "region of that size",
                     bytes.size(), base));
   }
-  // Replaces the region's contents, as an upload of the bytes would: an earlier loan of it goes (so does any loan
-  // copied since), and whatever its chunks hold is hidden until the first write copies the new bytes over it.
-  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) {
-    return loan->base == base || loan->copied.load(std::memory_order_relaxed);
-  });
+  // Replaces the region's contents, as an upload of the bytes would: an earlier loan of it goes, and whatever its
+  // chunks hold is hidden until the first write copies the new bytes over it.
+  drop_loans(base);
   auto loan = std::make_unique<Loan>();
   loan->base = base;
   loan->bytes = bytes;
   loan->owner = std::move(owner);
   loans_.push_back(std::move(loan));
+}
+
+void MainMemory::drop_loans(DeviceAddr base) {
+  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) {
+    return loan->base == base || loan->copied.load(std::memory_order_relaxed);
+  });
 }
 
 std::size_t MainMemory::lent_regions() const {
@@ -203,14 +204,7 @@ void MainMemory::copy_loans(DeviceAddr addr, std::uint64_t bytes) {
     if (loan->copied.load(std::memory_order_acquire)) continue;
     const std::lock_guard lock(copy_mutex_);
     if (loan->copied.load(std::memory_order_relaxed)) continue;  // another thread's write copied it meanwhile
-    std::uint64_t offset = loan->base - kBase;
-    std::size_t done = 0;
-    while (done < loan->bytes.size()) {
-      const std::size_t n = std::min<std::size_t>(loan->bytes.size() - done, kChunkBytes - offset % kChunkBytes);
-      std::memcpy(chunk_for_write(offset / kChunkBytes) + offset % kChunkBytes, loan->bytes.data() + done, n);
-      done += n;
-      offset += n;
-    }
+    write_chunks(loan->base, loan->bytes);
     loan->copied.store(true, std::memory_order_release);  // readers see the copy complete, or the lent bytes
   }
 }
@@ -218,6 +212,10 @@ void MainMemory::copy_loans(DeviceAddr addr, std::uint64_t bytes) {
 void MainMemory::write(DeviceAddr addr, std::span<const std::byte> in) {
   if (in.empty()) return;
   if (!loans_.empty()) copy_loans(addr, in.size());
+  write_chunks(addr, in);
+}
+
+void MainMemory::write_chunks(DeviceAddr addr, std::span<const std::byte> in) {
   std::uint64_t offset = addr - kBase;
   std::size_t done = 0;
   while (done < in.size()) {

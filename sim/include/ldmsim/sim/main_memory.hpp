@@ -94,6 +94,10 @@ class MainMemory {
   void read_lent(std::uint64_t offset, std::byte* out, std::size_t n) const;
   /// Copies every loan overlapping [addr, addr + bytes) that is not copied yet into the chunks.
   void copy_loans(DeviceAddr addr, std::uint64_t bytes);
+  /// Drops the loan of the region at `base`, and every loan copied since it was made (on the control core).
+  void drop_loans(DeviceAddr base);
+  /// Writes `in` at `addr` into the chunks, committing them as needed (loans not considered).
+  void write_chunks(DeviceAddr addr, std::span<const std::byte> in);
   /// Freed bytes: whole committed chunks are returned at once (they read as zero); the rest of a committed
   /// chunk is recorded dirty.
   void release(DeviceAddr addr, std::uint64_t bytes);
