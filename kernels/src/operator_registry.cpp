@@ -24,6 +24,9 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_reduce_kinds(registry);
   ops::add_layer_norm_kind(registry);
   ops::add_transpose_kind(registry);
+  ops::add_slice_kind(registry);
+  ops::add_expand_kind(registry);
+  ops::add_pad_kind(registry);
   ops::add_recurrent_kinds(registry);
   return registry;
 }

@@ -1,6 +1,9 @@
-// transpose of the last two axes against its reference on odd and even shapes under method and naive staging,
-// matrices larger than the local store, the ONNX default perm, and the errors.
+// transpose against its reference: the last two axes on odd and even shapes under method and naive staging,
+// matrices larger than the local store, the ONNX default perm, every permutation of rank 3 and 4, ranks 5 and 6,
+// how each permutation runs and how many requests it issues, and the errors.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <numeric>
 #include <vector>
 
 #include "op_harness.hpp"
@@ -48,12 +51,76 @@ TEST_CASE("transpose's column path (a matrix too tall for two columns) and strid
   CHECK(r.max_excess <= 0);
 }
 
-TEST_CASE("transpose errors name the op and what it supports", "[kernels][transpose]") {
-  CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3, 4}}), Catch::Contains("only the last two axes"));
-  CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3, 4}}, {{"perm", {1, 0, 2}}}),
-                    Catch::Contains("only the last two axes"));
-  CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3}}, {{"perm", {0, 1}}}),
-                    Catch::Contains("must swap the last two axes"));
+TEST_CASE("transpose of every permutation of rank 3 and 4, odd and even shapes", "[kernels][transpose]") {
+  for (const Shape& s : {Shape{3, 5, 7}, Shape{2, 4, 6}, Shape{4, 1, 9}, Shape{2, 3, 5, 7}, Shape{3, 1, 4, 6}}) {
+    std::vector<std::size_t> perm(s.rank());
+    std::iota(perm.begin(), perm.end(), 0);
+    do {
+      for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+        INFO(s.str() << " perm " << nlohmann::json(perm).dump() << " " << to_string(p));
+        const auto r = run_op("transpose", {s}, {{"perm", perm}}, p);
+        INFO(r.fault);
+        REQUIRE_FALSE(r.trapped);
+        CHECK(r.max_excess <= 0);
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+}
+
+TEST_CASE("transpose of ranks 5 and 6: channel shuffle, NHWC, reversals, negative axes", "[kernels][transpose]") {
+  const std::vector<std::pair<Shape, nlohmann::json>> cases = {
+      {Shape{1, 2, 3, 5, 7}, {0, 2, 1, 3, 4}},        // ShuffleNet's channel shuffle
+      {Shape{2, 3, 2, 5, 3}, {4, 3, 2, 1, 0}},        // every axis moves
+      {Shape{2, 3, 1, 2, 5, 3}, {0, 4, 1, 5, 3, 2}},  // rank 6, a size-1 axis
+      {Shape{2, 5, 4, 3}, {0, -2, -1, 1}},            // NCHW -> NHWC with negative axes
+      {Shape{3, 2, 2, 5}, {1, 0, 2, 3}}};             // a bidirectional RNN's [S, 2, B, H] -> [2, S, B, H]
+  for (const auto& [s, perm] : cases) {
+    for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+      INFO(s.str() << " perm " << perm.dump() << " " << to_string(p));
+      const auto r = run_op("transpose", {s}, {{"perm", perm}}, p);
+      INFO(r.fault);
+      REQUIRE_FALSE(r.trapped);
+      CHECK(r.max_excess <= 0);
+    }
+  }
+  const auto op = test::bind_op("transpose", {Shape{2, 5, 4, 3}}, {{"perm", {0, -2, -1, 1}}});
+  CHECK(op->output_shapes()[0] == Shape{2, 4, 3, 5});
+}
+
+TEST_CASE("a transpose that keeps the last axis reads many runs per request, not one element per request",
+          "[kernels][transpose]") {
+  // Attention's head split [1, S, H, D] -> [1, H, S, D]: runs of D elements.
+  const Shape s{1, 96, 12, 64};
+  const auto r = run_op("transpose", {s}, {{"perm", {0, 2, 1, 3}}}, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {},
+                        Arch::preset("sw26010pro"));
+  INFO(r.fault);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  CHECK(r.metrics["transpose"] == "view");
+  // Every output tile is one strided get and one put: far fewer requests than runs of 64 elements.
+  const std::uint64_t runs = s.elements() / 64;
+  CHECK(r.dma_requests * 8 <= runs);
+}
+
+TEST_CASE("transpose plans: a view, a swap, or a swap then a view", "[kernels][transpose]") {
+  const auto plan = [](const Shape& s, const nlohmann::json& perm) {
+    const auto r = run_op("transpose", {s}, {{"perm", perm}}, StagingPolicy::kMethod);
+    INFO(r.fault);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+    return r.metrics["transpose"].get<std::string>();
+  };
+  CHECK(plan(Shape{2, 3, 5, 7}, {0, 2, 1, 3}) == "view");
+  CHECK(plan(Shape{2, 3, 5, 7}, {0, 2, 3, 1}) == "swap");            // NCHW -> NHWC: [C, HW] swapped
+  CHECK(plan(Shape{2, 3, 5, 7}, {0, 3, 1, 2}) == "swap");            // NHWC -> NCHW
+  CHECK(plan(Shape{2, 3, 5, 7}, {3, 2, 1, 0}) == "swap-then-view");  // a reversal
+  CHECK(plan(Shape{2, 3, 5, 7}, {0, 1, 2, 3}) == "view");            // identity: a copy
+}
+
+TEST_CASE("transpose errors name the op and what is wrong", "[kernels][transpose]") {
   CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3}}, {{"perm", {1}}}), Catch::Contains("perm has 1 entries"));
-  CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{5}}), Catch::Contains("rank >= 2"));
+  CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3, 4}}, {{"perm", {0, 0, 1}}}),
+                    Catch::Contains("perm names axis 0 twice"));
+  CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{2, 3, 4}}, {{"perm", {0, 3, 1}}}), Catch::Contains("perm"));
+  CHECK_THROWS_WITH(test::bind_op("transpose", {Shape{}}), Catch::Contains("rank >= 1"));
 }

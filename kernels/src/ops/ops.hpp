@@ -15,7 +15,10 @@ void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm, fc
 void add_conv_kind(OperatorRegistry& registry);          // conv
 void add_reduce_kinds(OperatorRegistry& registry);       // reduce_sum, reduce_mean, reduce_max, reduce_min
 void add_layer_norm_kind(OperatorRegistry& registry);    // layer_norm
-void add_transpose_kind(OperatorRegistry& registry);     // transpose (the last two axes)
+void add_transpose_kind(OperatorRegistry& registry);     // transpose (any permutation)
+void add_slice_kind(OperatorRegistry& registry);         // slice (starts, ends, axes, steps)
+void add_expand_kind(OperatorRegistry& registry);        // expand (numpy broadcasting to a shape)
+void add_pad_kind(OperatorRegistry& registry);           // pad (constant, reflect, edge)
 void add_recurrent_kinds(OperatorRegistry& registry);    // lstm, gru
 
 }  // namespace ldmsim::ops

@@ -1,14 +1,17 @@
-// transpose of the last two axes ([..., M, N] -> [..., N, M]; ONNX Transpose with such a perm): each core writes its
-// share of the output in destination tiles (write_gathered_tiles). Output rows (b, n) are input columns of matrix
-// b: when the input has only tail padding, k whole output rows come from one strided read of M runs of k columns
+// transpose of any permutation (rank 1 to 6; ONNX Transpose). The permutation is first reduced (size-1 axes dropped,
+// axes that stay neighbours merged). When the input's last axis stays last, the output is a strided view of runs of
+// the input (view_copy.hpp: many runs per strided get). When the last two (merged) axes swap, each core writes its
+// share of the output in destination tiles: k whole output rows come from one strided read of M runs of k columns
 // (k as large as the staging buffer allows) transposed in ldm; a partial row, or a matrix too tall for two columns,
 // is read column by column as strided blocks of one element per row; a padded input is gathered element by element.
+// Any other permutation is such a swap (the output's last axis brought last) followed by a view copy.
 #include <algorithm>
 #include <vector>
 
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
+#include "view_copy.hpp"
 
 namespace ldmsim::ops {
 
@@ -73,57 +76,167 @@ void transpose_kernel(Core& core, const TransposeArgs& a) {
       tiling::kStreamingShare);
 }
 
+/// A permutation reduced to what moves: size-1 axes dropped and axes that stay neighbours merged.
+struct ReducedPermutation {
+  std::vector<std::uint64_t> dims;  ///< the merged input axes, in input order
+  std::vector<std::size_t> perm;    ///< output axis d is merged input axis perm[d]
+};
+
+ReducedPermutation reduce(const Shape& x, std::span<const std::size_t> perm) {
+  // Input axes kept (size > 1), renumbered in input order.
+  std::vector<std::size_t> kept_perm;
+  std::vector<std::uint64_t> kept_dims;
+  std::vector<std::size_t> number(x.rank(), 0);
+  for (std::size_t d = 0; d < x.rank(); ++d) {
+    if (x[d] == 1) continue;
+    number[d] = kept_dims.size();
+    kept_dims.push_back(x[d]);
+  }
+  for (const std::size_t p : perm) {
+    if (x[p] != 1) kept_perm.push_back(number[p]);
+  }
+  // Merge input axis i + 1 into i wherever the output takes them one after the other.
+  ReducedPermutation out;
+  std::vector<std::size_t> group_of(kept_dims.size());
+  std::vector<bool> starts(kept_dims.size(), true);
+  for (std::size_t d = 1; d < kept_perm.size(); ++d) {
+    if (kept_perm[d] == kept_perm[d - 1] + 1) starts[kept_perm[d]] = false;
+  }
+  for (std::size_t i = 0; i < kept_dims.size(); ++i) {
+    if (starts[i]) {
+      out.dims.push_back(kept_dims[i]);
+    } else {
+      out.dims.back() *= kept_dims[i];
+    }
+    group_of[i] = out.dims.size() - 1;
+  }
+  for (std::size_t d = 0; d < kept_perm.size(); ++d) {
+    if (starts[kept_perm[d]]) out.perm.push_back(group_of[kept_perm[d]]);
+  }
+  return out;
+}
+
+/// How a transpose runs: a copy of a view whose last axis is the input's (runs of the input), a batched swap of
+/// the last two axes (strided reads transposed in ldm), or a swap that brings the output's last axis last followed
+/// by a view copy.
+enum class TransposePlan : std::uint8_t { kView, kSwap, kSwapThenView };
+
 class TransposeOp final : public BoundOp {
  public:
-  TransposeOp(Shape x, Shape y) : BoundOp({std::move(x)}, {std::move(y)}) {}
+  TransposeOp(Shape x, Shape y, std::vector<std::size_t> perm)
+      : BoundOp({std::move(x)}, {std::move(y)}), perm_(std::move(perm)), reduced_(reduce(input_shapes()[0], perm_)) {
+    const std::size_t k = reduced_.perm.size();
+    if (k <= 1 || reduced_.perm.back() == k - 1) {
+      plan_ = TransposePlan::kView;
+    } else if (reduced_.perm.back() == k - 2 && reduced_.perm[k - 2] == k - 1 &&
+               std::is_sorted(reduced_.perm.begin(), reduced_.perm.end() - 2)) {
+      plan_ = TransposePlan::kSwap;
+    } else {
+      plan_ = TransposePlan::kSwapThenView;
+    }
+  }
 
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
-    const Shape& x = input_shapes()[0];
-    launch_all(m, label, transpose_kernel,
-               TransposeArgs{x[x.rank() - 2], x[x.rank() - 1], DevicePtr<const f16>(in[0].ptr), in[0].layout(),
-                             out[0].ptr, out[0].layout()});
+    const DevicePtr<const f16> x(in[0].ptr);
+    const auto& d = reduced_.dims;
+    const std::size_t k = d.size();
+    switch (plan_) {
+      case TransposePlan::kView:
+        run_view_copy(m, label, permuted_view(d, reduced_.perm), x, in[0].layout(), out[0].ptr, out[0].layout());
+        return;
+      case TransposePlan::kSwap:
+        launch_all(m, label, transpose_kernel,
+                   TransposeArgs{d[k - 2], d[k - 1], x, in[0].layout(), out[0].ptr, out[0].layout()});
+        return;
+      case TransposePlan::kSwapThenView: {
+        // Swap input axis a (the output's last) with the axes after it, then copy runs into the output's order.
+        const std::size_t a = reduced_.perm.back();
+        std::uint64_t after = 1;
+        for (std::size_t i = a + 1; i < k; ++i) after *= d[i];
+        const std::size_t total = tiling::ceil_even(in[0].layout().shape.elements());
+        DeviceScratch scratch(m);
+        const DevicePtr<f16> swapped = scratch.alloc<f16>(total, AllocOptions{.name = label + ":swapped"});
+        const Layout sl =
+            Layout::natural(Shape4::from_dims({in[0].layout().shape.elements() / (d[a] * after), after, d[a]}));
+        Layout swapped_layout = sl;
+        swapped_layout.total = total;
+        launch_all(m, label + ":swap", transpose_kernel,
+                   TransposeArgs{d[a], after, x, in[0].layout(), swapped, swapped_layout});
+        // The swapped tensor's axes: input axes but a in order, then a.
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < k; ++i) {
+          if (i != a) order.push_back(i);
+        }
+        order.push_back(a);
+        std::vector<std::uint64_t> swapped_dims;
+        std::vector<std::size_t> position(k);
+        for (std::size_t j = 0; j < k; ++j) {
+          swapped_dims.push_back(d[order[j]]);
+          position[order[j]] = j;
+        }
+        std::vector<std::size_t> perm;
+        for (const std::size_t p : reduced_.perm) perm.push_back(position[p]);
+        run_view_copy(m, label, permuted_view(swapped_dims, perm), DevicePtr<const f16>(swapped), swapped_layout,
+                      out[0].ptr, out[0].layout());
+        return;
+      }
+    }
   }
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    // Coordinate by coordinate over the full-rank permutation (not the reduced one the kernels use).
     const Shape& x = input_shapes()[0];
-    const std::uint64_t m = x[x.rank() - 2], n = x[x.rank() - 1];
-    HostTensor y{output_shapes()[0], std::vector<float>(x.elements())};
-    for (std::uint64_t b = 0; b < x.elements() / (m * n); ++b)
-      for (std::uint64_t i = 0; i < m; ++i)
-        for (std::uint64_t j = 0; j < n; ++j) y.data[(b * n + j) * m + i] = in[0].data[(b * m + i) * n + j];
-    return {y};
+    const Shape& y = output_shapes()[0];
+    std::vector<std::uint64_t> x_strides(x.rank(), 1);
+    for (std::size_t d = x.rank(); d-- > 1;) x_strides[d - 1] = x_strides[d] * x[d];
+    HostTensor out{y, std::vector<float>(y.elements())};
+    for (std::uint64_t i = 0; i < y.elements(); ++i) {
+      std::uint64_t rest = i, source = 0;
+      for (std::size_t d = y.rank(); d-- > 0;) {
+        source += (rest % y[d]) * x_strides[perm_[d]];
+        rest /= y[d];
+      }
+      out.data[i] = in[0].data[source];
+    }
+    return {out};
   }
   OpCost cost() const override { return {0, 0}; }
   Tolerance tolerance() const override { return {0.0, 0.0}; }
+  nlohmann::json run_metrics() const override {
+    static constexpr const char* kNames[] = {"view", "swap", "swap-then-view"};
+    return {{"transpose", kNames[static_cast<int>(plan_)]}};
+  }
+
+ private:
+  std::vector<std::size_t> perm_;
+  ReducedPermutation reduced_;
+  TransposePlan plan_ = TransposePlan::kView;
 };
 
 std::unique_ptr<BoundOp> bind_transpose(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {"perm"});
   const Shape& x = in[0];
   const std::size_t rank = x.rank();
-  if (rank < 2) reject(name, fmt::format("needs an input of rank >= 2, got {}", x.str()));
-  std::vector<std::uint64_t> perm(rank);
+  if (rank < 1) reject(name, fmt::format("needs an input of rank >= 1, got {}", x.str()));
+  std::vector<std::size_t> perm(rank);
   for (std::size_t d = 0; d < rank; ++d) perm[d] = rank - 1 - d;  // absent: reverse the axes (ONNX)
   if (const auto given = attrs.find("perm")) {
     const auto items = given->elements();
     if (items.size() != rank)
       reject(name, fmt::format("perm has {} entries for an input of rank {}", items.size(), rank));
-    for (std::size_t d = 0; d < rank; ++d) perm[d] = items[d].unsigned_integer(0, rank - 1);
-  }
-  for (std::size_t d = 0; d + 2 < rank; ++d) {
-    if (perm[d] != d) {
-      reject(name, fmt::format("only the last two axes can be swapped (perm must be [0, ..., {}, {}, {}]); hint: "
-                               "reshape so that the swapped axes are the last two",
-                               rank - 3, rank - 1, rank - 2));
+    std::vector<bool> seen(rank, false);
+    for (std::size_t d = 0; d < rank; ++d) {
+      // Negative axes count from the end, as elsewhere in ONNX.
+      const std::int64_t v = items[d].integer(-static_cast<std::int64_t>(rank), static_cast<std::int64_t>(rank) - 1);
+      perm[d] = static_cast<std::size_t>(v < 0 ? v + static_cast<std::int64_t>(rank) : v);
+      if (seen[perm[d]]) reject(name, fmt::format("perm names axis {} twice: it must be a permutation", perm[d]));
+      seen[perm[d]] = true;
     }
   }
-  if (perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2) {
-    reject(name, fmt::format("perm must swap the last two axes (identity perms are not an op)"));
-  }
-  std::vector<std::uint64_t> dims(x.dims().begin(), x.dims().end());
-  std::swap(dims[rank - 2], dims[rank - 1]);
-  return std::make_unique<TransposeOp>(x, Shape(dims));
+  std::vector<std::uint64_t> dims(rank);
+  for (std::size_t d = 0; d < rank; ++d) dims[d] = x[perm[d]];
+  return std::make_unique<TransposeOp>(x, Shape(dims), std::move(perm));
 }
 
 }  // namespace

@@ -1,0 +1,117 @@
+// slice: starts, ends, axes and steps with ONNX's meaning (negative indices count from the end, out-of-range
+// bounds are clamped, a negative step walks an axis backwards). The result is a strided view of the input, copied
+// by view_copy.hpp on every core. ONNX Split becomes one slice per output at import.
+#include <algorithm>
+#include <vector>
+
+#include "op_support.hpp"
+#include "ops.hpp"
+#include "view_copy.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+class SliceOp final : public BoundOp {
+ public:
+  SliceOp(Shape x, Shape y, StridedView view) : BoundOp({std::move(x)}, {std::move(y)}), view_(std::move(view)) {}
+
+  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    run_view_copy(m, label, view_, DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr, out[0].layout());
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    // Index by index over the unreduced view (the kernel copies the reduced one).
+    return {HostTensor{output_shapes()[0], view_reference(view_, in[0].data)}};
+  }
+  OpCost cost() const override { return {0, 0}; }
+  Tolerance tolerance() const override { return {0.0, 0.0}; }
+
+ private:
+  StridedView view_;
+};
+
+/// An index of ONNX's Slice made absolute: negative counts from the end; anything below -dim is -1 (clamping then
+/// treats every such value alike).
+std::int64_t from_end(std::int64_t v, std::uint64_t dim) {
+  const auto d = static_cast<std::int64_t>(dim);
+  if (v >= 0) return v;
+  return v < -d ? -1 : v + d;
+}
+
+std::vector<std::int64_t> integer_list(const JsonField& attrs, std::string_view key, std::size_t expected,
+                                       const char* what) {
+  const auto field = attrs.find(key);
+  std::vector<std::int64_t> out;
+  if (!field) return out;
+  for (const JsonField& item : field->elements()) out.push_back(item.integer());
+  if (expected != 0 && out.size() != expected) {
+    field->fail(fmt::format("has {} entries but starts has {} ({})", out.size(), expected, what));
+  }
+  return out;
+}
+
+std::unique_ptr<BoundOp> bind_slice(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"starts", "ends", "axes", "steps"});
+  const Shape& x = in[0];
+  const std::size_t rank = x.rank();
+  if (rank == 0) reject(name, "cannot slice a scalar");
+  if (!attrs.has("starts") || !attrs.has("ends")) reject(name, "needs attributes starts and ends");
+  const std::vector<std::int64_t> starts = integer_list(attrs, "starts", 0, "");
+  const std::vector<std::int64_t> ends = integer_list(attrs, "ends", starts.size(), "one end per start");
+  std::vector<std::int64_t> axes = integer_list(attrs, "axes", starts.size(), "one axis per start");
+  std::vector<std::int64_t> steps = integer_list(attrs, "steps", starts.size(), "one step per start");
+  if (starts.empty()) reject(name, "starts is empty");
+  if (axes.empty()) {
+    if (starts.size() > rank) reject(name, fmt::format("{} starts for an input of rank {}", starts.size(), rank));
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  std::vector<std::int64_t> natural(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) natural[d - 1] = natural[d] * static_cast<std::int64_t>(x[d]);
+  StridedView view;
+  view.dims.assign(x.dims().begin(), x.dims().end());
+  view.strides = natural;
+  std::vector<bool> seen(rank, false);
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const auto r = static_cast<std::int64_t>(rank);
+    if (axes[i] < -r || axes[i] >= r) reject(name, fmt::format("axis {} is outside rank {}", axes[i], rank));
+    const auto axis = static_cast<std::size_t>(axes[i] < 0 ? axes[i] + r : axes[i]);
+    if (seen[axis]) reject(name, fmt::format("axis {} is sliced twice", axis));
+    seen[axis] = true;
+    const std::int64_t step = steps[i];
+    if (step == 0) reject(name, fmt::format("step of axis {} is 0", axis));
+    const auto dim = static_cast<std::int64_t>(x[axis]);
+    std::int64_t start = from_end(starts[i], x[axis]), end = from_end(ends[i], x[axis]);
+    if (step > 0) {
+      start = std::clamp<std::int64_t>(start, 0, dim);
+      end = std::clamp<std::int64_t>(end, 0, dim);
+    } else {
+      start = std::clamp<std::int64_t>(start, 0, dim - 1);
+      end = std::clamp<std::int64_t>(end, -1, dim - 1);
+    }
+    // Elements taken: ceil(distance / |step|), none when the bounds are crossed. |step| may be huge: no overflow,
+    // since distance <= dim.
+    const std::int64_t distance = step > 0 ? end - start : start - end;
+    const std::uint64_t magnitude = step > 0 ? static_cast<std::uint64_t>(step) : 0 - static_cast<std::uint64_t>(step);
+    const std::uint64_t count = distance <= 0 ? 0 : (static_cast<std::uint64_t>(distance) + magnitude - 1) / magnitude;
+    if (count == 0) {
+      reject(name, fmt::format("axis {} of {} sliced from {} to {} by {} is empty (tensors have no empty dims)", axis,
+                               x.str(), starts[i], ends[i], step));
+    }
+    view.dims[axis] = count;
+    view.offset += start * natural[axis];
+    // A step larger than the axis takes one element: any stride serves, and the natural one cannot overflow.
+    view.strides[axis] = count == 1 ? natural[axis] : step * natural[axis];
+  }
+  return std::make_unique<SliceOp>(x, Shape(view.dims), view);
+}
+
+}  // namespace
+
+void add_slice_kind(OperatorRegistry& registry) {
+  registry.add(std::make_unique<FunctionKind>("slice", Arity{1, 1, 1}, bind_slice));
+}
+
+}  // namespace ldmsim::ops

@@ -1,0 +1,47 @@
+// Private: copies a strided view of a tensor into a new tensor, on every core of every group. A view says where each
+// output element comes from: the element at C-order coordinates c of `dims` is input element
+// offset + sum(c[d] * strides[d]). transpose (any permutation whose last axis stays last), slice (starts, ends,
+// steps, negative steps) and split are such views. Contiguous runs of the input are read by (strided) block gets,
+// many rows per request, and picked in ldm; no element travels alone unless the input is laid out with padding
+// inside it (naive staging).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ldmsim/kernels/operator.hpp"
+
+namespace ldmsim::ops {
+
+/// A strided view of a tensor (see the file comment). Strides in elements, negative for a reversed axis.
+struct StridedView {
+  std::vector<std::uint64_t> dims;
+  std::vector<std::int64_t> strides;
+  std::int64_t offset = 0;
+
+  std::uint64_t elements() const;
+  /// The same view with size-1 axes dropped and neighbouring axes that walk the input as one axis merged (at least
+  /// rank 1).
+  StridedView canonical() const;
+};
+
+/// The view of `perm` over a C-order tensor of `dims` (output axis d is input axis perm[d]).
+StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const std::size_t> perm);
+
+/// Runs the copy of `view` of x (laid out as xl) into y (laid out as yl, which holds view.elements() elements) under
+/// `label`, on every core.
+void run_view_copy(Machine& machine, const std::string& label, const StridedView& view, DevicePtr<const f16> x,
+                   const Layout& xl, DevicePtr<f16> y, const Layout& yl);
+
+/// Kernel side: input elements start + j * stride (j < n) of x into out (ldm), through `staging` (at least 4
+/// elements): span by span in pieces of the staging buffer, one element read once for a stride of 0.
+void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmSpan<f16> staging, std::int64_t start,
+                      std::int64_t stride, std::uint64_t n, f16* out);
+
+/// The fp32 reference: the view's elements in C order, computed coordinate by coordinate.
+std::vector<float> view_reference(const StridedView& view, std::span<const float> x);
+
+}  // namespace ldmsim::ops
