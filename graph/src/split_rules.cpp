@@ -9,9 +9,9 @@ namespace ldmsim {
 
 namespace {
 
-const std::set<std::string, std::less<>> kElementwise = {"relu", "sigmoid",    "tanh", "exp",  "log",
-                                                         "sqrt", "reciprocal", "erf",  "gelu", "clip",
-                                                         "add",  "sub",        "mul",  "div",  "pow"};
+const std::set<std::string, std::less<>> kElementwise = {
+    "relu",      "sigmoid", "tanh", "exp", "log", "sqrt", "reciprocal", "erf", "gelu", "clip", "hardsigmoid",
+    "hardswish", "neg",     "abs",  "add", "sub", "mul",  "div",        "pow", "min",  "max"};
 
 const Shape& shape_of(const Graph& g, const OpNode& op, std::size_t operand) {
   const std::size_t n = op.inputs.size();

@@ -61,7 +61,8 @@ TEST_CASE("element-wise tiles shrink to fit a 16 KiB ldm, with a resident broadc
 }
 
 TEST_CASE(
-    "exp, log, sqrt, reciprocal, erf, gelu, clip, sub, div and pow match the reference on every test shape and policy",
+    "exp, log, sqrt, reciprocal, erf, gelu, clip, sub, div, pow, hardsigmoid, hardswish, neg, abs, min and max match "
+    "the reference on every test shape and policy",
     "[kernels][1d]") {
   struct Case {
     const char* name;
@@ -80,7 +81,14 @@ TEST_CASE(
                                    {"erf", false, -3.0f, 3.0f, nullptr},
                                    {"gelu", false, -4.0f, 4.0f, nullptr},
                                    {"gelu", false, -4.0f, 4.0f, {{"approximate", "tanh"}}},
-                                   {"pow", true, 0.5f, 2.0f, nullptr}};
+                                   {"pow", true, 0.5f, 2.0f, nullptr},
+                                   {"hardsigmoid", false, -6.0f, 6.0f, nullptr},
+                                   {"hardsigmoid", false, -3.0f, 3.0f, {{"alpha", 0.5}, {"beta", 0.25}}},
+                                   {"hardswish", false, -5.0f, 5.0f, nullptr},
+                                   {"neg", false, -3.0f, 3.0f, nullptr},
+                                   {"abs", false, -3.0f, 3.0f, nullptr},
+                                   {"min", true, -3.0f, 3.0f, nullptr},
+                                   {"max", true, -3.0f, 3.0f, nullptr}};
   for (const Case& c : cases) {
     for (const Shape4& s : test::test_shapes()) {
       const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
@@ -112,6 +120,26 @@ TEST_CASE("sub and div broadcast a [C, 1, 1], a [W] and a scalar operand over NC
       }
     }
   }
+}
+
+TEST_CASE("hardsigmoid, hardswish, min and max at known values, min and max broadcasting", "[kernels][1d]") {
+  const HostTensor x{Shape{5}, {-4.0f, -3.0f, 0.0f, 1.5f, 4.0f}};
+  const auto hs = test::bind_op("hardsigmoid", {Shape{5}})->reference(std::vector<HostTensor>{x})[0].data;
+  CHECK(hs == std::vector<float>{0.0f, 0.0f, 0.5f, 0.8f, 1.0f});
+  const auto hw = test::bind_op("hardswish", {Shape{5}})->reference(std::vector<HostTensor>{x})[0].data;
+  CHECK(hw == std::vector<float>{-0.0f, -0.0f, 0.0f, 1.5f * 4.5f / 6.0f, 4.0f});
+  const HostTensor y{Shape{}, {1.0f}};
+  const auto mn = test::bind_op("min", {Shape{5}, Shape{}})->reference(std::vector<HostTensor>{x, y})[0].data;
+  CHECK(mn == std::vector<float>{-4.0f, -3.0f, 0.0f, 1.0f, 1.0f});
+  const auto mx = test::bind_op("max", {Shape{5}, Shape{}})->reference(std::vector<HostTensor>{x, y})[0].data;
+  CHECK(mx == std::vector<float>{1.0f, 1.0f, 1.0f, 1.5f, 4.0f});
+  for (const char* name : {"min", "max"}) {
+    INFO(name);
+    const auto r = run_op(name, {Shape{2, 3, 5, 7}, Shape{3, 1, 1}}, nullptr, StagingPolicy::kMethod);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  }
+  CHECK_THROWS_WITH(test::bind_op("hardsigmoid", {Shape{4}}, {{"alpha", 1e9}}), Catch::Contains("finite fp16"));
 }
 
 TEST_CASE("element-wise attribute and shape errors name the op", "[kernels][1d]") {

@@ -1,7 +1,9 @@
 // Element-wise operators, 1-D class: unary relu, sigmoid, tanh, exp, log, sqrt, reciprocal, erf, gelu (exact or
-// tanh-approximated), clip (min/max; ReLU6) and binary add, sub, mul, div, pow with numpy broadcasting. Each core owns
+// tanh-approximated), clip (min/max; ReLU6), hardsigmoid, hardswish, neg, abs and binary add, sub, mul, div, pow,
+// min, max with numpy broadcasting. Each core owns
 // an even-bounded share of the output buffer and walks it in double-buffered tiles; an input of the output's shape
 // streams tile by tile, a broadcast input (a [C] bias, a scalar) is read into ldm once and indexed per element.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -29,21 +31,41 @@ enum class Fn : std::uint8_t {
   kGelu,
   kGeluTanh,
   kClip,
+  kHardSigmoid,
+  kHardSwish,
+  kNeg,
+  kAbs,
   kAdd,
   kSub,
   kMul,
   kDiv,
-  kPow
+  kPow,
+  kMin,
+  kMax
 };
 
 constexpr double kSqrtHalf = 0.70710678118654752440;       // 1 / sqrt(2)
 constexpr double kSqrtTwoOverPi = 0.79788456080286535588;  // sqrt(2 / pi)
 
-/// A function and its parameters (clip's bounds), parsed once at bind.
+/// A function and its parameters (clip's bounds; hardsigmoid's alpha in lo and beta in hi), parsed once at bind.
 struct Function {
   Fn fn = Fn::kRelu;
   float lo = 0.0f, hi = 0.0f;
 };
+
+/// hardsigmoid's arithmetic, max(0, min(1, alpha * a + beta)); a NaN stays NaN.
+inline float hard_sigmoid_value(float a, float alpha, float beta) {
+  const float v = alpha * a + beta;
+  return std::isnan(v) ? v : std::min(std::max(v, 0.0f), 1.0f);
+}
+
+/// min and max as numpy's minimum and maximum: a NaN in either operand comes out.
+inline float min_value(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? a + b : std::min(a, b);
+}
+inline float max_value(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? a + b : std::max(a, b);
+}
 
 // The kernel's fp32 arithmetic: calls visit with the function as a callable (float, float) -> float, so a loop
 // over elements can run inside the dispatch, not around it.
@@ -74,6 +96,18 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
       });
     case Fn::kClip:
       return visit([lo = f.lo, hi = f.hi](float a, float) { return clip_value(a, lo, hi); });
+    case Fn::kHardSigmoid:
+      return visit([alpha = f.lo, beta = f.hi](float a, float) { return hard_sigmoid_value(a, alpha, beta); });
+    case Fn::kHardSwish:
+      return visit([](float a, float) { return a * hard_sigmoid_value(a, 1.0f / 6.0f, 0.5f); });
+    case Fn::kNeg:
+      return visit([](float a, float) { return -a; });
+    case Fn::kAbs:
+      return visit([](float a, float) { return std::fabs(a); });
+    case Fn::kMin:
+      return visit([](float a, float b) { return min_value(a, b); });
+    case Fn::kMax:
+      return visit([](float a, float b) { return max_value(a, b); });
     // A NaN in a comes out whatever b is (add_value, activation.hpp); mul likewise.
     case Fn::kAdd:
       return visit([](float a, float b) { return add_value(a, b); });
@@ -139,6 +173,18 @@ double reference_value(const Function& f, double a, double b) {
       return 0.5 * a * (1.0 + std::tanh(kSqrtTwoOverPi * (a + 0.044715 * a * a * a)));
     case Fn::kClip:
       return a < f.lo ? f.lo : a > f.hi ? f.hi : a;
+    case Fn::kHardSigmoid:
+      return std::clamp(static_cast<double>(f.lo) * a + static_cast<double>(f.hi), 0.0, 1.0);
+    case Fn::kHardSwish:  // x * relu6(x + 3) / 6, PyTorch's definition
+      return a * std::clamp(a + 3.0, 0.0, 6.0) / 6.0;
+    case Fn::kNeg:
+      return -a;
+    case Fn::kAbs:
+      return std::abs(a);
+    case Fn::kMin:
+      return std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b);
+    case Fn::kMax:
+      return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
     case Fn::kAdd:
       return a + b;
     case Fn::kSub:
@@ -168,7 +214,10 @@ std::uint64_t flops_of(Fn fn) {
     case Fn::kGeluTanh:
       return 8;
     case Fn::kClip:
+    case Fn::kHardSigmoid:
       return 2;
+    case Fn::kHardSwish:
+      return 4;
     default:
       return 1;
   }
@@ -317,8 +366,10 @@ class ElementwiseOp final : public BoundOp {
     return form;
   }
   Tolerance tolerance() const override {
-    // relu and clip only select: one fp16 rounding of the output at most.
-    return fn_.fn == Fn::kRelu || fn_.fn == Fn::kClip ? Tolerance{0.0, 1.0 / 1024} : Tolerance{1e-3, 1.0 / 1024};
+    // relu, clip, neg, abs, min and max only select or flip a sign: one fp16 rounding of the output at most.
+    const bool selects = fn_.fn == Fn::kRelu || fn_.fn == Fn::kClip || fn_.fn == Fn::kNeg || fn_.fn == Fn::kAbs ||
+                         fn_.fn == Fn::kMin || fn_.fn == Fn::kMax;
+    return selects ? Tolerance{0.0, 1.0 / 1024} : Tolerance{1e-3, 1.0 / 1024};
   }
 
  private:
@@ -349,6 +400,17 @@ std::unique_ptr<BoundOp> bind_clip(std::string_view name, const JsonField& attrs
                                          std::vector<Shape>(in.begin(), in.end()), in[0]);
 }
 
+std::unique_ptr<BoundOp> bind_hard_sigmoid(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  check_attrs(attrs, {"alpha", "beta"});
+  const double alpha = num_attr(attrs, "alpha", 0.2), beta = num_attr(attrs, "beta", 0.5);
+  if (!std::isfinite(alpha) || !std::isfinite(beta) || std::fabs(alpha) > 65504.0 || std::fabs(beta) > 65504.0) {
+    reject(name, fmt::format("alpha {} and beta {} must be finite fp16 values", alpha, beta));
+  }
+  return std::make_unique<ElementwiseOp>(
+      Function{Fn::kHardSigmoid, static_cast<float>(alpha), static_cast<float>(beta)},
+      std::vector<Shape>(in.begin(), in.end()), in[0]);
+}
+
 template <Fn kFn>
 std::unique_ptr<BoundOp> bind_binary(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {});
@@ -374,11 +436,17 @@ void add_elementwise_kinds(OperatorRegistry& registry) {
   registry.add(std::make_unique<FunctionKind>("erf", Arity{1, 1, 1}, bind_unary<Fn::kErf>));
   registry.add(std::make_unique<FunctionKind>("gelu", Arity{1, 1, 1}, bind_gelu));
   registry.add(std::make_unique<FunctionKind>("clip", Arity{1, 1, 1}, bind_clip));
+  registry.add(std::make_unique<FunctionKind>("hardsigmoid", Arity{1, 1, 1}, bind_hard_sigmoid));
+  registry.add(std::make_unique<FunctionKind>("hardswish", Arity{1, 1, 1}, bind_unary<Fn::kHardSwish>));
+  registry.add(std::make_unique<FunctionKind>("neg", Arity{1, 1, 1}, bind_unary<Fn::kNeg>));
+  registry.add(std::make_unique<FunctionKind>("abs", Arity{1, 1, 1}, bind_unary<Fn::kAbs>));
   registry.add(std::make_unique<FunctionKind>("add", Arity{2, 2, 1}, bind_binary<Fn::kAdd>));
   registry.add(std::make_unique<FunctionKind>("sub", Arity{2, 2, 1}, bind_binary<Fn::kSub>));
   registry.add(std::make_unique<FunctionKind>("mul", Arity{2, 2, 1}, bind_binary<Fn::kMul>));
   registry.add(std::make_unique<FunctionKind>("div", Arity{2, 2, 1}, bind_binary<Fn::kDiv>));
   registry.add(std::make_unique<FunctionKind>("pow", Arity{2, 2, 1}, bind_binary<Fn::kPow>));
+  registry.add(std::make_unique<FunctionKind>("min", Arity{2, 2, 1}, bind_binary<Fn::kMin>));
+  registry.add(std::make_unique<FunctionKind>("max", Arity{2, 2, 1}, bind_binary<Fn::kMax>));
 }
 
 }  // namespace ldmsim::ops
