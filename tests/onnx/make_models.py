@@ -43,6 +43,47 @@ def conv(x, w, b=None, stride=1, pads=(0, 0, 0, 0), dilation=1, groups=1):
     return y.astype(np.float32)
 
 
+def conv_transpose(x, w, b=None, stride=(1, 1), pads=(0, 0, 0, 0), out_pad=(0, 0), groups=1):
+    """ONNX ConvTranspose by its definition: every input element scatters its weighted kernel into the output."""
+    n, c, h, wd = x.shape
+    _, mg, kh, kw = w.shape
+    sh, sw = stride
+    full_h, full_w = (h - 1) * sh + kh + out_pad[0], (wd - 1) * sw + kw + out_pad[1]
+    y = np.zeros((n, mg * groups, full_h, full_w), dtype=np.float64)
+    cg = c // groups
+    for g in range(groups):
+        for i in range(h):
+            for j in range(wd):
+                patch = np.einsum("nc,cmrs->nmrs", x[:, g * cg:(g + 1) * cg, i, j], w[g * cg:(g + 1) * cg])
+                y[:, g * mg:(g + 1) * mg, i * sh:i * sh + kh, j * sw:j * sw + kw] += patch
+    y = y[:, :, pads[0]:full_h - pads[2], pads[1]:full_w - pads[3]]
+    if b is not None:
+        y += b.reshape(1, -1, 1, 1)
+    return y.astype(np.float32)
+
+
+def resize_matrix(n_in, n_out, mode, transform, nearest="round_prefer_floor"):
+    """ONNX Resize along one axis as an [out, in] matrix (an independent formulation of the same rules)."""
+    a = np.zeros((n_out, n_in))
+    scale = n_out / n_in
+    for o in range(n_out):
+        if transform == "asymmetric":
+            xs = o / scale
+        elif transform == "align_corners":
+            xs = 0.0 if n_out == 1 else o * (n_in - 1) / (n_out - 1)
+        else:
+            xs = (o + 0.5) / scale - 0.5
+        if mode == "nearest":
+            i = math.floor(xs) if nearest == "floor" else (math.floor(xs) if xs - math.floor(xs) <= 0.5 else math.ceil(xs))
+            a[o, min(max(i, 0), n_in - 1)] = 1
+        else:
+            i0 = math.floor(xs)
+            f = xs - i0
+            a[o, min(max(i0, 0), n_in - 1)] += 1 - f
+            a[o, min(max(i0 + 1, 0), n_in - 1)] += f
+    return a
+
+
 def max_pool(x, k, s):
     n, c, h, w = x.shape
     p, q = (h - k) // s + 1, (w - k) // s + 1
@@ -268,6 +309,87 @@ def single_op_models(directory):
     case("layer_norm", x4, (x4 - mu) / np.sqrt(var + 1e-5) * gamma + beta,
          [node("LayerNormalization", ["x", "gamma", "beta"], axis=-1, epsilon=1e-5)],
          [("gamma", gamma), ("beta", beta)], opset=17)
+    # Post-2018 networks: any transpose, slices and splits, gathers and expands of runtime tensors, hard
+    # activations, variadic and element-wise min/max, 1-D windows, masks folded from constants.
+    x5 = fp16(rng.normal(size=(1, 4, 3, 5, 7)))
+    case("transpose_shuffle", x5, x5.transpose(0, 2, 1, 3, 4), [node("Transpose", ["x"], perm=[0, 2, 1, 3, 4])])
+    case("transpose_heads", x4, x4.transpose(0, 2, 1, 3), [node("Transpose", ["x"], perm=[0, 2, 1, 3])])
+    case("transpose_nhwc", x4, x4.transpose(0, 2, 3, 1), [node("Transpose", ["x"], perm=[0, 2, 3, 1])])
+    case("transpose_reverse", x4, x4.transpose(3, 2, 1, 0), [node("Transpose", ["x"], perm=[3, 2, 1, 0])])
+    big = np.iinfo(np.int64).max
+    case("slice_steps", x4, x4[:, 1:, ::-2, 1:6:2], [node("Slice", ["x", "st", "en", "ax", "sp"])],
+         [("st", np.array([1, -1, 1])), ("en", np.array([big, -big - 1, 6])), ("ax", np.array([1, 2, 3])),
+          ("sp", np.array([1, -2, 2]))])
+    case("slice_no_axes", x4, x4[:1, :2], [node("Slice", ["x", "st", "en"])],
+         [("st", np.array([0, 0])), ("en", np.array([1, 2]))])
+    case("split_sub", x4, x4[:, :, :2] - x4[:, :, 2:4],
+         [mk("Split", ["x", "sizes"], ["a", "b", "c"], name="split", axis=2), mk("Sub", ["a", "b"], ["y"])],
+         [("sizes", np.array([2, 2, 1]))])
+    case("split_attribute_opset11", mat, mat[:, 3:], [mk("Split", ["x"], ["a", "y"], name="split", axis=1, split=[3, 4])],
+         opset=11)
+    case("gather_scalar_index", x4, x4[:, 0], [node("Gather", ["x", "i"], axis=1)], [("i", np.array(0))])
+    case("gather_indices", x4, x4[:, :, [4, 0, 2]], [node("Gather", ["x", "i"], axis=2)], [("i", np.array([4, -5, 2]))])
+    row = fp16(rng.normal(size=(1, 5, 1)))
+    case("expand_runtime", row, np.broadcast_to(row, (3, 5, 4)), [node("Expand", ["x", "shape"])],
+         [("shape", np.array([3, 1, 4]))])
+    # ViT's class token expanded to the batch: the shape comes out of Equal and Where over constants.
+    case("expand_where_folded", row, np.broadcast_to(row, (2, 5, 3)),
+         [mk("Equal", ["target", "minus_one"], ["eq"]), mk("Where", ["eq", "ones", "target"], ["shape"]),
+          mk("Expand", ["x", "shape"], ["y"])],
+         [("target", np.array([2, -1, 3])), ("minus_one", np.array(-1)), ("ones", np.array([1, 1, 1]))])
+    hard_sigmoid = lambda v, a=0.2, b=0.5: np.clip(a * v + b, 0, 1)  # noqa: E731
+    case("hard_sigmoid", x4, hard_sigmoid(x4, 0.4, 0.3),
+         [node("HardSigmoid", ["x"], alpha=0.4, beta=0.3)])
+    case("hard_swish", fp16(x4 * 3), fp16(x4 * 3) * hard_sigmoid(fp16(x4 * 3), 1 / 6, 0.5), [node("HardSwish", ["x"])],
+         opset=14)
+    case("neg_abs", x4, -x4 + np.abs(x4), [mk("Neg", ["x"], ["n"]), mk("Abs", ["x"], ["a"]), mk("Add", ["n", "a"], ["y"])])
+    case("min_max", x4, np.maximum(np.minimum(x4, chan), scalar),
+         [mk("Min", ["x", "c"], ["m"]), mk("Max", ["m", "s"], ["y"])], [("c", chan), ("s", scalar)])
+    case("sum_three", x4, x4 + chan + scalar, [node("Sum", ["x", "c", "s"])], [("c", chan), ("s", scalar)])
+    case("mean_two", x4, (x4 + chan) / 2, [node("Mean", ["x", "c"])], [("c", chan)])
+    case("max_one", x4, x4 * 1, [helper.make_node("Max", ["x"], ["m"], name="max_one"),
+                                helper.make_node("Relu", ["m"], ["r"]), helper.make_node("Sub", ["m", "r"], ["n"]),
+                                helper.make_node("Add", ["n", "r"], ["y"])])
+    seq = fp16(rng.normal(size=(2, 3, 11)))
+    w1d, b1d = weights(4, 3, 3), weights(4)
+    conv1d = conv(seq[:, :, None, :], w1d[:, :, None, :], b1d, stride=2, pads=(0, 1, 0, 2))[:, :, 0, :]
+    case("conv1d", seq, conv1d, [node("Conv", ["x", "w", "b"], kernel_shape=[3], strides=[2], pads=[1, 2])],
+         [("w", w1d), ("b", b1d)])
+    case("max_pool1d", seq, np.maximum.reduce([seq[:, :, i:i + 9] for i in range(3)]),
+         [node("MaxPool", ["x"], kernel_shape=[3], strides=[1])])
+    case("avg_pool1d", seq, (seq[:, :, 0:10:2] + seq[:, :, 1:11:2]) / 2,
+         [node("AveragePool", ["x"], kernel_shape=[2], strides=[2])])
+    for mode in ["constant", "reflect", "edge"]:
+        extra = {"constant_values": 0.5} if mode == "constant" else {}
+        inputs = ["x", "pads", "value"] if mode == "constant" else ["x", "pads"]
+        inits = [("pads", np.array([0, 0, 1, 2, 0, 0, 2, 1]))]
+        if mode == "constant":
+            inits.append(("value", np.array(0.5)))
+        case(f"pad_{mode}", x4, np.pad(x4, ((0, 0), (0, 0), (1, 2), (2, 1)), mode=mode, **extra),
+             [node("Pad", inputs, mode=mode)], inits)
+    small = fp16(rng.normal(size=(1, 4, 5, 6)))
+    wt, bt = weights(4, 3, 2, 2), weights(3)
+    case("conv_transpose_up2", small, conv_transpose(small, wt, bt, stride=(2, 2)),
+         [node("ConvTranspose", ["x", "w", "b"], kernel_shape=[2, 2], strides=[2, 2])], [("w", wt), ("b", bt)])
+    wt3 = weights(4, 2, 3, 3)
+    case("conv_transpose_pads_groups", small,
+         conv_transpose(small, wt3, stride=(2, 2), pads=(1, 1, 1, 1), out_pad=(1, 0), groups=2),
+         [node("ConvTranspose", ["x", "w"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 0], group=2)],
+         [("w", wt3)])
+    case("conv_transpose_crop", small, conv_transpose(small, wt, stride=(1, 1), pads=(1, 0, 0, 1)),
+         [node("ConvTranspose", ["x", "w"], pads=[1, 0, 0, 1])], [("w", wt)])
+    ah, aw = resize_matrix(5, 10, "linear", "half_pixel"), resize_matrix(6, 12, "linear", "half_pixel")
+    case("resize_bilinear", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
+         [node("Resize", ["x", "", "scales"], mode="linear")], [("scales", np.array([1, 1, 2, 2], np.float32))])
+    ah, aw = resize_matrix(5, 10, "nearest", "asymmetric", "floor"), resize_matrix(6, 12, "nearest", "asymmetric",
+                                                                                   "floor")
+    case("resize_nearest", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
+         [node("Resize", ["x", "", "scales"], mode="nearest", coordinate_transformation_mode="asymmetric",
+               nearest_mode="floor")], [("scales", np.array([1, 1, 2, 2], np.float32))])
+    ah, aw = resize_matrix(5, 7, "linear", "align_corners"), resize_matrix(6, 4, "linear", "align_corners")
+    case("resize_sizes_align_corners", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
+         [node("Resize", ["x", "", "", "sizes"], mode="linear", coordinate_transformation_mode="align_corners")],
+         [("sizes", np.array([1, 4, 7, 4]))])
     (directory / "ops.txt").write_text("".join(f"{c}\n" for c in cases))
 
 
@@ -342,14 +464,14 @@ def bad_models(directory, cnn_bytes):
     onnx.save(helper.make_model(sym, opset_imports=[helper.make_opsetid("", 13)]), str(directory / "symbolic.onnx"))
     np.save(directory / "symbolic_x.npy", np.array([[-1, 2, -3], [4, -5, 6]], dtype=np.float32))
     (directory / "truncated.onnx").write_bytes(cnn_bytes[: len(cnn_bytes) // 2])
-    # Shape subgraphs that cannot fold: an index past the shape, a runtime tensor expanded, a Cast of a runtime
-    # tensor to an integer type, and a folded constant far too large.
+    # Shape subgraphs that cannot fold: an index past the shape, a runtime tensor expanded to a shape it does not
+    # broadcast to, a Cast of a runtime tensor to an integer type, and a folded constant far too large.
     consts = [helper.make_node("Constant", [], [n], value=numpy_helper.from_array(np.asarray(v, np.int64), n + "_v"))
               for n, v in [("nine", 9), ("big", [1 << 20, 1 << 20])]]
     fold = helper.make_graph(consts + [
         helper.make_node("Shape", ["x"], ["s"], name="shape"),
         helper.make_node("Gather", ["s", "nine"], ["g"], name="gather_past_end", axis=0),
-        helper.make_node("Expand", ["x", "s"], ["e"], name="expand_runtime"),
+        helper.make_node("Expand", ["x", "nine"], ["e"], name="expand_mismatch"),
         helper.make_node("Cast", ["x"], ["i"], name="cast_to_int", to=TensorProto.INT64),
         helper.make_node("ConstantOfShape", ["big"], ["z"], name="huge_zeros"),
         helper.make_node("Relu", ["x"], ["y"], name="relu"),

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "ldmsim/sim/fp16.hpp"
 #include "onnx_nodes.hpp"
@@ -149,12 +150,15 @@ void fold_shape(NodeTranslator& t, const Context& ctx) {
 }
 
 void fold_gather(NodeTranslator& t) {
+  const Constant* data = t.known(0);
+  if (data == nullptr) {  // a runtime tensor: slices of it
+    translate_gather_view(t.node(), t);
+    return;
+  }
   const Attributes a(t.node(), t.problems(), {"axis"});
   if (!t.arity(2, 2, 1)) return;
-  const Constant* data = t.known(0);
   const Constant* indices = t.constant_input(1, "indices");
-  if (data == nullptr) t.problem("Gather of a runtime tensor is not supported (only of shapes and constants)");
-  if (data == nullptr || indices == nullptr) return;
+  if (indices == nullptr) return;
   const auto axis = normalize_axis(a.integer("axis", 0), data->dims.size());
   if (!axis) {
     t.problem(fmt::format("axis {} is out of range for rank {}", a.integer("axis", 0), data->dims.size()));
@@ -320,12 +324,15 @@ void fold_concat(NodeTranslator& t, const Attributes& a) {
 }
 
 void fold_expand(NodeTranslator& t) {
+  const Constant* data = t.known(0);
+  if (data == nullptr) {  // a runtime tensor: an expand op
+    translate_expand_view(t.node(), t);
+    return;
+  }
   const Attributes a(t.node(), t.problems(), {});
   if (!t.arity(2, 2, 1)) return;
-  const Constant* data = t.known(0);
   const auto shape = integer_list(t, 1, "shape");
-  if (data == nullptr) t.problem("Expand of a runtime tensor is not supported (only of constants)");
-  if (data == nullptr || !shape) return;
+  if (!shape) return;
   const auto target = dims_of(t, *shape);
   if (!target) return;
   if (target->size() > kMaxConstantRank) {
@@ -353,24 +360,28 @@ void fold_cast(NodeTranslator& t) {
   const std::int64_t to = a.integer("to", DT::UNDEFINED);
   const bool to_float = to == DT::FLOAT || to == DT::FLOAT16 || to == DT::DOUBLE;
   const bool to_integer = to == DT::INT32 || to == DT::INT64;
-  if (!to_float && !to_integer) {
-    t.problem(fmt::format("cast to {} is not supported (float, float16, double, int32, int64)",
+  const bool to_bool = to == DT::BOOL;
+  if (!to_float && !to_integer && !to_bool) {
+    t.problem(fmt::format("cast to {} is not supported (float, float16, double, int32, int64; bool of constants)",
                           DT::DataType_Name(static_cast<DT::DataType>(to))));
     return;
   }
   const Constant* value = t.known(0);
   if (value == nullptr) {
     if (!to_float) {
-      t.problem("Cast of a runtime tensor to an integer type is not supported");
+      t.problem(fmt::format("Cast of a runtime tensor to {} is not supported (device tensors are fp16)",
+                            to_bool ? "bool" : "an integer type"));
       return;
     }
     t.context().aliases[t.node().output(0)] = t.input(0);
     return;
   }
   Constant c = *value;
-  c.integer = to_integer;
+  c.integer = to_integer || to_bool;
   for (double& v : c.values) {
-    if (to_integer) {
+    if (to_bool) {
+      v = v != 0 ? 1 : 0;  // NaN is true, as in numpy
+    } else if (to_integer) {
       const auto n = exact_integer(std::trunc(v));
       if (!n) {
         t.problem(fmt::format("cannot cast {} to an integer", v));
@@ -462,6 +473,174 @@ void fold_arithmetic(NodeTranslator& t, const std::string& type) {
   t.define(broadcast_map(x, y, *dims, f));
 }
 
+/// Reshape of a constant (a mask or a shape tensor reshaped): the same values under the new dims.
+void fold_reshape(NodeTranslator& t) {
+  const Attributes a(t.node(), t.problems(), {"allowzero"});
+  if (!t.arity(2, 2, 1)) return;
+  const Constant& data = *t.known(0);
+  const auto shape = integer_list(t, 1, "shape");
+  if (!shape) return;
+  const bool allowzero = a.integer("allowzero", 0) != 0;
+  Dims dims;
+  std::optional<std::size_t> inferred;
+  std::uint64_t known = 1, count = 1;
+  for (const std::uint64_t d : data.dims) count *= d;  // checked when the constant was read or folded
+  for (std::size_t i = 0; i < shape->size(); ++i) {
+    const std::int64_t d = (*shape)[i];
+    if (d == -1 && !inferred) {
+      inferred = i;
+      dims.push_back(1);
+      continue;
+    }
+    if (d < 0 || (d == 0 && !allowzero && i >= data.dims.size())) {
+      t.problem(fmt::format("shape [{}] is not a valid target for [{}]", fmt::join(*shape, ", "),
+                            fmt::join(data.dims, ", ")));
+      return;
+    }
+    dims.push_back(d == 0 && !allowzero ? data.dims[i] : static_cast<std::uint64_t>(d));
+    if (dims.back() != 0 && known > kMaxFoldedElements / dims.back()) known = kMaxFoldedElements + 1;
+    known *= dims.back();
+  }
+  if (inferred) {
+    if (known == 0 || count % known != 0) {
+      t.problem(fmt::format("cannot infer the -1 of [{}] for {} values", fmt::join(*shape, ", "), count));
+      return;
+    }
+    dims[*inferred] = count / known;
+  } else if (known != count) {
+    t.problem(fmt::format("shape [{}] holds {} values, the constant {}", fmt::join(*shape, ", "), known, count));
+    return;
+  }
+  Constant c = data;
+  c.dims = dims;
+  t.define(std::move(c));
+}
+
+/// Slice of a constant (a shape's tail, a part of a shape), with ONNX's clamping of starts and ends.
+void fold_slice(NodeTranslator& t) {
+  const Attributes a(t.node(), t.problems(), {});
+  if (!t.arity(3, 5, 1)) return;
+  const Constant& data = *t.known(0);
+  const std::size_t rank = data.dims.size();
+  std::vector<std::vector<std::int64_t>> lists(5);
+  for (int i = 1; i <= 4; ++i) {
+    if (!t.has_input(i)) continue;
+    const char* roles[] = {"", "starts", "ends", "axes", "steps"};
+    const Constant* c = t.constant_input(i, roles[i]);
+    if (c == nullptr) return;
+    if (!c->integer || c->dims.size() > 1) {
+      t.problem(fmt::format("the {} must be a scalar or 1-D integer tensor", roles[i]));
+      return;
+    }
+    // Ends are often INT64_MAX ("to the end"), beyond what a double holds exactly: saturated, like any bound.
+    for (const double v : c->values) {
+      lists[static_cast<std::size_t>(i)].push_back(v >= 9.2e18    ? std::numeric_limits<std::int64_t>::max()
+                                                   : v <= -9.2e18 ? std::numeric_limits<std::int64_t>::min()
+                                                                  : static_cast<std::int64_t>(v));
+    }
+  }
+  const auto& starts = lists[1];
+  if (lists[2].size() != starts.size() || (t.has_input(3) && lists[3].size() != starts.size()) ||
+      (t.has_input(4) && lists[4].size() != starts.size())) {
+    t.problem("starts, ends, axes and steps must have one entry each per sliced axis");
+    return;
+  }
+  // Per axis: first index, step and count.
+  std::vector<std::int64_t> first(rank, 0), step(rank, 1);
+  Dims dims = data.dims;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const auto axis = normalize_axis(t.has_input(3) ? lists[3][i] : static_cast<std::int64_t>(i), rank);
+    const std::int64_t s = t.has_input(4) ? lists[4][i] : 1;
+    if (!axis || s == 0) {
+      t.problem("an axis is out of range or a step is 0");
+      return;
+    }
+    const auto dim = static_cast<std::int64_t>(data.dims[*axis]);
+    const auto absolute = [dim](std::int64_t v) { return v < 0 ? (v < -dim ? -1 : v + dim) : v; };
+    std::int64_t b = absolute(starts[i]), e = absolute(lists[2][i]);
+    b = s > 0 ? std::clamp<std::int64_t>(b, 0, dim) : std::clamp<std::int64_t>(b, 0, dim - 1);
+    e = s > 0 ? std::clamp<std::int64_t>(e, 0, dim) : std::clamp<std::int64_t>(e, -1, dim - 1);
+    const std::int64_t distance = s > 0 ? e - b : b - e;
+    const std::int64_t magnitude = s > 0 ? s : (s == std::numeric_limits<std::int64_t>::min() ? dim + 1 : -s);
+    dims[*axis] = distance <= 0 ? 0 : static_cast<std::uint64_t>((distance + magnitude - 1) / magnitude);
+    first[*axis] = b;
+    step[*axis] = dims[*axis] <= 1 ? 1 : s;
+  }
+  const auto count = foldable_count(dims);
+  if (!count) return void(check_size(t, dims));
+  std::vector<std::uint64_t> strides(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * data.dims[d];
+  Constant c;
+  c.dims = dims;
+  c.integer = data.integer;
+  c.values.reserve(*count);
+  std::vector<std::uint64_t> index(rank, 0);
+  for (std::uint64_t n = 0; n < *count; ++n) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      at += (first[d] + static_cast<std::int64_t>(index[d]) * step[d]) * static_cast<std::int64_t>(strides[d]);
+    }
+    c.values.push_back(data.values[static_cast<std::size_t>(at)]);
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  t.define(std::move(c));
+}
+
+/// Equal, Less, Greater, And, Or of constants (0 or 1, an integer constant), Not, and Where(condition, x, y).
+void fold_logic(NodeTranslator& t, const std::string& type) {
+  const Attributes a(t.node(), t.problems(), {});
+  if (type == "Not") {
+    if (!t.arity(1, 1, 1)) return;
+    Constant c = *t.known(0);
+    for (double& v : c.values) v = v == 0 ? 1 : 0;
+    c.integer = true;
+    t.define(std::move(c));
+    return;
+  }
+  if (type == "Where") {
+    if (!t.arity(3, 3, 1)) return;
+    const Constant& cond = *t.known(0);
+    const Constant& x = *t.known(1);
+    const Constant& y = *t.known(2);
+    const auto xy = broadcast_shape(x.dims, y.dims);
+    const auto dims = xy ? broadcast_shape(cond.dims, *xy) : std::nullopt;
+    if (!dims) {
+      t.problem("condition, x and y do not broadcast");
+      return;
+    }
+    if (!check_size(t, *dims)) return;
+    // Pick x where the condition holds: x where cond, then y where not (both broadcast to the result).
+    const Constant chosen_x = broadcast_map(cond, x, *dims, [](double c, double v) { return c != 0 ? v : 0; });
+    Constant mask = broadcast_map(cond, y, *dims, [](double c, double) { return c != 0 ? 1 : 0; });
+    Constant out = broadcast_map(mask, y, *dims, [](double m, double v) { return m != 0 ? 0 : v; });
+    for (std::size_t i = 0; i < out.values.size(); ++i) out.values[i] += chosen_x.values[i];
+    out.integer = x.integer && y.integer;
+    t.define(std::move(out));
+    return;
+  }
+  if (!t.arity(2, 2, 1)) return;
+  const Constant& x = *t.known(0);
+  const Constant& y = *t.known(1);
+  const auto dims = broadcast_shape(x.dims, y.dims);
+  if (!dims) {
+    t.problem(fmt::format("[{}] and [{}] do not broadcast", fmt::join(x.dims, ", "), fmt::join(y.dims, ", ")));
+    return;
+  }
+  if (!check_size(t, *dims)) return;
+  const std::function<double(double, double)> f =
+      type == "Equal"     ? std::function<double(double, double)>([](double p, double q) { return p == q ? 1 : 0; })
+      : type == "Less"    ? std::function<double(double, double)>([](double p, double q) { return p < q ? 1 : 0; })
+      : type == "Greater" ? std::function<double(double, double)>([](double p, double q) { return p > q ? 1 : 0; })
+      : type == "And"     ? std::function<double(double, double)>([](double p, double q) { return p != 0 && q != 0; })
+                          : std::function<double(double, double)>([](double p, double q) { return p != 0 || q != 0; });
+  Constant c = broadcast_map(x, y, *dims, f);
+  c.integer = true;
+  t.define(std::move(c));
+}
+
 bool all_inputs_known(const NodeTranslator& t) {
   for (int i = 0; i < t.node().input_size(); ++i) {
     if (t.known(i) == nullptr) return false;
@@ -491,6 +670,14 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx) 
   } else if (type == "Concat" && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {"axis"});
     if (t.arity(1, 1 << 16, 1)) fold_concat(t, a);
+  } else if (type == "Reshape" && t.small_constant(0) != nullptr && t.known(1) != nullptr) {
+    fold_reshape(t);
+  } else if (type == "Slice" && t.small_constant(0) != nullptr) {
+    fold_slice(t);
+  } else if ((type == "Equal" || type == "Less" || type == "Greater" || type == "And" || type == "Or" ||
+              type == "Not" || type == "Where") &&
+             all_inputs_known(t)) {
+    fold_logic(t, type);
   } else if ((type == "Add" || type == "Sub" || type == "Mul" || type == "Div") && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {});
     if (t.arity(2, 2, 1)) fold_arithmetic(t, type);

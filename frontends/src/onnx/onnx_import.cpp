@@ -258,10 +258,11 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   ctx.registry = &registry;
   ctx.opset = default_opset(model);
   if (ctx.opset < 11 || ctx.opset > 17) {
-    throw ConfigError(
-        fmt::format("{}: opset {} is not supported (11 to 17; convert the model with "
-                    "onnx.version_converter)",
-                    origin, ctx.opset));
+    throw ConfigError(fmt::format(
+        "{}: opset {} is not supported: ldmsim reads opsets 11 to 17, the newest that its ONNX library (1.12) "
+        "knows; export with torch.onnx.export(..., opset_version=17) or convert the model with "
+        "onnx.version_converter",
+        origin, ctx.opset));
   }
   const onnx::GraphProto& graph = model.graph();
   std::vector<std::string> problems;
@@ -315,6 +316,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
 
   std::set<std::string> used_constants;
   std::map<std::string, int> without_op;  // nodes folded to constants or removed, by op type
+  std::size_t dependents = 0;             // nodes skipped because an input's node failed
   for (const onnx::ValueInfoProto& input : graph.input()) defined.insert(input.name());
   for (const auto& [name, value] : ctx.constants) defined.insert(name);
   for (int i = 0; i < graph.node_size(); ++i) {
@@ -328,6 +330,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     bool after_failure = false;
     const std::vector<std::string> wiring = wiring_problems(node, defined, failed, after_failure);
     if (!wiring.empty() || after_failure) {
+      if (wiring.empty()) ++dependents;  // only reads what failed: counted, not listed
       fail(wiring);
       continue;
     }
@@ -343,21 +346,30 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       ++without_op[node.op_type()];
       continue;
     }
-    if (const std::string why = track_shapes(t.op, node, ctx); !why.empty()) {
+    json ops = t.op.is_array() ? std::move(t.op) : json::array({std::move(t.op)});
+    std::string why;
+    for (const json& op : ops) {
+      if (why = track_shapes(op, node, ctx); !why.empty()) break;
+    }
+    if (!why.empty()) {
       fail({why});
       continue;
     }
-    json inputs = json::array(), outputs = json::array();
-    for (const auto& in : t.op["inputs"]) {
-      const std::string name = in.get<std::string>();
-      if (ctx.constants.contains(name)) used_constants.insert(name);
-      inputs.push_back(safe(name));
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      json& op = ops[k];
+      json inputs = json::array(), outputs = json::array();
+      for (const auto& in : op["inputs"]) {
+        const std::string name = in.get<std::string>();
+        if (ctx.constants.contains(name)) used_constants.insert(name);
+        inputs.push_back(safe(name));
+      }
+      for (const std::string& o : produced_outputs(op, node)) outputs.push_back(safe(o));
+      op["inputs"] = std::move(inputs);
+      op["outputs"] = std::move(outputs);
+      // The ops of a node that becomes several are its layer's parts: name/1, name/2, ... after the first.
+      if (!node.name().empty()) op["name"] = valid_utf8(k == 0 ? node.name() : fmt::format("{}/{}", node.name(), k));
+      out.workload["ops"].push_back(std::move(op));
     }
-    for (const std::string& o : produced_outputs(t.op, node)) outputs.push_back(safe(o));
-    t.op["inputs"] = std::move(inputs);
-    t.op["outputs"] = std::move(outputs);
-    if (!node.name().empty()) t.op["name"] = valid_utf8(node.name());
-    out.workload["ops"].push_back(std::move(t.op));
   }
   for (const onnx::ValueInfoProto& o : graph.output()) {
     const std::string source = onnx_import::resolve(ctx, o.name());
@@ -369,8 +381,10 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     }
   }
   if (!problems.empty()) {
-    throw ConfigError(fmt::format("{}: {} problem(s) before anything runs:\n  {}", origin, problems.size(),
-                                  fmt::join(problems, "\n  ")));
+    // Root causes only, each once; what merely depends on them is counted.
+    const std::string rest = dependents == 0 ? "" : fmt::format("\n  and {} node(s) that depend on them", dependents);
+    throw ConfigError(fmt::format("{}: {} problem(s) before anything runs:\n  {}{}", origin, problems.size(),
+                                  fmt::join(problems, "\n  "), rest));
   }
   for (const std::string& name : used_constants) {
     Constant& c = ctx.constants.at(name);

@@ -229,6 +229,37 @@ void translate_alias(const onnx::NodeProto& node, NodeTranslator& t, Context& ct
   ctx.aliases[node.output(0)] = t.input(0);
 }
 
+/// Min, Max, Sum and Mean of one or more inputs (numpy broadcasting): a chain of binary ops, Mean's sum then
+/// multiplied by 1/n.
+void translate_variadic(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
+  const Attributes a(node, t.problems(), {});
+  if (!t.arity(1, 64, 1)) return;
+  const std::string& type = node.op_type();
+  const int n = node.input_size();
+  const std::string op = type == "Min" ? "min" : type == "Max" ? "max" : "add";
+  if (n == 1) {
+    ctx.aliases[node.output(0)] = t.input(0);  // one input: itself
+    return;
+  }
+  const std::string& y = node.output(0);
+  const bool mean = type == "Mean";
+  std::string acc = t.input(0);
+  for (int i = 1; i < n; ++i) {
+    const bool last = i == n - 1 && !mean;
+    const std::string out = last ? y : t.fresh_name(fmt::format("{}/{}{}", y, op, i));
+    t.add_op(op, {acc, t.input(i)}, {out});
+    acc = out;
+  }
+  if (mean) {
+    Constant scale;
+    scale.values = {1.0 / n};
+    const std::string name = t.fresh_name(y + "/scale");
+    ctx.shapes[name] = {};
+    ctx.constants[name] = std::move(scale);
+    t.add_op("mul", {acc, name}, {y});
+  }
+}
+
 }  // namespace
 
 std::string resolve(const Context& ctx, const std::string& name) {
@@ -249,8 +280,9 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   }
   if (auto folded = fold_node(node, ctx)) return std::move(*folded);
   static const std::map<std::string, std::string> unary = {
-      {"Relu", "relu"}, {"Sigmoid", "sigmoid"},       {"Tanh", "tanh"}, {"Exp", "exp"}, {"Log", "log"},
-      {"Sqrt", "sqrt"}, {"Reciprocal", "reciprocal"}, {"Erf", "erf"}};
+      {"Relu", "relu"},          {"Sigmoid", "sigmoid"},       {"Tanh", "tanh"}, {"Exp", "exp"}, {"Log", "log"},
+      {"Sqrt", "sqrt"},          {"Reciprocal", "reciprocal"}, {"Erf", "erf"},   {"Neg", "neg"}, {"Abs", "abs"},
+      {"HardSwish", "hardswish"}};
   static const std::map<std::string, std::string> binary = {
       {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}};
   static const std::map<std::string, std::string> reductions = {{"ReduceSum", "reduce_sum"},
@@ -267,7 +299,26 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (const auto r = reductions.find(type); r != reductions.end()) {
     translate_reduce(node, t, ctx, r->second);
   } else if (type == "Conv") {
-    translate_conv(node, t);
+    if (is_window_1d(node, ctx)) {
+      translate_conv_1d(node, t);
+    } else {
+      translate_conv(node, t);
+    }
+  } else if (type == "HardSigmoid") {
+    const Attributes a(node, t.problems(), {"alpha", "beta"});
+    if (t.arity(1, 1, 1)) t.op("hardsigmoid", {0}, {{"alpha", a.real("alpha", 0.2F)}, {"beta", a.real("beta", 0.5F)}});
+  } else if (type == "Min" || type == "Max" || type == "Sum" || type == "Mean") {
+    translate_variadic(node, t, ctx);
+  } else if (type == "Slice") {
+    translate_slice(node, t);
+  } else if (type == "Split") {
+    translate_split(node, t, ctx);
+  } else if (type == "Pad") {
+    translate_pad(node, t);
+  } else if (type == "ConvTranspose") {
+    translate_conv_transpose(node, t);
+  } else if (type == "Resize") {
+    translate_resize(node, t, ctx);
   } else if (type == "Gemm") {
     const Attributes a(node, t.problems(), {"alpha", "beta", "transA", "transB"});
     if (t.arity(2, 3, 1)) {
@@ -280,10 +331,15 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (type == "MatMul") {
     const Attributes a(node, t.problems(), {});
     if (t.arity(2, 2, 1)) t.op("matmul", {0, 1});
-  } else if (type == "MaxPool") {
-    translate_pool<true>(node, t);
-  } else if (type == "AveragePool") {
-    translate_pool<false>(node, t);
+  } else if (type == "MaxPool" || type == "AveragePool") {
+    const bool max = type == "MaxPool";
+    if (is_window_1d(node, ctx)) {
+      translate_pool_1d(node, t, max);
+    } else if (max) {
+      translate_pool<true>(node, t);
+    } else {
+      translate_pool<false>(node, t);
+    }
   } else if (type == "GlobalAveragePool") {
     const Attributes a(node, t.problems(), {});
     if (t.arity(1, 1, 1)) t.op("global_avg_pool", {0});

@@ -70,7 +70,8 @@ inline constexpr std::size_t kMaxConstantRank = 8;
 std::optional<std::int64_t> exact_integer(double v);
 
 /// One node's translation: `op` is {"type", "inputs", "attrs"} with ONNX tensor names (outputs are the node's),
-/// or null when the node needs no op; `problems` says why it cannot be translated (empty when it can).
+/// an array of such ops each with its "outputs" (a node that becomes several ops), or null when the node needs no
+/// op; `problems` says why it cannot be translated (empty when it can).
 struct Translation {
   nlohmann::json op;
   std::vector<std::string> problems;

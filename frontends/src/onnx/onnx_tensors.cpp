@@ -58,6 +58,13 @@ void for_each_value(const onnx::TensorProto& tensor, std::uint64_t count, F&& f)
       case DT::INT32:
         f(i, raw ? load<std::int32_t>(bytes, i) : tensor.int32_data(at));
         break;
+      case DT::BOOL:
+      case DT::UINT8:
+        f(i, raw ? load<std::uint8_t>(bytes, i) : tensor.int32_data(at));
+        break;
+      case DT::INT8:
+        f(i, raw ? load<std::int8_t>(bytes, i) : tensor.int32_data(at));
+        break;
       default:
         f(i, static_cast<double>(raw ? load<std::int64_t>(bytes, i) : tensor.int64_data(at)));
         break;
@@ -200,8 +207,13 @@ std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string
     case DT::INT64:
       width = 8, typed_size = tensor.int64_data_size(), c.integer = true;
       break;
+    case DT::BOOL:  // masks: 0 and 1
+    case DT::INT8:
+    case DT::UINT8:
+      width = 1, typed_size = tensor.int32_data_size(), c.integer = true;
+      break;
     default:
-      problem = fmt::format("has data type {} (supported: float, float16, double, int32, int64)",
+      problem = fmt::format("has data type {} (supported: float, float16, double, int32, int64, bool, int8, uint8)",
                             DT::DataType_Name(static_cast<DT::DataType>(type)));
       return std::nullopt;
   }

@@ -108,6 +108,16 @@ class NodeTranslator {
     if (it == ctx_.constants.end() || !decode(it->second)) return nullptr;
     return &it->second;
   }
+  /// The constant value of input i when it has at most kEagerElements elements (a shape, a mask), else nullptr:
+  /// a fold that could just as well run on the device does not decode a model's weights.
+  const Constant* small_constant(int i) const {
+    if (!has_input(i)) return nullptr;
+    const auto it = ctx_.constants.find(input(i));
+    if (it == ctx_.constants.end()) return nullptr;
+    std::uint64_t count = 1;
+    for (const std::uint64_t d : it->second.dims) count = d == 0 ? 0 : (count > kEagerElements ? count : count * d);
+    return count <= kEagerElements ? known(i) : nullptr;
+  }
   /// The node's (single) output is the constant `value`: no op runs for it.
   void define(Constant value) {
     if (value.dims.size() > kMaxConstantRank) {
@@ -146,6 +156,20 @@ class NodeTranslator {
     for (const int i : inputs) names.push_back(input(i));
     t_.op = {{"type", type}, {"inputs", names}, {"attrs", std::move(attrs)}};
   }
+  /// Adds one of the several ops the node becomes, in order (inputs and outputs are ONNX-level names; `outputs`
+  /// are the node's own or fresh_name()s).
+  void add_op(const std::string& type, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+              nlohmann::json attrs = nlohmann::json::object()) {
+    if (!t_.op.is_array()) t_.op = nlohmann::json::array();
+    t_.op.push_back({{"type", type}, {"inputs", inputs}, {"outputs", outputs}, {"attrs", std::move(attrs)}});
+  }
+  /// A tensor name that no node, input or initializer of the model uses, made from `base`.
+  std::string fresh_name(const std::string& base) {
+    std::string name = base;
+    for (int n = 2; ctx_.reserved.contains(name); ++n) name = fmt::format("{}_{}", base, n);
+    ctx_.reserved.insert(name);
+    return name;
+  }
 
  private:
   const onnx::NodeProto& node_;
@@ -155,5 +179,21 @@ class NodeTranslator {
 
 /// LSTM / GRU nodes (onnx_recurrent.cpp).
 void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, CellKind kind);
+
+/// Parts of a runtime tensor (onnx_views.cpp): Slice, Split, Gather with constant indices, Expand, Pad.
+void translate_slice(const onnx::NodeProto& node, NodeTranslator& t);
+void translate_split(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx);
+void translate_gather_view(const onnx::NodeProto& node, NodeTranslator& t);
+void translate_expand_view(const onnx::NodeProto& node, NodeTranslator& t);
+void translate_pad(const onnx::NodeProto& node, NodeTranslator& t);
+
+/// 1-D Conv and pools through the 2-D engine (onnx_window_1d.cpp); is_window_1d: the node's window is 1-D.
+bool is_window_1d(const onnx::NodeProto& node, const Context& ctx);
+void translate_conv_1d(const onnx::NodeProto& node, NodeTranslator& t);
+void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
+
+/// ConvTranspose and Resize as convs, pads, slices and matmuls (onnx_upsampling.cpp).
+void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t);
+void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
 
 }  // namespace ldmsim::onnx_import

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""The networks people bring today, end to end: exports each (seeded random weights rounded to fp16, eval mode) with
+torch.onnx.export at the given opsets, runs it with `ldmsim run` and compares the outputs with torch's fp32 output on
+the same fp16-rounded input (relative L2 error and argmax). A model ldmsim refuses is reported with its import
+errors, so this is also the list of what still blocks each family.
+
+Needs Debian's python3-torch and python3-torchvision (too heavy for CI; docs/benchmarks.md has the results; small
+versions of each family built with onnx.helper are in the test suite).
+Usage: bench/modern_networks.py --ldmsim build/tools/ldmsim [--out DIR] [--arch sw26010pro] [--opsets 13 17]
+       [--models densenet121 ...] [--list]
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torchvision
+
+# Relative L2 error allowed against torch's fp32 output: every layer's output is stored as fp16.
+TOLERANCE = 0.05
+
+
+class Conv1dStack(torch.nn.Module):
+    """A speech-style front end: Conv1d + BatchNorm + ReLU blocks, a max pool, a strided conv, a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        layers, channels = [], 40
+        for out, k, s in [(64, 5, 1), (64, 3, 2), (128, 3, 1)]:
+            layers += [torch.nn.Conv1d(channels, out, k, stride=s, padding=k // 2), torch.nn.BatchNorm1d(out),
+                       torch.nn.ReLU()]
+            channels = out
+        layers.insert(3, torch.nn.MaxPool1d(2))
+        self.body = torch.nn.Sequential(*layers)
+        self.head = torch.nn.Linear(128, 10)
+
+    def forward(self, x):
+        return self.head(self.body(x).mean(dim=2))
+
+
+class BertLayer(torch.nn.Module):
+    """torch.nn.TransformerEncoder (post-norm, GELU) over token embeddings, with a key-padding mask."""
+
+    def __init__(self, hidden=64, heads=4, layers=2, seq=16):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(hidden, heads, 4 * hidden, dropout=0.0, activation="gelu",
+                                                 batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        mask = torch.zeros(1, seq, dtype=torch.bool)
+        mask[0, seq - 3:] = True  # the last three tokens are padding
+        self.register_buffer("mask", mask)
+
+    def forward(self, x):
+        return self.encoder(x, src_key_padding_mask=self.mask)
+
+
+class GptBlock(torch.nn.Module):
+    """A pre-norm decoder block with a causal mask (GPT-style), written out as people do."""
+
+    def __init__(self, hidden=64, heads=4, seq=16):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(hidden), torch.nn.LayerNorm(hidden)
+        self.qkv, self.proj = torch.nn.Linear(hidden, 3 * hidden), torch.nn.Linear(hidden, hidden)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(hidden, 4 * hidden), torch.nn.GELU(),
+                                       torch.nn.Linear(4 * hidden, hidden))
+        self.register_buffer("causal", torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1))
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(h, dim=2)
+        split = lambda t: t.view(b, s, self.heads, h // self.heads).transpose(1, 2)  # noqa: E731
+        q, k, v = split(q), split(k), split(v)
+        att = (q @ k.transpose(-2, -1)) / (h // self.heads) ** 0.5 + self.causal
+        y = (att.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, s, h)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(24, 32, num_layers=2, bidirectional=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
+class SmallUNet(torch.nn.Module):
+    """Two levels down, two up: ConvTranspose on one path, Resize (bilinear) on the other."""
+
+    def __init__(self):
+        super().__init__()
+        block = lambda i, o: torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.ReLU())  # noqa
+        self.d1, self.d2, self.mid = block(3, 16), block(16, 32), block(32, 32)
+        self.up1 = torch.nn.ConvTranspose2d(32, 32, 2, stride=2)
+        self.u1, self.u2 = block(64, 16), block(32, 8)
+        self.out = torch.nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        a = self.d1(x)
+        b = self.d2(torch.nn.functional.max_pool2d(a, 2))
+        m = self.mid(torch.nn.functional.max_pool2d(b, 2))
+        u = self.u1(torch.cat([self.up1(m), b], 1))
+        u = torch.nn.functional.interpolate(u, scale_factor=2, mode="bilinear", align_corners=False)
+        return self.out(self.u2(torch.cat([u, a], 1)))
+
+
+def vit():
+    return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
+                                               hidden_dim=64, mlp_dim=128, num_classes=10)
+
+
+# name: (constructor, input shape)
+MODELS = {
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), (1, 3, 64, 64)),
+    "shufflenet_v2": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), (1, 3, 64, 64)),
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), (1, 3, 64, 64)),
+    "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None), (1, 3, 64, 64)),
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(weights=None), (1, 3, 64, 64)),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), (1, 3, 64, 64)),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), (1, 3, 64, 64)),
+    "vit_small": (vit, (1, 3, 32, 32)),
+    "bert_encoder": (BertLayer, (1, 16, 64)),
+    "gpt_block": (GptBlock, (1, 16, 64)),
+    "conv1d_stack": (Conv1dStack, (1, 40, 50)),
+    "bilstm": (lambda: Recurrent(torch.nn.LSTM), (7, 1, 24)),
+    "bigru": (lambda: Recurrent(torch.nn.GRU), (7, 2, 24)),
+    "unet_small": (SmallUNet, (1, 3, 32, 32)),
+}
+
+
+def fp16_model(make, shape, seed):
+    """Seeded weights, batch-norm statistics calibrated on a random batch (else activations vanish below fp16's
+    range in deep nets), everything rounded to fp16."""
+    torch.manual_seed(seed)
+    model = make()
+    norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)
+    if any(isinstance(m, norms) for m in model.modules()):
+        for m in model.modules():
+            if isinstance(m, norms):
+                m.momentum = None
+        model.train()
+        with torch.no_grad():
+            model(torch.randn(4, *shape[1:], generator=torch.Generator().manual_seed(seed + 2)))
+    model.eval()
+    with torch.no_grad():
+        for tensor in list(model.parameters()) + list(model.buffers()):
+            if tensor.is_floating_point():
+                tensor.copy_(tensor.half().float())
+    return model
+
+
+def run(args, name, opset, out):
+    make, shape = MODELS[name]
+    model = fp16_model(make, shape, 7)
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(11)).half().float()
+    with torch.no_grad():
+        expected = model(x).numpy()
+    onnx_file = out / f"{name}_opset{opset}.onnx"
+    torch.onnx.export(model, (x,), str(onnx_file), opset_version=opset, input_names=["input"],
+                      output_names=["output"], do_constant_folding=True)
+    np.save(out / f"{name}_x.npy", x.numpy())
+    run_dir = out / f"{name}_opset{opset}"
+    start = time.perf_counter()
+    proc = subprocess.run([args.ldmsim, "run", str(onnx_file), "--input", f"input={out / f'{name}_x.npy'}", "--arch",
+                           args.arch, "--no-trace", "--out", str(run_dir)], capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"model": name, "opset": opset, "status": f"exit {proc.returncode}",
+                "errors": (proc.stderr or proc.stdout).strip().splitlines()[:40]}
+    got = np.load(run_dir / "output.npy").astype(np.float32).reshape(expected.shape)
+    rel = float(np.linalg.norm(got - expected) / max(np.linalg.norm(expected), 1e-30))
+    same_argmax = bool(np.argmax(got) == np.argmax(expected))
+    stats = json.loads((run_dir / "stats.json").read_text())
+    ok = rel <= TOLERANCE and (same_argmax or expected.ndim > 2)
+    return {"model": name, "opset": opset, "status": "ok" if ok else "MISMATCH", "relative_l2": rel,
+            "same_argmax": same_argmax, "cycles": stats.get("cycles"), "host_seconds": round(seconds, 3)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ldmsim", required=True)
+    parser.add_argument("--out", default="/tmp/ldmsim-modern")
+    parser.add_argument("--arch", default="sw26010pro")
+    parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17])
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--list", action="store_true", help="print the model names and exit")
+    args = parser.parse_args()
+    if args.list:
+        print("\n".join(MODELS))
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name in args.models:
+        for opset in args.opsets:
+            try:
+                r = run(args, name, opset, out)
+            except Exception as e:  # an export that torch itself refuses
+                r = {"model": name, "opset": opset, "status": "export failed", "errors": [str(e)[:300]]}
+            results.append(r)
+            line = f"{name:20s} opset {opset}: {r['status']}"
+            if "relative_l2" in r:
+                line += f"  rel L2 {r['relative_l2']:.4f}  argmax {'same' if r['same_argmax'] else 'differs'}"
+                line += f"  {r['cycles']} cycles  {r['host_seconds']} s"
+            print(line, flush=True)
+            for e in r.get("errors", [])[:12]:
+                print(f"    {e}")
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    return 0 if all(r["status"] == "ok" for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

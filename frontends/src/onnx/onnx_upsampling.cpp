@@ -1,0 +1,274 @@
+// Upsampling nodes of segmentation nets, as ops the device already runs exactly:
+// - ConvTranspose is a stride-1 conv over the input with zeros inserted between its elements (reshape to
+//   [N, C, H, 1, W, 1], pad the size-1 axes to the stride, reshape back), bordered by the conv's own pads (or
+//   cropped by a slice where the transposed conv's pads exceed the kernel), with the weights' in and out channels
+//   swapped per group (reshape, transpose, reshape) and flipped (a slice with steps of -1).
+// - Resize (nearest or linear, any coordinate transformation ONNX 17 defines but the TensorFlow ones) is
+//   Y = A_h X A_w^T with interpolation matrices built here as constants: two matmuls, each output element a sum of
+//   the one or two input elements it interpolates (a nearest row holds a single 1, so it is exact).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "onnx_translator.hpp"
+
+namespace ldmsim::onnx_import {
+namespace {
+
+const std::vector<std::uint64_t>* shape_of(NodeTranslator& t, int i) {
+  const auto it = t.context().shapes.find(t.input(i));
+  if (it == t.context().shapes.end()) {
+    t.problem(fmt::format("the shape of '{}' is not known at import", t.node().input(i)));
+    return nullptr;
+  }
+  return &it->second;
+}
+
+/// The source coordinate of output coordinate `x` along an axis resized from `in` to `out` by `scale`.
+double source_coordinate(const std::string& mode, double x, double scale, std::uint64_t in, std::uint64_t out) {
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (mode == "pytorch_half_pixel" && out == 1) return 0.0;
+  return (x + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
+}
+
+/// The [out, in] interpolation matrix of one axis (row-major), or nullopt with a problem.
+std::optional<std::vector<double>> interpolation(NodeTranslator& t, const std::string& mode,
+                                                 const std::string& transform, const std::string& nearest,
+                                                 std::uint64_t in, std::uint64_t out, double scale) {
+  std::vector<double> a(out * in, 0.0);
+  const auto last = static_cast<std::int64_t>(in) - 1;
+  const auto clamp = [last](std::int64_t i) { return std::clamp<std::int64_t>(i, 0, last); };
+  for (std::uint64_t o = 0; o < out; ++o) {
+    const double x = source_coordinate(transform, static_cast<double>(o), scale, in, out);
+    double* row = a.data() + o * in;
+    if (mode == "nearest") {
+      const double f = std::floor(x);
+      const bool half = x - f == 0.5;
+      std::int64_t i = 0;
+      if (nearest == "floor") {
+        i = static_cast<std::int64_t>(f);
+      } else if (nearest == "ceil") {
+        i = static_cast<std::int64_t>(std::ceil(x));
+      } else if (nearest == "round_prefer_ceil") {
+        i = static_cast<std::int64_t>(half ? f + 1 : std::round(x));
+      } else if (nearest == "round_prefer_floor") {
+        i = static_cast<std::int64_t>(half ? f : std::round(x));
+      } else {
+        t.problem(fmt::format("nearest_mode {} is not supported", nearest));
+        return std::nullopt;
+      }
+      row[clamp(i)] = 1.0;
+    } else {
+      const double f = std::floor(x);
+      const double w = x - f;
+      const auto i = static_cast<std::int64_t>(f);
+      row[clamp(i)] += 1.0 - w;
+      row[clamp(i + 1)] += w;
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(
+      node, t.problems(),
+      {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"});
+  if (!t.arity(2, 3, 1)) return;
+  if (a.has("output_shape")) t.problem("output_shape is not supported (give pads and output_padding)");
+  const std::string auto_pad = a.text("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") t.problem(fmt::format("auto_pad {} is not supported", auto_pad));
+  const auto* x = shape_of(t, 0);
+  const auto* w = shape_of(t, 1);
+  if (x == nullptr || w == nullptr || !t.problems().empty()) return;
+  if (x->size() != 4 || w->size() != 4) {
+    t.problem("only 2-D ConvTranspose is supported (input [N, C, H, W], weights [C, M/group, kH, kW])");
+    return;
+  }
+  const auto strides = a.integers("strides", {1, 1}), dilations = a.integers("dilations", {1, 1});
+  auto pads = a.integers("pads", {0, 0, 0, 0});
+  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
+  const auto out_pad = a.integers("output_padding", {0, 0});
+  const std::int64_t groups = a.integer("group", 1);
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 || out_pad.size() != 2) {
+    t.problem("strides, dilations and output_padding need 2 entries, pads 4");
+    return;
+  }
+  for (std::size_t d = 0; d < 2; ++d) {
+    if (strides[d] < 1 || dilations[d] < 1 || out_pad[d] < 0 || out_pad[d] >= std::max(strides[d], dilations[d]) ||
+        pads[d] < 0 || pads[d + 2] < 0 || strides[d] > 64) {
+      t.problem("strides (1 to 64) and dilations must be positive, pads non-negative, output_padding below the stride");
+      return;
+    }
+  }
+  const auto c = static_cast<std::int64_t>((*x)[1]);
+  if (groups < 1 || c % groups != 0 || static_cast<std::int64_t>((*w)[0]) != c) {
+    t.problem(fmt::format("weights [{}] do not fit {} input channels in {} groups", fmt::join(*w, ", "), c, groups));
+    return;
+  }
+  const std::int64_t m_per_group = static_cast<std::int64_t>((*w)[1]), kh = static_cast<std::int64_t>((*w)[2]),
+                     kw = static_cast<std::int64_t>((*w)[3]);
+  const std::string& y = node.output(0);
+  // The input with stride - 1 zeros after each element along H and W.
+  std::string xu = t.input(0);
+  const std::int64_t n = static_cast<std::int64_t>((*x)[0]), h = static_cast<std::int64_t>((*x)[2]),
+                     wd = static_cast<std::int64_t>((*x)[3]);
+  if (strides[0] > 1 || strides[1] > 1) {
+    const std::string x6 = t.fresh_name(y + "/x6"), padded = t.fresh_name(y + "/zeros"), up = t.fresh_name(y + "/up");
+    t.add_op("reshape", {xu}, {x6}, {{"shape", {n, c, h, 1, wd, 1}}});
+    t.add_op("pad", {x6}, {padded}, {{"pads", {0, 0, 0, 0, 0, 0, 0, 0, 0, strides[0] - 1, 0, strides[1] - 1}}});
+    t.add_op("reshape", {padded}, {up}, {{"shape", {n, c, h * strides[0], wd * strides[1]}}});
+    xu = up;
+  }
+  // The conv's pads on the upsampled input (which already ends in stride - 1 zeros); negative ones crop it.
+  std::int64_t conv_pads[4];
+  for (std::size_t d = 0; d < 2; ++d) {
+    const std::int64_t reach = dilations[d] * ((d == 0 ? kh : kw) - 1);
+    conv_pads[d] = reach - pads[d];
+    conv_pads[d + 2] = reach - pads[d + 2] + out_pad[d] - (strides[d] - 1);
+  }
+  if (conv_pads[0] < 0 || conv_pads[1] < 0 || conv_pads[2] < 0 || conv_pads[3] < 0) {
+    const std::string cropped = t.fresh_name(y + "/cropped");
+    const std::int64_t extent[2] = {h * strides[0], wd * strides[1]};
+    std::vector<std::int64_t> starts, ends;
+    for (std::size_t d = 0; d < 2; ++d) {
+      starts.push_back(std::max<std::int64_t>(0, -conv_pads[d]));
+      ends.push_back(extent[d] + std::min<std::int64_t>(0, conv_pads[d + 2]));
+      conv_pads[d] = std::max<std::int64_t>(0, conv_pads[d]);
+      conv_pads[d + 2] = std::max<std::int64_t>(0, conv_pads[d + 2]);
+    }
+    t.add_op("slice", {xu}, {cropped}, {{"starts", starts}, {"ends", ends}, {"axes", {2, 3}}});
+    xu = cropped;
+  }
+  // Weights [C, M/g, kH, kW] -> [M, C/g, kH, kW], flipped in both spatial axes.
+  const std::string swapped = t.fresh_name(y + "/w_swapped"), flipped = t.fresh_name(y + "/w_flipped");
+  if (groups == 1) {
+    t.add_op("transpose", {t.input(1)}, {swapped}, {{"perm", {1, 0, 2, 3}}});
+  } else {
+    const std::string w5 = t.fresh_name(y + "/w5"), w5t = t.fresh_name(y + "/w5t");
+    t.add_op("reshape", {t.input(1)}, {w5}, {{"shape", {groups, c / groups, m_per_group, kh, kw}}});
+    t.add_op("transpose", {w5}, {w5t}, {{"perm", {0, 2, 1, 3, 4}}});
+    t.add_op("reshape", {w5t}, {swapped}, {{"shape", {groups * m_per_group, c / groups, kh, kw}}});
+  }
+  constexpr std::int64_t kFirst = std::numeric_limits<std::int64_t>::min();
+  t.add_op("slice", {swapped}, {flipped},
+           {{"starts", {-1, -1}}, {"ends", {kFirst, kFirst}}, {"axes", {2, 3}}, {"steps", {-1, -1}}});
+  std::vector<std::string> inputs = {xu, flipped};
+  if (t.has_input(2)) inputs.push_back(t.input(2));
+  t.add_op("conv", inputs, {y},
+           {{"stride", {1, 1}},
+            {"pad", {conv_pads[0], conv_pads[1], conv_pads[2], conv_pads[3]}},
+            {"dilation", {dilations[0], dilations[1]}},
+            {"groups", groups}});
+}
+
+void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
+  const Attributes a(node, t.problems(),
+                     {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+                      "mode", "nearest_mode"});
+  if (!t.arity(2, 4, 1)) return;
+  const std::string mode = a.text("mode", "nearest");
+  const std::string transform = a.text("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = a.text("nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear") t.problem(fmt::format("mode {} is not supported (nearest, linear)", mode));
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "align_corners" &&
+      transform != "asymmetric") {
+    t.problem(fmt::format("coordinate_transformation_mode {} is not supported", transform));
+  }
+  if (a.integer("exclude_outside", 0) != 0) t.problem("exclude_outside 1 is not supported");
+  const auto* x = shape_of(t, 0);
+  if (x == nullptr || !t.problems().empty()) return;
+  const std::size_t rank = x->size();
+  std::vector<double> scales(rank, 1.0);
+  std::vector<std::uint64_t> sizes(*x);
+  if (t.has_input(3)) {  // sizes
+    const Constant* given = t.constant_input(3, "sizes");
+    if (given == nullptr) return;
+    if (given->values.size() != rank) {
+      t.problem(fmt::format("sizes has {} entries for rank {}", given->values.size(), rank));
+      return;
+    }
+    for (std::size_t d = 0; d < rank; ++d) {
+      const auto v = exact_integer(given->values[d]);
+      if (!v || *v < 1 || *v > (std::int64_t{1} << 24)) {
+        t.problem(fmt::format("size {} is not a positive integer up to 2^24", given->values[d]));
+        return;
+      }
+      sizes[d] = static_cast<std::uint64_t>(*v);
+      scales[d] = static_cast<double>(sizes[d]) / static_cast<double>((*x)[d]);
+    }
+  } else if (t.has_input(2)) {  // scales
+    const Constant* given = t.constant_input(2, "scales");
+    if (given == nullptr) return;
+    if (given->values.size() != rank) {
+      t.problem(fmt::format("scales has {} entries for rank {}", given->values.size(), rank));
+      return;
+    }
+    for (std::size_t d = 0; d < rank; ++d) {
+      const double s = given->values[d];
+      const double out = std::floor(static_cast<double>((*x)[d]) * s);
+      if (!(s > 0) || !(out >= 1) || out > static_cast<double>(std::uint64_t{1} << 24)) {
+        t.problem(fmt::format("scale {} of axis {} gives no output or more than 2^24", s, d));
+        return;
+      }
+      scales[d] = s;
+      sizes[d] = static_cast<std::uint64_t>(out);
+    }
+  } else {
+    t.problem("needs scales or sizes");
+    return;
+  }
+  for (std::size_t d = 0; d + 2 < rank; ++d) {
+    if (sizes[d] != (*x)[d]) {
+      t.problem(fmt::format("resizes axis {}: only the last two axes can be resized", d));
+      return;
+    }
+  }
+  const std::string& y = node.output(0);
+  std::string current = t.input(0);
+  // Along the last axis: X [..., W] @ A_w^T [W, W'].
+  struct Step {
+    std::size_t axis;
+    bool right;
+  };
+  std::vector<Step> steps;
+  if (sizes[rank - 1] != (*x)[rank - 1] || scales[rank - 1] != 1.0) steps.push_back({rank - 1, true});
+  if (rank >= 2 && (sizes[rank - 2] != (*x)[rank - 2] || scales[rank - 2] != 1.0)) steps.push_back({rank - 2, false});
+  if (steps.empty()) {
+    ctx.aliases[y] = t.input(0);
+    return;
+  }
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::size_t axis = steps[k].axis;
+    const std::uint64_t in = (*x)[axis], out = sizes[axis];
+    if (!t.charge_folded(in * out)) return;
+    const auto matrix = interpolation(t, mode, transform, nearest, in, out, scales[axis]);
+    if (!matrix) return;
+    Constant c;
+    if (steps[k].right) {  // A^T: [in, out]
+      c.dims = {in, out};
+      c.values.resize(in * out);
+      for (std::uint64_t o = 0; o < out; ++o)
+        for (std::uint64_t i = 0; i < in; ++i) c.values[i * out + o] = (*matrix)[o * in + i];
+    } else {
+      c.dims = {out, in};
+      c.values = *matrix;
+    }
+    const std::string name = t.fresh_name(fmt::format("{}/interpolation{}", y, axis));
+    ctx.shapes[name] = c.dims;
+    ctx.constants[name] = std::move(c);
+    const std::string result = k + 1 == steps.size() ? y : t.fresh_name(y + "/resized_w");
+    if (steps[k].right) {
+      t.add_op("matmul", {current, name}, {result});
+    } else {
+      t.add_op("matmul", {name, current}, {result});
+    }
+    current = result;
+  }
+}
+
+}  // namespace ldmsim::onnx_import

@@ -1,0 +1,217 @@
+// ONNX nodes that pick, repeat or pad parts of a runtime tensor (see onnx_translator.hpp): Slice and Split become
+// slice ops, Gather with constant indices slices (and concatenates), Expand and Pad become expand and pad ops. Their
+// index inputs must be constants (shape computations fold to constants at import, onnx_fold.cpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "onnx_translator.hpp"
+
+namespace ldmsim::onnx_import {
+namespace {
+
+/// Input i as int64 values (a scalar or 1-D integer constant), or nullopt with a problem naming `role`.
+std::optional<std::vector<std::int64_t>> constant_integers(NodeTranslator& t, int i, const std::string& role) {
+  const Constant* c = t.constant_input(i, role);
+  if (c == nullptr) return std::nullopt;
+  if (!c->integer || c->dims.size() > 1) {
+    t.problem(fmt::format("the {} must be a scalar or 1-D integer tensor", role));
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> out;
+  for (const double v : c->values) {
+    // Slice's ends are often INT64_MAX ("to the end"), beyond what doubles hold exactly: saturate.
+    if (v >= 9.2e18) {
+      out.push_back(std::numeric_limits<std::int64_t>::max());
+    } else if (v <= -9.2e18) {
+      out.push_back(std::numeric_limits<std::int64_t>::min());
+    } else {
+      out.push_back(static_cast<std::int64_t>(v));
+    }
+  }
+  return out;
+}
+
+const std::vector<std::uint64_t>* known_shape(NodeTranslator& t, int i) {
+  const auto it = t.context().shapes.find(t.input(i));
+  if (it == t.context().shapes.end()) {
+    t.problem(fmt::format("the shape of '{}' is not known at import", t.node().input(i)));
+    return nullptr;
+  }
+  return &it->second;
+}
+
+std::optional<std::size_t> axis_in(NodeTranslator& t, std::int64_t axis, std::size_t rank) {
+  const auto r = static_cast<std::int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    t.problem(fmt::format("axis {} is out of range for rank {}", axis, rank));
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+}
+
+}  // namespace
+
+void translate_slice(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {});
+  if (!t.arity(3, 5, 1)) return;
+  nlohmann::json attrs = nlohmann::json::object();
+  const char* names[] = {"", "starts", "ends", "axes", "steps"};
+  for (int i = 1; i <= 4; ++i) {
+    if (!t.has_input(i)) continue;
+    const auto values = constant_integers(t, i, names[i]);
+    if (!values) return;
+    attrs[names[i]] = *values;
+  }
+  t.op("slice", {0}, std::move(attrs));
+}
+
+void translate_split(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx) {
+  const bool split_input = ctx.opset >= 13;
+  const Attributes a(node, t.problems(),
+                     split_input ? std::set<std::string>{"axis"} : std::set<std::string>{"axis", "split"});
+  int outputs = node.output_size();
+  while (outputs > 0 && node.output(outputs - 1).empty()) --outputs;
+  if (outputs < 1 || !t.arity(1, split_input ? 2 : 1, outputs)) return;
+  const auto* dims = known_shape(t, 0);
+  if (dims == nullptr) return;
+  const auto axis = axis_in(t, a.integer("axis", 0), dims->size());
+  if (!axis) return;
+  const std::uint64_t extent = (*dims)[*axis];
+  std::vector<std::int64_t> sizes;
+  if (split_input && t.has_input(1)) {
+    const auto given = constant_integers(t, 1, "split");
+    if (!given) return;
+    sizes = *given;
+  } else if (!split_input) {
+    sizes = a.integers("split", {});
+  }
+  if (sizes.empty()) {  // equal parts
+    if (extent % static_cast<std::uint64_t>(outputs) != 0) {
+      t.problem(fmt::format("axis {} of {} does not split into {} equal parts", *axis, extent, outputs));
+      return;
+    }
+    sizes.assign(static_cast<std::size_t>(outputs),
+                 static_cast<std::int64_t>(extent / static_cast<std::uint64_t>(outputs)));
+  }
+  if (sizes.size() != static_cast<std::size_t>(outputs)) {
+    t.problem(fmt::format("split has {} sizes for {} outputs", sizes.size(), outputs));
+    return;
+  }
+  std::uint64_t sum = 0;
+  for (const std::int64_t s : sizes) {
+    if (s <= 0) {
+      t.problem(fmt::format("split sizes must be positive (tensors have no empty dims), got {}", s));
+      return;
+    }
+    sum += static_cast<std::uint64_t>(s);
+  }
+  if (sum != extent) {
+    t.problem(fmt::format("split sizes add up to {} but axis {} has {}", sum, *axis, extent));
+    return;
+  }
+  std::int64_t at = 0;
+  for (int k = 0; k < outputs; ++k) {
+    const std::int64_t size = sizes[static_cast<std::size_t>(k)];
+    t.add_op("slice", {t.input(0)}, {node.output(k)},
+             {{"starts", {at}}, {"ends", {at + size}}, {"axes", {static_cast<std::int64_t>(*axis)}}});
+    at += size;
+  }
+}
+
+void translate_gather_view(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {"axis"});
+  if (!t.arity(2, 2, 1)) return;
+  const auto* dims = known_shape(t, 0);
+  const Constant* indices = t.constant_input(1, "indices");
+  if (dims == nullptr) return;
+  if (indices == nullptr) {
+    t.problems().back() += " (gathering by runtime indices is not supported yet)";
+    return;
+  }
+  const auto axis = axis_in(t, a.integer("axis", 0), dims->size());
+  if (!axis) return;
+  if (!indices->integer || indices->dims.size() > 1) {
+    t.problem("indices must be a scalar or 1-D integer constant to gather from a runtime tensor");
+    return;
+  }
+  const auto extent = static_cast<std::int64_t>((*dims)[*axis]);
+  std::vector<std::int64_t> picked;
+  for (const double v : indices->values) {
+    const auto exact = exact_integer(v);
+    std::int64_t index = exact ? *exact : extent;
+    if (index < 0) index += extent;
+    if (!exact || index < 0 || index >= extent) {
+      t.problem(fmt::format("index {} is out of range for a dimension of {}", v, extent));
+      return;
+    }
+    picked.push_back(index);
+  }
+  constexpr std::size_t kMaxPicked = 64;  // one slice op per index
+  if (picked.empty() || picked.size() > kMaxPicked) {
+    t.problem(fmt::format("gathers {} indices from a runtime tensor (1 to {})", picked.size(), kMaxPicked));
+    return;
+  }
+  const auto ax = static_cast<std::int64_t>(*axis);
+  const auto slice_at = [&](std::int64_t index, const std::string& out) {
+    t.add_op("slice", {t.input(0)}, {out}, {{"starts", {index}}, {"ends", {index + 1}}, {"axes", {ax}}});
+  };
+  const std::string& y = node.output(0);
+  if (indices->dims.empty()) {  // a scalar index removes the axis: slice, then reshape without it
+    const std::string part = t.fresh_name(y + "/slice");
+    slice_at(picked[0], part);
+    std::vector<std::int64_t> shape;
+    for (std::size_t d = 0; d < dims->size(); ++d) {
+      if (d != *axis) shape.push_back(static_cast<std::int64_t>((*dims)[d]));
+    }
+    t.add_op("reshape", {part}, {y}, {{"shape", shape}});
+    return;
+  }
+  if (picked.size() == 1) {
+    slice_at(picked[0], y);
+    return;
+  }
+  std::vector<std::string> parts;
+  for (const std::int64_t index : picked) {
+    parts.push_back(t.fresh_name(fmt::format("{}/slice{}", y, parts.size())));
+    slice_at(index, parts.back());
+  }
+  t.add_op("concat", parts, {y}, {{"axis", ax}});
+}
+
+void translate_pad(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {"mode"});
+  if (!t.arity(2, 4, 1)) return;
+  if (t.has_input(3)) {
+    t.problem("the axes input is not supported (give pads for every axis)");
+    return;
+  }
+  const auto pads = constant_integers(t, 1, "pads");
+  if (!pads) return;
+  if (std::any_of(pads->begin(), pads->end(), [](std::int64_t p) { return p < 0; })) {
+    t.problem(fmt::format("negative pads [{}] (cropping) are not supported", fmt::join(*pads, ", ")));
+    return;
+  }
+  nlohmann::json attrs = {{"pads", *pads}, {"mode", a.text("mode", "constant")}};
+  if (t.has_input(2)) {
+    const Constant* value = t.constant_input(2, "constant_value");
+    if (value == nullptr) return;
+    if (value->values.size() != 1) {
+      t.problem("constant_value must be a scalar");
+      return;
+    }
+    attrs["value"] = value->values[0];
+  }
+  t.op("pad", {0}, std::move(attrs));
+}
+
+void translate_expand_view(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {});
+  if (!t.arity(2, 2, 1)) return;
+  const auto shape = constant_integers(t, 1, "shape");
+  if (!shape) return;
+  t.op("expand", {0}, {{"shape", *shape}});
+}
+
+}  // namespace ldmsim::onnx_import
