@@ -132,6 +132,13 @@ MatrixDims infer_matmul(std::string_view name, std::span<const Shape> in) {
   if (a.rank() > 1) dims.push_back(d.m);
   if (b.rank() > 1) dims.push_back(d.n);
   d.out = Shape(dims, fmt::format("{}: output", name));
+  if (b_batch.elements() == 1 && a_batch.elements() > 1) {
+    // One B for every matrix of A (a transformer's linear layer on [S, B, H]): A's matrices are consecutive rows of
+    // one [batches * M, K] matrix, and Y's of one [batches * M, N]: one multiply reads B once, not once per matrix.
+    d.m *= a_batch.elements();
+    d.a = {1, d.m, d.k, false};
+    d.a_batch = d.b_batch = {0};
+  }
   return d;
 }
 
