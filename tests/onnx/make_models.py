@@ -367,6 +367,54 @@ def single_op_models(directory):
             inits.append(("value", np.array(0.5)))
         case(f"pad_{mode}", x4, np.pad(x4, ((0, 0), (0, 0), (1, 2), (2, 1)), mode=mode, **extra),
              [node("Pad", inputs, mode=mode)], inits)
+    # Families in miniature: an attention block (q/k/v by Slice, heads split and merged by Transpose, a causal mask),
+    # a ShuffleNet unit (Split, channel shuffle), a ConvNeXt block (NHWC LayerNorm between Transposes, GELU by Erf).
+    seq_x = fp16(rng.normal(size=(1, 6, 8)))
+    wqkv = weights(8, 24)
+    causal = np.triu(np.full((6, 6), -np.inf, np.float32), 1)
+    qkv = seq_x @ wqkv
+    heads = lambda t: t.reshape(1, 6, 2, 4).transpose(0, 2, 1, 3)  # noqa: E731
+    q, k, v = heads(qkv[..., :8]), heads(qkv[..., 8:16]), heads(qkv[..., 16:])
+    scores = q @ k.transpose(0, 1, 3, 2) * 0.5 + causal
+    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    att = (p / p.sum(axis=-1, keepdims=True)) @ v
+    big = np.iinfo(np.int64).max
+    case("attention_block", seq_x, att.transpose(0, 2, 1, 3).reshape(1, 6, 8),
+         [mk("MatMul", ["x", "wqkv"], ["qkv"]),
+          mk("Slice", ["qkv", "s0", "s8", "ax"], ["q"]), mk("Slice", ["qkv", "s8", "s16", "ax"], ["k"]),
+          mk("Slice", ["qkv", "s16", "end", "ax"], ["v"]),
+          *[mk("Reshape", [t, "heads"], [t + "4"]) for t in "qkv"],
+          *[mk("Transpose", [t + "4"], [t + "h"], perm=[0, 2, 1, 3]) for t in "qv"],
+          mk("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+          mk("MatMul", ["qh", "kt"], ["s"]), mk("Mul", ["s", "half"], ["ss"]), mk("Add", ["ss", "mask"], ["sm"]),
+          mk("Softmax", ["sm"], ["pr"], axis=-1), mk("MatMul", ["pr", "vh"], ["o"]),
+          mk("Transpose", ["o"], ["om"], perm=[0, 2, 1, 3]), mk("Reshape", ["om", "merged"], ["y"])],
+         [("wqkv", wqkv), ("s0", np.array([0])), ("s8", np.array([8])), ("s16", np.array([16])),
+          ("end", np.array([big])), ("ax", np.array([2])), ("heads", np.array([1, 6, 2, 4])), ("half", np.array(0.5)),
+          ("mask", causal), ("merged", np.array([1, 6, 8]))])
+    unit = fp16(rng.normal(size=(1, 8, 3, 5)))
+    w_branch = weights(4, 4, 1, 1)
+    left, right = unit[:, :4], np.maximum(conv(unit[:, 4:], w_branch), 0)
+    joined = np.concatenate([left, right], 1)
+    case("shufflenet_unit", unit, joined.reshape(1, 2, 4, 3, 5).transpose(0, 2, 1, 3, 4).reshape(1, 8, 3, 5),
+         [mk("Split", ["x"], ["a", "b"], axis=1), mk("Conv", ["b", "w"], ["bc"]), mk("Relu", ["bc"], ["br"]),
+          mk("Concat", ["a", "br"], ["j"], axis=1), mk("Reshape", ["j", "g"], ["j5"]),
+          mk("Transpose", ["j5"], ["jt"], perm=[0, 2, 1, 3, 4]), mk("Reshape", ["jt", "back"], ["y"])],
+         [("w", w_branch), ("g", np.array([1, 2, 4, 3, 5])), ("back", np.array([1, 8, 3, 5]))], opset=13)
+    img6 = fp16(rng.normal(size=(1, 6, 3, 5)))
+    gln, bln, wmlp = weights(6) + 1, weights(6), weights(6, 6)
+    nhwc = img6.transpose(0, 2, 3, 1)
+    mu6, var6 = nhwc.mean(-1, keepdims=True), nhwc.var(-1, keepdims=True)
+    hidden = ((nhwc - mu6) / np.sqrt(var6 + 1e-6) * gln + bln) @ wmlp
+    gelu = hidden * 0.5 * (1 + np.vectorize(math.erf)(hidden / math.sqrt(2)))
+    case("convnext_block", img6, img6 + gelu.transpose(0, 3, 1, 2),
+         [mk("Transpose", ["x"], ["h"], perm=[0, 2, 3, 1]),
+          mk("LayerNormalization", ["h", "g", "b"], ["n"], axis=-1, epsilon=1e-6), mk("MatMul", ["n", "w"], ["m"]),
+          mk("Div", ["m", "root2"], ["d"]), mk("Erf", ["d"], ["e"]), mk("Add", ["e", "one"], ["e1"]),
+          mk("Mul", ["m", "e1"], ["me"]), mk("Mul", ["me", "half"], ["ge"]),
+          mk("Transpose", ["ge"], ["back"], perm=[0, 3, 1, 2]), mk("Add", ["x", "back"], ["y"])],
+         [("g", gln), ("b", bln), ("w", wmlp), ("root2", np.array(math.sqrt(2))), ("one", np.array(1.0)),
+          ("half", np.array(0.5))], opset=17)
     small = fp16(rng.normal(size=(1, 4, 5, 6)))
     wt, bt = weights(4, 3, 2, 2), weights(3)
     case("conv_transpose_up2", small, conv_transpose(small, wt, bt, stride=(2, 2)),
@@ -458,6 +506,7 @@ def bad_models(directory, cnn_bytes):
               str(directory / "unsupported.onnx"))
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
+    onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))
     sym = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "symbolic",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])
