@@ -72,7 +72,9 @@ TEST_CASE("expand repeats size-1 axes (both ways, as ONNX Expand)", "[kernels][e
   check_runs("expand", Shape{1, 5, 1}, {{"shape", {3, 1, 7}}});
   check_runs("expand", Shape{7}, {{"shape", {2, 3, 1}}});
   check_runs("expand", Shape{3, 1}, {{"shape", {2, 1, 4001}}}, Arch::preset("tiny"));
-  const auto op = test::bind_op("expand", {Shape{3, 1}}, {{"shape", {2, 1, 4}}});
-  CHECK(op->output_shapes()[0] == Shape{2, 3, 4});
+  const auto op = test::bind_op("expand", {Shape{3, 1}}, {{"shape", {2, 1, 2}}});
+  CHECK(op->output_shapes()[0] == Shape{2, 3, 2});
+  CHECK(op->reference(std::vector<HostTensor>{HostTensor{Shape{3, 1}, {1, 2, 3}}})[0].data ==
+        std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3});
   CHECK_THROWS_WITH(test::bind_op("expand", {Shape{3, 2}}, {{"shape", {4, 5}}}), Catch::Contains("expand"));
 }

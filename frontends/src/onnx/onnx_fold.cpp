@@ -450,15 +450,22 @@ void fold_range(NodeTranslator& t) {
   t.define(std::move(c));
 }
 
-void fold_arithmetic(NodeTranslator& t, const std::string& type) {
-  const Constant& x = *t.known(0);
-  const Constant& y = *t.known(1);
+/// The broadcast shape of two constants a fold combines, or nullopt with a problem (no broadcast, too large).
+std::optional<Dims> combined_dims(NodeTranslator& t, const Constant& x, const Constant& y) {
   const auto dims = broadcast_shape(x.dims, y.dims);
   if (!dims) {
     t.problem(fmt::format("[{}] and [{}] do not broadcast", fmt::join(x.dims, ", "), fmt::join(y.dims, ", ")));
-    return;
+    return std::nullopt;
   }
-  if (!check_size(t, *dims)) return;
+  if (!check_size(t, *dims)) return std::nullopt;
+  return dims;
+}
+
+void fold_arithmetic(NodeTranslator& t, const std::string& type) {
+  const Constant& x = *t.known(0);
+  const Constant& y = *t.known(1);
+  const auto dims = combined_dims(t, x, y);
+  if (!dims) return;
   const bool integer = x.integer && y.integer;
   if (type == "Div" && integer && std::find(y.values.begin(), y.values.end(), 0.0) != y.values.end()) {
     t.problem("integer division by zero");
@@ -624,12 +631,8 @@ void fold_logic(NodeTranslator& t, const std::string& type) {
   if (!t.arity(2, 2, 1)) return;
   const Constant& x = *t.known(0);
   const Constant& y = *t.known(1);
-  const auto dims = broadcast_shape(x.dims, y.dims);
-  if (!dims) {
-    t.problem(fmt::format("[{}] and [{}] do not broadcast", fmt::join(x.dims, ", "), fmt::join(y.dims, ", ")));
-    return;
-  }
-  if (!check_size(t, *dims)) return;
+  const auto dims = combined_dims(t, x, y);
+  if (!dims) return;
   const std::function<double(double, double)> f =
       type == "Equal"     ? std::function<double(double, double)>([](double p, double q) { return p == q ? 1 : 0; })
       : type == "Less"    ? std::function<double(double, double)>([](double p, double q) { return p < q ? 1 : 0; })

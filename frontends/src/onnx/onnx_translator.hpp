@@ -137,6 +137,15 @@ class NodeTranslator {
     return false;
   }
   bool has_input(int i) const { return node_.input_size() > i && !node_.input(i).empty(); }
+  /// The known shape of input i, or nullptr with a problem naming it.
+  const std::vector<std::uint64_t>* input_shape(int i) {
+    const auto it = ctx_.shapes.find(input(i));
+    if (it == ctx_.shapes.end()) {
+      problem(fmt::format("the shape of '{}' is not known at import", node_.input(i)));
+      return nullptr;
+    }
+    return &it->second;
+  }
   /// The constant value of input i, or nullptr (with a problem naming `role`).
   const Constant* constant_input(int i, const std::string& role) {
     const auto it = ctx_.constants.find(input(i));

@@ -17,15 +17,6 @@
 namespace ldmsim::onnx_import {
 namespace {
 
-const std::vector<std::uint64_t>* shape_of(NodeTranslator& t, int i) {
-  const auto it = t.context().shapes.find(t.input(i));
-  if (it == t.context().shapes.end()) {
-    t.problem(fmt::format("the shape of '{}' is not known at import", t.node().input(i)));
-    return nullptr;
-  }
-  return &it->second;
-}
-
 /// The source coordinate of output coordinate `x` along an axis resized from `in` to `out` by `scale`.
 double source_coordinate(const std::string& mode, double x, double scale, std::uint64_t in, std::uint64_t out) {
   if (mode == "asymmetric") return x / scale;
@@ -82,8 +73,8 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
   if (a.has("output_shape")) t.problem("output_shape is not supported (give pads and output_padding)");
   const std::string auto_pad = a.text("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") t.problem(fmt::format("auto_pad {} is not supported", auto_pad));
-  const auto* x = shape_of(t, 0);
-  const auto* w = shape_of(t, 1);
+  const auto* x = t.input_shape(0);
+  const auto* w = t.input_shape(1);
   if (x == nullptr || w == nullptr || !t.problems().empty()) return;
   if (x->size() != 4 || w->size() != 4) {
     t.problem("only 2-D ConvTranspose is supported (input [N, C, H, W], weights [C, M/group, kH, kW])");
@@ -180,7 +171,7 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     t.problem(fmt::format("coordinate_transformation_mode {} is not supported", transform));
   }
   if (a.integer("exclude_outside", 0) != 0) t.problem("exclude_outside 1 is not supported");
-  const auto* x = shape_of(t, 0);
+  const auto* x = t.input_shape(0);
   if (x == nullptr || !t.problems().empty()) return;
   const std::size_t rank = x->size();
   std::vector<double> scales(rank, 1.0);

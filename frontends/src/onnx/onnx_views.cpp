@@ -33,15 +33,6 @@ std::optional<std::vector<std::int64_t>> constant_integers(NodeTranslator& t, in
   return out;
 }
 
-const std::vector<std::uint64_t>* known_shape(NodeTranslator& t, int i) {
-  const auto it = t.context().shapes.find(t.input(i));
-  if (it == t.context().shapes.end()) {
-    t.problem(fmt::format("the shape of '{}' is not known at import", t.node().input(i)));
-    return nullptr;
-  }
-  return &it->second;
-}
-
 std::optional<std::size_t> axis_in(NodeTranslator& t, std::int64_t axis, std::size_t rank) {
   const auto r = static_cast<std::int64_t>(rank);
   if (axis < -r || axis >= r) {
@@ -74,7 +65,7 @@ void translate_split(const onnx::NodeProto& node, NodeTranslator& t, const Conte
   int outputs = node.output_size();
   while (outputs > 0 && node.output(outputs - 1).empty()) --outputs;
   if (outputs < 1 || !t.arity(1, split_input ? 2 : 1, outputs)) return;
-  const auto* dims = known_shape(t, 0);
+  const auto* dims = t.input_shape(0);
   if (dims == nullptr) return;
   const auto axis = axis_in(t, a.integer("axis", 0), dims->size());
   if (!axis) return;
@@ -123,7 +114,7 @@ void translate_split(const onnx::NodeProto& node, NodeTranslator& t, const Conte
 void translate_gather_view(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"axis"});
   if (!t.arity(2, 2, 1)) return;
-  const auto* dims = known_shape(t, 0);
+  const auto* dims = t.input_shape(0);
   const Constant* indices = t.constant_input(1, "indices");
   if (dims == nullptr) return;
   if (indices == nullptr) {

@@ -10,37 +10,6 @@ namespace ldmsim::ops {
 
 namespace {
 
-class ExpandOp final : public BoundOp {
- public:
-  ExpandOp(Shape x, Shape y, StridedView view) : BoundOp({std::move(x)}, {std::move(y)}), view_(std::move(view)) {}
-
-  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
-  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
-           const std::string& label) const override {
-    run_view_copy(m, label, view_, DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr, out[0].layout());
-  }
-  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
-    // Element by element through broadcast_strides (the kernel copies the reduced view).
-    const Shape& y = output_shapes()[0];
-    const auto strides = broadcast_strides(input_shapes()[0], y);
-    HostTensor out{y, std::vector<float>(y.elements())};
-    for (std::uint64_t i = 0; i < y.elements(); ++i) {
-      std::uint64_t rest = i, source = 0;
-      for (std::size_t d = y.rank(); d-- > 0;) {
-        source += (rest % y[d]) * strides[d];
-        rest /= y[d];
-      }
-      out.data[i] = in[0].data[source];
-    }
-    return {out};
-  }
-  OpCost cost() const override { return {0, 0}; }
-  Tolerance tolerance() const override { return {0.0, 0.0}; }
-
- private:
-  StridedView view_;
-};
-
 std::unique_ptr<BoundOp> bind_expand(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {"shape"});
   const auto field = attrs.find("shape");
@@ -58,7 +27,7 @@ std::unique_ptr<BoundOp> bind_expand(std::string_view name, const JsonField& att
   StridedView view;
   view.dims.assign(y.dims().begin(), y.dims().end());
   for (std::size_t d = 0; d < y.rank(); ++d) view.strides.push_back(static_cast<std::int64_t>(strides[d]));
-  return std::make_unique<ExpandOp>(in[0], y, std::move(view));
+  return std::make_unique<ViewOp>(in[0], y, std::move(view));
 }
 
 }  // namespace

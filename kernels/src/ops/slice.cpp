@@ -12,26 +12,6 @@ namespace ldmsim::ops {
 
 namespace {
 
-class SliceOp final : public BoundOp {
- public:
-  SliceOp(Shape x, Shape y, StridedView view) : BoundOp({std::move(x)}, {std::move(y)}), view_(std::move(view)) {}
-
-  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
-  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
-           const std::string& label) const override {
-    run_view_copy(m, label, view_, DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr, out[0].layout());
-  }
-  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
-    // Index by index over the unreduced view (the kernel copies the reduced one).
-    return {HostTensor{output_shapes()[0], view_reference(view_, in[0].data)}};
-  }
-  OpCost cost() const override { return {0, 0}; }
-  Tolerance tolerance() const override { return {0.0, 0.0}; }
-
- private:
-  StridedView view_;
-};
-
 /// An index of ONNX's Slice made absolute: negative counts from the end; anything below -dim is -1 (clamping then
 /// treats every such value alike).
 std::int64_t from_end(std::int64_t v, std::uint64_t dim) {
@@ -105,7 +85,7 @@ std::unique_ptr<BoundOp> bind_slice(std::string_view name, const JsonField& attr
     // A step larger than the axis takes one element: any stride serves, and the natural one cannot overflow.
     view.strides[axis] = count == 1 ? natural[axis] : step * natural[axis];
   }
-  return std::make_unique<SliceOp>(x, Shape(view.dims), view);
+  return std::make_unique<ViewOp>(x, Shape(view.dims), view);
 }
 
 }  // namespace

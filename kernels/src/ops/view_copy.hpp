@@ -44,4 +44,24 @@ void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmS
 /// The fp32 reference: the view's elements in C order, computed coordinate by coordinate.
 std::vector<float> view_reference(const StridedView& view, std::span<const float> x);
 
+/// An op whose output is a strided view of its one input (slice, expand): 1-D padding, the view copy as its kernel,
+/// the view read coordinate by coordinate (unreduced) as its reference.
+class ViewOp final : public BoundOp {
+ public:
+  ViewOp(Shape x, Shape y, StridedView view) : BoundOp({std::move(x)}, {std::move(y)}), view_(std::move(view)) {}
+  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    run_view_copy(m, label, view_, DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr, out[0].layout());
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    return {HostTensor{output_shapes()[0], view_reference(view_, in[0].data)}};
+  }
+  OpCost cost() const override { return {0, 0}; }
+  Tolerance tolerance() const override { return {0.0, 0.0}; }
+
+ private:
+  StridedView view_;
+};
+
 }  // namespace ldmsim::ops
