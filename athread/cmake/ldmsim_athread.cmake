@@ -51,13 +51,15 @@ function(ldmsim_add_athread_program name)
   target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common)
   set_target_properties(${name}_slave PROPERTIES CXX_STANDARD 17 CXX_EXTENSIONS ON)
   set(combined ${CMAKE_CURRENT_BINARY_DIR}/${name}_slave_renamed.o)
+  # The object list goes to the script joined with '|' (no COMMAND_EXPAND_LISTS: that would split it into one
+  # argument per object and the script would see only the first).
   add_custom_command(
     OUTPUT ${combined}
-    COMMAND ${CMAKE_COMMAND} "-DOBJECTS=$<TARGET_OBJECTS:${name}_slave>" -DOUTPUT=${combined}
+    COMMAND ${CMAKE_COMMAND} "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:${name}_slave>,|>" -DOUTPUT=${combined}
             -DLD=${CMAKE_LINKER} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY} -P ${LDMSIM_ATHREAD_RENAME_SCRIPT}
     DEPENDS ${name}_slave $<TARGET_OBJECTS:${name}_slave> ${LDMSIM_ATHREAD_RENAME_SCRIPT}
     COMMENT "Renaming the slave symbols of ${name} (slave_ prefix)"
-    COMMAND_EXPAND_LISTS VERBATIM)
+    VERBATIM)
   set_source_files_properties(${combined} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
   add_executable(${name} ${ARG_HOST} ${combined} ${LDMSIM_ATHREAD_ANCHOR})
   # The SDK's own declaration idiom `extern SLAVE_FUN(f)();` is an implicit int in C.
