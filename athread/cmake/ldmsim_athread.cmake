@@ -65,5 +65,7 @@ function(ldmsim_add_athread_program name)
   # The SDK's own declaration idiom `extern SLAVE_FUN(f)();` is an implicit int in C.
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:C>:-Wno-implicit-int>)
   target_link_libraries(${name} PRIVATE ldmsim::athread)
+  # Each thread the host files create controls a core group of its own (the wrapper is in the anchor object).
+  target_link_options(${name} PRIVATE -Wl,--wrap=pthread_create)
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
 endfunction()

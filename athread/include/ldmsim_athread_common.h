@@ -22,6 +22,11 @@ void CRTS_init(void);
 /** Spawns slave function `fn` (already renamed slave_<name>) on core group 0. */
 int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name);
 
+/** Binds the calling host thread to host thread index `index` (the pthread_create wrapper of tl_anchor.c). */
+void __ldmsim_athread_bind_thread(int index);
+/** The next host thread index (1, 2, ...), in the order the program's threads are created. */
+int __ldmsim_athread_next_thread(void);
+
 /* ---- compute-core side (slave.h, dma.h, crts.h) ---- */
 int __ldmsim_athread_id(void);
 int __ldmsim_athread_row(void);

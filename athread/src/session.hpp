@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,25 @@ struct RmaDelivery {
   LdmAddr reply_offset = 0;
 };
 
+/// A control core: the spawns of one host thread (the main thread, or a thread the program created with
+/// pthread_create), on the core group of that thread (docs/athread.md "One host thread per core group").
+struct ControlCore {
+  int group = 0;
+  Launch launch;
+  bool spawned = false;  // spawned and not yet joined by this control core
+  std::string spawned_name;
+  std::string trap;  // the launch's fault, when the launch was finished before its own join
+};
+
 struct Session {
   std::unique_ptr<Machine> machine;
-  Launch launch;
-  bool spawned = false;
-  std::string spawned_name;
+  // Every athread call of a control core, and the finish of launches, hold this; one launch is in the machine at a
+  // time (`in_flight`), so compute cores of every group still run one at a time (the section swap needs that).
+  std::recursive_mutex mutex;
+  std::map<int, ControlCore> controls;  // by host thread index (0: the main thread and threads not created by
+                                        // the program's own pthread_create calls)
+  ControlCore* in_flight = nullptr;
+  bool created_threads_used = false;  // some thread the program created made athread calls
   HostMirror mirror;
   int num_threads = 0;            // 0 = every core of the group
   std::uint64_t stack_bytes = 0;  // 0: the stack grows down from the top of ldm into what ldm_malloc left
@@ -55,5 +70,8 @@ struct Session {
 
 /// The process's session (created on first use).
 Session& session();
+/// The calling host thread's index: 0 for the main thread, k for the k-th thread the program's own files created
+/// with pthread_create (bound by the wrapper in tl_anchor.c).
+int host_thread_index();
 
 }  // namespace ldmsim::athread
