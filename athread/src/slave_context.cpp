@@ -54,9 +54,16 @@ LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char*
   constexpr std::uintptr_t kStackReach = 128u << 10;  // the fiber stack size: deeper is not this stack
   if (at < ctx.stack_top && ctx.stack_top - at <= kStackReach) {
     const std::uintptr_t depth = ctx.stack_top - at;
+    if (bytes > depth) {  // the array's end is above the top of the stack: the length is wrong, not the depth
+      trap(ctx, FaultKind::kLdmOverflow,
+           fmt::format("{}: {} bytes at the stack array at depth {} bytes run {} bytes past the top of the slave "
+                       "stack at ldm offset 0x{:x}: the transfer is longer than the array; hint: check the length (in "
+                       "bytes)",
+                       api, bytes, depth, bytes - depth, ctx.stack_hi));
+    }
     if (ctx.stack_shared) {
       const LdmAddr floor = std::max(ctx.stack_lo, ctx.heap_top());
-      if (depth > ctx.stack_hi - floor || bytes > depth) {
+      if (depth > ctx.stack_hi - floor) {
         trap(ctx, FaultKind::kLdmOverflow,
              fmt::format("{}: the stack array at depth {} bytes ({} bytes long) would overlap the __thread_local data "
                          "and ldm_malloc'ed blocks below ldm offset 0x{:x}: the slave stack grows down from the top of "
@@ -65,7 +72,7 @@ LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char*
                          api, depth, bytes, floor, ctx.ldm_bytes, ctx.stack_hi - floor));
       }
       ctx.stack_depth_used = std::max<std::uint64_t>(ctx.stack_depth_used, depth);
-    } else if (depth > ctx.stack_hi - ctx.stack_lo || bytes > depth) {
+    } else if (depth > ctx.stack_hi - ctx.stack_lo) {
       trap(ctx, FaultKind::kLdmOverflow,
            fmt::format("{}: the stack array at depth {} bytes ({} bytes long) lies below the {}-byte ldm stack "
                        "region (LDMSIM_ATHREAD_STACK_BYTES); hint: raise it or unset it (the stack then takes the free "
