@@ -48,7 +48,8 @@ function(ldmsim_add_athread_program name)
   add_library(${name}_slave OBJECT ${slave_sources})
   target_link_libraries(${name}_slave PRIVATE ldmsim::athread)
   # GNU C++17 keeps VLAs and compound literals.
-  target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common)
+  # Stack-clash protection probes every page of a large frame, so an overflow hits the fiber's guard page.
+  target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common -fstack-clash-protection)
   set_target_properties(${name}_slave PROPERTIES CXX_STANDARD 17 CXX_EXTENSIONS ON)
   set(combined ${CMAKE_CURRENT_BINARY_DIR}/${name}_slave_renamed.o)
   # The object list goes to the script joined with '|' (no COMMAND_EXPAND_LISTS: that would split it into one

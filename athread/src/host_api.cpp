@@ -11,6 +11,7 @@
 #include <string>
 
 #include "athread.h"
+#include "fatal_signals.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "session.hpp"
 #include "slave_context.hpp"
@@ -58,16 +59,20 @@ std::uint64_t parse_stack_bytes(const std::string& text) {
   return (value + 63) / 64 * 64;
 }
 
-/// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. Once per session,
-/// at athread_halt or, for a program that never calls it, at exit.
-void write_outputs(Session& s, const char* when) {
+/// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. At athread_halt (each
+/// round) or, for a program that never calls it, at exit; `crashed`: from a fatal-signal handler, mid-launch.
+void write_outputs(Session& s, const char* when, bool crashed = false) {
   if (!s.machine || s.outputs_written) return;
   s.outputs_written = true;
   const auto stats = s.machine->stats();
   std::string trace_note;
   if (const char* trace = std::getenv("LDMSIM_TRACE"); trace != nullptr && *trace != '\0') {
     try {
-      s.machine->write_trace(trace, {{"program", "athread"}});
+      if (crashed) {
+        s.machine->write_trace_after_crash(trace, {{"program", "athread"}, {"crashed", when}});
+      } else {
+        s.machine->write_trace(trace, {{"program", "athread"}});
+      }
       trace_note = std::string(", trace ") + trace;
     } catch (const std::exception& e) {
       trace_note = std::string(", trace not written: ") + e.what();
@@ -96,6 +101,14 @@ void write_outputs_at_exit() {
   if (trapped) std::_Exit(3);  // a trap is exit status 3, as at athread_join
 }
 }  // namespace
+
+std::size_t fiber_stack_bytes_for(std::uint64_t ldm_bytes) {
+  return static_cast<std::size_t>(std::max<std::uint64_t>(std::uint64_t{1} << 20, 4 * ldm_bytes + (256u << 10)));
+}
+
+void write_outputs_after_crash(const char* when) {
+  write_outputs(session(), when, true);
+}
 
 void finish_in_flight(Session& s) {
   ControlCore& control = *s.in_flight;
@@ -154,14 +167,17 @@ int athread_init(void) {
     options.trace = std::getenv("LDMSIM_TRACE") != nullptr;
     if (ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap") == "lint")
       options.alignment = ldmsim::AlignmentPolicy::kLint;
-    s.machine = std::make_unique<ldmsim::Machine>(
-        ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010")), options);
+    auto arch = ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010"));
+    options.fiber_stack_bytes = ldmsim::athread::fiber_stack_bytes_for(arch.ldm_bytes);
+    s.fiber_stack_bytes = options.fiber_stack_bytes;
+    s.machine = std::make_unique<ldmsim::Machine>(std::move(arch), options);
     // Unset: no fixed size, the stack takes the ldm that ldm_malloc has not (slave_context.cpp).
     s.stack_bytes = ldmsim::athread::parse_stack_bytes(ldmsim::athread::env_or("LDMSIM_ATHREAD_STACK_BYTES", "0"));
   } catch (const std::exception& e) {
     ldmsim::athread::fail(e.what(), 2);
   }
   ldmsim::athread::control_core(s, "athread_init");
+  ldmsim::athread::install_fatal_signal_handlers();
   static const bool registered = std::atexit(ldmsim::athread::write_outputs_at_exit) == 0;
   (void)registered;
   if (s.tl_begin != nullptr && s.tl_size() != 0 && s.tl_initial.empty()) {

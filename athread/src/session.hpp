@@ -51,8 +51,9 @@ struct Session {
   ControlCore* in_flight = nullptr;
   bool created_threads_used = false;  // some thread the program created made athread calls
   HostMirror mirror;
-  int num_threads = 0;            // 0 = every core of the group
-  std::uint64_t stack_bytes = 0;  // 0: the stack grows down from the top of ldm into what ldm_malloc left
+  int num_threads = 0;                // 0 = every core of the group
+  std::uint64_t stack_bytes = 0;      // 0: the stack grows down from the top of ldm into what ldm_malloc left
+  std::size_t fiber_stack_bytes = 0;  // the host stack of each compute core's fiber (MachineOptions)
   // The ldmsim_tl section (slave files' __thread_local globals) and its initial contents.
   std::byte* tl_begin = nullptr;
   std::byte* tl_end = nullptr;
@@ -73,5 +74,11 @@ Session& session();
 /// The calling host thread's index: 0 for the main thread, k for the k-th thread the program's own files created
 /// with pthread_create (bound by the wrapper in tl_anchor.c).
 int host_thread_index();
+/// The fiber stack the athread layer asks for on `arch`: room for any slave stack that fits the local store, with
+/// host frames several times larger than sw_64 ones (committed only where touched).
+std::size_t fiber_stack_bytes_for(std::uint64_t ldm_bytes);
+/// Writes the summary line and the trace (LDMSIM_TRACE) after a crash, from a fatal-signal handler (best effort:
+/// not async-signal-safe).
+void write_outputs_after_crash(const char* when);
 
 }  // namespace ldmsim::athread

@@ -47,7 +47,7 @@ void check_main(SlaveContext& ctx, std::uintptr_t main, const char* api) {
   const auto tl = reinterpret_cast<std::uintptr_t>(s.tl_begin);
   const bool in_ldm = main >= group_lo && main < group_lo + group_ldm;
   const bool in_tl = main >= tl && main < tl + s.tl_size();
-  const bool on_stack = main < ctx.stack_top && ctx.stack_top - main <= (128u << 10);
+  const bool on_stack = main < ctx.stack_top && ctx.stack_top - main <= s.fiber_stack_bytes;
   if (in_ldm || in_tl || on_stack) {
     trap(ctx, FaultKind::kDmaOutOfBounds,
          fmt::format("{}: main-memory address 0x{:x} is a local-store address (ldm_malloc'ed, __thread_local or on "

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fatal_signals.hpp"
 #include "rma_delivery.hpp"
 #include "simd_charge.hpp"
 
@@ -51,8 +52,7 @@ LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char*
   if (at >= tl && at < tl + s.tl_size()) {
     return {static_cast<LdmAddr>(ctx.tl_offset + (at - tl)), LdmRef::Kind::kThreadLocal};
   }
-  constexpr std::uintptr_t kStackReach = 128u << 10;  // the fiber stack size: deeper is not this stack
-  if (at < ctx.stack_top && ctx.stack_top - at <= kStackReach) {
+  if (at < ctx.stack_top && ctx.stack_top - at <= s.fiber_stack_bytes) {  // deeper is not this fiber's stack
     const std::uintptr_t depth = ctx.stack_top - at;
     if (bytes > depth) {  // the array's end is above the top of the stack: the length is wrong, not the depth
       trap(ctx, FaultKind::kLdmOverflow,
@@ -124,6 +124,7 @@ void run_slave(Core& core, void (*fn)(void*), void* arg) {
     ctx.stack_lo = static_cast<LdmAddr>(tl_bytes == 0 ? 0 : ctx.tl_offset + s.tl_size());
     ctx.stack_hi = static_cast<LdmAddr>(ctx.ldm_bytes);
   }
+  ensure_signal_stack();  // a stack overflow on this host thread's fibers must reach the handler
   load_section(ctx);
   forget_simd_work();
   try {
