@@ -6,6 +6,7 @@
 # compiler does, so athread_spawn(f) finds slave_f), and linked with the host files, ldmsim::athread and the
 # anchor that registers the __thread_local section.
 set(LDMSIM_ATHREAD_RENAME_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/rename_slave_symbols.cmake CACHE INTERNAL "")
+set(LDMSIM_ATHREAD_ASM_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/sw64_asm.cmake CACHE INTERNAL "")
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/tl_anchor.c)  # installed layout: everything next to this file
   set(LDMSIM_ATHREAD_ANCHOR ${CMAKE_CURRENT_LIST_DIR}/tl_anchor.c CACHE INTERNAL "")
 else()  # source tree
@@ -20,6 +21,19 @@ extern \"C\" {
 #include \"${source}\"
 }
 " @ONLY)
+endfunction()
+
+# Compiles `target`'s sources through sw64_asm.cmake (the known sw_64 inline-assembly idioms become calls into
+# ldmsim, other slave assembly is a build error naming file and line), in front of any launcher it already has.
+function(_ldmsim_athread_asm_launcher target side)
+  foreach(lang C CXX)
+    get_target_property(launcher ${target} ${lang}_COMPILER_LAUNCHER)
+    if(NOT launcher)
+      set(launcher "")
+    endif()
+    set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER ${CMAKE_COMMAND} -DSIDE=${side} -DLANG=${lang} -P
+                                                                     ${LDMSIM_ATHREAD_ASM_SCRIPT} -- ${launcher})
+  endforeach()
 endfunction()
 
 function(ldmsim_add_athread_program name)
@@ -51,6 +65,7 @@ function(ldmsim_add_athread_program name)
   # Stack-clash protection probes every page of a large frame, so an overflow hits the fiber's guard page.
   target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common -fstack-clash-protection)
   set_target_properties(${name}_slave PROPERTIES CXX_STANDARD 17 CXX_EXTENSIONS ON)
+  _ldmsim_athread_asm_launcher(${name}_slave slave)
   set(combined ${CMAKE_CURRENT_BINARY_DIR}/${name}_slave_renamed.o)
   # The object list goes to the script joined with '|' (no COMMAND_EXPAND_LISTS: that would split it into one
   # argument per object and the script would see only the first).
@@ -66,6 +81,7 @@ function(ldmsim_add_athread_program name)
   # The SDK's own declaration idiom `extern SLAVE_FUN(f)();` is an implicit int in C.
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:C>:-Wno-implicit-int>)
   target_link_libraries(${name} PRIVATE ldmsim::athread)
+  _ldmsim_athread_asm_launcher(${name} host)
   # Each thread the host files create controls a core group of its own (the wrapper is in the anchor object).
   target_link_options(${name} PRIVATE -Wl,--wrap=pthread_create)
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
