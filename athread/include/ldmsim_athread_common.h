@@ -60,7 +60,8 @@ void __ldmsim_athread_rma(const char* api, int op, int reach, void* local, const
 void __ldmsim_athread_rma_wait(const char* api, volatile void* rply, long value);
 /** Traps on a call ldmsim does not simulate, with why. */
 void __ldmsim_athread_unsupported(const char* api, const char* why);
-/** Traps a misaligned simd_load/simd_store (the address must be aligned to the vector size). */
+/** Reports a misaligned simd_load/simd_store (a lint warning, once per core per spawn) and charges its second ldm
+ * access. */
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment);
 
 #ifdef __cplusplus
