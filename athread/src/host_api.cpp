@@ -252,6 +252,8 @@ int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   s.mirror.refresh(s.machine->memory());
   s.rma_pending.clear();
   s.rma_pending_count = 0;
+  s.stack_pending.clear();
+  s.stack_pending_count = 0;
   ldmsim::LaunchSpec spec;
   if (!all_groups) spec.groups = {control.group};  // empty: every core group
   s.all_groups_used = s.all_groups_used || all_groups || control.group != 0;

@@ -41,6 +41,14 @@ struct ControlCore {
   std::string trap;  // the launch's fault, when the launch was finished before its own join
 };
 
+/// A BCAST / ROW get into a stack array reached this core's ldm at `offset`: the bytes go to the core's own stack
+/// array at the same depth (the same ldm offset in ldmsim's stack mapping) at its next athread call or return.
+struct StackDelivery {
+  LdmAddr offset = 0;
+  std::uint64_t length = 0;
+  std::uintptr_t depth = 0;
+};
+
 struct Session {
   std::unique_ptr<Machine> machine;
   // Every athread call of a control core, and the finish of launches, hold this; one launch is in the machine at a
@@ -65,6 +73,9 @@ struct Session {
   std::map<std::pair<int, int>, std::vector<RmaDelivery>> rma_pending;
   std::uint64_t rma_pending_count = 0;
   std::uint64_t rma_seq = 0;
+  // Broadcast gets into stack arrays not yet copied into the receivers' arrays, per (core group, core).
+  std::map<std::pair<int, int>, std::vector<StackDelivery>> stack_pending;
+  std::size_t stack_pending_count = 0;
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
 };

@@ -57,6 +57,24 @@ void check_main(SlaveContext& ctx, std::uintptr_t main, const char* api) {
   }
 }
 
+/// A BCAST / ROW get into a stack array has filled that ldm offset on every receiving core: each copies the bytes
+/// into its own array at the same depth (deliver_stack_broadcasts).
+void post_stack_broadcast(SlaveContext& ctx, const DmaRequest& r, std::uintptr_t array) {
+  Session& s = session();
+  const Core& core = *ctx.core;
+  const int cols = static_cast<int>(core.arch().cols);
+  const int rows = static_cast<int>(core.arch().rows);
+  for (int row = 0; row < rows; ++row) {
+    const bool receives = r.mode == DmaMode::kRow ? row == core.row() : ((r.row_mask >> row) & 1u) != 0;
+    if (!receives) continue;
+    for (int id = row * cols; id < (row + 1) * cols; ++id) {
+      if (id == core.id()) continue;
+      s.stack_pending[{core.cg(), id}].push_back({static_cast<LdmAddr>(r.ldm), r.length, ctx.stack_top - array});
+      ++s.stack_pending_count;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ldmsim::athread
 
@@ -89,12 +107,6 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   const auto main_host = reinterpret_cast<std::uintptr_t>(mem);
   check_main(ctx, main_host, api);
   const LdmRef ref = to_ldm(ctx, ldm, field(len), api);
-  if (ref.kind == LdmRef::Kind::kStack && kind != DmaMode::kPe) {
-    trap(ctx, FaultKind::kInvalidArgument,
-         fmt::format("{}: a BCAST/ROW get cannot target an array on the slave stack in ldmsim (other cores' stacks "
-                     "are not in their local stores); hint: use a __thread_local or ldm_malloc'ed buffer",
-                     api));
-  }
   DmaRequest r;
   r.op = get != 0 ? DmaOp::kGet : DmaOp::kPut;
   r.mode = kind;
@@ -134,7 +146,10 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
                             mem, ldm, ref.offset));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
-  if (stack && r.op == DmaOp::kGet) std::memcpy(const_cast<void*>(ldm), ctx.ldm + ref.offset, r.length);
+  if (stack && r.op == DmaOp::kGet) {
+    std::memcpy(const_cast<void*>(ldm), ctx.ldm + ref.offset, r.length);
+    if (kind != DmaMode::kPe) post_stack_broadcast(ctx, r, reinterpret_cast<std::uintptr_t>(ldm));
+  }
   if (blocking != 0) {
     ctx.core->wait(handle);
   } else {

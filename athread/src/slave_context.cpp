@@ -35,7 +35,20 @@ SlaveContext& current(const char* api) {
   }
   charge_simd_work(*ctx->core);  // vector work done since the last call happened before this call
   deliver_due_rma(*ctx);
+  deliver_stack_broadcasts(*ctx);
   return *ctx;
+}
+
+void deliver_stack_broadcasts(SlaveContext& ctx) {
+  Session& s = session();
+  if (s.stack_pending_count == 0) return;
+  const auto it = s.stack_pending.find({ctx.core->cg(), ctx.core->id()});
+  if (it == s.stack_pending.end()) return;
+  for (const StackDelivery& d : it->second) {
+    std::memcpy(reinterpret_cast<void*>(ctx.stack_top - d.depth), ctx.ldm + d.offset, d.length);
+  }
+  s.stack_pending_count -= it->second.size();
+  s.stack_pending.erase(it);
 }
 
 void trap(SlaveContext& ctx, FaultKind kind, const std::string& message) {
@@ -93,6 +106,7 @@ SwitchGuard::SwitchGuard(SlaveContext& ctx) : ctx_(ctx) {
 
 SwitchGuard::~SwitchGuard() {
   load_section(ctx_);
+  deliver_stack_broadcasts(ctx_);  // a broadcast issued while this core waited is in its arrays when it goes on
 }
 
 void run_slave(Core& core, void (*fn)(void*), void* arg) {
@@ -126,6 +140,7 @@ void run_slave(Core& core, void (*fn)(void*), void* arg) {
   }
   ensure_signal_stack();  // a stack overflow on this host thread's fibers must reach the handler
   load_section(ctx);
+  deliver_stack_broadcasts(ctx);
   forget_simd_work();
   try {
     if (s.num_threads == 0 || core.id() < s.num_threads) fn(arg);

@@ -81,6 +81,9 @@ class SwitchGuard {
   SlaveContext& ctx_;
 };
 
+/// Copies the broadcast gets into stack arrays that reached this core's ldm into its own stack arrays.
+void deliver_stack_broadcasts(SlaveContext& ctx);
+
 /// Runs the spawned function on one core (the kernel of an athread launch).
 void run_slave(Core& core, void (*fn)(void*), void* arg);
 
