@@ -76,8 +76,12 @@ int current_array_id(void);
 void* _sw_xmalloc(size_t bytes);
 void _sw_xfree(void* ptr);
 /* Shared (cross-segment) globals are ordinary globals. */
+#ifndef __cross
 #define __cross
+#endif
+#ifndef __uncached
 #define __uncached
+#endif
 
 #ifdef __cplusplus
 }

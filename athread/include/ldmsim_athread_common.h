@@ -58,6 +58,9 @@ void __ldmsim_athread_rma(const char* api, int op, int reach, void* local, const
                           volatile void* l_rply, volatile void* r_rply, int blocking);
 /** Waits until an RMA reply counter reaches value, blocking while other cores may still raise it. */
 void __ldmsim_athread_rma_wait(const char* api, volatile void* rply, long value);
+/** All-reduce over every core of the group: `units` elements of `dtype` (CRTS_int ... CRTS_double) combined with
+ * `op` (OP_add ...), in core-id order, into dst on every core. */
+void __ldmsim_athread_allreduce(const char* api, const void* src, void* dst, int units, int dtype, int op);
 /** Traps on a call ldmsim does not simulate, with why. */
 void __ldmsim_athread_unsupported(const char* api, const char* why);
 /** Reports a misaligned simd_load/simd_store (a lint warning, once per core per spawn) and charges its second ldm

@@ -210,6 +210,28 @@ Vec<T, L, B> operator>>(const Vec<T, L, B>& a, int n) {
   return Vec<T, L, B>(a.v >> n);
 }
 
+/* Compound bitwise assignments (`r.i64v8 &= mask.i64v8;`). */
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator&=(Vec<T, L, B>& a, const Vec<T, L, B>& b) {
+  return a = a & b;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator|=(Vec<T, L, B>& a, const Vec<T, L, B>& b) {
+  return a = a | b;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator^=(Vec<T, L, B>& a, const Vec<T, L, B>& b) {
+  return a = a ^ b;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator<<=(Vec<T, L, B>& a, int n) {
+  return a = a << n;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator>>=(Vec<T, L, B>& a, int n) {
+  return a = a >> n;
+}
+
 /* Logical right shift of integer lanes (simd_vsrlw): the bits shift in as zeros whatever the lane's sign. */
 template <class T, int L, bool B>
 Vec<T, L, B> shift_right_logical(const Vec<T, L, B>& a, int n) {

@@ -76,6 +76,8 @@ struct Session {
   // Broadcast gets into stack arrays not yet copied into the receivers' arrays, per (core group, core).
   std::map<std::pair<int, int>, std::vector<StackDelivery>> stack_pending;
   std::size_t stack_pending_count = 0;
+  // CRTS_scoll_redurt: each core's contribution, per core group, indexed by core id.
+  std::map<int, std::vector<std::vector<std::byte>>> collective_parts;
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
 };
