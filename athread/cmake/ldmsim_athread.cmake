@@ -24,14 +24,17 @@ extern \"C\" {
 endfunction()
 
 # Compiles `target`'s sources through sw64_asm.cmake (the known sw_64 inline-assembly idioms become calls into
-# ldmsim, other slave assembly is a build error naming file and line), in front of any launcher it already has.
+# ldmsim, other slave assembly is a build error naming file and line; a wrapped C slave file that is not valid C++
+# is compiled as C), in front of any launcher it already has.
 function(_ldmsim_athread_asm_launcher target side)
   foreach(lang C CXX)
     get_target_property(launcher ${target} ${lang}_COMPILER_LAUNCHER)
     if(NOT launcher)
       set(launcher "")
     endif()
-    set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER ${CMAKE_COMMAND} -DSIDE=${side} -DLANG=${lang} -P
+    set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER ${CMAKE_COMMAND} -DSIDE=${side} -DLANG=${lang}
+                                                                     "-DC_COMPILER=${CMAKE_C_COMPILER}"
+                                                                     "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}" -P
                                                                      ${LDMSIM_ATHREAD_ASM_SCRIPT} -- ${launcher})
   endforeach()
 endfunction()
