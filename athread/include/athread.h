@@ -75,13 +75,6 @@ int current_array_id(void);
 /** Memory every core group can reach (main memory is shared host memory here). */
 void* _sw_xmalloc(size_t bytes);
 void _sw_xfree(void* ptr);
-/* Shared (cross-segment) globals are ordinary globals. */
-#ifndef __cross
-#define __cross
-#endif
-#ifndef __uncached
-#define __uncached
-#endif
 
 #ifdef __cplusplus
 }

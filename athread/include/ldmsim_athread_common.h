@@ -6,6 +6,14 @@
 
 #include <stddef.h>
 
+/* Shared (cross-segment) and uncached globals, on either side: ordinary globals (main memory is host memory). */
+#ifndef __cross
+#define __cross
+#endif
+#ifndef __uncached
+#define __uncached
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -17,13 +17,6 @@ extern "C" {
 #define __ldm __thread_local
 /* Core-private data of one kernel (the SDK places it in a per-kernel ldm section): private like __thread_local. */
 #define __thread_kernel(kname) __thread_local
-/* Shared main-memory globals: ordinary globals here, as on the control core. */
-#ifndef __cross
-#define __cross
-#endif
-#ifndef __uncached
-#define __uncached
-#endif
 
 #define _MYID (__ldmsim_athread_id())
 #define _ROW (__ldmsim_athread_row())
