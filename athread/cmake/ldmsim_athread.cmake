@@ -27,6 +27,9 @@ endfunction()
 # ldmsim, other slave assembly is a build error naming file and line; a wrapped C slave file that is not valid C++
 # is compiled as C), in front of any launcher it already has.
 function(_ldmsim_athread_asm_launcher target side)
+  # An edited step recompiles (a launcher is not part of what the build tool tracks otherwise).
+  get_target_property(sources ${target} SOURCES)
+  set_property(SOURCE ${sources} TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS ${LDMSIM_ATHREAD_ASM_SCRIPT})
   foreach(lang C CXX)
     get_target_property(launcher ${target} ${lang}_COMPILER_LAUNCHER)
     if(NOT launcher)
