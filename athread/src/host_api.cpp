@@ -318,7 +318,10 @@ int athread_set_num_threads(int n) {
 
 unsigned long athread_host_cycles(void) {
   auto& s = session();
+  const std::lock_guard lock(s.mutex);
   if (!s.machine) return 0;
+  // A spawn in flight runs to its end first: a value read mid-launch would depend on host timing.
+  if (s.in_flight != nullptr) ldmsim::athread::finish_in_flight(s);
   return s.machine->stats().cycles;
 }
 
