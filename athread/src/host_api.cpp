@@ -80,8 +80,11 @@ void write_outputs(Session& s, const char* when, bool crashed = false) {
   }
   const std::string groups =
       s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
-  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n",
-               static_cast<unsigned long long>(stats.cycles), groups.c_str(), trace_note.c_str(), when);
+  // After a crash mid-launch the launch's cycles are not in the stats yet: the latest clock a core showed at an
+  // athread call stands in for them.
+  const ldmsim::Cycle cycles = crashed ? std::max(stats.cycles, s.latest_core_cycle) : stats.cycles;
+  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n", static_cast<unsigned long long>(cycles),
+               groups.c_str(), trace_note.c_str(), when);
 }
 
 void write_outputs_at_exit() {

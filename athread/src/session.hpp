@@ -69,6 +69,7 @@ struct Session {
   bool outputs_written = false;    // trace and summary written (athread_halt, or at exit)
   bool all_groups_used = false;    // some spawn ran on every core group (athread_spawn_cgs)
   SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
+  Cycle latest_core_cycle = 0;     // the latest clock of any core at an athread call (the summary after a crash)
   // RMA effects not yet applied, per (core group, core), in (landing, seq) order; reset at each spawn.
   std::map<std::pair<int, int>, std::vector<RmaDelivery>> rma_pending;
   std::uint64_t rma_pending_count = 0;

@@ -34,6 +34,7 @@ SlaveContext& current(const char* api) {
     std::exit(3);
   }
   charge_simd_work(*ctx->core);  // vector work done since the last call happened before this call
+  session().latest_core_cycle = std::max(session().latest_core_cycle, ctx->core->cycle());
   deliver_due_rma(*ctx);
   deliver_stack_broadcasts(*ctx);
   return *ctx;
