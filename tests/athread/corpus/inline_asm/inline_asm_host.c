@@ -1,7 +1,7 @@
 /* Corpus: hand-written sw_64 inline assembly as Sunway kernels carry it: a cycle-counter helper over `rcsr`, the
- * host's `rtc`, `memb`, register-communication macros defined over putr / getr / putc / getc, and an array sync
- * written as synr / sync, all built unmodified. A row broadcast and a column sum check the register idioms; the
- * timed DMA must show simulated cycles (non-zero, the same on every run). */
+ * host's `rtc`, an `rpcc` helper over a plain `asm`, `memb`, register-communication macros defined over putr /
+ * getr / putc / getc, an array sync written as synr / sync and a row sync, all built unmodified. A row broadcast and a
+ * column sum check the register idioms; the timed DMA must show simulated cycles (non-zero, the same on every run). */
 #include <athread.h>
 #include <stdio.h>
 

@@ -13,6 +13,14 @@ extern double tile[];
 extern double row_seen[], col_sum[];
 extern unsigned long dma_cycles[];
 
+#define REG_SYNR(mask) asm volatile("synr %0" ::"r"(mask))
+
+static inline unsigned long rpcc(void) {
+  unsigned long t;
+  asm("rcsr %0,4" : "=r"(t) :);
+  return t;
+}
+
 static unsigned long read_cycles(void) {
   unsigned long c;
   asm volatile("rcsr %0, 4" : "=r"(c));
@@ -31,9 +39,10 @@ void asm_idioms(void) {
   while (reply != 1) {
   }
   asm volatile("memb");
-  stop = read_cycles();
+  stop = rpcc();
   dma_cycles[id] = stop - start;
   sync_array();
+  REG_SYNR(0xff); /* a row sync */
 
   /* column 0 of each row broadcasts 100 * row along its row */
   if (col == 0) {
