@@ -1,6 +1,7 @@
 /* Corpus: slave files in the C the Sunway compilers accept and C++ does not: an implicit int, a goto past an
  * initialisation, and a call to a function declared nowhere (defined in another slave file, as assembly kernels
- * in .S files are). They build unmodified (compiled as C) and validate. */
+ * in .S files are), with register communication over inline-asm macros. They build unmodified (compiled as C)
+ * and validate. */
 #include <athread.h>
 #include <stdio.h>
 
