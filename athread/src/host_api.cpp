@@ -130,9 +130,9 @@ ControlCore& control_core(Session& s, const char* api) {
   if (added && index > 0) {
     const int groups = s.machine ? static_cast<int>(s.machine->arch().core_groups) : 1;
     if (index > groups) {
-      fail(fmt::format("{} from the {}th host thread the program created: the arch has {} core groups, and each host "
-                       "thread the program creates with pthread_create controls the core group of its creation order "
-                       "(the first: group 0); create at most {} such threads",
+      fail(fmt::format("{} from host thread number {} of those the program created: the arch has {} core groups, and "
+                       "each host thread the program creates with pthread_create controls the core group of its "
+                       "creation order (the first: group 0); create at most {} such threads",
                        api, index, groups, groups)
                .c_str(),
            2);

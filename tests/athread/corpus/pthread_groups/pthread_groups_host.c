@@ -1,7 +1,8 @@
 /* Corpus: one host pthread per core group, as SW26010 programs drive the four core groups of a chip from one
  * process: each thread initialises athread, spawns the kernel on its own group with its own slice of the data,
  * joins and halts. Group g scales g + 1 tiles per core, so the groups' simulated times differ. With the argument
- * "reverse" the threads start in the opposite order (later threads first); the simulated results must not change. */
+ * "reverse" the threads start in the opposite order (later threads first); the simulated results must not change.
+ * With "too_many" a fifth control thread must get a clear error. */
 #include <athread.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -38,10 +39,23 @@ static void* control(void* p) {
   return 0;
 }
 
+static void* fifth(void* p) { /* `too_many`: one control thread more than sw26010 has core groups */
+  (void)p;
+  athread_init();
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  pthread_t threads[GROUPS];
+  pthread_t threads[GROUPS], extra;
   int g, i, bad = 0;
   reverse_start = argc > 1 && strcmp(argv[1], "reverse") == 0;
+  if (argc > 1 && strcmp(argv[1], "too_many") == 0) {
+    for (g = 0; g < GROUPS; g++) pthread_create(&threads[g], NULL, control, &jobs[g]);
+    for (g = 0; g < GROUPS; g++) pthread_join(threads[g], NULL);
+    pthread_create(&extra, NULL, fifth, NULL);
+    pthread_join(extra, NULL);
+    return 0;
+  }
   for (i = 0; i < GROUPS * PER_GROUP; i++) data[i] = i;
   for (g = 0; g < GROUPS; g++) {
     jobs[g].data = &data[g * PER_GROUP];
