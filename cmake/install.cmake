@@ -14,6 +14,7 @@ endforeach()
 # athread / CRTS headers (own folder: dma.h, simd.h are generic names) and ldmsim_add_athread_program.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/athread/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ldmsim/athread)
 install(FILES ${PROJECT_SOURCE_DIR}/athread/cmake/ldmsim_athread.cmake ${PROJECT_SOURCE_DIR}/athread/cmake/rename_slave_symbols.cmake
+              ${PROJECT_SOURCE_DIR}/athread/cmake/sw64_asm.cmake
               ${PROJECT_SOURCE_DIR}/athread/src/tl_anchor.c DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)
 
 install(EXPORT ldmsimTargets NAMESPACE ldmsim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)

@@ -6,6 +6,7 @@
 # compiler does, so athread_spawn(f) finds slave_f), and linked with the host files, ldmsim::athread and the
 # anchor that registers the __thread_local section.
 set(LDMSIM_ATHREAD_RENAME_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/rename_slave_symbols.cmake CACHE INTERNAL "")
+set(LDMSIM_ATHREAD_ASM_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/sw64_asm.cmake CACHE INTERNAL "")
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/tl_anchor.c)  # installed layout: everything next to this file
   set(LDMSIM_ATHREAD_ANCHOR ${CMAKE_CURRENT_LIST_DIR}/tl_anchor.c CACHE INTERNAL "")
 else()  # source tree
@@ -20,6 +21,25 @@ extern \"C\" {
 #include \"${source}\"
 }
 " @ONLY)
+endfunction()
+
+# Compiles `target`'s sources through sw64_asm.cmake (the known sw_64 inline-assembly idioms become calls into
+# ldmsim, other slave assembly is a build error naming file and line; a wrapped C slave file that is not valid C++
+# is compiled as C), in front of any launcher it already has.
+function(_ldmsim_athread_asm_launcher target side)
+  # An edited step recompiles (a launcher is not part of what the build tool tracks otherwise).
+  get_target_property(sources ${target} SOURCES)
+  set_property(SOURCE ${sources} TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS ${LDMSIM_ATHREAD_ASM_SCRIPT})
+  foreach(lang C CXX)
+    get_target_property(launcher ${target} ${lang}_COMPILER_LAUNCHER)
+    if(NOT launcher)
+      set(launcher "")
+    endif()
+    set_property(TARGET ${target} PROPERTY ${lang}_COMPILER_LAUNCHER ${CMAKE_COMMAND} -DSIDE=${side} -DLANG=${lang}
+                                                                     "-DC_COMPILER=${CMAKE_C_COMPILER}"
+                                                                     "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}" -P
+                                                                     ${LDMSIM_ATHREAD_ASM_SCRIPT} -- ${launcher})
+  endforeach()
 endfunction()
 
 function(ldmsim_add_athread_program name)
@@ -48,20 +68,27 @@ function(ldmsim_add_athread_program name)
   add_library(${name}_slave OBJECT ${slave_sources})
   target_link_libraries(${name}_slave PRIVATE ldmsim::athread)
   # GNU C++17 keeps VLAs and compound literals.
-  target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common)
+  # Stack-clash protection probes every page of a large frame, so an overflow hits the fiber's guard page.
+  target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common -fstack-clash-protection)
   set_target_properties(${name}_slave PROPERTIES CXX_STANDARD 17 CXX_EXTENSIONS ON)
+  _ldmsim_athread_asm_launcher(${name}_slave slave)
   set(combined ${CMAKE_CURRENT_BINARY_DIR}/${name}_slave_renamed.o)
+  # The object list goes to the script joined with '|' (no COMMAND_EXPAND_LISTS: that would split it into one
+  # argument per object and the script would see only the first).
   add_custom_command(
     OUTPUT ${combined}
-    COMMAND ${CMAKE_COMMAND} "-DOBJECTS=$<TARGET_OBJECTS:${name}_slave>" -DOUTPUT=${combined}
+    COMMAND ${CMAKE_COMMAND} "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:${name}_slave>,|>" -DOUTPUT=${combined}
             -DLD=${CMAKE_LINKER} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY} -P ${LDMSIM_ATHREAD_RENAME_SCRIPT}
     DEPENDS ${name}_slave $<TARGET_OBJECTS:${name}_slave> ${LDMSIM_ATHREAD_RENAME_SCRIPT}
     COMMENT "Renaming the slave symbols of ${name} (slave_ prefix)"
-    COMMAND_EXPAND_LISTS VERBATIM)
+    VERBATIM)
   set_source_files_properties(${combined} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
   add_executable(${name} ${ARG_HOST} ${combined} ${LDMSIM_ATHREAD_ANCHOR})
   # The SDK's own declaration idiom `extern SLAVE_FUN(f)();` is an implicit int in C.
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:C>:-Wno-implicit-int>)
   target_link_libraries(${name} PRIVATE ldmsim::athread)
+  _ldmsim_athread_asm_launcher(${name} host)
+  # Each thread the host files create controls a core group of its own (the wrapper is in the anchor object).
+  target_link_options(${name} PRIVATE -Wl,--wrap=pthread_create)
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
 endfunction()

@@ -1,5 +1,7 @@
 # Script mode (cmake -P): links the slave objects OBJECTS into one relocatable OUTPUT and prefixes every
 # global symbol it defines with slave_ (undefined references, e.g. to libc or to host globals, keep their names).
+# OBJECTS arrives joined with '|' (one command-line argument whatever the number of slave files).
+string(REPLACE "|" ";" OBJECTS "${OBJECTS}")
 execute_process(COMMAND ${LD} -r -o ${OUTPUT}.tmp.o ${OBJECTS} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ld -r failed for ${OBJECTS}")

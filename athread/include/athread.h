@@ -45,7 +45,8 @@ int athread_halt(void);
 int athread_get_max_threads(void);
 /** Limits the cores that run the next spawns to ids [0, n); returns 0 or -1 on a bad n. */
 int athread_set_num_threads(int n);
-/** Simulated cycles of core group 0 so far (the slowest core of each launch). */
+/** Simulated cycles so far, of the slowest core group; a spawn in flight is finished first (as at its join, which
+ * still reports its trap), so the value never depends on host timing. */
 unsigned long athread_host_cycles(void);
 
 /* SW26010-Pro spells the same calls with a CRTS prefix on the control core; in C++ its spawn takes a function
@@ -75,9 +76,6 @@ int current_array_id(void);
 /** Memory every core group can reach (main memory is shared host memory here). */
 void* _sw_xmalloc(size_t bytes);
 void _sw_xfree(void* ptr);
-/* Shared (cross-segment) globals are ordinary globals. */
-#define __cross
-#define __uncached
 
 #ifdef __cplusplus
 }

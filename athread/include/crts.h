@@ -104,6 +104,20 @@ static inline unsigned long CRTS_time_cycle(void) {
   return __ldmsim_athread_cycle();
 }
 
+/* ---- CRTS collectives over the cores of the group ---- */
+/** Element types and operations of CRTS_scoll_redurt. */
+enum { CRTS_int = 0, CRTS_uint = 1, CRTS_long = 2, CRTS_ulong = 3, CRTS_float = 4, CRTS_double = 5 };
+enum { OP_add = 0, OP_and = 1, OP_or = 2, OP_xor = 3, OP_eqv = 4, OP_min = 5, OP_max = 6 };
+/** All-reduce: every core of the group passes `units` elements at src and gets the reduction over all cores, in
+ * core-id order, at dst (src == dst allowed); redu_buf / buf_item (the SDK's scratch space) are not needed. */
+static inline int CRTS_scoll_redurt(void* src, void* dst, int units, int dtype, int optype, void* redu_buf,
+                                    int buf_item) {
+  (void)redu_buf;
+  (void)buf_item;
+  __ldmsim_athread_allreduce("CRTS_scoll_redurt", src, dst, units, dtype, optype);
+  return 0;
+}
+
 #ifdef __cplusplus
 }
 #endif

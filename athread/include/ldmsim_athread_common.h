@@ -6,6 +6,14 @@
 
 #include <stddef.h>
 
+/* Shared (cross-segment) and uncached globals, on either side: ordinary globals (main memory is host memory). */
+#ifndef __cross
+#define __cross
+#endif
+#ifndef __uncached
+#define __uncached
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,6 +29,11 @@ typedef enum { ROW_SCOPE = 0, COL_SCOPE = 1, ARRAY_SCOPE = 2 } scope;
 void CRTS_init(void);
 /** Spawns slave function `fn` (already renamed slave_<name>) on core group 0. */
 int __ldmsim_athread_spawn(void (*fn)(void*), void* arg, const char* name);
+
+/** Binds the calling host thread to host thread index `index` (the pthread_create wrapper of tl_anchor.c). */
+void __ldmsim_athread_bind_thread(int index);
+/** The next host thread index (1, 2, ...), in the order the program's threads are created. */
+int __ldmsim_athread_next_thread(void);
 
 /* ---- compute-core side (slave.h, dma.h, crts.h) ---- */
 int __ldmsim_athread_id(void);
@@ -53,9 +66,13 @@ void __ldmsim_athread_rma(const char* api, int op, int reach, void* local, const
                           volatile void* l_rply, volatile void* r_rply, int blocking);
 /** Waits until an RMA reply counter reaches value, blocking while other cores may still raise it. */
 void __ldmsim_athread_rma_wait(const char* api, volatile void* rply, long value);
+/** All-reduce over every core of the group: `units` elements of `dtype` (CRTS_int ... CRTS_double) combined with
+ * `op` (OP_add ...), in core-id order, into dst on every core. */
+void __ldmsim_athread_allreduce(const char* api, const void* src, void* dst, int units, int dtype, int op);
 /** Traps on a call ldmsim does not simulate, with why. */
 void __ldmsim_athread_unsupported(const char* api, const char* why);
-/** Traps a misaligned simd_load/simd_store (the address must be aligned to the vector size). */
+/** Reports a misaligned simd_load/simd_store (a lint warning, once per core per spawn) and charges its second ldm
+ * access. */
 void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t alignment);
 
 #ifdef __cplusplus

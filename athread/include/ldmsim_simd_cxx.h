@@ -210,6 +210,28 @@ Vec<T, L, B> operator>>(const Vec<T, L, B>& a, int n) {
   return Vec<T, L, B>(a.v >> n);
 }
 
+/* Compound bitwise assignments (`r.i64v8 &= mask.i64v8;`). */
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator&=(Vec<T, L, B>& a, const Vec<T, L, B>& b) {
+  return a = a & b;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator|=(Vec<T, L, B>& a, const Vec<T, L, B>& b) {
+  return a = a | b;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator^=(Vec<T, L, B>& a, const Vec<T, L, B>& b) {
+  return a = a ^ b;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator<<=(Vec<T, L, B>& a, int n) {
+  return a = a << n;
+}
+template <class T, int L, bool B, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+Vec<T, L, B>& operator>>=(Vec<T, L, B>& a, int n) {
+  return a = a >> n;
+}
+
 /* Logical right shift of integer lanes (simd_vsrlw): the bits shift in as zeros whatever the lane's sign. */
 template <class T, int L, bool B>
 Vec<T, L, B> shift_right_logical(const Vec<T, L, B>& a, int n) {
@@ -235,20 +257,27 @@ LDMSIM_SIMD_MIXED(*)
 LDMSIM_SIMD_MIXED(/)
 #undef LDMSIM_SIMD_MIXED
 
+/* An access not aligned to the vector size spans two aligned vectors: one more ldm access. simd_load / simd_store
+ * report it (a lint warning, once per core per spawn); simd_loadu / simd_storeu are meant for it. */
 template <class V>
-inline void check_aligned(const void* addr, const char* api) {
-  if (reinterpret_cast<uintptr_t>(addr) % sizeof(V) != 0) __ldmsim_athread_simd_misaligned(api, addr, sizeof(V));
+inline void check_aligned(const void* addr, const char* api, bool aligned) {
+  if (reinterpret_cast<uintptr_t>(addr) % sizeof(V) == 0) return;
+  if (aligned) {
+    __ldmsim_athread_simd_misaligned(api, addr, sizeof(V));  // counts the second access
+  } else {
+    ++__ldmsim_simd_work.ldm_accesses;
+  }
 }
-/* Loads and stores between ldm and a vector register (one ldm access each). */
+/* Loads and stores between ldm and a vector register (one ldm access each, two when misaligned). */
 template <class V, class P>
 inline void load(V& var, const P* addr, const char* api, bool aligned) {
-  if (aligned) check_aligned<V>(addr, api);
+  check_aligned<V>(addr, api, aligned);
   memcpy(&var, static_cast<const void*>(addr), sizeof(V));
   ++__ldmsim_simd_work.ldm_accesses;
 }
 template <class V, class P>
 inline void store(const V& var, P* addr, const char* api, bool aligned) {
-  if (aligned) check_aligned<V>(addr, api);
+  check_aligned<V>(addr, api, aligned);
   memcpy(static_cast<void*>(addr), &var, sizeof(V));
   ++__ldmsim_simd_work.ldm_accesses;
 }

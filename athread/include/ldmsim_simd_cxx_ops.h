@@ -146,6 +146,14 @@ inline ldmsim_simd::Vec<T, L, B> simd_vsqrt(const ldmsim_simd::Vec<T, L, B>& a) 
 }
 #define simd_vsqrtd simd_vsqrt
 #define simd_vsqrts simd_vsqrt
+/* Reciprocals 1 / x per lane (SW26010-Pro simd_vfrecpd / simd_vfrecps): computed exactly, charged as a divide. */
+template <class T, int L, bool B>
+inline ldmsim_simd::Vec<T, L, B> simd_vfrecp(const ldmsim_simd::Vec<T, L, B>& a) {
+  ldmsim_simd::Vec<T, L, B>::count_long_op();
+  return ldmsim_simd::Vec<T, L, B>(T(1) / a.v);
+}
+#define simd_vfrecpd simd_vfrecp
+#define simd_vfrecps simd_vfrecp
 
 /* Selects per lane: vseleq(c, a, b) = c == 0 ? a : b, vsellt = c < 0 ? a : b, vselle = c <= 0 ? a : b
  * (SW26010-Pro: simd_vfseleqd / vfselltd / vfselled). */

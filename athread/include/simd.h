@@ -1,6 +1,6 @@
 /* The Sunway simd.h vector types slave kernels use: doublev4, floatv4, intv8, uintv8, int256, uint256
  * (SW26010, 256-bit) and doublev8, floatv8, intv16, uintv16, int512, uint512 (SW26010-Pro, 512-bit), with loads,
- * stores and the simd_v* operations. Aligned loads trap on a misaligned address as the hardware does.
+ * stores and the simd_v* operations. A misaligned simd_load / simd_store is a lint warning (docs/athread.md).
  * Compiled as C++ (how ldmsim_add_athread_program builds .c slave files) the types are the classes of
  * ldmsim_simd_cxx.h: scalars splat (`doublev4 v = 0;`), casts convert, and every vector instruction is charged to
  * the core's simulated clock. Compiled as C they are GCC vector types: no splats, and vector work is free. */

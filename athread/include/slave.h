@@ -15,6 +15,8 @@ extern "C" {
 #define __thread_local_fix __thread_local
 #define __thread_local_share __thread_local
 #define __ldm __thread_local
+/* Core-private data of one kernel (the SDK places it in a per-kernel ldm section): private like __thread_local. */
+#define __thread_kernel(kname) __thread_local
 
 #define _MYID (__ldmsim_athread_id())
 #define _ROW (__ldmsim_athread_row())

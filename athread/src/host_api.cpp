@@ -2,6 +2,8 @@
 // the registration of the __thread_local section by the program's anchor object.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "athread.h"
+#include "fatal_signals.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "session.hpp"
 #include "slave_context.hpp"
@@ -20,8 +23,20 @@ Session& session() {
   return instance;
 }
 
-/// Launches fn(arg) on core group 0, or on every core group; `name` names the kernel.
+namespace {
+thread_local int t_host_thread = 0;  // host threads only: compute cores never read it
+}  // namespace
+
+int host_thread_index() {
+  return t_host_thread;
+}
+
+/// Launches fn(arg) on the calling control core's group, or on every core group; `name` names the kernel.
 int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups);
+/// Joins the launch in the machine (s.in_flight), keeping a fault for its control core's own join.
+void finish_in_flight(Session& s);
+/// The calling host thread's control core (exits with status 2 when the thread has no core group).
+ControlCore& control_core(Session& s, const char* api);
 
 namespace {
 std::string env_or(const char* name, const char* fallback) {
@@ -44,16 +59,20 @@ std::uint64_t parse_stack_bytes(const std::string& text) {
   return (value + 63) / 64 * 64;
 }
 
-/// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. Once per session,
-/// at athread_halt or, for a program that never calls it, at exit.
-void write_outputs(Session& s, const char* when) {
+/// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. At athread_halt (each
+/// round) or, for a program that never calls it, at exit; `crashed`: from a fatal-signal handler, mid-launch.
+void write_outputs(Session& s, const char* when, bool crashed = false) {
   if (!s.machine || s.outputs_written) return;
   s.outputs_written = true;
   const auto stats = s.machine->stats();
   std::string trace_note;
   if (const char* trace = std::getenv("LDMSIM_TRACE"); trace != nullptr && *trace != '\0') {
     try {
-      s.machine->write_trace(trace, {{"program", "athread"}});
+      if (crashed) {
+        s.machine->write_trace_after_crash(trace, {{"program", "athread"}, {"crashed", when}});
+      } else {
+        s.machine->write_trace(trace, {{"program", "athread"}});
+      }
       trace_note = std::string(", trace ") + trace;
     } catch (const std::exception& e) {
       trace_note = std::string(", trace not written: ") + e.what();
@@ -61,27 +80,68 @@ void write_outputs(Session& s, const char* when) {
   }
   const std::string groups =
       s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
-  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n",
-               static_cast<unsigned long long>(stats.cycles), groups.c_str(), trace_note.c_str(), when);
+  // After a crash mid-launch the launch's cycles are not in the stats yet: the latest clock a core showed at an
+  // athread call stands in for them.
+  const ldmsim::Cycle cycles = crashed ? std::max(stats.cycles, s.latest_core_cycle) : stats.cycles;
+  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n", static_cast<unsigned long long>(cycles),
+               groups.c_str(), trace_note.c_str(), when);
 }
 
 void write_outputs_at_exit() {
   Session& s = session();
   if (s.active != nullptr) return;  // exit() called by slave code, on the launch's own thread: nothing to join
+  const std::lock_guard lock(s.mutex);
+  if (s.in_flight != nullptr) finish_in_flight(s);  // its cycles and DMA belong in the results
   bool trapped = false;
-  if (s.spawned) {  // finish the launch so that its cycles and DMA are in the results (exit() may not be called here)
-    s.spawned = false;
-    try {
-      s.launch.join();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", s.spawned_name.c_str(), e.what());
-      trapped = true;
-    }
+  for (auto& [index, control] : s.controls) {
+    if (!control.spawned || control.trap.empty()) continue;
+    control.spawned = false;
+    std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", control.spawned_name.c_str(), control.trap.c_str());
+    trapped = true;
   }
-  write_outputs(s, "at exit, athread_halt was not called");
+  write_outputs(s, s.created_threads_used ? "at exit, athread calls from several host threads"
+                                          : "at exit, athread_halt was not called");
   if (trapped) std::_Exit(3);  // a trap is exit status 3, as at athread_join
 }
 }  // namespace
+
+std::size_t fiber_stack_bytes_for(std::uint64_t ldm_bytes) {
+  return static_cast<std::size_t>(std::max<std::uint64_t>(std::uint64_t{1} << 20, 4 * ldm_bytes + (256u << 10)));
+}
+
+void write_outputs_after_crash(const char* when) {
+  write_outputs(session(), when, true);
+}
+
+void finish_in_flight(Session& s) {
+  ControlCore& control = *s.in_flight;
+  s.in_flight = nullptr;
+  try {
+    control.launch.join();
+  } catch (const std::exception& e) {
+    control.trap = e.what();
+  }
+  if (!s.tl_initial.empty()) std::copy(s.tl_initial.begin(), s.tl_initial.end(), s.tl_begin);
+}
+
+ControlCore& control_core(Session& s, const char* api) {
+  const int index = host_thread_index();
+  auto [it, added] = s.controls.try_emplace(index);
+  if (added && index > 0) {
+    const int groups = s.machine ? static_cast<int>(s.machine->arch().core_groups) : 1;
+    if (index > groups) {
+      fail(fmt::format("{} from host thread number {} of those the program created: the arch has {} core groups, and "
+                       "each host thread the program creates with pthread_create controls the core group of its "
+                       "creation order (the first: group 0); create at most {} such threads",
+                       api, index, groups, groups)
+               .c_str(),
+           2);
+    }
+    it->second.group = index - 1;
+  }
+  if (index > 0) s.created_threads_used = true;
+  return it->second;
+}
 
 }  // namespace ldmsim::athread
 
@@ -98,21 +158,29 @@ void __ldmsim_athread_register_tl(char* begin, char* end) {
 
 int athread_init(void) {
   auto& s = session();
-  if (s.machine) return 0;
+  const std::lock_guard lock(s.mutex);
+  s.outputs_written = false;  // a new round: the next athread_halt reports everything so far
+  if (s.machine) {
+    ldmsim::athread::control_core(s, "athread_init");
+    return 0;
+  }
   try {
     ldmsim::MachineOptions options;
     options.threads = 1;  // every core group on one host thread: the __thread_local section is swapped per core
     options.trace = std::getenv("LDMSIM_TRACE") != nullptr;
     if (ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap") == "lint")
       options.alignment = ldmsim::AlignmentPolicy::kLint;
-    s.machine = std::make_unique<ldmsim::Machine>(
-        ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010")), options);
+    auto arch = ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010"));
+    options.fiber_stack_bytes = ldmsim::athread::fiber_stack_bytes_for(arch.ldm_bytes);
+    s.fiber_stack_bytes = options.fiber_stack_bytes;
+    s.machine = std::make_unique<ldmsim::Machine>(std::move(arch), options);
     // Unset: no fixed size, the stack takes the ldm that ldm_malloc has not (slave_context.cpp).
     s.stack_bytes = ldmsim::athread::parse_stack_bytes(ldmsim::athread::env_or("LDMSIM_ATHREAD_STACK_BYTES", "0"));
   } catch (const std::exception& e) {
     ldmsim::athread::fail(e.what(), 2);
   }
-  s.outputs_written = false;
+  ldmsim::athread::control_core(s, "athread_init");
+  ldmsim::athread::install_fatal_signal_handlers();
   static const bool registered = std::atexit(ldmsim::athread::write_outputs_at_exit) == 0;
   (void)registered;
   if (s.tl_begin != nullptr && s.tl_size() != 0 && s.tl_initial.empty()) {
@@ -146,7 +214,18 @@ void CRTS_init(void) {
 }
 
 int current_array_id(void) {
-  return 0;
+  auto& s = session();
+  const std::lock_guard lock(s.mutex);
+  return ldmsim::athread::control_core(s, "current_array_id").group;
+}
+
+void __ldmsim_athread_bind_thread(int index) {
+  ldmsim::athread::t_host_thread = index;
+}
+
+int __ldmsim_athread_next_thread(void) {
+  static std::atomic<int> created{0};
+  return ++created;
 }
 
 void* _sw_xmalloc(size_t bytes) {
@@ -163,21 +242,32 @@ namespace ldmsim::athread {
 
 int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   auto& s = session();
+  const std::lock_guard lock(s.mutex);
   const char* api = all_groups ? "athread_spawn_cgs" : "athread_spawn";
   if (!s.machine) fail((std::string(api) + " before athread_init").c_str(), 2);
-  if (s.spawned) fail((std::string(api) + " while the previous spawn was not joined (call athread_join)").c_str(), 2);
+  ControlCore& control = control_core(s, api);
+  if (control.spawned) {
+    fail((std::string(api) + " while the previous spawn was not joined (call athread_join)").c_str(), 2);
+  }
+  // Another control core's launch still in the machine runs to its end first: the groups' clocks are their own,
+  // so what each group computes and when does not depend on which host thread came first.
+  if (s.in_flight != nullptr) finish_in_flight(s);
   s.mirror.refresh(s.machine->memory());
   s.rma_pending.clear();
   s.rma_pending_count = 0;
+  s.stack_pending.clear();
+  s.stack_pending_count = 0;
   ldmsim::LaunchSpec spec;
-  if (!all_groups) spec.groups = {0};  // empty: every core group
-  s.all_groups_used = s.all_groups_used || all_groups;
+  if (!all_groups) spec.groups = {control.group};  // empty: every core group
+  s.all_groups_used = s.all_groups_used || all_groups || control.group != 0;
   spec.name = std::string("slave_") + name;
   spec.node_sync = true;  // the groups of a spawn run together, so athread_ssync_node can join them
-  s.spawned_name = spec.name;
-  s.launch = s.machine->launch_kernel(std::move(spec),
-                                      [fn, arg](ldmsim::Core& core) { ldmsim::athread::run_slave(core, fn, arg); });
-  s.spawned = true;
+  control.spawned_name = spec.name;
+  control.trap.clear();
+  control.launch = s.machine->launch_kernel(
+      std::move(spec), [fn, arg](ldmsim::Core& core) { ldmsim::athread::run_slave(core, fn, arg); });
+  control.spawned = true;
+  s.in_flight = &control;
   return 0;
 }
 
@@ -187,22 +277,33 @@ extern "C" {
 
 int athread_join(void) {
   auto& s = session();
-  if (!s.spawned) return 0;
-  s.spawned = false;
-  try {
-    s.launch.join();
-  } catch (const ldmsim::Fault& f) {
-    std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", s.spawned_name.c_str(), f.what());
+  std::string trap;
+  std::string name;
+  {
+    const std::lock_guard lock(s.mutex);
+    auto& control = ldmsim::athread::control_core(s, "athread_join");
+    if (!control.spawned) return 0;
+    control.spawned = false;
+    if (s.in_flight == &control) ldmsim::athread::finish_in_flight(s);
+    trap.swap(control.trap);
+    name = control.spawned_name;
+  }
+  if (!trap.empty()) {
+    std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", name.c_str(), trap.c_str());
     std::exit(3);
   }
-  if (!s.tl_initial.empty()) std::copy(s.tl_initial.begin(), s.tl_initial.end(), s.tl_begin);
   return 0;
 }
 
 int athread_halt(void) {
   auto& s = session();
   athread_join();
-  ldmsim::athread::write_outputs(s, "athread_halt");
+  const std::lock_guard lock(s.mutex);
+  // With athread calls from several host threads the results are written once, at exit: which thread halts last
+  // depends on host timing.
+  if (ldmsim::athread::host_thread_index() == 0 && !s.created_threads_used) {
+    ldmsim::athread::write_outputs(s, "athread_halt");
+  }
   return 0;
 }
 
@@ -220,7 +321,10 @@ int athread_set_num_threads(int n) {
 
 unsigned long athread_host_cycles(void) {
   auto& s = session();
+  const std::lock_guard lock(s.mutex);
   if (!s.machine) return 0;
+  // A spawn in flight runs to its end first: a value read mid-launch would depend on host timing.
+  if (s.in_flight != nullptr) ldmsim::athread::finish_in_flight(s);
   return s.machine->stats().cycles;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,37 @@ struct RmaDelivery {
   LdmAddr reply_offset = 0;
 };
 
+/// A control core: the spawns of one host thread (the main thread, or a thread the program created with
+/// pthread_create), on the core group of that thread (docs/athread.md "One host thread per core group").
+struct ControlCore {
+  int group = 0;
+  Launch launch;
+  bool spawned = false;  // spawned and not yet joined by this control core
+  std::string spawned_name;
+  std::string trap;  // the launch's fault, when the launch was finished before its own join
+};
+
+/// A BCAST / ROW get into a stack array reached this core's ldm at `offset`: the bytes go to the core's own stack
+/// array at the same depth (the same ldm offset in ldmsim's stack mapping) at its next athread call or return.
+struct StackDelivery {
+  LdmAddr offset = 0;
+  std::uint64_t length = 0;
+  std::uintptr_t depth = 0;
+};
+
 struct Session {
   std::unique_ptr<Machine> machine;
-  Launch launch;
-  bool spawned = false;
-  std::string spawned_name;
+  // Every athread call of a control core, and the finish of launches, hold this; one launch is in the machine at a
+  // time (`in_flight`), so compute cores of every group still run one at a time (the section swap needs that).
+  std::recursive_mutex mutex;
+  std::map<int, ControlCore> controls;  // by host thread index (0: the main thread and threads not created by
+                                        // the program's own pthread_create calls)
+  ControlCore* in_flight = nullptr;
+  bool created_threads_used = false;  // some thread the program created made athread calls
   HostMirror mirror;
-  int num_threads = 0;            // 0 = every core of the group
-  std::uint64_t stack_bytes = 0;  // 0: the stack grows down from the top of ldm into what ldm_malloc left
+  int num_threads = 0;                // 0 = every core of the group
+  std::uint64_t stack_bytes = 0;      // 0: the stack grows down from the top of ldm into what ldm_malloc left
+  std::size_t fiber_stack_bytes = 0;  // the host stack of each compute core's fiber (MachineOptions)
   // The ldmsim_tl section (slave files' __thread_local globals) and its initial contents.
   std::byte* tl_begin = nullptr;
   std::byte* tl_end = nullptr;
@@ -45,15 +69,30 @@ struct Session {
   bool outputs_written = false;    // trace and summary written (athread_halt, or at exit)
   bool all_groups_used = false;    // some spawn ran on every core group (athread_spawn_cgs)
   SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
+  Cycle latest_core_cycle = 0;     // the latest clock of any core at an athread call (the summary after a crash)
   // RMA effects not yet applied, per (core group, core), in (landing, seq) order; reset at each spawn.
   std::map<std::pair<int, int>, std::vector<RmaDelivery>> rma_pending;
   std::uint64_t rma_pending_count = 0;
   std::uint64_t rma_seq = 0;
+  // Broadcast gets into stack arrays not yet copied into the receivers' arrays, per (core group, core).
+  std::map<std::pair<int, int>, std::vector<StackDelivery>> stack_pending;
+  std::size_t stack_pending_count = 0;
+  // CRTS_scoll_redurt: each core's contribution, per core group, indexed by core id.
+  std::map<int, std::vector<std::vector<std::byte>>> collective_parts;
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
 };
 
 /// The process's session (created on first use).
 Session& session();
+/// The calling host thread's index: 0 for the main thread, k for the k-th thread the program's own files created
+/// with pthread_create (bound by the wrapper in tl_anchor.c).
+int host_thread_index();
+/// The fiber stack the athread layer asks for on `arch`: room for any slave stack that fits the local store, with
+/// host frames several times larger than sw_64 ones (committed only where touched).
+std::size_t fiber_stack_bytes_for(std::uint64_t ldm_bytes);
+/// Writes the summary line and the trace (LDMSIM_TRACE) after a crash, from a fatal-signal handler (best effort:
+/// not async-signal-safe).
+void write_outputs_after_crash(const char* when);
 
 }  // namespace ldmsim::athread

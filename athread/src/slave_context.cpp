@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fatal_signals.hpp"
 #include "rma_delivery.hpp"
 #include "simd_charge.hpp"
 
@@ -33,8 +34,22 @@ SlaveContext& current(const char* api) {
     std::exit(3);
   }
   charge_simd_work(*ctx->core);  // vector work done since the last call happened before this call
+  session().latest_core_cycle = std::max(session().latest_core_cycle, ctx->core->cycle());
   deliver_due_rma(*ctx);
+  deliver_stack_broadcasts(*ctx);
   return *ctx;
+}
+
+void deliver_stack_broadcasts(SlaveContext& ctx) {
+  Session& s = session();
+  if (s.stack_pending_count == 0) return;
+  const auto it = s.stack_pending.find({ctx.core->cg(), ctx.core->id()});
+  if (it == s.stack_pending.end()) return;
+  for (const StackDelivery& d : it->second) {
+    std::memcpy(reinterpret_cast<void*>(ctx.stack_top - d.depth), ctx.ldm + d.offset, d.length);
+  }
+  s.stack_pending_count -= it->second.size();
+  s.stack_pending.erase(it);
 }
 
 void trap(SlaveContext& ctx, FaultKind kind, const std::string& message) {
@@ -51,12 +66,18 @@ LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char*
   if (at >= tl && at < tl + s.tl_size()) {
     return {static_cast<LdmAddr>(ctx.tl_offset + (at - tl)), LdmRef::Kind::kThreadLocal};
   }
-  constexpr std::uintptr_t kStackReach = 128u << 10;  // the fiber stack size: deeper is not this stack
-  if (at < ctx.stack_top && ctx.stack_top - at <= kStackReach) {
+  if (at < ctx.stack_top && ctx.stack_top - at <= s.fiber_stack_bytes) {  // deeper is not this fiber's stack
     const std::uintptr_t depth = ctx.stack_top - at;
+    if (bytes > depth) {  // the array's end is above the top of the stack: the length is wrong, not the depth
+      trap(ctx, FaultKind::kLdmOverflow,
+           fmt::format("{}: {} bytes at the stack array at depth {} bytes run {} bytes past the top of the slave "
+                       "stack at ldm offset 0x{:x}: the transfer is longer than the array; hint: check the length (in "
+                       "bytes)",
+                       api, bytes, depth, bytes - depth, ctx.stack_hi));
+    }
     if (ctx.stack_shared) {
       const LdmAddr floor = std::max(ctx.stack_lo, ctx.heap_top());
-      if (depth > ctx.stack_hi - floor || bytes > depth) {
+      if (depth > ctx.stack_hi - floor) {
         trap(ctx, FaultKind::kLdmOverflow,
              fmt::format("{}: the stack array at depth {} bytes ({} bytes long) would overlap the __thread_local data "
                          "and ldm_malloc'ed blocks below ldm offset 0x{:x}: the slave stack grows down from the top of "
@@ -65,7 +86,7 @@ LdmRef to_ldm(SlaveContext& ctx, const void* p, std::uint64_t bytes, const char*
                          api, depth, bytes, floor, ctx.ldm_bytes, ctx.stack_hi - floor));
       }
       ctx.stack_depth_used = std::max<std::uint64_t>(ctx.stack_depth_used, depth);
-    } else if (depth > ctx.stack_hi - ctx.stack_lo || bytes > depth) {
+    } else if (depth > ctx.stack_hi - ctx.stack_lo) {
       trap(ctx, FaultKind::kLdmOverflow,
            fmt::format("{}: the stack array at depth {} bytes ({} bytes long) lies below the {}-byte ldm stack "
                        "region (LDMSIM_ATHREAD_STACK_BYTES); hint: raise it or unset it (the stack then takes the free "
@@ -86,6 +107,7 @@ SwitchGuard::SwitchGuard(SlaveContext& ctx) : ctx_(ctx) {
 
 SwitchGuard::~SwitchGuard() {
   load_section(ctx_);
+  deliver_stack_broadcasts(ctx_);  // a broadcast issued while this core waited is in its arrays when it goes on
 }
 
 void run_slave(Core& core, void (*fn)(void*), void* arg) {
@@ -117,7 +139,9 @@ void run_slave(Core& core, void (*fn)(void*), void* arg) {
     ctx.stack_lo = static_cast<LdmAddr>(tl_bytes == 0 ? 0 : ctx.tl_offset + s.tl_size());
     ctx.stack_hi = static_cast<LdmAddr>(ctx.ldm_bytes);
   }
+  ensure_signal_stack();  // a stack overflow on this host thread's fibers must reach the handler
   load_section(ctx);
+  deliver_stack_broadcasts(ctx);
   forget_simd_work();
   try {
     if (s.num_threads == 0 || core.id() < s.num_threads) fn(arg);

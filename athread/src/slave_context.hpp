@@ -43,6 +43,7 @@ struct SlaveContext {
   std::map<LdmAddr, LdmAddr> heap_blocks;  // live ldm_malloc'ed blocks: offset -> end
   std::uintptr_t stack_top = 0;            // host address the slave stack grows down from
   std::vector<Outstanding> outstanding;
+  bool simd_misaligned_reported = false;  // a misaligned simd_load/store was reported (once per core per spawn)
 
   /// End of the highest live ldm_malloc'ed block (0 when none).
   LdmAddr heap_top() const { return heap_blocks.empty() ? 0 : heap_blocks.rbegin()->second; }
@@ -79,6 +80,9 @@ class SwitchGuard {
  private:
   SlaveContext& ctx_;
 };
+
+/// Copies the broadcast gets into stack arrays that reached this core's ldm into its own stack arrays.
+void deliver_stack_broadcasts(SlaveContext& ctx);
 
 /// Runs the spawned function on one core (the kernel of an athread launch).
 void run_slave(Core& core, void (*fn)(void*), void* arg);

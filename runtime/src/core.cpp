@@ -81,6 +81,11 @@ void Core::trap(FaultKind kind, std::string message) {
   throw Fault(kind, {node_cg_, id_}, cycle_, group_->kernel_name(), std::move(message));
 }
 
+void Core::lint(const std::string& message) {
+  ++stats_->lint_warnings;
+  group_->record_warning(*this, message);
+}
+
 DmaHandle Core::dma(const DmaRequest& request) {
   enter(request.api);
   DmaEngine& engine = group_->engine();

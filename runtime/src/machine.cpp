@@ -203,6 +203,10 @@ void Machine::write_trace(const std::filesystem::path& file, const nlohmann::jso
   detail::write_node_trace(*impl_->node, file, run_info, stats().cycles);
 }
 
+void Machine::write_trace_after_crash(const std::filesystem::path& file, const nlohmann::json& run_info) const {
+  detail::write_node_trace(*impl_->node, file, run_info, stats().cycles);
+}
+
 namespace detail {
 void write_node_trace(const NodeState& node, const std::filesystem::path& file, nlohmann::json header, Cycle cycles) {
   if (!header.is_object()) header = nlohmann::json::object();

@@ -226,6 +226,9 @@ class Core {
   void compute(Cost cost);
   /// Charges vector work through the arch's compute model (ComputeModel::cycles).
   void compute(const KernelWork& work);
+  /// Records a lint warning at the core's cycle (counted in its stats, marked in the trace, logged): something the
+  /// hardware tolerates but that costs or is easy to get wrong (e.g. a misaligned vector load from ldm).
+  void lint(const std::string& message);
 
  private:
   friend class detail::GroupRun;

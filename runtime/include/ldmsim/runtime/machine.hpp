@@ -188,6 +188,9 @@ class Machine {
   /// Writes the trace file (spilled blocks are copied, not re-encoded); `run_info` is merged into the header
   /// (workload name, ...).
   void write_trace(const std::filesystem::path& file, const nlohmann::json& run_info = {}) const;
+  /// write_trace without the check that no launch runs: for a fatal-signal handler when the program crashed in the
+  /// middle of a launch (the host thread running it is stopped there); the file holds what was recorded so far.
+  void write_trace_after_crash(const std::filesystem::path& file, const nlohmann::json& run_info = {}) const;
   /// Faults and lint warnings recorded so far (lint warnings do not stop a run).
   std::uint64_t lint_warnings() const;
 

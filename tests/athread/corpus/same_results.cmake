@@ -1,0 +1,28 @@
+# Script mode: runs PROGRAM with the arguments ARGS_A and then ARGS_B (each with LDMSIM_TRACE set to a file of its
+# own and the environment ENV) and checks both exit 0, print the same "simulated cycles" line and write
+# byte-identical traces: the simulated results must not depend on what the arguments change (host thread timing).
+set(results "")
+foreach(run A B)
+  set(trace ${WORK_DIR}/same_results_${run}.ldmtrace)
+  file(REMOVE ${trace})
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LDMSIM_TRACE=${trace} ${ENV} ${PROGRAM} ${ARGS_${run}}
+                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("run ${run}: ${out}${err}")
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "run ${run}: exit status ${status}")
+  endif()
+  string(REGEX MATCH "ldmsim athread: [0-9]+ simulated cycles[^,(]*" line "${err}")
+  if(NOT line)
+    message(FATAL_ERROR "run ${run}: no simulated-cycles line")
+  endif()
+  list(APPEND results "${line}")
+  file(SHA256 ${trace} hash_${run})
+endforeach()
+list(GET results 0 a)
+list(GET results 1 b)
+if(NOT a STREQUAL b)
+  message(FATAL_ERROR "the runs differ: '${a}' and '${b}'")
+endif()
+if(NOT hash_A STREQUAL hash_B)
+  message(FATAL_ERROR "the traces differ")
+endif()
