@@ -125,6 +125,7 @@ MODELS = {
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), (1, 3, 64, 64)),
     "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(weights=None), (1, 3, 64, 64)),
     "vit_small": (vit, (1, 3, 32, 32)),
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), (1, 3, 64, 64)),
     "bert_encoder": (BertLayer, (1, 16, 64)),
     "gpt_block": (GptBlock, (1, 16, 64)),
     "conv1d_stack": (Conv1dStack, (1, 40, 50)),

@@ -415,6 +415,23 @@ def single_op_models(directory):
           mk("Transpose", ["ge"], ["back"], perm=[0, 3, 1, 2]), mk("Add", ["x", "back"], ["y"])],
          [("g", gln), ("b", bln), ("w", wmlp), ("root2", np.array(math.sqrt(2))), ("one", np.array(1.0)),
           ("half", np.array(0.5))], opset=17)
+    # Constant folds seen in Swin: Mod (Python's sign), a Transpose and Reshape of a pads matrix, ScatterND of a mask,
+    # and a Dropout of ratio 0 in training mode (the identity).
+    mat23 = fp16(rng.normal(size=(2, 3)))
+    mask = np.zeros((2, 3), np.float32)
+    mask[1] = [1, 2, 3]
+    case("swin_folds", mat23, np.pad(mat23 + mask, ((0, 1), (0, 2))),
+         [mk("Mod", ["minus7", "four"], ["m"]), mk("Unsqueeze", ["m", "axis0"], ["m1"]),
+          mk("Concat", ["zero1", "m1", "zero1", "two1"], ["flat"], axis=0), mk("Reshape", ["flat", "two_two"], ["pairs"]),
+          mk("Transpose", ["pairs"], ["begins_ends"], perm=[1, 0]), mk("Reshape", ["begins_ends", "four1"], ["pads"]),
+          mk("ScatterND", ["zeros", "row1", "values"], ["mask"]),
+          mk("Dropout", ["x", "ratio0", "training"], ["d"]), mk("Add", ["d", "mask"], ["s"]),
+          mk("Pad", ["s", "pads"], ["y"])],
+         [("minus7", np.array(-7)), ("four", np.array(4)), ("axis0", np.array([0])), ("zero1", np.array([0])),
+          ("two1", np.array([2])), ("two_two", np.array([2, 2])), ("four1", np.array([4])),
+          ("zeros", np.zeros((2, 3), np.float32)), ("row1", np.array([[1]])),
+          ("values", np.array([[1.0, 2.0, 3.0]], np.float32)), ("ratio0", np.array(0.0, np.float32)),
+          ("training", np.array(True))])
     small = fp16(rng.normal(size=(1, 4, 5, 6)))
     wt, bt = weights(4, 3, 2, 2), weights(3)
     case("conv_transpose_up2", small, conv_transpose(small, wt, bt, stride=(2, 2)),
@@ -496,10 +513,13 @@ def bad_models(directory, cnn_bytes):
     """Models the importer must refuse before anything runs."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    # Three independent causes, and two nodes that only read a failed node's output (counted, not listed).
     nodes = [
         helper.make_node("LRN", ["x"], ["a"], name="norm", size=3),
-        helper.make_node("MaxPool", ["a"], ["b"], name="pool_dilated", kernel_shape=[2, 2], dilations=[2, 2]),
-        helper.make_node("Einsum", ["b"], ["y"], name="einsum", equation="nchw->nchw"),
+        helper.make_node("Relu", ["a"], ["ra"], name="after_norm"),
+        helper.make_node("Sigmoid", ["ra"], ["sa"], name="after_after_norm"),
+        helper.make_node("MaxPool", ["x"], ["b"], name="pool_dilated", kernel_shape=[2, 2], dilations=[2, 2]),
+        helper.make_node("Einsum", ["x"], ["y"], name="einsum", equation="nchw->nchw"),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),

@@ -461,23 +461,114 @@ std::optional<Dims> combined_dims(NodeTranslator& t, const Constant& x, const Co
   return dims;
 }
 
-void fold_arithmetic(NodeTranslator& t, const std::string& type) {
+/// Add, Sub, Mul, Div and Mod of constants. Mod follows ONNX: with fmod 0 (integers only) the result takes the
+/// divisor's sign, as Python's %; with fmod 1 the dividend's, as C's fmod.
+void fold_arithmetic(NodeTranslator& t, const std::string& type, bool c_fmod) {
   const Constant& x = *t.known(0);
   const Constant& y = *t.known(1);
   const auto dims = combined_dims(t, x, y);
   if (!dims) return;
   const bool integer = x.integer && y.integer;
-  if (type == "Div" && integer && std::find(y.values.begin(), y.values.end(), 0.0) != y.values.end()) {
-    t.problem("integer division by zero");
+  if ((type == "Div" || type == "Mod") && integer &&
+      std::find(y.values.begin(), y.values.end(), 0.0) != y.values.end()) {
+    t.problem(type == "Div" ? "integer division by zero" : "integer modulo by zero");
     return;
   }
-  const std::function<double(double, double)> f =
-      type == "Add"   ? std::function<double(double, double)>([](double p, double q) { return p + q; })
-      : type == "Sub" ? std::function<double(double, double)>([](double p, double q) { return p - q; })
-      : type == "Mul" ? std::function<double(double, double)>([](double p, double q) { return p * q; })
-                      : std::function<double(double, double)>(
-                            [integer](double p, double q) { return integer ? std::trunc(p / q) : p / q; });
+  if (type == "Mod" && !integer && !c_fmod) {
+    t.problem("Mod of floats needs fmod 1");
+    return;
+  }
+  using Fn = std::function<double(double, double)>;
+  const Fn f = type == "Add"   ? Fn([](double p, double q) { return p + q; })
+               : type == "Sub" ? Fn([](double p, double q) { return p - q; })
+               : type == "Mul" ? Fn([](double p, double q) { return p * q; })
+               : type == "Mod" ? Fn([c_fmod](double p, double q) {
+                   const double r = std::fmod(p, q);
+                   return !c_fmod && r != 0 && (r < 0) != (q < 0) ? r + q : r;
+                 })
+                               : Fn([integer](double p, double q) { return integer ? std::trunc(p / q) : p / q; });
   t.define(broadcast_map(x, y, *dims, f));
+}
+
+/// ScatterND of constants (Swin's shifted-window mask, built by assigning regions of a zero tensor): data with the
+/// slices that `indices` name replaced by `updates` (reduction "none", the only one before opset 16's).
+void fold_scatter_nd(NodeTranslator& t) {
+  const Attributes a(t.node(), t.problems(), {"reduction"});
+  if (!t.arity(3, 3, 1)) return;
+  if (a.text("reduction", "none") != "none") {
+    t.problem("reduction other than none is not supported");
+    return;
+  }
+  const Constant& data = *t.known(0);
+  const Constant& indices = *t.known(1);
+  const Constant& updates = *t.known(2);
+  const std::size_t k = indices.dims.empty() ? 0 : static_cast<std::size_t>(indices.dims.back());
+  if (indices.dims.empty() || k == 0 || k > data.dims.size() || !indices.integer) {
+    t.problem("indices must be an integer tensor whose last dimension is 1 to the data's rank");
+    return;
+  }
+  std::uint64_t slice = 1;  // elements each index tuple replaces
+  for (std::size_t d = k; d < data.dims.size(); ++d) slice *= data.dims[d];
+  const std::uint64_t tuples = indices.values.size() / k;
+  if (updates.values.size() != tuples * slice) {
+    t.problem(fmt::format("updates hold {} values, {} index tuples of {} need {}", updates.values.size(), tuples, slice,
+                          tuples * slice));
+    return;
+  }
+  Constant c = data;
+  for (std::uint64_t i = 0; i < tuples; ++i) {
+    std::uint64_t at = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      const auto extent = static_cast<std::int64_t>(data.dims[d]);
+      auto index = static_cast<std::int64_t>(indices.values[i * k + d]);
+      if (index < 0) index += extent;
+      if (index < 0 || index >= extent) {
+        t.problem(fmt::format("index {} is out of range for a dimension of {}", indices.values[i * k + d], extent));
+        return;
+      }
+      at = at * data.dims[d] + static_cast<std::uint64_t>(index);
+    }
+    std::copy_n(updates.values.begin() + static_cast<std::ptrdiff_t>(i * slice), slice,
+                c.values.begin() + static_cast<std::ptrdiff_t>(at * slice));
+  }
+  t.define(std::move(c));
+}
+
+/// Transpose of a constant (Swin's pads are computed as a [rank, 2] matrix turned into ONNX's order).
+void fold_transpose(NodeTranslator& t) {
+  const Attributes a(t.node(), t.problems(), {"perm"});
+  if (!t.arity(1, 1, 1)) return;
+  const Constant& data = *t.known(0);
+  const std::size_t rank = data.dims.size();
+  std::vector<std::int64_t> perm = a.integers("perm", {});
+  if (perm.empty()) {
+    for (std::size_t d = rank; d-- > 0;) perm.push_back(static_cast<std::int64_t>(d));
+  }
+  std::vector<bool> seen(rank, false);
+  for (const std::int64_t p : perm) {
+    if (perm.size() != rank || p < 0 || p >= static_cast<std::int64_t>(rank) || seen[static_cast<std::size_t>(p)]) {
+      t.problem(fmt::format("perm [{}] is not a permutation of rank {}", fmt::join(perm, ", "), rank));
+      return;
+    }
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  std::vector<std::uint64_t> strides(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * data.dims[d];
+  Constant c;
+  c.integer = data.integer;
+  for (const std::int64_t p : perm) c.dims.push_back(data.dims[static_cast<std::size_t>(p)]);
+  c.values.reserve(data.values.size());
+  std::vector<std::uint64_t> index(rank, 0);
+  for (std::size_t n = 0; n < data.values.size(); ++n) {
+    std::uint64_t at = 0;
+    for (std::size_t d = 0; d < rank; ++d) at += index[d] * strides[static_cast<std::size_t>(perm[d])];
+    c.values.push_back(data.values[at]);
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++index[d] < c.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  t.define(std::move(c));
 }
 
 /// Reshape of a constant (a mask or a shape tensor reshaped): the same values under the new dims.
@@ -675,6 +766,10 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx) 
     if (t.arity(1, 1 << 16, 1)) fold_concat(t, a);
   } else if (type == "Reshape" && t.small_constant(0) != nullptr && t.known(1) != nullptr) {
     fold_reshape(t);
+  } else if (type == "ScatterND" && all_inputs_known(t)) {
+    fold_scatter_nd(t);
+  } else if (type == "Transpose" && t.small_constant(0) != nullptr) {
+    fold_transpose(t);
   } else if (type == "Slice" && t.small_constant(0) != nullptr) {
     fold_slice(t);
   } else if ((type == "Equal" || type == "Less" || type == "Greater" || type == "And" || type == "Or" ||
@@ -683,7 +778,10 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx) 
     fold_logic(t, type);
   } else if ((type == "Add" || type == "Sub" || type == "Mul" || type == "Div") && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {});
-    if (t.arity(2, 2, 1)) fold_arithmetic(t, type);
+    if (t.arity(2, 2, 1)) fold_arithmetic(t, type, false);
+  } else if (type == "Mod" && all_inputs_known(t)) {
+    const Attributes a(node, t.problems(), {"fmod"});
+    if (t.arity(2, 2, 1)) fold_arithmetic(t, type, a.integer("fmod", 0) != 0);
   } else {
     return std::nullopt;
   }

@@ -168,9 +168,11 @@ std::vector<std::string> wiring_problems(const onnx::NodeProto& node, const std:
   std::vector<std::string> wiring;
   after_failure = false;
   for (const std::string& in : node.input()) {
-    if (in.empty() || defined.contains(in)) continue;
-    if (failed.contains(in)) {
+    if (in.empty()) continue;
+    if (failed.contains(in)) {  // first: a failed node's outputs were defined before it was translated
       after_failure = true;
+    } else if (defined.contains(in)) {
+      continue;
     } else {
       wiring.push_back(
           fmt::format("input '{}' is not defined by an earlier node, an initializer or a graph input", in));
@@ -321,11 +323,16 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   for (const auto& [name, value] : ctx.constants) defined.insert(name);
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
+    // The names this node would define: a redefined name keeps its earlier, valid definition.
+    std::vector<std::string> new_outputs;
+    for (const std::string& o : node.output()) {
+      if (!o.empty() && !defined.contains(o)) new_outputs.push_back(o);
+    }
     const auto fail = [&](const std::vector<std::string>& why) {
       if (!why.empty()) {
         problems.push_back(fmt::format("node {} '{}' ({}): {}", i, node.name(), node.op_type(), fmt::join(why, "; ")));
       }
-      for (const std::string& o : node.output()) failed.insert(o);
+      failed.insert(new_outputs.begin(), new_outputs.end());
     };
     bool after_failure = false;
     const std::vector<std::string> wiring = wiring_problems(node, defined, failed, after_failure);

@@ -219,7 +219,10 @@ void translate_alias(const onnx::NodeProto& node, NodeTranslator& t, Context& ct
     if (!t.arity(1, 3, node.output_size() == 2 ? 2 : 1)) return;
     if (t.has_input(2)) {
       const Constant* training = t.constant_input(2, "training_mode");
-      if (training != nullptr && !training->values.empty() && training->values[0] != 0) {
+      // A ratio of 0 keeps every element even in training mode (Swin's attention dropout, exported as such).
+      const Constant* ratio = t.has_input(1) ? t.known(1) : nullptr;
+      const bool keeps_all = ratio != nullptr && ratio->values.size() == 1 && ratio->values[0] == 0;
+      if (training != nullptr && !training->values.empty() && training->values[0] != 0 && !keeps_all) {
         t.problem("training_mode true is not supported (inference only)");
       }
     }
