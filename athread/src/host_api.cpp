@@ -10,6 +10,7 @@
 
 #include "athread.h"
 #include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/output_file.hpp"
 #include "session.hpp"
 #include "slave_context.hpp"
 
@@ -45,9 +46,10 @@ std::uint64_t parse_stack_bytes(const std::string& text) {
 }
 
 /// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. Once per session,
-/// at athread_halt or, for a program that never calls it, at exit.
-void write_outputs(Session& s, const char* when) {
-  if (!s.machine || s.outputs_written) return;
+/// at athread_halt or, for a program that never calls it, at exit. False when the trace could not be written.
+bool write_outputs(Session& s, const char* when) {
+  if (!s.machine || s.outputs_written) return true;
+  bool written = true;
   s.outputs_written = true;
   const auto stats = s.machine->stats();
   std::string trace_note;
@@ -57,12 +59,14 @@ void write_outputs(Session& s, const char* when) {
       trace_note = std::string(", trace ") + trace;
     } catch (const std::exception& e) {
       trace_note = std::string(", trace not written: ") + e.what();
+      written = false;
     }
   }
   const std::string groups =
       s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
   std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n",
                static_cast<unsigned long long>(stats.cycles), groups.c_str(), trace_note.c_str(), when);
+  return written;
 }
 
 void write_outputs_at_exit() {
@@ -78,8 +82,9 @@ void write_outputs_at_exit() {
       trapped = true;
     }
   }
-  write_outputs(s, "at exit, athread_halt was not called");
-  if (trapped) std::_Exit(3);  // a trap is exit status 3, as at athread_join
+  const bool written = write_outputs(s, "at exit, athread_halt was not called");
+  if (trapped) std::_Exit(3);   // a trap is exit status 3, as at athread_join
+  if (!written) std::_Exit(2);  // the trace asked for is missing: an output that cannot be written is bad input
 }
 }  // namespace
 
@@ -102,9 +107,17 @@ int athread_init(void) {
   try {
     ldmsim::MachineOptions options;
     options.threads = 1;  // every core group on one host thread: the __thread_local section is swapped per core
-    options.trace = std::getenv("LDMSIM_TRACE") != nullptr;
-    if (ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap") == "lint")
-      options.alignment = ldmsim::AlignmentPolicy::kLint;
+    const char* trace = std::getenv("LDMSIM_TRACE");
+    options.trace = trace != nullptr && *trace != '\0';  // empty: as unset
+    if (options.trace) {
+      // Refused before anything runs, as `ldmsim run` refuses its outputs: a directory, device or FIFO.
+      ldmsim::check_output_target(trace, "trace file (LDMSIM_TRACE)");
+    }
+    const std::string alignment = ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap");
+    if (alignment != "trap" && alignment != "lint") {
+      throw std::invalid_argument("LDMSIM_ALIGNMENT=" + alignment + " is neither trap nor lint");
+    }
+    if (alignment == "lint") options.alignment = ldmsim::AlignmentPolicy::kLint;
     s.machine = std::make_unique<ldmsim::Machine>(
         ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010")), options);
     // Unset: no fixed size, the stack takes the ldm that ldm_malloc has not (slave_context.cpp).
@@ -202,7 +215,7 @@ int athread_join(void) {
 int athread_halt(void) {
   auto& s = session();
   athread_join();
-  ldmsim::athread::write_outputs(s, "athread_halt");
+  if (!ldmsim::athread::write_outputs(s, "athread_halt")) std::exit(2);  // the summary line said why
   return 0;
 }
 
