@@ -314,6 +314,33 @@ TEST_CASE("bad input that passed or was clamped is exit 2", "[cli][hostile]") {
   }
 }
 
+TEST_CASE("a trace spill that cannot be written is the host's error (exit 2), not a fault of the program",
+          "[cli][hostile]") {
+  ScratchDir dir("own-spill");
+  // 40 relus one launch each on tiny, 2 MiB each: about 10,000 DMA requests, more than a 4096-event chunk.
+  nlohmann::json ops = nlohmann::json::array();
+  std::string prev = "x";
+  for (int i = 0; i < 40; ++i) {
+    ops.push_back({{"type", "relu"}, {"inputs", {prev}}, {"outputs", {fmt::format("t{}", i)}}});
+    prev = fmt::format("t{}", i);
+  }
+  write_text(dir.path / "w.json", nlohmann::json{{"name", "spill"},
+                                                 {"tensors", {{"x", {{"shape", {4, 64, 64, 64}}, {"init", kSeeded}}}}},
+                                                 {"ops", ops},
+                                                 {"outputs", {prev}}}
+                                      .dump());
+  fs::create_directories(dir.path / "spill");
+  // A file-size limit below one spilled chunk (128 KiB) makes the first spill write fail as a full disk would.
+  const CliResult r = shell(
+      fmt::format("trap '' XFSZ; ulimit -f 64; '{}' run {} --arch tiny --fusion off --out {} --trace-spill-dir {} 2>&1",
+                  LDMSIM_CLI, dir.str("w.json"), dir.str("out"), dir.str("spill")));
+  INFO(r.output);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("trace spill file in") && Contains("spill"));
+  CHECK_THAT(r.output, !Contains("kernel-exception") && !Contains("trapped"));
+  CHECK_FALSE(fs::exists(dir.path / "out" / "stats.json"));
+}
+
 TEST_CASE("host memory is bounded before anything large is allocated", "[cli][hostile]") {
   ScratchDir dir("own-memory");
   using ldmsim::test::Message;
