@@ -9,6 +9,8 @@
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "model_import.hpp"
+#include "run_directory.hpp"
+#include "workload_loading.hpp"
 
 namespace ldmsim::cli {
 namespace {
@@ -38,6 +40,10 @@ void import_command(const ImportOptions& options) {
     check_output_target(dir / file, "tensor file");
   }
   check_output_target(dir / workload_file, "workload file");
+  std::vector<std::filesystem::path> inputs = option_inputs(options.inputs, {});
+  inputs.emplace_back(options.model);
+  for (const auto& [file, array] : imported.arrays) check_not_input(dir / file, inputs, "tensor file");
+  check_not_input(dir / workload_file, inputs, "workload file");
   for (const auto& [file, array] : imported.arrays) {
     if (array.dtype == "f4") {
       write_npy(dir / file, array.shape, array.data);

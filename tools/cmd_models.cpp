@@ -153,9 +153,13 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
                       workloads[0], models[0].loaded->arch.name, workloads[k], m.loaded->arch.name));
     }
     m.plan.emplace(plan_execution(m.loaded->graph(), m.loaded->policy));
+    check_runnable(m.loaded->graph(), *m.plan, m.loaded->arch);
     for (std::size_t t : m.loaded->graph().outputs()) m.outputs.push_back(m.loaded->graph().tensor(t).name);
-    if (args.dump_graph) fmt::print("{}:\n{}", m.name, describe(m.loaded->graph(), *m.plan));
+    if (args.dump_graph) fmt::print("{}:\n{}", m.name, terminal_safe(describe(m.loaded->graph(), *m.plan)));
   }
+  std::uint64_t host_bytes = 0;
+  for (const Model& m : models) host_bytes += host_memory_bound(m.loaded->graph(), *m.plan);
+  check_host_memory(host_bytes, "the models");
   const Arch& arch = models[0].loaded->arch;
   ConcurrentMachine node(arch, names, args.machine);
   const std::filesystem::path trace_target =
@@ -185,10 +189,14 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   const std::filesystem::path picture = std::filesystem::path(args.out) / "schedule.svg";
   std::error_code no_out;
   if (std::filesystem::is_directory(args.out, no_out)) check_output_target(picture, "schedule picture");
-  const RunDirectory top(args.out, args.machine.trace ? &trace_option : nullptr, {}, run_info);
-  for (Model& m : models) {
+  std::vector<std::filesystem::path> inputs;
+  for (const Model& m : models) inputs.insert(inputs.end(), m.loaded->inputs.begin(), m.loaded->inputs.end());
+  check_not_input(picture, inputs, "schedule picture");
+  RunDirectory top(args.out, args.machine.trace ? &trace_option : nullptr, {}, run_info, inputs);
+  for (Model& m : models) {  // OUT is this run's (its lock): the models' directories need no lock of their own
     m.dir = std::make_unique<RunDirectory>((top.dir() / m.name).string(), nullptr, m.outputs,
-                                           nlohmann::json{{"workload", m.workload}, {"model", m.name}});
+                                           nlohmann::json{{"workload", m.workload}, {"model", m.name}}, inputs,
+                                           /*lock=*/false);
   }
 
   std::vector<std::function<void(Machine&)>> programs;
@@ -247,14 +255,14 @@ void run_models_command(const WorkloadRunArgs& args, const std::vector<std::stri
   }
   if (args.explain) {
     for (const Model& m : models) {
-      if (!m.error) fmt::print("{}", op_choices_text(m.result.stats));
+      if (!m.error) fmt::print("{}", terminal_safe(op_choices_text(m.result.stats)));
     }
   }
   fmt::print("wrote {}, {}{} and each model's outputs in {}/NAME/\n", top.stats().string(), picture.string(),
              top.trace().empty() ? "" : ", " + top.trace().string(), top.dir().string());
   if (first_failure) {
     fmt::print(stderr, "ldmsim: model {} failed: {}\n", models[*first_failure].name,
-               error_text(outcome[*first_failure]));
+               terminal_safe(error_text(outcome[*first_failure])));
     std::rethrow_exception(outcome[*first_failure]);
   }
 }

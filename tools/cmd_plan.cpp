@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/sim/utf8.hpp"
+#include "run_directory.hpp"
 #include "workload_loading.hpp"
 
 namespace ldmsim::cli {
@@ -32,6 +35,7 @@ void plan_command(const PlanOptions& options) {
                                        options.fusion == "on", options.conv_algo, options.inputs},
                               registry);
   const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
+  check_runnable(w->graph(), plan, w->arch);  // what `run` refuses before it runs anything
   const SplitPlan split = plan_split(w->graph(), w->arch, options.split.options());
   const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan, &split);
   if (options.json || options.json_file_given) {
@@ -47,6 +51,7 @@ void plan_command(const PlanOptions& options) {
     // Names come from user files: bytes that are not UTF-8 are replaced, not an error.
     const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (options.json_file_given) {
+      check_not_input(options.json_file, w->inputs, "plan file");
       write_file_atomically(options.json_file, text, "plan file");
       fmt::print("wrote the tags of {} tensors to {}\n", tags.size(), options.json_file);
     } else {
@@ -54,20 +59,24 @@ void plan_command(const PlanOptions& options) {
     }
     return;
   }
-  fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}, split {}): {} tensors\n", w->loaded->name,
-             w->arch.name, w->arch.core_groups, w->arch.cores_per_group(), to_string(w->policy), options.fusion,
-             options.split.split, tags.size());
-  for (const TensorTags& t : tags) fmt::print("{}\n  {}\n  {}\n", t.name, t.static_text(), t.dynamic_text());
+  fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}, split {}): {} tensors\n",
+             terminal_safe(w->loaded->name), w->arch.name, w->arch.core_groups, w->arch.cores_per_group(),
+             to_string(w->policy), options.fusion, options.split.split, tags.size());
+  for (const TensorTags& t : tags) {
+    fmt::print("{}\n  {}\n  {}\n", terminal_safe(t.name), terminal_safe(t.static_text()),
+               terminal_safe(t.dynamic_text()));
+  }
   for (const auto& s : split.ops) {
     if (!s) continue;
     const OpNode& op = w->graph().ops()[s->op];
-    fmt::print("split {}: {} of {} (D {}{}), mode {}, {} pieces, {}-parallel\n", op.label(), s->axis.rule,
-               w->graph()
-                   .tensor(s->axis.operand < op.inputs.size() ? op.inputs[s->axis.operand]
-                                                              : op.outputs[s->axis.operand - op.inputs.size()])
-                   .name,
-               s->axis.extent, s->padded != s->axis.extent ? fmt::format(", padded to {}", s->padded) : "", s->mode,
-               s->pieces.size(), s->parallelism);
+    fmt::print(
+        "split {}: {} of {} (D {}{}), mode {}, {} pieces, {}-parallel\n", op.label(), s->axis.rule,
+        terminal_safe(w->graph()
+                          .tensor(s->axis.operand < op.inputs.size() ? op.inputs[s->axis.operand]
+                                                                     : op.outputs[s->axis.operand - op.inputs.size()])
+                          .name),
+        s->axis.extent, s->padded != s->axis.extent ? fmt::format(", padded to {}", s->padded) : "", s->mode,
+        s->pieces.size(), s->parallelism);
     for (std::size_t level = 0; level < s->tree.size(); ++level) {
       std::vector<std::string> pairs;
       for (const ReductionPair& r : s->tree[level])

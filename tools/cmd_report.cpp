@@ -10,6 +10,7 @@
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "report_html.hpp"
+#include "run_directory.hpp"
 #include "trace_inputs.hpp"
 
 namespace ldmsim::cli {
@@ -24,6 +25,7 @@ struct ReportArgs {
 
 void report_command(const ReportArgs& args) {
   const TraceInput input = resolve_trace_input(args.input, args.stats);
+  check_not_input(args.out, {input.trace, input.stats}, "report");
   TraceSummary summary = guarded_trace_call(
       [&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top, .time_bins = 200}); });
   if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());

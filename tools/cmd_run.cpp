@@ -15,6 +15,7 @@
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "run_directory.hpp"
+#include "workload_loading.hpp"
 
 namespace ldmsim::cli {
 namespace {
@@ -135,8 +136,8 @@ void run_command(const RunOptions& options) {
   const Arch arch = resolve_arch(options.arch);
   Machine machine(arch, machine_options(options));
   const std::filesystem::path trace_option(options.trace);
-  const RunDirectory paths(options.out, options.no_trace ? nullptr : &trace_option, {},
-                           {{"workload", "demo"}, {"arch", arch.name}});
+  RunDirectory paths(options.out, options.no_trace ? nullptr : &trace_option, {},
+                     {{"workload", "demo"}, {"arch", arch.name}}, option_inputs({}, options.arch));
 
   std::vector<DemoKernelResult> kernels;
   try {
@@ -207,8 +208,11 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--demo-fault", options->demo_fault,
                 "Testing aid: one demo kernel issues a misaligned DMA (traps, exit 3; under --lint: 2 warnings)")
       ->group("Testing aids");
-  run->callback([options, arch] {
+  run->callback([options, arch, trace] {
     options->arch_given = arch->count() > 0;
+    if (trace->count() > 0 && options->trace.empty()) {
+      throw ConfigError("--trace: empty path (give a file name, or omit --trace for OUT/trace.ldmtrace)");
+    }
     run_command(*options);
   });
 }

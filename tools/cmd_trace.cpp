@@ -12,10 +12,12 @@
 #include "commands.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/sim/utf8.hpp"
 #include "ldmsim/trace_analysis/diff.hpp"
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
+#include "run_directory.hpp"
 #include "trace_inputs.hpp"
 
 namespace ldmsim::cli {
@@ -34,9 +36,10 @@ void summary_command(const SummaryArgs& args) {
       guarded_trace_call([&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top}); });
   if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());
   if (args.json) {
-    std::cout << to_json(summary).dump(2) << '\n';
+    // Marker texts are bytes from the trace: what is not UTF-8 is replaced, as JSON needs.
+    std::cout << to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
-    std::cout << format_summary(summary);
+    std::cout << terminal_safe(format_summary(summary));
   }
 }
 
@@ -51,8 +54,9 @@ struct ExportArgs {
 void export_command(const ExportArgs& args) {
   // Written to a temporary and renamed only when the whole trace was exported: a bad or cut trace leaves an
   // existing output as it was.
-  AtomicFile out(args.out, "export file");
   const TraceInput input = resolve_trace_input(args.file, args.stats);
+  check_not_input(args.out, {input.trace, input.stats}, "export file");
+  AtomicFile out(args.out, "export file");
   const std::vector<LayerSpan> layers =
       args.format == "chrome" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
   const ExportCounts counts = guarded_trace_call([&] {
@@ -88,9 +92,7 @@ void filter_command(const FilterArgs& args) {
   if (filter.from && filter.to && *filter.from > *filter.to) {
     throw ConfigError(fmt::format("--from {} is after --to {}", *filter.from, *filter.to));
   }
-  if (std::filesystem::exists(args.out) && std::filesystem::equivalent(args.out, args.file)) {
-    throw ConfigError("-o must differ from the input trace");
-  }
+  check_not_input(args.out, {args.file}, "filtered trace");
   const TraceTotals totals = guarded_trace_call([&] { return filter_trace(args.file, args.out, filter); });
   fmt::print("wrote {} ({} DMA requests, {} markers, {} core groups)\n", args.out, totals.dma_events, totals.markers,
              totals.groups);
@@ -105,9 +107,9 @@ struct DiffArgs {
 void diff_command(const DiffArgs& args) {
   const TraceDiff diff = guarded_trace_call([&] { return diff_traces(args.a, args.b); });
   if (args.json) {
-    std::cout << diff.to_json().dump(2) << '\n';
+    std::cout << diff.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
-    std::cout << diff.format();
+    std::cout << terminal_safe(diff.format());
   }
   if (!diff.identical) throw CommandFailed("the traces differ");
 }
@@ -150,9 +152,12 @@ void add_trace_command(CLI::App& app) {
   f->add_option("--cg", filter->cg, "Only this core group");
   f->add_option("--core", filter->core, "Only this core (cg-local id, row*cols+col)");
   f->add_option("--op", filter->op, "Only get or put requests")->check(CLI::IsMember({"get", "put"}));
-  f->add_option("--min-bytes", filter->min_bytes, "Only requests of at least this many bytes");
-  f->add_option("--from", filter->from, "Only requests ending at or after this cycle (markers at or after it)");
-  f->add_option("--to", filter->to, "Only requests issued at or before this cycle (markers at or before it)");
+  f->add_option("--min-bytes", filter->min_bytes, "Only requests of at least this many bytes")
+      ->check(fits_unsigned<std::uint32_t>());
+  f->add_option("--from", filter->from, "Only requests ending at or after this cycle (markers at or after it)")
+      ->check(fits_unsigned<Cycle>());
+  f->add_option("--to", filter->to, "Only requests issued at or before this cycle (markers at or before it)")
+      ->check(fits_unsigned<Cycle>());
   f->callback([filter] { filter_command(*filter); });
 
   auto diff = std::make_shared<DiffArgs>();

@@ -17,6 +17,7 @@
 #include "ldmsim/ldmsim.hpp"
 #include "ldmsim/sim/host_stopwatch.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/sim/utf8.hpp"
 #include "model_import.hpp"
 #include "run_directory.hpp"
 #include "workload_loading.hpp"
@@ -52,9 +53,11 @@ void run_workload_command(const WorkloadRunArgs& args) {
   const std::optional<FusedGraph>& fused = prepared->fused;
   const Graph& workload = prepared->graph();
   const ExecutionPlan plan = plan_execution(workload, policy);
+  check_runnable(workload, plan, arch);  // as `ldmsim plan` does, before anything is written
+  check_host_memory(host_memory_bound(workload, plan), fmt::format("workload '{}'", workload.name));
   if (args.dump_graph) {
-    if (fused) fmt::print("{}", fused->describe(*loaded));
-    fmt::print("{}", describe(workload, plan));
+    if (fused) fmt::print("{}", terminal_safe(fused->describe(*loaded)));
+    fmt::print("{}", terminal_safe(describe(workload, plan)));
   }
   if (early_machine && !(early_machine->arch() == arch)) early_machine.reset();  // not the arch that runs
   std::optional<Machine> late_machine;
@@ -63,13 +66,13 @@ void run_workload_command(const WorkloadRunArgs& args) {
   for (std::size_t t : workload.outputs()) outputs.push_back(workload.tensor(t).name);
   const std::filesystem::path trace_option(args.trace);
   const nlohmann::json run_info = {{"workload", workload.name}, {"staging", std::string(to_string(policy))}};
-  const RunDirectory dir(args.out, args.machine.trace ? &trace_option : nullptr, outputs, run_info);
+  RunDirectory dir(args.out, args.machine.trace ? &trace_option : nullptr, outputs, run_info, prepared->inputs);
   ExecuteOptions options;
   options.staging = policy;
   options.split = args.split;
   if (isatty(fileno(stderr))) {
     options.progress = [&](const OpNode&, const nlohmann::json& op) {
-      fmt::print(stderr, "{}\n", layer_progress_line(op, workload.ops().size()));
+      fmt::print(stderr, "{}\n", terminal_safe(layer_progress_line(op, workload.ops().size())));
     };
   }
   ExecutionResult result;
@@ -112,12 +115,12 @@ void run_workload_command(const WorkloadRunArgs& args) {
   if (!dir.trace().empty()) machine.write_trace(dir.trace(), {{"run", run_info}, {"fault", nullptr}});
   dir.complete();
   fmt::print("{}: {} ops on {} (staging {}): {} cycles = {:.4g} us simulated, {} DMA bytes, padding +{} bytes\n",
-             workload.name, workload.ops().size(), machine.arch().name, to_string(policy),
+             terminal_safe(workload.name), workload.ops().size(), machine.arch().name, to_string(policy),
              result.stats["cycles"].get<std::uint64_t>(), result.stats["seconds"].get<double>() * 1e6,
              result.stats["dma_bytes"].get<std::uint64_t>(),
              result.stats["padding"]["bytes_added"].get<std::uint64_t>());
-  fmt::print("{}", slowest_layers_table(result.stats, kSlowestLayersShown));
-  if (args.explain) fmt::print("{}", op_choices_text(result.stats));
+  fmt::print("{}", terminal_safe(slowest_layers_table(result.stats, kSlowestLayersShown)));
+  if (args.explain) fmt::print("{}", terminal_safe(op_choices_text(result.stats)));
   fmt::print("wrote {} output(s), {}{}\n", result.outputs.size(), dir.stats().string(),
              dir.trace().empty() ? "" : " and " + dir.trace().string());
 }

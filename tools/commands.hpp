@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +26,25 @@ inline CLI::Validator non_negative() {
   return CLI::Validator(
       [](std::string& value) {
         return !value.empty() && value.front() == '-' ? "must be a non-negative integer, got " + value : std::string();
+      },
+      "UINT");
+}
+
+/// Check of an unsigned option of type T: refuses what T cannot hold (2^64 for a uint64, which CLI11 would clamp)
+/// and anything but decimal digits, naming the value.
+template <typename T>
+CLI::Validator fits_unsigned() {
+  return CLI::Validator(
+      [](std::string& value) {
+        T parsed{};
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+        if (ec == std::errc::result_out_of_range) {
+          return value + " is too large (at most " + std::to_string(std::numeric_limits<T>::max()) + ")";
+        }
+        if (ec != std::errc{} || end != value.data() + value.size()) {
+          return "must be a non-negative integer, got " + value;
+        }
+        return std::string();
       },
       "UINT");
 }

@@ -5,11 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "commands.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/logging.hpp"
+#include "ldmsim/sim/utf8.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"ldmsim: a simulated Sunway-like local-store many-core processor and its runtime"};
@@ -60,16 +62,19 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? ldmsim::cli::kExitOk : ldmsim::cli::kExitBadInput;
   } catch (const ldmsim::Fault& fault) {
-    std::cerr << "ldmsim: " << fault.what() << '\n';
+    std::cerr << "ldmsim: " << ldmsim::terminal_safe(fault.what()) << '\n';
     return ldmsim::cli::kExitFault;
   } catch (const ldmsim::ConfigError& e) {
-    std::cerr << "ldmsim: error: " << e.what() << '\n';
+    std::cerr << "ldmsim: error: " << ldmsim::terminal_safe(e.what()) << '\n';
     return ldmsim::cli::kExitBadInput;
   } catch (const ldmsim::cli::CommandFailed& e) {
-    std::cerr << "ldmsim: failed: " << e.what() << '\n';
+    std::cerr << "ldmsim: failed: " << ldmsim::terminal_safe(e.what()) << '\n';
     return ldmsim::cli::kExitFailed;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ldmsim: error: out of host memory (see LDMSIM_HOST_MEMORY_BYTES in docs/user-guide.md)\n";
+    return ldmsim::cli::kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "ldmsim: error: " << e.what() << '\n';
+    std::cerr << "ldmsim: error: " << ldmsim::terminal_safe(e.what()) << '\n';
     return ldmsim::cli::kExitBadInput;
   }
   return ldmsim::cli::kExitOk;

@@ -10,6 +10,7 @@
 
 #include "heap_prefault.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/utf8.hpp"
 
 namespace ldmsim::cli {
 
@@ -47,7 +48,7 @@ ImportedModel import_model(const std::string& model, const std::vector<std::stri
     const HeapPrefault prefault(stored_bytes(model) / 2, std::move(meanwhile));
     return import_onnx(model, options);
   }();
-  for (const std::string& note : imported.notes) fmt::print(stderr, "ldmsim: note: {}\n", note);
+  for (const std::string& note : imported.notes) fmt::print(stderr, "ldmsim: note: {}\n", terminal_safe(note));
   return imported;
 }
 

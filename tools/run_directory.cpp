@@ -1,8 +1,17 @@
 // The output directory of one run (see run_directory.hpp).
 #include "run_directory.hpp"
 
+#include <fcntl.h>
+#include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
 #include <system_error>
 
 #include "ldmsim/sim/output_file.hpp"
@@ -22,11 +31,36 @@ void make_directory(const fs::path& dir, std::string_view option) {
   }
 }
 
+/// Printable form of text read from a file another process wrote (no control characters reach the terminal).
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') break;
+    out += (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) ? c : '?';
+  }
+  return out;
+}
+
 }  // namespace
 
+void check_not_input(const fs::path& target, const std::vector<fs::path>& inputs, std::string_view what) {
+  struct stat t {};
+  if (::stat(target.c_str(), &t) != 0) return;  // missing: it cannot be an input
+  for (const fs::path& input : inputs) {
+    struct stat i {};
+    if (::stat(input.c_str(), &i) == 0 && i.st_dev == t.st_dev && i.st_ino == t.st_ino) {
+      throw ConfigError(
+          fmt::format("refusing to write the {} '{}': it is {}, an input of this command; choose "
+                      "another output path",
+                      what, target.string(), input.string()));
+    }
+  }
+}
+
 RunDirectory::RunDirectory(const std::string& out, const fs::path* trace_option,
-                           const std::vector<std::string>& npy_outputs, const nlohmann::json& run_info)
-    : dir_(out) {
+                           const std::vector<std::string>& npy_outputs, const nlohmann::json& run_info,
+                           const std::vector<fs::path>& inputs, bool lock)
+    : dir_(out), npy_outputs_(npy_outputs), inputs_(inputs) {
   for (const auto& name : npy_outputs) check_output_name(name, "output tensor");
   if (trace_option != nullptr) {
     trace_ = trace_option->empty() ? dir_ / "trace.ldmtrace" : *trace_option;
@@ -34,18 +68,110 @@ RunDirectory::RunDirectory(const std::string& out, const fs::path* trace_option,
     check_not_trace(stats(), "stats file");
     check_not_trace(host_times(), "host times file");
     check_not_trace(dir_ / kIncompleteMarker, "run marker");
+    check_not_trace(dir_ / kLockFile, "lock file");
     for (const auto& name : npy_outputs) check_not_trace(npy(name), "output " + name + ".npy");
+    check_output(trace_, "trace file");
   }
+  check_output(stats(), "stats file");
+  check_output(host_times(), "host times file");
+  check_output(dir_ / kIncompleteMarker, "run marker");
+  check_output(dir_ / kLockFile, "lock file");
+  for (const auto& name : npy_outputs) check_output(npy(name), "output " + name + ".npy");
+
+  std::error_code no_dir;
+  created_ = !fs::exists(fs::symlink_status(dir_, no_dir));
   make_directory(dir_, "--out");
-  if (!trace_.empty()) {
-    if (trace_.has_parent_path()) make_directory(trace_.parent_path(), "--trace");
-    check_output_target(trace_, "trace file");
+  if (lock) take_lock(run_info);
+  try {
+    if (!trace_.empty()) {
+      if (trace_.has_parent_path()) make_directory(trace_.parent_path(), "--trace");
+      check_output_target(trace_, "trace file");
+    }
+    check_output_target(stats(), "stats file");
+    check_output_target(host_times(), "host times file");
+    for (const auto& name : npy_outputs) check_output_target(npy(name), "output .npy file");
+    check_output_target(dir_ / kIncompleteMarker, "run marker");
+    if (lock) remove_dead_temporaries(dir_);  // only the owner may: no other run writes here
+    write_file_atomically(dir_ / kIncompleteMarker, run_info.dump(2) + "\n", "run marker");
+  } catch (...) {
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // no destructor runs for a constructor that throws
+    throw;
   }
-  check_output_target(stats(), "stats file");
-  check_output_target(host_times(), "host times file");
-  for (const auto& name : npy_outputs) check_output_target(npy(name), "output .npy file");
-  check_output_target(dir_ / kIncompleteMarker, "run marker");
-  write_file_atomically(dir_ / kIncompleteMarker, run_info.dump(2) + "\n", "run marker");
+}
+
+void RunDirectory::take_lock(const nlohmann::json& run_info) {
+  const fs::path file = dir_ / kLockFile;
+  for (int attempt = 0;; ++attempt) {
+    const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0) {
+      throw ConfigError(fmt::format("--out {}: cannot open the lock file {}: {}", dir_.string(), file.string(),
+                                    std::strerror(errno)));
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      char holder[512] = {};
+      const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+      ::close(fd);
+      if (error != EWOULDBLOCK) {
+        throw ConfigError(
+            fmt::format("--out {}: cannot lock {}: {}", dir_.string(), file.string(), std::strerror(error)));
+      }
+      const std::string who = n > 0 ? printable(std::string_view(holder, static_cast<std::size_t>(n))) : "";
+      throw ConfigError(fmt::format(
+          "--out {}: another ldmsim run owns this directory ({}); wait for it to finish or choose another --out",
+          dir_.string(), who.empty() ? "it has not said which" : who));
+    }
+    // The holder before us may have removed the file (a failed run cleaning up the directory it created) after we
+    // opened it: then our lock is on a file nobody else will see. Lock the file the path names now.
+    struct stat held {
+    }, named{};
+    if (::fstat(fd, &held) == 0 && ::lstat(file.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
+      lock_fd_ = fd;
+      break;
+    }
+    ::close(fd);
+    if (attempt == 10)
+      throw ConfigError(fmt::format("--out {}: cannot take the lock {}", dir_.string(), file.string()));
+    make_directory(dir_, "--out");
+  }
+  const std::string workload = run_info.contains("workload") && run_info["workload"].is_string()
+                                   ? run_info["workload"].get<std::string>()
+                                   : std::string("?");
+  const std::string holder =
+      fmt::format("pid {}, workload {}, since {:%Y-%m-%d %H:%M:%S} UTC\n", ::getpid(), printable(workload),
+                  fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, holder.data(), holder.size(), 0) < 0) {
+    // The lock is what matters; the text only helps a refused run name us.
+  }
+}
+
+RunDirectory::~RunDirectory() {
+  std::error_code ignored;
+  if (!completed_ && created_) {
+    // A failed run in a directory it made: nothing in it is a result. Remove what this run wrote, then the
+    // directory if it is empty (the trace elsewhere and anything another process put here stay).
+    for (const auto& name : npy_outputs_) {
+      if (fs::is_regular_file(fs::symlink_status(npy(name), ignored))) fs::remove(npy(name), ignored);
+    }
+    for (const fs::path& file : {stats(), host_times(), trace_, dir_ / kIncompleteMarker}) {
+      if (!file.empty() && file.parent_path() == dir_ && fs::is_regular_file(fs::symlink_status(file, ignored))) {
+        fs::remove(file, ignored);
+      }
+    }
+    if (lock_fd_ >= 0) fs::remove(dir_ / kLockFile, ignored);  // still ours: we hold the lock
+    fs::remove(dir_, ignored);                                 // only if empty
+  }
+  if (lock_fd_ >= 0) {
+    if (::ftruncate(lock_fd_, 0) != 0) {
+      // the holder text of a finished run is harmless
+    }
+    ::close(lock_fd_);  // releases the lock
+  }
+}
+
+void RunDirectory::check_output(const fs::path& file, std::string_view what) const {
+  check_not_input(file, inputs_, what);
 }
 
 void RunDirectory::check_not_trace(const fs::path& file, const std::string& what) const {
@@ -77,6 +203,27 @@ bool path_inside(const fs::path& file, const fs::path& dir) {
   return !relative.empty() && *relative.begin() != "..";
 }
 
+void remove_dead_temporaries(const fs::path& dir) {
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    // ".NAME.tmp-PID-N" (output_file.cpp)
+    const auto tmp = name.rfind(".tmp-");
+    if (name.size() < 2 || name[0] != '.' || tmp == std::string::npos || tmp == 0) continue;
+    const std::string rest = name.substr(tmp + 5);
+    const auto dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || dash + 1 == rest.size()) continue;
+    if (rest.find_first_not_of("0123456789-") != std::string::npos || rest.find('-', dash + 1) != std::string::npos ||
+        dash > 9) {
+      continue;
+    }
+    const long pid = std::stol(rest.substr(0, dash));
+    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    if (fs::is_regular_file(it->symlink_status(ignored))) fs::remove(it->path(), ignored);
+  }
+}
+
 void RunDirectory::remove_stale_outputs(const std::vector<std::string>& npy_outputs) const {
   for (const auto& name : npy_outputs) {
     std::error_code error;
@@ -84,9 +231,10 @@ void RunDirectory::remove_stale_outputs(const std::vector<std::string>& npy_outp
   }
 }
 
-void RunDirectory::complete() const {
+void RunDirectory::complete() {
   std::error_code error;
   fs::remove(dir_ / kIncompleteMarker, error);
+  completed_ = true;
 }
 
 nlohmann::json fault_json(const Fault& fault) {

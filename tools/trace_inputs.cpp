@@ -31,7 +31,7 @@ TraceInput resolve_trace_input(const std::string& path, const std::string& stats
                input.trace.parent_path().string());
   }
   if (!stats.empty()) {
-    if (!std::filesystem::is_regular_file(stats)) throw ConfigError(fmt::format("--stats {}: no such file", stats));
+    (void)check_input_file(stats, "--stats file", ~std::uint64_t{0});  // names a missing file, a device, a FIFO, ...
     input.stats = stats;
   } else {
     const auto sibling = input.trace.parent_path() / "stats.json";

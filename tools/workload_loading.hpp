@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -39,9 +40,20 @@ struct LoadedWorkload {
   /// Host seconds of each loading phase (import: reading the ONNX model; load: building the graph; fusion),
   /// for host_times.json.
   nlohmann::json host_phases = nlohmann::json::object();
+  /// Every file the load read (the workload or model, its .npy files, --input files, an arch file): no output
+  /// of the command may replace one of them.
+  std::vector<std::filesystem::path> inputs;
   /// The graph that runs: the fused one when fusion is on.
   const Graph& graph() const { return fused ? fused->graph : *loaded; }
 };
+
+/// The files named by --input NAME=FILE.npy options and an --arch FILE (when it is a file, not a preset).
+std::vector<std::filesystem::path> option_inputs(const std::vector<std::string>& inputs, const std::string& arch);
+
+/// ConfigError, before anything is allocated, when a run needing `bytes` of host memory for its tensors
+/// (host_memory_bound) would not fit what the host offers: LDMSIM_HOST_MEMORY_BYTES when set, else the kernel's
+/// MemAvailable. `what` names the run.
+void check_host_memory(std::uint64_t bytes, const std::string& what);
 
 /// Loads, resolves the arch and the staging policy, and fuses; ConfigError on bad input.
 std::unique_ptr<LoadedWorkload> load_for_run(const LoadArgs& args, const OperatorRegistry& registry);

@@ -13,6 +13,7 @@
 #include "athread.h"
 #include "fatal_signals.hpp"
 #include "ldmsim/sim/arch.hpp"
+#include "ldmsim/sim/output_file.hpp"
 #include "session.hpp"
 #include "slave_context.hpp"
 
@@ -60,9 +61,11 @@ std::uint64_t parse_stack_bytes(const std::string& text) {
 }
 
 /// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. At athread_halt (each
-/// round) or, for a program that never calls it, at exit; `crashed`: from a fatal-signal handler, mid-launch.
-void write_outputs(Session& s, const char* when, bool crashed = false) {
-  if (!s.machine || s.outputs_written) return;
+/// round) or, for a program that never calls it, at exit; `crashed`: from a fatal-signal handler, mid-launch. False
+/// when the trace could not be written.
+bool write_outputs(Session& s, const char* when, bool crashed = false) {
+  if (!s.machine || s.outputs_written) return true;
+  bool written = true;
   s.outputs_written = true;
   const auto stats = s.machine->stats();
   std::string trace_note;
@@ -76,6 +79,7 @@ void write_outputs(Session& s, const char* when, bool crashed = false) {
       trace_note = std::string(", trace ") + trace;
     } catch (const std::exception& e) {
       trace_note = std::string(", trace not written: ") + e.what();
+      written = false;
     }
   }
   const std::string groups =
@@ -85,6 +89,7 @@ void write_outputs(Session& s, const char* when, bool crashed = false) {
   const ldmsim::Cycle cycles = crashed ? std::max(stats.cycles, s.latest_core_cycle) : stats.cycles;
   std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n", static_cast<unsigned long long>(cycles),
                groups.c_str(), trace_note.c_str(), when);
+  return written;
 }
 
 void write_outputs_at_exit() {
@@ -99,9 +104,10 @@ void write_outputs_at_exit() {
     std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", control.spawned_name.c_str(), control.trap.c_str());
     trapped = true;
   }
-  write_outputs(s, s.created_threads_used ? "at exit, athread calls from several host threads"
-                                          : "at exit, athread_halt was not called");
-  if (trapped) std::_Exit(3);  // a trap is exit status 3, as at athread_join
+  const bool written = write_outputs(s, s.created_threads_used ? "at exit, athread calls from several host threads"
+                                                               : "at exit, athread_halt was not called");
+  if (trapped) std::_Exit(3);   // a trap is exit status 3, as at athread_join
+  if (!written) std::_Exit(2);  // the trace asked for is missing: an output that cannot be written is bad input
 }
 }  // namespace
 
@@ -167,9 +173,17 @@ int athread_init(void) {
   try {
     ldmsim::MachineOptions options;
     options.threads = 1;  // every core group on one host thread: the __thread_local section is swapped per core
-    options.trace = std::getenv("LDMSIM_TRACE") != nullptr;
-    if (ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap") == "lint")
-      options.alignment = ldmsim::AlignmentPolicy::kLint;
+    const char* trace = std::getenv("LDMSIM_TRACE");
+    options.trace = trace != nullptr && *trace != '\0';  // empty: as unset
+    if (options.trace) {
+      // Refused before anything runs, as `ldmsim run` refuses its outputs: a directory, device or FIFO.
+      ldmsim::check_output_target(trace, "trace file (LDMSIM_TRACE)");
+    }
+    const std::string alignment = ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap");
+    if (alignment != "trap" && alignment != "lint") {
+      throw std::invalid_argument("LDMSIM_ALIGNMENT=" + alignment + " is neither trap nor lint");
+    }
+    if (alignment == "lint") options.alignment = ldmsim::AlignmentPolicy::kLint;
     auto arch = ldmsim::Arch::resolve(ldmsim::athread::env_or("LDMSIM_ARCH", "sw26010"));
     options.fiber_stack_bytes = ldmsim::athread::fiber_stack_bytes_for(arch.ldm_bytes);
     s.fiber_stack_bytes = options.fiber_stack_bytes;
@@ -298,12 +312,16 @@ int athread_join(void) {
 int athread_halt(void) {
   auto& s = session();
   athread_join();
-  const std::lock_guard lock(s.mutex);
-  // With athread calls from several host threads the results are written once, at exit: which thread halts last
-  // depends on host timing.
-  if (ldmsim::athread::host_thread_index() == 0 && !s.created_threads_used) {
-    ldmsim::athread::write_outputs(s, "athread_halt");
+  bool written = true;
+  {
+    const std::lock_guard lock(s.mutex);
+    // With athread calls from several host threads the results are written once, at exit: which thread halts last
+    // depends on host timing.
+    if (ldmsim::athread::host_thread_index() == 0 && !s.created_threads_used) {
+      written = ldmsim::athread::write_outputs(s, "athread_halt");
+    }
   }
+  if (!written) std::exit(2);  // the summary line said why (outside the lock: exit runs the handler that takes it)
   return 0;
 }
 

@@ -25,7 +25,7 @@ Shape parse_shape(const JsonField& j, const std::string& tensor) {
 /// Reads a {"file": ...} init; checks dtype and (when declared) shape.
 void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::string& name, const std::string& dtype,
                     const JsonField& file_field, const std::filesystem::path& base,
-                    std::map<std::string, NpyArray>* arrays) {
+                    std::map<std::string, NpyArray>* arrays, std::vector<std::filesystem::path>* files_read) {
   const std::string written = file_field.non_empty_string();
   std::filesystem::path file = written;
   if (file.is_relative()) file = base / file;
@@ -39,6 +39,7 @@ void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::st
     a = std::move(in_memory->second);
     in_memory->second.dtype.clear();  // moved from: a second use is an error, not a read from disk
   } else {
+    if (files_read != nullptr) files_read->push_back(file);
     try {
       a = read_npy(file);
     } catch (const ConfigError& e) {
@@ -69,7 +70,7 @@ void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::st
 
 TensorInit parse_init(const JsonField& i, std::optional<Shape>& shape, const std::string& name,
                       const std::string& dtype, const std::filesystem::path& base,
-                      std::map<std::string, NpyArray>* arrays) {
+                      std::map<std::string, NpyArray>* arrays, std::vector<std::filesystem::path>* files_read) {
   if (!i.json().is_object()) {
     i.fail("must be one of {\"uniform\": [lo, hi]}, {\"normal\": [mean, std]}, {\"value\": v}, {\"file\": \"x.npy\"}");
   }
@@ -96,7 +97,7 @@ TensorInit parse_init(const JsonField& i, std::optional<Shape>& shape, const std
     init.a = i.at("value").number();
   } else if (i.has("file")) {
     i.expect_object({"file"});
-    read_file_init(init, shape, name, dtype, i.at("file"), base, arrays);
+    read_file_init(init, shape, name, dtype, i.at("file"), base, arrays, files_read);
   } else {
     i.expect_object({"uniform", "normal", "value", "file", "seed"});
     i.fail("must be one of {\"uniform\": [lo, hi]}, {\"normal\": [mean, std]}, {\"value\": v}, {\"file\": \"x.npy\"}");
@@ -143,7 +144,7 @@ Graph workload_from_json(const nlohmann::json& tree, const std::string& origin, 
     const std::string dtype = tj.has("dtype") ? tj.at("dtype").string() : "f16";
     if (dtype != "f16" && dtype != "f32") tj.at("dtype").fail("must be f16 or f32");
     if (const auto init = tj.find("init")) {
-      TensorInit ti = parse_init(*init, shape, tname, dtype, base_dir, options.arrays);
+      TensorInit ti = parse_init(*init, shape, tname, dtype, base_dir, options.arrays, options.files_read);
       ti.source_f32 = dtype == "f32";
       if (const auto constant = tj.find("constant")) ti.constant = constant->boolean();
       g.add_input(tname, *shape, std::move(ti));

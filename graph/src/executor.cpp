@@ -40,15 +40,15 @@ json group_dma_delta(const RunStats& before, const RunStats& after) {
 }
 
 /// Refuses, before anything is allocated, a tensor that cannot fit one core group's main memory.
-void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& machine) {
-  const std::uint64_t capacity = machine.arch().main_memory_bytes_per_cg;
+void check_fits(const Graph& graph, const ExecutionPlan& plan, const Arch& arch) {
+  const std::uint64_t capacity = arch.main_memory_bytes_per_cg;
   auto check = [&](std::size_t t, const PaddingPlan& p) {
     const std::uint64_t bytes = static_cast<std::uint64_t>(p.layout.total) * 2;
     if (bytes > capacity) {
       throw ConfigError(
           fmt::format("tensor '{}' {} needs {} bytes, more than the {} bytes of main memory of a core "
                       "group on {}",
-                      graph.tensor(t).name, graph.tensor(t).shape.str(), bytes, capacity, machine.arch().name));
+                      graph.tensor(t).name, graph.tensor(t).shape.str(), bytes, capacity, arch.name));
     }
   };
   for (const Step& s : plan.steps) {
@@ -91,9 +91,41 @@ double peak_fraction(const Machine& machine, std::uint64_t flops, Cycle cycles) 
   return cycles == 0 || peak <= 0 ? 0.0 : static_cast<double>(flops) / (peak * static_cast<double>(cycles));
 }
 
+/// f(), with a ConfigError (main memory full) naming the op whose step it is.
+template <typename F>
+auto for_op(const Graph& graph, std::size_t op, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const ConfigError& e) {
+    if (op >= graph.ops().size()) throw;
+    throw ConfigError(fmt::format("op {} ({}): {}", graph.ops()[op].layer(), graph.ops()[op].type, e.what()));
+  }
+}
+
 }  // namespace executor_detail
 
 using namespace executor_detail;
+
+std::uint64_t host_memory_bound(const Graph& graph, const ExecutionPlan& plan) {
+  std::uint64_t bytes = plan.peak_bytes;
+  for (const TensorNode& t : graph.tensors()) {
+    // An element count is at most 2^48 (Shape): one term cannot wrap, the sum saturates.
+    const std::uint64_t copies = t.is_input() || t.is_output ? 4 * t.shape.elements() : 0;
+    bytes = copies > ~std::uint64_t{0} - bytes ? ~std::uint64_t{0} : bytes + copies;
+  }
+  return bytes;
+}
+
+void check_runnable(const Graph& graph, const ExecutionPlan& plan, const Arch& arch) {
+  check_fits(graph, plan, arch);
+  for (const OpNode& op : graph.ops()) {
+    try {
+      op.bound->check_arch(arch);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("op {}: {}", op.layer(), e.what()));
+    }
+  }
+}
 
 ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptions& options) {
   return execute(graph, plan_execution(graph, options.staging), machine, options);
@@ -101,7 +133,7 @@ ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptio
 
 ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
                         const ExecuteOptions& options) {
-  check_fits(graph, plan, machine);
+  check_runnable(graph, plan, machine.arch());
   if (options.split.enabled && machine.arch().core_groups > 1) return execute_split(graph, plan, machine, options);
   StagingStats staging;
   Footprint footprint;
@@ -118,7 +150,8 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
     switch (step.kind) {
       case Step::Kind::kStage: {
         const StagingStats before = staging;
-        device[step.tensor] = stage_in(machine, node.name, step.plan, initial_values(node), &staging);
+        device[step.tensor] = for_op(
+            graph, step.op, [&] { return stage_in(machine, node.name, step.plan, initial_values(node), &staging); });
         footprint.hold(*device[step.tensor]);
         op_staging.host_seconds += staging.host_seconds - before.host_seconds;
         op_staging.bytes_added += staging.bytes_added - before.bytes_added;
@@ -127,7 +160,8 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
       case Step::Kind::kRelayout: {
         const DeviceTensor from = *device[step.tensor];
         const StagingStats before = staging;
-        const DeviceTensor to = allocate_tensor(machine, node.name, step.plan, &staging);
+        const DeviceTensor to =
+            for_op(graph, step.op, [&] { return allocate_tensor(machine, node.name, step.plan, &staging); });
         op_staging.bytes_added += staging.bytes_added - before.bytes_added;
         footprint.hold(to);
         const RunStats s0 = machine.stats();
@@ -201,7 +235,9 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
         for (std::size_t k = 0; k < op.outputs.size(); ++k) {
           const std::size_t t = op.outputs[k];
           const StagingStats before = staging;
-          device[t] = allocate_tensor(machine, graph.tensor(t).name, plans[op.inputs.size() + k], &staging);
+          device[t] = for_op(graph, op.index, [&] {
+            return allocate_tensor(machine, graph.tensor(t).name, plans[op.inputs.size() + k], &staging);
+          });
           op_staging.bytes_added += staging.bytes_added - before.bytes_added;
           op_staging.host_seconds += staging.host_seconds - before.host_seconds;
           footprint.hold(*device[t]);

@@ -13,7 +13,7 @@
 namespace ldmsim::executor_detail {
 
 /// Refuses, before anything is allocated, a tensor that cannot fit one core group's main memory.
-void check_fits(const Graph& graph, const ExecutionPlan& plan, const Machine& machine);
+void check_fits(const Graph& graph, const ExecutionPlan& plan, const Arch& arch);
 
 /// Device bytes of live tensors, and their peak.
 struct Footprint {

@@ -117,7 +117,24 @@ DynamicTags not_in_memory(const Shape& shape, const char* store) {
   return d;
 }
 
-DynamicTags dynamic_tags(const Graph& planned, const ExecutionPlan& plan, std::size_t t) {
+/// A tensor's stage and re-layout steps: the first one's plan and how many re-layouts (one pass over the steps for
+/// every tensor, not one per tensor).
+struct StagedSteps {
+  const PaddingPlan* first = nullptr;
+  std::size_t relayouts = 0;
+};
+
+std::vector<StagedSteps> staged_steps(const ExecutionPlan& plan, std::size_t tensors) {
+  std::vector<StagedSteps> out(tensors);
+  for (const Step& s : plan.steps) {
+    if (s.tensor >= tensors || (s.kind != Step::Kind::kStage && s.kind != Step::Kind::kRelayout)) continue;
+    if (s.kind == Step::Kind::kRelayout) ++out[s.tensor].relayouts;
+    if (out[s.tensor].first == nullptr) out[s.tensor].first = &s.plan;
+  }
+  return out;
+}
+
+DynamicTags dynamic_tags(const Graph& planned, const ExecutionPlan& plan, std::size_t t, const StagedSteps& steps) {
   DynamicTags d;
   const TensorNode& n = planned.tensor(t);
   bool found = false;
@@ -127,11 +144,8 @@ DynamicTags dynamic_tags(const Graph& planned, const ExecutionPlan& plan, std::s
     d.padding = plan.op_plans[op.index][op.inputs.size() + static_cast<std::size_t>(at)];
     found = true;
   }
-  for (const Step& s : plan.steps) {
-    if (s.tensor != t || (s.kind != Step::Kind::kStage && s.kind != Step::Kind::kRelayout)) continue;
-    if (s.kind == Step::Kind::kRelayout) ++d.relayouts;
-    if (!found) d.padding = s.plan, found = true;
-  }
+  d.relayouts = steps.relayouts;
+  if (!found && steps.first != nullptr) d.padding = *steps.first, found = true;
   if (!found) return not_in_memory(n.shape, "none");  // a graph input no op reads: never staged
   const std::string letters = "nchw";
   d.order = letters.substr(0, static_cast<std::size_t>(std::clamp(d.padding.layout.shape.rank, 1, 4)));
@@ -272,12 +286,13 @@ void apply_split(const Graph& planned, const OpSplit& s, std::size_t k, DynamicT
 std::vector<TensorTags> tensor_tags(const Graph& original, const Graph& planned, const ExecutionPlan& plan,
                                     const SplitPlan* split) {
   std::vector<TensorTags> out;
+  const std::vector<StagedSteps> steps = staged_steps(plan, planned.tensors().size());
   for (std::size_t t = 0; t < original.tensors().size(); ++t) {
     TensorTags tags;
     tags.name = original.tensor(t).name;
     tags.fixed = static_tags(original, t);
     if (const auto p = planned.find(tags.name)) {
-      tags.dynamic = dynamic_tags(planned, plan, *p);
+      tags.dynamic = dynamic_tags(planned, plan, *p, steps[*p]);
     } else {  // a value that fusion keeps inside one kernel
       tags.dynamic = not_in_memory(original.tensor(t).shape, "ldm");
     }

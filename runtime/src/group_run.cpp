@@ -77,6 +77,8 @@ template <typename Step>
 void GroupRun::guarded(Step&& step) noexcept {
   try {
     step();
+  } catch (const TraceSpillError&) {
+    record_host_error();
   } catch (const std::exception& e) {
     record_fault(Fault(FaultKind::kKernelException, {group_.shared.cg, -1}, start_cycle_, name_,
                        fmt::format("simulator error while running the group: {}", e.what())));
@@ -146,6 +148,8 @@ void GroupRun::run_core(int id) noexcept {
     record_fault(fault);
   } catch (const Aborted&) {
     // another core of the group trapped; this one just unwinds
+  } catch (const TraceSpillError&) {
+    record_host_error();  // the host's failure, not the kernel's: no fault, the launch rethrows it
   } catch (const std::exception& e) {
     record_fault(Fault(FaultKind::kKernelException, {group_.shared.cg, id}, core.cycle_, name_,
                        fmt::format("the kernel threw: {}", e.what())));
@@ -413,6 +417,15 @@ void GroupRun::record_fault(const Fault& fault) {
   group_.shared.trace.mark(
       {MarkerKind::kFault, fault.cycle(), fault.core(), static_cast<std::uint32_t>(fault.kind()), fault.what()});
   logger("runtime")->debug("[{} {}:{}] {}", fault.cycle(), fault.cg(), fault.core(), fault.what());
+  if (node_ != nullptr) {
+    node_->abort_all();
+  } else {
+    abort();
+  }
+}
+
+void GroupRun::record_host_error() {
+  if (!host_error_) host_error_ = std::current_exception();
   if (node_ != nullptr) {
     node_->abort_all();
   } else {

@@ -7,6 +7,7 @@
 #include <boost/fiber/condition_variable.hpp>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,6 +53,8 @@ class GroupRun {
   void on_deadlock(const std::vector<GroupRun*>& together);
   /// The first fault of this group in (cycle, core) order, if any.
   const std::optional<Fault>& fault() const { return first_fault_; }
+  /// A failure of the host while the group ran (a trace spill write), which is no fault of the program; null if none.
+  const std::exception_ptr& host_error() const { return host_error_; }
   int cg() const { return group_.shared.cg; }
 
   // ---- used by Core ----
@@ -82,6 +85,8 @@ class GroupRun {
   void idle_core(Core& core, Cycle until);
   /// Records a fault raised by a core and aborts the group.
   void record_fault(const Fault& fault);
+  /// Keeps the exception being handled (a TraceSpillError) as the group's host error and aborts the group.
+  void record_host_error();
   /// Records a lint warning (an alignment violation the lint policy let through).
   void record_warning(const Core& core, const std::string& message);
 
@@ -178,6 +183,7 @@ class GroupRun {
   std::function<void()> on_exit_;
   bool aborted_ = false;
   std::optional<Fault> first_fault_;
+  std::exception_ptr host_error_;
   std::shared_ptr<spdlog::logger> dma_log_;  // looked up once per launch, not per request
   std::size_t dma_channels_ = 1;             // the timing model's "channels", looked up once per launch
 };

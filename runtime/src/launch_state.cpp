@@ -90,6 +90,7 @@ std::optional<Fault> LaunchState::join() {
   joined_ = true;
   *machine_.launch_active = false;
   for (const auto& run : runs_) {
+    if (!host_error_) host_error_ = run->host_error();
     const auto& f = run->fault();
     if (!f) continue;
     auto key = [](const Fault& x) { return std::make_tuple(x.cycle(), x.cg(), x.core()); };

@@ -31,6 +31,8 @@ class LaunchState {
 
   /// Waits for every group; returns the first fault in (cycle, cg, core) order. Idempotent.
   std::optional<Fault> join();
+  /// After join(): a group's host error (a trace spill that failed), null if none.
+  const std::exception_ptr& host_error() const { return host_error_; }
   /// In a ContextSession, when no fiber of its thread can run: declares a deadlock in each set with live cores.
   /// Returns whether there was one.
   bool declare_deadlock();
@@ -53,6 +55,7 @@ class LaunchState {
   boost::fibers::condition_variable_any exited_;
   bool joined_ = false;
   std::optional<Fault> fault_;
+  std::exception_ptr host_error_;  // the first group's host error (GroupRun::host_error), rethrown by Launch::join
 };
 
 }  // namespace ldmsim::detail

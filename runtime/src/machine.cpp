@@ -33,7 +33,9 @@ Launch::~Launch() {
 void Launch::join() {
   if (!state_) return;
   auto state = std::move(state_);
-  if (auto fault = state->join()) throw *fault;
+  const std::optional<Fault> fault = state->join();
+  if (state->host_error()) std::rethrow_exception(state->host_error());  // before a fault it may have caused
+  if (fault) throw *fault;
 }
 
 Machine::Machine(Arch arch, MachineOptions options)

@@ -33,7 +33,9 @@ constexpr std::uint64_t kMaxMainMemoryBytes = std::uint64_t{1} << 40;
 constexpr std::uint64_t kMinLdmBytes = 1024;
 constexpr std::uint64_t kMaxLdmBytes = 16 * 1024 * 1024;
 constexpr std::uint64_t kMaxGranularityBytes = 64;
-constexpr std::uint64_t kMaxTransactionBytes = std::uint64_t{1} << 31;
+// Host memory: the read pricer keeps a cost per 2-byte offset within a transaction (kernels/matrix_block.hpp), so a
+// transaction much larger than any machine's (128 to 256 bytes) would cost memory, not realism.
+constexpr std::uint64_t kMaxTransactionBytes = std::uint64_t{1} << 16;
 constexpr std::uint64_t kMaxFieldBits = 32;  // trace events store length, bsize and stride in 32 bits
 constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kMaxArchFileBytes = std::uint64_t{1} << 20;  // presets are < 1 KiB
@@ -252,7 +254,7 @@ void read_dma(const Object& dma, DmaArch& out) {
     out.granularity_bytes = to_u32(g);
   }
   if (const json* v = dma.find("transaction_bytes")) {
-    const std::string rule = fmt::format("must be a power of two, at least dma.granularity_bytes ({}) and at most 2^31",
+    const std::string rule = fmt::format("must be a power of two, at least dma.granularity_bytes ({}) and at most 2^16",
                                          out.granularity_bytes);
     const std::uint64_t t = integer_in(dma, "transaction_bytes", *v, out.granularity_bytes, kMaxTransactionBytes, rule);
     if (!std::has_single_bit(t)) dma.ctx().fail(dma.path_of("transaction_bytes"), rule, *v);

@@ -61,8 +61,11 @@ DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, in
     allocated_bytes_ += bytes;
     return start;
   }
-  throw ConfigError(fmt::format("main memory: cannot allocate {} bytes in core group {} ({} of {} bytes in use)", bytes,
-                                cg, allocated_bytes_, bytes_per_cg_ * core_groups_));
+  throw ConfigError(
+      fmt::format("main memory: cannot allocate {} bytes{} in core group {} (no free block that large; {} of "
+                  "the machine's {} bytes in use)",
+                  bytes, name.empty() ? std::string() : fmt::format(" for '{}'", name), cg, allocated_bytes_,
+                  bytes_per_cg_ * core_groups_));
 }
 
 void MainMemory::free(DeviceAddr base) {

@@ -2,6 +2,7 @@
 #include "ldmsim/sim/utf8.hpp"
 
 #include <cstddef>
+#include <cstdio>
 
 namespace ldmsim {
 
@@ -40,6 +41,26 @@ std::string valid_utf8(std::string_view text) {
     } else {
       out.append(text.substr(i, n));
       i += n;
+    }
+  }
+  return out;
+}
+
+std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  char hex[8];
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if ((b < 0x20 && b != '\n' && b != '\t') || b == 0x7F) {
+      std::snprintf(hex, sizeof hex, "\\x%02x", b);
+      out += hex;
+    } else if (b == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {  // U+0080-U+009F, the C1 controls
+      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(text[++i]));
+      out += hex;
+    } else {
+      out += static_cast<char>(b);
     }
   }
   return out;

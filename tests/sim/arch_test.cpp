@@ -367,16 +367,17 @@ TEST_CASE("every rule is checked at its boundary and the error names the path", 
   }
   SECTION("dma.transaction_bytes") {
     const std::string rule = "dma.transaction_bytes must be a power of two, at least dma.granularity_bytes (4)";
-    check_rejects("/dma/transaction_bytes", 2, rule + " and at most 2^31 (got 2)");
+    check_rejects("/dma/transaction_bytes", 2, rule + " and at most 2^16 (got 2)");
     check_accepts("/dma/transaction_bytes", 4);
-    check_rejects("/dma/transaction_bytes", 96, rule + " and at most 2^31 (got 96)");
-    check_accepts("/dma/transaction_bytes", 1ull << 31);
-    check_rejects("/dma/transaction_bytes", 1ull << 32, rule);
+    check_rejects("/dma/transaction_bytes", 96, rule + " and at most 2^16 (got 96)");
+    check_accepts("/dma/transaction_bytes", 1ull << 16);
+    check_rejects("/dma/transaction_bytes", 1ull << 17, rule + " and at most 2^16 (got 131072)");
+    check_rejects("/dma/transaction_bytes", 1ull << 31, rule);
 
     json tree = with("/dma/granularity_bytes", 16);
     tree["dma"]["transaction_bytes"] = 8;
     CHECK_THAT(error_of(tree), Contains("dma.transaction_bytes must be a power of two, at least dma.granularity_bytes "
-                                        "(16) and at most 2^31 (got 8)"));
+                                        "(16) and at most 2^16 (got 8)"));
     tree["dma"]["transaction_bytes"] = 16;
     CHECK(error_of(tree).empty());
   }

@@ -17,43 +17,17 @@
 #include "ldmsim/frontends/onnx_import.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/input_file.hpp"
+#include "support/onnx_wire.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ldmsim;
 
 namespace {
 
-/// A protobuf message in wire format.
-struct Message {
-  std::string bytes;
-
-  Message& varint_field(std::uint64_t field, std::uint64_t value) {
-    key(field, 0);
-    varint(value);
-    return *this;
-  }
-  Message& bytes_field(std::uint64_t field, const std::string& value) {
-    key(field, 2);
-    varint(value.size());
-    bytes += value;
-    return *this;
-  }
-  Message& message(std::uint64_t field, const Message& m) { return bytes_field(field, m.bytes); }
-  Message& raw(const std::string& b) {
-    bytes += b;
-    return *this;
-  }
-
- private:
-  void key(std::uint64_t field, std::uint64_t wire) { varint(field << 3 | wire); }
-  void varint(std::uint64_t v) {
-    while (v >= 0x80) {
-      bytes.push_back(static_cast<char>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    bytes.push_back(static_cast<char>(v));
-  }
-};
+using ldmsim::test::Message;
+using ldmsim::test::model;
+using ldmsim::test::node;
+using ldmsim::test::value_info;
 
 std::string float_bytes(const std::vector<float>& values) {
   std::string out(values.size() * sizeof(float), '\0');
@@ -70,23 +44,6 @@ Message float_tensor(const std::string& name, const std::vector<std::uint64_t>& 
   t.bytes_field(8, name);
   if (with_data) t.bytes_field(9, float_bytes(values));
   return t;
-}
-
-/// A ValueInfoProto of a float tensor: name 1, type 2 -> tensor_type 1 -> {elem_type 1, shape 2 -> dim 1 -> value 1}.
-Message value_info(const std::string& name, const std::vector<std::uint64_t>& dims) {
-  Message shape;
-  for (const std::uint64_t d : dims) shape.message(1, Message().varint_field(1, d));
-  const Message tensor_type = Message().varint_field(1, 1).message(2, shape);
-  return Message().bytes_field(1, name).message(2, Message().message(1, tensor_type));
-}
-
-/// NodeProto: input 1, output 2, op_type 4.
-Message node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
-  Message n;
-  for (const std::string& in : inputs) n.bytes_field(1, in);
-  n.bytes_field(2, output);
-  n.bytes_field(4, op);
-  return n;
 }
 
 constexpr std::uint64_t kWidth = 64;
@@ -106,11 +63,6 @@ Message graph(const Message& w, const Message& v) {
   g.message(11, value_info("x", {1, kWidth}));
   g.message(12, value_info("z", {1, kWidth}));
   return g;
-}
-
-/// ModelProto: ir_version 1, graph 7, opset_import 8 (version 2).
-Message model(const Message& g) {
-  return Message().varint_field(1, 8).message(8, Message().varint_field(2, 13)).message(7, g);
 }
 
 /// w's values: 1 + 2^-11 lies halfway between two fp16 values (rounded alone it is 1), and times 1.5 it is 1.5 +

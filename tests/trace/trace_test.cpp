@@ -111,7 +111,7 @@ std::vector<DmaEvent> events_of(const TraceRecorder& rec) {
 }
 
 nlohmann::json sample_header() {
-  return {{"arch", {{"name", "sw26010"}, {"core_groups", 4}, {"ldm_bytes", 65536}}},
+  return {{"arch", {{"name", "sw26010"}, {"core_groups", {{"count", 4}}}, {"ldm_bytes", 65536}}},
           {"run", {{"tool_version", "0.1.0"}, {"workload", "scale.json"}, {"cycles", 123456}, {"seconds", 8.2e-5}}},
           {"fault", nullptr}};
 }

@@ -3,6 +3,8 @@
 // bytes that remain before anything is allocated.
 #include "ldmsim/trace/file.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -257,6 +259,22 @@ void TraceReader::open(const std::filesystem::path& path) {
     error(at, "invalid header JSON", e.what());
   }
   if (!header_.is_object()) error(at, "invalid header JSON", "not an object");
+  // The tools read the arch tree's objects with nlohmann's value(), which throws on another type: a damaged or
+  // foreign header is named here, with its offset (docs/trace-format.md). Other keys are read leniently.
+  const auto object_field = [&](const nlohmann::json& parent, const char* key,
+                                const std::string& name) -> const nlohmann::json* {
+    const auto it = parent.find(key);
+    if (it == parent.end()) return nullptr;
+    if (!it->is_object()) {
+      error(at, "invalid header JSON", fmt::format("\"{}\" must be an object, not {}", name, it->type_name()));
+    }
+    return &*it;
+  };
+  if (const nlohmann::json* arch = object_field(header_, "arch", "arch")) {
+    if (const nlohmann::json* groups = object_field(*arch, "core_groups", "arch.core_groups")) {
+      (void)object_field(*groups, "cores", "arch.core_groups.cores");
+    }
+  }
 }
 
 bool TraceReader::next(TraceBlock& block) {

@@ -21,9 +21,9 @@ namespace ldmsim::detail {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& directory, const std::string& what, int error) {
-  throw std::runtime_error("trace spill file in '" + directory.string() + "': " + what + ": " +
-                           std::generic_category().message(error) +
-                           " (set MachineOptions::trace_spill_dir or TMPDIR to a writable directory with space)");
+  throw TraceSpillError("trace spill file in '" + directory.string() + "': " + what + ": " +
+                        std::generic_category().message(error) +
+                        " (set MachineOptions::trace_spill_dir or TMPDIR to a writable directory with space)");
 }
 
 int open_unlinked(const std::filesystem::path& directory) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "json_or.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/trace/file.hpp"
@@ -76,7 +77,7 @@ class ChromeWriter {
     if (cores.contains("cols") && cores["cols"].is_number_integer()) cols_ = std::max(1, cores["cols"].get<int>());
     if (header.contains("cycles") && header["cycles"].is_number_unsigned()) cycles_ = header["cycles"].get<Cycle>();
     nlohmann::json other;
-    other["arch"] = arch.value("name", "?");
+    other["arch"] = trace_detail::json_or<std::string>(arch, "name", "?");  // any type: the header is open
     other["clock_hz"] = clock_hz_;
     other["run"] = header.value("run", nlohmann::json());
     other["fault"] = header.value("fault", nlohmann::json());

@@ -71,7 +71,11 @@ std::vector<std::uint64_t> declared_dims(const onnx::ValueInfoProto& input, std:
   const auto& shape = input.type().tensor_type().shape();
   for (int i = 0; i < shape.dim_size(); ++i) {
     const auto& d = shape.dim(i);
-    if (!d.has_dim_value() || d.dim_value() <= 0) {
+    if (d.has_dim_value() && d.dim_value() <= 0) {
+      problem = fmt::format("dimension {} is {} (dimensions must be positive)", i, d.dim_value());
+      return dims;
+    }
+    if (!d.has_dim_value()) {
       problem =
           fmt::format("dimension {} is {} ", i, d.has_dim_param() ? "symbolic ('" + d.dim_param() + "')" : "unknown");
       return dims;
@@ -86,8 +90,11 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
                      const std::string& safe, ImportedModel& out, Context& ctx, std::vector<std::string>& problems) {
   const int elem = input.type().tensor_type().elem_type();
   if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::FLOAT16) {
-    problems.push_back(fmt::format("input '{}': element type {} is not supported (float or float16)", input.name(),
-                                   onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem))));
+    const std::string name = onnx::TensorProto::DataType_IsValid(elem)
+                                 ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem))
+                                 : fmt::format("{} (not an ONNX element type)", elem);
+    problems.push_back(
+        fmt::format("input '{}': element type {} is not supported (float or float16)", input.name(), name));
     return;
   }
   std::string problem;
@@ -234,11 +241,11 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   onnx::ModelProto model;
   // Large fp32 weights are rounded to fp16 as the file is read and protobuf parses the rest (onnx_skeleton.hpp).
   // Where that walk does not follow the file, or protobuf rejects what it leaves, protobuf parses the whole file.
-  std::optional<onnx_import::ModelSkeleton> skeleton;
-  if (options.streamed_weight_min_bytes != kNoStreamedWeights) {
-    skeleton =
-        onnx_import::read_model_skeleton(model_file.fd(), model_file.size(), options.streamed_weight_min_bytes, origin);
-  }
+  // The walk also refuses packed integer fields that would amplify in memory (onnx_skeleton.cpp), so it runs even
+  // when nothing is streamed; its skeleton is then dropped and protobuf parses the whole file.
+  std::optional<onnx_import::ModelSkeleton> skeleton =
+      onnx_import::read_model_skeleton(model_file.fd(), model_file.size(), options.streamed_weight_min_bytes, origin);
+  if (options.streamed_weight_min_bytes == kNoStreamedWeights) skeleton.reset();
   if (skeleton && !(model.ParseFromArray(skeleton->bytes.data(), static_cast<int>(skeleton->bytes.size())) &&
                     streamed_weights_match(model, *skeleton))) {
     skeleton.reset();
@@ -305,7 +312,12 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       {"tensors", json::object()},
       {"ops", json::array()}};
   std::size_t index = 0;
+  std::set<std::string> input_names;
   for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (!input_names.insert(input.name()).second) {
+      problems.push_back(fmt::format("graph input '{}' is declared twice", safe(input.name())));
+      continue;
+    }
     if (ctx.constants.contains(input.name())) continue;  // an initializer listed as an input (IR < 4)
     add_graph_input(input, index++, options, safe(input.name()), out, ctx, problems);
   }
@@ -378,6 +390,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       out.workload["ops"].push_back(std::move(op));
     }
   }
+  if (graph.output_size() == 0) problems.push_back("the graph has no outputs: nothing would be computed");
   for (const onnx::ValueInfoProto& o : graph.output()) {
     const std::string source = onnx_import::resolve(ctx, o.name());
     if (failed.contains(o.name()) || failed.contains(source)) continue;

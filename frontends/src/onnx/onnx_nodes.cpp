@@ -52,6 +52,16 @@ void translate_conv(const onnx::NodeProto& node, NodeTranslator& t) {
   if (!t.arity(2, 3, 1)) return;
   const auto w = read_window(a, t);
   if (!w) return;
+  // kernel_shape is optional (the weights' window), but one given must be the weights' own.
+  if (const auto weights = t.context().shapes.find(t.input(1));
+      !w->kernel.empty() && weights != t.context().shapes.end() && weights->second.size() == 4 &&
+      (static_cast<std::uint64_t>(w->kernel[0]) != weights->second[2] ||
+       static_cast<std::uint64_t>(w->kernel[1]) != weights->second[3])) {
+    t.problem(fmt::format("kernel_shape [{}] disagrees with the weights '{}' of shape [{}], whose window is {}x{}",
+                          fmt::join(w->kernel, ", "), t.input(1), fmt::join(weights->second, ", "), weights->second[2],
+                          weights->second[3]));
+    return;
+  }
   // ONNX pads are [top, left, bottom, right] for 2-D: conv's own order.
   t.op("conv", node.input_size() > 2 && t.has_input(2) ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1},
        {{"stride", w->strides}, {"pad", w->pads}, {"dilation", w->dilations}, {"groups", a.integer("group", 1)}});
@@ -122,10 +132,14 @@ std::optional<std::vector<std::int64_t>> integer_list(NodeTranslator& t, int i, 
   const Constant* given = t.constant_input(i, role);
   if (given == nullptr) return std::nullopt;
   std::vector<std::int64_t> out;
+  if (!given->integer || given->dims.size() > 1) {
+    t.problem(fmt::format("the {} must be a 1-D integer tensor", role));
+    return std::nullopt;
+  }
   for (const double v : given->values) {
     const auto d = exact_integer(v);
-    if (!given->integer || !d || given->dims.size() > 1) {
-      t.problem(fmt::format("the {} must be a 1-D integer tensor", role));
+    if (!d) {
+      t.problem(fmt::format("the {} holds {:.17g} at index {}, too large to be read exactly", role, v, out.size()));
       return std::nullopt;
     }
     out.push_back(*d);

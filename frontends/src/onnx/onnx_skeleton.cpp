@@ -13,6 +13,7 @@
 
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/input_file.hpp"
+#include "onnx_nodes.hpp"
 
 namespace ldmsim::onnx_import {
 
@@ -229,6 +230,7 @@ class SkeletonReader {
         data_type &= 0xFFFFFFFFu;  // protobuf reads an int32 field's varint truncated to 32 bits
         continue;
       }
+      if (f.wire == kLengthDelimited) refuse_amplified(f, data_type);
       if (f.number == onnx::TensorProto::kRawDataFieldNumber && f.wire == kLengthDelimited) {
         if (raw_seen) return false;  // the last would win: not followed here
         raw_seen = true;
@@ -240,6 +242,43 @@ class SkeletonReader {
       if (!copy_field(f, end, out)) return false;
     }
     return in_.offset() == end;
+  }
+
+  /// A packed varint field of a tensor takes up to 8 bytes of host memory per byte of the file once parsed (a zero
+  /// is one byte, an int64 eight), so the values of its integer fields are counted before protobuf sees them:
+  /// dims beyond the largest rank, or integer values beyond what the import can ever fold (integer tensors are only
+  /// read as folded constants), are refused here, whatever else the file holds. ConfigError naming the initializer.
+  void refuse_amplified(const Field& f, std::uint64_t data_type) {
+    using T = onnx::TensorProto;
+    const bool dims = f.number == T::kDimsFieldNumber;
+    const bool integers = f.number == T::kInt64DataFieldNumber || f.number == T::kUint64DataFieldNumber ||
+                          (f.number == T::kInt32DataFieldNumber && data_type == T::INT32);
+    if (!dims && !integers) return;
+    const std::uint64_t most = dims ? kMaxConstantRank : kMaxFoldedTotalElements;
+    if (f.length <= most) return;  // a value takes at least one byte
+    const std::uint64_t values = count_varints(in_.offset(), f.length);
+    if (values <= most) return;
+    throw ConfigError(
+        dims ? fmt::format("{}: initializer {} has rank {} (at most {})", file_, initializers_, values, most)
+             : fmt::format("{}: initializer {} packs {} integer values in {} bytes; integer tensors are read only as "
+                           "constants folded at import, at most {} values in all (parsed, these would take {} bytes "
+                           "of host memory)",
+                           file_, initializers_, values, f.length, most, values * 8));
+  }
+
+  /// Varints (bytes without the continuation bit) among the `n` bytes of the file at `offset`; the cursor stays.
+  std::uint64_t count_varints(std::uint64_t offset, std::uint64_t n) const {
+    std::unique_ptr<char[]> block(new char[kChunkBytes]);
+    std::uint64_t count = 0;
+    while (n > 0) {
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(n, kChunkBytes));
+      const std::size_t got = read_at(fd_, offset, block.get(), want);
+      if (got == 0) break;
+      for (std::size_t i = 0; i < got; ++i) count += (static_cast<unsigned char>(block[i]) & 0x80) == 0 ? 1u : 0u;
+      offset += got;
+      n -= got;
+    }
+    return count;
   }
 
   bool stream_weight(std::uint64_t bytes) {

@@ -28,6 +28,19 @@ bool block_is_clean(const std::vector<std::uint64_t>& dims, const Shape& s, std:
   return !(full && broadcast);
 }
 
+/// True when every tensor of every op propagates the frame's index and every op output is full on the rows.
+bool propagates(const Graph& graph, const std::vector<std::size_t>& ops, const FusionFrame& frame) {
+  for (std::size_t o : ops) {
+    const OpNode& op = graph.ops()[o];
+    for (std::size_t k = 0; k <= op.inputs.size(); ++k) {
+      if (!operand_propagates(operand_dims(graph, op, k), k == op.inputs.size(), frame)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool is_backbone(const FusionForm& f) {
   return f.kind == FusionForm::Kind::kReduce || f.kind == FusionForm::Kind::kSoftmax ||
          f.kind == FusionForm::Kind::kLayerNorm;
@@ -41,39 +54,12 @@ FusionFrame backbone_frame(const Graph& graph, const OpNode& op, const FusionFor
   return FusionFrame{x, f.axis_begin, end};
 }
 
-/// True when every tensor of every op propagates the frame's index and every op output is full on the rows.
-bool propagates(const Graph& graph, const std::vector<std::size_t>& ops, const FusionFrame& frame) {
-  const Shape& s = frame.shape;
-  for (std::size_t o : ops) {
-    const OpNode& op = graph.ops()[o];
-    for (std::size_t k = 0; k <= op.inputs.size(); ++k) {
-      const auto dims = aligned_dims(graph, op, k, s.rank());
-      if (!dims) return false;
-      for (std::size_t a = 0; a < s.rank(); ++a) {
-        if ((*dims)[a] != 1 && (*dims)[a] != s[a]) return false;
-      }
-      if (!block_is_clean(*dims, s, frame.k_begin, frame.k_end) || !block_is_clean(*dims, s, frame.k_end, s.rank())) {
-        return false;
-      }
-      if (k == op.inputs.size()) {  // an output: written by the cores that own its rows
-        for (std::size_t a = 0; a < frame.k_begin; ++a) {
-          if ((*dims)[a] != s[a]) return false;
-        }
-      }
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 FusionForm form_of(const OpNode& op) {
   if (op.outputs.size() != 1) return {};
   return op.bound->fusion_form();
 }
 
-std::optional<std::vector<std::uint64_t>> aligned_dims(const Graph& graph, const OpNode& op, std::size_t k,
-                                                       std::size_t rank) {
+std::vector<std::uint64_t> operand_dims(const Graph& graph, const OpNode& op, std::size_t k) {
   const FusionForm f = form_of(op);
   const bool output = k == op.inputs.size();
   Shape shape = output ? graph.tensor(op.outputs[0]).shape : graph.tensor(op.inputs[k]).shape;
@@ -87,9 +73,34 @@ std::optional<std::vector<std::uint64_t>> aligned_dims(const Graph& graph, const
   if (!output && k > 0 && f.kind == FusionForm::Kind::kBatchNorm) {
     dims = {1, shape[0], 1, 1};  // [C] of an NCHW input
   }
+  return dims;
+}
+
+std::optional<std::vector<std::uint64_t>> aligned_dims(const Graph& graph, const OpNode& op, std::size_t k,
+                                                       std::size_t rank) {
+  std::vector<std::uint64_t> dims = operand_dims(graph, op, k);
   if (dims.size() > rank) return std::nullopt;
   dims.insert(dims.begin(), rank - dims.size(), 1);
   return dims;
+}
+
+bool operand_propagates(const std::vector<std::uint64_t>& operand, bool output, const FusionFrame& frame) {
+  const Shape& s = frame.shape;
+  if (operand.size() > s.rank()) return false;
+  std::vector<std::uint64_t> dims(s.rank() - operand.size(), 1);
+  dims.insert(dims.end(), operand.begin(), operand.end());
+  for (std::size_t a = 0; a < s.rank(); ++a) {
+    if (dims[a] != 1 && dims[a] != s[a]) return false;
+  }
+  if (!block_is_clean(dims, s, frame.k_begin, frame.k_end) || !block_is_clean(dims, s, frame.k_end, s.rank())) {
+    return false;
+  }
+  if (output) {  // an output: written by the cores that own its rows
+    for (std::size_t a = 0; a < frame.k_begin; ++a) {
+      if (dims[a] != s[a]) return false;
+    }
+  }
+  return true;
 }
 
 std::optional<FusionFrame> group_frame(const Graph& graph, const std::vector<std::size_t>& ops,

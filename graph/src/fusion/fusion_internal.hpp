@@ -13,12 +13,21 @@ namespace ldmsim::fusion {
 /// The op's fusion form, or kind kNone when the op cannot join a group (one output only).
 FusionForm form_of(const OpNode& op);
 
+/// Whether the op's form is a backbone (a reduction or normalisation whose frame the group takes).
+bool is_backbone(const FusionForm& f);
+/// A backbone's own frame: its input's shape, K = the reduced block (trailing from the axis for the normalisations).
+FusionFrame backbone_frame(const Graph& graph, const OpNode& op, const FusionForm& f);
 /// The dims of input `k` (or, with k == inputs.size(), the output) of `op` aligned to a frame of rank `rank`:
 /// right-aligned (numpy), except batch normalisation's [C] vectors, which align with axis 1 of its NCHW input.
 /// Reductions without keepdims give their keepdims dims (the same elements in the same order). nullopt when the
 /// tensor's rank exceeds the frame's.
 std::optional<std::vector<std::uint64_t>> aligned_dims(const Graph& graph, const OpNode& op, std::size_t k,
                                                        std::size_t rank);
+/// The same dims before alignment (as many as the tensor has; a batch normalisation's [C] as [1, C, 1, 1]).
+std::vector<std::uint64_t> operand_dims(const Graph& graph, const OpNode& op, std::size_t k);
+/// Whether a tensor of `operand_dims` propagates the frame's index: each axis 1 or the frame's (once aligned), K and
+/// I blocks all or nothing, and (an `output`) full on the rows.
+bool operand_propagates(const std::vector<std::uint64_t>& operand, bool output, const FusionFrame& frame);
 
 /// The frame of a set of ops (sorted op indices) when they can form one group: every backbone shares one frame and
 /// every tensor of every op propagates its index (each axis 1 or the frame's; K and I blocks all or nothing; op

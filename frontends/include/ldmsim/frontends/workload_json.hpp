@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/graph.hpp"
@@ -23,6 +24,8 @@ struct WorkloadLoadOptions {
   /// {"file": NAME} inits found here (by NAME as written) are not read from disk (an imported ONNX model's). They
   /// are moved into the graph as they are used (a model's weights are not copied): each may back one tensor.
   std::map<std::string, NpyArray>* arrays = nullptr;
+  /// When set, every .npy file read from disk is appended (a caller's outputs must never replace its inputs).
+  std::vector<std::filesystem::path>* files_read = nullptr;
 };
 
 /// Builds the graph of a parsed workload; `origin` names it in errors, relative .npy paths resolve in `base_dir`.

@@ -35,6 +35,14 @@ struct ExecutionResult {
   nlohmann::json host_times;
 };
 
+/// ConfigError when `graph` cannot run on a machine of `arch` under `plan`: a tensor larger than a core group's main
+/// memory, an op that refuses the arch (BoundOp::check_arch). What `execute` checks before it allocates anything,
+/// and what `ldmsim plan` checks, so the two refuse the same inputs.
+void check_runnable(const Graph& graph, const ExecutionPlan& plan, const Arch& arch);
+/// A bound on the host memory a run of `graph` under `plan` takes for its tensors: the simulated main memory they
+/// hold at the plan's peak (committed on the host as it is written), plus twice the fp16 bytes of every graph input
+/// and output (their host values, and a staging or download copy of each). docs/user-guide.md "Host memory".
+std::uint64_t host_memory_bound(const Graph& graph, const ExecutionPlan& plan);
 /// Plans (default passes) and runs `graph` on `machine`. Faults propagate; ConfigError before anything is
 /// allocated when a tensor cannot fit the machine's memory.
 ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptions& options = {});

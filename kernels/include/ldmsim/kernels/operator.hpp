@@ -81,6 +81,9 @@ class BoundOp {
   /// Measurements of the last run() that the machine's statistics do not show (conv: its algorithm, extra
   /// main-memory bytes, integer address operations); JSON null when there are none. Reported per op in stats.json.
   virtual nlohmann::json run_metrics() const { return nullptr; }
+  /// ConfigError when the op cannot run on a machine of `arch` (what run() would refuse there, e.g. more core groups
+  /// than the arch has), checked before anything runs by `ldmsim run` and `ldmsim plan` alike.
+  virtual void check_arch(const Arch& /*arch*/) const {}
   /// The role of input `index` (tensor tags: a weight or a neuron); data unless the op says otherwise.
   virtual InputRole input_role(std::size_t) const { return InputRole::kData; }
   /// How the op joins a fused kernel of memory-intensive ops; kind kNone (the default) keeps it out of fusion.

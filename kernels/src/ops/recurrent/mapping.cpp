@@ -147,17 +147,28 @@ std::optional<std::size_t> search_ep(Machine& trial, const CellShape& s, std::si
 
 }  // namespace
 
+void check_forced_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
+  const char* op = s.kind == CellKind::kLstm ? "lstm" : "gru";
+  const std::size_t most = std::max<std::size_t>(1, arch.core_groups / s.dirs);
+  if (forced_groups > most) {
+    throw ConfigError(fmt::format("{}: groups {} is more than the {} core groups a direction can have on {}", op,
+                                  forced_groups, most, arch.name));
+  }
+  if (forced_ep > arch.cores_per_group()) {
+    throw ConfigError(
+        fmt::format("{}: ep {} is more than the {} cores of a core group on {} (ep parts split the cores)", op,
+                    forced_ep, arch.cores_per_group(), arch.name));
+  }
+}
+
 MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
+  check_forced_mapping(arch, s, forced_ep, forced_groups);
   MappingChoice choice;
   choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
   // Numbers of groups per task from 1 until two in a row bring no better step, or one once the best keeps its
   // weights resident (not at the first: the cycles do not fall steadily with more groups, because the task
   // slots, hence the batch slices, change with them).
   const std::size_t most = std::max<std::size_t>(1, arch.core_groups / s.dirs);
-  if (forced_groups > most) {
-    throw ConfigError(fmt::format("{}: groups {} is more than the {} core groups a direction can have",
-                                  s.kind == CellKind::kLstm ? "lstm" : "gru", forced_groups, most));
-  }
   // One private machine of the same arch for every candidate (zero data: the kernel's timing ignores values).
   Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
   std::optional<std::size_t> best;

@@ -18,6 +18,9 @@ std::vector<std::size_t> ep_candidates(const Arch& arch, const CellShape& shape)
 /// Cycles of one time step of the step kernel under `m`, simulated on `trial` (a private machine of the arch;
 /// what it allocates is freed again).
 double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::size_t bs, const RecurrentMapping& m);
+/// ConfigError when a forced number of groups or ep cannot be had on `arch` (more groups than a direction can have,
+/// more ep parts than a group has cores), rather than quietly taking fewer.
+void check_forced_mapping(const Arch& arch, const CellShape& shape, std::size_t forced_ep, std::size_t forced_groups);
 /// For 1, 2, ... groups per task until two in a row bring no better step, one once the best is resident (or only
 /// `forced_groups`): on the first,
 /// the greedy ep search from ep = 1 while cycles per step fall, on the others ep near the best so far (or only

@@ -36,6 +36,10 @@ class RecurrentOp final : public BoundOp {
     return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, true};
   }
 
+  void check_arch(const Arch& arch) const override {
+    recurrent::check_forced_mapping(arch, shape_, forced_ep_, forced_groups_);
+  }
+
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     const auto ref = [](const DeviceTensor& t) { return TensorRef{t.ptr, t.layout()}; };

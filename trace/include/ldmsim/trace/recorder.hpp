@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,13 @@ struct DmaChunk {
   std::size_t payload_bytes() const;
   /// Empties every column, keeping their capacity (so the next events land in pages already touched).
   void clear();
+};
+
+/// A spill file could not be written or read back (a full disk, a directory removed): a failure of the host, not
+/// of the simulated program, so a launch rethrows it from join() as it is rather than as a kernel's fault.
+class TraceSpillError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 namespace detail {
