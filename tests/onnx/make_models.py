@@ -527,6 +527,16 @@ def bad_models(directory, cnn_bytes):
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))
+    # An element type outside ONNX's enum, and a Reshape target whose dims no double holds exactly.
+    odd_type = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "odd_type",
+                                 [helper.make_tensor_value_info("x", 999, [2])], [y])
+    onnx.save(helper.make_model(odd_type, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "elem_type_999.onnx"))
+    huge_shape = numpy_helper.from_array(np.array([1 << 62, (1 << 62) + 1], np.int64), "target")
+    reshape = helper.make_graph([helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape_huge")],
+                                "reshape_huge", [x], [y], [huge_shape])
+    onnx.save(helper.make_model(reshape, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "reshape_huge.onnx"))
     sym = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "symbolic",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])

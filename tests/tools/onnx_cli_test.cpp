@@ -319,6 +319,17 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK(r.code == 2);
     CHECK_THAT(r.output, Catch::Contains("not a valid ONNX model"));
   }
+  SECTION("an element type outside ONNX's enum is named by its number; a Reshape target no double holds says so") {
+    const auto odd = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("elem_type_999.onnx"), out.str()));
+    INFO(odd.output);
+    CHECK(odd.code == 2);
+    CHECK_THAT(odd.output, Catch::Contains("element type 999 (not an ONNX element type) is not supported"));
+    const auto huge = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("reshape_huge.onnx"), out.str()));
+    INFO(huge.output);
+    CHECK(huge.code == 2);
+    CHECK_THAT(huge.output, Catch::Contains("'reshape_huge' (Reshape): the shape holds") &&
+                                Catch::Contains("too large to be read exactly"));
+  }
   SECTION("an opset outside 11 to 17, older or newer") {
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("opset9.onnx"), out.str()));
     INFO(r.output);

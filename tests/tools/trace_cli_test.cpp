@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "ldmsim/trace/file.hpp"
+#include "ldmsim/trace/recorder.hpp"
 #include "tools/cli_support.hpp"
 
 #ifdef LDMSIM_CLI
@@ -63,6 +65,30 @@ TEST_CASE("trace summary of a trapped run says it is complete up to the fault", 
   const Result r = cli("trace summary " + runs.str("trap/trace.ldmtrace"));
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Contains("TRAPPED") && Contains("complete up to the fault") && Contains("fault dma-misaligned"));
+}
+
+TEST_CASE("trace summary --json of a fault marker whose text is not UTF-8 replaces the bytes",
+          "[cli][trace][hostile]") {
+  // The format allows any bytes in a marker's text; JSON needs UTF-8.
+  Scratch dir("marker-bytes");
+  ldmsim::TraceRecorder group(0, true);
+  group.mark({ldmsim::MarkerKind::kLaunchBegin, 0, -1, 0, "k"});
+  group.mark({ldmsim::MarkerKind::kFault, 5, 0, 0, std::string("bad \xFF\xFE byte")});
+  group.mark({ldmsim::MarkerKind::kLaunchEnd, 10, -1, 0, "k"});
+  const nlohmann::json header = {
+      {"arch",
+       {{"name", "t"}, {"clock_hz", 1e9}, {"core_groups", {{"count", 1}, {"cores", {{"rows", 1}, {"cols", 2}}}}}}},
+      {"cycles", 10},
+      {"seconds", 1e-8},
+      {"fault", nullptr},
+      {"run", {{"workload", "unit"}}}};
+  const ldmsim::TraceRecorder* groups[] = {&group};
+  ldmsim::write_trace(dir.path / "t.ldmtrace", header, groups);
+  const Result r = cli("trace summary --json " + dir.str("t.ldmtrace"), true);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  CHECK_THAT(j.dump(), Contains("bad \xEF\xBF\xBD"));  // U+FFFD in place of the bad bytes
 }
 
 TEST_CASE("trace export writes chrome JSON and CSV", "[cli][trace]") {
