@@ -84,16 +84,10 @@ void run_stream_command(StreamOptions& o) {
     }
     return;
   }
-  std::string data = o.data;
-  if (data.empty()) {
-    data = bench::find_default_measurements().string();
-    if (data.empty()) {
-      throw ConfigError(
-          "--sweep: shared/data/sw26010_dma_stream_copy.csv not found above the current directory "
-          "or the executable; give --data PATH");
-    }
-  }
-  print_sweep(arch, o, data, bench::sweep(arch, o.config, bench::read_measurements(data)));
+  // The built-in SW26010 copy curve unless --data names another measurement.
+  const std::string data = o.data.empty() ? "the built-in SW26010 copy curve" : o.data;
+  const auto points = o.data.empty() ? bench::sw26010_copy_measurements() : bench::read_measurements(o.data);
+  print_sweep(arch, o, data, bench::sweep(arch, o.config, points));
 }
 
 }  // namespace
@@ -129,7 +123,9 @@ void add_bench_command(CLI::App& app) {
       ->check(non_negative());
   stream->add_flag("--verify", o.config.verify, "Initialise the inputs and check every output element");
   stream->add_flag("--sweep", o.sweep, "Run every block size of the measurement file and compare");
-  stream->add_option("--data", o.data, "Measurement CSV for --sweep (default: ../shared/data of the repository)");
+  stream->add_option(
+      "--data", o.data,
+      "Measurement CSV for --sweep (default: the built-in SW26010 copy curve, stream/data/ of the repository)");
   stream->add_option("--format", o.format, "Sweep output: table | csv")
       ->check(CLI::IsMember({"table", "csv"}))
       ->capture_default_str();

@@ -347,7 +347,15 @@ StreamResult run_stream(const Arch& arch, const StreamConfig& config) {
 
 std::vector<MeasuredPoint> read_measurements(const std::filesystem::path& csv) {
   // A bounded read of a regular file: /dev/zero or a huge file is refused before anything is read.
-  std::istringstream in(read_input_file(csv, "measurement file", std::uint64_t{16} << 20));
+  return parse_measurements(read_input_file(csv, "measurement file", std::uint64_t{16} << 20), csv.string());
+}
+
+std::vector<MeasuredPoint> sw26010_copy_measurements() {
+  return parse_measurements(sw26010_copy_csv(), "stream/data/sw26010_dma_stream_copy.csv (built in)");
+}
+
+std::vector<MeasuredPoint> parse_measurements(std::string_view csv_text, const std::string& origin) {
+  std::istringstream in{std::string(csv_text)};
   std::vector<MeasuredPoint> points;
   std::string line;
   int block_col = -1;
@@ -364,8 +372,7 @@ std::vector<MeasuredPoint> read_measurements(const std::filesystem::path& csv) {
         if (cells[i].size() > 5 && cells[i].ends_with("_MBps")) rate_col = static_cast<int>(i);
       }
       if (block_col < 0 || rate_col < 0) {
-        throw ConfigError(
-            fmt::format("{}:{}: the header must name a block_bytes and a *_MBps column", csv.string(), number));
+        throw ConfigError(fmt::format("{}:{}: the header must name a block_bytes and a *_MBps column", origin, number));
       }
       continue;
     }
@@ -378,28 +385,11 @@ std::vector<MeasuredPoint> read_measurements(const std::filesystem::path& csv) {
       if (p.block_bytes == 0 || !(p.mbps > 0)) throw std::invalid_argument("non-positive value");
       points.push_back(p);
     } catch (const std::exception& e) {
-      throw ConfigError(fmt::format("{}:{}: cannot read '{}' ({})", csv.string(), number, line, e.what()));
+      throw ConfigError(fmt::format("{}:{}: cannot read '{}' ({})", origin, number, line, e.what()));
     }
   }
-  if (points.empty()) throw ConfigError(fmt::format("{}: no measured points", csv.string()));
+  if (points.empty()) throw ConfigError(fmt::format("{}: no measured points", origin));
   return points;
-}
-
-std::filesystem::path find_default_measurements() {
-  namespace fs = std::filesystem;
-  const fs::path relative = fs::path("shared") / "data" / "sw26010_dma_stream_copy.csv";
-  std::vector<fs::path> starts;
-  std::error_code ec;
-  starts.push_back(fs::current_path(ec));
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) starts.push_back(exe.parent_path());
-  for (const auto& start : starts) {
-    for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
-      if (fs::is_regular_file(dir / relative, ec)) return dir / relative;
-      if (dir == dir.parent_path()) break;
-    }
-  }
-  return {};
 }
 
 std::vector<SweepRow> sweep(const Arch& arch, const StreamConfig& base, const std::vector<MeasuredPoint>& points) {

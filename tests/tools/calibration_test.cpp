@@ -1,5 +1,5 @@
 // The DMA timing calibration, pinned: the sw26010 preset reproduces every point of the measured STREAM copy
-// curve (../shared/data/sw26010_dma_stream_copy.csv) within 15%, through the same runner as
+// curve (stream/data/sw26010_dma_stream_copy.csv) within 15%, through the same runner as
 // `ldmsim bench stream --sweep`; plus the runner's kernels computing the right values in every mode, and the
 // command itself.
 #include <fmt/format.h>
@@ -22,13 +22,25 @@ using namespace ldmsim::bench;
 
 namespace {
 
-/// The measurement file: $LDMSIM_CALIBRATION_DATA, else the repository's ../shared/data.
+/// The measurement file: $LDMSIM_CALIBRATION_DATA, else the repository's copy (stream/data/).
 std::filesystem::path measurements() {
   if (const char* env = std::getenv("LDMSIM_CALIBRATION_DATA")) return env;
-  return std::filesystem::path(LDMSIM_SOURCE_DIR) / ".." / "shared" / "data" / "sw26010_dma_stream_copy.csv";
+  return std::filesystem::path(LDMSIM_SOURCE_DIR) / "stream" / "data" / "sw26010_dma_stream_copy.csv";
 }
 
 }  // namespace
+
+TEST_CASE("the built-in copy curve is the repository's measurement file", "[calibration]") {
+  const auto built_in = sw26010_copy_measurements();
+  const auto file =
+      read_measurements(std::filesystem::path(LDMSIM_SOURCE_DIR) / "stream" / "data" / "sw26010_dma_stream_copy.csv");
+  REQUIRE(built_in.size() == file.size());
+  for (std::size_t i = 0; i < file.size(); ++i) {
+    CHECK(built_in[i].block_bytes == file[i].block_bytes);
+    CHECK(built_in[i].mbps == file[i].mbps);
+  }
+  CHECK_THROWS_WITH(parse_measurements("block_bytes,copy_MBps\n8,-1\n", "x.csv"), Catch::Contains("x.csv:2"));
+}
 
 TEST_CASE("sw26010 reproduces every measured STREAM copy point within 15%", "[calibration]") {
   const auto file = measurements();
@@ -172,6 +184,11 @@ TEST_CASE("ldmsim bench stream prints the simulated rate and the sweep table", "
   int rows = 0;
   while (std::getline(lines, line)) ++rows;
   CHECK(rows == static_cast<int>(read_measurements(measurements()).size()));
+  // Without --data, the curve compiled into the tool: the same rows, so an installed binary needs no file.
+  const std::string with_file = out;
+  std::tie(code, out) = run_cli("bench stream --sweep --format csv");
+  CHECK(code == 0);
+  CHECK(out == with_file);
 
   std::tie(code, out) = run_cli("bench stream --kernel copy2");
   CHECK(code == 2);

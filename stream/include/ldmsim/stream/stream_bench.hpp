@@ -82,10 +82,13 @@ struct MeasuredPoint {
 /// Reads a measurement CSV (`#` comments, a header naming block_bytes and a *_MBps column). Throws
 /// ConfigError naming the file and line on malformed input.
 std::vector<MeasuredPoint> read_measurements(const std::filesystem::path& csv);
+/// The same from the CSV's text; `origin` names it in errors.
+std::vector<MeasuredPoint> parse_measurements(std::string_view csv, const std::string& origin);
 
-/// The SW26010 copy measurement: shared/data/sw26010_dma_stream_copy.csv found by walking up from the current
-/// directory and from the running executable (the repository's ../shared/data). Empty when not found.
-std::filesystem::path find_default_measurements();
+/// The SW26010 STREAM copy measurement kept in the repository (stream/data/sw26010_dma_stream_copy.csv, compiled
+/// into the library), its source named in its comments.
+std::string_view sw26010_copy_csv();
+std::vector<MeasuredPoint> sw26010_copy_measurements();
 
 /// Simulated vs measured for every point of `points` (contiguous blocks, `base` gives everything else).
 struct SweepRow {
