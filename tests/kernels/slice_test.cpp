@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "ldmsim/kernels/slice_axis.hpp"
 #include "op_harness.hpp"
 
 using namespace ldmsim;
@@ -44,6 +45,23 @@ TEST_CASE("slice follows ONNX: starts, ends, axes, steps, negative indices and s
   const auto small = test::bind_op("slice", {Shape{6}}, {{"starts", {-1}}, {"ends", {kMin}}, {"steps", {-2}}});
   CHECK(small->reference(std::vector<HostTensor>{HostTensor{Shape{6}, {0, 1, 2, 3, 4, 5}}})[0].data ==
         std::vector<float>{5, 3, 1});
+}
+
+TEST_CASE("slice_axis clamps and counts at the edges of int64 without overflow", "[kernels][slice]") {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const auto check = [](SliceAxis a, std::int64_t first, std::uint64_t count, std::int64_t step) {
+    CHECK(a.first == first);
+    CHECK(a.count == count);
+    CHECK(a.step == step);
+  };
+  check(slice_axis(0, kMax, kMax, 7), 0, 1, 1);   // a huge step takes the first element
+  check(slice_axis(-1, kMin, kMin, 5), 4, 1, 1);  // and backwards the last
+  check(slice_axis(kMin, kMax, 3, 7), 0, 3, 3);   // 0, 3, 6
+  check(slice_axis(-1, kMin, -2, 6), 5, 3, -2);   // 5, 3, 1
+  check(slice_axis(2, 2, 1, 6), 2, 0, 1);         // empty
+  check(slice_axis(5, -100, -1, 6), 5, 6, -1);    // the whole axis reversed
+  check(slice_axis(0, 3, 1, 0), 0, 0, 1);         // an empty axis
 }
 
 TEST_CASE("slice uses every core of every group on a large tensor", "[kernels][slice]") {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 
+#include "ldmsim/kernels/slice_axis.hpp"
 #include "ldmsim/sim/fp16.hpp"
 #include "onnx_nodes.hpp"
 #include "onnx_translator.hpp"
@@ -34,13 +35,6 @@ bool check_size(NodeTranslator& t, const Dims& dims) {
   t.problem(fmt::format("would fold to a constant of shape [{}], more than {} elements", fmt::join(dims, ", "),
                         kMaxFoldedElements));
   return false;
-}
-
-/// `axis` in [-rank, rank) made non-negative, or nullopt.
-std::optional<std::size_t> normalize_axis(std::int64_t axis, std::size_t rank) {
-  const auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r) return std::nullopt;
-  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
 }
 
 /// Row-major strides of `dims`, with 0 for broadcast dimensions of size 1 when aligned to `out`.
@@ -630,12 +624,7 @@ void fold_slice(NodeTranslator& t) {
       t.problem(fmt::format("the {} must be a scalar or 1-D integer tensor", roles[i]));
       return;
     }
-    // Ends are often INT64_MAX ("to the end"), beyond what a double holds exactly: saturated, like any bound.
-    for (const double v : c->values) {
-      lists[static_cast<std::size_t>(i)].push_back(v >= 9.2e18    ? std::numeric_limits<std::int64_t>::max()
-                                                   : v <= -9.2e18 ? std::numeric_limits<std::int64_t>::min()
-                                                                  : static_cast<std::int64_t>(v));
-    }
+    for (const double v : c->values) lists[static_cast<std::size_t>(i)].push_back(saturated_integer(v));
   }
   const auto& starts = lists[1];
   if (lists[2].size() != starts.size() || (t.has_input(3) && lists[3].size() != starts.size()) ||
@@ -653,16 +642,10 @@ void fold_slice(NodeTranslator& t) {
       t.problem("an axis is out of range or a step is 0");
       return;
     }
-    const auto dim = static_cast<std::int64_t>(data.dims[*axis]);
-    const auto absolute = [dim](std::int64_t v) { return v < 0 ? (v < -dim ? -1 : v + dim) : v; };
-    std::int64_t b = absolute(starts[i]), e = absolute(lists[2][i]);
-    b = s > 0 ? std::clamp<std::int64_t>(b, 0, dim) : std::clamp<std::int64_t>(b, 0, dim - 1);
-    e = s > 0 ? std::clamp<std::int64_t>(e, 0, dim) : std::clamp<std::int64_t>(e, -1, dim - 1);
-    const std::int64_t distance = s > 0 ? e - b : b - e;
-    const std::int64_t magnitude = s > 0 ? s : (s == std::numeric_limits<std::int64_t>::min() ? dim + 1 : -s);
-    dims[*axis] = distance <= 0 ? 0 : static_cast<std::uint64_t>((distance + magnitude - 1) / magnitude);
-    first[*axis] = b;
-    step[*axis] = dims[*axis] <= 1 ? 1 : s;
+    const SliceAxis taken = slice_axis(starts[i], lists[2][i], s, data.dims[*axis]);
+    dims[*axis] = taken.count;
+    first[*axis] = taken.first;
+    step[*axis] = taken.step;
   }
   const auto count = foldable_count(dims);
   if (!count) return void(check_size(t, dims));

@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -68,6 +69,19 @@ inline constexpr std::size_t kMaxConstantRank = 8;
 
 /// `v` as an int64 when it is a finite whole number of magnitude below 2^62, else nullopt.
 std::optional<std::int64_t> exact_integer(double v);
+/// `v` as an int64, saturated: an index bound such as Slice's INT64_MAX ("to the end") is beyond what a double
+/// holds exactly, and only its side matters.
+inline std::int64_t saturated_integer(double v) {
+  if (v >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+  if (v <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(v);
+}
+/// `axis` in [-rank, rank) made non-negative, or nullopt.
+inline std::optional<std::size_t> normalize_axis(std::int64_t axis, std::size_t rank) {
+  const auto r = static_cast<std::int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+}
 
 /// One node's translation: `op` is {"type", "inputs", "attrs"} with ONNX tensor names (outputs are the node's),
 /// an array of such ops each with its "outputs" (a node that becomes several ops), or null when the node needs no

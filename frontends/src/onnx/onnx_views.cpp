@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "onnx_translator.hpp"
 
@@ -20,26 +19,14 @@ std::optional<std::vector<std::int64_t>> constant_integers(NodeTranslator& t, in
     return std::nullopt;
   }
   std::vector<std::int64_t> out;
-  for (const double v : c->values) {
-    // Slice's ends are often INT64_MAX ("to the end"), beyond what doubles hold exactly: saturate.
-    if (v >= 9.2e18) {
-      out.push_back(std::numeric_limits<std::int64_t>::max());
-    } else if (v <= -9.2e18) {
-      out.push_back(std::numeric_limits<std::int64_t>::min());
-    } else {
-      out.push_back(static_cast<std::int64_t>(v));
-    }
-  }
+  for (const double v : c->values) out.push_back(saturated_integer(v));
   return out;
 }
 
 std::optional<std::size_t> axis_in(NodeTranslator& t, std::int64_t axis, std::size_t rank) {
-  const auto r = static_cast<std::int64_t>(rank);
-  if (axis < -r || axis >= r) {
-    t.problem(fmt::format("axis {} is out of range for rank {}", axis, rank));
-    return std::nullopt;
-  }
-  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+  const auto normal = normalize_axis(axis, rank);
+  if (!normal) t.problem(fmt::format("axis {} is out of range for rank {}", axis, rank));
+  return normal;
 }
 
 }  // namespace

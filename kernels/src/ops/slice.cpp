@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ldmsim/kernels/slice_axis.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
 #include "view_copy.hpp"
@@ -11,14 +12,6 @@
 namespace ldmsim::ops {
 
 namespace {
-
-/// An index of ONNX's Slice made absolute: negative counts from the end; anything below -dim is -1 (clamping then
-/// treats every such value alike).
-std::int64_t from_end(std::int64_t v, std::uint64_t dim) {
-  const auto d = static_cast<std::int64_t>(dim);
-  if (v >= 0) return v;
-  return v < -d ? -1 : v + d;
-}
 
 std::vector<std::int64_t> integer_list(const JsonField& attrs, std::string_view key, std::size_t expected,
                                        const char* what) {
@@ -60,30 +53,15 @@ std::unique_ptr<BoundOp> bind_slice(std::string_view name, const JsonField& attr
     const auto axis = static_cast<std::size_t>(axes[i] < 0 ? axes[i] + r : axes[i]);
     if (seen[axis]) reject(name, fmt::format("axis {} is sliced twice", axis));
     seen[axis] = true;
-    const std::int64_t step = steps[i];
-    if (step == 0) reject(name, fmt::format("step of axis {} is 0", axis));
-    const auto dim = static_cast<std::int64_t>(x[axis]);
-    std::int64_t start = from_end(starts[i], x[axis]), end = from_end(ends[i], x[axis]);
-    if (step > 0) {
-      start = std::clamp<std::int64_t>(start, 0, dim);
-      end = std::clamp<std::int64_t>(end, 0, dim);
-    } else {
-      start = std::clamp<std::int64_t>(start, 0, dim - 1);
-      end = std::clamp<std::int64_t>(end, -1, dim - 1);
-    }
-    // Elements taken: ceil(distance / |step|), none when the bounds are crossed. |step| may be huge: no overflow,
-    // since distance <= dim.
-    const std::int64_t distance = step > 0 ? end - start : start - end;
-    const std::uint64_t magnitude = step > 0 ? static_cast<std::uint64_t>(step) : 0 - static_cast<std::uint64_t>(step);
-    const std::uint64_t count = distance <= 0 ? 0 : (static_cast<std::uint64_t>(distance) + magnitude - 1) / magnitude;
-    if (count == 0) {
+    if (steps[i] == 0) reject(name, fmt::format("step of axis {} is 0", axis));
+    const SliceAxis taken = slice_axis(starts[i], ends[i], steps[i], x[axis]);
+    if (taken.count == 0) {
       reject(name, fmt::format("axis {} of {} sliced from {} to {} by {} is empty (tensors have no empty dims)", axis,
-                               x.str(), starts[i], ends[i], step));
+                               x.str(), starts[i], ends[i], steps[i]));
     }
-    view.dims[axis] = count;
-    view.offset += start * natural[axis];
-    // A step larger than the axis takes one element: any stride serves, and the natural one cannot overflow.
-    view.strides[axis] = count == 1 ? natural[axis] : step * natural[axis];
+    view.dims[axis] = taken.count;
+    view.offset += taken.first * natural[axis];
+    view.strides[axis] = taken.step * natural[axis];  // |step| < dim when count >= 2: no overflow
   }
   return std::make_unique<ViewOp>(x, Shape(view.dims), view);
 }
