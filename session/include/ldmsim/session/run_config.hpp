@@ -1,0 +1,39 @@
+// What a run is configured by, typed: the arch, staging, fusion, placement (split), convolution algorithm, host
+// threads, tracing and alignment policy. The CLI parses its flags into one RunConfig; the Python bindings build one
+// from keyword arguments. Nothing in it is parsed again later.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ldmsim/graph/split.hpp"
+#include "ldmsim/kernels/padding.hpp"
+#include "ldmsim/runtime/machine.hpp"
+#include "ldmsim/sim/arch.hpp"
+
+namespace ldmsim {
+
+/// The arch a run uses when neither the configuration nor the model names one.
+inline constexpr const char* kDefaultArch = "sw26010";
+
+struct RunConfig {
+  /// Arch preset name or arch JSON file; empty: the model's preferred arch (a workload's "arch"), else kDefaultArch.
+  std::string arch;
+  /// An arch built in code (e.g. a preset's tree with fields changed); takes precedence over `arch`.
+  std::optional<Arch> custom_arch;
+  /// Empty: the model's preferred staging policy, else StagingPolicy::kMethod.
+  std::optional<StagingPolicy> staging;
+  /// Fuse memory-intensive subgraphs into one kernel each (docs/fusion.md).
+  bool fusion = true;
+  /// Placement of tensors and ops over core groups (docs/splitting.md).
+  SplitOptions split;
+  /// Convolution algorithm for every conv that does not set its own "algo"; empty: each conv's own.
+  std::string conv_algo;
+  /// Host threads, tracing (on/off, codec, spill directory), alignment policy, fiber stacks.
+  MachineOptions machine;
+};
+
+/// Arch::resolve plus a check of the DMA timing model's parameters; ConfigError naming the origin and JSON path.
+Arch resolve_arch(const std::string& name_or_file);
+
+}  // namespace ldmsim

@@ -1,0 +1,132 @@
+// The library-level run API: a Session holds a RunConfig and an operator registry, loads models from any front end
+// (chosen by content), runs them on a fresh simulated machine and returns typed results; given an output
+// directory it also writes the run's files (outputs as .npy, stats.json, host_times.json, the trace) by the rules
+// of docs/user-guide.md "Output files" — also when the run traps, in which case the Fault is rethrown afterwards.
+// The CLI only parses flags into it; the Python bindings wrap it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/runtime/concurrent.hpp"
+#include "ldmsim/runtime/machine.hpp"
+#include "ldmsim/session/model.hpp"
+#include "ldmsim/session/model_reader.hpp"
+#include "ldmsim/session/run_config.hpp"
+#include "ldmsim/sim/fp16.hpp"
+
+namespace ldmsim {
+
+/// Values of one tensor on the host: C-order fp16 and its shape.
+struct HostTensor {
+  std::vector<std::size_t> shape;
+  SharedHalves values;
+};
+
+/// Where a run writes its files. The directory is owned by the run while it runs (a lock), and marked incomplete
+/// until its last file is written.
+struct RunOutputs {
+  std::filesystem::path dir;
+  /// The trace file; empty: DIR/trace.ldmtrace. Ignored when the configuration records no trace.
+  std::filesystem::path trace;
+};
+
+struct RunRequest {
+  /// Values for graph inputs by name (each of the input's shape); the others keep the model's values.
+  std::map<std::string, HostTensor> inputs;
+  /// Write the run's files there; none when unset.
+  std::optional<RunOutputs> outputs;
+  /// Called after each op with the op and its entry of stats["ops"].
+  std::function<void(const OpNode&, const nlohmann::json&)> progress;
+  /// Polled after each op; when it returns true the run stops with RunInterrupted.
+  std::function<bool()> should_stop;
+};
+
+/// What a run produced.
+struct RunResult {
+  std::map<std::string, HostTensor> outputs;
+  /// stats.json: simulated results only, identical on any number of host threads.
+  nlohmann::json stats;
+  /// host_times.json: host seconds per phase and per op.
+  nlohmann::json host_times;
+  /// The machine the run used (its trace, its counters), kept so the trace can be written after the run.
+  std::shared_ptr<Machine> machine;
+  /// The per-op entries of stats ("ops"), one per op in order.
+  const nlohmann::json& layers() const { return stats.at("ops"); }
+  std::uint64_t cycles() const { return stats.at("cycles").get<std::uint64_t>(); }
+};
+
+/// A run stopped by RunRequest::should_stop; nothing of it is written but what a trapped run writes.
+class RunInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Several models run on one machine, each in its own context (docs/pipelining.md).
+struct TogetherResult {
+  std::vector<std::string> names;
+  /// Per model: its result, or what it threw (a Fault or another error).
+  std::vector<RunResult> results;
+  std::vector<std::exception_ptr> errors;
+  /// OUT/stats.json: the machine's makespan, busy and idle core-cycles, switches, and a summary per model.
+  nlohmann::json summary;
+};
+
+class Session {
+ public:
+  explicit Session(RunConfig config = {},
+                   std::shared_ptr<const OperatorRegistry> registry = nullptr /* builtin operators */);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session();
+
+  const RunConfig& config() const { return config_; }
+  const OperatorRegistry& registry() const { return *registry_; }
+
+  /// Reads a model file with the front end its content calls for, then resolves, fuses and plans it, and checks
+  /// it can run (ConfigError otherwise, before anything is allocated). `contexts`: how many models will share
+  /// the machine (fusion then maps onto one context's ldm share).
+  Model load(const std::filesystem::path& file, const ModelReadOptions& options = {}, std::size_t contexts = 1);
+  /// The same for a workload given as a JSON tree (docs/workload-format.md); `base_dir` resolves its .npy files.
+  Model load(const nlohmann::json& workload, const std::filesystem::path& base_dir = ".", std::size_t contexts = 1);
+
+  /// Runs `model` on a fresh machine of its arch. Faults propagate (after the run's files are written when
+  /// `request.outputs` is set); ConfigError for bad input values before anything runs.
+  RunResult run(const Model& model, const RunRequest& request = {});
+
+  /// Runs several models on one machine, one context each, pipelined or one after another; writes OUT/NAME/ per
+  /// model and OUT/stats.json, OUT/schedule.svg and the trace when `outputs` is set. A model that traps keeps its
+  /// fault; the others finish. Models must share one arch and be loaded with `contexts` = their count.
+  TogetherResult run_together(const std::vector<const Model*>& models, ContextSchedule schedule,
+                              const std::optional<RunOutputs>& outputs = std::nullopt);
+
+ private:
+  struct Spare;
+  Arch arch_for(const std::optional<std::string>& preferred) const;
+  Model finish_load(Model model, ReadModel read, std::size_t contexts);
+  std::shared_ptr<Machine> take_machine(const Arch& arch);
+
+  RunConfig config_;
+  std::shared_ptr<const OperatorRegistry> registry_;
+  /// A machine made early (during an ONNX import, whose helper thread commits its memory) for the next run.
+  std::unique_ptr<Spare> spare_;
+};
+
+/// ConfigError, before anything is allocated, when a run needing `bytes` of host memory for its tensors would not
+/// fit what the host offers: LDMSIM_HOST_MEMORY_BYTES when set, else the kernel's MemAvailable. `what` names it.
+void check_host_memory(std::uint64_t bytes, const std::string& what);
+
+/// The ldmsim version ("0.1.0").
+const char* version();
+
+}  // namespace ldmsim
