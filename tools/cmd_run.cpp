@@ -158,7 +158,8 @@ void add_run_command(CLI::App& app) {
   CLI::App* run = app.add_subcommand(
       "run", "Run a workload on the simulated machine; without one, the built-in demo (fp16 tile kernels)");
   run->add_option("workload", options->workloads,
-                  "Workload JSON file (docs/workload-format.md) or ONNX model (.onnx, docs/onnx.md); several run on "
+                  "Workload JSON file (docs/workload-format.md) or ONNX model (docs/onnx.md), told apart by content; "
+                  "several run on "
                   "one machine, each in its own context (one after another, or pipelined with --concurrent)");
   run->add_flag("--concurrent", options->concurrent,
                 "Pipeline the models: each core switches to another model's ready work when its model stalls "
