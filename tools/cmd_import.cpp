@@ -70,7 +70,8 @@ void add_import_command(CLI::App& app) {
       app.add_subcommand("import", "Translate an ONNX model into a workload JSON and .npy tensors (docs/onnx.md)");
   cmd->add_option("model", options->model, "ONNX model file (.onnx)")->required();
   cmd->add_option("-o,--out", options->out, "Output directory (created if missing)")->required();
-  cmd->add_option("--input", options->inputs, "Values of a graph input: NAME=FILE.npy (repeatable)");
+  cmd->add_option("--input", options->inputs, "Values of a graph input: NAME=FILE.npy (repeatable)")
+      ->allow_extra_args(false);
   cmd->callback([options] { import_command(*options); });
 }
 

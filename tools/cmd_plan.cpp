@@ -99,7 +99,8 @@ void add_plan_command(CLI::App& app) {
                   "Convolution algorithm for every conv that does not set its own \"algo\" (as for run)")
       ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
   cmd->add_option("--input", options->model.inputs,
-                  "An ONNX model's input values: NAME=FILE.npy (repeatable; needed for symbolic dimensions)");
+                  "An ONNX model's input values: NAME=FILE.npy (repeatable; needed for symbolic dimensions)")
+      ->allow_extra_args(false);
   CLI::Option* json = cmd->add_flag("--json", options->json, "Print the tags as JSON instead of text");
   CLI::Option* json_file =
       cmd->add_option("--json-file", options->json_file, "Write the tags as JSON to this file (atomically)")

@@ -114,6 +114,10 @@ void run_command(const RunOptions& options) {
   if (options.workloads.empty() && options.explain) {
     throw ConfigError("--explain shows the choices of a workload's ops: give a workload or model");
   }
+  if (options.workloads.empty() && !options.model.inputs.empty()) {
+    throw ConfigError(
+        "--input gives a model's input values: give the model too (ldmsim run MODEL --input NAME=FILE.npy)");
+  }
   if (options.workloads.empty() && options.concurrent) {
     throw ConfigError("--concurrent runs several models at once: give the workloads or models");
   }
@@ -165,7 +169,8 @@ void add_run_command(CLI::App& app) {
                 "Pipeline the models: each core switches to another model's ready work when its model stalls "
                 "(docs/pipelining.md); writes OUT/NAME/ per model, OUT/stats.json and OUT/schedule.svg");
   run->add_option("--input", options->model.inputs,
-                  "An ONNX model's input values: NAME=FILE.npy (repeatable; f32 is rounded to fp16)");
+                  "An ONNX model's input values: NAME=FILE.npy (repeatable; f32 is rounded to fp16)")
+      ->allow_extra_args(false);  // one value per --input: a model path after it stays the model
   CLI::Option* arch =
       run->add_option("--arch", options->model.arch, "Arch preset name or arch JSON file")->capture_default_str();
   run->add_option("--staging", options->model.staging, "Workload staging policy: method (default), naive or none")

@@ -115,3 +115,20 @@ TEST_CASE("run tells a workload from a model by content, not by the file's name"
   CHECK(bad.code == 2);
   CHECK_THAT(bad.output, Contains("text.model") && Contains("unknown format") && Contains("workload JSON"));
 }
+
+TEST_CASE("run's --input takes one value and needs a model, and usage errors read like every other error", "[cli]") {
+  ScratchDir dir("input-flag");
+  const std::string workload = fmt::format("{}/bench/workloads/chain10.json", LDMSIM_SOURCE_DIR);
+  // The path after --input NAME=FILE is the model, not a second input: this workload refuses input files.
+  const CliResult after = run_cli(fmt::format("run --input x=a.npy {} --out {}", workload, (dir.path / "a").string()));
+  CHECK(after.code == 2);
+  CHECK_THAT(after.output, Contains("chain10.json") && Contains("ONNX model's inputs"));
+  CHECK_THAT(after.output, !Contains("built-in demo"));
+  const CliResult alone = run_cli(fmt::format("run --input x=a.npy --out {}", (dir.path / "b").string()));
+  CHECK(alone.code == 2);
+  CHECK_THAT(alone.output, Contains("give the model too"));
+  CHECK_FALSE(std::filesystem::exists(dir.path / "b"));
+  const CliResult usage = run_cli("run --threads many");
+  CHECK(usage.code == 2);
+  CHECK_THAT(usage.output, Contains("ldmsim: error:") && Contains("--threads") && Contains("--help"));
+}
