@@ -37,6 +37,7 @@ void plan_command(const PlanOptions& options) {
   const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
   check_runnable(w->graph(), plan, w->arch);  // what `run` refuses before it runs anything
   const SplitPlan split = plan_split(w->graph(), w->arch, options.split.options());
+  check_host_memory(host_memory_bound(w->graph(), plan), fmt::format("workload '{}'", w->graph().name));
   const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan, &split);
   if (options.json || options.json_file_given) {
     nlohmann::json doc = {{"workload", w->loaded->name},

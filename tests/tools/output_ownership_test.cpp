@@ -369,14 +369,16 @@ TEST_CASE("host memory is bounded before anything large is allocated", "[cli][ho
       g.message(12, ldmsim::test::value_info("y", {1, 4}));
       return ldmsim::test::model(g).bytes;
     };
-    // An unused INT64 initializer of 2^25 + 1 zeros: 32 MiB in the file, 256 MiB and more once parsed.
+    // An unused INT64 initializer of 2^25 + 1 zeros: 32 MiB in the file, 256 MiB and more once parsed (512 MiB
+    // counting the capacity of a growing array): more than 4 times the file plus 256 MiB.
     Message ints;
     ints.varint_field(1, (std::uint64_t{1} << 25) + 1).varint_field(2, 7).bytes_field(8, "big");
     ints.bytes_field(7, std::string((std::size_t{1} << 25) + 1, '\0'));
     write_text(dir.path / "ints.onnx", model_with(ints));
     CliResult r = run_cli(fmt::format("import {} -o {}", dir.str("ints.onnx"), dir.str("o")));
     CHECK(r.code == 2);
-    CHECK_THAT(r.output, Contains("initializer 0 packs 33554433 integer values in 33554433 bytes"));
+    CHECK_THAT(r.output, Contains("graph 'g' initializer 'big' int64_data: 33554433 values") &&
+                             Contains("the most an import may take for a file of"));
     // Packed dims: a thousand of them, refused as a rank, not parsed.
     Message dims;
     dims.bytes_field(1, std::string(1000, '\x01')).varint_field(2, 1).bytes_field(8, "d");
@@ -413,3 +415,31 @@ TEST_CASE("names from user files reach the terminal with their control character
   CHECK(r.output.find('\x1b') == std::string::npos);
   CHECK_THAT(r.output, Contains("\\x1b[2J"));
 }
+    // `plan` refuses it with the same message.
+    const CliResult plan =
+        shell(fmt::format("LDMSIM_HOST_MEMORY_BYTES=1000000000 '{}' plan {} 2>&1", LDMSIM_CLI, dir.str("big.json")));
+    CHECK(plan.code == 2);
+    CHECK(plan.output == r.output);
+  }
+
+  SECTION("ONNX: import, plan and run bound the parse of the model by the host's memory alike") {
+    // 100000 empty nodes: 200 KB in the file, over 15 MB parsed.
+    Message g;
+    g.bytes_field(2, "g");
+    for (int i = 0; i < 100000; ++i) g.bytes_field(1, "");
+    g.message(11, ldmsim::test::value_info("x", {1, 4}));
+    write_text(dir.path / "nodes.onnx", ldmsim::test::model(g).bytes);
+    std::string first;
+    for (const std::string& command : {fmt::format("import {} -o {}", dir.str("nodes.onnx"), dir.str("o")),
+                                       fmt::format("plan {}", dir.str("nodes.onnx")),
+                                       fmt::format("run {} --out {}", dir.str("nodes.onnx"), dir.str("o"))}) {
+      const CliResult r = shell(fmt::format("LDMSIM_HOST_MEMORY_BYTES=10000000 '{}' {} 2>&1", LDMSIM_CLI, command));
+      INFO(command);
+      CHECK(r.code == 2);
+      CHECK_THAT(r.output, Contains(dir.str("nodes.onnx") + ": parsed, this model would take up to") &&
+                               Contains("allowed by LDMSIM_HOST_MEMORY_BYTES") &&
+                               Contains("the largest part is graph 'g' node: 100000 messages"));
+      if (first.empty()) first = r.output;
+      CHECK(r.output == first);
+    }
+    CHECK_FALSE(fs::exists(dir.path / "o"));
