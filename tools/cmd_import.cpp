@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "commands.hpp"
+#include "directory_lock.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/output_file.hpp"
@@ -33,6 +34,8 @@ void import_command(const ImportOptions& options) {
     throw ConfigError(fmt::format("{}: cannot create the output directory: {}", dir.string(), ec.message()));
   }
   const std::string workload_file = imported.workload["name"].get<std::string>() + ".json";
+  // Into a run directory only while no run owns it (held until every file is written).
+  const DirectoryLock lock = lock_run_directory_of(dir / workload_file, "ldmsim import", "-o");
   // Every name is checked before anything is written.
   check_output_name(workload_file, "workload file");
   for (const auto& [file, array] : imported.arrays) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "directory_lock.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
@@ -36,8 +37,8 @@ void plan_command(const PlanOptions& options) {
                               registry);
   const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
   check_runnable(w->graph(), plan, w->arch);  // what `run` refuses before it runs anything
-  const SplitPlan split = plan_split(w->graph(), w->arch, options.split.options());
   check_host_memory(host_memory_bound(w->graph(), plan), fmt::format("workload '{}'", w->graph().name));
+  const SplitPlan split = plan_split(w->graph(), w->arch, options.split.options());
   const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan, &split);
   if (options.json || options.json_file_given) {
     nlohmann::json doc = {{"workload", w->loaded->name},
@@ -52,6 +53,7 @@ void plan_command(const PlanOptions& options) {
     // Names come from user files: bytes that are not UTF-8 are replaced, not an error.
     const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (options.json_file_given) {
+      const DirectoryLock lock = lock_run_directory_of(options.json_file, "ldmsim plan", "--json-file");
       check_not_input(options.json_file, w->inputs, "plan file");
       write_file_atomically(options.json_file, text, "plan file");
       fmt::print("wrote the tags of {} tensors to {}\n", tags.size(), options.json_file);
