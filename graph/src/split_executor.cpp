@@ -69,7 +69,7 @@ class SplitRun {
         machine_(machine),
         options_(options),
         split_(plan_split(graph, machine.arch(), options.split)),
-        registry_(OperatorRegistry::builtin()),
+        registry_(graph.registry()),
         held_(graph.tensors().size()) {
     for (std::uint32_t g = 0; g < machine.arch().core_groups; ++g)
       views_.push_back(machine.group_view({static_cast<int>(g)}));
@@ -138,7 +138,7 @@ class SplitRun {
   Machine& machine_;
   const ExecuteOptions& options_;
   SplitPlan split_;
-  OperatorRegistry registry_;
+  const OperatorRegistry& registry_;  ///< the graph's: binds pieces, the reduction tree's adds, activations
   std::vector<std::unique_ptr<Machine>> views_;
   std::vector<std::vector<Copy>> held_;
   std::map<std::pair<std::size_t, int>, GroupPiece> pieces_;
