@@ -234,6 +234,11 @@ NpyArray fp16_array(Constant& c) {
 }  // namespace
 
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
+  return import_onnx(file, options, OperatorRegistry::builtin());
+}
+
+ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options,
+                          const OperatorRegistry& registry) {
   const std::string origin = file.string();
   // Read straight from the file (no copy of it in memory), never past the size checked at open, in reads of
   // 256 KiB through one reused buffer (mapping the file instead saves little, and a file truncated meanwhile would
@@ -268,7 +273,6 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     }
   }
   if (!model.has_graph()) throw ConfigError(fmt::format("{}: the model has no graph", origin));
-  const OperatorRegistry registry = OperatorRegistry::builtin();
   Context ctx;
   ctx.registry = &registry;
   ctx.opset = default_opset(model);
