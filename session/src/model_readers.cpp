@@ -76,7 +76,7 @@ class OnnxReader final : public ModelReader {
     ImportedModel imported = [&] {
       // The import allocates about half the file's size: its fp32 weights rounded to fp16 as they are read.
       const HeapPrefault prefault(stored_bytes(file) / 2, options.while_importing);
-      return import_onnx(file, import);
+      return import_onnx(file, import, registry);  // a user's kinds import their ONNX types
     }();
     ReadModel read;
     read.import_seconds = clock.lap();

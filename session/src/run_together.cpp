@@ -160,6 +160,8 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
       ExecutionResult executed = execute(models[k]->graph(), models[k]->plan(), machine, options);
       RunResult& result = together.results[k];
       result.stats = std::move(executed.stats);
+      result.ops = std::move(executed.ops);
+      result.summary = std::move(executed.summary);
       result.host_times = std::move(executed.host_times);
       for (auto& [name, values] : executed.outputs) {
         result.outputs[name] = TensorValues{executed.shapes.at(name).dims_vector(), SharedHalves(std::move(values))};

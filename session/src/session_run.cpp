@@ -101,6 +101,8 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   nlohmann::json phases = model.host_phases();
   phases["execute_seconds"] = clock.lap();
   result.stats = std::move(executed.stats);
+  result.ops = std::move(executed.ops);
+  result.summary = std::move(executed.summary);
   add_model_stats(model, result.stats);
   result.stats["tool_version"] = version();
   result.stats["fault"] = nullptr;

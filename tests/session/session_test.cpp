@@ -117,6 +117,10 @@ TEST_CASE("a run with the caller's input values computes on them") {
   for (std::size_t i = 0; i < x.size(); ++i) CHECK(float(y.values.span()[i]) == std::max(0.0f, x[i]));
   CHECK(result.cycles() > 0);
   CHECK(result.layers().size() == 1);
+  REQUIRE(result.ops.size() == 1);  // typed records, of which stats is the JSON
+  CHECK(result.ops[0].type == "relu");
+  CHECK(result.ops[0].cycles == result.layers()[0].at("cycles").get<Cycle>());
+  CHECK(result.summary.cycles == result.stats.at("cycles").get<Cycle>());
   CHECK(result.stats.at("fault").is_null());
 
   // Other values, the same model: the outputs follow the inputs.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ldmsim/graph/run_record.hpp"
 #include "ldmsim/kernels/operator.hpp"
 #include "ldmsim/runtime/concurrent.hpp"
 #include "ldmsim/runtime/machine.hpp"
@@ -55,6 +56,9 @@ struct RunRequest {
 /// What a run produced.
 struct RunResult {
   std::map<std::string, TensorValues> outputs;
+  /// One record per op in the order they ran, and the run as a whole (typed; `stats` is their JSON).
+  std::vector<OpRecord> ops;
+  RunSummary summary;
   /// stats.json: simulated results only, identical on any number of host threads.
   nlohmann::json stats;
   /// host_times.json: host seconds per phase and per op.
@@ -63,9 +67,9 @@ struct RunResult {
   std::shared_ptr<Machine> machine;
   /// Where the run wrote its files (the trace empty when it wrote none); unset when it wrote none.
   std::optional<RunOutputs> written;
-  /// The per-op entries of stats ("ops"), one per op in order.
+  /// The per-op entries of stats ("ops"), one per op in order, as JSON.
   const nlohmann::json& layers() const { return stats.at("ops"); }
-  std::uint64_t cycles() const { return stats.at("cycles").get<std::uint64_t>(); }
+  Cycle cycles() const { return summary.cycles; }
 };
 
 /// A run stopped by RunRequest::should_stop; nothing of it is written but what a trapped run writes.
