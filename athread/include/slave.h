@@ -122,6 +122,30 @@ extern "C" {
   } while (0)
 #define REG_GETR(var) __ldmsim_athread_reg_get("REG_GETR", 0, &(var), sizeof(var))
 #define REG_GETC(var) __ldmsim_athread_reg_get("REG_GETC", 1, &(var), sizeof(var))
+/* The SDK spellings in C: a get is an expression of the argument's type (`v = simd_getr(v);`), a GNU statement
+ * expression as C has no templates. */
+#define simd_putr(var, dst)                                                            \
+  do {                                                                                 \
+    __typeof__(var) ldmsim_reg_ = (var);                                               \
+    __ldmsim_athread_reg_put("simd_putr", 0, &ldmsim_reg_, sizeof ldmsim_reg_, (dst)); \
+  } while (0)
+#define simd_putc(var, dst)                                                            \
+  do {                                                                                 \
+    __typeof__(var) ldmsim_reg_ = (var);                                               \
+    __ldmsim_athread_reg_put("simd_putc", 1, &ldmsim_reg_, sizeof ldmsim_reg_, (dst)); \
+  } while (0)
+#define simd_getr(var)                                                          \
+  ({                                                                            \
+    __typeof__(var) ldmsim_reg_;                                                \
+    __ldmsim_athread_reg_get("simd_getr", 0, &ldmsim_reg_, sizeof ldmsim_reg_); \
+    ldmsim_reg_;                                                                \
+  })
+#define simd_getc(var)                                                          \
+  ({                                                                            \
+    __typeof__(var) ldmsim_reg_;                                                \
+    __ldmsim_athread_reg_get("simd_getc", 1, &ldmsim_reg_, sizeof ldmsim_reg_); \
+    ldmsim_reg_;                                                                \
+  })
 #endif
 
 /* ---- SW26010-Pro athread_dma_* aliases (dst first, as on SW26010-Pro) ---- */
