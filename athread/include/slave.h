@@ -110,18 +110,27 @@ inline void __ldmsim_reg_get_into(const char* api, int bus, T& var) {
 #define simd_getc(var) __ldmsim_reg_get("simd_getc", 1, (var))
 extern "C" {
 #else
-#define REG_PUTR(var, dst)                                                            \
-  do {                                                                                \
-    __typeof__(var) ldmsim_reg_ = (var);                                              \
-    __ldmsim_athread_reg_put("REG_PUTR", 0, &ldmsim_reg_, sizeof ldmsim_reg_, (dst)); \
+/* C has no templates: a put copies its argument (an lvalue or not), a get of the SDK spelling is a GNU statement
+ * expression of the argument's type (`v = simd_getr(v);`). */
+#define __ldmsim_reg_put_c(api, bus, var, dst)                                 \
+  do {                                                                         \
+    __typeof__(var) ldmsim_reg_ = (var);                                       \
+    __ldmsim_athread_reg_put(api, bus, &ldmsim_reg_, sizeof ldmsim_reg_, dst); \
   } while (0)
-#define REG_PUTC(var, dst)                                                            \
-  do {                                                                                \
-    __typeof__(var) ldmsim_reg_ = (var);                                              \
-    __ldmsim_athread_reg_put("REG_PUTC", 1, &ldmsim_reg_, sizeof ldmsim_reg_, (dst)); \
-  } while (0)
+#define __ldmsim_reg_get_c(api, bus, var)                                 \
+  ({                                                                      \
+    __typeof__(var) ldmsim_reg_;                                          \
+    __ldmsim_athread_reg_get(api, bus, &ldmsim_reg_, sizeof ldmsim_reg_); \
+    ldmsim_reg_;                                                          \
+  })
+#define REG_PUTR(var, dst) __ldmsim_reg_put_c("REG_PUTR", 0, var, (dst))
+#define REG_PUTC(var, dst) __ldmsim_reg_put_c("REG_PUTC", 1, var, (dst))
 #define REG_GETR(var) __ldmsim_athread_reg_get("REG_GETR", 0, &(var), sizeof(var))
 #define REG_GETC(var) __ldmsim_athread_reg_get("REG_GETC", 1, &(var), sizeof(var))
+#define simd_putr(var, dst) __ldmsim_reg_put_c("simd_putr", 0, var, (dst))
+#define simd_putc(var, dst) __ldmsim_reg_put_c("simd_putc", 1, var, (dst))
+#define simd_getr(var) __ldmsim_reg_get_c("simd_getr", 0, var)
+#define simd_getc(var) __ldmsim_reg_get_c("simd_getc", 1, var)
 #endif
 
 /* ---- SW26010-Pro athread_dma_* aliases (dst first, as on SW26010-Pro) ---- */
