@@ -1,13 +1,13 @@
 # Install rules and the package config, so that find_package(ldmsim) works from an installed tree.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ldmsim ldmsim_sim ldmsim_dma ldmsim_trace ldmsim_trace_analysis ldmsim_runtime ldmsim_kernels ldmsim_graph ldmsim_frontends ldmsim_stream ldmsim_athread
+install(TARGETS ldmsim ldmsim_sim ldmsim_dma ldmsim_trace ldmsim_trace_analysis ldmsim_runtime ldmsim_kernels ldmsim_graph ldmsim_frontends ldmsim_session ldmsim_stream ldmsim_athread
         EXPORT ldmsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(layer sim dma trace trace_analysis runtime kernels graph frontends stream)
+foreach(layer sim dma trace trace_analysis runtime kernels graph frontends session stream)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 

@@ -6,10 +6,9 @@
 #include <string>
 
 #include "commands.hpp"
-#include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/session/run_config.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
-#include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::cli {
 
@@ -18,16 +17,6 @@ std::string arch_summary(const Arch& arch) {
                      arch.core_groups, arch.core_groups == 1 ? "" : "s", arch.rows, arch.cols,
                      bytes_text(static_cast<double>(arch.ldm_bytes)), arch.clock_hz / 1e9,
                      bytes_text(static_cast<double>(arch.main_memory_bytes_per_cg)), arch.dma.timing_model());
-}
-
-Arch resolve_arch(const std::string& name_or_file) {
-  Arch arch = Arch::resolve(name_or_file);
-  try {
-    (void)make_timing_model(arch);  // the model validates its own parameters (dma.timing.*)
-  } catch (const ConfigError& e) {
-    throw ConfigError(fmt::format("{}: {}", name_or_file, e.what()));
-  }
-  return arch;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ldmsim/session/run_config.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/stream/stream_bench.hpp"

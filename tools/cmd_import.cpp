@@ -6,11 +6,13 @@
 
 #include "commands.hpp"
 #include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/frontends/onnx_import.hpp"
+#include "ldmsim/session/model_reader.hpp"
+#include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/output_file.hpp"
-#include "model_import.hpp"
-#include "run_directory.hpp"
-#include "workload_loading.hpp"
+#include "ldmsim/sim/utf8.hpp"
+#include "model_flags.hpp"
 
 namespace ldmsim::cli {
 namespace {
@@ -22,10 +24,14 @@ struct ImportOptions {
 };
 
 void import_command(const ImportOptions& options) {
-  if (!is_onnx_model(options.model)) {
-    throw ConfigError(fmt::format("{}: not an ONNX model (expected a .onnx file)", options.model));
+  if (model_reader_for(options.model).format() != "onnx") {
+    throw ConfigError(
+        fmt::format("{}: not an ONNX model (import translates ONNX models into workloads)", options.model));
   }
-  const ImportedModel imported = import_model(options.model, options.inputs);
+  OnnxImportOptions import;
+  import.inputs = input_files(options.inputs);
+  const ImportedModel imported = import_onnx(options.model, import);
+  for (const std::string& note : imported.notes) fmt::print(stderr, "ldmsim: note: {}\n", terminal_safe(note));
   const std::filesystem::path dir(options.out);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -40,8 +46,8 @@ void import_command(const ImportOptions& options) {
     check_output_target(dir / file, "tensor file");
   }
   check_output_target(dir / workload_file, "workload file");
-  std::vector<std::filesystem::path> inputs = option_inputs(options.inputs, {});
-  inputs.emplace_back(options.model);
+  std::vector<std::filesystem::path> inputs = {options.model};
+  for (const auto& [name, file] : import.inputs) inputs.push_back(file);
   for (const auto& [file, array] : imported.arrays) check_not_input(dir / file, inputs, "tensor file");
   check_not_input(dir / workload_file, inputs, "workload file");
   for (const auto& [file, array] : imported.arrays) {
@@ -64,7 +70,8 @@ void add_import_command(CLI::App& app) {
       app.add_subcommand("import", "Translate an ONNX model into a workload JSON and .npy tensors (docs/onnx.md)");
   cmd->add_option("model", options->model, "ONNX model file (.onnx)")->required();
   cmd->add_option("-o,--out", options->out, "Output directory (created if missing)")->required();
-  cmd->add_option("--input", options->inputs, "Values of a graph input: NAME=FILE.npy (repeatable)");
+  cmd->add_option("--input", options->inputs, "Values of a graph input: NAME=FILE.npy (repeatable)")
+      ->allow_extra_args(false);
   cmd->callback([options] { import_command(*options); });
 }
 

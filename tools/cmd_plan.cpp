@@ -7,51 +7,43 @@
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/sim/utf8.hpp"
-#include "run_directory.hpp"
-#include "workload_loading.hpp"
+#include "model_flags.hpp"
 
 namespace ldmsim::cli {
 namespace {
 
 struct PlanOptions {
   std::string workload;
-  std::string arch = "sw26010";
-  bool arch_given = false;
-  std::string staging;
-  std::string fusion = "on";
-  SplitFlags split;
-  std::string conv_algo;
-  std::vector<std::string> inputs;
+  ModelFlags model;
   bool json = false;
   bool json_file_given = false;
   std::string json_file;
 };
 
 void plan_command(const PlanOptions& options) {
-  const OperatorRegistry registry = OperatorRegistry::builtin();
-  const auto w = load_for_run(LoadArgs{options.workload, options.arch, options.arch_given, options.staging,
-                                       options.fusion == "on", options.conv_algo, options.inputs},
-                              registry);
-  const ExecutionPlan plan = plan_execution(w->graph(), w->policy);
-  check_runnable(w->graph(), plan, w->arch);  // what `run` refuses before it runs anything
-  const SplitPlan split = plan_split(w->graph(), w->arch, options.split.options());
-  const std::vector<TensorTags> tags = tensor_tags(*w->loaded, w->graph(), plan, &split);
+  Session session(options.model.config());
+  const Model model = session.load(options.workload, options.model.read_options());  // checks what `run` checks
+  print_notes(model);
+  const Model* w = &model;
+  const SplitPlan split = plan_split(w->graph(), w->arch(), options.model.split.options());
+  const std::vector<TensorTags> tags = tensor_tags(w->loaded_graph(), w->graph(), w->plan(), &split);
   if (options.json || options.json_file_given) {
-    nlohmann::json doc = {{"workload", w->loaded->name},
-                          {"arch", w->arch.name},
-                          {"staging", std::string(to_string(w->policy))},
-                          {"fusion", options.fusion == "on"},
-                          {"memories", w->arch.core_groups},
-                          {"cores_per_group", w->arch.cores_per_group()},
+    nlohmann::json doc = {{"workload", w->loaded_graph().name},
+                          {"arch", w->arch().name},
+                          {"staging", std::string(to_string(w->staging()))},
+                          {"fusion", options.model.fusion == "on"},
+                          {"memories", w->arch().core_groups},
+                          {"cores_per_group", w->arch().cores_per_group()},
                           {"split", split.to_json()},
                           {"tensors", nlohmann::json::array()}};
     for (const TensorTags& t : tags) doc["tensors"].push_back(t.to_json());
     // Names come from user files: bytes that are not UTF-8 are replaced, not an error.
     const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (options.json_file_given) {
-      check_not_input(options.json_file, w->inputs, "plan file");
+      check_not_input(options.json_file, w->files_read(), "plan file");
       write_file_atomically(options.json_file, text, "plan file");
       fmt::print("wrote the tags of {} tensors to {}\n", tags.size(), options.json_file);
     } else {
@@ -60,8 +52,8 @@ void plan_command(const PlanOptions& options) {
     return;
   }
   fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}, split {}): {} tensors\n",
-             terminal_safe(w->loaded->name), w->arch.name, w->arch.core_groups, w->arch.cores_per_group(),
-             to_string(w->policy), options.fusion, options.split.split, tags.size());
+             terminal_safe(w->loaded_graph().name), w->arch().name, w->arch().core_groups, w->arch().cores_per_group(),
+             to_string(w->staging()), options.model.fusion, options.model.split.split, tags.size());
   for (const TensorTags& t : tags) {
     fmt::print("{}\n  {}\n  {}\n", terminal_safe(t.name), terminal_safe(t.static_text()),
                terminal_safe(t.dynamic_text()));
@@ -96,24 +88,25 @@ void add_plan_command(CLI::App& app) {
       "without running it (docs/tags.md)");
   cmd->add_option("workload", options->workload, "Workload JSON file or ONNX model (.onnx)")->required();
   CLI::Option* arch =
-      cmd->add_option("--arch", options->arch, "Arch preset name or arch JSON file")->capture_default_str();
-  cmd->add_option("--staging", options->staging, "Staging policy: method (default), naive or none")
+      cmd->add_option("--arch", options->model.arch, "Arch preset name or arch JSON file")->capture_default_str();
+  cmd->add_option("--staging", options->model.staging, "Staging policy: method (default), naive or none")
       ->check(CLI::IsMember({"method", "naive", "none"}));
-  cmd->add_option("--fusion", options->fusion, "Plan with fused kernels as `run` does: on or off")
+  cmd->add_option("--fusion", options->model.fusion, "Plan with fused kernels as `run` does: on or off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  add_split_flags(*cmd, options->split);
-  cmd->add_option("--conv-algo", options->conv_algo,
+  add_split_flags(*cmd, options->model.split);
+  cmd->add_option("--conv-algo", options->model.conv_algo,
                   "Convolution algorithm for every conv that does not set its own \"algo\" (as for run)")
       ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
-  cmd->add_option("--input", options->inputs,
-                  "An ONNX model's input values: NAME=FILE.npy (repeatable; needed for symbolic dimensions)");
+  cmd->add_option("--input", options->model.inputs,
+                  "An ONNX model's input values: NAME=FILE.npy (repeatable; needed for symbolic dimensions)")
+      ->allow_extra_args(false);
   CLI::Option* json = cmd->add_flag("--json", options->json, "Print the tags as JSON instead of text");
   CLI::Option* json_file =
       cmd->add_option("--json-file", options->json_file, "Write the tags as JSON to this file (atomically)")
           ->excludes(json);
   cmd->callback([options, arch, json_file] {
-    options->arch_given = arch->count() > 0;
+    options->model.arch_given = arch->count() > 0;
     options->json_file_given = json_file->count() > 0;
     plan_command(*options);
   });

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "report_html.hpp"
-#include "run_directory.hpp"
 #include "trace_inputs.hpp"
 
 namespace ldmsim::cli {

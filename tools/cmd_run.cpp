@@ -12,10 +12,11 @@
 #include "commands.hpp"
 #include "demo.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/session/run_directory.hpp"
+#include "ldmsim/session/run_record.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/output_file.hpp"
-#include "run_directory.hpp"
-#include "workload_loading.hpp"
+#include "model_flags.hpp"
 
 namespace ldmsim::cli {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 struct RunOptions {
   std::vector<std::string> workloads;
   bool concurrent = false;
-  std::string arch = "sw26010";
+  ModelFlags model;
   std::string out = "ldmsim-out";
   std::string trace;
   bool no_trace = false;
@@ -32,13 +33,7 @@ struct RunOptions {
   unsigned threads = 0;
   bool lint = false;
   bool demo_fault = false;
-  std::string staging;
-  bool arch_given = false;
   bool dump_graph = false;
-  std::string fusion = "on";
-  SplitFlags split;
-  std::string conv_algo;
-  std::vector<std::string> inputs;
   bool explain = false;
 };
 
@@ -46,7 +41,6 @@ void write_outputs(const Machine& machine, const RunOptions& options, const RunD
                    const std::vector<DemoKernelResult>& kernels, const Fault* fault) {
   const char* policy = options.lint ? "lint" : "trap";
   nlohmann::json stats = machine.stats().to_json();
-  stats["tool_version"] = LDMSIM_VERSION;
   stats["arch"] = machine.arch().name;
   stats["workload"] = "demo";
   stats["alignment_policy"] = policy;
@@ -58,20 +52,16 @@ void write_outputs(const Machine& machine, const RunOptions& options, const RunD
     verified = verified && kernel.status == "ok";
   }
   stats["verified"] = verified;
-  stats["fault"] = fault != nullptr ? fault_json(*fault) : nlohmann::json(nullptr);
-  write_file_atomically(paths.stats(), stats.dump(2) + "\n", "stats file");
-
-  if (paths.trace().empty()) return;
-  nlohmann::json info;
-  info["run"] = {{"tool_version", LDMSIM_VERSION}, {"workload", "demo"}, {"alignment_policy", policy}};
-  info["fault"] = fault != nullptr ? fault_json(*fault) : nlohmann::json(nullptr);
-  machine.write_trace(paths.trace(), info);
+  const nlohmann::json run_info = {{"tool_version", version()}, {"workload", "demo"}, {"alignment_policy", policy}};
+  write_run_record(
+      paths, std::move(stats), run_info, fault,
+      [&machine](const std::filesystem::path& file, const nlohmann::json& info) { machine.write_trace(file, info); });
 }
 
 void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& kernels, const RunDirectory& paths) {
   const Arch& arch = machine.arch();
   const RunStats stats = machine.stats();
-  fmt::print("ldmsim {}: built-in demo on {} ({})\n\n", LDMSIM_VERSION, arch.name, arch_summary(arch));
+  fmt::print("ldmsim {}: built-in demo on {} ({})\n\n", version(), arch.name, arch_summary(arch));
   fmt::print("  {:<10} {:>12} {:>13} {:>12}  {:<8} {}\n", "kernel", "cycles", "DMA requests", "DMA bytes", "check",
              "what it does");
   std::uint64_t elements = 0;
@@ -103,6 +93,13 @@ void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& 
   fmt::print("wrote {}{}\n", paths.stats().string(), paths.trace().empty() ? "" : " and " + paths.trace().string());
 }
 
+/// The demo's input files: the arch file, when --arch names one.
+std::vector<std::filesystem::path> arch_files(const std::string& arch) {
+  std::error_code error;
+  if (std::filesystem::is_regular_file(arch, error)) return {arch};
+  return {};
+}
+
 MachineOptions machine_options(const RunOptions& options) {
   MachineOptions machine;
   machine.threads = options.threads;
@@ -117,27 +114,28 @@ void run_command(const RunOptions& options) {
   if (options.workloads.empty() && options.explain) {
     throw ConfigError("--explain shows the choices of a workload's ops: give a workload or model");
   }
+  if (options.workloads.empty() && !options.model.inputs.empty()) {
+    throw ConfigError(
+        "--input gives a model's input values: give the model too (ldmsim run MODEL --input NAME=FILE.npy)");
+  }
   if (options.workloads.empty() && options.concurrent) {
     throw ConfigError("--concurrent runs several models at once: give the workloads or models");
   }
   if (!options.workloads.empty()) {
-    const WorkloadRunArgs args{options.workloads.front(), options.arch,       options.arch_given,
-                               options.staging,           options.out,        options.trace,
-                               machine_options(options),  options.dump_graph, options.fusion == "on",
-                               options.conv_algo,         options.inputs,     options.explain,
-                               options.split.options()};
+    const ModelRunArgs args{options.model, machine_options(options), options.out,
+                            options.trace, options.dump_graph,       options.explain};
     if (options.workloads.size() == 1 && !options.concurrent) {
-      run_workload_command(args);
+      run_workload_command(options.workloads.front(), args);
     } else {
-      run_models_command(args, options.workloads, options.concurrent);
+      run_models_command(options.workloads, options.concurrent, args);
     }
     return;
   }
-  const Arch arch = resolve_arch(options.arch);
+  const Arch arch = resolve_arch(options.model.arch);
   Machine machine(arch, machine_options(options));
   const std::filesystem::path trace_option(options.trace);
   RunDirectory paths(options.out, options.no_trace ? nullptr : &trace_option, {},
-                     {{"workload", "demo"}, {"arch", arch.name}}, option_inputs({}, options.arch));
+                     {{"workload", "demo"}, {"arch", arch.name}}, arch_files(options.model.arch));
 
   std::vector<DemoKernelResult> kernels;
   try {
@@ -164,16 +162,18 @@ void add_run_command(CLI::App& app) {
   CLI::App* run = app.add_subcommand(
       "run", "Run a workload on the simulated machine; without one, the built-in demo (fp16 tile kernels)");
   run->add_option("workload", options->workloads,
-                  "Workload JSON file (docs/workload-format.md) or ONNX model (.onnx, docs/onnx.md); several run on "
+                  "Workload JSON file (docs/workload-format.md) or ONNX model (docs/onnx.md), told apart by content; "
+                  "several run on "
                   "one machine, each in its own context (one after another, or pipelined with --concurrent)");
   run->add_flag("--concurrent", options->concurrent,
                 "Pipeline the models: each core switches to another model's ready work when its model stalls "
                 "(docs/pipelining.md); writes OUT/NAME/ per model, OUT/stats.json and OUT/schedule.svg");
-  run->add_option("--input", options->inputs,
-                  "An ONNX model's input values: NAME=FILE.npy (repeatable; f32 is rounded to fp16)");
+  run->add_option("--input", options->model.inputs,
+                  "An ONNX model's input values: NAME=FILE.npy (repeatable; f32 is rounded to fp16)")
+      ->allow_extra_args(false);  // one value per --input: a model path after it stays the model
   CLI::Option* arch =
-      run->add_option("--arch", options->arch, "Arch preset name or arch JSON file")->capture_default_str();
-  run->add_option("--staging", options->staging, "Workload staging policy: method (default), naive or none")
+      run->add_option("--arch", options->model.arch, "Arch preset name or arch JSON file")->capture_default_str();
+  run->add_option("--staging", options->model.staging, "Workload staging policy: method (default), naive or none")
       ->check(CLI::IsMember({"method", "naive", "none"}));
   run->add_option("--out", options->out, "Output directory for stats.json and the trace")->capture_default_str();
   CLI::Option* trace = run->add_option("--trace", options->trace, "Trace file path (default: OUT/trace.ldmtrace)");
@@ -189,7 +189,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--threads", options->threads, "Host threads running core groups (0: min(host cores, groups))")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
-  run->add_option("--conv-algo", options->conv_algo,
+  run->add_option("--conv-algo", options->model.conv_algo,
                   "Convolution algorithm for every conv that does not set its own \"algo\" (docs/operators.md)")
       ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
   run->add_flag("--dump-graph", options->dump_graph,
@@ -198,18 +198,18 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--explain", options->explain,
                 "After a workload's run, print the choices ops made: each recurrent layer's EP/VP candidates with "
                 "their simulated cycles per step, and the one chosen");
-  run->add_option("--fusion", options->fusion,
+  run->add_option("--fusion", options->model.fusion,
                   "Fuse memory-intensive subgraphs into one kernel each (docs/fusion.md): on or off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  add_split_flags(*run, options->split);
+  add_split_flags(*run, options->model.split);
   run->add_flag("--lint", options->lint,
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");
   run->add_flag("--demo-fault", options->demo_fault,
                 "Testing aid: one demo kernel issues a misaligned DMA (traps, exit 3; under --lint: 2 warnings)")
       ->group("Testing aids");
   run->callback([options, arch, trace] {
-    options->arch_given = arch->count() > 0;
+    options->model.arch_given = arch->count() > 0;
     if (trace->count() > 0 && options->trace.empty()) {
       throw ConfigError("--trace: empty path (give a file name, or omit --trace for OUT/trace.ldmtrace)");
     }

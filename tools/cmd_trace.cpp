@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/sim/utf8.hpp"
@@ -17,7 +18,6 @@
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
-#include "run_directory.hpp"
 #include "trace_inputs.hpp"
 
 namespace ldmsim::cli {

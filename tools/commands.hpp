@@ -73,30 +73,6 @@ struct SplitFlags {
 };
 void add_split_flags(CLI::App& cmd, SplitFlags& flags);
 
-/// What `run WORKLOAD` needs from the run command's options (cmd_workload.cpp).
-struct WorkloadRunArgs {
-  std::string workload;
-  std::string arch;
-  bool arch_given = false;  ///< --arch on the command line overrides the workload's arch
-  std::string staging;      ///< empty: the workload's, else method
-  std::string out;
-  std::string trace;
-  MachineOptions machine;   ///< threads, tracing, codec, spill directory, alignment policy from the command line
-  bool dump_graph = false;  ///< print the graph after the passes before running
-  bool fusion = true;       ///< fuse memory-intensive subgraphs (--fusion on|off)
-  std::string conv_algo;    ///< empty: each conv's own "algo" (default implicit-precomp)
-  std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
-  bool explain = false;             ///< print the ops' choices (recurrent layers' EP/VP search) after the run
-  SplitOptions split;               ///< --split on|off, --split-rounding
-};
-/// Runs a workload file: outputs as .npy, stats.json and the trace in `out`.
-void run_workload_command(const WorkloadRunArgs& args);
-/// Runs several workload files on one machine, one context each (cmd_models.cpp): pipelined or one after another.
-/// `args.workload` is ignored.
-void run_models_command(const WorkloadRunArgs& args, const std::vector<std::string>& workloads, bool pipelined);
-
-/// Arch::resolve plus a check of the DMA timing model's parameters; errors name the origin and JSON path.
-Arch resolve_arch(const std::string& name_or_file);
 /// One-line summary of an arch: "4 core groups x 8x8 cores, 64 KiB ldm, 1.45 GHz, ..." (cmd_arch.cpp).
 std::string arch_summary(const Arch& arch);
 

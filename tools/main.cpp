@@ -59,8 +59,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? ldmsim::cli::kExitOk : ldmsim::cli::kExitBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? ldmsim::cli::kExitOk : ldmsim::cli::kExitBadInput;  // --help
+    // Usage errors read like every other error: prefixed, one line, with where to look.
+    std::cerr << "ldmsim: error: " << ldmsim::terminal_safe(e.what())
+              << " (see ldmsim --help, or ldmsim COMMAND --help)\n";
+    return ldmsim::cli::kExitBadInput;
   } catch (const ldmsim::Fault& fault) {
     std::cerr << "ldmsim: " << ldmsim::terminal_safe(fault.what()) << '\n';
     return ldmsim::cli::kExitFault;

@@ -4,6 +4,8 @@
 
 #include <string_view>
 
+#include "ldmsim/sim/html_escape.hpp"
+
 namespace ldmsim::cli {
 namespace {
 
@@ -209,29 +211,6 @@ std::string replace_all(std::string_view text, std::string_view what, const std:
 }
 
 }  // namespace
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string render_report_html(const nlohmann::json& summary, const std::string& title) {
   // ensure_ascii plus escaping '<' keeps "</script>" and "<!--" out of the embedded JSON.

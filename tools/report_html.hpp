@@ -12,7 +12,4 @@ namespace ldmsim::cli {
 /// everything it adds an element with id "report-rendered" (what the headless-browser test waits for).
 std::string render_report_html(const nlohmann::json& summary, const std::string& title);
 
-/// `s` with &, <, > and " escaped, for HTML and SVG text and attributes.
-std::string html_escape(const std::string& s);
-
 }  // namespace ldmsim::cli

@@ -62,8 +62,16 @@ static inline unsigned long athread_time_cycle(void) {
 static inline unsigned long athread_stime_cycle(void) {
   return __ldmsim_athread_cycle();
 }
-#define rtc() athread_time_cycle()
-#define RTC() athread_time_cycle()
+/* rtc() and RTC() read the cycle counter. Many kernels define a helper of that name themselves (most often
+ * `static inline void rtc(unsigned long *counter)` over `rcsr`): a use with one argument, their definition
+ * included, goes to a name of the program's own (ldmsim_program_rtc / ldmsim_program_RTC), so such a helper
+ * compiles and is called as written. A program macro of that name replaces these (GCC warns). */
+#define __ldmsim_rtc_pick(_0, _1, which, ...) which
+#define __ldmsim_rtc_none() athread_time_cycle()
+#define __ldmsim_rtc_one(x) ldmsim_program_rtc(x)
+#define __ldmsim_RTC_one(x) ldmsim_program_RTC(x)
+#define rtc(...) __ldmsim_rtc_pick(_ __VA_OPT__(, ) __VA_ARGS__, __ldmsim_rtc_one, __ldmsim_rtc_none)(__VA_ARGS__)
+#define RTC(...) __ldmsim_rtc_pick(_ __VA_OPT__(, ) __VA_ARGS__, __ldmsim_RTC_one, __ldmsim_rtc_none)(__VA_ARGS__)
 
 /* ---- SW26010 register communication ----
  * REG_PUTR(var, dst) sends var (up to 256 bits) to column dst of this core's row (8: the whole row), REG_PUTC

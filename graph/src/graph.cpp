@@ -139,4 +139,16 @@ void Graph::mark_output(const std::string& tensor) {
   tensors_[*t].is_output = true;
 }
 
+void Graph::set_input_values(std::size_t tensor, SharedHalves values) {
+  TensorNode& node = tensors_.at(tensor);
+  if (!node.is_input()) throw ConfigError(fmt::format("tensor \"{}\" is not a graph input", node.name));
+  if (values.size() != node.shape.elements()) {
+    throw ConfigError(fmt::format("input \"{}\": {} values given for shape {} ({} elements)", node.name, values.size(),
+                                  node.shape.str(), node.shape.elements()));
+  }
+  node.init.kind = TensorInit::Kind::kData;
+  node.init.data = std::move(values);
+  node.init.source_f32 = false;
+}
+
 }  // namespace ldmsim

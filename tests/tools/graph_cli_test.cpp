@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
@@ -97,4 +98,37 @@ TEST_CASE("run --dump-graph shows the fusion groups, and --fusion off runs every
   const CliResult bad = run_cli(fmt::format("run {} --fusion maybe --out {}", workload, off.path.string()));
   CHECK(bad.code != 0);
   CHECK_THAT(bad.output, Contains("--fusion"));
+}
+
+TEST_CASE("run tells a workload from a model by content, not by the file's name", "[cli]") {
+  ScratchDir dir("by-content");
+  const std::filesystem::path renamed = dir.path / "chain10.model";
+  std::filesystem::copy_file(std::filesystem::path(LDMSIM_SOURCE_DIR) / "bench/workloads/chain10.json", renamed);
+  const CliResult r =
+      run_cli(fmt::format("run {} --arch tiny --no-trace --out {}", renamed.string(), (dir.path / "out").string()));
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(std::filesystem::exists(dir.path / "out" / "stats.json"));
+  std::ofstream(dir.path / "text.model") << "neither a workload nor a model";
+  const CliResult bad =
+      run_cli(fmt::format("run {} --out {}", (dir.path / "text.model").string(), (dir.path / "out2").string()));
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.output, Contains("text.model") && Contains("unknown format") && Contains("workload JSON"));
+}
+
+TEST_CASE("run's --input takes one value and needs a model, and usage errors read like every other error", "[cli]") {
+  ScratchDir dir("input-flag");
+  const std::string workload = fmt::format("{}/bench/workloads/chain10.json", LDMSIM_SOURCE_DIR);
+  // The path after --input NAME=FILE is the model, not a second input: this workload refuses input files.
+  const CliResult after = run_cli(fmt::format("run --input x=a.npy {} --out {}", workload, (dir.path / "a").string()));
+  CHECK(after.code == 2);
+  CHECK_THAT(after.output, Contains("chain10.json") && Contains("ONNX model's inputs"));
+  CHECK_THAT(after.output, !Contains("built-in demo"));
+  const CliResult alone = run_cli(fmt::format("run --input x=a.npy --out {}", (dir.path / "b").string()));
+  CHECK(alone.code == 2);
+  CHECK_THAT(alone.output, Contains("give the model too"));
+  CHECK_FALSE(std::filesystem::exists(dir.path / "b"));
+  const CliResult usage = run_cli("run --threads many");
+  CHECK(usage.code == 2);
+  CHECK_THAT(usage.output, Contains("ldmsim: error:") && Contains("--threads") && Contains("--help"));
 }

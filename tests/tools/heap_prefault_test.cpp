@@ -35,7 +35,7 @@ TEST_CASE("a heap prefault populates the pages the next allocations use", "[cli]
   const long pages = static_cast<long>(kBytes / 4096);
   // The free top of the heap cannot hold the strings yet: without the prefault they would fault in fresh pages.
   REQUIRE(mallinfo2().keepcost < kBytes);
-  ldmsim::cli::HeapPrefault prefault(kBytes);
+  ldmsim::HeapPrefault prefault(kBytes);
   REQUIRE(prefault.populating() >= kBytes);  // glibc's heap on this platform
   prefault.finish();
   REQUIRE(prefault.populated() >= kBytes);  // MADV_POPULATE_WRITE: Linux 5.14 and later
@@ -45,7 +45,7 @@ TEST_CASE("a heap prefault populates the pages the next allocations use", "[cli]
 }
 
 TEST_CASE("a heap prefault of nothing does nothing", "[cli][prefault]") {
-  ldmsim::cli::HeapPrefault prefault(0);
+  ldmsim::HeapPrefault prefault(0);
   CHECK(prefault.populating() == 0);
 }
 
@@ -53,7 +53,7 @@ TEST_CASE("a heap prefault runs its follow-up on the helper and tells it when th
   std::atomic<bool> started{false}, saw_stop{false};
   std::thread::id helper;
   {
-    ldmsim::cli::HeapPrefault prefault(0, [&](const std::atomic<bool>& stop) {
+    ldmsim::HeapPrefault prefault(0, [&](const std::atomic<bool>& stop) {
       helper = std::this_thread::get_id();
       started = true;
       while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

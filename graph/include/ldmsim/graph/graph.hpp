@@ -87,6 +87,9 @@ class Graph {
   void set_default_attrs(const std::string& type, nlohmann::json attrs);
   /// Marks a tensor as a graph output (ConfigError when it does not exist).
   void mark_output(const std::string& tensor);
+  /// Gives graph input `tensor` these values (C order, as many as its shape holds: ConfigError otherwise), in place
+  /// of the ones it was declared with: a run with the caller's input values.
+  void set_input_values(std::size_t tensor, SharedHalves values);
 
   const std::vector<TensorNode>& tensors() const { return tensors_; }
   const std::vector<OpNode>& ops() const { return ops_; }

@@ -27,8 +27,8 @@
 
 namespace ldmsim {
 
-/// Values of one tensor on the host: C-order fp16 and its shape.
-struct HostTensor {
+/// Values of one tensor on the host: C-order fp16 and its shape (a run's inputs and outputs).
+struct TensorValues {
   std::vector<std::size_t> shape;
   SharedHalves values;
 };
@@ -43,7 +43,7 @@ struct RunOutputs {
 
 struct RunRequest {
   /// Values for graph inputs by name (each of the input's shape); the others keep the model's values.
-  std::map<std::string, HostTensor> inputs;
+  std::map<std::string, TensorValues> inputs;
   /// Write the run's files there; none when unset.
   std::optional<RunOutputs> outputs;
   /// Called after each op with the op and its entry of stats["ops"].
@@ -54,13 +54,15 @@ struct RunRequest {
 
 /// What a run produced.
 struct RunResult {
-  std::map<std::string, HostTensor> outputs;
+  std::map<std::string, TensorValues> outputs;
   /// stats.json: simulated results only, identical on any number of host threads.
   nlohmann::json stats;
   /// host_times.json: host seconds per phase and per op.
   nlohmann::json host_times;
   /// The machine the run used (its trace, its counters), kept so the trace can be written after the run.
   std::shared_ptr<Machine> machine;
+  /// Where the run wrote its files (the trace empty when it wrote none); unset when it wrote none.
+  std::optional<RunOutputs> written;
   /// The per-op entries of stats ("ops"), one per op in order.
   const nlohmann::json& layers() const { return stats.at("ops"); }
   std::uint64_t cycles() const { return stats.at("cycles").get<std::uint64_t>(); }
@@ -78,6 +80,8 @@ struct TogetherResult {
   /// Per model: its result, or what it threw (a Fault or another error).
   std::vector<RunResult> results;
   std::vector<std::exception_ptr> errors;
+  /// The machine's counters: makespan, busy and idle core-cycles, context switches.
+  ConcurrentStats stats;
   /// OUT/stats.json: the machine's makespan, busy and idle core-cycles, switches, and a summary per model.
   nlohmann::json summary;
 };

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <array>
 
-#include "report_html.hpp"
+#include "ldmsim/sim/html_escape.hpp"
 
-namespace ldmsim::cli {
+namespace ldmsim {
 
 namespace {
 
@@ -116,4 +116,4 @@ std::string schedule_svg(const std::vector<std::vector<std::vector<ScheduleSpan>
   return svg;
 }
 
-}  // namespace ldmsim::cli
+}  // namespace ldmsim

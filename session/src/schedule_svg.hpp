@@ -7,10 +7,10 @@
 
 #include "ldmsim/runtime/concurrent.hpp"
 
-namespace ldmsim::cli {
+namespace ldmsim {
 
 /// `schedule` is ConcurrentMachine::schedule() ([cg][core] spans); `names` the models, by context.
 std::string schedule_svg(const std::vector<std::vector<std::vector<ScheduleSpan>>>& schedule, Cycle makespan,
                          const std::vector<std::string>& names, const std::string& title);
 
-}  // namespace ldmsim::cli
+}  // namespace ldmsim

@@ -15,7 +15,7 @@
 #include <malloc.h>
 #endif
 
-namespace ldmsim::cli {
+namespace ldmsim {
 
 namespace {
 
@@ -133,4 +133,4 @@ HeapPrefault::~HeapPrefault() {
 #endif
 }
 
-}  // namespace ldmsim::cli
+}  // namespace ldmsim

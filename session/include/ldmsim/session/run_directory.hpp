@@ -12,7 +12,7 @@
 
 #include "ldmsim/sim/fault.hpp"
 
-namespace ldmsim::cli {
+namespace ldmsim {
 
 /// The marker file of a run in progress (or killed).
 inline constexpr const char* kIncompleteMarker = "RUN_INCOMPLETE";
@@ -83,4 +83,4 @@ void remove_dead_temporaries(const std::filesystem::path& dir);
 /// A fault as stats.json and the trace header record it.
 nlohmann::json fault_json(const Fault& fault);
 
-}  // namespace ldmsim::cli
+}  // namespace ldmsim

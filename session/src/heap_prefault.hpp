@@ -13,7 +13,7 @@
 #include <functional>
 #include <thread>
 
-namespace ldmsim::cli {
+namespace ldmsim {
 
 class HeapPrefault {
  public:
@@ -46,4 +46,4 @@ class HeapPrefault {
   std::thread helper_;
 };
 
-}  // namespace ldmsim::cli
+}  // namespace ldmsim

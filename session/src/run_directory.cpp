@@ -1,5 +1,5 @@
 // The output directory of one run (see run_directory.hpp).
-#include "run_directory.hpp"
+#include "ldmsim/session/run_directory.hpp"
 
 #include <fcntl.h>
 #include <fmt/chrono.h>
@@ -16,7 +16,7 @@
 
 #include "ldmsim/sim/output_file.hpp"
 
-namespace ldmsim::cli {
+namespace ldmsim {
 
 namespace fs = std::filesystem;
 
@@ -246,4 +246,4 @@ nlohmann::json fault_json(const Fault& fault) {
           {"message", fault.detail()}};
 }
 
-}  // namespace ldmsim::cli
+}  // namespace ldmsim

@@ -1,0 +1,34 @@
+#include "ldmsim/session/model.hpp"
+
+#include "ldmsim/graph/executor.hpp"
+
+namespace ldmsim {
+
+std::vector<TensorInfo> Model::inputs(bool with_constants) const {
+  std::vector<TensorInfo> inputs;
+  for (const TensorNode& t : graph().tensors()) {
+    if (!t.is_input()) continue;
+    const bool constant = t.init.constant.value_or(false);  // an ONNX initializer; a workload's inputs may all be given
+    if (constant && !with_constants) continue;
+    inputs.push_back({t.name, t.shape.dims_vector(), constant});
+  }
+  return inputs;
+}
+
+std::vector<TensorInfo> Model::outputs() const {
+  std::vector<TensorInfo> outputs;
+  for (const std::size_t t : graph().outputs()) {
+    outputs.push_back({graph().tensor(t).name, graph().tensor(t).shape.dims_vector(), false});
+  }
+  return outputs;
+}
+
+std::string Model::describe() const {
+  return (fused_ ? fused_->describe(*loaded_) : std::string()) + ldmsim::describe(graph(), plan());
+}
+
+std::uint64_t Model::host_memory_bound() const {
+  return ldmsim::host_memory_bound(graph(), plan());
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,125 @@
+// Session::run: one model on a fresh machine, its files written by the rules of run_directory.hpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/graph/executor.hpp"
+#include "ldmsim/session/run_record.hpp"
+#include "ldmsim/session/session.hpp"
+#include "ldmsim/sim/host_stopwatch.hpp"
+#include "ldmsim/sim/output_file.hpp"
+
+namespace ldmsim {
+namespace {
+
+/// The model's graph with the caller's input values in place (ConfigError naming an unknown input, a constant or
+/// a shape that differs); null when the request gives none.
+std::unique_ptr<Graph> graph_with_inputs(const Model& model, const std::map<std::string, TensorValues>& inputs) {
+  if (inputs.empty()) return nullptr;
+  auto graph = std::make_unique<Graph>(model.graph());
+  for (const auto& [name, value] : inputs) {
+    const std::optional<std::size_t> t = graph->find(name);
+    if (!t || !graph->tensor(*t).is_input()) {
+      std::string known;
+      for (const TensorInfo& input : model.inputs()) known += (known.empty() ? "" : ", ") + input.name;
+      throw ConfigError(fmt::format("input '{}': model {} has no such input (its inputs: {})", name, model.name(),
+                                    known.empty() ? "none" : known));
+    }
+    const TensorNode& node = graph->tensor(*t);
+    if (node.init.constant.value_or(false)) {
+      throw ConfigError(fmt::format("input '{}': a constant of model {} (a weight), not an input", name, model.name()));
+    }
+    if (value.shape != node.shape.dims_vector()) {
+      throw ConfigError(fmt::format("input '{}': shape [{}] given, the model's input has shape {}", name,
+                                    fmt::join(value.shape, ", "), node.shape.str()));
+    }
+    graph->set_input_values(*t, value.values);
+  }
+  return graph;
+}
+
+/// stats.json's account of the fusion pass and the import.
+void add_model_stats(const Model& model, nlohmann::json& stats) {
+  const FusedGraph* fused = model.fusion();
+  stats["fusion"] = {{"enabled", fused != nullptr},
+                     {"groups", fused ? fused->groups.size() : 0},
+                     {"fused_kernels", fused ? std::count_if(fused->groups.begin(), fused->groups.end(),
+                                                             [](const FusionGroup& g) { return g.mapping.has_value(); })
+                                             : 0},
+                     {"activation_folds", fused ? fused->activation_folds() : 0},
+                     {"residual_folds", fused ? fused->residual_folds() : 0},
+                     {"ops_before", model.loaded_graph().ops().size()}};
+  if (model.format() == "onnx") stats["import_notes"] = model.notes();
+}
+
+}  // namespace
+
+RunResult Session::run(const Model& model, const RunRequest& request) {
+  const std::unique_ptr<Graph> given = graph_with_inputs(model, request.inputs);
+  const Graph& graph = given ? *given : model.graph();
+  check_host_memory(model.host_memory_bound(), fmt::format("workload '{}'", graph.name));
+  std::vector<std::string> output_names;
+  for (const std::size_t t : graph.outputs()) output_names.push_back(graph.tensor(t).name);
+  const nlohmann::json run_info = {{"workload", graph.name}, {"staging", std::string(to_string(model.staging()))}};
+
+  std::unique_ptr<RunDirectory> dir;
+  if (request.outputs) {
+    const std::filesystem::path trace_option = request.outputs->trace;
+    dir = std::make_unique<RunDirectory>(request.outputs->dir.string(), config_.machine.trace ? &trace_option : nullptr,
+                                         output_names, run_info, model.files_read());
+  }
+  RunResult result;
+  result.machine = take_machine(model.arch());
+  Machine& machine = *result.machine;
+  ExecuteOptions options;
+  options.staging = model.staging();
+  options.split = config_.split;
+  options.progress = [&request](const OpNode& op, const nlohmann::json& entry) {
+    if (request.progress) request.progress(op, entry);
+    if (request.should_stop && request.should_stop()) throw RunInterrupted("the run was interrupted");
+  };
+  const TraceWriter write_trace = [&machine](const std::filesystem::path& file, const nlohmann::json& info) {
+    machine.write_trace(file, info);
+  };
+  HostStopwatch clock;
+  ExecutionResult executed;
+  try {
+    executed = execute(graph, model.plan(), machine, options);
+  } catch (const Fault& fault) {
+    // A trapped run leaves a consistent set: stats.json and the trace, both recording the fault, and none of
+    // this model's .npy outputs (an earlier run's would look like results).
+    if (dir) {
+      nlohmann::json stats = machine.stats().to_json();
+      stats["workload"] = graph.name;
+      dir->remove_stale_outputs(output_names);
+      write_run_record(*dir, std::move(stats), run_info, &fault, write_trace);
+      dir->complete();
+    }
+    throw;
+  }
+  nlohmann::json phases = model.host_phases();
+  phases["execute_seconds"] = clock.lap();
+  result.stats = std::move(executed.stats);
+  add_model_stats(model, result.stats);
+  result.stats["tool_version"] = version();
+  result.stats["fault"] = nullptr;
+  for (auto& [name, values] : executed.outputs) {
+    result.outputs[name] = TensorValues{executed.shapes.at(name).dims_vector(), SharedHalves(std::move(values))};
+  }
+  result.host_times = std::move(executed.host_times);
+  if (dir) {
+    for (const auto& [name, tensor] : result.outputs) write_npy(dir->npy(name), tensor.shape, tensor.values.span());
+    phases["write_outputs_seconds"] = clock.lap();
+  }
+  result.host_times["phases"] = std::move(phases);
+  if (dir) {
+    write_file_atomically(dir->host_times(), result.host_times.dump(2) + "\n", "host times file");
+    write_run_record(*dir, result.stats, run_info, nullptr, write_trace);
+    dir->complete();
+    result.written = RunOutputs{dir->dir(), dir->trace()};
+  }
+  return result;
+}
+
+}  // namespace ldmsim

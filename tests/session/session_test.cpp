@@ -1,0 +1,224 @@
+// The library-level run API: loading by content, runs with the caller's inputs, run directories, traps, stops.
+#include "ldmsim/session/session.hpp"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "support/onnx_wire.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ldmsim;
+using ldmsim::test::TempDir;
+
+namespace {
+
+const char* kReluWorkload = R"({
+  "name": "relu_pair",
+  "tensors": {"x": {"shape": [2, 8], "init": {"normal": [0, 1], "seed": 3}}},
+  "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["y"]},
+          {"type": "sigmoid", "inputs": ["y"], "outputs": ["z"]}],
+  "outputs": ["z"]
+})";
+
+std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// An ONNX model y = Relu(x) for x of shape [1, 4, 6], written byte by byte.
+std::string relu_onnx() {
+  using test::Message;
+  Message graph;
+  graph.message(1, test::node("Relu", {"x"}, "y"));
+  graph.bytes_field(2, "g");
+  graph.message(11, test::value_info("x", {1, 4, 6}));
+  graph.message(12, test::value_info("y", {1, 4, 6}));
+  return test::model(graph).bytes;
+}
+
+TensorValues values_of(std::vector<std::size_t> shape, const std::vector<float>& floats) {
+  std::vector<f16> halves;
+  for (const float f : floats) halves.emplace_back(f);
+  return TensorValues{std::move(shape), SharedHalves(std::move(halves))};
+}
+
+/// A user's operator whose kernel reads its input 2 bytes past a 4-byte boundary: a DMA the machine traps.
+class MisalignedCopyOp final : public BoundOp {
+ public:
+  explicit MisalignedCopyOp(const Shape& x) : BoundOp({x}, {x}) {}
+  PaddingSpec padding(std::size_t) const override { return {}; }
+  void run(Machine& machine, std::span<const DeviceTensor> inputs, std::span<const DeviceTensor>,
+           const std::string& label) const override {
+    const DevicePtr<f16> from = inputs[0].ptr;
+    machine
+        .launch(LaunchSpec{{0}, label},
+                [from](Core& core) {
+                  auto buf = core.ldm().alloc<f16>(4);
+                  core.get(buf.first(2), DevicePtr<const f16>(from + 1)).wait();
+                })
+        .join();
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> inputs) const override {
+    return {inputs.begin(), inputs.end()};
+  }
+  OpCost cost() const override { return {}; }
+};
+
+class MisalignedCopyKind final : public OperatorKind {
+ public:
+  std::string_view name() const override { return "misaligned_copy"; }
+  std::unique_ptr<BoundOp> bind(const JsonField&, std::span<const Shape> inputs) const override {
+    return std::make_unique<MisalignedCopyOp>(inputs[0]);
+  }
+};
+
+std::shared_ptr<const OperatorRegistry> registry_with_misaligned_copy() {
+  auto registry = std::make_shared<OperatorRegistry>(OperatorRegistry::builtin());
+  registry->add(std::make_unique<MisalignedCopyKind>());
+  return registry;
+}
+
+}  // namespace
+
+TEST_CASE("a Session reads a model by its content, whatever its file is called") {
+  TempDir dir("session");
+  Session session;
+  const Model json = session.load(dir.write("workload.txt", kReluWorkload));
+  CHECK(json.format() == "workload-json");
+  CHECK(json.name() == "relu_pair");
+  const Model onnx = session.load(dir.write("model.bin", relu_onnx()));
+  CHECK(onnx.format() == "onnx");
+  REQUIRE(onnx.inputs().size() == 1);
+  CHECK(onnx.inputs()[0].shape == std::vector<std::size_t>{1, 4, 6});
+  // Content no reader knows is refused with the formats listed; a known extension lets its reader say what is wrong.
+  CHECK_THROWS_WITH(session.load(dir.write("notes.dat", "hello")),
+                    Catch::Contains("unknown format") && Catch::Contains("ONNX model"));
+  CHECK_THROWS_WITH(session.load(dir.write("empty.dat", "")), Catch::Contains("the file is empty"));
+  CHECK_THROWS_AS(session.load(dir.write("broken.onnx", std::string("\xff\xff\xff", 3))), ConfigError);
+  CHECK_THROWS_WITH(session.load(dir / "missing.json"), Catch::Contains("missing.json"));
+}
+
+TEST_CASE("a run with the caller's input values computes on them") {
+  Session session;
+  TempDir dir("session");
+  const Model model = session.load(dir.write("m.onnx", relu_onnx()));
+  std::vector<float> x(24);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 11.5f;
+  RunRequest request;
+  request.inputs.emplace("x", values_of({1, 4, 6}, x));
+  const RunResult result = session.run(model, request);
+  const TensorValues& y = result.outputs.at("y");
+  CHECK(y.shape == std::vector<std::size_t>{1, 4, 6});
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(float(y.values.span()[i]) == std::max(0.0f, x[i]));
+  CHECK(result.cycles() > 0);
+  CHECK(result.layers().size() == 1);
+  CHECK(result.stats.at("fault").is_null());
+
+  // Other values, the same model: the outputs follow the inputs.
+  for (float& v : x) v = -v;
+  request.inputs.at("x") = values_of({1, 4, 6}, x);
+  const RunResult again = session.run(model, request);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    CHECK(float(again.outputs.at("y").values.span()[i]) == std::max(0.0f, x[i]));
+}
+
+TEST_CASE("bad input values are refused by name before anything runs") {
+  Session session;
+  const Model model = session.load(nlohmann::json::parse(kReluWorkload));
+  RunRequest unknown;
+  unknown.inputs.emplace("q", values_of({2, 8}, std::vector<float>(16, 1.0f)));
+  CHECK_THROWS_WITH(session.run(model, unknown), Catch::Contains("'q'") && Catch::Contains("its inputs: x"));
+  RunRequest wrong_shape;
+  wrong_shape.inputs.emplace("x", values_of({4, 4}, std::vector<float>(16, 1.0f)));
+  CHECK_THROWS_WITH(session.run(model, wrong_shape), Catch::Contains("[4, 4]") && Catch::Contains("[2, 8]"));
+  RunRequest output_as_input;
+  output_as_input.inputs.emplace("z", values_of({2, 8}, std::vector<float>(16, 1.0f)));
+  CHECK_THROWS_WITH(session.run(model, output_as_input), Catch::Contains("no such input"));
+}
+
+TEST_CASE("a run directory holds the outputs, stats and trace, identical run after run") {
+  TempDir dir("session");
+  Session session;
+  const Model model = session.load(dir.write("w.json", kReluWorkload));
+  RunRequest request;
+  request.outputs = RunOutputs{dir / "a", {}};
+  const RunResult a = session.run(model, request);
+  request.outputs = RunOutputs{dir / "b", {}};
+  (void)session.run(model, request);
+  for (const char* file : {"stats.json", "z.npy", "trace.ldmtrace"}) {
+    INFO(file);
+    REQUIRE(std::filesystem::exists(dir / "a" / file));
+    CHECK(file_text(dir / "a" / file) == file_text(dir / "b" / file));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "a" / "RUN_INCOMPLETE"));
+  CHECK(nlohmann::json::parse(file_text(dir / "a" / "stats.json")) == a.stats);
+  const NpyArray z = read_npy(dir / "a" / "z.npy");
+  CHECK(z.shape == std::vector<std::size_t>{2, 8});
+  CHECK(z.halves.to_vector() == a.outputs.at("z").values.to_vector());
+}
+
+TEST_CASE("a trapped run writes its record up to the fault and rethrows it") {
+  TempDir dir("session");
+  Session session(RunConfig{}, registry_with_misaligned_copy());  // a user's operator, through the session
+  const Model model = session.load(nlohmann::json::parse(R"({
+    "name": "trap",
+    "tensors": {"x": {"shape": [16], "init": {"value": 1}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "misaligned_copy", "inputs": ["r"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  RunRequest request;
+  request.outputs = RunOutputs{dir / "out", {}};
+  std::filesystem::create_directories(dir / "out");
+  dir.write("out/y.npy", "an earlier run's output");
+  try {
+    (void)session.run(model, request);
+    FAIL("the run should trap");
+  } catch (const Fault& fault) {
+    CHECK(fault.kind() == FaultKind::kDmaMisaligned);
+    CHECK(fault.kernel() == "misaligned_copy#1");
+  }
+  const nlohmann::json stats = nlohmann::json::parse(file_text(dir / "out" / "stats.json"));
+  CHECK(stats.at("fault").at("kind") == "dma-misaligned");
+  CHECK(stats.at("workload") == "trap");
+  CHECK(std::filesystem::exists(dir / "out" / "trace.ldmtrace"));
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "y.npy"));  // no stale output looks like this run's
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "RUN_INCOMPLETE"));
+}
+
+TEST_CASE("a stopped run raises RunInterrupted and leaves no files in a directory it created") {
+  TempDir dir("session");
+  Session session;
+  const Model model = session.load(dir.write("w.json", kReluWorkload));
+  RunRequest request;
+  request.outputs = RunOutputs{dir / "out", {}};
+  int polls = 0;
+  request.should_stop = [&polls] { return ++polls == 1; };
+  CHECK_THROWS_AS(session.run(model, request), RunInterrupted);
+  CHECK(polls == 1);
+  CHECK_FALSE(std::filesystem::exists(dir / "out"));
+}
+
+TEST_CASE("models run together write one directory per model and the machine's summary") {
+  TempDir dir("session");
+  Session session;
+  const auto file = dir.write("w.json", kReluWorkload);
+  const Model a = session.load(file, {}, 2);
+  const Model b = session.load(file, {}, 2);
+  const TogetherResult together =
+      session.run_together({&a, &b}, ContextSchedule::kPipelined, RunOutputs{dir / "out", {}});
+  REQUIRE(together.names == std::vector<std::string>{"w", "w-2"});
+  CHECK_FALSE(together.errors[0]);
+  CHECK_FALSE(together.errors[1]);
+  CHECK(together.results[0].outputs.at("z").values.to_vector() ==
+        together.results[1].outputs.at("z").values.to_vector());
+  CHECK(std::filesystem::exists(dir / "out" / "w" / "z.npy"));
+  CHECK(std::filesystem::exists(dir / "out" / "w-2" / "stats.json"));
+  CHECK(std::filesystem::exists(dir / "out" / "schedule.svg"));
+  CHECK(together.summary.at("models").size() == 2);
+  CHECK(together.stats.makespan > 0);
+}
