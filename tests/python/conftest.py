@@ -50,3 +50,10 @@ def conv_run(tmp_path_factory):
     run_cli("run", ROOT / "examples" / "conv_block.json", "--out", out)
     assert (out / "trace.ldmtrace").is_file()
     return out
+
+
+def long_chain_workload(ops=1000, shape=(64, 2048)):
+    """A chain of element-wise ops, long enough that a run with fusion off takes a second or more."""
+    tensors = {"t0": {"shape": list(shape), "init": {"normal": [0, 1], "seed": 1}}}
+    chain = [{"type": "relu" if i % 2 else "neg", "inputs": [f"t{i}"], "outputs": [f"t{i + 1}"]} for i in range(ops)]
+    return {"name": "long_chain", "arch": "sw26010", "tensors": tensors, "ops": chain, "outputs": [f"t{ops}"]}

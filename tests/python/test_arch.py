@@ -39,6 +39,10 @@ def test_bad_values_name_the_json_path():
     with pytest.raises(ldmsim.ConfigError, match="core_groups.cores.rows") as error:
         ldmsim.arch(tree)
     assert isinstance(error.value, ValueError)
+    timing = copy.deepcopy(ldmsim.arch("sw26010"))
+    timing["dma"]["timing"]["bytes_per_cycle"] = -1  # checked by the timing model, as for a preset or a file
+    with pytest.raises(ldmsim.ConfigError, match="bytes_per_cycle"):
+        ldmsim.arch(timing)
     with pytest.raises(ldmsim.ConfigError, match="no-such-arch"):
         ldmsim.arch("no-such-arch")
     with pytest.raises(TypeError, match=r"arch\[\"name\"\]"):
