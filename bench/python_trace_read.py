@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reads a trace into numpy with ldmsim.Trace(path).events() and prints one JSON object: events, seconds, the
-array's bytes, the process's resident memory before the read and its peak during it (VmHWM, reset just before
+"""Reads a trace into numpy with ldmsim.Trace(path).events() and prints one JSON object: events, wall and CPU
+seconds (the process's, user + system: what the read costs on a shared host), the array's bytes, the process's resident memory before the read and its peak during it (VmHWM, reset just before
 the read through /proc/self/clear_refs), and the peak's growth over the array's bytes.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_trace_read.py TRACE [--reps N]
@@ -32,18 +32,19 @@ def main():
     before = status_kib("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # resets VmHWM to the current resident size
-    seconds = []
+    seconds, cpu = [], []
     for rep in range(args.reps):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         events = trace.events()
         seconds.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         if rep == 0:
             peak = status_kib("VmHWM")
             nbytes = events.nbytes
             count = len(events)
         del events
     growth = (peak - before) * 1024
-    print(json.dumps({"events": count, "seconds": min(seconds), "array_bytes": nbytes,
+    print(json.dumps({"events": count, "seconds": min(seconds), "cpu_seconds": min(cpu), "array_bytes": nbytes,
                       "rss_before_mib": before / 1024, "peak_rss_mib": peak / 1024,
                       "peak_growth_bytes": growth, "growth_over_array": growth / nbytes}))
 
