@@ -12,6 +12,7 @@
 
 #include "bindings.hpp"
 #include "json_python.hpp"
+#include "ldmsim/session/session.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "ldmsim/trace/file.hpp"
 #include "ldmsim/trace_analysis/event_table.hpp"
@@ -94,7 +95,9 @@ class TraceFile {
     EventTable table;
     {
       py::gil_scoped_release unlocked;
-      table = read_event_table(path_, with_events);
+      table = read_event_table(path_, with_events, [this](std::uint64_t bytes) {
+        check_host_memory(bytes, "the events of trace " + path_.string());  // ConfigError, not an OOM kill
+      });
     }
     contents_ = TraceContents{table.totals, std::move(table.kernels), std::move(table.markers)};
     return table;

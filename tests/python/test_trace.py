@@ -77,6 +77,15 @@ def test_events_build_no_python_object_per_event(conv_run):
     assert events.base is not None and events.flags["C_CONTIGUOUS"]
 
 
+def test_events_the_host_cannot_hold_are_refused_before_allocating(conv_run, monkeypatch):
+    trace = ldmsim.Trace(conv_run / "trace.ldmtrace")
+    monkeypatch.setenv("LDMSIM_HOST_MEMORY_BYTES", "4096")
+    with pytest.raises(ldmsim.ConfigError, match="events of trace .*trace.ldmtrace"):
+        trace.events()
+    monkeypatch.delenv("LDMSIM_HOST_MEMORY_BYTES")
+    assert len(trace.events()) > 500
+
+
 def test_truncated_and_corrupt_traces_raise_trace_format_error(conv_run, tmp_path):
     data = (conv_run / "trace.ldmtrace").read_bytes()
     cut = tmp_path / "cut.ldmtrace"

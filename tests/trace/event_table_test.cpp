@@ -83,6 +83,14 @@ TEST_CASE("read_event_table unpacks every field of every event, in both codecs",
   check_record(table.events.data()[70000], last, 5);
   CHECK(table.events.data()[0].kernel == -1);  // no launch markers at all
 
+  std::uint64_t asked = 0;
+  CHECK_THROWS_WITH(ldmsim::read_event_table(file, true,
+                                             [&](std::uint64_t bytes) {
+                                               asked = bytes;
+                                               throw ldmsim::ConfigError("too big");
+                                             }),
+                    "too big");
+  CHECK(asked == 70001 * sizeof(EventRecord));
   const ldmsim::EventTable no_events = ldmsim::read_event_table(file, false);
   CHECK(no_events.events.size() == 0);
   CHECK(no_events.totals.dma_events == 70001);

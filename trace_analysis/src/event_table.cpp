@@ -236,13 +236,20 @@ void read_events(const std::filesystem::path& file, const std::vector<Group>& gr
 
 }  // namespace
 
-EventTable read_event_table(const std::filesystem::path& file, bool with_events) {
+EventTable read_event_table(const std::filesystem::path& file, bool with_events,
+                            const std::function<void(std::uint64_t bytes)>& before_allocating) {
   (void)check_input_file(file, "trace file", ~std::uint64_t{0});  // a directory, a FIFO or a device is named here
   EventTable table;
   std::uint64_t end_offset = 0;
   std::vector<Group> groups = read_markers(file, table, end_offset);
   number_launches(groups, table, file, end_offset);
-  if (with_events) read_events(file, groups, table);
+  if (!with_events) return table;
+  if (before_allocating) {
+    constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
+    const std::uint64_t events = table.totals.dma_events;
+    before_allocating(events > kMost / sizeof(EventRecord) ? kMost : events * sizeof(EventRecord));
+  }
+  read_events(file, groups, table);
   return table;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -91,6 +92,9 @@ struct EventTable {
 /// when it is malformed or truncated, std::bad_alloc when the host cannot hold its events. An event belongs to the
 /// launch begun last on its core group at or before its issue cycle. Without `with_events` the events are checked
 /// and counted but not kept (the launches and markers alone).
-EventTable read_event_table(const std::filesystem::path& file, bool with_events = true);
+/// `before_allocating`, when set, is called with the bytes the events take before they are allocated (and may throw:
+/// a check against the host's memory).
+EventTable read_event_table(const std::filesystem::path& file, bool with_events = true,
+                            const std::function<void(std::uint64_t bytes)>& before_allocating = {});
 
 }  // namespace ldmsim
