@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the user-file readers (the JSON workload loader with op binding and the pass pipeline, the arch loader
-# with its timing model, the ONNX importer, the .npy reader) and the constant-pack parser with libFuzzer from
+# with its timing model, the ONNX importer with the bound of what its parse takes, the .npy reader) and the constant-pack parser with libFuzzer from
 # clang-14, ASan and UBSan, for a bounded time. The libraries are built by CMake in BUILD_DIR with clang-14 and the
 # sanitizers; seeds are the shipped workloads (examples/, bench/workloads/), the arch presets, the ONNX test
 # models, small .npy files and a constant pack. Every input that crashes, leaks, times out or trips a sanitizer is
@@ -19,7 +19,7 @@ cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clan
 cmake --build "$out" -j"${LDMSIM_JOBS:-2}" --target ldmsim_frontends
 libs=()
 for lib in frontends graph kernels runtime trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
-clang++-14 -std=c++20 $flags -fsanitize=fuzzer -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
+clang++-14 -std=c++20 $flags -fsanitize=fuzzer -DONNX_ML=1 -DONNX_NAMESPACE=onnx -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
   -Igraph/include -Ifrontends/include -Itrace/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
   -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
 

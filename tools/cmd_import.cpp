@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/onnx_import.hpp"
+#include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/model_reader.hpp"
 #include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -39,6 +40,8 @@ void import_command(const ImportOptions& options) {
     throw ConfigError(fmt::format("{}: cannot create the output directory: {}", dir.string(), ec.message()));
   }
   const std::string workload_file = imported.workload["name"].get<std::string>() + ".json";
+  // Into a run directory only while no run owns it (held until every file is written).
+  const DirectoryLock lock = lock_run_directory_of(dir / workload_file, "ldmsim import", "-o");
   // Every name is checked before anything is written.
   check_output_name(workload_file, "workload file");
   for (const auto& [file, array] : imported.arrays) {

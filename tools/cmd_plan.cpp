@@ -7,6 +7,7 @@
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/sim/utf8.hpp"
@@ -28,6 +29,7 @@ void plan_command(const PlanOptions& options) {
   const Model model = session.load(options.workload, options.model.read_options());  // checks what `run` checks
   print_notes(model);
   const Model* w = &model;
+  check_host_memory(w->host_memory_bound(), fmt::format("workload '{}'", w->graph().name));  // as `run`
   const SplitPlan split = plan_split(w->graph(), w->arch(), options.model.split.options());
   const std::vector<TensorTags> tags = tensor_tags(w->loaded_graph(), w->graph(), w->plan(), &split);
   if (options.json || options.json_file_given) {
@@ -43,6 +45,7 @@ void plan_command(const PlanOptions& options) {
     // Names come from user files: bytes that are not UTF-8 are replaced, not an error.
     const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (options.json_file_given) {
+      const DirectoryLock lock = lock_run_directory_of(options.json_file, "ldmsim plan", "--json-file");
       check_not_input(options.json_file, w->files_read(), "plan file");
       write_file_atomically(options.json_file, text, "plan file");
       fmt::print("wrote the tags of {} tensors to {}\n", tags.size(), options.json_file);

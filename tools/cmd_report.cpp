@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
@@ -24,6 +25,8 @@ struct ReportArgs {
 };
 
 void report_command(const ReportArgs& args) {
+  // Into a run directory only while no run owns it (held until the report is written).
+  const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim report", "-o");
   const TraceInput input = resolve_trace_input(args.input, args.stats);
   check_not_input(args.out, {input.trace, input.stats}, "report");
   TraceSummary summary = guarded_trace_call(

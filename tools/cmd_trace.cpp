@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/output_file.hpp"
@@ -53,7 +54,8 @@ struct ExportArgs {
 
 void export_command(const ExportArgs& args) {
   // Written to a temporary and renamed only when the whole trace was exported: a bad or cut trace leaves an
-  // existing output as it was.
+  // existing output as it was. Into a run directory only while no run owns it (held until the file is written).
+  const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim trace export", "-o");
   const TraceInput input = resolve_trace_input(args.file, args.stats);
   check_not_input(args.out, {input.trace, input.stats}, "export file");
   AtomicFile out(args.out, "export file");
@@ -92,6 +94,7 @@ void filter_command(const FilterArgs& args) {
   if (filter.from && filter.to && *filter.from > *filter.to) {
     throw ConfigError(fmt::format("--from {} is after --to {}", *filter.from, *filter.to));
   }
+  const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim trace filter", "-o");
   check_not_input(args.out, {args.file}, "filtered trace");
   const TraceTotals totals = guarded_trace_call([&] { return filter_trace(args.file, args.out, filter); });
   fmt::print("wrote {} ({} DMA requests, {} markers, {} core groups)\n", args.out, totals.dma_events, totals.markers,

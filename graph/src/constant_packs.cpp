@@ -1,9 +1,9 @@
-// Staging an op's constant packs (executor_support.hpp, docs/splitting.md "Constant packs").
+// Staging an op's constant packs (placement.hpp, docs/splitting.md "Constant packs").
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "executor_support.hpp"
+#include "placement.hpp"
 
 namespace ldmsim::executor_detail {
 

@@ -15,6 +15,12 @@ std::string OpNode::layer() const {
   return name.empty() ? label() : name;
 }
 
+const OperatorRegistry& Graph::registry() const {
+  if (registry_) return *registry_;
+  static const OperatorRegistry builtin = OperatorRegistry::builtin();  // immutable: shared by every such graph
+  return builtin;
+}
+
 std::optional<std::size_t> Graph::find(std::string_view tensor) const {
   const auto it = by_name_.find(tensor);
   if (it == by_name_.end()) return std::nullopt;
@@ -69,6 +75,7 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
     throw ConfigError(fmt::format("{}: {}", where, e.what()));
   }
   const std::size_t added = add_checked(type, std::move(in), outputs, std::move(bound), std::move(layer_name), where);
+  if (!registry_ || !registry_->same_kinds(registry)) registry_ = std::make_shared<const OperatorRegistry>(registry);
   ops_[added].attrs = !merged.is_null()        ? std::move(merged)
                       : attrs.json().is_null() ? nlohmann::json::object()
                                                : attrs.json();

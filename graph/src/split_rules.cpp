@@ -1,7 +1,6 @@
 // Per-operator split rules (see split.hpp, docs/splitting.md): the dimensions an op can be split along, in
 // priority order, and what a piece of each needs from the op's tensors.
 #include <algorithm>
-#include <set>
 
 #include "ldmsim/graph/split.hpp"
 
@@ -9,9 +8,11 @@ namespace ldmsim {
 
 namespace {
 
-const std::set<std::string, std::less<>> kElementwise = {
-    "relu",      "sigmoid", "tanh", "exp", "log", "sqrt", "reciprocal", "erf", "gelu", "clip", "hardsigmoid",
-    "hardswish", "neg",     "abs",  "add", "sub", "mul",  "div",        "pow", "min",  "max"};
+/// The split family of the op's kind in the graph's registry (a fused op's kind is none of its registry's: none).
+SplitRule rule_of(const Graph& g, const OpNode& op) {
+  const OperatorKind* kind = g.registry().find(op.type);
+  return kind == nullptr ? SplitRule::kNone : kind->traits().split;
+}
 
 const Shape& shape_of(const Graph& g, const OpNode& op, std::size_t operand) {
   const std::size_t n = op.inputs.size();
@@ -35,80 +36,32 @@ SplitAxis same_axis(const Graph& g, const OpNode& op, std::string rule, std::siz
   return axis_of(g, op, std::move(rule), y, axis, same_rank ? static_cast<int>(axis) : -1);
 }
 
-/// A whole-number attribute as the op's binder read it (JsonField accepts 2.0 for 2; the binder checked its range).
-std::int64_t whole(const nlohmann::json& v) {
-  return static_cast<std::int64_t>(v.get<double>());
-}
-
-std::int64_t int_attr_or(const nlohmann::json& attrs, const char* key, std::int64_t fallback) {
-  if (!attrs.is_object() || !attrs.contains(key) || !attrs[key].is_number()) return fallback;
-  return whole(attrs[key]);
-}
-
-/// conv's (before, after) padding, stride, dilation along spatial axis 2 (h) or 3 (w), from its attributes.
-struct SpatialAxis {
-  std::uint64_t pad_before = 0, pad_after = 0, stride = 1, dilation = 1;
-};
-
-std::uint64_t pair_item(const nlohmann::json& attrs, const char* key, std::size_t which) {
-  if (!attrs.is_object() || !attrs.contains(key)) return 1;
-  const auto& v = attrs[key];
-  if (v.is_number()) return static_cast<std::uint64_t>(whole(v));
-  return v.is_array() && v.size() == 2 ? static_cast<std::uint64_t>(whole(v[which])) : 1;
-}
-
-SpatialAxis spatial(const nlohmann::json& attrs, std::size_t axis) {
-  SpatialAxis s;
-  const std::size_t which = axis == 2 ? 0 : 1;
-  s.stride = pair_item(attrs, "stride", which);
-  s.dilation = pair_item(attrs, "dilation", which);
-  if (attrs.is_object() && attrs.contains("pad")) {
-    const auto& p = attrs["pad"];
-    if (p.is_number()) {
-      s.pad_before = s.pad_after = static_cast<std::uint64_t>(whole(p));
-    } else if (p.is_array() && p.size() == 2) {
-      s.pad_before = s.pad_after = static_cast<std::uint64_t>(whole(p[which]));
-    } else if (p.is_array() && p.size() == 4) {
-      s.pad_before = static_cast<std::uint64_t>(whole(p[which]));
-      s.pad_after = static_cast<std::uint64_t>(whole(p[which + 2]));
-    }
-  }
-  return s;
-}
-
-/// True when a conv has a residual input (its last; attribute "residual", set when the fusion pass folds an add).
-bool conv_residual(const OpNode& op) {
-  if (op.type != "conv" || !op.attrs.is_object() || !op.attrs.contains("residual")) return false;
-  const auto& r = op.attrs["residual"];
-  return !(r.is_boolean() && !r.get<bool>());
-}
-
 std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
   const std::size_t y = op.inputs.size();
   std::vector<SplitAxis> out{axis_of(g, op, "conv-n", 0, 0, 0), axis_of(g, op, "conv-h", y, 2, 2),
                              axis_of(g, op, "conv-w", y, 3, 3)};
-  if (int_attr_or(op.attrs, "groups", 1) == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0, -1));
+  if (op.bound->split_geometry().groups == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0, -1));
   return out;
+}
+
+/// True when a conv has a residual input (its last; set when the fusion pass folds an add).
+bool conv_residual(const OpNode& op) {
+  return op.bound->split_geometry().residual;
 }
 
 /// fc's W and gemm's B with transB hold one output column per row ([N, K]); otherwise B is [K, N].
 bool b_rows_are_outputs(const OpNode& op) {
-  return op.type == "fc" || int_attr_or(op.attrs, "transB", 0) == 1;
-}
-
-bool gemm_splittable(const OpNode& op) {
-  return int_attr_or(op.attrs, "transA", 0) == 0;
+  return op.bound->split_geometry().trans_b;
 }
 
 /// fc X [n, ...] W [N, K] b [N]; gemm A [M, K] B [K, N] (or [N, K] with transB) C; matmul A [M, K] B [K, N].
 std::vector<SplitAxis> matrix_axes(const Graph& g, const OpNode& op) {
   const Shape& a = shape_of(g, op, 0);
-  const Shape& b = shape_of(g, op, 1);
-  if (op.type == "matmul" && (a.rank() != 2 || b.rank() != 2)) return {};
-  if (op.type == "gemm" && !gemm_splittable(op)) return {};
+  const SplitGeometry geometry = op.bound->split_geometry();
+  if (geometry.batched || geometry.trans_a) return {};
   std::vector<SplitAxis> out{axis_of(g, op, "rows", 0, 0, 0)};
   // The inner dimension: fc's X must hold it on axis 1 alone (a matrix, or [n, c, 1, 1]).
-  const bool inner = op.type != "fc" || a.rank() == 2 || a.product(2, a.rank()) == 1;
+  const bool inner = !geometry.flattens_a || a.rank() == 2 || a.product(2, a.rank()) == 1;
   if (inner) {
     SplitAxis k = axis_of(g, op, "inner", 0, 1, 1, true);
     k.contiguous = a.product(2, a.rank()) == 1;
@@ -130,18 +83,10 @@ std::vector<SplitAxis> elementwise_axes(const Graph& g, const OpNode& op) {
   return out;
 }
 
-bool pads_nothing(const nlohmann::json& attrs) {
-  if (!attrs.is_object() || !attrs.contains("pad")) return true;
-  const auto& p = attrs["pad"];
-  if (p.is_number()) return p.get<double>() == 0;
-  if (!p.is_array()) return false;
-  return std::all_of(p.begin(), p.end(), [](const nlohmann::json& v) { return v.is_number() && v.get<double>() == 0; });
-}
-
-/// Pools: n, c, then the output rows and columns (read with a halo) when the pool pads nothing.
+/// Pools: n, c, then the output rows and columns (read with a halo) when a window pool pads nothing.
 std::vector<SplitAxis> pool_axes(const Graph& g, const OpNode& op) {
   std::vector<SplitAxis> out{same_axis(g, op, "pool-n", 0), same_axis(g, op, "pool-c", 1)};
-  if (op.type != "global_avg_pool" && pads_nothing(op.attrs)) {
+  if (const SplitGeometry geometry = op.bound->split_geometry(); geometry.window && geometry.pads_nothing()) {
     out.push_back(same_axis(g, op, "pool-h", 2));
     out.push_back(same_axis(g, op, "pool-w", 3));
   }
@@ -152,7 +97,7 @@ std::vector<SplitAxis> pool_axes(const Graph& g, const OpNode& op) {
 std::vector<SplitAxis> concat_axes(const Graph& g, const OpNode& op) {
   const auto rank = static_cast<std::int64_t>(shape_of(g, op, 0).rank());
   if (rank == 0) return {};
-  const std::int64_t own = (int_attr_or(op.attrs, "axis", rank > 1 ? 1 : 0) + rank) % rank;
+  const auto own = static_cast<std::int64_t>(op.bound->split_geometry().axis);
   std::vector<SplitAxis> out;
   for (std::int64_t d = 0; d < rank; ++d) {
     if (d != own) out.push_back(same_axis(g, op, "concat", static_cast<std::size_t>(d)));
@@ -183,18 +128,18 @@ void elementwise_work(const Graph& g, const OpNode& op, const SplitAxis& axis, s
 void spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
                   PieceWork& w) {
   const Shape& x = shape_of(g, op, 0);
-  const bool conv = op.type == "conv";
-  SpatialAxis s = spatial(op.attrs, axis.axis);
-  const std::uint64_t kernel = conv ? shape_of(g, op, 1)[axis.axis] : pair_item(op.attrs, "kernel", axis.axis - 2);
-  if (!conv && !(op.attrs.is_object() && op.attrs.contains("stride"))) s.stride = kernel;  // a pool's default
-  const std::uint64_t span = (kernel - 1) * s.dilation + 1;
+  const bool conv = rule_of(g, op) == SplitRule::kConv;
+  const SplitGeometry s = op.bound->split_geometry();
+  const std::size_t at = axis.axis == 2 ? 0 : 1, at_other = 1 - at;  // h or w
+  const std::uint64_t stride = s.stride[at], pad_before = s.pad_before[at];
+  const std::uint64_t span = (s.kernel[at] - 1) * s.dilation[at] + 1;
   // Padded coordinates: input row i sits at i + pad_before.
-  const std::uint64_t first = begin * s.stride, last = (end - 1) * s.stride + span;  // [first, last) padded
+  const std::uint64_t first = begin * stride, last = (end - 1) * stride + span;  // [first, last) padded
   // A piece whose rows read only padding has no input rows: in_end <= in_begin (plan_split then does not split so).
-  const std::uint64_t in_begin = std::min<std::uint64_t>(x[axis.axis], first > s.pad_before ? first - s.pad_before : 0);
-  const std::uint64_t in_end = std::min<std::uint64_t>(x[axis.axis], last > s.pad_before ? last - s.pad_before : 0);
-  const std::uint64_t before = first < s.pad_before ? s.pad_before - first : 0;
-  const std::uint64_t after = last > s.pad_before + x[axis.axis] ? last - s.pad_before - x[axis.axis] : 0;
+  const std::uint64_t in_begin = std::min<std::uint64_t>(x[axis.axis], first > pad_before ? first - pad_before : 0);
+  const std::uint64_t in_end = std::min<std::uint64_t>(x[axis.axis], last > pad_before ? last - pad_before : 0);
+  const std::uint64_t before = first < pad_before ? pad_before - first : 0;
+  const std::uint64_t after = last > pad_before + x[axis.axis] ? last - pad_before - x[axis.axis] : 0;
   w.regions[0] = range(axis.axis, in_begin, in_end);
   w.regions[axis.operand] = range(axis.axis, begin, end);
   if (!conv) {  // pools split so only when they pad nothing
@@ -203,24 +148,30 @@ void spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::
     if (in_end - in_begin < span) w.regions[0] = range(axis.axis, in_begin, in_begin);
     return;
   }
-  const SpatialAxis other = spatial(op.attrs, axis.axis == 2 ? 3 : 2);
   std::uint64_t pads[4];
-  const std::size_t at = axis.axis == 2 ? 0 : 1, at_other = 1 - at;
   pads[at] = before, pads[at + 2] = after;
-  pads[at_other] = other.pad_before, pads[at_other + 2] = other.pad_after;
+  pads[at_other] = s.pad_before[at_other], pads[at_other + 2] = s.pad_after[at_other];
   w.attrs["pad"] = {pads[0], pads[1], pads[2], pads[3]};
 }
 
 }  // namespace
 
 std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op) {
-  if (op.type == "conv") return conv_axes(graph, op);
-  if (op.type == "fc" || op.type == "gemm" || op.type == "matmul") return matrix_axes(graph, op);
-  if (kElementwise.contains(op.type)) return elementwise_axes(graph, op);
-  if (op.type == "max_pool" || op.type == "avg_pool" || op.type == "global_avg_pool") return pool_axes(graph, op);
-  if (op.type == "concat") return concat_axes(graph, op);
-  if (op.type == "spatialbn") {
-    return {same_axis(graph, op, "bn-n", 0), same_axis(graph, op, "bn-h", 2), same_axis(graph, op, "bn-w", 3)};
+  switch (rule_of(graph, op)) {
+    case SplitRule::kConv:
+      return conv_axes(graph, op);
+    case SplitRule::kMatrix:
+      return matrix_axes(graph, op);
+    case SplitRule::kElementwise:
+      return elementwise_axes(graph, op);
+    case SplitRule::kPool:
+      return pool_axes(graph, op);
+    case SplitRule::kConcat:
+      return concat_axes(graph, op);
+    case SplitRule::kSpatialBn:
+      return {same_axis(graph, op, "bn-n", 0), same_axis(graph, op, "bn-h", 2), same_axis(graph, op, "bn-w", 3)};
+    case SplitRule::kNone:
+      break;
   }
   return {};
 }
@@ -243,7 +194,7 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
   } else if (r == "rows") {
     w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
     // gemm's C follows A's rows when it has them (a broadcast row stays whole).
-    if (op.type == "gemm" && op.inputs.size() == 3) {
+    if (op.inputs.size() == 3) {  // fc's bias is a vector: it never matches
       const Shape& c = shape_of(graph, op, 2);
       if (c.rank() == 2 && c[0] == shape_of(graph, op, y)[0] && c[0] > 1) w.regions[2] = range(0, begin, end);
     }

@@ -1,6 +1,8 @@
 // The operator registry: kinds by name, binding with arity checks, and the built-in set.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ldmsim/kernels/operator.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ops/ops.hpp"
@@ -31,19 +33,31 @@ OperatorRegistry OperatorRegistry::builtin() {
   return registry;
 }
 
+OperatorRegistry::OperatorRegistry() : kinds_(std::make_shared<const Kinds>()) {}
+
 void OperatorRegistry::add(std::unique_ptr<OperatorKind> kind) {
   std::string name(kind->name());
-  kinds_.insert_or_assign(std::move(name), std::shared_ptr<const OperatorKind>(std::move(kind)));
+  auto kinds = std::make_shared<Kinds>(*kinds_);  // copies made before keep the table they were made with
+  kinds->insert_or_assign(std::move(name), std::shared_ptr<const OperatorKind>(std::move(kind)));
+  kinds_ = std::move(kinds);
 }
 
 const OperatorKind* OperatorRegistry::find(std::string_view name) const {
-  const auto it = kinds_.find(name);
-  return it == kinds_.end() ? nullptr : it->second.get();
+  const auto it = kinds_->find(name);
+  return it == kinds_->end() ? nullptr : it->second.get();
+}
+
+const OperatorKind* OperatorRegistry::find_onnx(std::string_view onnx_type) const {
+  for (const auto& [name, kind] : *kinds_) {
+    const auto& types = kind->traits().onnx_types;
+    if (std::find(types.begin(), types.end(), onnx_type) != types.end()) return kind.get();
+  }
+  return nullptr;
 }
 
 std::vector<std::string> OperatorRegistry::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, kind] : kinds_) out.push_back(name);
+  for (const auto& [name, kind] : *kinds_) out.push_back(name);
   return out;
 }
 

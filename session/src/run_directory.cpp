@@ -1,17 +1,12 @@
 // The output directory of one run (see run_directory.hpp).
 #include "ldmsim/session/run_directory.hpp"
 
-#include <fcntl.h>
-#include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <csignal>
-#include <cstring>
 #include <system_error>
 
 #include "ldmsim/sim/output_file.hpp"
@@ -29,16 +24,6 @@ void make_directory(const fs::path& dir, std::string_view option) {
     throw ConfigError(fmt::format("{} {}: cannot create the directory{}", option, dir.string(),
                                   error ? ": " + error.message() : std::string{}));
   }
-}
-
-/// Printable form of text read from a file another process wrote (no control characters reach the terminal).
-std::string printable(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '\n') break;
-    out += (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) ? c : '?';
-  }
-  return out;
 }
 
 }  // namespace
@@ -81,69 +66,22 @@ RunDirectory::RunDirectory(const std::string& out, const fs::path* trace_option,
   std::error_code no_dir;
   created_ = !fs::exists(fs::symlink_status(dir_, no_dir));
   make_directory(dir_, "--out");
-  if (lock) take_lock(run_info);
-  try {
-    if (!trace_.empty()) {
-      if (trace_.has_parent_path()) make_directory(trace_.parent_path(), "--trace");
-      check_output_target(trace_, "trace file");
-    }
-    check_output_target(stats(), "stats file");
-    check_output_target(host_times(), "host times file");
-    for (const auto& name : npy_outputs) check_output_target(npy(name), "output .npy file");
-    check_output_target(dir_ / kIncompleteMarker, "run marker");
-    if (lock) remove_dead_temporaries(dir_);  // only the owner may: no other run writes here
-    write_file_atomically(dir_ / kIncompleteMarker, run_info.dump(2) + "\n", "run marker");
-  } catch (...) {
-    if (lock_fd_ >= 0) ::close(lock_fd_);  // no destructor runs for a constructor that throws
-    throw;
+  if (lock) {
+    const std::string workload = run_info.contains("workload") && run_info["workload"].is_string()
+                                     ? run_info["workload"].get<std::string>()
+                                     : std::string("?");
+    lock_ = DirectoryLock(dir_, "workload " + workload, true, "--out");  // released by lock_'s destructor
   }
-}
-
-void RunDirectory::take_lock(const nlohmann::json& run_info) {
-  const fs::path file = dir_ / kLockFile;
-  for (int attempt = 0;; ++attempt) {
-    const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (fd < 0) {
-      throw ConfigError(fmt::format("--out {}: cannot open the lock file {}: {}", dir_.string(), file.string(),
-                                    std::strerror(errno)));
-    }
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      const int error = errno;
-      char holder[512] = {};
-      const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
-      ::close(fd);
-      if (error != EWOULDBLOCK) {
-        throw ConfigError(
-            fmt::format("--out {}: cannot lock {}: {}", dir_.string(), file.string(), std::strerror(error)));
-      }
-      const std::string who = n > 0 ? printable(std::string_view(holder, static_cast<std::size_t>(n))) : "";
-      throw ConfigError(fmt::format(
-          "--out {}: another ldmsim run owns this directory ({}); wait for it to finish or choose another --out",
-          dir_.string(), who.empty() ? "it has not said which" : who));
-    }
-    // The holder before us may have removed the file (a failed run cleaning up the directory it created) after we
-    // opened it: then our lock is on a file nobody else will see. Lock the file the path names now.
-    struct stat held {
-    }, named{};
-    if (::fstat(fd, &held) == 0 && ::lstat(file.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
-        held.st_ino == named.st_ino) {
-      lock_fd_ = fd;
-      break;
-    }
-    ::close(fd);
-    if (attempt == 10)
-      throw ConfigError(fmt::format("--out {}: cannot take the lock {}", dir_.string(), file.string()));
-    make_directory(dir_, "--out");
+  if (!trace_.empty()) {
+    if (trace_.has_parent_path()) make_directory(trace_.parent_path(), "--trace");
+    check_output_target(trace_, "trace file");
   }
-  const std::string workload = run_info.contains("workload") && run_info["workload"].is_string()
-                                   ? run_info["workload"].get<std::string>()
-                                   : std::string("?");
-  const std::string holder =
-      fmt::format("pid {}, workload {}, since {:%Y-%m-%d %H:%M:%S} UTC\n", ::getpid(), printable(workload),
-                  fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
-  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, holder.data(), holder.size(), 0) < 0) {
-    // The lock is what matters; the text only helps a refused run name us.
-  }
+  check_output_target(stats(), "stats file");
+  check_output_target(host_times(), "host times file");
+  for (const auto& name : npy_outputs) check_output_target(npy(name), "output .npy file");
+  check_output_target(dir_ / kIncompleteMarker, "run marker");
+  if (lock) remove_dead_temporaries(dir_);  // only the owner may: no other run writes here
+  write_file_atomically(dir_ / kIncompleteMarker, run_info.dump(2) + "\n", "run marker");
 }
 
 RunDirectory::~RunDirectory() {
@@ -159,14 +97,8 @@ RunDirectory::~RunDirectory() {
         fs::remove(file, ignored);
       }
     }
-    if (lock_fd_ >= 0) fs::remove(dir_ / kLockFile, ignored);  // still ours: we hold the lock
-    fs::remove(dir_, ignored);                                 // only if empty
-  }
-  if (lock_fd_ >= 0) {
-    if (::ftruncate(lock_fd_, 0) != 0) {
-      // the holder text of a finished run is harmless
-    }
-    ::close(lock_fd_);  // releases the lock
+    if (lock_.held()) fs::remove(dir_ / kLockFile, ignored);  // still ours: lock_ is released after this
+    fs::remove(dir_, ignored);                                // only if empty
   }
 }
 

@@ -1,8 +1,10 @@
 // Logging set-up: "ldmsim.<component>" loggers on a colored stderr sink, kept in spdlog's registry so that
-// SPDLOG_LEVEL (spdlog::cfg::load_env_levels) and spdlog::get see them. Default level: warn.
+// SPDLOG_LEVEL (spdlog::cfg::load_env_levels) and spdlog::get see them. Default level: warn. Every line's text is
+// made terminal-safe on its way to the sink: log lines quote names from user files (ops, kernels, tensors, faults).
 #include "ldmsim/sim/logging.hpp"
 
 #include <spdlog/cfg/env.h>
+#include <spdlog/sinks/sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -12,8 +14,32 @@
 #include <sstream>
 #include <string>
 
+#include "ldmsim/sim/utf8.hpp"
+
 namespace ldmsim {
 namespace {
+
+/// Hands every line to `inner` with its text as printed text is (valid_utf8, then terminal_safe); the pattern
+/// and formatter are the inner sink's.
+class TerminalSafeSink final : public spdlog::sinks::sink {
+ public:
+  explicit TerminalSafeSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
+
+  void log(const spdlog::details::log_msg& msg) override {
+    const std::string text = terminal_safe(valid_utf8(std::string_view(msg.payload.data(), msg.payload.size())));
+    spdlog::details::log_msg safe = msg;
+    safe.payload = text;
+    inner_->log(safe);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    inner_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+};
 
 constexpr std::string_view kPrefix = "ldmsim.";
 constexpr auto kDefaultLevel = spdlog::level::warn;
@@ -62,7 +88,8 @@ std::shared_ptr<spdlog::logger> create(LoggingState& st, const std::string& name
     spdlog::cfg::load_env_levels();
     st.env_loaded = true;
   }
-  auto log = std::make_shared<spdlog::logger>(name, std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  auto log = std::make_shared<spdlog::logger>(
+      name, std::make_shared<TerminalSafeSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   try {
     spdlog::initialize_logger(log);                        // registry formatter, SPDLOG_LEVEL level, registration
     if (!spdlog::get(name)) spdlog::register_logger(log);  // automatic registration was turned off

@@ -2,10 +2,14 @@
 // replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
 // .npy, 'A': arch JSON, 'O': ONNX model, 'P': a constant pack, parsed in memory, else workload JSON), the rest is
 // written to a file in `scratch` and read.
-// Models are imported with and without streamed weights (the same outcome either way); models and workloads are
-// planned and tagged (`ldmsim plan`); workloads fused too. Malformed input must end in a ConfigError (caught here);
-// anything else escapes to the caller.
+// Models are imported with and without streamed weights (the same outcome either way), and the bound of what their
+// parse takes (onnx_parse_bound.hpp) must cover what protobuf's parse holds; models and workloads are planned and
+// tagged (`ldmsim plan`); workloads fused too. Malformed input must end in a ConfigError (caught here); anything
+// else escapes to the caller.
 #pragma once
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/onnx_pb.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +19,7 @@
 #include <fstream>
 #include <string>
 
+#include "../../frontends/src/onnx/onnx_parse_bound.hpp"
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/frontends/onnx_import.hpp"
@@ -25,8 +30,31 @@
 #include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/input_file.hpp"
 
 namespace ldmsim::fuzz {
+
+/// The parse bound of a model file beside what protobuf's parse of it holds.
+struct BoundBeside {
+  onnx_import::ParseBound bound;
+  bool parsed = false;     ///< protobuf parsed the file
+  std::uint64_t used = 0;  ///< the parsed ModelProto's SpaceUsedLong (heap it holds, allocator overhead apart)
+  /// What a bound must hold: a file protobuf parses is not malformed to the walk, and its bound covers the parse.
+  bool covers() const { return !parsed || (!bound.malformed && bound.bytes >= used); }
+};
+
+/// Computes the bound of `model`, then parses it as the import does.
+inline BoundBeside bound_beside_parse(const std::filesystem::path& model) {
+  const InputFileDescriptor file(model, "ONNX model", kMaxOnnxFileBytes);
+  BoundBeside b;
+  b.bound = onnx_import::parsed_model_bound(file.fd(), file.size());
+  onnx::ModelProto parsed;
+  google::protobuf::io::FileInputStream stream(file.fd());
+  google::protobuf::io::LimitingInputStream bounded(&stream, static_cast<std::int64_t>(file.size()));
+  b.parsed = parsed.ParseFromZeroCopyStream(&bounded);
+  if (b.parsed) b.used = parsed.SpaceUsedLong();
+  return b;
+}
 
 /// The import of `model` with `options`: its result dumped (workload JSON, arrays' shapes and bits, notes), or
 /// "error: " and the ConfigError's message.
@@ -87,6 +115,7 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
     if (npy) {
       (void)read_npy(in);
     } else if (onnx) {
+      if (!bound_beside_parse(in).covers()) std::abort();  // the parse took more than the import allowed for
       check_streamed_import(in);
       ImportedModel m = import_onnx(in);
       WorkloadLoadOptions options;

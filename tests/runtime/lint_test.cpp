@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/sim/logging.hpp"
 #include "runtime/trap_of.hpp"
 #include "support/dma_requests.hpp"
+#include "support/stderr_capture.hpp"
 
 using namespace ldmsim;
 using ldmsim::testing::trap_of;
@@ -127,4 +129,23 @@ TEST_CASE("under the default policy the same misaligned request traps", "[modes]
   REQUIRE(f);
   CHECK(f->kind() == FaultKind::kDmaMisaligned);
   CHECK(m.lint_warnings() == 0);
+}
+
+TEST_CASE("a log line naming a kernel shows the control characters of its name escaped", "[modes][fault]") {
+  Machine m{Arch::preset("tiny")};
+  const DeviceAddr x = m.allocate_bytes(64);
+  set_log_level(spdlog::level::debug);  // the runtime logs each fault at debug
+  std::optional<Fault> fault;
+  const std::string text = test::capture_stderr([&] {
+    fault = trap_of(m.launch(LaunchSpec{.name = "evil\x1b[2J\x07"}, [x](Core& core) {
+      if (core.id() != 0) return;
+      const LdmAddr at = core.ldm().alloc_bytes(32);
+      core.dma(get(x + 2, at, 6)).wait();  // misaligned: traps
+    }));
+  });
+  set_log_level(spdlog::level::warn);
+  REQUIRE(fault);
+  CHECK_THAT(text, Catch::Contains("in kernel 'evil\\x1b[2J\\x07'"));
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\x07') == std::string::npos);
 }

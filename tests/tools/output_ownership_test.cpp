@@ -12,9 +12,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_support.hpp"
 #include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/session/directory_lock.hpp"
 #include "support/onnx_wire.hpp"
 
 using namespace ldmsim::testing;
@@ -123,7 +126,7 @@ TEST_CASE("a run directory has one owner: a second run is refused naming the fir
     REQUIRE(::flock(fd, LOCK_EX) == 0);
     CliResult r = run_cli(fmt::format("run {} --out {}", w.string(), out.string()));
     CHECK(r.code == 2);
-    CHECK_THAT(r.output, Contains("another ldmsim run owns this directory") && Contains("pid 4242"));
+    CHECK_THAT(r.output, Contains("another ldmsim process owns this directory") && Contains("pid 4242"));
     CHECK(read_file(out / "RUN_INCOMPLETE") == "{\"workload\": \"first\"}\n");
     CHECK_FALSE(fs::exists(out / "stats.json"));
     ::close(fd);  // the owner is gone: the directory is free again
@@ -155,11 +158,74 @@ TEST_CASE("a run directory has one owner: a second run is refused naming the fir
         "'{0}' run {3} --out {2} --no-trace 2>&1; echo \"second=$? first=$pid\"; kill -TERM $pid; wait $pid",
         LDMSIM_CLI, dir.str("long.json"), out.string(), w.string()));
     INFO(r.output);
-    CHECK_THAT(r.output, Contains("another ldmsim run owns this directory") && Contains("workload long"));
+    CHECK_THAT(r.output, Contains("another ldmsim process owns this directory") && Contains("workload long"));
     const auto first = r.output.find("first=");
     REQUIRE(first != std::string::npos);
     const std::string pid = r.output.substr(first + 6, r.output.find_first_not_of("0123456789", first + 6) - first - 6);
     CHECK_THAT(r.output, Contains("second=2") && Contains("pid " + pid));
+  }
+}
+
+TEST_CASE("a command writing into a run directory takes the run's lock: none writes while a run owns it",
+          "[cli][hostile][outputs]") {
+  ScratchDir dir("own-lock-writers");
+  const fs::path w = dir.path / "w.json";
+  write_text(w, relu_workload(kSeeded));
+  const fs::path run = dir.path / "run";
+  REQUIRE(run_cli(fmt::format("run {} --out {}", w.string(), run.string())).code == 0);
+  const fs::path lock_file = run / ".ldmsim-run.lock";
+  REQUIRE(fs::exists(lock_file));
+  const std::vector<std::pair<std::string, fs::path>> writers = {
+      {fmt::format("report {} -o {}", run.string(), (run / "report.html").string()), run / "report.html"},
+      {fmt::format("trace export {} -o {}", run.string(), (run / "t.json").string()), run / "t.json"},
+      {fmt::format("trace filter {} -o {}", (run / "trace.ldmtrace").string(), (run / "f.ldmtrace").string()),
+       run / "f.ldmtrace"},
+      {fmt::format("plan {} --json-file {}", w.string(), (run / "plan.json").string()), run / "plan.json"}};
+
+  SECTION("a run holding the lock refuses them, naming itself; once it is gone they write") {
+    const int fd = ::open(lock_file.c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    const std::string holder = "pid 4242, workload first, since 2026-01-01 00:00:00 UTC\n";
+    REQUIRE(::ftruncate(fd, 0) == 0);
+    REQUIRE(::write(fd, holder.data(), holder.size()) == static_cast<ssize_t>(holder.size()));
+    REQUIRE(::flock(fd, LOCK_EX) == 0);
+    for (const auto& [command, output] : writers) {
+      const CliResult r = run_cli(command);
+      INFO(command << ": " << r.output);
+      CHECK(r.code == 2);
+      CHECK_THAT(r.output,
+                 Contains("another ldmsim process owns this directory") && Contains("pid 4242, workload first"));
+      CHECK_FALSE(fs::exists(output));
+    }
+    ::close(fd);  // the run is gone
+    for (const auto& [command, output] : writers) {
+      const CliResult r = run_cli(command);
+      INFO(command << ": " << r.output);
+      CHECK(r.code == 0);
+      CHECK(fs::exists(output));
+    }
+    CHECK(read_file(lock_file).empty());  // each writer left no holder text behind
+  }
+
+  SECTION("while a writer holds the lock, a run is refused naming it") {
+    {
+      const ldmsim::DirectoryLock held = ldmsim::lock_run_directory_of(run / "report.html", "ldmsim report", "-o");
+      REQUIRE(held.held());
+      CHECK_THAT(read_file(lock_file), Contains(fmt::format("pid {}, ldmsim report, since ", ::getpid())));
+      const CliResult r = run_cli(fmt::format("run {} --out {}", w.string(), run.string()));
+      CHECK(r.code == 2);
+      CHECK_THAT(r.output, Contains("another ldmsim process owns this directory") && Contains("ldmsim report"));
+    }
+    CHECK(read_file(lock_file).empty());
+    CHECK(run_cli(fmt::format("run {} --out {}", w.string(), run.string())).code == 0);
+  }
+
+  SECTION("the lock file itself is never an output; a directory without one is not locked") {
+    const CliResult r = run_cli(fmt::format("report {} -o {}", run.string(), lock_file.string()));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Contains("the lock file of a run directory"));
+    REQUIRE(run_cli(fmt::format("report {} -o {}", run.string(), dir.str("plain.html"))).code == 0);
+    CHECK_FALSE(fs::exists(dir.path / ".ldmsim-run.lock"));
   }
 }
 
@@ -357,6 +423,34 @@ TEST_CASE("host memory is bounded before anything large is allocated", "[cli][ho
     CHECK(r.code == 2);
     CHECK_THAT(r.output, Contains("workload 'big' needs up to") && Contains("LDMSIM_HOST_MEMORY_BYTES"));
     CHECK_FALSE(fs::exists(dir.path / "out"));
+    // `plan` refuses it with the same message.
+    const CliResult plan =
+        shell(fmt::format("LDMSIM_HOST_MEMORY_BYTES=1000000000 '{}' plan {} 2>&1", LDMSIM_CLI, dir.str("big.json")));
+    CHECK(plan.code == 2);
+    CHECK(plan.output == r.output);
+  }
+
+  SECTION("ONNX: import, plan and run bound the parse of the model by the host's memory alike") {
+    // 100000 empty nodes: 200 KB in the file, over 15 MB parsed.
+    Message g;
+    g.bytes_field(2, "g");
+    for (int i = 0; i < 100000; ++i) g.bytes_field(1, "");
+    g.message(11, ldmsim::test::value_info("x", {1, 4}));
+    write_text(dir.path / "nodes.onnx", ldmsim::test::model(g).bytes);
+    std::string first;
+    for (const std::string& command : {fmt::format("import {} -o {}", dir.str("nodes.onnx"), dir.str("o")),
+                                       fmt::format("plan {}", dir.str("nodes.onnx")),
+                                       fmt::format("run {} --out {}", dir.str("nodes.onnx"), dir.str("o"))}) {
+      const CliResult r = shell(fmt::format("LDMSIM_HOST_MEMORY_BYTES=10000000 '{}' {} 2>&1", LDMSIM_CLI, command));
+      INFO(command);
+      CHECK(r.code == 2);
+      CHECK_THAT(r.output, Contains(dir.str("nodes.onnx") + ": parsed, this model would take up to") &&
+                               Contains("allowed by LDMSIM_HOST_MEMORY_BYTES") &&
+                               Contains("the largest part is graph 'g' node: 100000 messages"));
+      if (first.empty()) first = r.output;
+      CHECK(r.output == first);
+    }
+    CHECK_FALSE(fs::exists(dir.path / "o"));
   }
 
   SECTION("ONNX: packed integers and dims are counted before protobuf parses them") {
@@ -369,14 +463,16 @@ TEST_CASE("host memory is bounded before anything large is allocated", "[cli][ho
       g.message(12, ldmsim::test::value_info("y", {1, 4}));
       return ldmsim::test::model(g).bytes;
     };
-    // An unused INT64 initializer of 2^25 + 1 zeros: 32 MiB in the file, 256 MiB and more once parsed.
+    // An unused INT64 initializer of 2^25 + 1 zeros: 32 MiB in the file, 256 MiB and more once parsed (512 MiB
+    // counting the capacity of a growing array): more than 4 times the file plus 256 MiB.
     Message ints;
     ints.varint_field(1, (std::uint64_t{1} << 25) + 1).varint_field(2, 7).bytes_field(8, "big");
     ints.bytes_field(7, std::string((std::size_t{1} << 25) + 1, '\0'));
     write_text(dir.path / "ints.onnx", model_with(ints));
     CliResult r = run_cli(fmt::format("import {} -o {}", dir.str("ints.onnx"), dir.str("o")));
     CHECK(r.code == 2);
-    CHECK_THAT(r.output, Contains("initializer 0 packs 33554433 integer values in 33554433 bytes"));
+    CHECK_THAT(r.output, Contains("graph 'g' initializer 'big' int64_data: 33554433 values") &&
+                             Contains("the most an import may take for a file of"));
     // Packed dims: a thousand of them, refused as a rank, not parsed.
     Message dims;
     dims.bytes_field(1, std::string(1000, '\x01')).varint_field(2, 1).bytes_field(8, "d");

@@ -13,9 +13,11 @@
 
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/fp16.hpp"
+#include "ldmsim/sim/host_memory_limit.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "ldmsim/sim/utf8.hpp"
 #include "onnx_nodes.hpp"
+#include "onnx_parse_bound.hpp"
 
 namespace ldmsim {
 namespace {
@@ -232,17 +234,26 @@ NpyArray fp16_array(Constant& c) {
 }  // namespace
 
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
+  return import_onnx(file, options, OperatorRegistry::builtin());
+}
+
+ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options,
+                          const OperatorRegistry& registry) {
   const std::string origin = file.string();
   // Read straight from the file (no copy of it in memory), never past the size checked at open, in reads of
   // 256 KiB through one reused buffer (mapping the file instead saves little, and a file truncated meanwhile would
   // crash the reading with SIGBUS).
   const InputFileDescriptor model_file(file, "ONNX model", kMaxOnnxFileBytes);
   const std::optional<FileVersion> version_read = file_version(model_file.fd());
+  // What protobuf's parse will take is counted first, from the wire format: a model whose parsed form would not fit
+  // is refused before anything is allocated for it (onnx_parse_bound.hpp).
+  onnx_import::check_parse_bound(onnx_import::parsed_model_bound(model_file.fd(), model_file.size()), model_file.size(),
+                                 host_memory_limit(), origin);
   onnx::ModelProto model;
   // Large fp32 weights are rounded to fp16 as the file is read and protobuf parses the rest (onnx_skeleton.hpp).
   // Where that walk does not follow the file, or protobuf rejects what it leaves, protobuf parses the whole file.
-  // The walk also refuses packed integer fields that would amplify in memory (onnx_skeleton.cpp), so it runs even
-  // when nothing is streamed; its skeleton is then dropped and protobuf parses the whole file.
+  // The walk also refuses initializers no import can use (a rank above 8, more integers than a fold reads) before
+  // protobuf parses them, so it runs even when nothing is streamed; its skeleton is then dropped.
   std::optional<onnx_import::ModelSkeleton> skeleton =
       onnx_import::read_model_skeleton(model_file.fd(), model_file.size(), options.streamed_weight_min_bytes, origin);
   if (options.streamed_weight_min_bytes == kNoStreamedWeights) skeleton.reset();
@@ -262,7 +273,6 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     }
   }
   if (!model.has_graph()) throw ConfigError(fmt::format("{}: the model has no graph", origin));
-  const OperatorRegistry registry = OperatorRegistry::builtin();
   Context ctx;
   ctx.registry = &registry;
   ctx.opset = default_opset(model);

@@ -296,23 +296,21 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     return t.result();
   }
   if (auto folded = fold_node(node, ctx)) return std::move(*folded);
-  static const std::map<std::string, std::string> unary = {
-      {"Relu", "relu"},          {"Sigmoid", "sigmoid"},       {"Tanh", "tanh"}, {"Exp", "exp"}, {"Log", "log"},
-      {"Sqrt", "sqrt"},          {"Reciprocal", "reciprocal"}, {"Erf", "erf"},   {"Neg", "neg"}, {"Abs", "abs"},
-      {"HardSwish", "hardswish"}};
-  static const std::map<std::string, std::string> binary = {
-      {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}};
   static const std::map<std::string, std::string> reductions = {{"ReduceSum", "reduce_sum"},
                                                                 {"ReduceMean", "reduce_mean"},
                                                                 {"ReduceMax", "reduce_max"},
                                                                 {"ReduceMin", "reduce_min"}};
   const std::string& type = node.op_type();
-  if (const auto u = unary.find(type); u != unary.end()) {
+  if (const OperatorKind* kind = ctx.registry->find_onnx(type)) {  // one to one: the node's inputs, no attributes
     const Attributes a(node, t.problems(), {});
-    if (t.arity(1, 1, 1)) t.op(u->second, {0});
-  } else if (const auto b = binary.find(type); b != binary.end()) {
-    const Attributes a(node, t.problems(), {});
-    if (t.arity(2, 2, 1)) t.op(b->second, {0, 1});
+    const Arity arity = kind->arity();
+    if (t.arity(static_cast<int>(arity.min_inputs), static_cast<int>(arity.max_inputs),
+                static_cast<int>(arity.outputs))) {
+      std::vector<int> inputs;
+      for (int i = 0; i < node.input_size(); ++i) inputs.push_back(i);
+      while (!inputs.empty() && node.input(inputs.back()).empty()) inputs.pop_back();  // trailing optional ones
+      t.op(std::string(kind->name()), inputs);
+    }
   } else if (const auto r = reductions.find(type); r != reductions.end()) {
     translate_reduce(node, t, ctx, r->second);
   } else if (type == "Conv") {

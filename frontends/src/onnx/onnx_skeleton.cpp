@@ -14,6 +14,7 @@
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "onnx_nodes.hpp"
+#include "wire_cursor.hpp"
 
 namespace ldmsim::onnx_import {
 
@@ -31,79 +32,21 @@ void round_raw_fp32(const char* from, std::size_t count, char* to) {
 
 namespace {
 
-constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
-constexpr std::uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
+constexpr std::size_t kChunkBytes = WireCursor::kChunkBytes;
 constexpr std::uint64_t kFloatType = onnx::TensorProto::FLOAT;
 
-/// The file read forward through one buffer with pread.
-class Cursor {
- public:
-  Cursor(int fd, std::uint64_t size) : fd_(fd), size_(size), buffer_(new char[kChunkBytes]) {}
-
-  /// File offset of the next unread byte.
-  std::uint64_t offset() const { return file_at_ - (end_ - at_); }
-  const char* data() const { return buffer_.get() + at_; }
-  std::size_t available() const { return end_ - at_; }
-  void skip(std::size_t n) { at_ += n; }
-
-  /// At least `n` (at most kChunkBytes) bytes available; false at the end of the file or on a read error.
-  bool ensure(std::size_t n) {
-    if (available() >= n) return true;
-    std::memmove(buffer_.get(), data(), available());
-    end_ -= at_;
-    at_ = 0;
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes - end_, size_ - file_at_));
-    const std::size_t got = read_at(fd_, file_at_, buffer_.get() + end_, want);
-    end_ += got;
-    file_at_ += got;
-    return end_ >= n;
+/// The next `count` fp32 values of `in` rounded to fp16 into `out`.
+bool round_floats(WireCursor& in, std::uint64_t count, f16* out) {
+  while (count > 0) {
+    if (!in.ensure(sizeof(float))) return false;
+    const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(count, in.available() / sizeof(float)));
+    round_raw_fp32(in.data(), k, reinterpret_cast<char*>(out));
+    in.skip(k * sizeof(float));
+    out += k;
+    count -= k;
   }
-
-  /// A varint of at most 10 bytes (protobuf's limit), its bytes appended to `raw` when given.
-  bool varint(std::uint64_t& value, std::string* raw = nullptr) {
-    value = 0;
-    for (int i = 0; i < 10; ++i) {
-      if (!ensure(1)) return false;
-      const auto byte = static_cast<unsigned char>(*data());
-      skip(1);
-      if (raw != nullptr) raw->push_back(static_cast<char>(byte));
-      value |= static_cast<std::uint64_t>(byte & 0x7f) << (7 * i);
-      if ((byte & 0x80) == 0) return i < 9 || byte <= 1;  // a 10th byte may only hold the top bit
-    }
-    return false;
-  }
-
-  bool copy(std::uint64_t n, std::string& out) {
-    while (n > 0) {
-      if (!ensure(1)) return false;
-      const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n, available()));
-      out.append(data(), k);
-      skip(k);
-      n -= k;
-    }
-    return true;
-  }
-
-  /// `count` fp32 values rounded to fp16 into `out`.
-  bool round_floats(std::uint64_t count, f16* out) {
-    while (count > 0) {
-      if (!ensure(sizeof(float))) return false;
-      const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(count, available() / sizeof(float)));
-      round_raw_fp32(data(), k, reinterpret_cast<char*>(out));
-      skip(k * sizeof(float));
-      out += k;
-      count -= k;
-    }
-    return true;
-  }
-
- private:
-  int fd_;
-  std::uint64_t size_;
-  std::unique_ptr<char[]> buffer_;
-  std::size_t at_ = 0, end_ = 0;  // unread bytes: buffer_[at_, end_)
-  std::uint64_t file_at_ = 0;     // file offset of buffer_[end_]
-};
+  return true;
+}
 
 void append_varint(std::string& out, std::uint64_t value) {
   while (value >= 0x80) {
@@ -244,10 +187,9 @@ class SkeletonReader {
     return in_.offset() == end;
   }
 
-  /// A packed varint field of a tensor takes up to 8 bytes of host memory per byte of the file once parsed (a zero
-  /// is one byte, an int64 eight), so the values of its integer fields are counted before protobuf sees them:
-  /// dims beyond the largest rank, or integer values beyond what the import can ever fold (integer tensors are only
-  /// read as folded constants), are refused here, whatever else the file holds. ConfigError naming the initializer.
+  /// An initializer no import can use is refused before protobuf parses it (what the parse takes is bounded before
+  /// this walk, onnx_parse_bound.hpp): dims beyond the largest rank, or integer values beyond what the import can
+  /// ever fold (integer tensors are only read as folded constants). ConfigError naming the initializer.
   void refuse_amplified(const Field& f, std::uint64_t data_type) {
     using T = onnx::TensorProto;
     const bool dims = f.number == T::kDimsFieldNumber;
@@ -291,14 +233,14 @@ class SkeletonReader {
     const std::uint64_t count = bytes / sizeof(float);
     // Not zero-filled: every value is written below (the file is at most 1 GiB, so is this).
     std::shared_ptr<f16[]> halves(new f16[static_cast<std::size_t>(count)]);
-    if (!in_.round_floats(count, halves.get())) return false;
+    if (!round_floats(in_, count, halves.get())) return false;
     const f16* values = halves.get();
     w.halves = SharedHalves(std::move(halves), values, static_cast<std::size_t>(count));
     out_.weights.push_back(std::move(w));
     return true;
   }
 
-  Cursor in_;
+  WireCursor in_;
   int fd_;
   std::uint64_t size_, min_;
   const std::string& file_;

@@ -33,6 +33,10 @@ std::vector<std::size_t> fold_ops(const StoreFold& f) {
 /// it, which is no graph output (so that value is never needed). The producer is bound again from its attributes:
 /// one added already bound without them is left alone.
 std::vector<StoreFold> plan_folds(const Graph& graph) {
+  const auto role = [&](const OpNode& op) {
+    const OperatorKind* kind = graph.registry().find(op.type);
+    return kind == nullptr ? StoreFoldRole::kNone : kind->traits().store_fold;
+  };
   const auto sole_reader = [&](std::size_t t) -> const OpNode* {
     const TensorNode& n = graph.tensor(t);
     return n.is_output || n.consumers.size() != 1 ? nullptr : &graph.ops()[n.consumers[0]];
@@ -44,8 +48,8 @@ std::vector<StoreFold> plan_folds(const Graph& graph) {
     StoreFold f{.op = p.index};
     std::size_t value = p.outputs[0];  // what the store writes so far
     const OpNode* add = p.bound->folds_residual() ? sole_reader(value) : nullptr;
-    if (add != nullptr && claimed[add->index] == 0 && add->type == "add" && add->inputs.size() == 2 &&
-        add->inputs[0] != add->inputs[1]) {
+    if (add != nullptr && claimed[add->index] == 0 && role(*add) == StoreFoldRole::kResidualAdd &&
+        add->inputs.size() == 2 && add->inputs[0] != add->inputs[1]) {
       const std::size_t skip = add->inputs[0] == value ? 1 : 0;
       // No broadcast; and not one of the conv's own inputs, which it wants laid out otherwise than a residual (an
       // op gets one copy of a tensor it reads twice).
@@ -57,7 +61,7 @@ std::vector<StoreFold> plan_folds(const Graph& graph) {
       }
     }
     const OpNode* act = p.bound->folds_activation() ? sole_reader(value) : nullptr;
-    if (act != nullptr && (act->type == "relu" || act->type == "clip") && act->inputs.size() == 1) {
+    if (act != nullptr && role(*act) == StoreFoldRole::kActivation && act->inputs.size() == 1) {
       f.activation = act->index;
     }
     if (!f.add && !f.activation) continue;
@@ -168,6 +172,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   out.name = graph.name;
   out.arch = graph.arch;
   out.staging = graph.staging;
+  out.set_registry(graph.shared_registry());
   for (const TensorNode& t : graph.tensors()) {
     if (t.is_input()) out.add_input(t.name, t.shape, t.init);
   }
@@ -189,14 +194,13 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
                            group_name(graph, low.ops));
       report.kernel = out.ops()[index].label();
     } else if (const auto f = nodes[n].fold) {
-      static const OperatorRegistry registry = OperatorRegistry::builtin();
       StoreFold& fold = result.folds[*f];
       const OpNode& producer = graph.ops()[fold.op];
       std::vector<std::string> inputs = names(producer.inputs);
       if (fold.add) inputs.push_back(graph.tensor(graph.ops()[*fold.add].inputs[fold.residual_first ? 0 : 1]).name);
       const nlohmann::json attrs = folded_attrs(graph, fold);
       const std::size_t index =
-          out.add_op(registry, producer.type, inputs, names(graph.ops()[nodes[n].ops.back()].outputs),
+          out.add_op(graph.registry(), producer.type, inputs, names(graph.ops()[nodes[n].ops.back()].outputs),
                      JsonField(attrs, "the fusion pass's store fold"), group_name(graph, nodes[n].ops));
       fold.kernel = out.ops()[index].label();
     } else {

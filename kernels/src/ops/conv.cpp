@@ -68,6 +68,18 @@ class ConvOp final : public BoundOp {
 
   bool folds_activation() const override { return !activation_; }
   bool folds_residual() const override { return residual_ == Residual::kNone && !activation_; }
+  SplitGeometry split_geometry() const override {
+    SplitGeometry s;
+    s.window = true;
+    s.kernel = {g_.r, g_.s};
+    s.stride = {g_.stride_h, g_.stride_w};
+    s.dilation = {g_.dilation_h, g_.dilation_w};
+    s.pad_before = {g_.pad_top, g_.pad_left};
+    s.pad_after = {g_.pad_bottom, g_.pad_right};
+    s.groups = g_.groups;
+    s.residual = residual_ != Residual::kNone;
+    return s;
+  }
 
   Shape4 view(std::size_t index) const override {
     if (index == 0) return Shape4::view_of(input_shapes()[0]);
@@ -369,7 +381,7 @@ ConvAlgo parse_conv_algo(std::string_view name) {
 }
 
 void add_conv_kind(OperatorRegistry& registry) {
-  registry.add(std::make_unique<FunctionKind>("conv", Arity{2, 4, 1}, bind_conv));
+  registry.add(std::make_unique<FunctionKind>("conv", Arity{2, 4, 1}, bind_conv, OperatorTraits{SplitRule::kConv}));
 }
 
 }  // namespace ldmsim::ops

@@ -426,27 +426,34 @@ std::unique_ptr<BoundOp> bind_binary(std::string_view name, const JsonField& att
 }  // namespace
 
 void add_elementwise_kinds(OperatorRegistry& registry) {
-  registry.add(std::make_unique<FunctionKind>("relu", Arity{1, 1, 1}, bind_unary<Fn::kRelu>));
-  registry.add(std::make_unique<FunctionKind>("sigmoid", Arity{1, 1, 1}, bind_unary<Fn::kSigmoid>));
-  registry.add(std::make_unique<FunctionKind>("tanh", Arity{1, 1, 1}, bind_unary<Fn::kTanh>));
-  registry.add(std::make_unique<FunctionKind>("exp", Arity{1, 1, 1}, bind_unary<Fn::kExp>));
-  registry.add(std::make_unique<FunctionKind>("log", Arity{1, 1, 1}, bind_unary<Fn::kLog>));
-  registry.add(std::make_unique<FunctionKind>("sqrt", Arity{1, 1, 1}, bind_unary<Fn::kSqrt>));
-  registry.add(std::make_unique<FunctionKind>("reciprocal", Arity{1, 1, 1}, bind_unary<Fn::kReciprocal>));
-  registry.add(std::make_unique<FunctionKind>("erf", Arity{1, 1, 1}, bind_unary<Fn::kErf>));
-  registry.add(std::make_unique<FunctionKind>("gelu", Arity{1, 1, 1}, bind_gelu));
-  registry.add(std::make_unique<FunctionKind>("clip", Arity{1, 1, 1}, bind_clip));
-  registry.add(std::make_unique<FunctionKind>("hardsigmoid", Arity{1, 1, 1}, bind_hard_sigmoid));
-  registry.add(std::make_unique<FunctionKind>("hardswish", Arity{1, 1, 1}, bind_unary<Fn::kHardSwish>));
-  registry.add(std::make_unique<FunctionKind>("neg", Arity{1, 1, 1}, bind_unary<Fn::kNeg>));
-  registry.add(std::make_unique<FunctionKind>("abs", Arity{1, 1, 1}, bind_unary<Fn::kAbs>));
-  registry.add(std::make_unique<FunctionKind>("add", Arity{2, 2, 1}, bind_binary<Fn::kAdd>));
-  registry.add(std::make_unique<FunctionKind>("sub", Arity{2, 2, 1}, bind_binary<Fn::kSub>));
-  registry.add(std::make_unique<FunctionKind>("mul", Arity{2, 2, 1}, bind_binary<Fn::kMul>));
-  registry.add(std::make_unique<FunctionKind>("div", Arity{2, 2, 1}, bind_binary<Fn::kDiv>));
-  registry.add(std::make_unique<FunctionKind>("pow", Arity{2, 2, 1}, bind_binary<Fn::kPow>));
-  registry.add(std::make_unique<FunctionKind>("min", Arity{2, 2, 1}, bind_binary<Fn::kMin>));
-  registry.add(std::make_unique<FunctionKind>("max", Arity{2, 2, 1}, bind_binary<Fn::kMax>));
+  // Every kind here splits as an element-wise op; `onnx`: the ONNX op types that map onto it one to one.
+  const auto add = [&](const char* name, Arity arity, FunctionKind::Binder bind, std::vector<std::string> onnx,
+                       StoreFoldRole fold = StoreFoldRole::kNone) {
+    registry.add(std::make_unique<FunctionKind>(name, arity, bind,
+                                                OperatorTraits{SplitRule::kElementwise, fold, std::move(onnx)}));
+  };
+  const Arity unary{1, 1, 1}, binary{2, 2, 1};
+  add("relu", unary, bind_unary<Fn::kRelu>, {"Relu"}, StoreFoldRole::kActivation);
+  add("sigmoid", unary, bind_unary<Fn::kSigmoid>, {"Sigmoid"});
+  add("tanh", unary, bind_unary<Fn::kTanh>, {"Tanh"});
+  add("exp", unary, bind_unary<Fn::kExp>, {"Exp"});
+  add("log", unary, bind_unary<Fn::kLog>, {"Log"});
+  add("sqrt", unary, bind_unary<Fn::kSqrt>, {"Sqrt"});
+  add("reciprocal", unary, bind_unary<Fn::kReciprocal>, {"Reciprocal"});
+  add("erf", unary, bind_unary<Fn::kErf>, {"Erf"});
+  add("gelu", unary, bind_gelu, {});
+  add("clip", unary, bind_clip, {}, StoreFoldRole::kActivation);
+  add("hardsigmoid", unary, bind_hard_sigmoid, {});
+  add("hardswish", unary, bind_unary<Fn::kHardSwish>, {"HardSwish"});
+  add("neg", unary, bind_unary<Fn::kNeg>, {"Neg"});
+  add("abs", unary, bind_unary<Fn::kAbs>, {"Abs"});
+  add("add", binary, bind_binary<Fn::kAdd>, {"Add"}, StoreFoldRole::kResidualAdd);
+  add("sub", binary, bind_binary<Fn::kSub>, {"Sub"});
+  add("mul", binary, bind_binary<Fn::kMul>, {"Mul"});
+  add("div", binary, bind_binary<Fn::kDiv>, {"Div"});
+  add("pow", binary, bind_binary<Fn::kPow>, {"Pow"});
+  add("min", binary, bind_binary<Fn::kMin>, {});
+  add("max", binary, bind_binary<Fn::kMax>, {});
 }
 
 }  // namespace ldmsim::ops

@@ -88,7 +88,8 @@ std::unique_ptr<BoundOp> bind_global_avg_pool(std::string_view name, const JsonF
 }  // namespace
 
 void add_global_pool_kind(OperatorRegistry& registry) {
-  registry.add(std::make_unique<FunctionKind>("global_avg_pool", Arity{1, 1, 1}, bind_global_avg_pool));
+  registry.add(std::make_unique<FunctionKind>("global_avg_pool", Arity{1, 1, 1}, bind_global_avg_pool,
+                                              OperatorTraits{SplitRule::kPool}));
 }
 
 }  // namespace ldmsim::ops

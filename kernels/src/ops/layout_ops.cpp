@@ -110,6 +110,11 @@ void concat_kernel(Core& core, const ConcatArgs& a) {
 class ConcatOp final : public BoundOp {
  public:
   ConcatOp(std::vector<Shape> in, Shape out, std::size_t axis) : BoundOp(std::move(in), {out}), axis_(axis) {}
+  SplitGeometry split_geometry() const override {
+    SplitGeometry s;
+    s.axis = axis_;
+    return s;
+  }
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
@@ -170,7 +175,8 @@ std::unique_ptr<BoundOp> bind_concat(std::string_view name, const JsonField& att
 void add_layout_kinds(OperatorRegistry& registry) {
   registry.add(std::make_unique<FunctionKind>("reshape", Arity{1, 1, 1}, bind_reshape));
   registry.add(std::make_unique<FunctionKind>("flatten", Arity{1, 1, 1}, bind_flatten));
-  registry.add(std::make_unique<FunctionKind>("concat", Arity{1, 64, 1}, bind_concat));
+  registry.add(
+      std::make_unique<FunctionKind>("concat", Arity{1, 64, 1}, bind_concat, OperatorTraits{SplitRule::kConcat}));
 }
 
 }  // namespace ldmsim::ops

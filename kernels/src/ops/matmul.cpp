@@ -43,9 +43,11 @@ struct MatrixDims {
 /// What matmul and gemm share: operand shapes, batch maps, the output matrix and the kernel launch.
 class MatrixOp final : public BoundOp {
  public:
-  MatrixOp(std::span<const Shape> in, MatrixDims d) : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)) {}
+  MatrixOp(std::span<const Shape> in, MatrixDims d, SplitGeometry split)
+      : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)), split_(split) {}
   InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
   bool folds_activation() const override { return !d_.activation; }
+  SplitGeometry split_geometry() const override { return split_; }
   PaddingSpec padding(std::size_t index) const override {
     // Y's rows start at even elements, so its blocks can split rows among cores (PaddingSpec::even_rows).
     return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
@@ -105,6 +107,7 @@ class MatrixOp final : public BoundOp {
   std::size_t batches() const { return d_.a_batch.size(); }
 
   MatrixDims d_;
+  SplitGeometry split_;
   mutable nlohmann::json metrics_;  ///< the last run's blocking
 };
 
@@ -201,28 +204,31 @@ std::unique_ptr<BoundOp> bind_fc(std::string_view name, const JsonField& attrs, 
   check_attrs(attrs, {"activation"});
   MatrixDims d = infer_fc(name, in);
   d.activation = Activation::parse(name, attrs);
-  return std::make_unique<MatrixOp>(in, std::move(d));
+  return std::make_unique<MatrixOp>(in, std::move(d), SplitGeometry{.trans_b = true, .flattens_a = true});
 }
 
 std::unique_ptr<BoundOp> bind_matmul(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {"activation"});
   MatrixDims d = infer_matmul(name, in);
   d.activation = Activation::parse(name, attrs);
-  return std::make_unique<MatrixOp>(in, std::move(d));
+  const bool batched = in[0].rank() != 2 || in[1].rank() != 2;  // the split rule cuts one [M, K] x [K, N] only
+  return std::make_unique<MatrixOp>(in, std::move(d), SplitGeometry{.batched = batched});
 }
 
 std::unique_ptr<BoundOp> bind_gemm(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   MatrixDims d = infer_gemm(name, attrs, in);
   d.activation = Activation::parse(name, attrs);
-  return std::make_unique<MatrixOp>(in, std::move(d));
+  const SplitGeometry split{.trans_a = d.a.transposed, .trans_b = d.b.transposed};
+  return std::make_unique<MatrixOp>(in, std::move(d), split);
 }
 
 }  // namespace
 
 void add_matmul_kinds(OperatorRegistry& registry) {
-  registry.add(std::make_unique<FunctionKind>("matmul", Arity{2, 2, 1}, bind_matmul));
-  registry.add(std::make_unique<FunctionKind>("gemm", Arity{2, 3, 1}, bind_gemm));
-  registry.add(std::make_unique<FunctionKind>("fc", Arity{2, 3, 1}, bind_fc));
+  registry.add(
+      std::make_unique<FunctionKind>("matmul", Arity{2, 2, 1}, bind_matmul, OperatorTraits{SplitRule::kMatrix}));
+  registry.add(std::make_unique<FunctionKind>("gemm", Arity{2, 3, 1}, bind_gemm, OperatorTraits{SplitRule::kMatrix}));
+  registry.add(std::make_unique<FunctionKind>("fc", Arity{2, 3, 1}, bind_fc, OperatorTraits{SplitRule::kMatrix}));
 }
 
 }  // namespace ldmsim::ops

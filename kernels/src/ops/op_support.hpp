@@ -50,7 +50,8 @@ class FunctionKind final : public OperatorKind {
  public:
   using Binder = std::unique_ptr<BoundOp> (*)(std::string_view name, const JsonField& attrs,
                                               std::span<const Shape> inputs);
-  FunctionKind(std::string name, Arity arity, Binder binder) : name_(std::move(name)), arity_(arity), binder_(binder) {}
+  FunctionKind(std::string name, Arity arity, Binder binder, OperatorTraits traits = {})
+      : OperatorKind(std::move(traits)), name_(std::move(name)), arity_(arity), binder_(binder) {}
   std::string_view name() const override { return name_; }
   Arity arity() const override { return arity_; }
   std::unique_ptr<BoundOp> bind(const JsonField& attrs, std::span<const Shape> inputs) const override {

@@ -182,6 +182,14 @@ class PoolOp final : public BoundOp {
   }
   OpCost cost() const override { return {output_shapes()[0].elements() * a_.kh * a_.kw, 0}; }
   Tolerance tolerance() const override { return {1e-3, 1.0 / 1024}; }
+  SplitGeometry split_geometry() const override {
+    SplitGeometry s;
+    s.window = true;
+    s.kernel = {a_.kh, a_.kw};
+    s.stride = {a_.sh, a_.sw};
+    s.pad_before = s.pad_after = {a_.ph, a_.pw};
+    return s;
+  }
 
  private:
   PoolAttrs a_;
@@ -225,8 +233,10 @@ std::unique_ptr<BoundOp> bind_pool(std::string_view name, const JsonField& attrs
 }  // namespace
 
 void add_pool_kinds(OperatorRegistry& registry) {
-  registry.add(std::make_unique<FunctionKind>("max_pool", Arity{1, 1, 1}, bind_pool<true>));
-  registry.add(std::make_unique<FunctionKind>("avg_pool", Arity{1, 1, 1}, bind_pool<false>));
+  registry.add(
+      std::make_unique<FunctionKind>("max_pool", Arity{1, 1, 1}, bind_pool<true>, OperatorTraits{SplitRule::kPool}));
+  registry.add(
+      std::make_unique<FunctionKind>("avg_pool", Arity{1, 1, 1}, bind_pool<false>, OperatorTraits{SplitRule::kPool}));
 }
 
 }  // namespace ldmsim::ops

@@ -493,7 +493,8 @@ std::unique_ptr<BoundOp> bind_spatialbn(std::string_view name, const JsonField& 
 }  // namespace
 
 void add_spatialbn_kinds(OperatorRegistry& registry) {
-  registry.add(std::make_unique<FunctionKind>("spatialbn", Arity{5, 5, 1}, bind_spatialbn<false>));
+  registry.add(std::make_unique<FunctionKind>("spatialbn", Arity{5, 5, 1}, bind_spatialbn<false>,
+                                              OperatorTraits{SplitRule::kSpatialBn}));
   registry.add(std::make_unique<FunctionKind>("spatialbn_train", Arity{3, 3, 3}, bind_spatialbn<true>));
 }
 

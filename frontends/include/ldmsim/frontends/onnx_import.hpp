@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ldmsim/frontends/npy.hpp"
+#include "ldmsim/kernels/operator.hpp"
 
 namespace ldmsim {
 
@@ -45,7 +46,11 @@ struct ImportedModel {
   std::size_t streamed_weights = 0;
 };
 
-/// Reads and translates `file`; ConfigError naming the file and what is wrong otherwise.
+/// Reads and translates `file`, binding its ops with `registry` as it goes (the shapes folds need); ConfigError naming
+/// the file and what is wrong otherwise. Load the result with the same registry.
+ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options,
+                          const OperatorRegistry& registry);
+/// import_onnx with the built-in operators.
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options = {});
 
 }  // namespace ldmsim

@@ -11,6 +11,7 @@
 
 #include "ldmsim/graph/graph.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/graph/run_record.hpp"
 #include "ldmsim/graph/split.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/fp16.hpp"
@@ -23,13 +24,18 @@ struct ExecuteOptions {
   SplitOptions split;
   /// Called after each op with the op and its entry of stats["ops"] (cycles, seconds, bound, ...).
   std::function<void(const OpNode&, const nlohmann::json&)> progress;
+  /// Called after each op with its record (before its host_seconds are known).
+  std::function<void(const OpNode&, const OpRecord&)> on_op;
 };
 
 /// What a run produced.
 struct ExecutionResult {
   std::map<std::string, std::vector<f16>> outputs;  ///< logical (stripped) values
   std::map<std::string, Shape> shapes;
-  /// Simulated results only: identical for identical runs on any number of host threads.
+  /// One record per op, in the order they ran; the run's summary (run_record.hpp).
+  std::vector<OpRecord> ops;
+  RunSummary summary;
+  /// to_json(summary, ops): simulated results only, identical for identical runs on any number of host threads.
   nlohmann::json stats;
   /// Host-side times (staging copies), which vary from run to run: {staging_host_seconds, ops[]}.
   nlohmann::json host_times;

@@ -75,7 +75,8 @@ class Graph {
   /// Declares the shape an op output must have (checked when the op is added).
   void declare_shape(const std::string& tensor, Shape shape);
   /// Binds `type` with `attrs` on the named inputs (which must exist) and adds its outputs; errors are
-  /// ConfigErrors "op I (type): ..." naming the tensor or attribute.
+  /// ConfigErrors "op I (type): ..." naming the tensor or attribute. The graph keeps (a copy of) `registry` as its
+  /// own unless it already holds the same kinds.
   std::size_t add_op(const OperatorRegistry& registry, const std::string& type, const std::vector<std::string>& inputs,
                      const std::vector<std::string>& outputs, const JsonField& attrs, std::string layer_name = {});
   /// Adds an op that is already bound (the fusion pass's fused ops): the inputs must exist with the shapes it
@@ -85,6 +86,12 @@ class Graph {
                            std::string layer_name = {}, nlohmann::json attrs = nullptr);
   /// Attributes that every later op of `type` gets unless it sets them itself (`ldmsim run --conv-algo`).
   void set_default_attrs(const std::string& type, nlohmann::json attrs);
+  /// The registry the graph's ops were bound with, which binds what is derived from them (the split executor's
+  /// pieces, the fusion pass's folds); the built-in kinds for a graph that was given none.
+  const OperatorRegistry& registry() const;
+  std::shared_ptr<const OperatorRegistry> shared_registry() const { return registry_; }
+  /// Sets the registry (a graph derived from another keeps the original's).
+  void set_registry(std::shared_ptr<const OperatorRegistry> registry) { registry_ = std::move(registry); }
   /// Marks a tensor as a graph output (ConfigError when it does not exist).
   void mark_output(const std::string& tensor);
   /// Gives graph input `tensor` these values (C order, as many as its shape holds: ConfigError otherwise), in place
@@ -102,6 +109,7 @@ class Graph {
  private:
   std::size_t add_checked(const std::string& type, std::vector<std::size_t> in, const std::vector<std::string>& outputs,
                           std::shared_ptr<const BoundOp> bound, std::string layer_name, const std::string& where);
+  std::shared_ptr<const OperatorRegistry> registry_;
   std::vector<TensorNode> tensors_;
   std::vector<OpNode> ops_;
   std::vector<std::size_t> outputs_;

@@ -15,6 +15,7 @@
 
 #include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/kernels/fusion_form.hpp"
+#include "ldmsim/kernels/operator_traits.hpp"
 #include "ldmsim/kernels/padding.hpp"
 #include "ldmsim/kernels/shape.hpp"
 #include "ldmsim/kernels/staging.hpp"
@@ -103,6 +104,8 @@ class BoundOp {
                                                      const std::vector<bool>& /*constant*/) const {
     return std::nullopt;
   }
+  /// The attributes the split rule reads (a conv's or pool's window, gemm's transposes, concat's axis).
+  virtual SplitGeometry split_geometry() const { return {}; }
   /// run() with the packs of pack_plan staged (each worker's at packs.addr[worker]).
   virtual void run_packed(Machine& machine, std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs,
                           const std::string& label, const packing::StagedPacks& /*packs*/) const {
@@ -126,11 +129,22 @@ class OperatorKind {
   virtual Arity arity() const { return {}; }
   /// Parses `attrs` (null or an object; errors name the JSON path) and checks `inputs`; ConfigError otherwise.
   virtual std::unique_ptr<BoundOp> bind(const JsonField& attrs, std::span<const Shape> inputs) const = 0;
+  /// How the split rule cuts it, its part in store folds, its ONNX op types (operator_traits.hpp).
+  const OperatorTraits& traits() const { return traits_; }
+
+ protected:
+  OperatorKind() = default;
+  explicit OperatorKind(OperatorTraits traits) : traits_(std::move(traits)) {}
+
+ private:
+  OperatorTraits traits_;
 };
 
-/// Operator kinds by name.
+/// Operator kinds by name. Copies share their kinds (a copy is cheap; adding to one copies its table first), so a
+/// graph can keep the registry it was built with.
 class OperatorRegistry {
  public:
+  OperatorRegistry();
   /// A registry holding every built-in operator (kernels/src/ops/).
   static OperatorRegistry builtin();
   /// Adds or replaces a kind.
@@ -138,11 +152,16 @@ class OperatorRegistry {
   /// The kind, or nullptr.
   const OperatorKind* find(std::string_view name) const;
   std::vector<std::string> names() const;
+  /// The kind an ONNX op type maps onto one to one (OperatorTraits::onnx_types), or nullptr.
+  const OperatorKind* find_onnx(std::string_view onnx_type) const;
   /// Binds a kind by name: checks arity, then the kind's own attributes and shapes. `attrs` may be JSON null.
   std::unique_ptr<BoundOp> bind(std::string_view name, const JsonField& attrs, std::span<const Shape> inputs) const;
+  /// True when both hold the very same kinds (one is an unchanged copy of the other).
+  bool same_kinds(const OperatorRegistry& other) const { return kinds_ == other.kinds_; }
 
  private:
-  std::map<std::string, std::shared_ptr<const OperatorKind>, std::less<>> kinds_;
+  using Kinds = std::map<std::string, std::shared_ptr<const OperatorKind>, std::less<>>;
+  std::shared_ptr<const Kinds> kinds_;
 };
 
 /// The inputs an op typically has when its main input is `x` (fc: W [1000, c*h*w] and b [1000]; add/mul: a second

@@ -10,14 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim {
 
 /// The marker file of a run in progress (or killed).
 inline constexpr const char* kIncompleteMarker = "RUN_INCOMPLETE";
-/// The lock file whose flock() makes a run the owner of its directory; it names its holder.
-inline constexpr const char* kLockFile = ".ldmsim-run.lock";
 
 /// ConfigError naming `what` when `target` is one of `inputs` (the same file: compared by device and inode, so
 /// another spelling, a symlink or a hard link of an input is caught); nothing when `target` does not exist.
@@ -60,14 +59,12 @@ class RunDirectory {
  private:
   /// ConfigError when the trace would be written where the run writes `file` (its `what`).
   void check_not_trace(const std::filesystem::path& file, const std::string& what) const;
-  /// Takes the directory's lock (lock_fd_) and records this process as its holder.
-  void take_lock(const nlohmann::json& run_info);
 
   std::filesystem::path dir_;
   std::filesystem::path trace_;
   std::vector<std::string> npy_outputs_;
   std::vector<std::filesystem::path> inputs_;
-  int lock_fd_ = -1;
+  DirectoryLock lock_;
   bool created_ = false;    ///< the run created dir_
   bool completed_ = false;  ///< complete() was called
 };

@@ -1,4 +1,4 @@
-// The split executor (docs/splitting.md): follows the plan's steps, but runs each split op as one sub-op per core
+// The split placement (placement.hpp, docs/splitting.md): runs each split op as one sub-op per core
 // group on that group's block of pieces (a group view), with the pieces in that group's memory. A tensor may be
 // held as several copies (pieces, replicas, a whole copy); a consumer that needs a part that no copy in its own
 // memory holds gets it by one gather_parts kernel on its own group (the exchange, reading other memories), and
@@ -10,12 +10,11 @@
 #include <map>
 #include <optional>
 
-#include "executor_support.hpp"
 #include "ldmsim/graph/tags.hpp"
 #include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/sim/fault.hpp"
-#include "ldmsim/sim/host_stopwatch.hpp"
+#include "placement.hpp"
 
 namespace ldmsim::executor_detail {
 
@@ -61,21 +60,38 @@ std::vector<f16> host_slice(std::span<const f16> values, const Shape& shape, con
   return out;
 }
 
-class SplitRun {
+class SplitPlacement final : public Placement {
  public:
-  SplitRun(const Graph& graph, const ExecutionPlan& plan, Machine& machine, const ExecuteOptions& options)
-      : graph_(graph),
-        plan_(plan),
-        machine_(machine),
-        options_(options),
-        split_(plan_split(graph, machine.arch(), options.split)),
-        registry_(OperatorRegistry::builtin()),
-        held_(graph.tensors().size()) {
-    for (std::uint32_t g = 0; g < machine.arch().core_groups; ++g)
-      views_.push_back(machine.group_view({static_cast<int>(g)}));
+  explicit SplitPlacement(RunState& state)
+      : s_(state),
+        graph_(state.graph),
+        plan_(state.plan),
+        machine_(state.machine),
+        split_(plan_split(graph_, machine_.arch(), state.options.split)),
+        registry_(graph_.registry()),
+        held_(graph_.tensors().size()) {
+    for (std::uint32_t g = 0; g < machine_.arch().core_groups; ++g)
+      views_.push_back(machine_.group_view({static_cast<int>(g)}));
   }
 
-  ExecutionResult run();
+  void stage(const Step& step) override;
+  void relayout(const Step&) override {}  // consumers re-lay out what they read (obtain)
+  void hand_over(const Step& step) override;
+  void free(const Step& step) override { free_all(step.tensor); }
+  void run(const OpNode& op) override {
+    if (const auto& s = split_.ops[op.index]) {
+      run_split(op, *s);
+    } else {
+      run_whole(op);
+    }
+  }
+  std::vector<f16> download(std::size_t t) override;
+  void summarize(RunSummary& summary) const override {
+    summary.split =
+        SplitRunRecord{std::string(to_string(split_.options.rounding)), split_.options.pack_constants,
+                       static_cast<std::size_t>(std::count_if(split_.ops.begin(), split_.ops.end(),
+                                                              [](const auto& s) { return s.has_value(); }))};
+  }
 
  private:
   Machine& view(int g) { return *views_[static_cast<std::size_t>(g)]; }
@@ -91,17 +107,8 @@ class SplitRun {
     return choose_plan(Shape4::view_of(shape), PaddingSpec{PaddingClass::kOneD}, plan_.policy);
   }
   const GroupPiece& piece(const OpNode& op, int g);
-  DeviceTensor allocate(Machine& on, const std::string& name, const PaddingPlan& p) {
-    const StagingStats before = staging_;
-    DeviceTensor t = allocate_tensor(on, name, p, &staging_);
-    op_padding_ += staging_.bytes_added - before.bytes_added;
-    footprint_.hold(t);
-    return t;
-  }
-  void release(const DeviceTensor& t) {
-    machine_.free(t.ptr);
-    footprint_.release(t);
-  }
+  DeviceTensor allocate(Machine& on, const std::string& name, const PaddingPlan& p) { return s_.allocate(on, name, p); }
+  void release(const DeviceTensor& t) { s_.release(t); }
   /// Runs a helper op (the reduction tree's add) on group g after `ready`; the group's clock after it.
   Cycle run_helper(int g, Cycle ready, const BoundOp& op, std::span<const DeviceTensor> in,
                    std::span<const DeviceTensor> out, const std::string& label) {
@@ -116,7 +123,6 @@ class SplitRun {
   const Copy* find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const;
   Copy assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
-  void stage(const Step& step);
   void run_split(const OpNode& op, const OpSplit& s);
   /// An op's constant packs over its groups: staged buffers, held until every group ran (groups overlap in
   /// simulated time), and their totals for stats.json.
@@ -128,29 +134,20 @@ class SplitRun {
   void run_piece(const OpNode& op, const GroupPiece& p, int g, std::span<const DeviceTensor> in,
                  std::span<const DeviceTensor> out, PackTotals& totals);
   void run_whole(const OpNode& op);
-  void hand_over(const Step& step);
   void free_all(std::size_t t);
-  std::vector<f16> download(std::size_t t);
-  void record(const OpNode& op, const RunStats& s0, const RunStats& s1, json layouts, const OpSplit* s);
 
+  RunState& s_;
   const Graph& graph_;
   const ExecutionPlan& plan_;
   Machine& machine_;
-  const ExecuteOptions& options_;
   SplitPlan split_;
-  OperatorRegistry registry_;
+  const OperatorRegistry& registry_;  ///< the graph's: binds pieces, the reduction tree's adds, activations
   std::vector<std::unique_ptr<Machine>> views_;
   std::vector<std::vector<Copy>> held_;
   std::map<std::pair<std::size_t, int>, GroupPiece> pieces_;
-  StagingStats staging_;
-  Footprint footprint_;
-  std::uint64_t op_padding_ = 0;
-  double op_host_seconds_ = 0;
-  std::size_t freed_ = 0;
-  json ops_ = json::array(), host_ops_ = json::array();
 };
 
-const GroupPiece& SplitRun::piece(const OpNode& op, int g) {
+const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
   const auto key = std::make_pair(op.index, g);
   if (const auto it = pieces_.find(key); it != pieces_.end()) return it->second;
   const OpSplit& s = *split_.ops[op.index];
@@ -178,7 +175,7 @@ const GroupPiece& SplitRun::piece(const OpNode& op, int g) {
   return pieces_.emplace(key, std::move(p)).first->second;
 }
 
-const Copy* SplitRun::find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const {
+const Copy* SplitPlacement::find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const {
   const Copy* best = nullptr;
   for (const Copy& c : held_[t]) {
     if (!same_region(c.region, r)) continue;
@@ -189,7 +186,7 @@ const Copy* SplitRun::find_copy(std::size_t t, const TensorRegion& r, int g, con
   return best;
 }
 
-Copy SplitRun::assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
+Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
   const TensorNode& node = graph_.tensor(t);
   const Shape out_shape = region_shape(node.shape, r);
   // The sources: a whole copy (one in g's memory first), else the pieces along the producer's axis, walked from
@@ -229,7 +226,7 @@ Copy SplitRun::assemble(std::size_t t, const TensorRegion& r, int g, const Paddi
   return Copy{out, g, r, machine_.group_clock(g)};
 }
 
-const Copy& SplitRun::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
+const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
   const TensorNode& node = graph_.tensor(t);
   // A copy of exactly this part in the wanted placement: in g's memory if there is one, else read in place.
   if (const Copy* c = find_copy(t, r, g, &want); c != nullptr && (c->group == g || r.whole)) return *c;
@@ -237,14 +234,14 @@ const Copy& SplitRun::obtain(std::size_t t, const TensorRegion& r, int g, const 
   if (const Copy* c = find_copy(t, r, g, nullptr); c != nullptr) {
     DeviceTensor to = allocate(view(g), node.name, want);
     machine_.start_no_earlier({g}, c->ready);
-    relayout(view(g), c->tensor, to, fmt::format("relayout:{}@cg{}", node.name, g));
+    ldmsim::relayout(view(g), c->tensor, to, fmt::format("relayout:{}@cg{}", node.name, g));
     return keep(t, Copy{to, g, r, machine_.group_clock(g)});
   }
   // Cut from a whole copy, or put together from pieces (with a box of another axis when the consumer's differs).
   return keep(t, assemble(t, r, g, want));
 }
 
-void SplitRun::stage(const Step& step) {
+void SplitPlacement::stage(const Step& step) {
   const TensorNode& node = graph_.tensor(step.tensor);
   const SharedHalves initial = initial_values(node);
   const std::span<const f16> values = initial.span();
@@ -254,7 +251,6 @@ void SplitRun::stage(const Step& step) {
     const auto& in = graph_.ops()[s.op].inputs;
     return std::find(in.begin(), in.end(), step.tensor) != in.end();
   });
-  const StagingStats before = staging_;
   const OpNode* op = first == plan_.steps.end() ? nullptr : &graph_.ops()[first->op];
   if (op != nullptr && first->kind == Step::Kind::kRun && split_.ops[op->index]) {
     const std::size_t k =
@@ -266,16 +262,14 @@ void SplitRun::stage(const Step& step) {
       if (p.work.dropped[k]) continue;
       const std::size_t at = static_cast<std::size_t>(
           std::count(p.work.dropped.begin(), p.work.dropped.begin() + static_cast<std::ptrdiff_t>(k), false));
-      const DeviceTensor t = stage_in(view(static_cast<int>(g)), node.name, wanted(*p.bound, at),
-                                      host_slice(values, node.shape, p.work.regions[k]), &staging_);
-      footprint_.hold(t);
+      const std::vector<f16> slice = host_slice(values, node.shape, p.work.regions[k]);
+      const DeviceTensor t = s_.stage(view(static_cast<int>(g)), node.name, wanted(*p.bound, at), slice);
       held_[step.tensor].push_back(Copy{t, static_cast<int>(g), p.work.regions[k], 0});
     }
   }
   auto& copies = held_[step.tensor];
   if (copies.empty()) {
-    const DeviceTensor t = stage_in(machine_, node.name, step.plan, initial, &staging_);
-    footprint_.hold(t);
+    const DeviceTensor t = s_.stage(machine_, node.name, step.plan, initial);
     copies.push_back(Copy{t, 0, TensorRegion{}, 0});
   } else if (!copies.front().region.whole) {
     // Rows the first consumer skips (a strided conv's) may be read by others: staged too, in group 0's memory.
@@ -292,17 +286,14 @@ void SplitRun::stage(const Step& step) {
     if (at < node.shape[axis]) gaps.push_back({false, axis, at, node.shape[axis]});
     for (const TensorRegion& gap : gaps) {
       const Shape shape = region_shape(node.shape, gap);
-      const DeviceTensor t =
-          stage_in(view(0), node.name, natural(shape), host_slice(values, node.shape, gap), &staging_);
-      footprint_.hold(t);
+      const std::vector<f16> slice = host_slice(values, node.shape, gap);
+      const DeviceTensor t = s_.stage(view(0), node.name, natural(shape), slice);
       copies.push_back(Copy{t, 0, gap, 0});
     }
   }
-  op_host_seconds_ += staging_.host_seconds - before.host_seconds;
-  op_padding_ += staging_.bytes_added - before.bytes_added;
 }
 
-Copy SplitRun::activate_sum(const OpNode& op, Copy sum) {
+Copy SplitPlacement::activate_sum(const OpNode& op, Copy sum) {
   if (!op.attrs.is_object() || !op.attrs.contains("activation")) return sum;
   const json& given = op.attrs["activation"];
   json attrs = given.is_object() ? given : json::object();
@@ -319,9 +310,9 @@ Copy SplitRun::activate_sum(const OpNode& op, Copy sum) {
   return Copy{out, sum.group, sum.region, ready};
 }
 
-void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
+void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
   const RunStats s0 = machine_.stats();
-  json layouts = json::object();
+  std::map<std::string, std::string> layouts;
   std::vector<std::vector<Copy>> results(op.outputs.size());  // per output, per group
   PackTotals packs;
   for (std::size_t gi = 0; gi < views_.size(); ++gi) {
@@ -349,7 +340,7 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
     }
   }
   for (const DeviceAddr buffer : packs.buffers) machine_.free_bytes(buffer);
-  footprint_.release_bytes(packs.bytes);
+  s_.footprint.release_bytes(packs.bytes);
   for (std::size_t k = 0; k < op.outputs.size(); ++k) {
     if (!s.axis.reduces) {
       for (Copy& c : results[k]) keep(op.outputs[k], std::move(c));
@@ -370,7 +361,7 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
         if (!b->tensor.layout().same_placement(a->tensor.layout())) {
           const DeviceTensor to = allocate(view(b->group), b->tensor.name, a->tensor.plan);
           machine_.start_no_earlier({b->group}, b->ready);
-          relayout(view(b->group), b->tensor, to, fmt::format("relayout:{}@cg{}", b->tensor.name, b->group));
+          ldmsim::relayout(view(b->group), b->tensor, to, fmt::format("relayout:{}@cg{}", b->tensor.name, b->group));
           release(b->tensor);
           b = Copy{to, b->group, b->region, machine_.group_clock(b->group)};
         }
@@ -394,14 +385,16 @@ void SplitRun::run_split(const OpNode& op, const OpSplit& s) {
     }
     keep(op.outputs[k], activate_sum(op, std::move(live.front())));
   }
-  record(op, s0, machine_.stats(), std::move(layouts), &s);
-  if (packs.cores > 0) {
-    ops_.back()["constant_packs"] = {{"cores", packs.cores}, {"bytes", packs.bytes}, {"max_bytes", packs.max_bytes}};
-  }
+  OpRecord& r = s_.record(op, s0, machine_.stats(), std::move(layouts));
+  std::vector<int> groups;
+  for (std::size_t g = 0; g < s.blocks.size(); ++g)
+    if (s.blocks[g].first != s.blocks[g].second) groups.push_back(static_cast<int>(g));
+  r.split = OpSplitRecord{s.axis.rule, s.mode, s.parallelism, s.pieces.size(), std::move(groups), s.tree.size()};
+  if (packs.cores > 0) r.constant_packs = ConstantPackRecord{packs.cores, packs.bytes, packs.max_bytes};
 }
 
-void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span<const DeviceTensor> in,
-                         std::span<const DeviceTensor> out, PackTotals& totals) {
+void SplitPlacement::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span<const DeviceTensor> in,
+                               std::span<const DeviceTensor> out, PackTotals& totals) {
   const std::string label = fmt::format("{}@cg{}", op.label(), g);
   if (!split_.options.pack_constants) return p.bound->run(view(g), in, out, label);
   // The sub-op's inputs (those its piece keeps) and which of them are constants.
@@ -431,7 +424,7 @@ void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span
   }
   const std::vector<std::span<const f16>> spans(values.begin(), values.end());
   const PackImage image = stage_packs(view(g), *plan, spans, label);
-  footprint_.hold_bytes(image.packs.total_bytes);
+  s_.footprint.hold_bytes(image.packs.total_bytes);
   p.bound->run_packed(view(g), in, out, label, image.packs);
   if (image.base != 0) totals.buffers.push_back(image.base);
   totals.cores += image.cores;
@@ -439,10 +432,10 @@ void SplitRun::run_piece(const OpNode& op, const GroupPiece& p, int g, std::span
   totals.max_bytes = std::max<std::uint64_t>(totals.max_bytes, image.packs.max_bytes);
 }
 
-void SplitRun::run_whole(const OpNode& op) {
+void SplitPlacement::run_whole(const OpNode& op) {
   const RunStats s0 = machine_.stats();
   const auto& plans = plan_.op_plans[op.index];
-  json layouts = json::object();
+  std::map<std::string, std::string> layouts;
   std::vector<DeviceTensor> in, out;
   Cycle ready = 0;
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
@@ -460,10 +453,10 @@ void SplitRun::run_whole(const OpNode& op) {
   op.bound->run(machine_, in, out, op.label());
   const RunStats s1 = machine_.stats();
   for (std::size_t k = 0; k < op.outputs.size(); ++k) keep(op.outputs[k], Copy{out[k], 0, TensorRegion{}, s1.cycles});
-  record(op, s0, s1, std::move(layouts), nullptr);
+  s_.record(op, s0, s1, std::move(layouts));
 }
 
-void SplitRun::hand_over(const Step& step) {
+void SplitPlacement::hand_over(const Step& step) {
   const OpNode& op = graph_.ops()[step.op];
   const std::size_t input = op.inputs[0];
   const Copy source = obtain(input, TensorRegion{}, 0, plan_.op_plans[op.index][0]);
@@ -473,34 +466,30 @@ void SplitRun::hand_over(const Step& step) {
                                [&](const Copy& c) { return c.tensor.ptr.addr() == source.tensor.ptr.addr(); });
   copies.erase(it);
   free_all(input);
-  --freed_;
   Copy c = source;
   c.tensor.name = graph_.tensor(step.tensor).name;
   c.tensor.plan = step.plan;
   keep(step.tensor, c);
-  const RunStats s = machine_.stats();
-  record(op, s, s, json{{c.tensor.name, step.plan.describe()}}, nullptr);
-  ops_.back()["buffer"] = fmt::format("handed over from '{}'", graph_.tensor(input).name);
+  s_.record_hand_over(op, c.tensor.name, step.plan, graph_.tensor(input).name);
 }
 
-void SplitRun::free_all(std::size_t t) {
+void SplitPlacement::free_all(std::size_t t) {
   for (const Copy& c : held_[t]) release(c.tensor);
   held_[t].clear();
-  ++freed_;
 }
 
-std::vector<f16> SplitRun::download(std::size_t t) {
+std::vector<f16> SplitPlacement::download(std::size_t t) {
   // A whole copy if there is one; else the pieces, put together on the host (each memory read as it is).
   const TensorNode& node = graph_.tensor(t);
   if (const Copy* whole = find_copy(t, TensorRegion{}, 0, nullptr))
-    return stage_out(machine_, whole->tensor, &staging_);
+    return stage_out(machine_, whole->tensor, &s_.staging);
   const std::size_t axis = held_[t].front().region.axis;
   const std::uint64_t inner = node.shape.product(axis + 1, node.shape.rank()), outer = node.shape.product(0, axis);
   std::vector<f16> out(node.shape.elements());
   std::vector<bool> done(node.shape[axis], false);
   for (const Copy& c : held_[t]) {
     if (c.region.whole || c.region.axis != axis) continue;
-    const std::vector<f16> part = stage_out(machine_, c.tensor, &staging_);
+    const std::vector<f16> part = stage_out(machine_, c.tensor, &s_.staging);
     const std::uint64_t length = c.region.end - c.region.begin;
     if (part.size() != outer * length * inner) {
       throw std::logic_error(
@@ -515,75 +504,15 @@ std::vector<f16> SplitRun::download(std::size_t t) {
               done.begin() + static_cast<std::ptrdiff_t>(c.region.end), true);
   }
   if (std::find(done.begin(), done.end(), false) != done.end()) {
-    return stage_out(machine_, obtain(t, TensorRegion{}, 0, natural(node.shape)).tensor, &staging_);
+    return stage_out(machine_, obtain(t, TensorRegion{}, 0, natural(node.shape)).tensor, &s_.staging);
   }
   return out;
 }
 
-void SplitRun::record(const OpNode& op, const RunStats& s0, const RunStats& s1, json layouts, const OpSplit* s) {
-  ops_.push_back(op_entry(op, machine_, s0, s1, op_padding_, footprint_.live, std::move(layouts)));
-  if (s != nullptr) {
-    std::vector<int> groups;
-    for (std::size_t g = 0; g < s->blocks.size(); ++g)
-      if (s->blocks[g].first != s->blocks[g].second) groups.push_back(static_cast<int>(g));
-    ops_.back()["split"] = {{"rule", s->axis.rule},       {"mode", s->mode},  {"parallelism", s->parallelism},
-                            {"pieces", s->pieces.size()}, {"groups", groups}, {"reduction_levels", s->tree.size()}};
-  }
-  host_ops_.push_back({{"index", op.index}, {"type", op.type}, {"staging_host_seconds", op_host_seconds_}});
-  op_padding_ = 0;
-  op_host_seconds_ = 0;
-  if (options_.progress) options_.progress(op, ops_.back());
-}
-
-ExecutionResult SplitRun::run() {
-  // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run).
-  HostStopwatch op_clock;
-  for (const Step& step : plan_.steps) {
-    switch (step.kind) {
-      case Step::Kind::kStage:
-        stage(step);
-        break;
-      case Step::Kind::kRelayout:  // consumers re-lay out what they read (obtain)
-        break;
-      case Step::Kind::kHandOver:
-        hand_over(step);
-        host_ops_.back()["host_seconds"] = op_clock.lap();
-        break;
-      case Step::Kind::kFree:
-        free_all(step.tensor);
-        break;
-      case Step::Kind::kRun: {
-        const OpNode& op = graph_.ops()[step.op];
-        if (const auto& s = split_.ops[op.index]) {
-          run_split(op, *s);
-        } else {
-          run_whole(op);
-        }
-        host_ops_.back()["host_seconds"] = op_clock.lap();
-        break;
-      }
-    }
-  }
-  ExecutionResult result;
-  for (std::size_t t : graph_.outputs()) {
-    result.shapes[graph_.tensor(t).name] = graph_.tensor(t).shape;
-    result.outputs[graph_.tensor(t).name] = download(t);
-  }
-  result.stats = run_summary(graph_, plan_, machine_, staging_, footprint_, freed_, json::array(), std::move(ops_));
-  result.stats["split"] = {
-      {"enabled", true},
-      {"rounding", to_string(split_.options.rounding)},
-      {"constant_packs", split_.options.pack_constants},
-      {"ops_split", std::count_if(split_.ops.begin(), split_.ops.end(), [](const auto& s) { return s.has_value(); })}};
-  result.host_times = {{"staging_host_seconds", staging_.host_seconds}, {"ops", std::move(host_ops_)}};
-  return result;
-}
-
 }  // namespace
 
-ExecutionResult execute_split(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
-                              const ExecuteOptions& options) {
-  return SplitRun(graph, plan, machine, options).run();
+std::unique_ptr<Placement> split_placement(RunState& state) {
+  return std::make_unique<SplitPlacement>(state);
 }
 
 }  // namespace ldmsim::executor_detail

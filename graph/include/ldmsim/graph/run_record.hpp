@@ -1,0 +1,114 @@
+// What a run measured, typed: one record per op (what the machine did between two snapshots around it), one per
+// re-layout, and the run's summary. The executor fills them; to_json turns them into stats.json's fields at the edge
+// (docs/workload-format.md "stats.json"), and the host-side times, which vary from run to run, into host_times.json.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ldmsim/runtime/stats.hpp"
+
+namespace ldmsim {
+
+/// DMA of one core group during an op.
+struct GroupDmaRecord {
+  std::uint64_t dma_requests = 0;
+  std::uint64_t dma_bytes = 0;
+  std::uint64_t dma_remote_bytes = 0;
+};
+
+/// How a split op was cut (docs/splitting.md).
+struct OpSplitRecord {
+  std::string rule;
+  int mode = 0;
+  std::string parallelism;
+  std::size_t pieces = 0;
+  std::vector<int> groups;  ///< the core groups that ran pieces
+  std::size_t reduction_levels = 0;
+};
+
+/// The constant packs a split op's groups staged.
+struct ConstantPackRecord {
+  std::uint64_t cores = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t max_bytes = 0;
+};
+
+/// One op of a run: an entry of stats["ops"].
+struct OpRecord {
+  std::size_t index = 0;
+  std::string type;
+  std::string name;            ///< the layer's name (OpNode::layer)
+  std::string bound = "none";  ///< what its cores spent most time on: "compute", "dma", "sync" or "none"
+  double peak_fraction = 0.0;  ///< its flops over the machine's fp32 peak in its cycles
+  Cycle cycles = 0;
+  Cycle start_cycle = 0;
+  Cycle end_cycle = 0;
+  double seconds = 0.0;
+  std::uint64_t dma_requests = 0;
+  std::uint64_t dma_bytes = 0;
+  std::uint64_t dma_remote_bytes = 0;
+  std::vector<GroupDmaRecord> groups;  ///< per core group
+  std::uint64_t flops = 0;
+  std::uint64_t padding_bytes_added = 0;     ///< by staging its inputs and allocating its outputs
+  std::uint64_t device_bytes_live = 0;       ///< tensor bytes on the device after it ran
+  std::optional<std::string> buffer;         ///< set when the op ran as a buffer hand-over: from which tensor
+  std::map<std::string, std::string> plans;  ///< tensor (name@cgN for a split op's pieces) -> its layout
+  nlohmann::json metrics;                    ///< BoundOp::run_metrics (null: none)
+  std::optional<OpSplitRecord> split;
+  std::optional<ConstantPackRecord> constant_packs;
+  /// Host-side (not in stats.json): seconds staging its inputs, and every step since the previous op's.
+  double staging_host_seconds = 0.0;
+  double host_seconds = 0.0;
+};
+
+/// A re-layout between ops: an entry of stats["relayouts"].
+struct RelayoutRecord {
+  std::string tensor;
+  std::size_t before_op = 0;
+  std::string from, to;  ///< the layouts
+  Cycle cycles = 0;
+  Cycle start_cycle = 0;
+  Cycle end_cycle = 0;
+  std::uint64_t dma_bytes = 0;
+};
+
+/// A split run's settings: stats["split"].
+struct SplitRunRecord {
+  std::string rounding;
+  bool constant_packs = false;
+  std::size_t ops_split = 0;
+};
+
+/// The run as a whole: stats.json's fields around the ops.
+struct RunSummary {
+  std::string workload, arch, staging;
+  Cycle cycles = 0;
+  double seconds = 0.0;
+  std::uint64_t dma_requests = 0;
+  std::uint64_t dma_bytes = 0;
+  std::uint64_t ldm_high_water = 0;
+  std::uint64_t padding_bytes_added = 0;
+  std::uint64_t padding_bytes_staged = 0;
+  std::uint64_t peak_tensor_bytes = 0;  ///< of live tensors
+  std::uint64_t tensor_bytes_without_freeing = 0;
+  std::size_t tensors_freed = 0;
+  std::vector<RelayoutRecord> relayouts;
+  RunStats machine;
+  std::optional<SplitRunRecord> split;  ///< set for a split run
+  double staging_host_seconds = 0.0;    ///< host-side (not in stats.json)
+};
+
+nlohmann::json to_json(const OpRecord& op);
+nlohmann::json to_json(const RelayoutRecord& relayout);
+/// stats.json as the executor writes it: the summary with `ops` in its "ops".
+nlohmann::json to_json(const RunSummary& summary, std::span<const OpRecord> ops);
+/// host_times.json: {staging_host_seconds, ops: [{index, type, staging_host_seconds, host_seconds}]}.
+nlohmann::json host_times_json(const RunSummary& summary, std::span<const OpRecord> ops);
+
+}  // namespace ldmsim

@@ -1,0 +1,88 @@
+// Typed run records as stats.json and host_times.json (see run_record.hpp).
+#include "ldmsim/graph/run_record.hpp"
+
+namespace ldmsim {
+
+using nlohmann::json;
+
+json to_json(const OpRecord& op) {
+  json groups = json::array();
+  for (const GroupDmaRecord& g : op.groups) {
+    groups.push_back(
+        {{"dma_requests", g.dma_requests}, {"dma_bytes", g.dma_bytes}, {"dma_remote_bytes", g.dma_remote_bytes}});
+  }
+  json entry = {{"index", op.index},
+                {"type", op.type},
+                {"name", op.name},
+                {"bound", op.bound},
+                {"peak_fraction", op.peak_fraction},
+                {"cycles", op.cycles},
+                {"start_cycle", op.start_cycle},
+                {"end_cycle", op.end_cycle},
+                {"seconds", op.seconds},
+                {"dma_requests", op.dma_requests},
+                {"dma_bytes", op.dma_bytes},
+                {"dma_remote_bytes", op.dma_remote_bytes},
+                {"groups", std::move(groups)},
+                {"flops", op.flops},
+                {"padding_bytes_added", op.padding_bytes_added},
+                {"device_bytes_live", op.device_bytes_live},
+                {"plans", op.plans}};
+  if (op.buffer) entry["buffer"] = *op.buffer;
+  if (!op.metrics.is_null()) entry["metrics"] = op.metrics;
+  if (const auto& s = op.split) {
+    entry["split"] = {{"rule", s->rule},     {"mode", s->mode},     {"parallelism", s->parallelism},
+                      {"pieces", s->pieces}, {"groups", s->groups}, {"reduction_levels", s->reduction_levels}};
+  }
+  if (const auto& p = op.constant_packs) {
+    entry["constant_packs"] = {{"cores", p->cores}, {"bytes", p->bytes}, {"max_bytes", p->max_bytes}};
+  }
+  return entry;
+}
+
+json to_json(const RelayoutRecord& r) {
+  return {{"tensor", r.tensor}, {"before_op", r.before_op},     {"from", r.from},           {"to", r.to},
+          {"cycles", r.cycles}, {"start_cycle", r.start_cycle}, {"end_cycle", r.end_cycle}, {"dma_bytes", r.dma_bytes}};
+}
+
+json to_json(const RunSummary& s, std::span<const OpRecord> ops) {
+  json relayouts = json::array(), entries = json::array();
+  for (const RelayoutRecord& r : s.relayouts) relayouts.push_back(to_json(r));
+  for (const OpRecord& op : ops) entries.push_back(to_json(op));
+  json stats = {{"workload", s.workload},
+                {"arch", s.arch},
+                {"staging", s.staging},
+                {"cycles", s.cycles},
+                {"seconds", s.seconds},
+                {"dma_requests", s.dma_requests},
+                {"dma_bytes", s.dma_bytes},
+                {"ldm_high_water", s.ldm_high_water},
+                {"padding", {{"bytes_added", s.padding_bytes_added}, {"bytes_staged", s.padding_bytes_staged}}},
+                {"device_memory",
+                 {{"peak_tensor_bytes", s.peak_tensor_bytes},
+                  {"tensor_bytes_without_freeing", s.tensor_bytes_without_freeing},
+                  {"tensors_freed", s.tensors_freed}}},
+                {"relayouts", std::move(relayouts)},
+                {"ops", std::move(entries)},
+                {"machine", s.machine.to_json(false)}};
+  if (const auto& split = s.split) {
+    stats["split"] = {{"enabled", true},
+                      {"rounding", split->rounding},
+                      {"constant_packs", split->constant_packs},
+                      {"ops_split", split->ops_split}};
+  }
+  return stats;
+}
+
+json host_times_json(const RunSummary& summary, std::span<const OpRecord> ops) {
+  json entries = json::array();
+  for (const OpRecord& op : ops) {
+    entries.push_back({{"index", op.index},
+                       {"type", op.type},
+                       {"staging_host_seconds", op.staging_host_seconds},
+                       {"host_seconds", op.host_seconds}});
+  }
+  return {{"staging_host_seconds", summary.staging_host_seconds}, {"ops", std::move(entries)}};
+}
+
+}  // namespace ldmsim
