@@ -142,7 +142,7 @@ def test_a_fault_is_an_exception_with_its_fields(root, tmp_path):
 
 def test_the_gil_is_released_while_a_run_goes_on():
     session = ldmsim.Session(fusion=False)
-    model = session.load(long_chain_workload(ops=300))
+    model = session.load(long_chain_workload(ops=1500))
     ticks = []
     done = threading.Event()
 
@@ -161,4 +161,4 @@ def test_the_gil_is_released_while_a_run_goes_on():
         done.set()
         counter.join()
     during = [t for t in ticks if start < t < end]
-    assert end - start > 0.2 and len(during) >= 20
+    assert end - start > 0.1 and len(during) >= 20  # with the GIL held the counter could not tick at all
