@@ -2,6 +2,7 @@
 # Developer entry points, the same on a workstation and in CI (README.md, .ci/run). Usage:
 #   bash scripts/dev.sh demo [ARGS]    install deps, build the CLI, run the built-in demo (`ldmsim run ARGS`)
 #   bash scripts/dev.sh test           install deps, format check, build everything, ctest, installed-package test
+#                                      (C++ consumers, and `import ldmsim` from the install prefix)
 #   bash scripts/dev.sh format-check   clang-format --dry-run --Werror over every project source
 #   bash scripts/dev.sh format         clang-format -i over every project source
 # LDMSIM_JOBS (default 2) sets the build parallelism.
@@ -64,6 +65,9 @@ consumer_test() {
     -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >/dev/null
   cmake --build "$prefix/athread-build"
   ctest --test-dir "$prefix/athread-build" --output-on-failure
+  # The Python module from the install prefix, away from the source and build trees.
+  (cd "$prefix" && PYTHONPATH="$prefix/lib/python3/dist-packages" /usr/bin/python3 -c \
+    'import ldmsim, sys; assert ldmsim.__file__.startswith(sys.argv[1]), ldmsim.__file__; print("import ldmsim:", ldmsim.__file__, sorted(ldmsim.arch_presets()))' "$prefix")
 }
 
 cmd_demo() {

@@ -12,13 +12,16 @@ PACKAGES=(
   libopenblas-serial-dev pkg-config
   libonnx-dev libprotobuf-dev
   clang-format python3
+  pybind11-dev python3-dev python3-numpy
 )
 # libopenblas-serial-dev: bench/conv_bench.cpp's native reference (fp32 im2col + sgemm, single-threaded).
 # libonnx-dev, libprotobuf-dev: the ONNX front end parses models with ONNX's own protobuf classes.
-# Only the test suite needs these: python3-onnx builds the ONNX test models, numpy checks .npy interoperability, numpy + zstandard run the Python trace
-# reader of docs/trace-format.md, chromium renders the HTML report.
+# pybind11-dev, python3-dev, python3-numpy: the `ldmsim` Python module (python/, built by default; numpy at run time).
+# Only the test suite needs these: python3-onnx builds the ONNX test models, zstandard runs the Python trace reader of
+# docs/trace-format.md, chromium renders the HTML report, pytest runs tests/python, whose docs/python.md example
+# uses pandas and matplotlib.
 if [[ "${1:-}" == "--test" ]]; then
-  PACKAGES+=(python3-numpy python3-zstandard chromium python3-onnx)
+  PACKAGES+=(python3-zstandard chromium python3-onnx python3-pytest python3-pandas python3-matplotlib)
 fi
 
 missing=()

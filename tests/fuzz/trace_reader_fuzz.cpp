@@ -1,4 +1,5 @@
-// libFuzzer harness for the trace reader and everything that streams a trace (summary, filter, diff, exports):
+// libFuzzer harness for the trace reader and everything that streams a trace (summary, filter, diff, exports, the
+// event table of the Python bindings):
 // any input must give a result or TraceFormatError, never a crash, a sanitizer report or a hang. Built only by
 // scripts/fuzz_trace_reader.sh (clang-14, -fsanitize=fuzzer,address,undefined); not part of the CMake build.
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "ldmsim/trace/file.hpp"
 #include "ldmsim/trace_analysis/diff.hpp"
+#include "ldmsim/trace_analysis/event_table.hpp"
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
@@ -67,6 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     filter.min_bytes = 4;
     ldmsim::filter_trace(in, out, filter);
     (void)ldmsim::diff_traces(in, out);
+    (void)ldmsim::read_event_table(in);
   } catch (const ldmsim::TraceFormatError&) {
     // the expected outcome for malformed input
   }

@@ -1,6 +1,6 @@
 // Every input that ever crashed or hung the trace tools (tests/fuzz/corpus-regressions/, kept by
 // scripts/fuzz_trace_reader.sh) must now go through every step of the fuzz harness (summary, both exports,
-// filter, diff) cleanly or stop at a TraceFormatError naming a byte offset; nothing else may escape.
+// filter, diff, event table) cleanly or stop at a TraceFormatError naming a byte offset; nothing else may escape.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ldmsim/trace_analysis/diff.hpp"
+#include "ldmsim/trace_analysis/event_table.hpp"
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
@@ -33,6 +34,7 @@ TEST_CASE("fuzz regression inputs pass every trace tool or give TraceFormatError
         filter.min_bytes = 4;
         ldmsim::filter_trace(entry.path(), filtered, filter);
         (void)ldmsim::diff_traces(entry.path(), filtered);
+        (void)ldmsim::read_event_table(entry.path());
         SUCCEED("read cleanly");
       } catch (const ldmsim::TraceFormatError& e) {
         CHECK(std::string(e.what()).find(" at byte ") != std::string::npos);

@@ -47,6 +47,24 @@ std::size_t capacity_bytes(const std::vector<T>& v) {
 
 }  // namespace
 
+std::string_view to_string(MarkerKind k) noexcept {
+  switch (k) {
+    case MarkerKind::kLaunchBegin:
+      return "launch begin";
+    case MarkerKind::kLaunchEnd:
+      return "launch end";
+    case MarkerKind::kCoreExit:
+      return "core exit";
+    case MarkerKind::kBarrier:
+      return "barrier";
+    case MarkerKind::kFault:
+      return "fault";
+    case MarkerKind::kLintWarning:
+      return "lint warning";
+  }
+  return "?";
+}
+
 void DmaChunk::reserve(std::size_t n) {
   issue.reserve(n);
   start_delta.reserve(n);

@@ -22,24 +22,6 @@ struct Item {
   }
 };
 
-std::string_view marker_name(MarkerKind k) {
-  switch (k) {
-    case MarkerKind::kLaunchBegin:
-      return "launch begin";
-    case MarkerKind::kLaunchEnd:
-      return "launch end";
-    case MarkerKind::kCoreExit:
-      return "core exit";
-    case MarkerKind::kBarrier:
-      return "barrier";
-    case MarkerKind::kFault:
-      return "fault";
-    case MarkerKind::kLintWarning:
-      return "lint warning";
-  }
-  return "?";
-}
-
 std::string describe(const Item* item) {
   if (item == nullptr) return "(end of trace)";
   if (item->dma) {
@@ -48,7 +30,7 @@ std::string describe(const Item* item) {
                        to_string(e.op), e.length, e.main, e.ldm, to_string(e.mode), e.issue, e.start, e.end);
   }
   const Marker& m = *item->marker;
-  return fmt::format("cg {} {} core {} cycle {} value {}{}", item->cg, marker_name(m.kind), m.core, m.cycle, m.value,
+  return fmt::format("cg {} {} core {} cycle {} value {}{}", item->cg, to_string(m.kind), m.core, m.cycle, m.value,
                      m.text.empty() ? std::string() : " \"" + m.text + "\"");
 }
 

@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ldmsim/dma/event.hpp"
@@ -29,6 +30,9 @@ enum class MarkerKind : std::uint8_t {
   kFault = 4,        ///< text = fault message; value = FaultKind
   kLintWarning = 5,  ///< text = violation message
 };
+
+/// "launch begin", "launch end", "core exit", "barrier", "fault" or "lint warning".
+std::string_view to_string(MarkerKind kind) noexcept;
 
 struct Marker {
   MarkerKind kind = MarkerKind::kLaunchBegin;

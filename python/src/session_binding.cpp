@@ -1,0 +1,251 @@
+// ldmsim.Session, Model and RunResult over the session layer: keyword arguments become a RunConfig, numpy arrays
+// become fp16 inputs, outputs come back as numpy arrays, stats and layers as plain dicts. The GIL is released
+// while a model loads and runs; a KeyboardInterrupt stops a run between two ops.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.hpp"
+#include "json_python.hpp"
+#include "ldmsim/session/session.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/fp16.hpp"
+#include "numpy_tensors.hpp"
+
+namespace py = pybind11;
+
+namespace ldmsim::python {
+
+namespace {
+
+RunConfig make_config(const py::object& arch, bool fusion, const std::optional<std::string>& staging, bool split,
+                      const std::string& split_rounding, bool constant_packs,
+                      const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
+                      const std::string& trace_codec, bool lint) {
+  RunConfig config;
+  if (const auto path = as_path(arch)) {
+    config.arch = path->string();
+  } else if (py::isinstance<py::dict>(arch)) {
+    config.custom_arch = arch_from_dict(arch);
+  } else if (!arch.is_none()) {
+    throw py::type_error("arch must be a preset name, an arch JSON file, a dict (ldmsim.arch()) or None, not " +
+                         std::string(py::str(arch.get_type().attr("__name__"))));
+  }
+  config.fusion = fusion;
+  if (staging) config.staging = parse_staging_policy(*staging);
+  config.split.enabled = split;
+  const auto rounding = parse_split_rounding(split_rounding);
+  if (!rounding) throw ConfigError("split_rounding must be align, exact or pad, not '" + split_rounding + "'");
+  config.split.rounding = *rounding;
+  config.split.pack_constants = constant_packs;
+  config.conv_algo = conv_algo.value_or("");
+  config.machine.threads = threads;
+  config.machine.trace = trace;
+  const auto codec = parse_trace_codec(trace_codec);
+  if (!codec) throw ConfigError("trace_codec must be zstd or raw, not '" + trace_codec + "'");
+  config.machine.trace_codec = *codec;
+  config.machine.alignment = lint ? AlignmentPolicy::kLint : AlignmentPolicy::kTrap;
+  return config;
+}
+
+py::list tensor_infos(const std::vector<TensorInfo>& infos) {
+  py::list out;
+  for (const TensorInfo& t : infos) {
+    py::dict d;
+    d["name"] = utf8_text(t.name);
+    d["shape"] = py::tuple(py::cast(t.shape));
+    d["constant"] = t.constant;
+    out.append(std::move(d));
+  }
+  return out;
+}
+
+// What run() returns: outputs as numpy arrays of the dtype asked for; stats, host times and layers converted to
+// Python once, on first use.
+class PythonRunResult {
+ public:
+  PythonRunResult(RunResult result, bool as_float16) : result_(std::move(result)), as_float16_(as_float16) {}
+
+  py::dict outputs() {
+    if (!outputs_) {
+      py::dict d;
+      for (const auto& [name, tensor] : result_.outputs) d[utf8_text(name)] = to_numpy(tensor, as_float16_);
+      outputs_ = std::move(d);
+    }
+    return *outputs_;
+  }
+  py::object stats() {
+    if (!stats_) stats_ = to_python(result_.stats);
+    return *stats_;
+  }
+  py::object host_times() { return to_python(result_.host_times); }
+  py::list layers() { return stats()["ops"].cast<py::list>(); }
+  std::uint64_t cycles() const { return result_.cycles(); }
+  double seconds() const { return result_.stats.value("seconds", 0.0); }
+
+ private:
+  RunResult result_;
+  bool as_float16_;
+  std::optional<py::dict> outputs_;
+  std::optional<py::object> stats_;
+};
+
+// The run's stop request: polled by the session after each op on the thread that called run(). A pending signal
+// (Ctrl-C) runs its Python handler there; the exception it raises is kept and raised again once the run stopped.
+class InterruptCheck {
+ public:
+  bool operator()() {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0) return false;
+    PyErr_Fetch(&type_, &value_, &traceback_);
+    return true;
+  }
+  [[noreturn]] void raise() {
+    if (type_ == nullptr) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, "the run was interrupted");
+    } else {
+      PyErr_Restore(std::exchange(type_, nullptr), std::exchange(value_, nullptr), std::exchange(traceback_, nullptr));
+    }
+    throw py::error_already_set();
+  }
+  ~InterruptCheck() {  // a check that fired but whose run finished anyway (its last op): drop the error
+    Py_XDECREF(type_);
+    Py_XDECREF(value_);
+    Py_XDECREF(traceback_);
+  }
+
+ private:
+  PyObject* type_ = nullptr;
+  PyObject* value_ = nullptr;
+  PyObject* traceback_ = nullptr;
+};
+
+class PythonSession {
+ public:
+  explicit PythonSession(RunConfig config) : session_(std::move(config)) {}
+
+  std::shared_ptr<const Model> load(const py::object& source, const std::optional<std::filesystem::path>& base_dir,
+                                    const std::map<std::string, std::filesystem::path>& input_files) {
+    if (const auto path = as_path(source)) {
+      ModelReadOptions options;
+      options.input_files = input_files;
+      py::gil_scoped_release unlocked;
+      return std::make_shared<const Model>(session_.load(*path, options));
+    }
+    if (!input_files.empty()) throw ConfigError("input_files are an ONNX model's: give the model as a file");
+    if (py::isinstance<py::dict>(source)) {
+      const nlohmann::json workload = from_python(source, "workload");
+      py::gil_scoped_release unlocked;
+      return std::make_shared<const Model>(session_.load(workload, base_dir.value_or(".")));
+    }
+    throw py::type_error("load() takes a model file (ONNX or workload JSON) or a workload dict, not " +
+                         std::string(py::str(source.get_type().attr("__name__"))));
+  }
+
+  PythonRunResult run(const Model& model, const py::object& inputs, const std::optional<std::filesystem::path>& out,
+                      const std::string& dtype) {
+    if (dtype != "float32" && dtype != "float16") {
+      throw ConfigError("dtype must be 'float32' or 'float16', not '" + dtype + "'");
+    }
+    RunRequest request;
+    if (!inputs.is_none()) request.inputs = input_tensors(inputs);
+    if (out) request.outputs = RunOutputs{*out, {}};
+    InterruptCheck interrupt;
+    request.should_stop = [&interrupt] { return interrupt(); };
+    std::optional<RunResult> result;
+    try {
+      py::gil_scoped_release unlocked;
+      result = session_.run(model, request);
+    } catch (const RunInterrupted&) {
+      interrupt.raise();
+    }
+    return PythonRunResult(std::move(*result), dtype == "float16");
+  }
+
+  const RunConfig& config() const { return session_.config(); }
+
+ private:
+  Session session_;
+};
+
+}  // namespace
+
+void bind_session(py::module_& m) {
+  py::class_<Model, std::shared_ptr<Model>>(
+      m, "Model", "A model loaded by Session.load(): read, fused and planned; runs many times.")
+      .def_property_readonly("name", &Model::name)
+      .def_property_readonly("format", &Model::format, "'onnx' or 'workload-json'")
+      .def_property_readonly("origin", [](const Model& model) { return model.origin(); })
+      .def_property_readonly(
+          "inputs", [](const Model& model) { return tensor_infos(model.inputs()); },
+          "The inputs a run may give values for: dicts of name, shape, constant.")
+      .def_property_readonly(
+          "all_inputs", [](const Model& model) { return tensor_infos(model.inputs(true)); },
+          "Every graph input, the model's constants (constant=True) included.")
+      .def_property_readonly(
+          "outputs", [](const Model& model) { return tensor_infos(model.outputs()); },
+          "The graph's outputs: dicts of name, shape.")
+      .def_property_readonly("arch", [](const Model& model) { return to_python(model.arch().to_json()); })
+      .def_property_readonly("staging", [](const Model& model) { return std::string(to_string(model.staging())); })
+      .def_property_readonly("notes", &Model::notes, "What the import decided for the user (random inputs, rounding).")
+      .def_property_readonly("host_memory_bound", &Model::host_memory_bound,
+                             "Host bytes a run takes for its tensors at most.")
+      .def("describe", &Model::describe, "The graph after the passes, as `ldmsim run --dump-graph` prints it.")
+      .def("__repr__", [](const Model& model) {
+        return "<ldmsim.Model '" + model.name() + "' (" + model.format() + ", " + model.arch().name + ")>";
+      });
+
+  py::class_<PythonRunResult>(m, "RunResult", "What Session.run() returns.")
+      .def_property_readonly("outputs", &PythonRunResult::outputs,
+                             "Output name -> numpy array (float32, or float16 when run with dtype='float16').")
+      .def_property_readonly("stats", &PythonRunResult::stats,
+                             "stats.json as a dict: simulated results, identical on any number of host threads.")
+      .def_property_readonly("layers", &PythonRunResult::layers,
+                             "One dict per op in run order (stats['ops']); pandas.DataFrame(result.layers) takes it.")
+      .def_property_readonly("host_times", &PythonRunResult::host_times, "host_times.json as a dict.")
+      .def_property_readonly("cycles", &PythonRunResult::cycles, "Simulated cycles of the run.")
+      .def_property_readonly("seconds", &PythonRunResult::seconds, "Simulated seconds of the run.");
+
+  py::class_<PythonSession>(m, "Session",
+                            "Loads models and runs them on a fresh simulated machine each (docs/python.md).")
+      .def(py::init([](const py::object& arch, bool fusion, const std::optional<std::string>& staging, bool split,
+                       const std::string& split_rounding, bool constant_packs,
+                       const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
+                       const std::string& trace_codec, bool lint) {
+             return std::make_unique<PythonSession>(make_config(arch, fusion, staging, split, split_rounding,
+                                                                constant_packs, conv_algo, threads, trace, trace_codec,
+                                                                lint));
+           }),
+           py::kw_only(), py::arg("arch") = py::none(), py::arg("fusion") = true, py::arg("staging") = py::none(),
+           py::arg("split") = false, py::arg("split_rounding") = "align", py::arg("constant_packs") = true,
+           py::arg("conv_algo") = py::none(), py::arg("threads") = 0u, py::arg("trace") = false,
+           py::arg("trace_codec") = "zstd", py::arg("lint") = false,
+           "arch: a preset name, an arch JSON file or a dict (ldmsim.arch() changed); None: the model's own, else "
+           "sw26010. staging: 'method', 'naive' or 'none'; None: the model's own, else 'method'. split: place "
+           "tensors and ops over the core groups (docs/splitting.md). conv_algo: for every conv that sets none. "
+           "threads: host threads (0: one per core group up to the host's cores). trace: record a DMA trace "
+           "(written to OUT/trace.ldmtrace by run(out=OUT)). lint: record alignment violations instead of "
+           "trapping.")
+      .def("load", &PythonSession::load, py::arg("model"), py::kw_only(), py::arg("base_dir") = py::none(),
+           py::arg("input_files") = std::map<std::string, std::filesystem::path>{},
+           "A model file (ONNX or workload JSON, told apart by content) or a workload dict (base_dir resolves its "
+           ".npy files). input_files: an ONNX model's input values as .npy files by input name, read with the "
+           "model as `ldmsim run --input NAME=FILE` does. ConfigError naming the problem.")
+      .def("run", &PythonSession::run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
+           py::arg("out") = py::none(), py::arg("dtype") = "float32",
+           "Runs `model` with `inputs` (name -> float32 or float16 array of the input's shape; the others keep "
+           "their values). out: a directory to write the run's files to (outputs as .npy, stats.json, "
+           "host_times.json, the trace), as `ldmsim run --out` does. Raises Fault when the machine traps (after "
+           "writing the files), ConfigError for bad inputs, KeyboardInterrupt on Ctrl-C (between two ops).");
+}
+
+}  // namespace ldmsim::python

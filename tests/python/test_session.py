@@ -1,0 +1,164 @@
+"""ldmsim.Session: models from a file or a dict, numpy inputs and outputs equal to a numpy reference, fp16 on
+request, faults and bad input as Python exceptions that name the culprit, the GIL released while a run goes on."""
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ldmsim
+from conftest import long_chain_workload
+
+
+def add_relu_workload(shape=(3, 5, 7)):
+    """relu(x + y) on an odd shape: x and y are given when the model runs."""
+    tensor = {"shape": list(shape), "init": {"value": 0}, "constant": False}
+    return {"name": "add_relu", "arch": "tiny", "tensors": {"x": dict(tensor), "y": dict(tensor)},
+            "ops": [{"type": "add", "inputs": ["x", "y"], "outputs": ["s"]},
+                    {"type": "relu", "inputs": ["s"], "outputs": ["r"]}],
+            "outputs": ["r"]}
+
+
+def test_outputs_equal_a_numpy_reference_in_both_dtypes():
+    session = ldmsim.Session()
+    model = session.load(add_relu_workload())
+    assert model.format == "workload-json" and model.name == "add_relu"
+    assert [(i["name"], i["shape"]) for i in model.inputs] == [("x", (3, 5, 7)), ("y", (3, 5, 7))]
+    assert [(o["name"], o["shape"]) for o in model.outputs] == [("r", (3, 5, 7))]
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 5, 7)).astype(np.float32)
+    y = rng.standard_normal((3, 5, 7)).astype(np.float16)  # fp16 inputs are taken as they are
+    expected = np.maximum((x.astype(np.float16).astype(np.float32) + y.astype(np.float32)).astype(np.float16), 0)
+    result = session.run(model, {"x": x, "y": y})
+    assert result.outputs["r"].dtype == np.float32
+    assert np.array_equal(result.outputs["r"], expected.astype(np.float32))
+    halves = session.run(model, {"x": x, "y": y}, dtype="float16").outputs["r"]
+    assert halves.dtype == np.float16 and not halves.flags.writeable
+    assert np.array_equal(halves.view(np.uint16), expected.view(np.uint16))
+    # A non-contiguous, big-endian input is the same values.
+    xt = np.ascontiguousarray(x.transpose(2, 1, 0)).astype(">f4").transpose(2, 1, 0)
+    again = session.run(model, {"x": xt, "y": y})
+    assert np.array_equal(again.outputs["r"], result.outputs["r"])
+    # Inputs left out keep the model's values (zeros here).
+    only_x = session.run(model, {"x": x}).outputs["r"]
+    assert np.array_equal(only_x, np.maximum(x.astype(np.float16), 0).astype(np.float32))
+
+
+def test_stats_and_layers(root):
+    import pandas as pd
+    session = ldmsim.Session()
+    model = session.load(root / "examples" / "cnn_block.json")
+    result = session.run(model)
+    assert result.cycles == result.stats["cycles"] > 0
+    assert result.stats["arch"] == model.arch["name"] == "tiny"  # the workload's own arch
+    layers = pd.DataFrame(result.layers)
+    assert list(layers["index"]) == sorted(layers["index"])
+    assert layers["cycles"].sum() <= result.cycles
+    assert {"name", "type", "bound", "cycles", "start_cycle", "end_cycle", "flops", "dma_bytes"} <= set(layers.columns)
+
+
+def test_a_file_and_a_dict_load_the_same_model(root):
+    path = root / "examples" / "cnn_block.json"
+    session = ldmsim.Session()
+    from_file = session.run(session.load(path))
+    from_dict = session.run(session.load(json.loads(path.read_text()), base_dir=path.parent))
+    assert from_file.stats == from_dict.stats
+    for name, value in from_file.outputs.items():
+        assert np.array_equal(value, from_dict.outputs[name])
+
+
+def test_an_arch_dict_changes_the_machine():
+    tree = ldmsim.arch("tiny")
+    tree["clock_hz"] = tree["clock_hz"] * 2
+    model_default = ldmsim.Session(arch="tiny").load(add_relu_workload())
+    faster = ldmsim.Session(arch=tree)
+    model_faster = faster.load(add_relu_workload())
+    assert model_faster.arch["clock_hz"] == tree["clock_hz"]
+    a = ldmsim.Session(arch="tiny").run(model_default)
+    b = faster.run(model_faster)
+    assert a.cycles == b.cycles and b.seconds == pytest.approx(a.seconds / 2)
+
+
+def test_bad_inputs_name_the_culprit():
+    session = ldmsim.Session()
+    model = session.load(add_relu_workload())
+    x = np.zeros((3, 5, 7), np.float32)
+    with pytest.raises(ldmsim.ConfigError, match=r"input 'nope': model add_relu has no such input \(its inputs: x, y\)"):
+        session.run(model, {"nope": x})
+    with pytest.raises(ldmsim.ConfigError, match=r"input 'x': shape \[3, 5, 6\] given"):
+        session.run(model, {"x": np.zeros((3, 5, 6), np.float32)})
+    with pytest.raises(TypeError, match="input 'x' has dtype float64"):
+        session.run(model, {"x": np.zeros((3, 5, 7))})
+    with pytest.raises(TypeError, match="input 'y' has dtype int32"):
+        session.run(model, {"y": np.zeros((3, 5, 7), np.int32)})
+    with pytest.raises(TypeError, match="inputs must be a dict"):
+        session.run(model, [x])
+    with pytest.raises(ldmsim.ConfigError, match="dtype must be"):
+        session.run(model, {"x": x}, dtype="int8")
+    with pytest.raises(ldmsim.ConfigError, match="staging"):
+        ldmsim.Session(staging="sideways")
+    with pytest.raises(TypeError, match="arch must be"):
+        ldmsim.Session(arch=3)
+
+
+def test_bad_model_files_name_the_file(tmp_path, onnx_models):
+    session = ldmsim.Session()
+    fifo = tmp_path / "model.onnx"
+    os.mkfifo(fifo)
+    with pytest.raises(ldmsim.ConfigError, match="model.onnx.*FIFO"):
+        session.load(fifo)
+    with pytest.raises(ldmsim.ConfigError, match="missing.json"):
+        session.load(tmp_path / "missing.json")
+    data = (onnx_models / "cnn.onnx").read_bytes()
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ldmsim.ConfigError, match="cut.onnx"):
+        session.load(cut)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(ldmsim.ConfigError, match="notes.txt"):
+        session.load(text)
+    with pytest.raises(ldmsim.ConfigError, match="no-such-arch"):
+        ldmsim.Session(arch="no-such-arch").load(add_relu_workload())
+    with pytest.raises(TypeError, match="load"):
+        session.load(42)
+
+
+def test_a_fault_is_an_exception_with_its_fields(root, tmp_path):
+    session = ldmsim.Session(staging="none")  # odd shapes unpadded: a DMA request breaks the 4-byte rule
+    model = session.load(root / "examples" / "cnn_block.json")
+    with pytest.raises(ldmsim.Fault) as trapped:
+        session.run(model, out=tmp_path / "run")
+    fault = trapped.value
+    assert isinstance(fault, RuntimeError) and isinstance(fault, ldmsim.Error)
+    assert fault.kind == "dma-misaligned"
+    assert fault.kernel == "fused#0" and fault.cg == 0 and fault.core >= 0 and fault.cycle >= 0
+    assert fault.detail in str(fault)
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())  # a trapped run still writes its stats
+    assert stats["fault"]["kind"] == "dma-misaligned"
+
+
+def test_the_gil_is_released_while_a_run_goes_on():
+    session = ldmsim.Session(fusion=False)
+    model = session.load(long_chain_workload(ops=1500))
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    start = time.perf_counter()
+    try:
+        session.run(model)
+    finally:
+        end = time.perf_counter()
+        done.set()
+        counter.join()
+    during = [t for t in ticks if start < t < end]
+    assert end - start > 0.1 and len(during) >= 20  # with the GIL held the counter could not tick at all
