@@ -37,8 +37,8 @@ class WrappedOp final : public BoundOp {
   std::unique_ptr<BoundOp> inner_;
 };
 
-/// A kind named `name` that binds the built-in kind `as`, with its traits (split rule, fold role), and the ONNX op types
-/// `onnx` (none unless given: `as` keeps its own).
+/// A kind named `name` that binds the built-in kind `as`, with its traits (split rule, fold role), and the ONNX op
+/// types `onnx` (none unless given: `as` keeps its own).
 class WrappingKind final : public OperatorKind {
  public:
   WrappingKind(std::string name, std::string as, std::vector<std::string> onnx = {})
