@@ -1,5 +1,6 @@
 // One input of the user-file fuzz harness, shared by the libFuzzer target (tests/fuzz/workload_fuzz.cpp) and the
-// replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('N':
+// replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('M': any
+// model file through Session::load, its reader chosen by content; 'N':
 // .npy, 'A': arch JSON, 'O': ONNX model, 'P': a constant pack, parsed in memory, else workload JSON), the rest is
 // written to a file in `scratch` and read.
 // Models are imported with and without streamed weights (the same outcome either way), and the bound of what their
@@ -28,6 +29,7 @@
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
 #include "ldmsim/kernels/constant_pack.hpp"
+#include "ldmsim/session/session.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/input_file.hpp"
@@ -101,6 +103,22 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       (void)sum;
     } catch (const packing::PackError&) {
       // the expected outcome for a malformed pack
+    }
+    return;
+  }
+  if (data[0] == 'M') {  // any model file through the run API: its reader chosen by content, loaded, planned
+    const std::filesystem::path model = scratch / "in.model";
+    {
+      std::ofstream f(model, std::ios::binary | std::ios::trunc);
+      f.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
+    }
+    try {
+      RunConfig config;
+      config.arch = "tiny";
+      Session session(config);
+      (void)session.load(model);
+    } catch (const ConfigError&) {
+      // the expected outcome for a malformed model
     }
     return;
   }
