@@ -20,6 +20,9 @@ import numpy as np
 import torch
 import torchvision
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from torchvision_models import round_to_fp16  # noqa: E402
+
 # Relative L2 error allowed against torch's fp32 output: every layer's output is stored as fp16.
 TOLERANCE = 0.05
 
@@ -155,12 +158,7 @@ def fp16_model(make, shape, seed):
         model.train()
         with torch.no_grad():
             model(torch.randn(4, *shape[1:], generator=torch.Generator().manual_seed(seed + 2)))
-    model.eval()
-    with torch.no_grad():
-        for tensor in list(model.parameters()) + list(model.buffers()):
-            if tensor.is_floating_point():
-                tensor.copy_(tensor.half().float())
-    return model
+    return round_to_fp16(model)
 
 
 def ldmsim_command(args, onnx_file, x_file, run_dir, fusion="on"):

@@ -49,6 +49,11 @@ def fp16_model(name, seed):
     model.train()
     with torch.no_grad():
         model(torch.randn(8, 3, 224, 224, generator=torch.Generator().manual_seed(seed + 2)))
+    return round_to_fp16(model)
+
+
+def round_to_fp16(model):
+    """Puts `model` in eval mode with every float parameter and buffer rounded to fp16 (what ldmsim stores)."""
     model.eval()
     with torch.no_grad():
         for tensor in list(model.parameters()) + list(model.buffers()):
