@@ -56,6 +56,9 @@ void import_command(const ImportOptions& options) {
   for (const auto& [file, array] : imported.arrays) {
     if (array.dtype == "f4") {
       write_npy(dir / file, array.shape, array.data);
+    } else if (array.is_integral()) {
+      write_npy(dir / file, array.shape, array.dtype == "b1" ? DType::kBool : DType::kI32,
+                words_to_units(array.integers));
     } else {
       write_npy(dir / file, array.shape, array.halves.span());
     }

@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -142,6 +144,39 @@ std::uint32_t little_endian(const unsigned char* b, std::size_t n) {
   return v;
 }
 
+/// The integer or bool data of `count` elements (its size checked against the file): int32 values, an i8 value
+/// outside int32 refused by index.
+template <typename Fail>
+std::vector<std::int32_t> read_integers(std::ifstream& in, const std::string& dtype, std::uint64_t count, Fail& fail) {
+  std::vector<std::int32_t> out(static_cast<std::size_t>(count));
+  if (dtype == "i4") {
+    if (!in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(count * 4)))
+      throw fail("truncated data");
+    return out;
+  }
+  constexpr std::size_t kBlock = 1 << 16;
+  const std::size_t width = dtype == "i8" ? 8 : 1;
+  std::vector<unsigned char> block(kBlock * width);
+  for (std::uint64_t at = 0; at < count;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, count - at));
+    if (!in.read(reinterpret_cast<char*>(block.data()), static_cast<std::streamsize>(n * width)))
+      throw fail("truncated data");
+    for (std::size_t i = 0; i < n; ++i, ++at) {
+      if (width == 1) {
+        out[at] = block[i] != 0 ? 1 : 0;
+        continue;
+      }
+      std::int64_t v = 0;
+      std::memcpy(&v, block.data() + i * 8, 8);
+      if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
+        throw fail(fmt::format("int64 value {} at index {} does not fit in int32 (integers are held as int32)", v, at));
+      }
+      out[at] = static_cast<std::int32_t>(v);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 NpyArray read_npy(const std::filesystem::path& file) {
@@ -178,8 +213,10 @@ NpyArray read_npy(const std::filesystem::path& file) {
     out.dtype = "f2";
   } else if (h.descr == "<f4") {
     out.dtype = "f4";
+  } else if (h.descr == "<i4" || h.descr == "<i8" || h.descr == "|b1") {
+    out.dtype = h.descr.substr(1);
   } else {
-    throw fail(fmt::format("dtype '{}' is not supported (expected '<f2' or '<f4')", h.descr));
+    throw fail(fmt::format("dtype '{}' is not supported (expected '<f2', '<f4', '<i4', '<i8' or '|b1')", h.descr));
   }
   if (h.fortran_order) throw fail("Fortran order is not supported");
   std::uint64_t count = 1;
@@ -188,12 +225,16 @@ NpyArray read_npy(const std::filesystem::path& file) {
     count *= d;
   }
   out.shape = h.shape;
-  const std::uint64_t width = out.dtype == "f2" ? 2 : 4;
+  const std::uint64_t width = out.dtype == "f2" ? 2 : out.dtype == "i8" ? 8 : out.dtype == "b1" ? 1 : 4;
   const std::uint64_t have = file_size - data_offset;
   if (have != count * width) {
     throw fail(fmt::format("{}: the shape needs {} bytes of data, the file has {}",
                            have < count * width ? "truncated data" : "trailing bytes after the data", count * width,
                            have));
+  }
+  if (out.is_integral()) {
+    out.integers = read_integers(in, out.dtype, count, fail);
+    return out;
   }
   // Read straight into the values (the size was checked against the file above).
   char* values = nullptr;
@@ -213,6 +254,7 @@ NpyArray read_npy(const std::filesystem::path& file) {
 }
 
 std::vector<float> NpyArray::floats() const {
+  if (is_integral()) return {integers.begin(), integers.end()};
   if (dtype != "f2") return data;
   std::vector<float> out(halves.size());
   halves_to_floats(halves.span(), out);
@@ -240,6 +282,16 @@ void write_npy_bytes(const std::filesystem::path& file, const std::vector<std::s
 }
 
 }  // namespace
+
+void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, DType type,
+               std::span<const f16> units) {
+  if (type == DType::kF16) return write_npy(file, shape, units);
+  const std::vector<std::int32_t> words = units_to_words(units);
+  if (type == DType::kI32) return write_npy_bytes(file, shape, "<i4", words.data(), words.size() * 4);
+  std::vector<std::uint8_t> bytes(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i) bytes[i] = words[i] != 0 ? 1 : 0;
+  write_npy_bytes(file, shape, "|b1", bytes.data(), bytes.size());
+}
 
 void write_npy(const std::filesystem::path& file, const std::vector<std::size_t>& shape, std::span<const f16> data) {
   write_npy_bytes(file, shape, "<f2", data.data(), data.size() * sizeof(f16));

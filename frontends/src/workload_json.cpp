@@ -22,6 +22,23 @@ Shape parse_shape(const JsonField& j, const std::string& tensor) {
   return Shape(dims, fmt::format("tensor '{}': shape", tensor));
 }
 
+/// The .npy dtype a declared dtype reads, and back.
+std::string npy_dtype_of(const std::string& declared) {
+  return declared == "f32"     ? "f4"
+         : declared == "int32" ? "i4"
+         : declared == "int64" ? "i8"
+         : declared == "bool"  ? "b1"
+                               : "f2";
+}
+std::string declared_dtype_of(const std::string& npy) {
+  return npy == "f4" ? "f32" : npy == "i4" ? "int32" : npy == "i8" ? "int64" : npy == "b1" ? "bool" : "f16";
+}
+
+/// The element type a tensor of declared dtype is held in on the device (f32 rounded to fp16, int64 as int32).
+DType device_dtype(const std::string& declared) {
+  return declared == "int32" || declared == "int64" ? DType::kI32 : declared == "bool" ? DType::kBool : DType::kF16;
+}
+
 /// Reads a {"file": ...} init; checks dtype and (when declared) shape.
 void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::string& name, const std::string& dtype,
                     const JsonField& file_field, const std::filesystem::path& base,
@@ -46,10 +63,10 @@ void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::st
       throw ConfigError(fmt::format("tensor '{}': unreadable .npy: {}", name, e.what()));
     }
   }
-  const std::string want = dtype == "f32" ? "f4" : "f2";
+  const std::string want = npy_dtype_of(dtype);
   if (a.dtype != want) {
     throw ConfigError(fmt::format("tensor '{}': dtype mismatch: declared {} but {} holds {}", name, dtype,
-                                  file.string(), a.dtype == "f4" ? "f32" : "f16"));
+                                  file.string(), declared_dtype_of(a.dtype)));
   }
   const std::vector<std::uint64_t> dims(a.shape.begin(), a.shape.end());
   const Shape s(dims, fmt::format("tensor '{}': {}", name, file.string()));
@@ -59,7 +76,9 @@ void read_file_init(TensorInit& init, std::optional<Shape>& shape, const std::st
   }
   shape = s;
   init.kind = TensorInit::Kind::kData;
-  if (a.dtype == "f2") {
+  if (a.is_integral()) {
+    init.data = SharedHalves(words_to_units(a.integers));
+  } else if (a.dtype == "f2") {
     init.data = std::exchange(a.halves, {});
   } else {  // f32 data is rounded to fp16 once, here
     std::vector<f16> halves(a.data.size());
@@ -136,27 +155,33 @@ Graph workload_from_json(const nlohmann::json& tree, const std::string& origin, 
   if (!tensors.json().is_object()) tensors.fail("must be an object of tensor declarations");
   // Inputs first (they carry an init); declared shapes of op outputs are checked when their op is added.
   std::set<std::string> declared_outputs;
+  std::map<std::string, DType> declared_types;
   for (const auto& [tname, tj] : tensors.members()) {
     if (!tj.json().is_object()) tj.fail("must be an object");
     tj.expect_object({"shape", "dtype", "init", "constant"});
     std::optional<Shape> shape;
     if (const auto s = tj.find("shape")) shape = parse_shape(*s, tname);
     const std::string dtype = tj.has("dtype") ? tj.at("dtype").string() : "f16";
-    if (dtype != "f16" && dtype != "f32") tj.at("dtype").fail("must be f16 or f32");
+    if (dtype != "f16" && dtype != "f32" && dtype != "int32" && dtype != "int64" && dtype != "bool")
+      tj.at("dtype").fail("must be f16, f32, int32, int64 or bool");
     if (const auto init = tj.find("init")) {
       TensorInit ti = parse_init(*init, shape, tname, dtype, base_dir, options.arrays, options.files_read);
       ti.source_f32 = dtype == "f32";
+      if (ti.kind == TensorInit::Kind::kNormal && device_dtype(dtype) != DType::kF16)
+        init->at("normal").fail(
+            fmt::format("is for float tensors; an {} tensor takes a value, uniform or file", dtype));
       if (const auto constant = tj.find("constant")) ti.constant = constant->boolean();
-      g.add_input(tname, *shape, std::move(ti));
+      g.add_input(tname, *shape, std::move(ti), device_dtype(dtype));
       continue;
     }
     if (tj.has("constant")) tj.at("constant").fail("is only for tensors with an init (an op produces this one)");
-    if (dtype != "f16") {
-      tj.fail_message(
-          fmt::format("tensor '{}': dtype mismatch: '{}' is declared {} but ops produce f16", tname, tname, dtype));
+    if (dtype == "f32" || dtype == "int64") {
+      tj.fail_message(fmt::format("tensor '{}': dtype mismatch: '{}' is declared {} but ops produce f16, int32 or bool",
+                                  tname, tname, dtype));
     }
     if (shape) g.declare_shape(tname, *shape);
     declared_outputs.insert(tname);
+    if (tj.has("dtype")) declared_types[tname] = device_dtype(dtype);
   }
   const JsonField ops = root.at("ops");
   if (!ops.json().is_array()) ops.fail("must be an array of ops");
@@ -192,7 +217,14 @@ Graph workload_from_json(const nlohmann::json& tree, const std::string& origin, 
              layer_name ? layer_name->non_empty_string() : std::string{});
   }
   for (const auto& t : declared_outputs) {
-    if (!g.find(t)) throw ConfigError(fmt::format("tensor '{}': missing init and not produced by any op", t));
+    const auto found = g.find(t);
+    if (!found) throw ConfigError(fmt::format("tensor '{}': missing init and not produced by any op", t));
+    const auto declared = declared_types.find(t);
+    if (const DType produced = g.tensor(*found).dtype;
+        declared != declared_types.end() && produced != declared->second) {
+      throw ConfigError(fmt::format("tensor '{}': dtype mismatch: declared {} but its op produces {}", t,
+                                    to_string(declared->second), to_string(produced)));
+    }
   }
   const JsonField outs = root.at("outputs");
   if (!outs.json().is_array() || outs.json().empty()) outs.fail("must be a non-empty array of tensor names");

@@ -23,7 +23,8 @@ std::string describe(const Graph& graph, const ExecutionPlan& plan) {
     const std::string last = n.is_output                  ? "graph output"
                              : plan.last_use[t] == kNoUse ? "unused"
                                                           : fmt::format("last read by op {}", plan.last_use[t]);
-    out += fmt::format("  %{} {} {}, {}, {}\n", t, n.name, n.shape.str(), role, last);
+    const std::string type = n.dtype == DType::kF16 ? "" : fmt::format(" {}", to_string(n.dtype));
+    out += fmt::format("  %{} {} {}{}, {}, {}\n", t, n.name, n.shape.str(), type, role, last);
   }
   out += "ops:\n";
   for (const OpNode& op : graph.ops()) {

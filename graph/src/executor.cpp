@@ -16,7 +16,7 @@ std::uint64_t host_memory_bound(const Graph& graph, const ExecutionPlan& plan) {
   std::uint64_t bytes = plan.peak_bytes;
   for (const TensorNode& t : graph.tensors()) {
     // An element count is at most 2^48 (Shape): one term cannot wrap, the sum saturates.
-    const std::uint64_t copies = t.is_input() || t.is_output ? 4 * t.shape.elements() : 0;
+    const std::uint64_t copies = t.is_input() || t.is_output ? 2 * t.logical_bytes() : 0;
     bytes = copies > ~std::uint64_t{0} - bytes ? ~std::uint64_t{0} : bytes + copies;
   }
   return bytes;
@@ -79,6 +79,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
   for (std::size_t t : graph.outputs()) {
     const TensorNode& node = graph.tensor(t);
     result.shapes[node.name] = node.shape;
+    result.types[node.name] = node.dtype;
     result.outputs[node.name] = placement->download(t);
   }
   result.summary = state.summary(freed);

@@ -27,11 +27,11 @@ std::optional<std::size_t> Graph::find(std::string_view tensor) const {
   return it->second;
 }
 
-std::size_t Graph::add_input(std::string tensor_name, Shape shape, TensorInit init) {
+std::size_t Graph::add_input(std::string tensor_name, Shape shape, TensorInit init, DType dtype) {
   if (find(tensor_name)) throw ConfigError(fmt::format("tensor '{}' is defined twice", tensor_name));
   const std::size_t index = tensors_.size();
   by_name_.emplace(tensor_name, index);
-  tensors_.push_back(TensorNode{std::move(tensor_name), shape, std::move(init), std::nullopt, {}, false});
+  tensors_.push_back(TensorNode{std::move(tensor_name), shape, std::move(init), dtype, std::nullopt, {}, false});
   return index;
 }
 
@@ -47,6 +47,7 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
                                                : fmt::format("op {} '{}' ({})", index, layer_name, type);
   std::vector<std::size_t> in;
   std::vector<Shape> shapes;
+  std::vector<DType> types;
   for (const auto& input : inputs) {
     const auto t = find(input);
     if (!t) {
@@ -55,6 +56,7 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
     }
     in.push_back(*t);
     shapes.push_back(tensors_[*t].shape);
+    types.push_back(tensors_[*t].dtype);
   }
   std::shared_ptr<const BoundOp> bound;
   // Defaults fill the keys the op does not set; the merged tree lives only as long as binding (kinds parse
@@ -68,8 +70,8 @@ std::size_t Graph::add_op(const OperatorRegistry& registry, const std::string& t
     }
   }
   try {
-    bound = merged.is_null() ? registry.bind(type, attrs, shapes)
-                             : registry.bind(type, JsonField(merged, attrs.origin(), attrs.path()), shapes);
+    bound = merged.is_null() ? registry.bind(type, attrs, shapes, types)
+                             : registry.bind(type, JsonField(merged, attrs.origin(), attrs.path()), shapes, types);
   } catch (const ConfigError& e) {
     if (registry.find(type) == nullptr) throw ConfigError(fmt::format("op {}: {}", index, e.what()));
     throw ConfigError(fmt::format("{}: {}", where, e.what()));
@@ -94,6 +96,10 @@ std::size_t Graph::add_bound_op(const std::string& type, const std::vector<std::
       throw ConfigError(fmt::format("{}: input '{}' is {}, the op expects {}", where, inputs[k],
                                     tensors_[*t].shape.str(),
                                     k < bound->input_shapes().size() ? bound->input_shapes()[k].str() : "nothing"));
+    }
+    if (tensors_[*t].dtype != bound->dtype(k)) {
+      throw ConfigError(fmt::format("{}: input '{}' is {}, the op expects {}", where, inputs[k],
+                                    to_string(tensors_[*t].dtype), to_string(bound->dtype(k))));
     }
     in.push_back(*t);
   }
@@ -127,7 +133,7 @@ std::size_t Graph::add_checked(const std::string& type, std::vector<std::size_t>
     }
     const std::size_t t = tensors_.size();
     by_name_.emplace(output, t);
-    tensors_.push_back(TensorNode{output, shape, TensorInit{}, index, {}, false});
+    tensors_.push_back(TensorNode{output, shape, TensorInit{}, bound->dtype(in.size() + k), index, {}, false});
     out.push_back(t);
   }
   for (std::size_t t : in) tensors_[t].consumers.push_back(index);
@@ -149,9 +155,10 @@ void Graph::mark_output(const std::string& tensor) {
 void Graph::set_input_values(std::size_t tensor, SharedHalves values) {
   TensorNode& node = tensors_.at(tensor);
   if (!node.is_input()) throw ConfigError(fmt::format("tensor \"{}\" is not a graph input", node.name));
-  if (values.size() != node.shape.elements()) {
-    throw ConfigError(fmt::format("input \"{}\": {} values given for shape {} ({} elements)", node.name, values.size(),
-                                  node.shape.str(), node.shape.elements()));
+  const std::size_t units = units_of(node.dtype);
+  if (values.size() != node.shape.elements() * units) {
+    throw ConfigError(fmt::format("input \"{}\": {} values given for shape {} ({} elements)", node.name,
+                                  values.size() / units, node.shape.str(), node.shape.elements()));
   }
   node.init.kind = TensorInit::Kind::kData;
   node.init.data = std::move(values);

@@ -100,11 +100,9 @@ class SplitPlacement final : public Placement {
     for (std::size_t g = 0; g < out.size(); ++g) out[g] = static_cast<int>(g);
     return out;
   }
-  PaddingPlan wanted(const BoundOp& op, std::size_t k) const {
-    return choose_plan(op.view(k), op.padding(k), plan_.policy);
-  }
-  PaddingPlan natural(const Shape& shape) const {
-    return choose_plan(Shape4::view_of(shape), PaddingSpec{PaddingClass::kOneD}, plan_.policy);
+  PaddingPlan wanted(const BoundOp& op, std::size_t k) const { return tensor_plan(op, k, plan_.policy); }
+  PaddingPlan natural(const Shape& shape, DType type = DType::kF16) const {
+    return typed_plan(shape, type, choose_plan(Shape4::view_of(shape), PaddingSpec{PaddingClass::kOneD}, plan_.policy));
   }
   const GroupPiece& piece(const OpNode& op, int g);
   DeviceTensor allocate(Machine& on, const std::string& name, const PaddingPlan& p) { return s_.allocate(on, name, p); }
@@ -504,7 +502,7 @@ std::vector<f16> SplitPlacement::download(std::size_t t) {
               done.begin() + static_cast<std::ptrdiff_t>(c.region.end), true);
   }
   if (std::find(done.begin(), done.end(), false) != done.end()) {
-    return stage_out(machine_, obtain(t, TensorRegion{}, 0, natural(node.shape)).tensor, &s_.staging);
+    return stage_out(machine_, obtain(t, TensorRegion{}, 0, natural(node.shape, node.dtype)).tensor, &s_.staging);
   }
   return out;
 }

@@ -13,6 +13,12 @@ const Shape& BoundOp::tensor_shape(std::size_t index) const {
   return index < inputs_.size() ? inputs_[index] : outputs_.at(index - inputs_.size());
 }
 
+PaddingPlan tensor_plan(const BoundOp& op, std::size_t index, StagingPolicy policy) {
+  const DType type = op.dtype(index);
+  if (type != DType::kF16) return typed_plan(op.tensor_shape(index), type, {});
+  return choose_plan(op.view(index), op.padding(index), policy);
+}
+
 OperatorRegistry OperatorRegistry::builtin() {
   OperatorRegistry registry;
   ops::add_elementwise_kinds(registry);
@@ -28,6 +34,8 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_transpose_kind(registry);
   ops::add_slice_kind(registry);
   ops::add_expand_kind(registry);
+  ops::add_gather_kind(registry);
+  ops::add_typed_elementwise_kinds(registry);
   ops::add_pad_kind(registry);
   ops::add_recurrent_kinds(registry);
   return registry;
@@ -61,8 +69,28 @@ std::vector<std::string> OperatorRegistry::names() const {
   return out;
 }
 
+std::unique_ptr<BoundOp> OperatorKind::bind_typed(const JsonField& attrs, std::span<const Shape> inputs,
+                                                  std::span<const DType> types) const {
+  std::unique_ptr<BoundOp> op = bind(attrs, inputs);
+  const auto other = std::find_if(types.begin(), types.end(), [](DType t) { return t != DType::kF16; });
+  if (other == types.end()) return op;
+  const auto k = static_cast<std::size_t>(other - types.begin());
+  const bool one_type = std::all_of(types.begin(), types.end(), [&](DType t) { return t == *other; });
+  if (one_type) {
+    if (auto typed = op->with_element_type(*other)) return typed;
+  }
+  throw ConfigError(fmt::format("input {} is {}, but {} computes on f16 tensors{}", k, to_string(*other), name(),
+                                one_type ? "" : " (and its inputs differ in element type)"));
+}
+
 std::unique_ptr<BoundOp> OperatorRegistry::bind(std::string_view name, const JsonField& attrs,
                                                 std::span<const Shape> inputs) const {
+  const std::vector<DType> types(inputs.size(), DType::kF16);
+  return bind(name, attrs, inputs, types);
+}
+
+std::unique_ptr<BoundOp> OperatorRegistry::bind(std::string_view name, const JsonField& attrs,
+                                                std::span<const Shape> inputs, std::span<const DType> types) const {
   const OperatorKind* kind = find(name);
   if (kind == nullptr) {
     const std::vector<std::string> known = names();
@@ -78,7 +106,7 @@ std::unique_ptr<BoundOp> OperatorRegistry::bind(std::string_view name, const Jso
             ? fmt::format("takes {} input{}, got {}", a.min_inputs, a.min_inputs == 1 ? "" : "s", inputs.size())
             : fmt::format("takes {} to {} inputs, got {}", a.min_inputs, a.max_inputs, inputs.size()));
   }
-  return kind->bind(attrs, inputs);
+  return kind->bind_typed(attrs, inputs, types);
 }
 
 std::vector<Shape> typical_inputs(std::string_view op, const Shape& x) {

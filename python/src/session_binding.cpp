@@ -64,6 +64,7 @@ py::list tensor_infos(const std::vector<TensorInfo>& infos) {
     d["name"] = utf8_text(t.name);
     d["shape"] = py::tuple(py::cast(t.shape));
     d["constant"] = t.constant;
+    d["dtype"] = std::string(to_string(t.dtype));
     out.append(std::move(d));
   }
   return out;

@@ -10,7 +10,7 @@ std::vector<TensorInfo> Model::inputs(bool with_constants) const {
     if (!t.is_input()) continue;
     const bool constant = t.init.constant.value_or(false);  // an ONNX initializer; a workload's inputs may all be given
     if (constant && !with_constants) continue;
-    inputs.push_back({t.name, t.shape.dims_vector(), constant});
+    inputs.push_back({t.name, t.shape.dims_vector(), constant, t.dtype});
   }
   return inputs;
 }
@@ -18,7 +18,8 @@ std::vector<TensorInfo> Model::inputs(bool with_constants) const {
 std::vector<TensorInfo> Model::outputs() const {
   std::vector<TensorInfo> outputs;
   for (const std::size_t t : graph().outputs()) {
-    outputs.push_back({graph().tensor(t).name, graph().tensor(t).shape.dims_vector(), false});
+    const TensorNode& node = graph().tensor(t);
+    outputs.push_back({node.name, node.shape.dims_vector(), false, node.dtype});
   }
   return outputs;
 }

@@ -164,7 +164,8 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
       result.summary = std::move(executed.summary);
       result.host_times = std::move(executed.host_times);
       for (auto& [name, values] : executed.outputs) {
-        result.outputs[name] = TensorValues{executed.shapes.at(name).dims_vector(), SharedHalves(std::move(values))};
+        result.outputs[name] = TensorValues{executed.shapes.at(name).dims_vector(), SharedHalves(std::move(values)),
+                                            executed.types.at(name)};
       }
     });
   }
@@ -197,7 +198,7 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
     if (!dirs[k]) continue;
     if (!error) {
       for (const auto& [name, tensor] : result.outputs)
-        write_npy(dirs[k]->npy(name), tensor.shape, tensor.values.span());
+        write_npy(dirs[k]->npy(name), tensor.shape, tensor.dtype, tensor.values.span());
       write_file_atomically(dirs[k]->host_times(), result.host_times.dump(2) + "\n", "host times file");
     } else {
       dirs[k]->remove_stale_outputs(output_names(models[k]->graph()));

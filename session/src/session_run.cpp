@@ -30,6 +30,10 @@ std::unique_ptr<Graph> graph_with_inputs(const Model& model, const std::map<std:
     if (node.init.constant.value_or(false)) {
       throw ConfigError(fmt::format("input '{}': a constant of model {} (a weight), not an input", name, model.name()));
     }
+    if (value.dtype != node.dtype) {
+      throw ConfigError(fmt::format("input '{}': {} values given, the model's input is {}", name,
+                                    to_string(value.dtype), to_string(node.dtype)));
+    }
     if (value.shape != node.shape.dims_vector()) {
       throw ConfigError(fmt::format("input '{}': shape [{}] given, the model's input has shape {}", name,
                                     fmt::join(value.shape, ", "), node.shape.str()));
@@ -107,11 +111,13 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   result.stats["tool_version"] = version();
   result.stats["fault"] = nullptr;
   for (auto& [name, values] : executed.outputs) {
-    result.outputs[name] = TensorValues{executed.shapes.at(name).dims_vector(), SharedHalves(std::move(values))};
+    result.outputs[name] =
+        TensorValues{executed.shapes.at(name).dims_vector(), SharedHalves(std::move(values)), executed.types.at(name)};
   }
   result.host_times = std::move(executed.host_times);
   if (dir) {
-    for (const auto& [name, tensor] : result.outputs) write_npy(dir->npy(name), tensor.shape, tensor.values.span());
+    for (const auto& [name, tensor] : result.outputs)
+      write_npy(dir->npy(name), tensor.shape, tensor.dtype, tensor.values.span());
     phases["write_outputs_seconds"] = clock.lap();
   }
   result.host_times["phases"] = std::move(phases);

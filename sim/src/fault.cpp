@@ -18,6 +18,7 @@ constexpr auto kFaultKindNames = enum_names<FaultKind>({
     {FaultKind::kKernelException, "kernel-exception"},
     {FaultKind::kPendingDmaAtExit, "pending-dma-at-exit"},
     {FaultKind::kInvalidArgument, "invalid-argument"},
+    {FaultKind::kIndexOutOfRange, "index-out-of-range"},
 });
 
 std::string_view to_string(FaultKind kind) noexcept {

@@ -70,6 +70,7 @@ inline std::string import_outcome(const std::filesystem::path& model, const Onnx
       out += "\n";
       out.append(reinterpret_cast<const char*>(a.halves.data()), a.halves.size() * sizeof(f16));
       out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
+      out.append(reinterpret_cast<const char*>(a.integers.data()), a.integers.size() * sizeof(std::int32_t));
     }
     for (const std::string& note : m.notes) out += "\n" + note;
     return out;

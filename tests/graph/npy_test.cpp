@@ -59,8 +59,19 @@ TEST_CASE("npy laid out byte for byte as np.save writes it, and rejected files",
   const NpyArray b = read_npy(tmp("ldmsim_np16.npy"));
   CHECK(b.shape == std::vector<std::size_t>{2, 2});
   CHECK(b.floats() == std::vector<float>{1.0f, 2.0f, 3.0f, -0.5f});
-  write("ldmsim_npi.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
-  CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npi.npy")), Catch::Contains("'<i8' is not supported"));
+  write("ldmsim_npi.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
+  CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npi.npy")), Catch::Contains("'<c8' is not supported"));
+  // Integers and bools: int64 held as int32 (a value that does not fit is refused by index), bools as 0 and 1.
+  write("ldmsim_npl.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+        std::string("\x05\0\0\0\0\0\0\0\xfd\xff\xff\xff\xff\xff\xff\xff", 16));
+  const NpyArray l = read_npy(tmp("ldmsim_npl.npy"));
+  CHECK(l.dtype == "i8");
+  CHECK(l.integers == std::vector<std::int32_t>{5, -3});
+  write("ldmsim_npw.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+        std::string("\0\0\0\0\0\0\0\0\0\0\0\0\x01\0\0\0", 16));
+  CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npw.npy")), Catch::Contains("int64 value 4294967296 at index 1"));
+  write("ldmsim_npb.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", std::string("\x01\0\x02", 3));
+  CHECK(read_npy(tmp("ldmsim_npb.npy")).integers == std::vector<std::int32_t>{1, 0, 1});
   write("ldmsim_npt.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", std::string(4, '\0'));
   CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npt.npy")), Catch::Contains("truncated"));
   CHECK_THROWS_AS(read_npy(tmp("ldmsim_does_not_exist.npy")), ConfigError);

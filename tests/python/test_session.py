@@ -91,8 +91,10 @@ def test_bad_inputs_name_the_culprit():
         session.run(model, {"x": np.zeros((3, 5, 6), np.float32)})
     with pytest.raises(TypeError, match="input 'x' has dtype float64"):
         session.run(model, {"x": np.zeros((3, 5, 7))})
-    with pytest.raises(TypeError, match="input 'y' has dtype int32"):
+    with pytest.raises(ldmsim.ConfigError, match="input 'y': int32 values given, the model's input is f16"):
         session.run(model, {"y": np.zeros((3, 5, 7), np.int32)})
+    with pytest.raises(TypeError, match="input 'y' has dtype complex64"):
+        session.run(model, {"y": np.zeros((3, 5, 7), np.complex64)})
     with pytest.raises(TypeError, match="inputs must be a dict"):
         session.run(model, [x])
     with pytest.raises(ldmsim.ConfigError, match="dtype must be"):
@@ -162,3 +164,37 @@ def test_the_gil_is_released_while_a_run_goes_on():
         counter.join()
     during = [t for t in ticks if start < t < end]
     assert end - start > 0.1 and len(during) >= 20  # with the GIL held the counter could not tick at all
+
+
+def test_int_and_bool_inputs_and_outputs_keep_their_dtypes():
+    """An embedding lookup by int64 ids and a bool mask: ids and masks go in as numpy integers and bools, and the
+    int32 and bool outputs come back as such."""
+    workload = {"name": "typed", "arch": "tiny",
+                "tensors": {"ids": {"shape": [2, 3], "dtype": "int64", "init": {"value": 0}},
+                            "table": {"shape": [5, 4], "init": {"value": 0}, "constant": False},
+                            "pad": {"shape": [2, 3], "dtype": "bool", "init": {"value": 0}},
+                            "fill": {"shape": [1], "init": {"value": -1}}},
+                "ops": [{"type": "gather", "inputs": ["table", "ids"], "outputs": ["emb"]},
+                        {"type": "not", "inputs": ["pad"], "outputs": ["keep"]},
+                        {"type": "cast", "inputs": ["keep"], "outputs": ["keep_i"], "attrs": {"to": "int32"}},
+                        {"type": "reshape", "inputs": ["pad"], "outputs": ["pad3"], "attrs": {"shape": [2, 3, 1]}},
+                        {"type": "where", "inputs": ["pad3", "fill", "emb"], "outputs": ["masked"]}],
+                "outputs": ["masked", "keep", "keep_i"]}
+    session = ldmsim.Session()
+    model = session.load(workload)
+    assert {i["name"]: i["dtype"] for i in model.inputs}["ids"] == "int32"
+    ids = np.array([[4, 0, 2], [1, -1, 3]], dtype=np.int64)
+    table = np.arange(20, dtype=np.float32).reshape(5, 4)
+    pad = np.array([[False, True, False], [False, False, True]])
+    result = session.run(model, {"ids": ids, "table": table, "pad": pad})
+    assert result.outputs["keep"].dtype == np.bool_ and np.array_equal(result.outputs["keep"], ~pad)
+    assert result.outputs["keep_i"].dtype == np.int32 and np.array_equal(result.outputs["keep_i"], (~pad).astype(np.int32))
+    expected = np.where(pad[:, :, None], -1.0, table[ids])
+    assert np.array_equal(result.outputs["masked"], expected.astype(np.float32))
+    with pytest.raises(ldmsim.ConfigError, match="input 'ids': f16 values given"):
+        session.run(model, {"ids": ids.astype(np.float32)})
+    with pytest.raises(ValueError, match="does not fit in int32"):
+        session.run(model, {"ids": np.full((2, 3), 2**40, dtype=np.int64)})
+    with pytest.raises(ldmsim.Fault) as trapped:
+        session.run(model, {"ids": np.full((2, 3), 5, dtype=np.int64)})
+    assert trapped.value.kind == "index-out-of-range"

@@ -226,7 +226,7 @@ class ChromeWriter {
         instant(m, "exit", "", 't');
         break;
       case MarkerKind::kFault: {
-        const std::string kind = m.value <= static_cast<std::uint32_t>(FaultKind::kInvalidArgument)
+        const std::string kind = m.value <= static_cast<std::uint32_t>(kLastFaultKind)
                                      ? std::string(to_string(static_cast<FaultKind>(m.value)))
                                      : std::to_string(m.value);
         instant(m, "fault: " + kind, "\"message\":" + json_text(m.text), 'p');

@@ -34,7 +34,7 @@ bool slower(const LocatedRequest& a, const LocatedRequest& b) {
 }
 
 std::string fault_kind_name(std::uint32_t value) {
-  if (value > static_cast<std::uint32_t>(FaultKind::kInvalidArgument)) return "fault-" + std::to_string(value);
+  if (value > static_cast<std::uint32_t>(kLastFaultKind)) return "fault-" + std::to_string(value);
   return std::string(to_string(static_cast<FaultKind>(value)));
 }
 

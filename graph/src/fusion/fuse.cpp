@@ -174,7 +174,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   out.staging = graph.staging;
   out.set_registry(graph.shared_registry());
   for (const TensorNode& t : graph.tensors()) {
-    if (t.is_input()) out.add_input(t.name, t.shape, t.init);
+    if (t.is_input()) out.add_input(t.name, t.shape, t.init, t.dtype);
   }
   const auto names = [&](const std::vector<std::size_t>& tensors) {
     std::vector<std::string> v;

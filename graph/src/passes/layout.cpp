@@ -66,8 +66,7 @@ void plan_layouts(const Graph& graph, ExecutionPlan& plan) {
   for (const OpNode& op : graph.ops()) {
     std::vector<PaddingPlan> plans;
     const std::size_t n = op.inputs.size() + op.outputs.size();
-    for (std::size_t i = 0; i < n; ++i)
-      plans.push_back(choose_plan(op.bound->view(i), op.bound->padding(i), plan.policy));
+    for (std::size_t i = 0; i < n; ++i) plans.push_back(tensor_plan(*op.bound, i, plan.policy));
     plan.op_plans.push_back(std::move(plans));
   }
   std::vector<std::optional<PaddingPlan>> produced(graph.tensors().size());

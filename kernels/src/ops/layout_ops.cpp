@@ -14,7 +14,7 @@ namespace {
 
 class ReshapeOp final : public BoundOp {
  public:
-  ReshapeOp(Shape in, Shape out) : BoundOp({in}, {out}) {}
+  ReshapeOp(Shape in, Shape out, DType type = DType::kF16) : BoundOp({in}, {out}) { set_dtypes({type, type}); }
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
@@ -26,6 +26,9 @@ class ReshapeOp final : public BoundOp {
   OpCost cost() const override { return {0, 0}; }
   Tolerance tolerance() const override { return {0.0, 0.0}; }
   bool reinterprets_input() const override { return true; }
+  std::unique_ptr<BoundOp> with_element_type(DType type) const override {
+    return std::make_unique<ReshapeOp>(input_shapes()[0], output_shapes()[0], type);
+  }
 };
 
 /// An axis attribute in [-rank, rank - 1 + extra], normalized to >= 0.

@@ -20,5 +20,8 @@ void add_slice_kind(OperatorRegistry& registry);         // slice (starts, ends,
 void add_expand_kind(OperatorRegistry& registry);        // expand (numpy broadcasting to a shape)
 void add_pad_kind(OperatorRegistry& registry);           // pad (constant, reflect, edge)
 void add_recurrent_kinds(OperatorRegistry& registry);    // lstm, gru
+void add_gather_kind(OperatorRegistry& registry);        // gather (runtime int32 indices)
+// cast, where, equal, less, greater, less_or_equal, greater_or_equal, not, and, or, xor (typed tensors)
+void add_typed_elementwise_kinds(OperatorRegistry& registry);
 
 }  // namespace ldmsim::ops

@@ -137,6 +137,11 @@ class TransposeOp final : public BoundOp {
   }
 
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  /// 32-bit elements: a word's two units stay innermost, so any permutation is a view copy of whole words.
+  std::unique_ptr<BoundOp> with_element_type(DType type) const override {
+    return ViewOp(input_shapes()[0], output_shapes()[0], permuted_view(reduced_.dims, reduced_.perm))
+        .with_element_type(type);
+  }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     const DevicePtr<const f16> x(in[0].ptr);

@@ -37,6 +37,15 @@ StridedView StridedView::canonical() const {
   return out;
 }
 
+StridedView StridedView::widened(std::size_t units) const {
+  if (units == 1) return *this;
+  StridedView w{dims, strides, offset * static_cast<std::int64_t>(units)};
+  for (std::int64_t& s : w.strides) s *= static_cast<std::int64_t>(units);
+  w.dims.push_back(units);
+  w.strides.push_back(1);
+  return w;
+}
+
 StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const std::size_t> perm) {
   std::vector<std::int64_t> natural(dims.size(), 1);
   for (std::size_t d = dims.size(); d-- > 1;) natural[d - 1] = natural[d] * static_cast<std::int64_t>(dims[d]);

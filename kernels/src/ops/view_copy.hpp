@@ -26,6 +26,9 @@ struct StridedView {
   /// The same view with size-1 axes dropped and neighbouring axes that walk the input as one axis merged (at least
   /// rank 1).
   StridedView canonical() const;
+  /// The view in units of 1/`units` of an element (a 32-bit element is 2 units): a last axis of `units` with
+  /// stride 1, every other stride and the offset scaled.
+  StridedView widened(std::size_t units) const;
 };
 
 /// The view of `perm` over a C-order tensor of `dims` (output axis d is input axis perm[d]).
@@ -48,17 +51,25 @@ std::vector<float> view_reference(const StridedView& view, std::span<const float
 /// the view read coordinate by coordinate (unreduced) as its reference.
 class ViewOp final : public BoundOp {
  public:
-  ViewOp(Shape x, Shape y, StridedView view) : BoundOp({std::move(x)}, {std::move(y)}), view_(std::move(view)) {}
+  ViewOp(Shape x, Shape y, StridedView view, DType type = DType::kF16)
+      : BoundOp({std::move(x)}, {std::move(y)}), view_(std::move(view)) {
+    set_dtypes({type, type});
+  }
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
-    run_view_copy(m, label, view_, DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr, out[0].layout());
+    run_view_copy(m, label, view_.widened(units_of(dtype(0))), DevicePtr<const f16>(in[0].ptr), in[0].layout(),
+                  out[0].ptr, out[0].layout());
   }
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
     return {HostTensor{output_shapes()[0], view_reference(view_, in[0].data)}};
   }
   OpCost cost() const override { return {0, 0}; }
   Tolerance tolerance() const override { return {0.0, 0.0}; }
+  std::unique_ptr<BoundOp> with_element_type(DType type) const override {
+    if (view_.widened(units_of(type)).canonical().dims.size() > Shape::kMaxRank) return nullptr;
+    return std::make_unique<ViewOp>(input_shapes()[0], output_shapes()[0], view_, type);
+  }
 
  private:
   StridedView view_;

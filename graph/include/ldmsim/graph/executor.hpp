@@ -30,8 +30,9 @@ struct ExecuteOptions {
 
 /// What a run produced.
 struct ExecutionResult {
-  std::map<std::string, std::vector<f16>> outputs;  ///< logical (stripped) values
+  std::map<std::string, std::vector<f16>> outputs;  ///< logical (stripped) values in 2-byte units (dtype.hpp)
   std::map<std::string, Shape> shapes;
+  std::map<std::string, DType> types;
   /// One record per op, in the order they ran; the run's summary (run_record.hpp).
   std::vector<OpRecord> ops;
   RunSummary summary;
@@ -56,7 +57,7 @@ ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptio
 ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
                         const ExecuteOptions& options = {});
 
-/// The initial values of a graph input, as fp16 (uniform / normal from the seed, a value, or file data).
+/// The initial values of a graph input in 2-byte units (uniform / normal from the seed, a value, or file data).
 /// A model's data is returned as the graph holds it (shared, not copied).
 SharedHalves initial_values(const TensorNode& tensor);
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/kernels/dtype.hpp"
 #include "ldmsim/kernels/operator.hpp"
 #include "ldmsim/kernels/padding.hpp"
 #include "ldmsim/kernels/shape.hpp"
@@ -26,8 +27,8 @@ struct TensorInit {
   double a = 0;  ///< uniform: low; normal: mean; value: the value
   double b = 0;  ///< uniform: high; normal: standard deviation
   std::uint64_t seed = 0;
-  /// kData: logical values in C order, rounded to fp16; shared, so copies of a graph (fusion, passes) do not
-  /// copy a model's weights.
+  /// kData: logical values in C order in 2-byte units (dtype.hpp): fp16 values rounded, or int32/bool words;
+  /// shared, so copies of a graph (fusion, passes) do not copy a model's weights.
   SharedHalves data;
   bool source_f32 = false;  ///< the workload declared it f32 (rounded to fp16 when loaded)
   /// A constant of the model (an ONNX initializer) or a value given when it runs (an ONNX graph input); unset:
@@ -39,12 +40,13 @@ struct TensorNode {
   std::string name;
   Shape shape;
   TensorInit init;
+  DType dtype = DType::kF16;
   std::optional<std::size_t> producer;  ///< op index
   std::vector<std::size_t> consumers;   ///< op indices in order (an op reading it twice appears twice)
   bool is_output = false;
   bool is_input() const { return init.kind != TensorInit::Kind::kProduced; }
-  /// Bytes of its logical fp16 data.
-  std::uint64_t logical_bytes() const { return shape.elements() * 2; }
+  /// Bytes of its logical data.
+  std::uint64_t logical_bytes() const { return shape.elements() * bytes_of(dtype); }
 };
 
 struct OpNode {
@@ -70,8 +72,8 @@ class Graph {
   std::optional<std::string> arch;       ///< the workload's preferred arch (name or file)
   std::optional<StagingPolicy> staging;  ///< the workload's preferred staging policy
 
-  /// Adds an input tensor (ConfigError when the name exists).
-  std::size_t add_input(std::string name, Shape shape, TensorInit init);
+  /// Adds an input tensor of element type `dtype` (ConfigError when the name exists).
+  std::size_t add_input(std::string name, Shape shape, TensorInit init, DType dtype = DType::kF16);
   /// Declares the shape an op output must have (checked when the op is added).
   void declare_shape(const std::string& tensor, Shape shape);
   /// Binds `type` with `attrs` on the named inputs (which must exist) and adds its outputs; errors are
@@ -94,8 +96,8 @@ class Graph {
   void set_registry(std::shared_ptr<const OperatorRegistry> registry) { registry_ = std::move(registry); }
   /// Marks a tensor as a graph output (ConfigError when it does not exist).
   void mark_output(const std::string& tensor);
-  /// Gives graph input `tensor` these values (C order, as many as its shape holds: ConfigError otherwise), in place
-  /// of the ones it was declared with: a run with the caller's input values.
+  /// Gives graph input `tensor` these values (C order in 2-byte units, as many as its shape and dtype hold:
+  /// ConfigError otherwise), in place of the ones it was declared with: a run with the caller's input values.
   void set_input_values(std::size_t tensor, SharedHalves values);
 
   const std::vector<TensorNode>& tensors() const { return tensors_; }

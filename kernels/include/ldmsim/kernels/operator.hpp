@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ldmsim/kernels/constant_pack.hpp"
+#include "ldmsim/kernels/dtype.hpp"
 #include "ldmsim/kernels/fusion_form.hpp"
 #include "ldmsim/kernels/operator_traits.hpp"
 #include "ldmsim/kernels/padding.hpp"
@@ -61,8 +62,10 @@ class BoundOp {
   const std::vector<Shape>& output_shapes() const { return outputs_; }
   /// The shape of tensor `index` (inputs first, then outputs).
   const Shape& tensor_shape(std::size_t index) const;
-  /// The 4-D NCHW view the kernel uses for tensor `index` (default: Shape4::view_of its shape).
-  virtual Shape4 view(std::size_t index) const { return Shape4::view_of(tensor_shape(index)); }
+  /// The element type of tensor `index` (inputs first, then outputs): fp16 unless the op was bound for others.
+  DType dtype(std::size_t index) const { return index < dtypes_.size() ? dtypes_[index] : DType::kF16; }
+  /// The 4-D NCHW view the kernel uses for tensor `index`, in 2-byte units (default: unit_view of its shape).
+  virtual Shape4 view(std::size_t index) const { return unit_view(tensor_shape(index), dtype(index)); }
   /// Padding class of tensor `index`.
   virtual PaddingSpec padding(std::size_t index) const = 0;
   /// Launches the device kernel(s) under `label` and joins (faults propagate). Tensors are in planned layouts.
@@ -106,6 +109,9 @@ class BoundOp {
   }
   /// The attributes the split rule reads (a conv's or pool's window, gemm's transposes, concat's axis).
   virtual SplitGeometry split_geometry() const { return {}; }
+  /// The same op on tensors of element type `type` (inputs and outputs alike), when the op only moves elements
+  /// (reshape, slice, expand, transpose); nullptr (the default) when it computes on fp16 values.
+  virtual std::unique_ptr<BoundOp> with_element_type(DType /*type*/) const { return nullptr; }
   /// run() with the packs of pack_plan staged (each worker's at packs.addr[worker]).
   virtual void run_packed(Machine& machine, std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs,
                           const std::string& label, const packing::StagedPacks& /*packs*/) const {
@@ -115,10 +121,13 @@ class BoundOp {
  protected:
   BoundOp(std::vector<Shape> inputs, std::vector<Shape> outputs)
       : inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+  /// Element types of the inputs, then the outputs (an op of typed tensors sets them when it is bound).
+  void set_dtypes(std::vector<DType> types) { dtypes_ = std::move(types); }
 
  private:
   std::vector<Shape> inputs_;
   std::vector<Shape> outputs_;
+  std::vector<DType> dtypes_;
 };
 
 /// An operator kind: its name, arity and how to bind it.
@@ -129,6 +138,11 @@ class OperatorKind {
   virtual Arity arity() const { return {}; }
   /// Parses `attrs` (null or an object; errors name the JSON path) and checks `inputs`; ConfigError otherwise.
   virtual std::unique_ptr<BoundOp> bind(const JsonField& attrs, std::span<const Shape> inputs) const = 0;
+  /// bind() for inputs of element types `types`. The default takes fp16 inputs, or inputs of one other type when
+  /// the bound op only moves elements (BoundOp::with_element_type); ConfigError naming the input otherwise. Kinds
+  /// of typed tensors (gather, where, comparisons, cast) override it.
+  virtual std::unique_ptr<BoundOp> bind_typed(const JsonField& attrs, std::span<const Shape> inputs,
+                                              std::span<const DType> types) const;
   /// How the split rule cuts it, its part in store folds, its ONNX op types (operator_traits.hpp).
   const OperatorTraits& traits() const { return traits_; }
 
@@ -156,6 +170,9 @@ class OperatorRegistry {
   const OperatorKind* find_onnx(std::string_view onnx_type) const;
   /// Binds a kind by name: checks arity, then the kind's own attributes and shapes. `attrs` may be JSON null.
   std::unique_ptr<BoundOp> bind(std::string_view name, const JsonField& attrs, std::span<const Shape> inputs) const;
+  /// bind() for inputs of element types `types` (OperatorKind::bind_typed).
+  std::unique_ptr<BoundOp> bind(std::string_view name, const JsonField& attrs, std::span<const Shape> inputs,
+                                std::span<const DType> types) const;
   /// True when both hold the very same kinds (one is an unchanged copy of the other).
   bool same_kinds(const OperatorRegistry& other) const { return kinds_ == other.kinds_; }
 
@@ -163,6 +180,10 @@ class OperatorRegistry {
   using Kinds = std::map<std::string, std::shared_ptr<const OperatorKind>, std::less<>>;
   std::shared_ptr<const Kinds> kinds_;
 };
+
+/// The layout `op` wants for its tensor `index` under `policy`: the padding method's choice for an fp16 tensor, the
+/// natural layout for a 32-bit one (typed_plan).
+PaddingPlan tensor_plan(const BoundOp& op, std::size_t index, StagingPolicy policy);
 
 /// The inputs an op typically has when its main input is `x` (fc: W [1000, c*h*w] and b [1000]; add/mul: a second
 /// x; the spatialbn ops: per-channel vectors), for tools that show an op's padding for one shape.

@@ -25,6 +25,7 @@ struct TensorInfo {
   std::string name;
   std::vector<std::size_t> shape;
   bool constant = false;  ///< a weight of the model (inputs only)
+  DType dtype = DType::kF16;
 };
 
 class Model {

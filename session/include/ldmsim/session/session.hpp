@@ -28,10 +28,12 @@
 
 namespace ldmsim {
 
-/// Values of one tensor on the host: C-order fp16 and its shape (a run's inputs and outputs).
+/// Values of one tensor on the host: its shape and C-order values in 2-byte units (fp16 values, or the 32-bit words
+/// of an int32 or bool tensor: kernels/dtype.hpp), a run's inputs and outputs.
 struct TensorValues {
   std::vector<std::size_t> shape;
   SharedHalves values;
+  DType dtype = DType::kF16;
 };
 
 /// Where a run writes its files. The directory is owned by the run while it runs (a lock), and marked incomplete

@@ -21,7 +21,10 @@ enum class FaultKind : std::uint8_t {
   kKernelException,   ///< a kernel threw an exception that is not a Fault
   kPendingDmaAtExit,  ///< a kernel returned with DMA requests it never waited for
   kInvalidArgument,   ///< a core API was called with an impossible argument (bad mask, bad free, ...)
+  kIndexOutOfRange,   ///< a runtime index a kernel reads (gather's) is outside the axis it indexes
 };
+/// The last fault kind (trace readers: a larger stored value is unknown).
+inline constexpr FaultKind kLastFaultKind = FaultKind::kIndexOutOfRange;
 
 /// Stable lower-case name of a fault kind ("dma-misaligned", ...), used in messages, traces and stats.
 std::string_view to_string(FaultKind kind) noexcept;

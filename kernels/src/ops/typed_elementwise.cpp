@@ -1,0 +1,322 @@
+// Element-wise ops of typed tensors (kernels/dtype.hpp), with numpy broadcasting:
+// - cast (attribute "to": f16, int32 or bool): fp16 rounds to nearest even, int32 truncates toward zero
+//   (saturating), bool is "not zero";
+// - where(condition bool, x, y): x where the condition holds, else y (x and y of one type, the output's);
+// - equal, less, greater, less_or_equal, greater_or_equal of two f16 or two int32 tensors (equal also of bool),
+//   giving bool;
+// - not, and, or, xor of bool tensors.
+// Each core owns a share of the output's elements and streams it tile by tile: inputs of the output's shape are read
+// tile by tile, broadcast ones once into ldm and indexed per element. Values are compared and selected as doubles,
+// which hold every fp16 and int32 value exactly.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+
+#include "broadcast_index.hpp"
+#include "op_support.hpp"
+#include "ops.hpp"
+
+namespace ldmsim::ops {
+
+namespace {
+
+enum class TypedFn : std::uint8_t {
+  kCast,
+  kWhere,
+  kEqual,
+  kLess,
+  kGreater,
+  kLessOrEqual,
+  kGreaterOrEqual,
+  kNot,
+  kAnd,
+  kOr,
+  kXor
+};
+
+/// The function on element values (as doubles); the result is held as the output's type by store_value.
+double evaluate(TypedFn fn, const std::array<double, 3>& v) {
+  switch (fn) {
+    case TypedFn::kCast:
+      return v[0];
+    case TypedFn::kWhere:
+      return v[0] != 0.0 ? v[1] : v[2];
+    case TypedFn::kEqual:
+      return v[0] == v[1] ? 1.0 : 0.0;
+    case TypedFn::kLess:
+      return v[0] < v[1] ? 1.0 : 0.0;
+    case TypedFn::kGreater:
+      return v[0] > v[1] ? 1.0 : 0.0;
+    case TypedFn::kLessOrEqual:
+      return v[0] <= v[1] ? 1.0 : 0.0;
+    case TypedFn::kGreaterOrEqual:
+      return v[0] >= v[1] ? 1.0 : 0.0;
+    case TypedFn::kNot:
+      return v[0] == 0.0 ? 1.0 : 0.0;
+    case TypedFn::kAnd:
+      return v[0] != 0.0 && v[1] != 0.0 ? 1.0 : 0.0;
+    case TypedFn::kOr:
+      return v[0] != 0.0 || v[1] != 0.0 ? 1.0 : 0.0;
+    case TypedFn::kXor:
+      return (v[0] != 0.0) != (v[1] != 0.0) ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+/// A value held as `type`: fp16 rounded, int32 truncated toward zero and saturated (NaN: 0), bool "not zero".
+std::int32_t as_word(double v, DType type) {
+  if (type == DType::kBool) return v != 0.0 ? 1 : 0;
+  if (std::isnan(v)) return 0;
+  const double t = std::trunc(v);
+  if (t >= 2147483647.0) return std::numeric_limits<std::int32_t>::max();
+  if (t <= -2147483648.0) return std::numeric_limits<std::int32_t>::min();
+  return static_cast<std::int32_t>(t);
+}
+
+double unit_value(const f16* units, DType type, std::size_t i) {
+  if (type == DType::kF16) return static_cast<double>(static_cast<float>(units[i]));
+  const auto u =
+      static_cast<std::uint32_t>(units[2 * i].bits) | (static_cast<std::uint32_t>(units[2 * i + 1].bits) << 16);
+  return static_cast<double>(static_cast<std::int32_t>(u));
+}
+
+void store_value(f16* units, DType type, std::size_t i, double v) {
+  if (type == DType::kF16) {
+    units[i] = f16(static_cast<float>(v));
+    return;
+  }
+  const auto u = static_cast<std::uint32_t>(as_word(v, type));
+  units[2 * i] = f16::from_bits(static_cast<std::uint16_t>(u & 0xffffu));
+  units[2 * i + 1] = f16::from_bits(static_cast<std::uint16_t>(u >> 16));
+}
+
+struct TypedOperand {
+  DevicePtr<const f16> ptr;
+  std::size_t total_units = 0;
+  DType type = DType::kF16;
+  Shape shape;
+  bool broadcast = false;
+};
+
+struct TypedArgs {
+  TypedFn fn = TypedFn::kCast;
+  std::vector<TypedOperand> in;
+  DevicePtr<f16> y;
+  DType out_type = DType::kF16;
+  Shape out_shape;
+};
+
+void typed_kernel(Core& core, const TypedArgs& a) {
+  const std::size_t out_units = units_of(a.out_type);
+  const tiling::Range share = tiling::my_share(core, a.out_shape.elements(), tiling::kStreamingShare / 2);
+  if (share.empty()) return;
+  std::vector<LdmSpan<f16>> resident(a.in.size());
+  for (std::size_t k = 0; k < a.in.size(); ++k) {
+    if (!a.in[k].broadcast) continue;
+    const std::size_t n = tiling::ceil_even(a.in[k].total_units);
+    resident[k] = core.ldm().alloc<f16>(n + 2);
+    const tiling::RangeRead r =
+        tiling::get_range(core, resident[k], a.in[k].ptr, a.in[k].total_units, tiling::Range{0, a.in[k].total_units});
+    core.wait(r.handle);
+  }
+  // Buffers of 2-byte units: one per streamed input (a tile of its type, +2 for a widened read) and the output.
+  std::size_t streamed = 0;
+  for (const TypedOperand& op : a.in) streamed += op.broadcast ? 0 : 1;
+  const std::size_t tile =
+      tiling::floor_even(std::max<std::size_t>(2, tiling::fit_elements(core, 2 * (streamed + 1), 4096, 64)));
+  std::vector<LdmSpan<f16>> bufs(a.in.size());
+  for (std::size_t k = 0; k < a.in.size(); ++k) {
+    if (!a.in[k].broadcast) bufs[k] = core.ldm().alloc<f16>(tile * units_of(a.in[k].type) + 2);
+  }
+  LdmSpan<f16> yb = core.ldm().alloc<f16>(tile * out_units);
+  tiling::for_each_tile(share, tile, [&](tiling::Range t) {
+    std::vector<const f16*> src(a.in.size());
+    std::vector<std::optional<BroadcastIndex>> bidx(a.in.size());
+    for (std::size_t k = 0; k < a.in.size(); ++k) {
+      const std::size_t u = units_of(a.in[k].type);
+      if (a.in[k].broadcast) {
+        src[k] = resident[k].data();
+        bidx[k].emplace(a.in[k].shape, a.out_shape, t.begin);
+        continue;
+      }
+      const tiling::RangeRead r =
+          tiling::get_range(core, bufs[k], a.in[k].ptr, a.in[k].total_units, tiling::Range{t.begin * u, t.end * u});
+      core.wait(r.handle);
+      src[k] = bufs[k].data() + r.first;
+    }
+    std::array<double, 3> v{};
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      for (std::size_t k = 0; k < a.in.size(); ++k) {
+        if (bidx[k]) {
+          v[k] = unit_value(src[k], a.in[k].type, bidx[k]->index());
+          bidx[k]->next();
+        } else {
+          v[k] = unit_value(src[k], a.in[k].type, i);
+        }
+      }
+      store_value(yb.data(), a.out_type, i, evaluate(a.fn, v));
+    }
+    core.compute({.flops = t.size()});
+    tiling::put_range(core, a.y, yb, tiling::Range{t.begin * out_units, t.end * out_units}).wait();
+  });
+}
+
+class TypedElementwiseOp final : public BoundOp {
+ public:
+  TypedElementwiseOp(TypedFn fn, std::vector<Shape> in, const std::vector<DType>& in_types, Shape out, DType out_type)
+      : BoundOp(std::move(in), {std::move(out)}), fn_(fn) {
+    std::vector<DType> types = in_types;
+    types.push_back(out_type);
+    set_dtypes(std::move(types));
+  }
+  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    TypedArgs a{fn_, {}, out[0].ptr, out_type(), output_shapes()[0]};
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      const bool broadcast = !(input_shapes()[k] == output_shapes()[0]);
+      const std::size_t total = in[k].layout().total;
+      if (broadcast && total * sizeof(f16) > m.arch().ldm_bytes / 4) {
+        reject(label, fmt::format("broadcasting input {} of shape {} needs it resident in ldm, but it is larger than a "
+                                  "quarter of the local store ({} bytes)",
+                                  k, input_shapes()[k].str(), m.arch().ldm_bytes / 4));
+      }
+      a.in.push_back({DevicePtr<const f16>(in[k].ptr), total, dtype(k), input_shapes()[k], broadcast});
+    }
+    launch_all(m, label, typed_kernel, a);
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    const Shape& y = output_shapes()[0];
+    HostTensor out{y, std::vector<float>(y.elements())};
+    std::vector<BroadcastIndex> idx;
+    for (std::size_t k = 0; k < in.size(); ++k) idx.emplace_back(input_shapes()[k], y, 0);
+    for (std::size_t i = 0; i < out.data.size(); ++i) {
+      std::array<double, 3> v{};
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        v[k] = in[k].data[idx[k].index()];
+        idx[k].next();
+      }
+      const double r = evaluate(fn_, v);
+      out.data[i] = out_type() == DType::kF16 ? static_cast<float>(r) : static_cast<float>(as_word(r, out_type()));
+    }
+    return {out};
+  }
+  OpCost cost() const override { return {output_shapes()[0].elements(), 0}; }
+  Tolerance tolerance() const override { return {0.0, 0.0}; }
+
+ private:
+  DType out_type() const { return dtype(input_shapes().size()); }
+  TypedFn fn_;
+};
+
+/// The broadcast shape of every input (numpy rules), or a rejection naming the op.
+Shape broadcast_all(std::string_view name, std::span<const Shape> in) {
+  Shape out = in[0];
+  try {
+    for (std::size_t k = 1; k < in.size(); ++k) out = broadcast_shapes(out, in[k]);
+  } catch (const ConfigError& e) {
+    reject(name, e.what());
+  }
+  return out;
+}
+
+/// Rejects input `k` of type `got` when it is not one of `allowed`.
+void expect_type(std::string_view name, std::size_t k, DType got, std::initializer_list<DType> allowed,
+                 std::string_view role) {
+  for (const DType t : allowed) {
+    if (t == got) return;
+  }
+  std::string names;
+  for (const DType t : allowed) names += (names.empty() ? "" : " or ") + std::string(to_string(t));
+  reject(name, fmt::format("input {} ({}) is {}, expected {}", k, role, to_string(got), names));
+}
+
+class TypedKind final : public OperatorKind {
+ public:
+  TypedKind(std::string name, TypedFn fn, Arity arity, std::vector<std::string> onnx)
+      : OperatorKind(OperatorTraits{.onnx_types = std::move(onnx)}), name_(std::move(name)), fn_(fn), arity_(arity) {}
+  std::string_view name() const override { return name_; }
+  Arity arity() const override { return arity_; }
+  std::unique_ptr<BoundOp> bind(const JsonField& attrs, std::span<const Shape> inputs) const override {
+    const std::vector<DType> types(inputs.size(), DType::kF16);
+    return bind_typed(attrs, inputs, types);
+  }
+  std::unique_ptr<BoundOp> bind_typed(const JsonField& attrs, std::span<const Shape> in,
+                                      std::span<const DType> types) const override {
+    check_attrs(attrs, fn_ == TypedFn::kCast ? std::initializer_list<std::string_view>{"to"}
+                                             : std::initializer_list<std::string_view>{});
+    const std::vector<DType> in_types(types.begin(), types.end());
+    const Shape out = broadcast_all(name_, in);
+    DType out_type = DType::kBool;
+    switch (fn_) {
+      case TypedFn::kCast: {
+        const auto to = attrs.find("to");
+        if (!to) reject(name_, "needs attribute 'to' (f16, int32 or bool)");
+        try {
+          out_type = parse_dtype(to->string());
+        } catch (const ConfigError& e) {
+          to->fail(e.what());
+        }
+        break;
+      }
+      case TypedFn::kWhere:
+        expect_type(name_, 0, types[0], {DType::kBool}, "the condition");
+        if (types[1] != types[2]) {
+          reject(name_, fmt::format("x (input 1) is {} but y (input 2) is {}: they must be of one type",
+                                    to_string(types[1]), to_string(types[2])));
+        }
+        out_type = types[1];
+        break;
+      case TypedFn::kEqual:
+      case TypedFn::kLess:
+      case TypedFn::kGreater:
+      case TypedFn::kLessOrEqual:
+      case TypedFn::kGreaterOrEqual:
+        for (std::size_t k = 0; k < 2; ++k) {
+          expect_type(name_, k, types[k],
+                      fn_ == TypedFn::kEqual ? std::initializer_list<DType>{DType::kF16, DType::kI32, DType::kBool}
+                                             : std::initializer_list<DType>{DType::kF16, DType::kI32},
+                      "an operand");
+        }
+        if (types[0] != types[1]) {
+          reject(name_,
+                 fmt::format("compares {} with {}: cast one of them first", to_string(types[0]), to_string(types[1])));
+        }
+        break;
+      case TypedFn::kNot:
+      case TypedFn::kAnd:
+      case TypedFn::kOr:
+      case TypedFn::kXor:
+        for (std::size_t k = 0; k < in.size(); ++k) expect_type(name_, k, types[k], {DType::kBool}, "an operand");
+        break;
+    }
+    return std::make_unique<TypedElementwiseOp>(fn_, std::vector<Shape>(in.begin(), in.end()), in_types, out, out_type);
+  }
+
+ private:
+  std::string name_;
+  TypedFn fn_;
+  Arity arity_;
+};
+
+}  // namespace
+
+void add_typed_elementwise_kinds(OperatorRegistry& registry) {
+  const auto add = [&](std::string name, TypedFn fn, Arity arity, std::vector<std::string> onnx) {
+    registry.add(std::make_unique<TypedKind>(std::move(name), fn, arity, std::move(onnx)));
+  };
+  add("cast", TypedFn::kCast, Arity{1, 1, 1}, {});
+  add("where", TypedFn::kWhere, Arity{3, 3, 1}, {"Where"});
+  add("equal", TypedFn::kEqual, Arity{2, 2, 1}, {"Equal"});
+  add("less", TypedFn::kLess, Arity{2, 2, 1}, {"Less"});
+  add("greater", TypedFn::kGreater, Arity{2, 2, 1}, {"Greater"});
+  add("less_or_equal", TypedFn::kLessOrEqual, Arity{2, 2, 1}, {"LessOrEqual"});
+  add("greater_or_equal", TypedFn::kGreaterOrEqual, Arity{2, 2, 1}, {"GreaterOrEqual"});
+  add("not", TypedFn::kNot, Arity{1, 1, 1}, {"Not"});
+  add("and", TypedFn::kAnd, Arity{2, 2, 1}, {"And"});
+  add("or", TypedFn::kOr, Arity{2, 2, 1}, {"Or"});
+  add("xor", TypedFn::kXor, Arity{2, 2, 1}, {"Xor"});
+}
+
+}  // namespace ldmsim::ops
