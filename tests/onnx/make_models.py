@@ -551,7 +551,7 @@ def bad_models(directory, cnn_bytes):
         helper.make_node("Shape", ["x"], ["s"], name="shape"),
         helper.make_node("Gather", ["s", "nine"], ["g"], name="gather_past_end", axis=0),
         helper.make_node("Expand", ["x", "nine"], ["e"], name="expand_mismatch"),
-        helper.make_node("Cast", ["x"], ["i"], name="cast_to_int", to=TensorProto.INT64),
+        helper.make_node("Cast", ["x"], ["i"], name="cast_to_string", to=TensorProto.STRING),
         helper.make_node("ConstantOfShape", ["big"], ["z"], name="huge_zeros"),
         helper.make_node("Relu", ["x"], ["y"], name="relu"),
     ], "bad_folds", [x], [y])
@@ -755,6 +755,88 @@ def raw_weight(directory):
     np.save(directory / "raw_weight_w16.npy", w.astype(np.float16))
 
 
+def typed_models(directory):
+    """Int and bool graph inputs as transformers take them: an attention block over an embedding lookup by token ids
+    with HF's additive padding mask (int64 mask -> Unsqueeze -> Cast -> (1 - m) * -10000) and PyTorch's boolean
+    key-padding mask (Where(mask, -inf, 0)), a bool output from Not(Equal(ids, 0)), a Where on a runtime
+    comparison, and two bad models: float indices, and a model whose ids will be out of range."""
+    vocab, seq, hidden = 30, 8, 16
+    word, pos = weights(vocab, hidden), weights(seq, hidden)
+    ids = rng.integers(1, vocab, size=(2, seq)).astype(np.int64)
+    ids[0, 6:] = 0  # padding
+    ids[1, 3] = -4  # a negative id counts from the end
+    mask = (ids != 0).astype(np.int64)
+    pad = ids == 0
+
+    def attention(x, additive):
+        scores = np.einsum("bsh,bth->bst", x, x) * 0.25 + additive
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        return np.einsum("bst,bth->bsh", p, x)
+
+    x = word[np.where(ids < 0, ids + vocab, ids)] + pos
+    ints = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.INT64, shape)
+    floats = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    bools = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.BOOL, shape)
+    inits = [numpy_helper.from_array(v, n) for n, v in [
+        ("word", word), ("pos", pos), ("one", np.array(1.0, np.float32)), ("big", np.array(-10000.0, np.float32)),
+        ("quarter", np.array(0.25, np.float32)), ("axes1", np.array([1], np.int64)), ("zero_id", np.array(0, np.int64)),
+        ("ninf", np.array(-np.inf, np.float32)), ("zf", np.array(0.0, np.float32)), ("tenth", np.array(0.1, np.float32)),
+        ("perm", np.array([0, 2, 1], np.int64))]]
+    n = helper.make_node
+    common = [
+        n("Gather", ["word", "ids"], ["emb"], name="embed"),
+        n("Add", ["emb", "pos"], ["x"], name="add_pos"),
+        n("Transpose", ["x"], ["xt"], name="kt", perm=[0, 2, 1]),
+        n("MatMul", ["x", "xt"], ["qk"], name="qk"),
+        n("Mul", ["qk", "quarter"], ["scaled"], name="scale"),
+    ]
+    tail = [
+        n("Add", ["scaled", "additive"], ["masked"], name="add_mask"),
+        n("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
+        n("MatMul", ["probs", "x"], ["y"], name="av"),
+        n("Equal", ["ids", "zero_id"], ["is_pad"], name="is_pad"),
+        n("Not", ["is_pad"], ["valid"], name="valid"),
+        n("Greater", ["y", "zf"], ["pos_y"], name="positive"),
+        n("Mul", ["y", "tenth"], ["small_y"], name="leak"),
+        n("Where", ["pos_y", "y", "small_y"], ["leaky"], name="leaky"),
+    ]
+    hf = [
+        n("Unsqueeze", ["mask", "axes1"], ["m3"], name="unsqueeze_mask"),
+        n("Cast", ["m3"], ["mf"], name="cast_mask", to=TensorProto.FLOAT),
+        n("Sub", ["one", "mf"], ["inv"], name="invert"),
+        n("Mul", ["inv", "big"], ["additive"], name="to_additive"),
+    ]
+    y = attention(x, ((1.0 - mask[:, None, :]) * -10000.0).astype(np.float32))
+    outputs = [floats("y", [2, seq, hidden]), bools("valid", [2, seq]), floats("leaky", [2, seq, hidden])]
+    graph = helper.make_graph(common + hf + tail, "typed_hf", [ints("ids", [2, seq]), ints("mask", [2, seq])], outputs,
+                              inits)
+    save(directory, "typed_hf", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    np.save(directory / "typed_hf_ids.npy", ids)
+    np.save(directory / "typed_hf_mask.npy", mask)
+    np.save(directory / "typed_hf_y.npy", y)
+    np.save(directory / "typed_hf_valid.npy", ~pad)
+    np.save(directory / "typed_hf_leaky.npy", np.where(y > 0, y, 0.1 * y).astype(np.float32))
+
+    torch_style = [
+        n("Unsqueeze", ["pad", "axes1"], ["p3"], name="unsqueeze_pad"),
+        n("Where", ["p3", "ninf", "zf"], ["additive"], name="key_padding"),
+    ]
+    y_kp = attention(x, np.where(pad[:, None, :], -np.inf, 0.0).astype(np.float32))
+    graph = helper.make_graph(common + torch_style + tail[:3], "typed_torch", [ints("ids", [2, seq]), bools("pad", [2, seq])],
+                              [floats("y", [2, seq, hidden])], inits)
+    save(directory, "typed_torch", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    np.save(directory / "typed_torch_pad.npy", pad)
+    np.save(directory / "typed_torch_y.npy", y_kp)
+    bad_ids = ids.copy()
+    bad_ids[1, 5] = vocab  # one past the table
+    np.save(directory / "typed_bad_ids.npy", bad_ids)
+
+    graph = helper.make_graph([n("Gather", ["word", "x"], ["y"], name="float_lookup")], "float_indices",
+                              [floats("x", [2, seq])], [floats("y", [2, seq, hidden])], inits[:1])
+    save(directory, "typed_float_indices", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
 def main():
     directory = Path(sys.argv[1])
     directory.mkdir(parents=True, exist_ok=True)
@@ -766,6 +848,7 @@ def main():
     recurrent(directory)
     raw_weight(directory)
     bad_models(directory, (directory / "cnn.onnx").read_bytes())
+    typed_models(directory)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,7 @@ Constant broadcast_map(const Constant& a, const Constant& b, const Dims& dims,
   Constant out;
   out.dims = dims;
   out.integer = a.integer && b.integer;
+  out.boolean = a.boolean && b.boolean;
   const auto sa = broadcast_strides(a.dims, dims);
   const auto sb = broadcast_strides(b.dims, dims);
   const std::uint64_t count = *foldable_count(dims);
@@ -144,6 +145,11 @@ void fold_shape(NodeTranslator& t, const Context& ctx) {
 }
 
 void fold_gather(NodeTranslator& t) {
+  if (t.has_input(1) && t.known(1) == nullptr) {  // runtime indices (token ids): a gather op, whatever the data
+    const Attributes a(t.node(), t.problems(), {"axis"});
+    if (t.arity(2, 2, 1)) t.op("gather", {0, 1}, {{"axis", a.integer("axis", 0)}});
+    return;
+  }
   const Constant* data = t.known(0);
   if (data == nullptr) {  // a runtime tensor: slices of it
     translate_gather_view(t.node(), t);
@@ -169,6 +175,7 @@ void fold_gather(NodeTranslator& t) {
   Constant c;
   c.dims = dims;
   c.integer = data->integer;
+  c.boolean = data->boolean;
   for (std::uint64_t o = 0; o < outer; ++o) {
     for (const double raw : indices->values) {
       const auto exact = exact_integer(raw);
@@ -295,6 +302,7 @@ void fold_concat(NodeTranslator& t, const Attributes& a) {
   Constant c;
   c.dims = dims;
   c.integer = std::all_of(parts.begin(), parts.end(), [](const Constant* p) { return p->integer; });
+  c.boolean = std::all_of(parts.begin(), parts.end(), [](const Constant* p) { return p->boolean; });
   std::uint64_t outer = 1;
   for (std::size_t k = 0; k < *axis; ++k) outer *= dims[k];
   if (*count == 0) {  // nothing to copy, however many (empty) rows and inputs there are
@@ -341,6 +349,7 @@ void fold_expand(NodeTranslator& t) {
   if (!check_size(t, *dims)) return;
   Constant ones;
   ones.integer = true;
+  ones.boolean = true;
   ones.values = {1};
   t.define(broadcast_map(*data, ones, *dims, [](double x, double) { return x; }));
 }
@@ -356,22 +365,23 @@ void fold_cast(NodeTranslator& t) {
   const bool to_integer = to == DT::INT32 || to == DT::INT64;
   const bool to_bool = to == DT::BOOL;
   if (!to_float && !to_integer && !to_bool) {
-    t.problem(fmt::format("cast to {} is not supported (float, float16, double, int32, int64; bool of constants)",
+    t.problem(fmt::format("cast to {} is not supported (float, float16, double, int32, int64, bool)",
                           DT::DataType_Name(static_cast<DT::DataType>(to))));
     return;
   }
   const Constant* value = t.known(0);
-  if (value == nullptr) {
-    if (!to_float) {
-      t.problem(fmt::format("Cast of a runtime tensor to {} is not supported (device tensors are fp16)",
-                            to_bool ? "bool" : "an integer type"));
-      return;
+  if (value == nullptr) {  // the device holds every float type as fp16 and every integer type as int32
+    const DType want = to_bool ? DType::kBool : to_integer ? DType::kI32 : DType::kF16;
+    if (tensor_dtype(t.context(), t.input(0)) == want) {
+      t.context().aliases[t.node().output(0)] = t.input(0);
+    } else {
+      t.op("cast", {0}, {{"to", std::string(to_string(want))}});
     }
-    t.context().aliases[t.node().output(0)] = t.input(0);
     return;
   }
   Constant c = *value;
   c.integer = to_integer || to_bool;
+  c.boolean = to_bool;
   for (double& v : c.values) {
     if (to_bool) {
       v = v != 0 ? 1 : 0;  // NaN is true, as in numpy
@@ -417,6 +427,7 @@ void fold_constant_of_shape(NodeTranslator& t) {
   Constant c;
   c.dims = *dims;
   c.integer = fill.integer;
+  c.boolean = fill.boolean;
   c.values.assign(*foldable_count(*dims), fill.values[0]);
   t.define(std::move(c));
 }
@@ -550,6 +561,7 @@ void fold_transpose(NodeTranslator& t) {
   for (std::size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * data.dims[d];
   Constant c;
   c.integer = data.integer;
+  c.boolean = data.boolean;
   for (const std::int64_t p : perm) c.dims.push_back(data.dims[static_cast<std::size_t>(p)]);
   c.values.reserve(data.values.size());
   std::vector<std::uint64_t> index(rank, 0);
@@ -654,6 +666,7 @@ void fold_slice(NodeTranslator& t) {
   Constant c;
   c.dims = dims;
   c.integer = data.integer;
+  c.boolean = data.boolean;
   c.values.reserve(*count);
   std::vector<std::uint64_t> index(rank, 0);
   for (std::uint64_t n = 0; n < *count; ++n) {
@@ -678,6 +691,7 @@ void fold_logic(NodeTranslator& t, const std::string& type) {
     Constant c = *t.known(0);
     for (double& v : c.values) v = v == 0 ? 1 : 0;
     c.integer = true;
+    c.boolean = true;
     t.define(std::move(c));
     return;
   }
@@ -699,6 +713,7 @@ void fold_logic(NodeTranslator& t, const std::string& type) {
     Constant out = broadcast_map(mask, y, *dims, [](double m, double v) { return m != 0 ? 0 : v; });
     for (std::size_t i = 0; i < out.values.size(); ++i) out.values[i] += chosen_x.values[i];
     out.integer = x.integer && y.integer;
+    out.boolean = x.boolean && y.boolean;
     t.define(std::move(out));
     return;
   }
@@ -715,6 +730,7 @@ void fold_logic(NodeTranslator& t, const std::string& type) {
                           : std::function<double(double, double)>([](double p, double q) { return p != 0 || q != 0; });
   Constant c = broadcast_map(x, y, *dims, f);
   c.integer = true;
+  c.boolean = true;
   t.define(std::move(c));
 }
 

@@ -90,15 +90,20 @@ std::vector<std::uint64_t> declared_dims(const onnx::ValueInfoProto& input, std:
 /// Adds graph input `input` to the workload: from its --input file, or seeded random values.
 void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const OnnxImportOptions& options,
                      const std::string& safe, ImportedModel& out, Context& ctx, std::vector<std::string>& problems) {
+  using DT = onnx::TensorProto;
   const int elem = input.type().tensor_type().elem_type();
-  if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::FLOAT16) {
-    const std::string name = onnx::TensorProto::DataType_IsValid(elem)
-                                 ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem))
-                                 : fmt::format("{} (not an ONNX element type)", elem);
-    problems.push_back(
-        fmt::format("input '{}': element type {} is not supported (float or float16)", input.name(), name));
+  const bool is_float = elem == DT::FLOAT || elem == DT::FLOAT16;
+  const bool is_integer = elem == DT::INT64 || elem == DT::INT32;
+  if (!is_float && !is_integer && elem != DT::BOOL) {
+    const std::string name = DT::DataType_IsValid(elem) ? DT::DataType_Name(static_cast<DT::DataType>(elem))
+                                                        : fmt::format("{} (not an ONNX element type)", elem);
+    problems.push_back(fmt::format(
+        "input '{}': element type {} is not supported (float, float16, int64, int32 or bool)", input.name(), name));
     return;
   }
+  // How the workload declares it: floats as fp16 values, integers as int32 (int64 values are checked to fit), bools.
+  const std::string declared = is_float ? "f16" : is_integer ? "int32" : "bool";
+  ctx.input_types[input.name()] = is_float ? DType::kF16 : is_integer ? DType::kI32 : DType::kBool;
   std::string problem;
   const std::vector<std::uint64_t> dims = declared_dims(input, problem);
   const auto given = options.inputs.find(input.name());
@@ -108,15 +113,31 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
           fmt::format("input '{}': {}: give its values with --input {}=FILE.npy", input.name(), problem, input.name()));
       return;
     }
+    ctx.shapes[input.name()] = dims;
+    if (!is_float) {  // ids, indices and masks: zeros are valid for any table (and mask nothing out)
+      out.workload["tensors"][safe] = {
+          {"shape", dims}, {"dtype", declared}, {"init", {{"value", 0}}}, {"constant", false}};
+      out.notes.push_back(
+          fmt::format("input '{}' {} {} was not given: zeros", input.name(), declared, json(dims).dump()));
+      return;
+    }
     const std::uint64_t seed = options.seed + index;
     out.workload["tensors"][safe] = {
         {"shape", dims}, {"init", {{"normal", {0, 1}}, {"seed", seed}}}, {"constant", false}};
     out.notes.push_back(fmt::format("input '{}' {} was not given: seeded random values, normal(0, 1), seed {}",
                                     input.name(), json(dims).dump(), seed));
-    ctx.shapes[input.name()] = dims;
     return;
   }
   NpyArray values = read_npy(given->second);
+  const bool fits = is_float     ? !values.is_integral()
+                    : is_integer ? values.dtype == "i4" || values.dtype == "i8"
+                                 : values.dtype == "b1";
+  if (!fits) {
+    problems.push_back(fmt::format("input '{}': {} holds {} values but the model's input is {}", input.name(),
+                                   given->second.string(), values.dtype,
+                                   DT::DataType_Name(static_cast<DT::DataType>(elem))));
+    return;
+  }
   const std::vector<std::uint64_t> file_dims(values.shape.begin(), values.shape.end());
   if (problem.empty() && file_dims != dims) {
     problems.push_back(fmt::format("input '{}': {} holds shape {} but the model declares {}", input.name(),
@@ -124,8 +145,10 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
     return;
   }
   const std::string file = safe + ".npy";
+  // Integers were read as int32 (an int64 value that does not fit was refused by read_npy).
+  if (values.dtype == "i8") values.dtype = "i4";
   out.workload["tensors"][safe] = {{"shape", file_dims},
-                                   {"dtype", values.dtype == "f4" ? "f32" : "f16"},
+                                   {"dtype", is_float ? (values.dtype == "f4" ? "f32" : "f16") : declared},
                                    {"init", {{"file", file}}},
                                    {"constant", false}};
   if (values.dtype == "f4") out.notes.push_back(fmt::format("input '{}': f32 values rounded to fp16", input.name()));
@@ -155,7 +178,8 @@ std::string track_shapes(const json& op, const onnx::NodeProto& node, Context& c
         if (shape == ctx.shapes.end()) {  // a name an earlier node declared but no op produces (Dropout's mask)
           return fmt::format("input '{}' has no value at this point of the graph", name);
         }
-        ctx.shadow.add_input(name, Shape(shape->second), TensorInit{.kind = TensorInit::Kind::kValue});
+        ctx.shadow.add_input(name, Shape(shape->second), TensorInit{.kind = TensorInit::Kind::kValue},
+                             onnx_import::tensor_dtype(ctx, name));
       }
       inputs.push_back(name);
     }
@@ -219,6 +243,27 @@ bool streamed_weights_match(const onnx::ModelProto& model, const onnx_import::Mo
     const onnx::TensorProto& t = graph.initializer(static_cast<int>(w.initializer));
     return t.data_type() == onnx::TensorProto::FLOAT && !t.has_raw_data();
   });
+}
+
+/// A bool or integer constant as the .npy array of its device type ("b1" or "i4"), or a problem for a value that does
+/// not fit in int32.
+std::optional<NpyArray> integral_array(const Constant& c, const std::string& name, std::vector<std::string>& problems) {
+  NpyArray a;
+  a.shape.assign(c.dims.begin(), c.dims.end());
+  a.dtype = c.boolean ? "b1" : "i4";
+  a.integers.reserve(c.values.size());
+  for (std::size_t i = 0; i < c.values.size(); ++i) {
+    const double v = c.values[i];
+    if (v < -2147483648.0 || v > 2147483647.0) {
+      problems.push_back(
+          fmt::format("constant '{}': value {} at index {} does not fit in int32 (the device holds "
+                      "integers as int32)",
+                      name, v, i));
+      return std::nullopt;
+    }
+    a.integers.push_back(c.boolean ? (v != 0 ? 1 : 0) : static_cast<std::int32_t>(v));
+  }
+  return a;
 }
 
 /// A constant as an fp16 .npy array (round to nearest even); consumes the constant's data. Each undecoded source
@@ -329,7 +374,9 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
       continue;
     }
     if (ctx.constants.contains(input.name())) continue;  // an initializer listed as an input (IR < 4)
+    const std::size_t before = problems.size();
     add_graph_input(input, index++, options, safe(input.name()), out, ctx, problems);
+    if (problems.size() > before) failed.insert(input.name());  // its readers are counted, not listed again
   }
   for (const auto& given : options.inputs) {
     const std::string& name = given.first;  // not a structured binding: clang 14 cannot capture those
@@ -341,7 +388,9 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   std::set<std::string> used_constants;
   std::map<std::string, int> without_op;  // nodes folded to constants or removed, by op type
   std::size_t dependents = 0;             // nodes skipped because an input's node failed
-  for (const onnx::ValueInfoProto& input : graph.input()) defined.insert(input.name());
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (!failed.contains(input.name())) defined.insert(input.name());
+  }
   for (const auto& [name, value] : ctx.constants) defined.insert(name);
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
@@ -416,11 +465,26 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     throw ConfigError(fmt::format("{}: {} problem(s) before anything runs:\n  {}{}", origin, problems.size(),
                                   fmt::join(problems, "\n  "), rest));
   }
+  std::size_t typed_constants = 0;
   for (const std::string& name : used_constants) {
     Constant& c = ctx.constants.at(name);
     const std::string file_name = safe(name) + ".npy";
-    out.workload["tensors"][safe(name)] = {{"shape", c.dims}, {"init", {{"file", file_name}}}, {"constant", true}};
-    out.arrays[file_name] = fp16_array(c);
+    const DType type = onnx_import::constant_dtype(c);
+    json& tensor = out.workload["tensors"][safe(name)];
+    tensor = {{"shape", c.dims}, {"init", {{"file", file_name}}}, {"constant", true}};
+    if (type == DType::kF16) {
+      out.arrays[file_name] = fp16_array(c);
+      continue;
+    }
+    std::vector<std::string> range_problems;
+    if (!onnx_import::decode(c)) {
+      throw ConfigError(fmt::format("{}: integer constant '{}' is too large to read at import", origin, name));
+    }
+    auto array = integral_array(c, name, range_problems);
+    if (!array) throw ConfigError(fmt::format("{}: {}", origin, range_problems.front()));
+    tensor["dtype"] = type == DType::kBool ? "bool" : "int32";
+    out.arrays[file_name] = std::move(*array);
+    ++typed_constants;
   }
   if (!without_op.empty()) {
     std::vector<std::string> counts;
@@ -429,9 +493,9 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     out.notes.push_back(fmt::format("{} node(s) folded to constants or removed at import, no device op: {}", total,
                                     fmt::join(counts, ", ")));
   }
-  if (!used_constants.empty()) {
-    out.notes.push_back(
-        fmt::format("{} constant tensor(s) rounded to fp16 (round to nearest even)", used_constants.size()));
+  if (used_constants.size() > typed_constants) {
+    out.notes.push_back(fmt::format("{} constant tensor(s) rounded to fp16 (round to nearest even)",
+                                    used_constants.size() - typed_constants));
   }
   out.workload["outputs"] = json::array();
   for (const onnx::ValueInfoProto& o : graph.output()) {

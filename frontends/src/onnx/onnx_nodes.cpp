@@ -279,6 +279,14 @@ void translate_variadic(const onnx::NodeProto& node, NodeTranslator& t, Context&
 
 }  // namespace
 
+DType tensor_dtype(const Context& ctx, const std::string& name) {
+  const std::string source = resolve(ctx, name);
+  if (const auto c = ctx.constants.find(source); c != ctx.constants.end()) return constant_dtype(c->second);
+  if (const auto t = ctx.shadow.find(source)) return ctx.shadow.tensor(*t).dtype;
+  if (const auto i = ctx.input_types.find(source); i != ctx.input_types.end()) return i->second;
+  return DType::kF16;
+}
+
 std::string resolve(const Context& ctx, const std::string& name) {
   std::string current = name;
   for (int hops = 0; hops < 1 << 20; ++hops) {  // aliases point at earlier tensors: no cycle, but stay bounded

@@ -26,6 +26,7 @@ struct Constant {
   /// fold reads it (decode()): weights go straight from the model to fp16 (append_fp16), never through doubles.
   std::vector<double> values;
   bool integer = false;
+  bool boolean = false;  ///< a bool tensor (also `integer`): held as bool when an op reads it at run time
   const onnx::TensorProto* source = nullptr;  ///< where undecoded values are (the model outlives the import)
   /// With `source`, when its fp32 raw data was streamed (onnx_skeleton.hpp): the values rounded to fp16, and where
   /// in the model file the exact ones are.
@@ -56,9 +57,18 @@ struct Context {
   /// The ops translated so far under their ONNX names: ldmsim's own shape inference gives their outputs' shapes.
   Graph shadow;
   const OperatorRegistry* registry = nullptr;
+  /// Graph inputs' element types on the device (float ones are fp16, the others int32 or bool).
+  std::map<std::string, DType> input_types;
   /// Every tensor name the model uses anywhere (names made up at import must avoid later nodes' outputs too).
   std::set<std::string> reserved;
 };
+
+/// The element type a constant is held in when an op reads it at run time: bool, int32 or fp16, by its ONNX type.
+inline DType constant_dtype(const Constant& c) {
+  return c.boolean ? DType::kBool : c.integer ? DType::kI32 : DType::kF16;
+}
+/// The element type of tensor `name` (an ONNX name, resolved) at this point of the import.
+DType tensor_dtype(const Context& ctx, const std::string& name);
 
 /// Most elements a folded constant may have (checked before it is computed), and all folded constants of a
 /// model together: many small folds of one shared initializer must not add up to gigabytes.

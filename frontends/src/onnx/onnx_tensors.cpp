@@ -208,6 +208,8 @@ std::optional<Constant> read_tensor(const onnx::TensorProto& tensor, std::string
       width = 8, typed_size = tensor.int64_data_size(), c.integer = true;
       break;
     case DT::BOOL:  // masks: 0 and 1
+      width = 1, typed_size = tensor.int32_data_size(), c.integer = true, c.boolean = true;
+      break;
     case DT::INT8:
     case DT::UINT8:
       width = 1, typed_size = tensor.int32_data_size(), c.integer = true;

@@ -110,8 +110,12 @@ void translate_gather_view(const onnx::NodeProto& node, NodeTranslator& t) {
   }
   const auto axis = axis_in(t, a.integer("axis", 0), dims->size());
   if (!axis) return;
-  if (!indices->integer || indices->dims.size() > 1) {
-    t.problem("indices must be a scalar or 1-D integer constant to gather from a runtime tensor");
+  if (!indices->integer) {
+    t.problem("indices must be integers (int64 or int32)");
+    return;
+  }
+  if (indices->dims.size() > 1) {
+    t.op("gather", {0, 1}, {{"axis", a.integer("axis", 0)}});
     return;
   }
   const auto extent = static_cast<std::int64_t>((*dims)[*axis]);
@@ -126,9 +130,13 @@ void translate_gather_view(const onnx::NodeProto& node, NodeTranslator& t) {
     }
     picked.push_back(index);
   }
-  constexpr std::size_t kMaxPicked = 64;  // one slice op per index
-  if (picked.empty() || picked.size() > kMaxPicked) {
-    t.problem(fmt::format("gathers {} indices from a runtime tensor (1 to {})", picked.size(), kMaxPicked));
+  constexpr std::size_t kMaxPicked = 8;  // one slice op per index; more: the gather kernel
+  if (picked.size() > kMaxPicked) {
+    t.op("gather", {0, 1}, {{"axis", a.integer("axis", 0)}});
+    return;
+  }
+  if (picked.empty()) {
+    t.problem("gathers no index from a runtime tensor");
     return;
   }
   const auto ax = static_cast<std::int64_t>(*axis);
