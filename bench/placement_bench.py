@@ -21,7 +21,7 @@ import torch
 import torchvision
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from torchvision_models import round_to_fp16  # noqa: E402
+import torchvision_models  # noqa: E402
 
 MODELS = {
     "resnet18": torchvision.models.resnet18,
@@ -34,21 +34,12 @@ MODES = ("off", "on", "auto")
 
 
 def export(name, out, seed=2026):
-    """The model with seeded weights, batch-norm statistics from one training-mode pass, rounded to fp16."""
+    """The model as bench/torchvision_models.py makes it (seeded weights, calibrated batch norms, fp16), exported."""
     path = out / f"{name}.onnx"
-    if path.exists():
-        return path
-    torch.manual_seed(seed)
-    model = MODELS[name](weights=None)
-    for module in model.modules():
-        if isinstance(module, torch.nn.BatchNorm2d):
-            module.momentum = None
-    model.train()
-    with torch.no_grad():
-        model(torch.randn(4, 3, 224, 224))
-    model = round_to_fp16(model)
-    torch.onnx.export(model, torch.zeros(1, 3, 224, 224), str(path), input_names=["input"],
-                      output_names=["output"], opset_version=13)
+    if not path.exists():
+        torchvision_models.MODELS.setdefault(name, lambda: MODELS[name](weights=None))
+        torch.onnx.export(torchvision_models.fp16_model(name, seed), torch.zeros(1, 3, 224, 224), str(path),
+                          input_names=["input"], output_names=["output"], opset_version=13)
     return path
 
 
