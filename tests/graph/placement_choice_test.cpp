@@ -124,9 +124,9 @@ TEST_CASE("off, on and auto give the same outputs where they sum in the same ord
   // Convs, a relu and a pool: no split sums partial results, so every placement computes each output element
   // with the same operations in the same order.
   const Graph convs = from(json::parse(R"({
-    "tensors": {"x": {"shape": [1, 16, 20, 20], "init": {"normal": [0, 1], "seed": 1}},
-                "w": {"shape": [16, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
-                "w2": {"shape": [32, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
+                "w2": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
     "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c1"], "attrs": {"pad": 1}},
             {"type": "relu", "inputs": ["c1"], "outputs": ["r1"]},
             {"type": "conv", "inputs": ["r1", "w2"], "outputs": ["c2"], "attrs": {"pad": 1}},

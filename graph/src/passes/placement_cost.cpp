@@ -56,19 +56,9 @@ bool same(const TensorRegion& a, const TensorRegion& b) {
 
 }  // namespace
 
-PlacementCostModel::PlacementCostModel(const Arch& arch) : arch_(arch) {
-  const std::unique_ptr<TimingModel> timing = make_timing_model(arch);
-  const double channels = static_cast<double>(arch.dma.channels());
-  const auto rate = [&](DmaOp op) {
-    DmaRequest request;
-    request.op = op;
-    request.length = kTypicalRequestBytes;
-    const double service = timing->service_cycles(request);
-    // A model that does not price requests (ideal): bandwidth bounded only by the remote link.
-    return service > 0 ? channels * static_cast<double>(kTypicalRequestBytes) / service : 1e12;
-  };
-  read_bytes_per_cycle_ = rate(DmaOp::kGet);
-  write_bytes_per_cycle_ = rate(DmaOp::kPut);
+PlacementCostModel::PlacementCostModel(const Arch& arch) : arch_(arch), timing_(make_timing_model(arch)) {
+  read_bytes_per_cycle_ = rate(DmaOp::kGet, kTypicalRequestBytes);
+  write_bytes_per_cycle_ = rate(DmaOp::kPut, kTypicalRequestBytes);
   remote_bytes_per_cycle_ = arch.dma.remote.bytes_per_cycle;
   const double latency = arch.dma.timing.value("latency_cycles", 0.0);
   launch_cycles_ = 2 * latency + arch.node_barrier_cycles + arch.dma.remote.latency_cycles;
@@ -80,6 +70,16 @@ PlacementCostModel::PlacementCostModel(const Arch& arch) : arch_(arch) {
   const double tile_cycles = static_cast<double>(std::max<std::uint64_t>(1, arch.compute.cycles(work)));
   matrix_flops_per_cycle_ = cores * 2.0 * static_cast<double>(tile * tile * tile) / tile_cycles;
   flops_per_cycle_ = cores * std::max(1e-9, arch.flops_per_cycle);
+}
+
+double PlacementCostModel::rate(DmaOp op, double block) const {
+  DmaRequest request;
+  request.op = op;
+  request.length =
+      std::max<std::uint64_t>(4, static_cast<std::uint64_t>(std::min<double>(block, kTypicalRequestBytes)));
+  const double service = timing_->service_cycles(request);
+  // A model that does not price requests (ideal): bandwidth bounded only by the remote link.
+  return service > 0 ? static_cast<double>(arch_.dma.channels()) * static_cast<double>(request.length) / service : 1e12;
 }
 
 double PlacementCostModel::group_cycles(const GroupLoad& load, bool matrix) const {
@@ -177,11 +177,25 @@ double PlacementCostModel::exchange(const Graph& graph, std::size_t t, const Ten
       if (held.groups[g] && same(*held.groups[g], r)) continue;
       if (held.groups[g]) local = overlap_bytes(shape, r, *held.groups[g]);
     }
-    GroupLoad gather;
-    gather.read_bytes = region_bytes(shape, r);
-    gather.write_bytes = gather.read_bytes;
-    gather.remote_bytes = std::max(0.0, gather.read_bytes - local);
-    slowest = std::max(slowest, group_cycles(gather, false));
+    // The gather moves boxes: one contiguous block per index before the cut axis, of the rows the smaller of the
+    // needed and the held region spans (small blocks cost whole transactions and a request each).
+    const double bytes = region_bytes(shape, r);
+    double block = bytes;
+    const auto narrow = [&](const TensorRegion& cut) {
+      if (!cut.whole)
+        block = std::min(block, region_bytes(shape, cut) / static_cast<double>(shape.product(0, cut.axis)));
+    };
+    narrow(r);
+    if (!held.whole && held.groups[g]) narrow(*held.groups[g]);
+    if (!held.whole) {
+      for (const auto& h : held.groups) {
+        if (h) narrow(*h);
+      }
+    }
+    const double local_cycles = bytes / rate(DmaOp::kGet, block) + bytes / rate(DmaOp::kPut, block);
+    const double remote = std::max(0.0, bytes - local);
+    const double remote_cycles = remote_bytes_per_cycle_ > 0 ? remote / remote_bytes_per_cycle_ : 0;
+    slowest = std::max(slowest, launch_cycles_ + std::max(local_cycles, remote_cycles));
   }
   return slowest;
 }

@@ -4,11 +4,13 @@
 // plan whose sum of op estimates and exchanges between consecutive placements is least.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/graph/split.hpp"
 
 namespace ldmsim {
@@ -46,7 +48,11 @@ class PlacementCostModel {
   const Arch& arch() const { return arch_; }
 
  private:
+  /// Bytes per cycle of the group's DMA engine for requests of `block` contiguous bytes (over its channels).
+  double rate(DmaOp op, double block) const;
+
   Arch arch_;
+  std::shared_ptr<const TimingModel> timing_;
   double read_bytes_per_cycle_ = 1, write_bytes_per_cycle_ = 1, remote_bytes_per_cycle_ = 0;
   double launch_cycles_ = 0, matrix_flops_per_cycle_ = 1, flops_per_cycle_ = 1;
 };
