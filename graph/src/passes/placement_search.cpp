@@ -169,7 +169,7 @@ std::string describe_placements(const Graph& graph, const SplitPlan& plan) {
   std::string out = fmt::format("placements (--split auto), estimated {:.0f} cycles:\n", plan.estimated_cycles);
   for (std::size_t i = 0; i < plan.choices.size(); ++i) {
     const PlacementChoice& c = plan.choices[i];
-    out += fmt::format("  {}: {}, estimated {:.0f} cycles", graph.ops()[i].label(), c.placement, c.estimated_cycles);
+    out += fmt::format("  {}: {}, estimated {:.0f} cycles", graph.ops()[i].layer(), c.placement, c.estimated_cycles);
     out += c.runner_up.empty() ? std::string(" (no other placement)\n")
                                : fmt::format(" (runner-up {}: {:.0f})\n", c.runner_up, c.runner_up_cycles);
   }
