@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
 #include "ldmsim/session/directory_lock.hpp"
@@ -61,6 +62,7 @@ void plan_command(const PlanOptions& options) {
     fmt::print("{}\n  {}\n  {}\n", terminal_safe(t.name), terminal_safe(t.static_text()),
                terminal_safe(t.dynamic_text()));
   }
+  fmt::print("{}", terminal_safe(describe_placements(w->graph(), split)));
   for (const auto& s : split.ops) {
     if (!s) continue;
     const OpNode& op = w->graph().ops()[s->op];

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "layer_table.hpp"
+#include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/sim/utf8.hpp"
 #include "model_flags.hpp"
 
@@ -19,7 +20,13 @@ void run_workload_command(const std::string& workload, const ModelRunArgs& args)
   Session session(args.model.config(args.machine));
   const Model model = session.load(workload, args.model.read_options());
   print_notes(model);
-  if (args.dump_graph) fmt::print("{}", terminal_safe(model.describe()));
+  if (args.dump_graph) {
+    fmt::print("{}", terminal_safe(model.describe()));
+    const SplitOptions split = args.model.split.options();
+    if (split.cost_aware)
+      fmt::print("{}",
+                 terminal_safe(describe_placements(model.graph(), plan_split(model.graph(), model.arch(), split))));
+  }
   RunRequest request;
   request.outputs = RunOutputs{args.out, args.trace};
   const std::size_t op_count = model.graph().ops().size();

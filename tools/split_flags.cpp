@@ -1,17 +1,20 @@
-// `--split on|off`, `--split-rounding` and `--constant-packs`, as `run` and `plan` take them (docs/splitting.md).
+// `--split auto|on|off`, `--split-rounding` and `--constant-packs`, as `run` and `plan` take them (docs/splitting.md).
 #include "commands.hpp"
 
 namespace ldmsim::cli {
 
 SplitOptions SplitFlags::options() const {
-  return {split == "on", parse_split_rounding(rounding).value_or(SplitRounding::kAlign), packs == "on"};
+  return {split != "off", parse_split_rounding(rounding).value_or(SplitRounding::kAlign), packs == "on",
+          split == "auto"};
 }
 
 void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
   cmd.add_option("--split", flags.split,
                  "Split each op's tensors across the core groups' memories and run each piece on the group that "
-                 "holds it (docs/splitting.md): on or off")
-      ->check(CLI::IsMember({"on", "off"}))
+                 "holds it (docs/splitting.md): auto (each op placed whole or split, whichever the arch's timing model "
+                 "estimates cheaper over the whole graph), on (the splitting method's fixed rule) or off (every op on "
+                 "every group, tensors in group 0's memory)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd.add_option("--split-rounding", flags.rounding,
                  "How --split sizes pieces: align (boundaries on whole DMA transactions along a contiguous "
@@ -20,7 +23,7 @@ void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
       ->check(CLI::IsMember({"align", "exact", "pad"}))
       ->capture_default_str();
   cmd.add_option("--constant-packs", flags.packs,
-                 "With --split on: give each core one pack of the constants its piece reads (a marker area of "
+                 "With --split on or auto: give each core one pack of the constants its piece reads (a marker area of "
                  "sizes and offsets, then the values), fetched by one DMA, where the op's kernel takes packs "
                  "(docs/splitting.md): on or off")
       ->check(CLI::IsMember({"on", "off"}))

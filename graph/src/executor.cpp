@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/host_stopwatch.hpp"
 #include "placement.hpp"
@@ -41,14 +43,20 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                         const ExecuteOptions& options) {
   check_runnable(graph, plan, machine.arch());
   RunState state(graph, plan, machine, options);
+  SplitPlan split = plan_split(graph, machine.arch(), options.split);
+  // A cost-aware plan that splits nothing is the whole machine's (the same runs as `--split off`).
+  const bool splits = std::any_of(split.ops.begin(), split.ops.end(), [](const auto& s) { return s.has_value(); });
+  const bool whole = !options.split.enabled || machine.arch().core_groups < 2 || (options.split.cost_aware && !splits);
+  const std::vector<PlacementChoice> choices = split.choices;
   const std::unique_ptr<Placement> placement =
-      options.split.enabled && machine.arch().core_groups > 1 ? split_placement(state) : whole_machine_placement(state);
+      whole ? whole_machine_placement(state) : split_placement(state, std::move(split));
   std::size_t freed = 0;
   // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run, its
   // progress callbacks). Host times are kept out of stats (not deterministic).
   HostStopwatch op_clock;
   const auto op_done = [&](const OpNode& op) {
     OpRecord& record = state.ops.back();
+    if (op.index < choices.size()) record.placement = choices[op.index];
     if (options.on_op) options.on_op(op, record);
     if (options.progress) options.progress(op, to_json(record));
     record.host_seconds = op_clock.lap();

@@ -91,7 +91,7 @@ class Placement {
 /// Every op runs on every core group, with its tensors in one placement each (the plan's).
 std::unique_ptr<Placement> whole_machine_placement(RunState& state);
 /// Split ops run one sub-op per core group on that group's pieces (docs/splitting.md).
-std::unique_ptr<Placement> split_placement(RunState& state);
+std::unique_ptr<Placement> split_placement(RunState& state, SplitPlan split);
 
 /// Each core group's DMA between two snapshots.
 std::vector<GroupDmaRecord> group_dma_delta(const RunStats& before, const RunStats& after);

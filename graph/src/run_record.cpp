@@ -1,9 +1,20 @@
 // Typed run records as stats.json and host_times.json (see run_record.hpp).
 #include "ldmsim/graph/run_record.hpp"
 
+#include <cmath>
+
 namespace ldmsim {
 
 using nlohmann::json;
+
+json to_json(const PlacementChoice& choice) {
+  json out{{"placement", choice.placement}, {"estimated_cycles", std::llround(choice.estimated_cycles)}};
+  if (!choice.runner_up.empty()) {
+    out["runner_up"] = choice.runner_up;
+    out["runner_up_cycles"] = std::llround(choice.runner_up_cycles);
+  }
+  return out;
+}
 
 json to_json(const OpRecord& op) {
   json groups = json::array();
@@ -37,6 +48,7 @@ json to_json(const OpRecord& op) {
   if (const auto& p = op.constant_packs) {
     entry["constant_packs"] = {{"cores", p->cores}, {"bytes", p->bytes}, {"max_bytes", p->max_bytes}};
   }
+  if (op.placement) entry["placement"] = to_json(*op.placement);
   return entry;
 }
 
@@ -67,9 +79,11 @@ json to_json(const RunSummary& s, std::span<const OpRecord> ops) {
                 {"machine", s.machine.to_json(false)}};
   if (const auto& split = s.split) {
     stats["split"] = {{"enabled", true},
+                      {"mode", split->mode},
                       {"rounding", split->rounding},
                       {"constant_packs", split->constant_packs},
                       {"ops_split", split->ops_split}};
+    if (split->mode == "auto") stats["split"]["estimated_cycles"] = std::llround(split->estimated_cycles);
   }
   return stats;
 }

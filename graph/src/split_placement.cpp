@@ -62,12 +62,12 @@ std::vector<f16> host_slice(std::span<const f16> values, const Shape& shape, con
 
 class SplitPlacement final : public Placement {
  public:
-  explicit SplitPlacement(RunState& state)
+  SplitPlacement(RunState& state, SplitPlan split)
       : s_(state),
         graph_(state.graph),
         plan_(state.plan),
         machine_(state.machine),
-        split_(plan_split(graph_, machine_.arch(), state.options.split)),
+        split_(std::move(split)),
         registry_(graph_.registry()),
         held_(graph_.tensors().size()) {
     for (std::uint32_t g = 0; g < machine_.arch().core_groups; ++g)
@@ -87,10 +87,11 @@ class SplitPlacement final : public Placement {
   }
   std::vector<f16> download(std::size_t t) override;
   void summarize(RunSummary& summary) const override {
-    summary.split =
-        SplitRunRecord{std::string(to_string(split_.options.rounding)), split_.options.pack_constants,
-                       static_cast<std::size_t>(std::count_if(split_.ops.begin(), split_.ops.end(),
-                                                              [](const auto& s) { return s.has_value(); }))};
+    summary.split = SplitRunRecord{split_.options.cost_aware ? "auto" : "on",
+                                   std::string(to_string(split_.options.rounding)), split_.options.pack_constants,
+                                   static_cast<std::size_t>(std::count_if(split_.ops.begin(), split_.ops.end(),
+                                                                          [](const auto& s) { return s.has_value(); })),
+                                   split_.estimated_cycles};
   }
 
  private:
@@ -509,8 +510,8 @@ std::vector<f16> SplitPlacement::download(std::size_t t) {
 
 }  // namespace
 
-std::unique_ptr<Placement> split_placement(RunState& state) {
-  return std::make_unique<SplitPlacement>(state);
+std::unique_ptr<Placement> split_placement(RunState& state, SplitPlan split) {
+  return std::make_unique<SplitPlacement>(state, std::move(split));
 }
 
 }  // namespace ldmsim::executor_detail

@@ -27,8 +27,21 @@ namespace ldmsim::python {
 
 namespace {
 
-RunConfig make_config(const py::object& arch, bool fusion, const std::optional<std::string>& staging, bool split,
-                      const std::string& split_rounding, bool constant_packs,
+/// `split`: True / "on" (the rule), "auto" (the cost-aware choice), False / "off".
+SplitOptions split_mode(const py::object& split) {
+  if (py::isinstance<py::bool_>(split)) return {.enabled = split.cast<bool>()};
+  if (py::isinstance<py::str>(split)) {
+    const auto mode = split.cast<std::string>();
+    if (mode == "auto" || mode == "on" || mode == "off")
+      return {.enabled = mode != "off", .cost_aware = mode == "auto"};
+    throw ConfigError("split must be 'auto', 'on', 'off', True or False, not '" + mode + "'");
+  }
+  throw py::type_error("split must be 'auto', 'on', 'off', True or False, not " +
+                       std::string(py::str(split.get_type().attr("__name__"))));
+}
+
+RunConfig make_config(const py::object& arch, bool fusion, const std::optional<std::string>& staging,
+                      const py::object& split, const std::string& split_rounding, bool constant_packs,
                       const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
                       const std::string& trace_codec, bool lint) {
   RunConfig config;
@@ -42,7 +55,9 @@ RunConfig make_config(const py::object& arch, bool fusion, const std::optional<s
   }
   config.fusion = fusion;
   if (staging) config.staging = parse_staging_policy(*staging);
-  config.split.enabled = split;
+  const SplitOptions mode = split_mode(split);
+  config.split.enabled = mode.enabled;
+  config.split.cost_aware = mode.cost_aware;
   const auto rounding = parse_split_rounding(split_rounding);
   if (!rounding) throw ConfigError("split_rounding must be align, exact or pad, not '" + split_rounding + "'");
   config.split.rounding = *rounding;
@@ -218,8 +233,8 @@ void bind_session(py::module_& m) {
 
   py::class_<PythonSession>(m, "Session",
                             "Loads models and runs them on a fresh simulated machine each (docs/python.md).")
-      .def(py::init([](const py::object& arch, bool fusion, const std::optional<std::string>& staging, bool split,
-                       const std::string& split_rounding, bool constant_packs,
+      .def(py::init([](const py::object& arch, bool fusion, const std::optional<std::string>& staging,
+                       const py::object& split, const std::string& split_rounding, bool constant_packs,
                        const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
                        const std::string& trace_codec, bool lint) {
              return std::make_unique<PythonSession>(make_config(arch, fusion, staging, split, split_rounding,
@@ -227,12 +242,13 @@ void bind_session(py::module_& m) {
                                                                 lint));
            }),
            py::kw_only(), py::arg("arch") = py::none(), py::arg("fusion") = true, py::arg("staging") = py::none(),
-           py::arg("split") = false, py::arg("split_rounding") = "align", py::arg("constant_packs") = true,
+           py::arg("split") = py::str("off"), py::arg("split_rounding") = "align", py::arg("constant_packs") = true,
            py::arg("conv_algo") = py::none(), py::arg("threads") = 0u, py::arg("trace") = false,
            py::arg("trace_codec") = "zstd", py::arg("lint") = false,
            "arch: a preset name, an arch JSON file or a dict (ldmsim.arch() changed); None: the model's own, else "
            "sw26010. staging: 'method', 'naive' or 'none'; None: the model's own, else 'method'. split: place "
-           "tensors and ops over the core groups (docs/splitting.md). conv_algo: for every conv that sets none. "
+           "tensors and ops over the core groups (docs/splitting.md): 'auto', 'on' (or True), 'off' (or False). "
+           "conv_algo: for every conv that sets none. "
            "threads: host threads (0: one per core group up to the host's cores). trace: record a DMA trace "
            "(written to OUT/trace.ldmtrace by run(out=OUT)). lint: record alignment violations instead of "
            "trapping.")

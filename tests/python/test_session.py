@@ -198,3 +198,24 @@ def test_int_and_bool_inputs_and_outputs_keep_their_dtypes():
     with pytest.raises(ldmsim.Fault) as trapped:
         session.run(model, {"ids": np.full((2, 3), 5, dtype=np.int64)})
     assert trapped.value.kind == "index-out-of-range"
+
+
+def test_split_takes_auto_on_off_and_booleans(root):
+    """split="auto" records each op's placement and estimate; True and "on" are the rule, False and "off" no split;
+    the outputs agree (no split of this block sums partials)."""
+    model_file = root / "examples" / "conv_block.json"
+    outputs, stats = {}, {}
+    for split in ("auto", "on", True, "off", False):
+        session = ldmsim.Session(arch="sw26010", split=split)
+        result = session.run(session.load(model_file))
+        outputs[split], stats[split] = result.outputs, result.stats
+    assert all(op["placement"]["estimated_cycles"] >= 0 for op in stats["auto"]["ops"])
+    assert stats["on"]["split"]["mode"] == "on" and stats[True]["cycles"] == stats["on"]["cycles"]
+    assert "split" not in stats["off"] and stats[False]["cycles"] == stats["off"]["cycles"]
+    for split in ("auto", "on"):
+        for name, values in outputs["off"].items():
+            assert np.array_equal(outputs[split][name], values)
+    with pytest.raises(ldmsim.ConfigError, match="split must be 'auto', 'on', 'off', True or False, not 'sideways'"):
+        ldmsim.Session(split="sideways")
+    with pytest.raises(TypeError, match="split must be"):
+        ldmsim.Session(split=3)

@@ -142,3 +142,45 @@ TEST_CASE("ldmsim plan lists an f32 file's constant as the fp16 values the machi
   CHECK_THAT(r.output, Catch::Contains("static:constant weight,fp32,[2,4],values [0.099975586,0.19995117"));
   CHECK_THAT(r.output, Catch::Contains(",0.5,"));
 }
+
+TEST_CASE("plan, run --dump-graph and stats.json show each op's placement, estimate and runner-up with --split auto",
+          "[cli][run][split][auto]") {
+  const std::string workload = std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json";
+  const auto text = run_cli(fmt::format("plan '{}' --arch sw26010 --split auto", workload));
+  INFO(text.output);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.output, Catch::Contains("split auto"));
+  CHECK_THAT(text.output, Catch::Contains("placements (--split auto), estimated "));
+  CHECK_THAT(text.output, Catch::Contains("(runner-up "));
+
+  const ScratchDir out("run-auto");
+  const auto plan = run_cli(fmt::format("plan '{}' --arch sw26010 --split auto --json", workload), true);
+  REQUIRE(plan.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(plan.output);
+  CHECK(doc["split"]["mode"] == "auto");
+  REQUIRE(doc["split"]["placements"].is_array());
+  for (const auto& p : doc["split"]["placements"]) {
+    CHECK(p["estimated_cycles"].get<double>() >= 0);
+    CHECK(p.contains("placement"));
+  }
+
+  const auto r =
+      run_cli(fmt::format("run '{}' --arch sw26010 --split auto --dump-graph --out '{}/auto'", workload, out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("placements (--split auto), estimated "));
+  const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "auto/stats.json"));
+  std::size_t placed = 0;
+  for (const auto& op : stats["ops"]) {
+    REQUIRE(op.contains("placement"));
+    CHECK(op["placement"]["estimated_cycles"].get<double>() >= 0);
+    // A split op's record says how it was cut, and that is the placement chosen.
+    if (op.contains("split")) {
+      CHECK_THAT(op["placement"]["placement"].get<std::string>(),
+                 Catch::StartsWith(op["split"]["rule"].get<std::string>()));
+      ++placed;
+    }
+  }
+  CHECK(placed == doc["split"]["ops"].size());
+  CHECK(run_cli(fmt::format("run '{}' --split sometimes", workload)).code == 2);
+}

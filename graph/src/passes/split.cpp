@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "ldmsim/graph/placement_choice.hpp"
+
 namespace ldmsim {
 
 namespace {
@@ -111,9 +113,10 @@ bool is_weight(const Graph& graph, const OpNode& op, std::size_t operand) {
          !graph.tensor(op.inputs[operand]).producer;
 }
 
-/// `op` split along `axis`; nullopt when a piece would need an empty part of a tensor.
-std::optional<OpSplit> split_along_axis(const Graph& graph, const OpNode& op, const SplitAxis& axis,
-                                        const SplitPlan& plan, const Arch& arch) {
+}  // namespace
+
+std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
+                                   const Arch& arch) {
   OpSplit s;
   s.op = op.index;
   s.axis = axis;
@@ -146,8 +149,6 @@ std::optional<OpSplit> split_along_axis(const Graph& graph, const OpNode& op, co
   return s;
 }
 
-}  // namespace
-
 std::string_view to_string(SplitRounding rounding) noexcept {
   return rounding == SplitRounding::kPad ? "pad" : rounding == SplitRounding::kAlign ? "align" : "exact";
 }
@@ -165,23 +166,27 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
   plan.memories = arch.core_groups;
   plan.cores = arch.total_cores();
   plan.ops.resize(graph.ops().size());
-  if (!options.enabled || plan.memories < 2) return plan;                       // one memory: nothing to place
-  std::vector<std::optional<std::size_t>> split_along(graph.tensors().size());  // by its producer
+  if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
+  if (options.cost_aware) {
+    choose_placements(graph, arch, plan);
+    return plan;
+  }
+  std::vector<std::optional<std::size_t>> held_axis(graph.tensors().size());  // by its producer
   for (const OpNode& op : graph.ops()) {
     const std::vector<SplitAxis> axes = split_axes(graph, op);
     // An input's axis numbers the op's dimensions only when it has the first input's rank (a broadcast operand
     // of lower rank numbers them otherwise).
     std::optional<std::size_t> held;
     for (const std::size_t t : op.inputs) {
-      if (graph.tensor(t).shape.rank() == graph.tensor(op.inputs[0]).shape.rank()) held = held ? held : split_along[t];
+      if (graph.tensor(t).shape.rank() == graph.tensor(op.inputs[0]).shape.rank()) held = held ? held : held_axis[t];
     }
     for (const SplitAxis* axis : candidates(axes, plan.memories, held)) {
       if (axis->extent < 2) continue;
-      std::optional<OpSplit> s = split_along_axis(graph, op, *axis, plan, arch);
+      std::optional<OpSplit> s = split_along(graph, op, *axis, plan, arch);
       if (!s) continue;
       for (std::size_t k = 0; k < op.outputs.size(); ++k) {
         const auto& pieces = s->tensor_pieces[op.inputs.size() + k];
-        if (!axis->reduces && !pieces.empty()) split_along[op.outputs[k]] = pieces.front().axis;
+        if (!axis->reduces && !pieces.empty()) held_axis[op.outputs[k]] = pieces.front().axis;
       }
       plan.ops[op.index] = std::move(s);
       break;
@@ -212,11 +217,25 @@ nlohmann::json SplitPlan::to_json() const {
                    {"pieces", std::move(pieces)},
                    {"reduction_tree", std::move(tree)}});
   }
-  return {{"enabled", options.enabled},
-          {"rounding", to_string(options.rounding)},
-          {"memories", memories},
-          {"cores", cores},
-          {"ops", std::move(out)}};
+  nlohmann::json result{{"enabled", options.enabled},
+                        {"mode", !options.enabled     ? "off"
+                                 : options.cost_aware ? "auto"
+                                                      : "on"},
+                        {"rounding", to_string(options.rounding)},
+                        {"memories", memories},
+                        {"cores", cores},
+                        {"ops", std::move(out)}};
+  if (!choices.empty()) {
+    nlohmann::json placements = nlohmann::json::array();
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      nlohmann::json entry = ldmsim::to_json(choices[i]);
+      entry["op"] = i;
+      placements.push_back(std::move(entry));
+    }
+    result["placements"] = std::move(placements);
+    result["estimated_cycles"] = estimated_cycles;
+  }
+  return result;
 }
 
 }  // namespace ldmsim

@@ -32,6 +32,15 @@ struct OpSplitRecord {
   std::size_t reduction_levels = 0;
 };
 
+/// What the cost-aware choice decided for one op: its placement ("whole" or the split's rule), the estimated cycles
+/// of the op with the exchanges its inputs need, and the best other placement it beat (given the same producers).
+struct PlacementChoice {
+  std::string placement = "whole";
+  double estimated_cycles = 0;
+  std::string runner_up;  ///< empty: the op had no other placement
+  double runner_up_cycles = 0;
+};
+
 /// The constant packs a split op's groups staged.
 struct ConstantPackRecord {
   std::uint64_t cores = 0;
@@ -62,6 +71,7 @@ struct OpRecord {
   nlohmann::json metrics;                    ///< BoundOp::run_metrics (null: none)
   std::optional<OpSplitRecord> split;
   std::optional<ConstantPackRecord> constant_packs;
+  std::optional<PlacementChoice> placement;  ///< set by the cost-aware choice (`--split auto`)
   /// Host-side (not in stats.json): seconds staging its inputs, and every step since the previous op's.
   double staging_host_seconds = 0.0;
   double host_seconds = 0.0;
@@ -80,9 +90,11 @@ struct RelayoutRecord {
 
 /// A split run's settings: stats["split"].
 struct SplitRunRecord {
+  std::string mode = "on";  ///< "on" (the rule) or "auto" (the cost-aware choice)
   std::string rounding;
   bool constant_packs = false;
   std::size_t ops_split = 0;
+  double estimated_cycles = 0;  ///< the cost-aware choice's estimate of the run (mode "auto")
 };
 
 /// The run as a whole: stats.json's fields around the ops.
@@ -104,6 +116,7 @@ struct RunSummary {
   double staging_host_seconds = 0.0;    ///< host-side (not in stats.json)
 };
 
+nlohmann::json to_json(const PlacementChoice& choice);
 nlohmann::json to_json(const OpRecord& op);
 nlohmann::json to_json(const RelayoutRecord& relayout);
 /// stats.json as the executor writes it: the summary with `ops` in its "ops".

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ldmsim/graph/graph.hpp"
+#include "ldmsim/graph/run_record.hpp"
 #include "ldmsim/sim/arch.hpp"
 
 namespace ldmsim {
@@ -32,6 +33,9 @@ struct SplitOptions {
   SplitRounding rounding = SplitRounding::kAlign;
   /// Each split op whose kernel can take them gets one pack of its constants per core (docs/splitting.md).
   bool pack_constants = true;
+  /// With `enabled`: choose each op's placement (whole, or split along one of its dimensions) by estimated cycles
+  /// over the whole graph (`--split auto`, docs/splitting.md "The cost-aware choice") instead of the fixed rule.
+  bool cost_aware = false;
 };
 
 /// One dimension an op can be split along (an entry of its priority list).
@@ -98,6 +102,9 @@ struct SplitPlan {
   std::uint32_t memories = 1;               ///< M
   std::uint32_t cores = 1;                  ///< C
   std::vector<std::optional<OpSplit>> ops;  ///< per op of the graph; nullopt: runs whole on every group
+  /// Per op, with options.cost_aware (else empty).
+  std::vector<PlacementChoice> choices;
+  double estimated_cycles = 0;  ///< the chosen plan's total, with options.cost_aware
   nlohmann::json to_json() const;
 };
 
@@ -106,7 +113,12 @@ std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op);
 /// The work of the piece [begin, end) of `axis` (logical indices).
 PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin,
                      std::uint64_t end, nlohmann::json attrs);
-/// Applies the split rule to every op of `graph` on `arch`.
+/// `op` cut along `axis` as the rule cuts it (mode, pieces, blocks, reduction tree); nullopt when a piece would need
+/// an empty part of a tensor (a conv's rows that read only padding).
+std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
+                                   const Arch& arch);
+/// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:
+/// placement_choice.hpp).
 SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options);
 
 }  // namespace ldmsim

@@ -1,0 +1,72 @@
+// The cost-aware placement choice (`--split auto`, docs/splitting.md "The cost-aware choice"): every op's placements
+// (whole on every core group with its tensors in group 0's memory, or split along one of its splittable dimensions
+// as the rule cuts it) are priced with the arch's timing model, and a dynamic programme over the schedule picks the
+// plan whose sum of op estimates and exchanges between consecutive placements is least.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/graph/split.hpp"
+
+namespace ldmsim {
+
+/// Where one tensor is held after its producer ran: whole in group 0's memory, or one region per group.
+struct TensorHolding {
+  bool whole = true;
+  std::vector<std::optional<TensorRegion>> groups;  ///< per core group when !whole; nullopt: that group holds none
+};
+
+/// What a group's share of an op moves and computes.
+struct GroupLoad {
+  double flops = 0;
+  double read_bytes = 0;    ///< every byte the group's cores read (local and remote)
+  double write_bytes = 0;   ///< every byte they write
+  double remote_bytes = 0;  ///< of those, the bytes in another group's memory
+};
+
+/// The arch's prices, from its own parameters: the DMA timing model's service of a typical request (local
+/// bandwidth with the request overhead, over its channels), the remote link's rate, the vector units' peak, and what
+/// a launch costs before and after its work (the DMA latency of its first read and last write, a node barrier).
+class PlacementCostModel {
+ public:
+  explicit PlacementCostModel(const Arch& arch);
+  /// Cycles of one launch on a group with `load` (compute and DMA overlap; the remote link is the group's own).
+  double group_cycles(const GroupLoad& load, bool matrix) const;
+  /// Estimated cycles of `op` run whole: every group, its tensors in group 0's memory.
+  double whole(const Graph& graph, const OpNode& op) const;
+  /// Estimated cycles of `op` split as `s` (each group its block; a reduction's tree of adds across groups).
+  double split(const Graph& graph, const OpNode& op, const OpSplit& s) const;
+  /// Cycles to give each group `need[g]` of tensor `t` (nullopt: nothing) when it is held as `held`: one gather per
+  /// group that lacks a copy of exactly its region, the groups in parallel.
+  double exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
+                  const std::vector<std::optional<TensorRegion>>& need) const;
+  const Arch& arch() const { return arch_; }
+
+ private:
+  /// Bytes per cycle of the group's DMA engine for requests of `block` contiguous bytes (over its channels).
+  double rate(DmaOp op, double block) const;
+
+  Arch arch_;
+  std::shared_ptr<const TimingModel> timing_;
+  double read_bytes_per_cycle_ = 1, write_bytes_per_cycle_ = 1, remote_bytes_per_cycle_ = 0;
+  double launch_cycles_ = 0, matrix_flops_per_cycle_ = 1, flops_per_cycle_ = 1;
+};
+
+/// The bytes the op's group reads from tensor operand `k` when it holds `region` of it (weights of a matrix op are
+/// read once per block of output columns the group's ldm holds; the rest once).
+GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<TensorRegion>& regions, double fraction);
+
+/// Chooses every op's placement of `plan` (options.cost_aware): fills plan.ops, plan.choices and
+/// plan.estimated_cycles.
+void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan);
+
+/// One line per op of a cost-aware plan (`ldmsim plan`, `ldmsim run --dump-graph`): its placement, estimated
+/// cycles and the runner-up it beat; empty when the plan was not chosen by cost.
+std::string describe_placements(const Graph& graph, const SplitPlan& plan);
+
+}  // namespace ldmsim

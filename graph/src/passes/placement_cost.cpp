@@ -1,0 +1,203 @@
+// The estimator of the cost-aware placement choice (placement_choice.hpp): a roofline per core group, priced from
+// the arch's own parameters. A group's launch takes its launch cost plus the longer of its compute (flops over its
+// cores' peak) and its DMA (bytes over the local bandwidth the timing model gives a typical request, and remote bytes
+// over the group's link, which overlaps with the local engine); an op takes its slowest group.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/graph/placement_choice.hpp"
+#include "ldmsim/sim/compute_model.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+/// The request size kernels typically move: a 16 KiB streaming tile split over the cores' double buffers is
+/// 4 KiB; matrix blocks are of the same order.
+constexpr std::uint64_t kTypicalRequestBytes = 4096;
+
+const Shape& operand_shape(const Graph& graph, const OpNode& op, std::size_t k) {
+  return graph.tensor(k < op.inputs.size() ? op.inputs[k] : op.outputs[k - op.inputs.size()]).shape;
+}
+
+double region_bytes(const Shape& shape, const TensorRegion& r) {
+  const double all = static_cast<double>(shape.elements()) * 2;
+  if (r.whole || shape[r.axis] == 0) return all;
+  return all * static_cast<double>(r.end - r.begin) / static_cast<double>(shape[r.axis]);
+}
+
+/// Ops that run on the matrix multiply engine: fc, gemm, matmul and convs (a grouped or depthwise conv, which reads
+/// each input once and computes on the plain vector rate, is not one).
+bool matrix_family(const Graph& graph, const OpNode& op) {
+  const OperatorKind* kind = graph.registry().find(op.type);
+  const SplitRule rule = kind == nullptr ? SplitRule::kNone : kind->traits().split;
+  return rule == SplitRule::kMatrix || (rule == SplitRule::kConv && op.bound->split_geometry().groups == 1);
+}
+
+/// Bytes of the part of `need` that `have` holds (both regions of one tensor).
+double overlap_bytes(const Shape& shape, const TensorRegion& need, const TensorRegion& have) {
+  if (have.whole) return region_bytes(shape, need);
+  if (need.whole) return region_bytes(shape, have);
+  if (need.axis != have.axis) {  // a box: need's range of its axis, have's of another
+    return region_bytes(shape, need) * static_cast<double>(have.end - have.begin) /
+           static_cast<double>(std::max<std::uint64_t>(1, shape[have.axis]));
+  }
+  const std::uint64_t begin = std::max(need.begin, have.begin), end = std::min(need.end, have.end);
+  if (end <= begin) return 0;
+  return region_bytes(shape, TensorRegion{false, need.axis, begin, end});
+}
+
+bool same(const TensorRegion& a, const TensorRegion& b) {
+  return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
+}
+
+}  // namespace
+
+PlacementCostModel::PlacementCostModel(const Arch& arch) : arch_(arch), timing_(make_timing_model(arch)) {
+  read_bytes_per_cycle_ = rate(DmaOp::kGet, kTypicalRequestBytes);
+  write_bytes_per_cycle_ = rate(DmaOp::kPut, kTypicalRequestBytes);
+  remote_bytes_per_cycle_ = arch.dma.remote.bytes_per_cycle;
+  const double latency = arch.dma.timing.value("latency_cycles", 0.0);
+  launch_cycles_ = 2 * latency + arch.node_barrier_cycles + arch.dma.remote.latency_cycles;
+  const double cores = arch.cores_per_group();
+  // The matrix engine's rate: a square fp16 tile as large as a core's ldm holds three of, double-buffered, priced
+  // by the compute model (register blocking, ldm accesses, loop overheads).
+  const auto tile = static_cast<std::uint64_t>(std::sqrt(static_cast<double>(arch.ldm_bytes) / 2 / 3 / 2));
+  const KernelWork work = arch.compute.matmul_tile(DataType::kF16, tile, tile, tile, true);
+  const double tile_cycles = static_cast<double>(std::max<std::uint64_t>(1, arch.compute.cycles(work)));
+  matrix_flops_per_cycle_ = cores * 2.0 * static_cast<double>(tile * tile * tile) / tile_cycles;
+  flops_per_cycle_ = cores * std::max(1e-9, arch.flops_per_cycle);
+}
+
+double PlacementCostModel::rate(DmaOp op, double block) const {
+  DmaRequest request;
+  request.op = op;
+  request.length =
+      std::max<std::uint64_t>(4, static_cast<std::uint64_t>(std::min<double>(block, kTypicalRequestBytes)));
+  const double service = timing_->service_cycles(request);
+  // A model that does not price requests (ideal): bandwidth bounded only by the remote link.
+  return service > 0 ? static_cast<double>(arch_.dma.channels()) * static_cast<double>(request.length) / service : 1e12;
+}
+
+double PlacementCostModel::group_cycles(const GroupLoad& load, bool matrix) const {
+  const double compute = load.flops / (matrix ? matrix_flops_per_cycle_ : flops_per_cycle_);
+  const double local = load.read_bytes / read_bytes_per_cycle_ + load.write_bytes / write_bytes_per_cycle_;
+  const double remote = remote_bytes_per_cycle_ > 0 ? load.remote_bytes / remote_bytes_per_cycle_ : 0;
+  return launch_cycles_ + std::max(compute, std::max(local, remote));
+}
+
+GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<TensorRegion>& regions, double fraction) {
+  GroupLoad load;
+  load.flops = static_cast<double>(op.bound->cost().flops) * fraction;
+  const bool matrix = matrix_family(graph, op);
+  for (std::size_t k = 0; k < regions.size(); ++k) {
+    const double bytes = region_bytes(operand_shape(graph, op, k), regions[k]);
+    if (k >= op.inputs.size()) {
+      load.write_bytes += bytes;
+    } else if (matrix && k == 0 && op.bound->split_geometry().window) {
+      // A conv reads each input element once per kernel tap that covers it (its tiles of B are built in ldm).
+      const SplitGeometry g = op.bound->split_geometry();
+      load.read_bytes += bytes * static_cast<double>(g.kernel[0] * g.kernel[1]);
+    } else {
+      load.read_bytes += bytes;
+    }
+  }
+  return load;
+}
+
+double PlacementCostModel::whole(const Graph& graph, const OpNode& op) const {
+  if (op.bound->reinterprets_input()) return 0;  // a hand-over: no kernel
+  const std::vector<TensorRegion> regions(op.inputs.size() + op.outputs.size(), TensorRegion{});
+  const double groups = arch_.core_groups;
+  GroupLoad load = piece_load(graph, op, regions, 1.0 / groups);
+  load.read_bytes /= groups;
+  load.write_bytes /= groups;
+  // A conv's groups each compute some of every filter's outputs: each reads the weights whole.
+  if (op.bound->split_geometry().window && matrix_family(graph, op) && op.inputs.size() > 1) {
+    load.read_bytes += static_cast<double>(graph.tensor(op.inputs[1]).logical_bytes()) * (groups - 1) / groups;
+  }
+  const bool matrix = matrix_family(graph, op);
+  // Every group's share is the same; group 0's is local, the others' remote.
+  const double local = group_cycles(load, matrix);
+  if (arch_.core_groups < 2) return local;
+  load.remote_bytes = load.read_bytes + load.write_bytes;
+  return std::max(local, group_cycles(load, matrix));
+}
+
+double PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpSplit& s) const {
+  const bool matrix = matrix_family(graph, op);
+  double slowest = 0;
+  for (const auto& [begin, end] : s.blocks) {
+    if (begin == end) continue;
+    const PieceWork w = piece_work(graph, op, s.axis, begin, end, op.attrs);
+    std::vector<TensorRegion> regions = w.regions;
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      if (w.dropped[k]) regions[k] = TensorRegion{false, 0, 0, 0};
+    }
+    const double fraction =
+        static_cast<double>(end - begin) / static_cast<double>(std::max<std::uint64_t>(1, s.axis.extent));
+    slowest = std::max(slowest, group_cycles(piece_load(graph, op, regions, fraction), matrix));
+  }
+  if (!s.axis.reduces) return slowest;
+  // The tree's levels between groups: an add of two partials on the left group, one of them remote.
+  std::size_t levels = 0;
+  for (const auto& level : s.tree) {
+    levels += std::any_of(level.begin(), level.end(), [](const ReductionPair& p) { return p.exchange == "cg"; });
+  }
+  const double out = static_cast<double>(graph.tensor(op.outputs[0]).logical_bytes());
+  GroupLoad add;
+  add.flops = out / 2;
+  add.read_bytes = 2 * out;
+  add.write_bytes = out;
+  add.remote_bytes = out;
+  double tree = static_cast<double>(levels) * group_cycles(add, false);
+  if (op.attrs.is_object() && op.attrs.contains("activation")) {
+    add.read_bytes = out;
+    add.remote_bytes = 0;
+    tree += group_cycles(add, false);
+  }
+  return slowest + tree;
+}
+
+double PlacementCostModel::exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
+                                    const std::vector<std::optional<TensorRegion>>& need) const {
+  const Shape& shape = graph.tensor(t).shape;
+  double slowest = 0;
+  for (std::size_t g = 0; g < need.size(); ++g) {
+    if (!need[g]) continue;
+    const TensorRegion& r = *need[g];
+    double local = 0;
+    if (held.whole) {
+      if (g == 0 && r.whole) continue;  // the copy itself
+      local = g == 0 ? region_bytes(shape, r) : 0;
+    } else {
+      if (held.groups[g] && same(*held.groups[g], r)) continue;
+      if (held.groups[g]) local = overlap_bytes(shape, r, *held.groups[g]);
+    }
+    // The gather moves boxes: one contiguous block per index before the cut axis, of the rows the smaller of the
+    // needed and the held region spans (small blocks cost whole transactions and a request each).
+    const double bytes = region_bytes(shape, r);
+    double block = bytes;
+    const auto narrow = [&](const TensorRegion& cut) {
+      if (!cut.whole)
+        block = std::min(block, region_bytes(shape, cut) / static_cast<double>(shape.product(0, cut.axis)));
+    };
+    narrow(r);
+    if (!held.whole && held.groups[g]) narrow(*held.groups[g]);
+    if (!held.whole) {
+      for (const auto& h : held.groups) {
+        if (h) narrow(*h);
+      }
+    }
+    const double local_cycles = bytes / rate(DmaOp::kGet, block) + bytes / rate(DmaOp::kPut, block);
+    const double remote = std::max(0.0, bytes - local);
+    const double remote_cycles = remote_bytes_per_cycle_ > 0 ? remote / remote_bytes_per_cycle_ : 0;
+    slowest = std::max(slowest, launch_cycles_ + std::max(local_cycles, remote_cycles));
+  }
+  return slowest;
+}
+
+}  // namespace ldmsim

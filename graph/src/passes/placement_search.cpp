@@ -1,0 +1,179 @@
+// The cost-aware choice's search (placement_choice.hpp, docs/splitting.md "The cost-aware choice"): a dynamic
+// programme over the ops in schedule order whose state is the placement of the op just run. An op's cost under a
+// placement is its own estimate plus the exchanges its data inputs need from where their producers left them; the
+// producer of an input is the previous op (the state) or an earlier one, whose placement is read off the best path
+// into that state. On a chain this is exact; on a graph with branches it is the best plan among those that
+// agree with the chain's optimum at every earlier op the path fixes (the Viterbi recursion with path costs).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "ldmsim/graph/placement_choice.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+/// One placement an op can take.
+struct Candidate {
+  std::optional<OpSplit> split;  ///< nullopt: whole
+  std::string label = "whole";
+  double cycles = 0;                                            ///< the op's own estimate
+  std::vector<std::vector<std::optional<TensorRegion>>> needs;  ///< per input, per group
+  std::vector<TensorHolding> holds;                             ///< per output
+};
+
+/// A range over the whole axis is the whole tensor (as the executor binds pieces).
+TensorRegion normalized(const Graph& graph, std::size_t t, TensorRegion r) {
+  if (!r.whole && r.begin == 0 && r.end == graph.tensor(t).shape[r.axis]) return TensorRegion{};
+  return r;
+}
+
+Candidate whole_candidate(const Graph& graph, const OpNode& op, const PlacementCostModel& model, std::size_t groups) {
+  Candidate c;
+  c.cycles = model.whole(graph, op);
+  c.needs.assign(op.inputs.size(), std::vector<std::optional<TensorRegion>>(groups));
+  for (auto& need : c.needs) need[0] = TensorRegion{};
+  c.holds.assign(op.outputs.size(), TensorHolding{});
+  return c;
+}
+
+Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const PlacementCostModel& model,
+                          std::size_t groups) {
+  Candidate c;
+  c.cycles = model.split(graph, op, s);
+  c.needs.assign(op.inputs.size(), std::vector<std::optional<TensorRegion>>(groups));
+  c.holds.assign(op.outputs.size(), TensorHolding{});
+  for (TensorHolding& h : c.holds) {
+    if (!s.axis.reduces) h = TensorHolding{false, std::vector<std::optional<TensorRegion>>(groups)};
+  }
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto [begin, end] = s.blocks[g];
+    if (begin == end) continue;
+    const PieceWork w = piece_work(graph, op, s.axis, begin, end, op.attrs);
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      if (!w.dropped[k]) c.needs[k][g] = normalized(graph, op.inputs[k], w.regions[k]);
+    }
+    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+      if (!c.holds[k].whole) c.holds[k].groups[g] = normalized(graph, op.outputs[k], w.regions[op.inputs.size() + k]);
+    }
+  }
+  c.split = std::move(s);
+  return c;
+}
+
+/// Every placement of `op`: whole, and each splittable dimension the rule can cut (once per distinct cut).
+std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const SplitPlan& plan, const Arch& arch,
+                                  const PlacementCostModel& model) {
+  const std::size_t groups = plan.memories;
+  std::vector<Candidate> out{whole_candidate(graph, op, model, groups)};
+  for (const SplitAxis& axis : split_axes(graph, op)) {
+    if (axis.extent < 2) continue;
+    std::optional<OpSplit> s = split_along(graph, op, axis, plan, arch);
+    if (!s) continue;
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
+      return c.split && c.split->axis.operand == axis.operand && c.split->axis.axis == axis.axis &&
+             c.split->axis.rule == axis.rule;
+    });
+    if (seen) continue;
+    Candidate c = split_candidate(graph, op, std::move(*s), model, groups);
+    const std::size_t same_rule = static_cast<std::size_t>(std::count_if(
+        out.begin(), out.end(), [&](const Candidate& o) { return o.split && o.split->axis.rule == axis.rule; }));
+    c.label = same_rule == 0 ? axis.rule : fmt::format("{} (axis {})", axis.rule, axis.axis);
+    if (same_rule == 1) {  // name the first one's axis too, now that there are two
+      for (Candidate& o : out) {
+        if (o.split && o.split->axis.rule == axis.rule)
+          o.label = fmt::format("{} (axis {})", axis.rule, o.split->axis.axis);
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
+  const PlacementCostModel model(arch);
+  const auto& ops = graph.ops();
+  const std::size_t n = ops.size();
+  plan.choices.assign(n, PlacementChoice{});
+  if (n == 0) return;
+  std::vector<std::vector<Candidate>> cands(n);
+  for (std::size_t i = 0; i < n; ++i) cands[i] = candidates(graph, ops[i], plan, arch, model);
+  // The holding of an input of op i when op p ran as candidate `state` of op p.
+  const auto input_cost = [&](std::size_t i, const Candidate& c, const std::vector<std::size_t>& state) {
+    double cost = c.cycles;
+    const OpNode& op = ops[i];
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      const TensorNode& t = graph.tensor(op.inputs[k]);
+      if (!t.producer) continue;  // staged where its first consumer needs it, or read in place
+      const OpNode& producer = ops[*t.producer];
+      const std::size_t out = static_cast<std::size_t>(
+          std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
+      const Candidate& from = cands[*t.producer][state[*t.producer]];
+      cost += model.exchange(graph, op.inputs[k], from.holds[out], c.needs[k]);
+    }
+    return cost;
+  };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(n);
+  std::vector<std::vector<std::size_t>> back(n);
+  std::vector<std::size_t> state(n, 0);  // the placements along the path being priced
+  for (std::size_t i = 0; i < n; ++i) {
+    best[i].assign(cands[i].size(), kInf);
+    back[i].assign(cands[i].size(), 0);
+    // The earliest producer op i reads: the path is walked back to it.
+    std::size_t earliest = i;
+    for (const std::size_t t : ops[i].inputs) {
+      if (graph.tensor(t).producer) earliest = std::min(earliest, *graph.tensor(t).producer);
+    }
+    const std::size_t previous = i == 0 ? 1 : cands[i - 1].size();
+    for (std::size_t p = 0; p < previous; ++p) {
+      if (i > 0) {
+        state[i - 1] = p;
+        for (std::size_t m = i - 1; m > earliest; --m) state[m - 1] = back[m][state[m]];
+      }
+      const double before = i == 0 ? 0 : best[i - 1][p];
+      for (std::size_t c = 0; c < cands[i].size(); ++c) {
+        const double total = before + input_cost(i, cands[i][c], state);
+        if (total < best[i][c]) best[i][c] = total, back[i][c] = p;
+      }
+    }
+  }
+  // The cheapest final state, and the path into it.
+  state[n - 1] =
+      static_cast<std::size_t>(std::min_element(best[n - 1].begin(), best[n - 1].end()) - best[n - 1].begin());
+  plan.estimated_cycles = best[n - 1][state[n - 1]];
+  for (std::size_t i = n - 1; i > 0; --i) state[i - 1] = back[i][state[i]];
+  for (std::size_t i = 0; i < n; ++i) {
+    Candidate& chosen = cands[i][state[i]];
+    PlacementChoice& choice = plan.choices[i];
+    choice.placement = chosen.label;
+    choice.estimated_cycles = input_cost(i, chosen, state);
+    for (std::size_t c = 0; c < cands[i].size(); ++c) {
+      if (c == state[i]) continue;
+      const double other = input_cost(i, cands[i][c], state);
+      if (choice.runner_up.empty() || other < choice.runner_up_cycles) {
+        choice.runner_up = cands[i][c].label;
+        choice.runner_up_cycles = other;
+      }
+    }
+    plan.ops[i] = std::move(chosen.split);
+  }
+}
+
+std::string describe_placements(const Graph& graph, const SplitPlan& plan) {
+  if (plan.choices.empty()) return {};
+  std::string out = fmt::format("placements (--split auto), estimated {:.0f} cycles:\n", plan.estimated_cycles);
+  for (std::size_t i = 0; i < plan.choices.size(); ++i) {
+    const PlacementChoice& c = plan.choices[i];
+    out += fmt::format("  {}: {}, estimated {:.0f} cycles", graph.ops()[i].layer(), c.placement, c.estimated_cycles);
+    out += c.runner_up.empty() ? std::string(" (no other placement)\n")
+                               : fmt::format(" (runner-up {}: {:.0f})\n", c.runner_up, c.runner_up_cycles);
+  }
+  return out;
+}
+
+}  // namespace ldmsim

@@ -1,0 +1,179 @@
+// The cost-aware placement choice (`--split auto`, docs/splitting.md "The cost-aware choice"): the estimator's
+// roofline worked by hand on an arch whose prices are simple; the dynamic programme choosing, over a chain, the
+// plan a per-op choice misses; and outputs of off, on and auto runs bit-identical where the arithmetic order is
+// the same, within fp16 rounding where a split of the inner dimension sums in another order.
+#include "ldmsim/graph/placement_choice.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "kernels/op_harness.hpp"
+#include "ldmsim/frontends/workload_json.hpp"
+#include "ldmsim/graph/executor.hpp"
+
+using namespace ldmsim;
+using nlohmann::json;
+
+namespace {
+
+Graph from(const json& tree) {
+  return workload_from_json(tree, "placement.json", ".", test::registry());
+}
+
+/// sw26010 with an ideal DMA engine: local DMA costs nothing, remote bytes cross the link at 8 bytes per cycle, a
+/// launch costs the node barrier (200) and the remote latency (250).
+Arch simple_arch() {
+  Arch a = Arch::preset("sw26010");
+  a.dma.timing = json{{"model", "ideal"}};
+  a.dma.remote = {250, 8};
+  return a;
+}
+
+/// relu over x [1, 4, 64, 64] (32 KiB), `n` times, then softmax (which only runs whole).
+Graph relu_chain(int n) {
+  json ops = json::array();
+  std::string in = "x";
+  for (int i = 0; i < n; ++i) {
+    const std::string out = "r" + std::to_string(i);
+    ops.push_back({{"type", "relu"}, {"inputs", {in}}, {"outputs", {out}}});
+    in = out;
+  }
+  ops.push_back({{"type", "softmax"}, {"inputs", {in}}, {"outputs", {"y"}}});
+  return from({{"tensors", {{"x", {{"shape", {1, 4, 64, 64}}, {"init", {{"normal", {0, 1}}, {"seed", 1}}}}}}},
+               {"ops", ops},
+               {"outputs", {"y"}}});
+}
+
+std::vector<f16> run_output(const Graph& g, const Arch& arch, SplitOptions split, const std::string& name) {
+  Machine m(arch);
+  ExecuteOptions options;
+  options.split = split;
+  return execute(g, m, options).outputs.at(name);
+}
+
+}  // namespace
+
+TEST_CASE("the placement estimate is the arch's roofline per core group", "[graph][split][auto]") {
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  const Graph g = relu_chain(1);
+  const OpNode& relu = g.ops()[0];
+  const double flops = static_cast<double>(relu.bound->cost().flops);
+  const double launch = 200 + 250;                    // no DMA latency with the ideal engine
+  const double compute = flops / 4 / (64 * 8);        // a quarter of the work on 64 cores of 8 flops per cycle
+  const double remote = (32768.0 + 32768.0) / 4 / 8;  // groups 1-3 read and write their quarter remotely
+  CHECK(model.whole(g, relu) == Approx(launch + std::max(compute, remote)));
+  // Split along its largest dimension (h, 64 rows: 16 per group), each group reads its own memory.
+  const SplitPlan plan = plan_split(g, arch, {.enabled = true});
+  REQUIRE(plan.ops[0]);
+  CHECK(model.split(g, relu, *plan.ops[0]) == Approx(launch + compute));
+  // Gathering the whole relu output into group 0 for softmax: three quarters cross the link.
+  TensorHolding held{false, {}};
+  for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
+  std::vector<std::optional<TensorRegion>> need(4);
+  need[0] = TensorRegion{};
+  CHECK(model.exchange(g, relu.outputs[0], held, need) == Approx(launch + 32768.0 * 3 / 4 / 8));
+  // A copy of exactly the region a group needs costs nothing to hand over.
+  std::vector<std::optional<TensorRegion>> own(4);
+  own[1] = held.groups[1];
+  CHECK(model.exchange(g, relu.outputs[0], held, own) == 0);
+}
+
+TEST_CASE("the dynamic programme weighs an op's split against the exchanges it causes", "[graph][split][auto]") {
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  // By hand: one relu split saves (whole - split) but its output must be gathered for softmax; over a chain of n
+  // relus the savings add up while the gather happens once.
+  const Graph one = relu_chain(1);
+  const double whole = model.whole(one, one.ops()[0]);
+  const SplitPlan rule = plan_split(one, arch, {.enabled = true});
+  const double split = model.split(one, one.ops()[0], *rule.ops[0]);
+  TensorHolding held{false, {}};
+  for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
+  std::vector<std::optional<TensorRegion>> need(4);
+  need[0] = TensorRegion{};
+  const double gather = model.exchange(one, one.ops()[0].outputs[0], held, need);
+  // The case the choice must get right: each relu alone is cheaper split, but not with the gather after it.
+  REQUIRE(split < whole);
+  REQUIRE(split + gather > whole);
+  const int n = static_cast<int>(std::ceil(gather / (whole - split))) + 1;  // enough relus to pay for the gather
+  REQUIRE(n * (whole - split) > gather);
+
+  SplitOptions options{.enabled = true, .cost_aware = true};
+  const SplitPlan short_plan = plan_split(one, arch, options);
+  CHECK(short_plan.choices[0].placement == "whole");  // a per-op choice would have split it
+  CHECK(short_plan.choices[0].runner_up == "elementwise (axis 2)");
+  CHECK(short_plan.choices[0].runner_up_cycles == Approx(split));
+  const double softmax = model.whole(one, one.ops()[1]);
+  CHECK(short_plan.estimated_cycles == Approx(whole + softmax));
+
+  const Graph chain = relu_chain(n);
+  const SplitPlan long_plan = plan_split(chain, arch, options);
+  for (int i = 0; i < n; ++i) {
+    INFO(i);
+    CHECK(long_plan.ops[static_cast<std::size_t>(i)]);
+    CHECK(long_plan.choices[static_cast<std::size_t>(i)].placement == "elementwise (axis 2)");
+  }
+  CHECK_FALSE(long_plan.ops[static_cast<std::size_t>(n)]);  // softmax, whole
+  CHECK(long_plan.choices[static_cast<std::size_t>(n)].estimated_cycles == Approx(softmax + gather));
+  CHECK(long_plan.estimated_cycles == Approx(n * split + gather + softmax));
+  CHECK(long_plan.estimated_cycles < n * whole + softmax);
+}
+
+TEST_CASE("off, on and auto give the same outputs where they sum in the same order", "[graph][split][auto]") {
+  // Convs, a relu and a pool: no split sums partial results, so every placement computes each output element
+  // with the same operations in the same order.
+  const Graph convs = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
+                "w2": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c1"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c1"], "outputs": ["r1"]},
+            {"type": "conv", "inputs": ["r1", "w2"], "outputs": ["c2"], "attrs": {"pad": 1}},
+            {"type": "max_pool", "inputs": ["c2"], "outputs": ["y"], "attrs": {"kernel": 2, "stride": 2}}],
+    "outputs": ["y"]})"));
+  // fc over 2048 inputs: a split of its inner dimension sums each group's partial in another order.
+  const Graph fc = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 2048], "init": {"normal": [0, 1], "seed": 4}},
+                "w": {"shape": [256, 2048], "init": {"uniform": [-0.05, 0.05], "seed": 5}}},
+    "ops": [{"type": "fc", "inputs": ["x", "w"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = Arch::preset(preset);
+    const SplitOptions off{}, on{.enabled = true}, automatic{.enabled = true, .cost_aware = true};
+    // On sw26010 the choice splits this chain (remote bytes cost most there); on sw26010pro it may keep it whole,
+    // which runs as off does.
+    const SplitPlan chosen = plan_split(convs, arch, automatic);
+    if (std::string(preset) == "sw26010") {
+      CHECK(std::any_of(chosen.ops.begin(), chosen.ops.end(), [](const auto& s) { return s.has_value(); }));
+    }
+    const std::vector<f16> y = run_output(convs, arch, off, "y");
+    CHECK(run_output(convs, arch, on, "y") == y);
+    CHECK(run_output(convs, arch, automatic, "y") == y);
+
+    // The rule splits fc's inner dimension (partial sums added by the tree); the choice may cut its columns (no
+    // partial sums): bit-identical then, else within fp16 tolerance (docs/fp16.md): fp32 accumulation, one
+    // rounding of each partial and of each sum to fp16, a few ulps of the output's magnitude.
+    REQUIRE(plan_split(fc, arch, on).ops[0]->axis.rule == "inner");
+    const std::vector<f16> whole = run_output(fc, arch, off, "y");
+    const auto within_tolerance = [&](const std::vector<f16>& other) {
+      REQUIRE(whole.size() == other.size());
+      double largest = 0, worst = 0;
+      for (std::size_t i = 0; i < whole.size(); ++i) {
+        const double a = static_cast<float>(whole[i]), b = static_cast<float>(other[i]);
+        largest = std::max(largest, std::abs(a));
+        worst = std::max(worst, std::abs(a - b));
+      }
+      CHECK(worst <= largest * 4.0 / 2048);  // four ulps at the largest output
+    };
+    within_tolerance(run_output(fc, arch, on, "y"));
+    const std::optional<OpSplit>& fc_choice = plan_split(fc, arch, automatic).ops[0];
+    const std::vector<f16> cost_aware = run_output(fc, arch, automatic, "y");
+    if (fc_choice && fc_choice->axis.reduces) {
+      within_tolerance(cost_aware);
+    } else {
+      CHECK(cost_aware == whole);
+    }
+  }
+}
