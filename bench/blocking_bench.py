@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """The matrix engine's blocking choice (kernels/src/ops/matrix_multiply.cpp): convolutions and matmuls of ResNet-50
-and split-sized pieces of them, each run on whole presets and on one core group of each, by one or two ldmsim
-builds side by side. Prints a markdown table of each build's simulated cycles, the blocking's own estimate and the
-blocking (dealt as, block rows x columns, k chunk), the ratio of the builds' cycles, and their geometric mean per
-arch kind. Simulated numbers only (deterministic).
+and split-sized pieces of them, each run on whole presets and on one core group of each, through the Python bindings
+of one build, optionally beside the results of another build saved before. Prints a markdown table of each build's
+simulated cycles, the blocking's own estimate and the blocking (dealt as, block rows x columns, k chunk), the ratio of
+the builds' cycles, and their geometric mean per arch kind. Simulated numbers only (deterministic).
 
-  /usr/bin/python3 bench/blocking_bench.py --ldmsim build/tools/ldmsim [--baseline OLD/ldmsim]
+  PYTHONPATH=OLD/build/python /usr/bin/python3 bench/blocking_bench.py --save old.json
+  PYTHONPATH=build/python /usr/bin/python3 bench/blocking_bench.py [--baseline old.json]
 """
 import argparse
 import json
 import math
-import subprocess
-import tempfile
 from pathlib import Path
+
+import ldmsim
 
 ARCHES = ["sw26010", "sw26010pro"]
 
@@ -54,20 +55,17 @@ CASES = {
 }
 
 
-def one_group_arch(ldmsim, preset, tmp):
-    shown = subprocess.run([ldmsim, "arch", "show", preset], check=True, capture_output=True, text=True).stdout
-    arch = json.loads(shown)
+def one_group_arch(preset):
+    arch = ldmsim.arch(preset)
     arch["name"] = f"{preset}/1cg"
     arch["core_groups"]["count"] = 1
-    path = Path(tmp) / f"{preset}-1cg.json"
-    path.write_text(json.dumps(arch))
-    return path
+    return arch
 
 
-def run(ldmsim, workload, arch, out):
-    subprocess.run([ldmsim, "run", str(workload), "--arch", str(arch), "--no-trace", "--out", str(out)], check=True,
-                   stdout=subprocess.DEVNULL)
-    stats = json.loads((out / "stats.json").read_text())
+def run(workload, arch):
+    """(cycles, the blocking's estimate, the blocking as text) of one run."""
+    session = ldmsim.Session(arch=arch)
+    stats = session.run(session.load(workload)).stats
     blocking = stats["ops"][0]["metrics"]["blocking"]
     shape = f"{blocking['dealt_as']} {blocking['block_rows']}x{blocking['block_columns']} k{blocking['k_chunk']}"
     return stats["cycles"], blocking["estimated_cycles"], shape
@@ -75,32 +73,30 @@ def run(ldmsim, workload, arch, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ldmsim", required=True)
-    parser.add_argument("--baseline", help="another ldmsim build to compare with")
+    parser.add_argument("--baseline", help="results of another build, saved by its --save, to compare with")
+    parser.add_argument("--save", help="write this build's results to this JSON file")
     args = parser.parse_args()
-    builds = [b for b in (args.baseline, args.ldmsim) if b]
-    header = "| case | arch |" + "".join(" cycles | estimate | blocking |" for _ in builds)
-    print(header + (" new / baseline |" if args.baseline else ""))
-    print("|---|---|" + "---:|---:|---|" * len(builds) + ("---:|" if args.baseline else ""))
-    ratios = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        arches = [(a, a, "whole") for a in ARCHES]
-        arches += [(f"{a} one group", one_group_arch(args.ldmsim, a, tmp), "one group") for a in ARCHES]
-        for name, workload in CASES.items():
-            path = Path(tmp) / "case.json"
-            path.write_text(json.dumps({"name": name.replace(" ", "_"), **workload}))
-            for label, arch, kind in arches:
-                cells, cycles = [], []
-                for i, build in enumerate(builds):
-                    c, estimate, shape = run(build, path, arch, Path(tmp) / f"out{i}")
-                    cells.append(f" {c} | {estimate} | {shape} |")
-                    cycles.append(c)
-                row = f"| {name} | {label} |" + "".join(cells)
-                if args.baseline:
-                    ratio = cycles[1] / cycles[0]
-                    ratios.setdefault(kind, []).append(ratio)
-                    row += f" {ratio:.2f} |"
-                print(row, flush=True)
+    baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
+    builds = 2 if baseline else 1
+    header = "| case | arch |" + " cycles | estimate | blocking |" * builds
+    print(header + (" new / baseline |" if baseline else ""))
+    print("|---|---|" + "---:|---:|---|" * builds + ("---:|" if baseline else ""))
+    ratios, saved = {}, {}
+    arches = [(a, a, "whole") for a in ARCHES]
+    arches += [(f"{a} one group", one_group_arch(a), "one group") for a in ARCHES]
+    for name, workload in CASES.items():
+        for label, arch, kind in arches:
+            key = f"{name} | {label}"
+            saved[key] = run({"name": name.replace(" ", "_"), **workload}, arch)
+            results = ([baseline[key]] if baseline else []) + [saved[key]]
+            row = f"| {name} | {label} |" + "".join(f" {c} | {estimate} | {shape} |" for c, estimate, shape in results)
+            if baseline:
+                ratio = results[1][0] / results[0][0]
+                ratios.setdefault(kind, []).append(ratio)
+                row += f" {ratio:.2f} |"
+            print(row, flush=True)
+    if args.save:
+        Path(args.save).write_text(json.dumps(saved, indent=1) + "\n")
     for kind, values in ratios.items():
         mean = math.exp(sum(math.log(r) for r in values) / len(values))
         print(f"\ngeometric mean new / baseline, {kind}: {mean:.3f} over {len(values)} runs "

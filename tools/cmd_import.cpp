@@ -32,7 +32,7 @@ void import_command(const ImportOptions& options) {
   OnnxImportOptions import;
   import.inputs = input_files(options.inputs);
   const ImportedModel imported = import_onnx(options.model, import);
-  for (const std::string& note : imported.notes) fmt::print(stderr, "ldmsim: note: {}\n", terminal_safe(note));
+  for (const ImportNote& note : imported.notes) fmt::print(stderr, "ldmsim: note: {}\n", terminal_safe(note.text));
   const std::filesystem::path dir(options.out);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -33,7 +33,7 @@ DmaMode to_mode(SlaveContext& ctx, int mode, const char* api) {
 /// Rethrows a runtime trap about the call's arguments with the athread call's name in front.
 [[noreturn]] void rethrow_named(const Fault& f, const char* api) {
   if (f.kind() != FaultKind::kInvalidArgument) throw;
-  throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(), fmt::format("{}: {}", api, f.detail()));
+  throw f.with_detail(fmt::format("{}: {}", api, f.detail()));
 }
 
 std::uint64_t field(long value) {
@@ -141,9 +141,8 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     handle = ctx.core->dma(r);
   } catch (const Fault& f) {
     if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
-    throw Fault(f.kind(), f.where(), f.cycle(), f.kernel(),
-                fmt::format("{} [main-memory side: host pointer {}; ldm side: {} at ldm offset 0x{:x}]", f.detail(),
-                            mem, ldm, ref.offset));
+    throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}; ldm side: {} at ldm offset 0x{:x}]",
+                                    f.detail(), mem, ldm, ref.offset));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
   if (stack && r.op == DmaOp::kGet) {

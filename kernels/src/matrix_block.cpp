@@ -177,25 +177,13 @@ ReadPricer::ReadPricer(const Arch& arch)
 
 ReadPricer::~ReadPricer() = default;
 
-const ReadPricer& ReadPricer::for_arch(const Arch& arch) {
-  // The memos grow with the distinct queries; a long-lived thread starts afresh past this many (the values are a
-  // pure function of the query: starting afresh changes no price). A run length's memo holds a cost per 2-byte
-  // offset within a transaction, so the run memo is also bounded by its costs: at most 2^24 (128 MiB).
+bool ReadPricer::memos_full() const {
+  // The memos grow with the distinct queries. A run length's memo holds a cost per 2-byte offset within a
+  // transaction, so the run memo is also bounded by its costs: at most 2^24 (128 MiB).
   constexpr std::size_t kMaxQueries = std::size_t{1} << 18;  // block memo at most 2^20 slots of 64 bytes
   constexpr std::size_t kMaxRunCosts = std::size_t{1} << 24;
-  struct Cached {
-    std::unique_ptr<Arch> arch;
-    std::unique_ptr<ReadPricer> pricer;
-  };
-  thread_local Cached cached;
-  if (cached.arch == nullptr || !(*cached.arch == arch) || cached.pricer->blocks_.size() > kMaxQueries ||
-      cached.pricer->runs_.size() > kMaxQueries ||
-      cached.pricer->runs_.size() * (arch.dma.transaction_bytes / 2 + 1) > kMaxRunCosts) {
-    cached.pricer.reset();
-    cached.arch = std::make_unique<Arch>(arch);
-    cached.pricer = std::make_unique<ReadPricer>(*cached.arch);
-  }
-  return *cached.pricer;
+  return blocks_.size() > kMaxQueries || runs_.size() > kMaxQueries ||
+         runs_.size() * (transaction_bytes_ / 2 + 1) > kMaxRunCosts;
 }
 
 double ReadPricer::service(std::size_t runs, std::size_t offset, std::size_t run_bytes) const {

@@ -47,6 +47,8 @@ void translate(std::exception_ptr thrown) {
     fields["core"] = f.core();
     fields["cycle"] = f.cycle();
     fields["detail"] = utf8_text(f.detail());
+    fields["field"] = f.field() ? py::object(py::str(f.field()->name)) : py::object(py::none());
+    fields["value"] = f.field() ? py::object(py::int_(f.field()->value)) : py::object(py::none());
     raise_with(g_fault, f.what(), fields);
   } catch (const TraceFormatError& e) {
     py::dict fields;
@@ -67,7 +69,8 @@ void bind_errors(py::module_& m) {
   const py::tuple fault_bases = py::make_tuple(py::handle(g_error), py::handle(PyExc_RuntimeError));
   g_fault = new_class(m, "Fault", fault_bases.ptr(),
                       "A trap of the simulated machine. Attributes: kind (e.g. 'dma-misaligned'), kernel, cg, core "
-                      "(-1: not on a core), cycle, detail (the message without its location).");
+                      "(-1: not on a core), cycle, field and value (the request field the trap is about, e.g. "
+                      "'length' and 6; None when it names none), detail (the message without its location).");
   const py::tuple value_bases = py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError));
   g_config_error = new_class(m, "ConfigError", value_bases.ptr(),
                              "Bad configuration or input: an arch, a model, a workload, an input array, a file.");

@@ -58,7 +58,7 @@ TensorValues to_tensor(const std::string& name, const py::handle& value) {
   } else {
     floats_to_halves({static_cast<const float*>(array.data()), values.size()}, values);
   }
-  return TensorValues{std::move(shape), SharedHalves(std::move(values))};
+  return TensorValues{std::move(shape), SharedHalves(std::move(values)), DType::kF16, dtype.itemsize() == 4};
 }
 
 }  // namespace

@@ -104,6 +104,7 @@ class PythonRunResult {
     return *stats_;
   }
   py::object host_times() { return to_python(result_.host_times); }
+  const std::vector<std::string>& notes() const { return result_.notes; }
   py::list layers() { return stats()["ops"].cast<py::list>(); }
   std::uint64_t cycles() const { return result_.cycles(); }
   double seconds() const { return result_.stats.value("seconds", 0.0); }
@@ -212,7 +213,9 @@ void bind_session(py::module_& m) {
           "The graph's outputs: dicts of name, shape.")
       .def_property_readonly("arch", [](const Model& model) { return to_python(model.arch().to_json()); })
       .def_property_readonly("staging", [](const Model& model) { return std::string(to_string(model.staging())); })
-      .def_property_readonly("notes", &Model::notes, "What the import decided for the user (random inputs, rounding).")
+      .def_property_readonly("notes", &Model::notes,
+                             "What the import decided for the user as the model was loaded (random inputs, "
+                             "rounding); a run's own are RunResult.notes.")
       .def_property_readonly("host_memory_bound", &Model::host_memory_bound,
                              "Host bytes a run takes for its tensors at most.")
       .def("describe", &Model::describe, "The graph after the passes, as `ldmsim run --dump-graph` prints it.")
@@ -228,6 +231,9 @@ void bind_session(py::module_& m) {
       .def_property_readonly("layers", &PythonRunResult::layers,
                              "One dict per op in run order (stats['ops']); pandas.DataFrame(result.layers) takes it.")
       .def_property_readonly("host_times", &PythonRunResult::host_times, "host_times.json as a dict.")
+      .def_property_readonly("notes", &PythonRunResult::notes,
+                             "What the import decided that holds for this run (an input given to run() has no "
+                             "load-time note; a float32 one is said to be rounded to fp16).")
       .def_property_readonly("cycles", &PythonRunResult::cycles, "Simulated cycles of the run.")
       .def_property_readonly("seconds", &PythonRunResult::seconds, "Simulated seconds of the run.");
 

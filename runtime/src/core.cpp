@@ -24,7 +24,8 @@ Core::Core(detail::GroupRun& group, int cg, int node_cg, int id, int row, int co
       row_(row),
       col_(col),
       ldm_(this, ldm_base, ldm_bytes),
-      stats_(&stats) {}
+      stats_(&stats),
+      group_state_(nullptr) {}  // the running thread's, set by GroupRun::start
 
 int Core::rows() const {
   return static_cast<int>(group_->arch().rows);
@@ -77,8 +78,8 @@ void Core::sync_point() {
   if (group_->aborted()) throw detail::Aborted{};
 }
 
-void Core::trap(FaultKind kind, std::string message) {
-  throw Fault(kind, {node_cg_, id_}, cycle_, group_->kernel_name(), std::move(message));
+void Core::trap(FaultKind kind, std::string message, std::optional<FaultField> field) {
+  throw Fault(kind, {node_cg_, id_}, cycle_, group_->kernel_name(), std::move(message), std::move(field));
 }
 
 void Core::lint(const std::string& message) {
@@ -94,7 +95,10 @@ DmaHandle Core::dma(const DmaRequest& request) {
   stats_->busy_cycles += issue_cost;
   sync_point();
   DmaResult result = engine.execute(request, id_, cycle_, group_->ldm_window());
-  if (result.trapped) trap(result.violation->kind, result.violation->message);
+  if (result.trapped) {
+    const DmaViolation& v = *result.violation;
+    trap(v.kind, v.message, v.field.empty() ? std::nullopt : std::optional<FaultField>(FaultField{v.field, v.value}));
+  }
   if (result.violation) {
     ++stats_->lint_warnings;
     group_->record_warning(*this, result.violation->message);
@@ -266,7 +270,8 @@ LdmAddr Ldm::alloc_bytes(std::size_t bytes, std::size_t alignment) {
   core_->trap(FaultKind::kLdmOverflow,
               fmt::format("Ldm::alloc of {} bytes does not fit the {}-byte local store: {} bytes free (largest "
                           "free block {}), high-water mark {} bytes; hint: use smaller tiles or free buffers first",
-                          s.requested, allocator_.capacity(), s.free_bytes, s.largest_free, s.high_water));
+                          s.requested, allocator_.capacity(), s.free_bytes, s.largest_free, s.high_water),
+              FaultField{"bytes", s.requested});
 }
 
 void Ldm::free_at(LdmAddr offset) {

@@ -85,8 +85,8 @@ void GroupRun::guarded(Step&& step) noexcept {
   }
 }
 
-void GroupRun::run_together(const std::vector<GroupRun*>& runs) noexcept {
-  for (GroupRun* run : runs) run->start({});
+void GroupRun::run_together(const std::vector<GroupRun*>& runs, HostState& host_state) noexcept {
+  for (GroupRun* run : runs) run->start({}, host_state);
   const auto live = [&runs] {
     return std::any_of(runs.begin(), runs.end(), [](const GroupRun* r) { return r->live(); });
   };
@@ -100,8 +100,9 @@ void GroupRun::run_together(const std::vector<GroupRun*>& runs) noexcept {
   for (GroupRun* run : runs) run->finish();
 }
 
-void GroupRun::start(std::function<void()> on_exit) noexcept {
+void GroupRun::start(std::function<void()> on_exit, HostState& host_state) noexcept {
   on_exit_ = std::move(on_exit);
+  for (const auto& core : cores_) core->group_state_ = &host_state;
   guarded([this] {
     group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
     fibers_.reserve(cores_.size());

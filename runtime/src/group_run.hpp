@@ -37,14 +37,15 @@ class GroupRun {
 
   /// Runs every core to completion on the calling host thread (which must use CycleOrderedScheduler).
   /// Never throws: problems become faults.
-  void run() noexcept { run_together({this}); }
+  void run(HostState& host_state) noexcept { run_together({this}, host_state); }
   /// Runs several groups' cores as fibers of the calling thread, interleaved in simulated-time order, until all
   /// of them finish. Deadlock is declared when no core of any of them can proceed.
-  static void run_together(const std::vector<GroupRun*>& runs) noexcept;
+  /// `host_state`: the calling thread's (Core::group_state).
+  static void run_together(const std::vector<GroupRun*>& runs, HostState& host_state) noexcept;
   /// The parts of run_together, for launches whose fibers share a thread with other work (ConcurrentMachine):
   /// start creates the cores' fibers; `on_exit` is called when the last of them has exited; finish joins them and
-  /// closes the launch on the group's clock.
-  void start(std::function<void()> on_exit) noexcept;
+  /// closes the launch on the group's clock. `host_state`: the host thread's (Core::group_state).
+  void start(std::function<void()> on_exit, HostState& host_state) noexcept;
   void finish() noexcept;
   bool live() const { return live_ > 0; }
   /// The latest clock of any of its cores.

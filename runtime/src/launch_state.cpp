@@ -39,9 +39,9 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   }
   const std::size_t threads = std::min<std::size_t>(machine_.threads, together.size());
   for (std::size_t t = 0; t < threads; ++t) {
-    threads_.emplace_back([this] {
+    threads_.emplace_back([this, &state = machine_.thread_state(t)] {
       boost::fibers::use_scheduling_algorithm<CycleOrderedScheduler>();
-      for (std::size_t i = next_set_++; i < sets_.size(); i = next_set_++) GroupRun::run_together(sets_[i]);
+      for (std::size_t i = next_set_++; i < sets_.size(); i = next_set_++) GroupRun::run_together(sets_[i], state);
     });
   }
 }
@@ -49,14 +49,17 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
 void LaunchState::start_in_session(ContextSession& session) {
   session_ = &session;
   program_ = &boost::this_fiber::properties<CoreOrder>();
+  HostState& state = machine_.thread_state(0);  // every launch of the session runs on its one thread
   for (const auto& run : runs_) {
-    run->start([this] {
-      if (--running_ > 0) return;
-      Cycle end = 0;
-      for (const auto& r : runs_) end = std::max(end, r->latest_cycle());
-      program_->cycle = end;  // the program goes on when its launch has ended, in simulated-time order
-      exited_.notify_all();
-    });
+    run->start(
+        [this] {
+          if (--running_ > 0) return;
+          Cycle end = 0;
+          for (const auto& r : runs_) end = std::max(end, r->latest_cycle());
+          program_->cycle = end;  // the program goes on when its launch has ended, in simulated-time order
+          exited_.notify_all();
+        },
+        state);
   }
   for (const auto& run : runs_) running_ += run->live() ? 1u : 0u;  // no fiber has run yet
   session.add(*this);

@@ -56,6 +56,9 @@ Machine::~Machine() {
 const Arch& Machine::arch() const {
   return impl_->arch;
 }
+HostState& Machine::control_state() const {
+  return *impl_->host_state;
+}
 const MachineOptions& Machine::options() const {
   return impl_->options;
 }

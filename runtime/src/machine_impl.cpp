@@ -112,7 +112,9 @@ MachineImpl::MachineImpl(const MachineImpl& parent, std::vector<int> view)
       memory(parent.memory),
       context(parent.context),
       label(parent.label),
-      launch_active(parent.launch_active) {
+      launch_active(parent.launch_active),
+      host_state(parent.host_state),
+      thread_states(parent.thread_states) {
   if (view.empty()) throw ConfigError("group view: no core group chosen");
   std::vector<int> sorted = view;
   std::sort(sorted.begin(), sorted.end());
@@ -158,6 +160,11 @@ void MachineImpl::require_idle(const char* what) const {
   if (*launch_active) {
     throw std::logic_error(fmt::format("Machine::{} during a launch: join() the launch first", what));
   }
+}
+
+HostState& MachineImpl::thread_state(std::size_t i) {
+  while (thread_states->size() <= i) thread_states->push_back(std::make_unique<HostState>());
+  return *(*thread_states)[i];
 }
 
 }  // namespace ldmsim::detail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ldmsim/dma/engine.hpp"
+#include "ldmsim/runtime/host_state.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/main_memory.hpp"
@@ -112,6 +113,15 @@ class MachineImpl {
   /// True while a launch of this machine, or of a view sharing its groups, is in flight.
   std::shared_ptr<bool> launch_active = std::make_shared<bool>(false);
   std::weak_ptr<LaunchState> active_launch;  // joined by ~Machine if the user never did
+  /// The control core's host state (Machine::host_state), shared with group views.
+  std::shared_ptr<HostState> host_state = std::make_shared<HostState>();
+  /// The compute cores' host state (Core::group_state), one per host thread of a launch (the i-th thread of every
+  /// launch uses the i-th), kept across launches and shared with group views. Grown by the control core before a
+  /// launch's threads start.
+  std::shared_ptr<std::vector<std::unique_ptr<HostState>>> thread_states =
+      std::make_shared<std::vector<std::unique_ptr<HostState>>>();
+  /// The i-th thread's state (made if needed); control core only.
+  HostState& thread_state(std::size_t i);
 };
 
 /// Writes the node's trace file: every group's recorder, `header` completed with the arch and `cycles`.

@@ -4,6 +4,12 @@
 
 namespace ldmsim {
 
+std::vector<std::string> Model::notes() const {
+  std::vector<std::string> texts;
+  for (const ImportNote& note : notes_) texts.push_back(note.text);
+  return texts;
+}
+
 std::vector<TensorInfo> Model::inputs(bool with_constants) const {
   std::vector<TensorInfo> inputs;
   for (const TensorNode& t : graph().tensors()) {

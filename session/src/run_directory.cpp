@@ -170,12 +170,17 @@ void RunDirectory::complete() {
 }
 
 nlohmann::json fault_json(const Fault& fault) {
-  return {{"kind", std::string(to_string(fault.kind()))},
-          {"cg", fault.cg()},
-          {"core", fault.core()},
-          {"cycle", fault.cycle()},
-          {"kernel", fault.kernel()},
-          {"message", fault.detail()}};
+  nlohmann::json out = {{"kind", std::string(to_string(fault.kind()))},
+                        {"cg", fault.cg()},
+                        {"core", fault.core()},
+                        {"cycle", fault.cycle()},
+                        {"kernel", fault.kernel()},
+                        {"message", fault.detail()}};
+  if (fault.field()) {
+    out["field"] = fault.field()->name;
+    out["value"] = fault.field()->value;
+  }
+  return out;
 }
 
 }  // namespace ldmsim

@@ -43,8 +43,25 @@ std::unique_ptr<Graph> graph_with_inputs(const Model& model, const std::map<std:
   return graph;
 }
 
+/// The model's import notes that hold for a run given `inputs`: a note on an input's load-time values (random,
+/// rounded) is left out when the run gives that input; a run's rounded input gets the note an import gives.
+/// Inputs' notes first, then the model's, as the import orders them.
+std::vector<std::string> run_notes(const Model& model, const std::map<std::string, TensorValues>& inputs) {
+  std::vector<std::string> notes;
+  for (const ImportNote& note : model.import_notes()) {
+    if (!note.input.empty() && !inputs.contains(note.input)) notes.push_back(note.text);
+  }
+  for (const auto& [name, value] : inputs) {
+    if (value.rounded_from_f32) notes.push_back(rounded_input_note(name));
+  }
+  for (const ImportNote& note : model.import_notes()) {
+    if (note.input.empty()) notes.push_back(note.text);
+  }
+  return notes;
+}
+
 /// stats.json's account of the fusion pass and the import.
-void add_model_stats(const Model& model, nlohmann::json& stats) {
+void add_model_stats(const Model& model, const std::vector<std::string>& notes, nlohmann::json& stats) {
   const FusedGraph* fused = model.fusion();
   stats["fusion"] = {{"enabled", fused != nullptr},
                      {"groups", fused ? fused->groups.size() : 0},
@@ -54,7 +71,7 @@ void add_model_stats(const Model& model, nlohmann::json& stats) {
                      {"activation_folds", fused ? fused->activation_folds() : 0},
                      {"residual_folds", fused ? fused->residual_folds() : 0},
                      {"ops_before", model.loaded_graph().ops().size()}};
-  if (model.format() == "onnx") stats["import_notes"] = model.notes();
+  if (model.format() == "onnx") stats["import_notes"] = notes;
 }
 
 }  // namespace
@@ -107,7 +124,8 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   result.stats = std::move(executed.stats);
   result.ops = std::move(executed.ops);
   result.summary = std::move(executed.summary);
-  add_model_stats(model, result.stats);
+  result.notes = run_notes(model, request.inputs);
+  add_model_stats(model, result.notes, result.stats);
   result.stats["tool_version"] = version();
   result.stats["fault"] = nullptr;
   for (auto& [name, values] : executed.outputs) {

@@ -41,12 +41,18 @@ std::string format_what(FaultKind kind, CoreLocation where, Cycle cycle, const s
 }
 }  // namespace
 
-Fault::Fault(FaultKind kind, CoreLocation where, Cycle cycle, std::string kernel, std::string message)
+Fault::Fault(FaultKind kind, CoreLocation where, Cycle cycle, std::string kernel, std::string message,
+             std::optional<FaultField> field)
     : std::runtime_error(format_what(kind, where, cycle, kernel, message)),
       kind_(kind),
       where_(where),
       cycle_(cycle),
       kernel_(std::move(kernel)),
-      detail_(std::move(message)) {}
+      detail_(std::move(message)),
+      field_(std::move(field)) {}
+
+Fault Fault::with_detail(std::string message) const {
+  return Fault(kind_, where_, cycle_, kernel_, std::move(message), field_);
+}
 
 }  // namespace ldmsim

@@ -238,9 +238,8 @@ TEST_CASE("conv runs right on an arch whose transactions are smaller than the 4-
 
 TEST_CASE("a conv whose job and arch were seen before reuses their blocking: one search", "[kernels][conv]") {
   // ResNet-18 repeats layer shapes; the search is the control core's work between launches.
-  const auto run = [](const Arch& arch, const Shape& x, const Shape& w, const char* algo) {
+  const auto run = [](Machine& m, const Shape& x, const Shape& w, const char* algo) {
     const auto bound = bind_op("conv", {x, w}, {{"pad", 1}, {"algo", algo}});
-    Machine m{arch};
     std::vector<DeviceTensor> in;
     for (std::size_t i = 0; i < 2; ++i) {
       const Shape& s = i == 0 ? x : w;
@@ -253,21 +252,32 @@ TEST_CASE("a conv whose job and arch were seen before reuses their blocking: one
     bound->run(m, in, out, "conv");
     return bound->run_metrics()["blocking"];
   };
-  const Arch pro = Arch::preset("sw26010pro"), tiny = test::small_arch();
+  Machine m{Arch::preset("sw26010pro")};
   const Shape x{1, 16, 12, 12}, w{32, 16, 3, 3};
-  const std::uint64_t before = ops::blocking_searches();
-  const auto first = run(pro, x, w, "implicit-precomp");
-  CHECK(ops::blocking_searches() == before + 1);
-  CHECK(run(pro, x, w, "implicit-precomp") == first);  // the same job again, on another machine
-  CHECK(ops::blocking_searches() == before + 1);
-  run(pro, Shape{1, 16, 12, 14}, w, "implicit-precomp");  // another width
-  CHECK(ops::blocking_searches() == before + 2);
-  run(pro, x, w, "direct");  // another tile source
-  CHECK(ops::blocking_searches() == before + 3);
-  run(tiny, x, w, "implicit-precomp");  // another arch
-  CHECK(ops::blocking_searches() == before + 4);
-  CHECK(run(pro, x, w, "implicit-precomp") == first);  // the arch changed back: searched afresh, same answer
-  CHECK(ops::blocking_searches() == before + 5);
+  CHECK(ops::blocking_searches(m) == 0);
+  const auto first = run(m, x, w, "implicit-precomp");
+  CHECK(ops::blocking_searches(m) == 1);
+  CHECK(run(m, x, w, "implicit-precomp") == first);  // the same job again
+  CHECK(ops::blocking_searches(m) == 1);
+  run(m, Shape{1, 16, 12, 14}, w, "implicit-precomp");  // another width
+  CHECK(ops::blocking_searches(m) == 2);
+  run(m, x, w, "direct");  // another tile source
+  CHECK(ops::blocking_searches(m) == 3);
+  {
+    // A group view has another arch (one core group) and shares the machine's searches.
+    const std::unique_ptr<Machine> view = m.group_view({2});
+    CHECK(run(*view, x, w, "implicit-precomp") != first);
+    CHECK(ops::blocking_searches(m) == 4);
+    CHECK(ops::blocking_searches(*view) == 4);
+  }
+  CHECK(run(m, x, w, "implicit-precomp") == first);  // the machine's own arch again: still kept
+  CHECK(ops::blocking_searches(m) == 4);
+  // The searches are the machine's: another machine of the same arch starts with none and searches for itself.
+  Machine other{Arch::preset("sw26010pro")};
+  CHECK(ops::blocking_searches(other) == 0);
+  CHECK(run(other, x, w, "implicit-precomp") == first);
+  CHECK(ops::blocking_searches(other) == 1);
+  CHECK(ops::blocking_searches(m) == 4);
 }
 
 TEST_CASE("implicit-precomp reads the channels of a small image as one block where its planes continue",

@@ -10,6 +10,7 @@
 using namespace ldmsim;
 using ldmsim::test::bind_op;
 using ldmsim::test::run_op;
+using ldmsim::test::run_op_on;
 
 namespace {
 
@@ -167,19 +168,19 @@ TEST_CASE("a matmul of very many batches searches its blocking afresh each time 
           "[kernels][matmul]") {
   // The blocking cache keeps jobs by their description, which grows with the batches: one of 9000 is not kept.
   // A small job is kept, and one of many batches run in between does not evict it.
-  const auto run = [](const Shape& a, const Shape& b) {
-    const auto r = run_op("matmul", {a, b}, nlohmann::json::object(), StagingPolicy::kMethod);
+  Machine m{test::small_arch()};
+  const auto run = [&m](const Shape& a, const Shape& b) {
+    const auto r = run_op_on(m, "matmul", {a, b}, nlohmann::json::object(), StagingPolicy::kMethod);
     REQUIRE_FALSE(r.trapped);
     CHECK(r.max_excess <= 0);
   };
-  const std::uint64_t before = ops::blocking_searches();
   run(Shape{9000, 2, 2}, Shape{9000, 2, 2});
   run(Shape{9000, 2, 2}, Shape{9000, 2, 2});
-  CHECK(ops::blocking_searches() == before + 2);
+  CHECK(ops::blocking_searches(m) == 2);
   run(Shape{3, 5, 7}, Shape{3, 7, 4});
   run(Shape{9000, 2, 2}, Shape{9000, 2, 2});
   run(Shape{3, 5, 7}, Shape{3, 7, 4});
-  CHECK(ops::blocking_searches() == before + 4);
+  CHECK(ops::blocking_searches(m) == 4);
 }
 
 TEST_CASE("the blocking search leaves out only prices of candidates that cannot win", "[kernels][matmul]") {
@@ -204,13 +205,11 @@ TEST_CASE("the blocking search leaves out only prices of candidates that cannot 
     for (const Job& job : jobs) {
       INFO(preset << " " << job.op << " " << job.shapes[0].str() << " x " << job.shapes[1].str());
       const auto run = [&](ops::BlockingSearch mode) {
-        struct Restore {  // the default again, even when the run throws
-          ~Restore() { ops::set_blocking_search(ops::BlockingSearch::kCached); }
-        } restore;
-        ops::set_blocking_search(mode);
-        const std::uint64_t before = ops::blocking_searches();
-        auto r = run_op(job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {}, arch);
-        CHECK(ops::blocking_searches() == before + 1);  // searched afresh, not taken from the cache
+        Machine m{arch};
+        ops::set_blocking_search(m, mode);
+        auto r = run_op_on(m, job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7);
+        run_op_on(m, job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7);  // the same job again
+        CHECK(ops::blocking_searches(m) == 2);  // searched afresh, not taken from the cache
         return r;
       };
       const auto full = run(ops::BlockingSearch::kFull);

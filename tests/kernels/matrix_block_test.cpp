@@ -113,16 +113,6 @@ TEST_CASE("the pricer prices a block by where it starts within a transaction, as
   CHECK(price.block(6, 55, 112, 6 * 56, 6) != price.block(6, 55, 112, 6 * 56, 6 + transaction / 2));
 }
 
-TEST_CASE("ReadPricer::for_arch keeps one pricer per host thread for equal arches", "[kernels]") {
-  const Arch pro = Arch::preset("sw26010pro"), classic = Arch::preset("sw26010");
-  const tiling::ReadPricer& first = tiling::ReadPricer::for_arch(pro);
-  CHECK(&tiling::ReadPricer::for_arch(Arch::preset("sw26010pro")) == &first);  // an equal copy
-  const double on_classic = tiling::ReadPricer::for_arch(classic).block(6, 55, 112, 6 * 56, 6);
-  CHECK(on_classic == tiling::ReadPricer(classic).block(6, 55, 112, 6 * 56, 6));
-  CHECK(tiling::ReadPricer::for_arch(pro).block(6, 55, 112, 6 * 56, 6) ==
-        tiling::ReadPricer(pro).block(6, 55, 112, 6 * 56, 6));
-}
-
 TEST_CASE("transactions of 1 and 2 bytes are priced", "[kernels]") {
   for (const std::uint32_t bytes : {1u, 2u}) {
     INFO("transaction_bytes " << bytes);

@@ -58,12 +58,12 @@ inline Arch small_arch(unsigned groups = 2) {
   return a;
 }
 
-/// Runs `name` on inputs of `shapes` (values uniform in [lo, hi], or `fixed` where given) under `policy`.
-inline OpRun run_op(const std::string& name, const std::vector<Shape>& shapes, const nlohmann::json& attrs,
-                    StagingPolicy policy, float lo = -2.0f, float hi = 2.0f, unsigned seed = 7,
-                    const std::vector<std::vector<float>>& fixed = {}, const Arch& arch = small_arch()) {
+/// Runs `name` on machine `m` on inputs of `shapes` (values uniform in [lo, hi], or `fixed` where given) under
+/// `policy`.
+inline OpRun run_op_on(Machine& m, const std::string& name, const std::vector<Shape>& shapes,
+                       const nlohmann::json& attrs, StagingPolicy policy, float lo = -2.0f, float hi = 2.0f,
+                       unsigned seed = 7, const std::vector<std::vector<float>>& fixed = {}) {
   const auto op = bind_op(name, shapes, attrs);
-  Machine m{arch};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<HostTensor> host;
@@ -124,6 +124,14 @@ inline OpRun run_op(const std::string& name, const std::vector<Shape>& shapes, c
     }
   }
   return r;
+}
+
+/// run_op_on on a machine of its own.
+inline OpRun run_op(const std::string& name, const std::vector<Shape>& shapes, const nlohmann::json& attrs,
+                    StagingPolicy policy, float lo = -2.0f, float hi = 2.0f, unsigned seed = 7,
+                    const std::vector<std::vector<float>>& fixed = {}, const Arch& arch = small_arch()) {
+  Machine m{arch};
+  return run_op_on(m, name, shapes, attrs, policy, lo, hi, seed, fixed);
 }
 
 /// The same with 4-D test shapes.

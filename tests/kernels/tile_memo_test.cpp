@@ -1,16 +1,12 @@
 // TileMemo, the host's reuse of built B tiles: a tile is found only for a key equal in every integer, the newest
-// eight tiles are kept, and source ids are never reused; PlanMemo keeps 32 layouts; thread_cache hands an exited
-// thread's instance to the next thread and never one instance to two live threads.
+// eight tiles are kept, and source ids are never reused; PlanMemo keeps 32 layouts; PerArch, which keeps a machine's
+// planning per arch, makes one value per arch from its own copy of it and drops the oldest past its bound.
 #include "../../kernels/src/ops/tile_memo.hpp"  // white box: the memo behind conv's tile builds
 
 #include <catch2/catch.hpp>
-#include <condition_variable>
-#include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
-#include "../../kernels/src/ops/thread_cache.hpp"
+#include "../../kernels/src/ops/per_arch.hpp"
 
 using ldmsim::ops::TileMemo;
 
@@ -71,39 +67,25 @@ TEST_CASE("PlanMemo keeps the newest 32 layouts") {
   CHECK(*found == std::vector<std::size_t>{2, 3});
 }
 
-TEST_CASE("a thread cache passes from an exited thread to the next, and is never shared by two live threads") {
-  struct Cache {
-    std::vector<float> buffer;
+TEST_CASE("PerArch keeps one value per arch, made from its own copy, and drops the oldest past its bound") {
+  struct Made {
+    explicit Made(const ldmsim::Arch& from) : arch(&from), groups(from.core_groups) {}
+    const ldmsim::Arch* arch;
+    unsigned groups;
   };
-  Cache* first = nullptr;
-  std::thread([&] {
-    first = &ldmsim::ops::thread_cache<Cache>();
-    first->buffer.assign(1000, 1.0f);
-  }).join();
-  Cache* second = nullptr;
-  std::size_t kept = 0;
-  std::thread([&] {
-    second = &ldmsim::ops::thread_cache<Cache>();
-    kept = second->buffer.size();
-  }).join();
-  CHECK(second == first);  // the exited thread's instance, warm
-  CHECK(kept == 1000);
-  // Two threads alive at once get two instances.
-  Cache* a = nullptr;
-  Cache* b = nullptr;
-  std::mutex m;
-  std::condition_variable both;
-  int arrived = 0;
-  const auto take = [&](Cache*& out) {
-    out = &ldmsim::ops::thread_cache<Cache>();
-    std::unique_lock lock(m);
-    ++arrived;
-    both.notify_all();
-    both.wait(lock, [&] { return arrived == 2; });
-  };
-  std::thread ta(take, std::ref(a)), tb(take, std::ref(b));
-  ta.join();
-  tb.join();
-  CHECK(a != b);
-  CHECK((a == first || b == first));
+  ldmsim::ops::PerArch<Made, 2> per_arch;
+  ldmsim::Arch pro = ldmsim::Arch::preset("sw26010pro");
+  Made& first = per_arch.of(pro);
+  CHECK(first.arch != &pro);  // its own copy, which outlives the caller's
+  CHECK(*first.arch == pro);
+  CHECK(&per_arch.of(ldmsim::Arch::preset("sw26010pro")) == &first);  // an equal arch
+  ldmsim::Arch one_group = pro;
+  one_group.core_groups = 1;
+  Made& second = per_arch.of(one_group);
+  CHECK(&second != &first);
+  CHECK(second.groups == 1);
+  CHECK(&per_arch.of(pro) == &first);            // both kept
+  per_arch.of(ldmsim::Arch::preset("sw26010"));  // a third: the oldest (pro's) is dropped
+  CHECK(&per_arch.of(one_group) == &second);
+  CHECK(per_arch.of(pro).groups == pro.core_groups);  // made again
 }

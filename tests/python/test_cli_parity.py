@@ -44,12 +44,17 @@ def test_an_onnx_model_runs_byte_identically(onnx_models, tmp_path):
     reference = np.load(onnx_models / "cnn_probs.npy")
     assert np.abs(result.outputs["probs"] - reference).max() < 2e-3
 
-    # The values given when the model runs instead: the same outputs and stats; only the import's notes, which
-    # describe the load, say the input was not given then.
-    late = session.run(session.load(model_file), {"x": np.load(x_file)}, out=tmp_path / "late")
+    # The values given when the model runs instead: the same outputs and stats, notes included. The model's notes
+    # describe the load (the input was not given then); the run's say what the run did with the values it was given.
+    loaded = session.load(model_file)
+    assert any("input 'x' [1,3,9,9] was not given" in note for note in loaded.notes)
+    late = session.run(loaded, {"x": np.load(x_file)}, out=tmp_path / "late")
     assert (tmp_path / "late" / "probs.npy").read_bytes() == (tmp_path / "cli" / "probs.npy").read_bytes()
     cli_stats = json.loads((tmp_path / "cli" / "stats.json").read_text())
     assert "input 'x': f32 values rounded to fp16" in cli_stats["import_notes"]
-    assert any("input 'x' [1,3,9,9] was not given" in note for note in late.stats["import_notes"])
-    assert {k: v for k, v in late.stats.items() if k != "import_notes"} == \
-        {k: v for k, v in cli_stats.items() if k != "import_notes"}
+    assert late.notes == cli_stats["import_notes"]
+    assert late.stats == cli_stats
+    as_fp16 = session.run(loaded, {"x": np.load(x_file).astype(np.float16)})  # no rounding: no note on x
+    assert not any("'x'" in note for note in as_fp16.notes)
+    assert as_fp16.notes == [note for note in cli_stats["import_notes"] if "'x'" not in note]
+    assert session.run(loaded).notes == loaded.notes  # nothing given: the load's notes hold

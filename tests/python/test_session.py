@@ -138,8 +138,13 @@ def test_a_fault_is_an_exception_with_its_fields(root, tmp_path):
     assert fault.kind == "dma-misaligned"
     assert fault.kernel == "fused#0" and fault.cg == 0 and fault.core >= 0 and fault.cycle >= 0
     assert fault.detail in str(fault)
+    # The request field the trap is about, typed: its name and value, which break the 4-byte rule.
+    assert fault.field in ("main address", "ldm address", "length", "bsize", "stride")
+    assert isinstance(fault.value, int) and fault.value % 4 != 0
+    assert f"{fault.field} = {fault.value}" in fault.detail
     stats = json.loads((tmp_path / "run" / "stats.json").read_text())  # a trapped run still writes its stats
     assert stats["fault"]["kind"] == "dma-misaligned"
+    assert (stats["fault"]["field"], stats["fault"]["value"]) == (fault.field, fault.value)
 
 
 def test_the_gil_is_released_while_a_run_goes_on():

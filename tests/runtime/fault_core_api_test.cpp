@@ -35,6 +35,7 @@ TEST_CASE("an ldm allocation that does not fit traps with requested, free and hi
   CHECK_THAT(f->detail(), Catch::Contains("12288 bytes free (largest free block 8192)"));
   CHECK_THAT(f->detail(), Catch::Contains("high-water mark 12288 bytes"));
   CHECK_THAT(f->detail(), Catch::Contains("hint: "));
+  CHECK(f->field() == FaultField{"bytes", 10000});              // the request, typed
   CHECK(m.stats().groups[0].cores[3].ldm_high_water == 12288);  // recorded even though the kernel trapped
 }
 

@@ -28,6 +28,7 @@ TEST_CASE("a core that skips a group barrier deadlocks the group, the fault list
   CHECK(f->cg() == 0);
   CHECK(f->core() == -1);   // a group-wide fault, not one core's
   CHECK(f->cycle() == 30);  // the latest clock of the group
+  CHECK_FALSE(f->field());  // no request field is at fault
   const std::string what = f->what();
   CHECK_THAT(what, Catch::StartsWith("trap deadlock: cg 0 in kernel 'skip' at cycle 30: "));
   CHECK_THAT(what, Catch::Contains("every live core of the group is blocked"));

@@ -1,5 +1,6 @@
 // dma-misaligned traps raised through the kernel API: one case per descriptor field (main address, ldm address,
-// length, bsize, stride) with kind, location, cycle and the message's field, value, granularity and hint.
+// length, bsize, stride) with kind, location, cycle, the field and its value (typed and in the message), the
+// granularity and a hint.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <functional>
@@ -87,6 +88,8 @@ TEST_CASE("every misaligned DMA field traps with its name, value, the granularit
       CHECK_THAT(what, Catch::StartsWith("trap dma-misaligned: cg 0 core 2 in kernel 'misaligned' at cycle 123: "));
       CHECK_THAT(what, Catch::Contains(k.api));
       CHECK_THAT(fault->detail(), Catch::Contains(k.field + " = " + std::to_string(value) + " ("));
+      REQUIRE(fault->field());  // the field and its value, typed
+      CHECK(*fault->field() == FaultField{k.field, value});
       CHECK_THAT(fault->detail(), Catch::Contains("is not a multiple of the 4-byte DMA granularity (it is 2 mod 4)"));
       CHECK_THAT(fault->detail(), Catch::Contains("hint: "));
       CHECK_THAT(fault->detail(), Catch::Contains(k.hint));

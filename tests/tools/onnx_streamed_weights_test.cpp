@@ -278,7 +278,7 @@ TEST_CASE("names that are not UTF-8 are replaced, so the workload, stats.json an
   const ImportedModel m = import_onnx(file);
   CHECK(m.workload["ops"][0]["name"] == "relu_\xEF\xBF\xBD");
   REQUIRE_FALSE(m.notes.empty());
-  CHECK_THAT(m.notes[0], Catch::StartsWith("input 'x\xEF\xBF\xBD'"));
+  CHECK_THAT(m.notes[0].text, Catch::StartsWith("input 'x\xEF\xBF\xBD'"));
   CHECK_NOTHROW(m.workload.dump());
   const auto r = testing::run_cli(fmt::format("run '{}' --out '{}'", file.string(), (dir / "out").string()));
   INFO(r.output);

@@ -118,14 +118,15 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
       out.workload["tensors"][safe] = {
           {"shape", dims}, {"dtype", declared}, {"init", {{"value", 0}}}, {"constant", false}};
       out.notes.push_back(
-          fmt::format("input '{}' {} {} was not given: zeros", input.name(), declared, json(dims).dump()));
+          {fmt::format("input '{}' {} {} was not given: zeros", input.name(), declared, json(dims).dump()), safe});
       return;
     }
     const std::uint64_t seed = options.seed + index;
     out.workload["tensors"][safe] = {
         {"shape", dims}, {"init", {{"normal", {0, 1}}, {"seed", seed}}}, {"constant", false}};
-    out.notes.push_back(fmt::format("input '{}' {} was not given: seeded random values, normal(0, 1), seed {}",
-                                    input.name(), json(dims).dump(), seed));
+    out.notes.push_back({fmt::format("input '{}' {} was not given: seeded random values, normal(0, 1), seed {}",
+                                     input.name(), json(dims).dump(), seed),
+                         safe});
     return;
   }
   NpyArray values = read_npy(given->second);
@@ -151,7 +152,7 @@ void add_graph_input(const onnx::ValueInfoProto& input, std::size_t index, const
                                    {"dtype", is_float ? (values.dtype == "f4" ? "f32" : "f16") : declared},
                                    {"init", {{"file", file}}},
                                    {"constant", false}};
-  if (values.dtype == "f4") out.notes.push_back(fmt::format("input '{}': f32 values rounded to fp16", input.name()));
+  if (values.dtype == "f4") out.notes.push_back({rounded_input_note(input.name()), safe});
   ctx.shapes[input.name()] = file_dims;
   out.arrays[file] = std::move(values);
 }
@@ -277,6 +278,10 @@ NpyArray fp16_array(Constant& c) {
 }
 
 }  // namespace
+
+std::string rounded_input_note(std::string_view input) {
+  return fmt::format("input '{}': f32 values rounded to fp16", input);
+}
 
 ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
   return import_onnx(file, options, OperatorRegistry::builtin());
@@ -490,12 +495,14 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     std::vector<std::string> counts;
     int total = 0;
     for (const auto& [type, n] : without_op) counts.push_back(fmt::format("{} x{}", type, n)), total += n;
-    out.notes.push_back(fmt::format("{} node(s) folded to constants or removed at import, no device op: {}", total,
-                                    fmt::join(counts, ", ")));
+    out.notes.push_back({fmt::format("{} node(s) folded to constants or removed at import, no device op: {}", total,
+                                     fmt::join(counts, ", ")),
+                         {}});
   }
   if (used_constants.size() > typed_constants) {
-    out.notes.push_back(fmt::format("{} constant tensor(s) rounded to fp16 (round to nearest even)",
-                                    used_constants.size() - typed_constants));
+    out.notes.push_back({fmt::format("{} constant tensor(s) rounded to fp16 (round to nearest even)",
+                                     used_constants.size() - typed_constants),
+                         {}});
   }
   out.workload["outputs"] = json::array();
   for (const onnx::ValueInfoProto& o : graph.output()) {
@@ -513,7 +520,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     }
     out.workload["outputs"].push_back(safe(o.name()));
   }
-  for (std::string& note : out.notes) note = valid_utf8(note);  // they name inputs
+  for (ImportNote& note : out.notes) note.text = valid_utf8(note.text);  // they name inputs
   // Read in more than one pass (a fold re-reads a streamed weight's fp32 values): all from the same file version.
   if (!version_read || file_version(model_file.fd()) != version_read) {
     throw ConfigError(fmt::format("{}: the model file changed while it was read (read it again)", origin));

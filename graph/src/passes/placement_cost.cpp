@@ -19,12 +19,13 @@ namespace {
 /// 4 KiB; matrix blocks are of the same order.
 constexpr std::uint64_t kTypicalRequestBytes = 4096;
 
-const Shape& operand_shape(const Graph& graph, const OpNode& op, std::size_t k) {
-  return graph.tensor(k < op.inputs.size() ? op.inputs[k] : op.outputs[k - op.inputs.size()]).shape;
+const TensorNode& operand(const Graph& graph, const OpNode& op, std::size_t k) {
+  return graph.tensor(k < op.inputs.size() ? op.inputs[k] : op.outputs[k - op.inputs.size()]);
 }
 
-double region_bytes(const Shape& shape, const TensorRegion& r) {
-  const double all = static_cast<double>(shape.elements()) * 2;
+double region_bytes(const TensorNode& tensor, const TensorRegion& r) {
+  const Shape& shape = tensor.shape;
+  const double all = static_cast<double>(tensor.logical_bytes());
   if (r.whole || shape[r.axis] == 0) return all;
   return all * static_cast<double>(r.end - r.begin) / static_cast<double>(shape[r.axis]);
 }
@@ -38,16 +39,16 @@ bool matrix_family(const Graph& graph, const OpNode& op) {
 }
 
 /// Bytes of the part of `need` that `have` holds (both regions of one tensor).
-double overlap_bytes(const Shape& shape, const TensorRegion& need, const TensorRegion& have) {
-  if (have.whole) return region_bytes(shape, need);
-  if (need.whole) return region_bytes(shape, have);
+double overlap_bytes(const TensorNode& tensor, const TensorRegion& need, const TensorRegion& have) {
+  if (have.whole) return region_bytes(tensor, need);
+  if (need.whole) return region_bytes(tensor, have);
   if (need.axis != have.axis) {  // a box: need's range of its axis, have's of another
-    return region_bytes(shape, need) * static_cast<double>(have.end - have.begin) /
-           static_cast<double>(std::max<std::uint64_t>(1, shape[have.axis]));
+    return region_bytes(tensor, need) * static_cast<double>(have.end - have.begin) /
+           static_cast<double>(std::max<std::uint64_t>(1, tensor.shape[have.axis]));
   }
   const std::uint64_t begin = std::max(need.begin, have.begin), end = std::min(need.end, have.end);
   if (end <= begin) return 0;
-  return region_bytes(shape, TensorRegion{false, need.axis, begin, end});
+  return region_bytes(tensor, TensorRegion{false, need.axis, begin, end});
 }
 
 bool same(const TensorRegion& a, const TensorRegion& b) {
@@ -94,7 +95,7 @@ GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<Ten
   load.flops = static_cast<double>(op.bound->cost().flops) * fraction;
   const bool matrix = matrix_family(graph, op);
   for (std::size_t k = 0; k < regions.size(); ++k) {
-    const double bytes = region_bytes(operand_shape(graph, op, k), regions[k]);
+    const double bytes = region_bytes(operand(graph, op, k), regions[k]);
     if (k >= op.inputs.size()) {
       load.write_bytes += bytes;
     } else if (matrix && k == 0 && op.bound->split_geometry().window) {
@@ -164,7 +165,8 @@ double PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpS
 
 double PlacementCostModel::exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
                                     const std::vector<std::optional<TensorRegion>>& need) const {
-  const Shape& shape = graph.tensor(t).shape;
+  const TensorNode& tensor = graph.tensor(t);
+  const Shape& shape = tensor.shape;
   double slowest = 0;
   for (std::size_t g = 0; g < need.size(); ++g) {
     if (!need[g]) continue;
@@ -172,18 +174,18 @@ double PlacementCostModel::exchange(const Graph& graph, std::size_t t, const Ten
     double local = 0;
     if (held.whole) {
       if (g == 0 && r.whole) continue;  // the copy itself
-      local = g == 0 ? region_bytes(shape, r) : 0;
+      local = g == 0 ? region_bytes(tensor, r) : 0;
     } else {
       if (held.groups[g] && same(*held.groups[g], r)) continue;
-      if (held.groups[g]) local = overlap_bytes(shape, r, *held.groups[g]);
+      if (held.groups[g]) local = overlap_bytes(tensor, r, *held.groups[g]);
     }
     // The gather moves boxes: one contiguous block per index before the cut axis, of the rows the smaller of the
     // needed and the held region spans (small blocks cost whole transactions and a request each).
-    const double bytes = region_bytes(shape, r);
+    const double bytes = region_bytes(tensor, r);
     double block = bytes;
     const auto narrow = [&](const TensorRegion& cut) {
       if (!cut.whole)
-        block = std::min(block, region_bytes(shape, cut) / static_cast<double>(shape.product(0, cut.axis)));
+        block = std::min(block, region_bytes(tensor, cut) / static_cast<double>(shape.product(0, cut.axis)));
     };
     narrow(r);
     if (!held.whole && held.groups[g]) narrow(*held.groups[g]);

@@ -277,7 +277,7 @@ void RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<
   // A team member lays out the reads its leader issues into the same buffer: one layout per host thread serves
   // them all (the entries follow from k0, k1: the table is fixed). The key is built after the reads are issued
   // (issuing may switch fibers, which reuse the memo).
-  PlanMemo& memo = PlanMemo::of_this_thread();
+  PlanMemo& memo = PlanMemo::of(core);
   const auto fill_key = [&] { memo.scratch_key().assign({id_, batch, k0, k1, j0, j1, buf.ldm_addr(), buf.size()}); };
   if (mode == tiling::ReadMode::kPlan) {
     fill_key();
@@ -375,7 +375,7 @@ const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTi
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   if (precomputed()) {
     charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
-    TileMemo& memo = TileMemo::of_this_thread();
+    TileMemo& memo = TileMemo::of(core);
     memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
     if (const std::vector<float>* built = memo.find()) return built->data();
     std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
@@ -506,7 +506,7 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
     return out.data();
   }
   charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
-  TileMemo& memo = TileMemo::of_this_thread();
+  TileMemo& memo = TileMemo::of(core);
   memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
   if (const std::vector<float>* built = memo.find()) return built->data();
   std::vector<float>& tile = memo.insert((k1 - k0) * pitch);

@@ -15,7 +15,7 @@
 
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "ldmsim/sim/flat_memo.hpp"
-#include "thread_cache.hpp"
+#include "per_arch.hpp"
 #include "tile_math.hpp"
 
 namespace ldmsim::ops {
@@ -42,9 +42,6 @@ struct Blocking {
   /// Each core keeps its A rows over the whole k in ldm (read once: a_rows_fixed says they never change).
   bool a_resident = false;
 };
-
-thread_local std::uint64_t searches_run = 0;                        // blocking_searches()
-thread_local BlockingSearch search_mode = BlockingSearch::kCached;  // set_blocking_search()
 
 /// True when blocks may span several batches: every batch multiplies the same A, and rows stay word-owned.
 bool can_share_a(const MatrixMultiply& job, bool whole_rows) {
@@ -204,10 +201,25 @@ double put_cost(const MatrixMultiply& job, const Blocking& b, const tiling::Read
 /// A panel is read once per core before its first chunk.
 /// The panel and put prices depend on few of a blocking's sizes and repeat across the search's candidates, so
 /// each is priced once per job (the search ranks thousands of candidates on the control core).
+/// Output put prices depend only on the output's pitch and width and the block: kept across jobs (a network's layers
+/// share few output layouts), keyed by the pricer that priced them.
+struct PutKey {
+  std::uint64_t pricer;
+  std::size_t pitch, n, rows, nb;
+  bool operator==(const PutKey&) const = default;
+};
+struct PutKeyHash {
+  std::size_t operator()(const PutKey& k) const {
+    return hash_words({static_cast<std::size_t>(k.pricer), k.pitch, k.n, k.rows, k.nb});
+  }
+};
+using PutMemo = FlatMemo<PutKey, double, PutKeyHash>;
+
 class BlockingEstimator {
  public:
-  BlockingEstimator(const Arch& arch, const MatrixMultiply& job, MergedReads merged = MergedReads::kApart)
-      : arch_(arch), price_(tiling::ReadPricer::for_arch(arch)), job_(job), merged_(merged) {}
+  BlockingEstimator(const Arch& arch, const tiling::ReadPricer& price, PutMemo& puts, const MatrixMultiply& job,
+                    MergedReads merged = MergedReads::kApart)
+      : arch_(arch), price_(price), puts_(puts), job_(job), merged_(merged) {}
 
   /// The estimate, or, when it cannot be below `beat`, any value not below it: the multiply and then the put (the
   /// search's dearest prices) are left unpriced once the estimate without them reaches `beat`. Every term is a sum
@@ -275,29 +287,15 @@ class BlockingEstimator {
       return static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, nb, job_.k, false))) + build;
     });
   }
-  /// Puts depend only on the output's pitch and width and the block: kept across jobs on this thread (a network's
-  /// layers share few output layouts).
+  /// A block's put (PutMemo).
   double put(const Blocking& b) {
-    struct PutKey {
-      std::uint64_t pricer;
-      std::size_t pitch, n, rows, nb;
-      bool operator==(const PutKey&) const = default;
-    };
-    struct PutKeyHash {
-      std::size_t operator()(const PutKey& k) const {
-        return hash_words({static_cast<std::size_t>(k.pricer), k.pitch, k.n, k.rows, k.nb});
-      }
-    };
-    using PutMemo = FlatMemo<PutKey, double, PutKeyHash>;
-    constexpr std::size_t kMaxPuts = std::size_t{1} << 16;  // a long-lived thread starts afresh past this many
-    PutMemo& puts = thread_cache<PutMemo>();
-    if (puts.size() > kMaxPuts) puts.clear();
     const PutKey key{price_.id(), job_.yl.chw_pitch, job_.n, std::min(b.mb, job_.yl.shape.n), b.whole_rows ? 0 : b.nb};
-    return puts.get_or(key, [&] { return put_cost(job_, b, price_); });
+    return puts_.get_or(key, [&] { return put_cost(job_, b, price_); });
   }
 
   const Arch& arch_;
   const tiling::ReadPricer& price_;
+  PutMemo& puts_;
   const MatrixMultiply& job_;
   MergedReads merged_;
   Memo a_, b_, multiplies_;
@@ -309,8 +307,15 @@ struct ChosenBlocking {
   double estimated_cycles = 0;
 };
 
-ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
-  BlockingEstimator estimator(arch, job);
+/// What the search needs besides the job: the arch's read pricer, the put memo, and whether it may prune.
+struct SearchTools {
+  const tiling::ReadPricer& price;
+  PutMemo& puts;
+  BlockingSearch mode;
+};
+
+ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, const SearchTools& tools) {
+  BlockingEstimator estimator(arch, tools.price, tools.puts, job);
   const std::size_t rows = job.yl.shape.n;
   const std::size_t capacity = arch.ldm_bytes;  // a kernel starts with an empty local store
   Blocking best;
@@ -363,7 +368,7 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
                        .a_resident = a_resident};
             if (a_resident && !a_rows_fixed(job, b, arch)) continue;
             if (!fit_chunk(b)) continue;
-            const bool prune = best_cycles >= 0 && search_mode != BlockingSearch::kFull;
+            const bool prune = best_cycles >= 0 && tools.mode != BlockingSearch::kFull;
             const double cycles = prune ? estimator.cycles(b, best_cycles) : estimator.cycles(b);
             if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
           }
@@ -383,7 +388,9 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job) {
     best_cycles = estimator.cycles(best);
   }
   // Ranked with merged reads priced apart; the estimate reported prices them as issued.
-  if (job.b_source != nullptr) best_cycles = BlockingEstimator(arch, job, MergedReads::kAsIssued).cycles(best);
+  if (job.b_source != nullptr) {
+    best_cycles = BlockingEstimator(arch, tools.price, tools.puts, job, MergedReads::kAsIssued).cycles(best);
+  }
   return {best, best_cycles};  // when even this does not fit, the allocations trap with the ldm numbers
 }
 
@@ -427,51 +434,63 @@ std::vector<std::uint64_t> search_key(const MatrixMultiply& job) {
   return key;
 }
 
-/// choose_blocking, once per job description and arch: a network's identical layers (ResNet-18 has four sets of
-/// three or four) search once. The cache is this host thread's (thread_cache: an exited thread's passes to the
-/// next), keyed by value, so searches any earlier thread made serve too.
-ChosenBlocking chosen_blocking(const Arch& arch, const MatrixMultiply& job) {
-  struct Cache {
-    std::unique_ptr<Arch> arch;
-    std::map<std::vector<std::uint64_t>, ChosenBlocking> chosen;
-    std::size_t words = 0;  // in the keys
-  };
-  // Bounds for a long-lived thread (it starts afresh past them); a key grows with the job's batches.
+/// What a machine's control core keeps of its searches for one arch: the read pricer (its memos) and the blocking
+/// chosen per job description (search_key).
+struct ArchSearches {
+  explicit ArchSearches(const Arch& of) : arch(of), price(std::make_unique<tiling::ReadPricer>(of)) {}
+  const Arch& arch;
+  std::unique_ptr<tiling::ReadPricer> price;
+  std::map<std::vector<std::uint64_t>, ChosenBlocking> chosen;
+  std::size_t words = 0;  // in the keys
+};
+
+/// The machine's blocking searches (Machine::host_state): per arch, the put memo, the mode and the count.
+struct BlockingSearches {
+  PerArch<ArchSearches> arches;
+  PutMemo puts;
+  BlockingSearch mode = BlockingSearch::kCached;
+  std::uint64_t count = 0;
+};
+
+/// choose_blocking, once per job description and arch on a machine: a network's identical layers (ResNet-18 has
+/// four sets of three or four) search once.
+ChosenBlocking chosen_blocking(Machine& machine, const MatrixMultiply& job) {
+  // Bounds for a long-lived machine (it starts afresh past them); a key grows with the job's batches.
   constexpr std::size_t kMaxJobs = 4096, kMaxWords = std::size_t{1} << 20, kMaxKeyWords = std::size_t{1} << 14;
-  Cache& cache = thread_cache<Cache>();
-  const auto start_afresh = [&cache] {
-    cache.chosen.clear();
-    cache.words = 0;
-  };
-  if (cache.arch == nullptr || !(*cache.arch == arch)) {
-    cache.arch = std::make_unique<Arch>(arch);
-    start_afresh();
-  }
-  if (search_mode != BlockingSearch::kCached) {
-    ++searches_run;
-    return choose_blocking(arch, job);
+  constexpr std::size_t kMaxPuts = std::size_t{1} << 16;
+  BlockingSearches& searches = machine.host_state<BlockingSearches>();
+  ArchSearches& cache = searches.arches.of(machine.arch());
+  if (cache.price->memos_full()) cache.price = std::make_unique<tiling::ReadPricer>(cache.arch);
+  if (searches.puts.size() > kMaxPuts) searches.puts.clear();
+  const SearchTools tools{*cache.price, searches.puts, searches.mode};
+  if (searches.mode != BlockingSearch::kCached) {
+    ++searches.count;
+    return choose_blocking(cache.arch, job, tools);
   }
   std::vector<std::uint64_t> key = search_key(job);
   if (const auto found = cache.chosen.find(key); found != cache.chosen.end()) return found->second;
-  const ChosenBlocking chosen = choose_blocking(arch, job);
-  ++searches_run;
+  const ChosenBlocking chosen = choose_blocking(cache.arch, job, tools);
+  ++searches.count;
   if (key.size() <= kMaxKeyWords) {  // a job of very many batches is not kept
-    if (cache.chosen.size() >= kMaxJobs || cache.words + key.size() > kMaxWords) start_afresh();
+    if (cache.chosen.size() >= kMaxJobs || cache.words + key.size() > kMaxWords) {
+      cache.chosen.clear();
+      cache.words = 0;
+    }
     cache.words += key.size();
     cache.chosen.emplace(std::move(key), chosen);
   }
   return chosen;
 }
 
-/// Host scratch for a chunk's float tiles, shared by the cores one host thread runs (a chunk is unpacked and
-/// multiplied without a fiber switch): a launch neither allocates nor clears a tile per simulated core.
+/// Host scratch for a chunk's float tiles, shared by the cores a host thread runs (Core::group_state; a chunk is
+/// unpacked and multiplied without a fiber switch): a launch neither allocates nor clears a tile per simulated core.
 struct ChunkScratch {
   enum Which { kA, kB };
   std::array<std::vector<float>, 2> tiles;
 };
 
-std::vector<float>& scratch_floats(ChunkScratch::Which which, std::size_t elements) {
-  ChunkScratch& scratch = thread_cache<ChunkScratch>();  // warm across launches
+std::vector<float>& scratch_floats(Core& core, ChunkScratch::Which which, std::size_t elements) {
+  ChunkScratch& scratch = core.group_state<ChunkScratch>();  // warm across launches
   std::vector<float>& tile = scratch.tiles[which];
   if (tile.size() < elements) tile.resize(elements);
   return tile;
@@ -633,8 +652,8 @@ class BlockRunner {
   /// Unpacks chunk `set` and accumulates it into every lane (rows [i0, i1) of A).
   void compute_chunk(TileSet& set, const std::vector<Lane>& lanes, std::size_t rows, std::size_t j0, std::size_t j1) {
     const std::size_t depth = set.k1 - set.k0, width = j1 - j0, pitch = b_pitch_for(width);
-    std::vector<float>& a_tile = scratch_floats(ChunkScratch::kA, b_.mb * b_.kc);
-    std::vector<float>& b_scratch = scratch_floats(ChunkScratch::kB, b_.kc * b_pitch_for(b_.nb));
+    std::vector<float>& a_tile = scratch_floats(core_, ChunkScratch::kA, b_.mb * b_.kc);
+    std::vector<float>& b_scratch = scratch_floats(core_, ChunkScratch::kB, b_.kc * b_pitch_for(b_.nb));
     if (b_.a_resident) {
       unpack_tile(job_.a, a_panel_, a_panel_read_, rows, depth, depth, a_tile, set.k0);
     } else {
@@ -881,12 +900,13 @@ void require_matrix_layout(const Layout& l, std::size_t rows, std::size_t cols, 
 
 }  // namespace
 
-std::uint64_t blocking_searches() {
-  return searches_run;
+std::uint64_t blocking_searches(const Machine& machine) {
+  const BlockingSearches* searches = machine.find_host_state<BlockingSearches>();
+  return searches != nullptr ? searches->count : 0;
 }
 
-void set_blocking_search(BlockingSearch mode) {
-  search_mode = mode;
+void set_blocking_search(Machine& machine, BlockingSearch mode) {
+  machine.host_state<BlockingSearches>().mode = mode;
 }
 
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {
@@ -897,7 +917,7 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
     require_matrix_layout(job.residual.layout, job.residual.rows, job.residual.cols, "the residual");
   require_matrix_layout(job.yl, job.a_batch.size() * job.m, job.n, "the output");
   // Chosen once on the control core (it depends only on the job and the arch), not by every core.
-  const auto [blocking, estimated_cycles] = chosen_blocking(machine.arch(), job);
+  const auto [blocking, estimated_cycles] = chosen_blocking(machine, job);
   machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking).join();
   const char* dealt = blocking.team ? "row teams" : blocking.batches > 1 ? "shared-A batches" : "blocks";
   return {{"block_rows", blocking.mb},

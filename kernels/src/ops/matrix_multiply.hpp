@@ -112,16 +112,17 @@ struct MatrixMultiply {
 /// op's run_metrics.
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job);
 
-/// Blocking searches run on this host thread so far: run_matrix_multiply reuses the blocking of an earlier job
-/// whose description (search_key: every field but device addresses) and arch are equal.
-std::uint64_t blocking_searches();
+/// Blocking searches run on `machine` (and its group views) so far: run_matrix_multiply reuses the blocking of an
+/// earlier job on the machine whose description (search_key: every field but device addresses) and arch are equal.
+/// The searches, their read prices and the chosen blockings are the machine's host state (Machine::host_state).
+std::uint64_t blocking_searches(const Machine& machine);
 
-/// How this host thread's blocking searches run. kCached (the default): a job whose description was searched
-/// before reuses that blocking, and a search leaves out the prices of candidates that cannot win. For tests:
-/// kPruned searches every job afresh the same way; kFull searches every job afresh pricing every candidate in full.
-/// All three must choose the same blockings with the same estimates.
+/// How `machine`'s blocking searches run. kCached (the default): a job whose description was searched before
+/// reuses that blocking, and a search leaves out the prices of candidates that cannot win. For tests: kPruned
+/// searches every job afresh the same way; kFull searches every job afresh pricing every candidate in full. All
+/// three must choose the same blockings with the same estimates.
 enum class BlockingSearch { kCached, kPruned, kFull };
-void set_blocking_search(BlockingSearch mode);
+void set_blocking_search(Machine& machine, BlockingSearch mode);
 
 /// Stored matrix index of input `input_batch` (shape of its leading dims) for each batch of `output_batch`
 /// (numpy broadcasting).

@@ -5,8 +5,8 @@
 
 namespace ldmsim::ops {
 
-TileMemo& TileMemo::of_this_thread() {
-  return thread_cache<TileMemo>();
+TileMemo& TileMemo::of(Core& core) {
+  return core.group_state<TileMemo>();
 }
 
 std::vector<float>& TileMemo::insert(std::size_t elements) {

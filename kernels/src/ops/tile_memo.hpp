@@ -4,9 +4,9 @@
 // - each would build the same float tile from the same ldm values (the same input elements).
 // A tile source's inputs (the tensor it reads and its offset table) are not written while its kernel runs (conv
 // rejects an output that overlaps its input when it reads tiles from it), so both are pure functions of the tile
-// source, the tile's coordinates and, for a layout, the buffer: a result computed lately on this host thread for equal
-// integers is reused instead of computed again, without reading the ldm values. Simulated time is unaffected: every
-// core is still charged its own work. Only the host's work shrinks.
+// source, the tile's coordinates and, for a layout, the buffer: a result computed lately on the same host thread for
+// equal integers is reused instead of computed again, without reading the ldm values. Simulated time is unaffected:
+// every core is still charged its own work. Only the host's work shrinks.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "thread_cache.hpp"
+#include "ldmsim/runtime/core.hpp"
 
 namespace ldmsim::ops {
 
@@ -22,14 +22,14 @@ namespace ldmsim::ops {
 /// for a layout, which buffer.
 using TileKey = std::vector<std::uint64_t>;
 
-/// The newest `Slots` results of one kind computed on this host thread, by key.
+/// The newest `Slots` results of one kind computed by the cores a host thread runs, by key.
 template <typename Value, std::size_t Slots>
 class HostMemo {
  public:
-  /// This host thread's memo (fibers of one thread never switch inside a lookup and its computation, so a value
-  /// found here stays valid until this thread's next insert). Kept across launches (thread_cache.hpp): keys hold
-  /// source ids, which are never reused, so an older launch's values are never found.
-  static HostMemo& of_this_thread() { return thread_cache<HostMemo>(); }
+  /// The memo of the host thread running `core` (Core::group_state; fibers of one thread never switch inside a lookup
+  /// and its computation, so a value found here stays valid until the thread's next insert). Kept across launches by
+  /// the machine: keys hold source ids, which are never reused, so an older launch's values are never found.
+  static HostMemo& of(Core& core) { return core.group_state<HostMemo>(); }
 
   /// A key to fill for the next lookup (cleared; its storage is reused).
   TileKey& scratch_key() {
@@ -67,7 +67,7 @@ class HostMemo {
 /// Built B tiles: a mesh row's worth of teams in flight.
 class TileMemo : public HostMemo<std::vector<float>, 8> {
  public:
-  static TileMemo& of_this_thread();
+  static TileMemo& of(Core& core);
   /// insert() with the tile buffer at least `elements` floats.
   std::vector<float>& insert(std::size_t elements);
   /// A unique id for a tile source (ids are never reused, so a new source never matches an old one's tiles).

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ldmsim/frontends/npy.hpp"
@@ -35,12 +36,23 @@ struct OnnxImportOptions {
   std::uint64_t streamed_weight_min_bytes = kDefaultStreamedWeightBytes;
 };
 
+/// Something the import decided for the user.
+struct ImportNote {
+  std::string text;
+  /// The graph input (its tensor name) whose values the note is about (random values, rounding); empty when it is
+  /// about the model. A run given that input's values at run time makes it untrue.
+  std::string input;
+};
+
+/// The note on input `input` given as f32 values: they were rounded to fp16.
+std::string rounded_input_note(std::string_view input);
+
 /// A model in the workload format. Tensor names are ONNX's made file-safe (docs/onnx.md); constants and given
 /// inputs are {"file": NAME.npy} inits whose contents are in `arrays`.
 struct ImportedModel {
   nlohmann::json workload;
   std::map<std::string, NpyArray> arrays;  ///< file name -> values (constants rounded to fp16 already)
-  std::vector<std::string> notes;          ///< what the import decided for the user (random inputs, rounding)
+  std::vector<ImportNote> notes;           ///< what the import decided for the user (random inputs, rounding)
   /// fp32 initializers rounded to fp16 as the file was read (OnnxImportOptions::streamed_weight_min_bytes); 0 when
   /// protobuf parsed the whole file.
   std::size_t streamed_weights = 0;

@@ -68,17 +68,17 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
 /// Prices block reads the way get_block issues them (strided or span, cut into pieces) with the arch's own DMA
 /// timing model. Where a block starts is given in elements from a transaction-aligned base (device buffers are);
 /// unknown, each run's cost is averaged over the 4-byte offsets within a transaction. The control core ranks
-/// blockings with it; no core is involved.
+/// blockings with it; no core is involved. Its memos are kept as long as the pricer: the layers of a network ask for
+/// many of the same blocks.
 class ReadPricer {
  public:
   explicit ReadPricer(const Arch& arch);
   ~ReadPricer();
   ReadPricer(const ReadPricer&) = delete;
   ReadPricer& operator=(const ReadPricer&) = delete;
-  /// This host thread's pricer of an arch equal to `arch` (its own copy of it), its memos kept across calls: the
-  /// layers of a network ask for many of the same blocks. Valid until the thread's next call of for_arch (another
-  /// arch, or memos grown past their bound, replace it): hold it only while no other code may call for_arch.
-  static const ReadPricer& for_arch(const Arch& arch);
+  /// True when its memos grew past their bound: a long-lived keeper (a machine's planning state) then starts
+  /// afresh with a new pricer. Prices are a pure function of the query, so that changes no price.
+  bool memos_full() const;
   /// Engine cycles (channel service, summed over requests) of get_block of rows x count elements, `pitch`
   /// apart, the first at element `first`, into a buffer of `buffer` elements.
   double block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -15,6 +16,7 @@
 
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/runtime/device_ptr.hpp"
+#include "ldmsim/runtime/host_state.hpp"
 #include "ldmsim/runtime/ldm_span.hpp"
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/arch.hpp"
@@ -226,6 +228,13 @@ class Core {
   void compute(Cost cost);
   /// Charges vector work through the arch's compute model (ComputeModel::cycles).
   void compute(const KernelWork& work);
+  /// The T (HostState) this core's group shares with the other groups its host thread runs in a launch: the kernels'
+  /// host memos and scratch, one set per thread slot, kept for the machine's life. Never used by two threads at once,
+  /// so no locks, but a value may change at any yield (any call that interacts with the group).
+  template <typename T>
+  T& group_state() {
+    return group_state_->get<T>();
+  }
   /// Records a lint warning at the core's cycle (counted in its stats, marked in the trace, logged): something the
   /// hardware tolerates but that costs or is easy to get wrong (e.g. a misaligned vector load from ldm).
   void lint(const std::string& message);
@@ -261,7 +270,7 @@ class Core {
   void release_core();  // the core stalls: another context may run on the physical core
   void resume();        // after a stall: takes the physical core back (in simulated-time order)
   void stall_until(Cycle cycle, Cycle CoreStats::*counter);  // a wait that moves the clock to `cycle`
-  [[noreturn]] void trap(FaultKind kind, std::string message);
+  [[noreturn]] void trap(FaultKind kind, std::string message, std::optional<FaultField> field = std::nullopt);
 
   detail::GroupRun* group_;
   int cg_;
@@ -272,6 +281,7 @@ class Core {
   Cycle cycle_ = 0;
   Ldm ldm_;
   CoreStats* stats_;
+  HostState* group_state_;
   detail::CoreOrder* order_ = nullptr;
   std::uint32_t order_id_ = 0;                // this core's key in the scheduler, unique on the host thread
   detail::PhysicalCore* physical_ = nullptr;  // null unless contexts share the node

@@ -19,6 +19,7 @@
 
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/device_ptr.hpp"
+#include "ldmsim/runtime/host_state.hpp"
 #include "ldmsim/runtime/stats.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fp16.hpp"
@@ -180,6 +181,20 @@ class Machine {
   /// Group `cg`'s clock: where its next launch starts.
   Cycle group_clock(int cg) const;
 
+  // ---- the control core's host state ----
+  /// This machine's T (HostState): planning caches and memos that code above the runtime keeps for as long as the
+  /// machine lives, instead of per host thread or per process. A group view shares its machine's. Used from the
+  /// control core only (never from a kernel: a core has Core::group_state).
+  template <typename T>
+  T& host_state() {
+    return control_state().get<T>();
+  }
+  /// This machine's T if it was made, else null.
+  template <typename T>
+  const T* find_host_state() const {
+    return control_state().find<T>();
+  }
+
   // ---- results ----
   /// Stats so far (the machine's clocks continue across launches).
   RunStats stats() const;
@@ -198,6 +213,7 @@ class Machine {
   friend class Launch;
   friend class ConcurrentMachine;
   explicit Machine(std::unique_ptr<detail::MachineImpl> impl);
+  HostState& control_state() const;
   std::unique_ptr<detail::MachineImpl> impl_;
 };
 

@@ -44,8 +44,11 @@ class Model {
   const ExecutionPlan& plan() const { return *plan_; }
   const Arch& arch() const { return arch_; }
   StagingPolicy staging() const { return staging_; }
-  /// What the import decided for the user (random inputs, rounding); empty for a workload JSON.
-  const std::vector<std::string>& notes() const { return notes_; }
+  /// What the import decided for the user (random inputs, rounding) as the model was loaded; empty for a workload
+  /// JSON. A run given an input's values leaves out the notes on that input's load-time values
+  /// (RunResult::notes).
+  std::vector<std::string> notes() const;
+  const std::vector<ImportNote>& import_notes() const { return notes_; }
   /// Graph inputs the caller may give values for (not the model's constants), and every graph input.
   std::vector<TensorInfo> inputs(bool with_constants = false) const;
   std::vector<TensorInfo> outputs() const;
@@ -68,7 +71,7 @@ class Model {
   std::optional<ExecutionPlan> plan_;
   Arch arch_;
   StagingPolicy staging_ = StagingPolicy::kMethod;
-  std::vector<std::string> notes_;
+  std::vector<ImportNote> notes_;
   std::vector<std::filesystem::path> files_read_;
   nlohmann::json host_phases_ = nlohmann::json::object();
 };

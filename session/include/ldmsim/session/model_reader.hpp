@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ldmsim/frontends/onnx_import.hpp"
 #include "ldmsim/graph/graph.hpp"
 
 namespace ldmsim {
@@ -28,7 +29,7 @@ struct ModelReadOptions {
 
 struct ReadModel {
   Graph graph;
-  std::vector<std::string> notes;
+  std::vector<ImportNote> notes;
   /// The files read (the model, its .npy tensors, input files).
   std::vector<std::filesystem::path> files_read;
   /// Seconds of the front end's own parsing (an ONNX import), before the graph was built.

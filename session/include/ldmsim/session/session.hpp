@@ -34,6 +34,8 @@ struct TensorValues {
   std::vector<std::size_t> shape;
   SharedHalves values;
   DType dtype = DType::kF16;
+  /// The caller had them as f32 and rounded them (a run's notes then say so, as an import's say of an f32 input file).
+  bool rounded_from_f32 = false;
 };
 
 /// Where a run writes its files. The directory is owned by the run while it runs (a lock), and marked incomplete
@@ -67,6 +69,9 @@ struct RunResult {
   nlohmann::json host_times;
   /// The machine the run used (its trace, its counters), kept so the trace can be written after the run.
   std::shared_ptr<Machine> machine;
+  /// What the import decided for the user that holds for this run (stats["import_notes"] of an ONNX model): the
+  /// model's notes, those on an input given at run time replaced by what the run did with its values.
+  std::vector<std::string> notes;
   /// Where the run wrote its files (the trace empty when it wrote none); unset when it wrote none.
   std::optional<RunOutputs> written;
   /// The per-op entries of stats ("ops"), one per op in order, as JSON.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,10 +30,19 @@ inline constexpr FaultKind kLastFaultKind = FaultKind::kIndexOutOfRange;
 /// Stable lower-case name of a fault kind ("dma-misaligned", ...), used in messages, traces and stats.
 std::string_view to_string(FaultKind kind) noexcept;
 
+/// The field of a request that a trap is about and its value (a misaligned DMA's "length" = 6, an out-of-bounds
+/// DMA's "main address"), when the trap has one.
+struct FaultField {
+  std::string name;
+  std::uint64_t value = 0;
+  bool operator==(const FaultField&) const = default;
+};
+
 /// A trapped violation. what() is the full human-readable diagnostic including location and hint.
 class Fault : public std::runtime_error {
  public:
-  Fault(FaultKind kind, CoreLocation where, Cycle cycle, std::string kernel, std::string message);
+  Fault(FaultKind kind, CoreLocation where, Cycle cycle, std::string kernel, std::string message,
+        std::optional<FaultField> field = std::nullopt);
 
   FaultKind kind() const noexcept { return kind_; }
   int cg() const noexcept { return where_.cg; }
@@ -42,6 +52,10 @@ class Fault : public std::runtime_error {
   const std::string& kernel() const noexcept { return kernel_; }
   /// The message without the location prefix.
   const std::string& detail() const noexcept { return detail_; }
+  /// The offending field and its value, if the trap names one.
+  const std::optional<FaultField>& field() const noexcept { return field_; }
+  /// The same fault (kind, place, field) with another message: a caller adding what it knows to the runtime's.
+  Fault with_detail(std::string message) const;
 
  private:
   FaultKind kind_;
@@ -49,6 +63,7 @@ class Fault : public std::runtime_error {
   Cycle cycle_;
   std::string kernel_;
   std::string detail_;
+  std::optional<FaultField> field_;
 };
 
 /// Bad configuration or input (arch file, workload, arguments): the CLI maps it to exit code 2.
