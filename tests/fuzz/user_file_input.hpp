@@ -71,7 +71,7 @@ inline std::string import_outcome(const std::filesystem::path& model, const Onnx
       out.append(reinterpret_cast<const char*>(a.halves.data()), a.halves.size() * sizeof(f16));
       out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
     }
-    for (const std::string& note : m.notes) out += "\n" + note;
+    for (const ImportNote& note : m.notes) out += "\n" + note.text;
     return out;
   } catch (const ConfigError& e) {
     return std::string("error: ") + e.what();
