@@ -72,7 +72,7 @@ inline std::string import_outcome(const std::filesystem::path& model, const Onnx
       out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size() * sizeof(float));
       out.append(reinterpret_cast<const char*>(a.integers.data()), a.integers.size() * sizeof(std::int32_t));
     }
-    for (const std::string& note : m.notes) out += "\n" + note;
+    for (const ImportNote& note : m.notes) out += "\n" + note.text;
     return out;
   } catch (const ConfigError& e) {
     return std::string("error: ") + e.what();
