@@ -37,9 +37,8 @@ class IndexWindow {
   /// Index j, made non-negative and checked against the axis (the fault index-out-of-range otherwise).
   std::uint64_t at(std::uint64_t j) {
     if (j < first_ || j >= first_ + held_) load(j);
-    const std::size_t k = 2 * static_cast<std::size_t>(j - first_);
-    const auto u = static_cast<std::uint32_t>(words_[k].bits) | (static_cast<std::uint32_t>(words_[k + 1].bits) << 16);
-    const auto raw = static_cast<std::int64_t>(static_cast<std::int32_t>(u));
+    const auto raw = static_cast<std::int64_t>(element_value(std::span<const f16>(words_.data(), 2 * held_),
+                                                             DType::kI32, static_cast<std::size_t>(j - first_)));
     const std::int64_t v = raw < 0 ? raw + static_cast<std::int64_t>(a_.dim) : raw;
     if (v < 0 || static_cast<std::uint64_t>(v) >= a_.dim) {
       throw Fault(FaultKind::kIndexOutOfRange, {core_.cg(), core_.id()}, core_.cycle(), a_.label,

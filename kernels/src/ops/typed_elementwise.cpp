@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "broadcast_index.hpp"
 #include "op_support.hpp"
@@ -74,13 +75,6 @@ std::int32_t as_word(double v, DType type) {
   return static_cast<std::int32_t>(t);
 }
 
-double unit_value(const f16* units, DType type, std::size_t i) {
-  if (type == DType::kF16) return static_cast<double>(static_cast<float>(units[i]));
-  const auto u =
-      static_cast<std::uint32_t>(units[2 * i].bits) | (static_cast<std::uint32_t>(units[2 * i + 1].bits) << 16);
-  return static_cast<double>(static_cast<std::int32_t>(u));
-}
-
 void store_value(f16* units, DType type, std::size_t i, double v) {
   if (type == DType::kF16) {
     units[i] = f16(static_cast<float>(v));
@@ -131,28 +125,28 @@ void typed_kernel(Core& core, const TypedArgs& a) {
   }
   LdmSpan<f16> yb = core.ldm().alloc<f16>(tile * out_units);
   tiling::for_each_tile(share, tile, [&](tiling::Range t) {
-    std::vector<const f16*> src(a.in.size());
+    std::vector<std::span<const f16>> src(a.in.size());
     std::vector<std::optional<BroadcastIndex>> bidx(a.in.size());
     for (std::size_t k = 0; k < a.in.size(); ++k) {
       const std::size_t u = units_of(a.in[k].type);
       if (a.in[k].broadcast) {
-        src[k] = resident[k].data();
+        src[k] = std::span<const f16>(resident[k].data(), a.in[k].total_units);
         bidx[k].emplace(a.in[k].shape, a.out_shape, t.begin);
         continue;
       }
       const tiling::RangeRead r =
           tiling::get_range(core, bufs[k], a.in[k].ptr, a.in[k].total_units, tiling::Range{t.begin * u, t.end * u});
       core.wait(r.handle);
-      src[k] = bufs[k].data() + r.first;
+      src[k] = std::span<const f16>(bufs[k].data() + r.first, t.size() * u);
     }
     std::array<double, 3> v{};
     for (std::size_t i = 0; i < t.size(); ++i) {
       for (std::size_t k = 0; k < a.in.size(); ++k) {
         if (bidx[k]) {
-          v[k] = unit_value(src[k], a.in[k].type, bidx[k]->index());
+          v[k] = element_value(src[k], a.in[k].type, bidx[k]->index());
           bidx[k]->next();
         } else {
-          v[k] = unit_value(src[k], a.in[k].type, i);
+          v[k] = element_value(src[k], a.in[k].type, i);
         }
       }
       store_value(yb.data(), a.out_type, i, evaluate(a.fn, v));
