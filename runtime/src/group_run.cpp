@@ -85,8 +85,15 @@ void GroupRun::guarded(Step&& step) noexcept {
   }
 }
 
-void GroupRun::run_together(const std::vector<GroupRun*>& runs, HostState& host_state) noexcept {
-  for (GroupRun* run : runs) run->start({}, host_state);
+void GroupRun::run_together(const std::vector<GroupRun*>& runs, HostState& host_state,
+                            const std::shared_ptr<LaunchWorkers>& workers, int worker) noexcept {
+  for (GroupRun* run : runs) {
+    if (workers) {
+      run->start_on_runners(host_state, workers, worker);
+    } else {
+      run->start({}, host_state);
+    }
+  }
   const auto live = [&runs] {
     return std::any_of(runs.begin(), runs.end(), [](const GroupRun* r) { return r->live(); });
   };
@@ -108,6 +115,19 @@ void GroupRun::start(std::function<void()> on_exit, HostState& host_state) noexc
     fibers_.reserve(cores_.size());
     for (std::size_t i = 0; i < cores_.size(); ++i) {
       fibers_.emplace_back(std::allocator_arg, group_.stacks.slice(i), [this, i] { run_core(static_cast<int>(i)); });
+      ++live_;
+    }
+  });
+}
+
+void GroupRun::start_on_runners(HostState& host_state, const std::shared_ptr<LaunchWorkers>& workers,
+                                int worker) noexcept {
+  for (const auto& core : cores_) core->group_state_ = &host_state;
+  guarded([&] {
+    group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
+    group_.runners.ensure(worker, workers);
+    for (std::size_t i = 0; i < cores_.size(); ++i) {
+      group_.runners.assign(i, *this, cores_[i]->cycle_, cores_[i]->order_id_);
       ++live_;
     }
   });

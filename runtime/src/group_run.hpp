@@ -40,12 +40,18 @@ class GroupRun {
   void run(HostState& host_state) noexcept { run_together({this}, host_state); }
   /// Runs several groups' cores as fibers of the calling thread, interleaved in simulated-time order, until all
   /// of them finish. Deadlock is declared when no core of any of them can proceed.
-  /// `host_state`: the calling thread's (Core::group_state).
-  static void run_together(const std::vector<GroupRun*>& runs, HostState& host_state) noexcept;
+  /// `host_state`: the calling thread's (Core::group_state). With `workers`, the calling thread is launch worker
+  /// `worker` and the cores run on their groups' kept fibers (CoreRunners), made there if need be.
+  static void run_together(const std::vector<GroupRun*>& runs, HostState& host_state,
+                           const std::shared_ptr<LaunchWorkers>& workers = nullptr, int worker = -1) noexcept;
   /// The parts of run_together, for launches whose fibers share a thread with other work (ConcurrentMachine):
   /// start creates the cores' fibers; `on_exit` is called when the last of them has exited; finish joins them and
   /// closes the launch on the group's clock. `host_state`: the host thread's (Core::group_state).
   void start(std::function<void()> on_exit, HostState& host_state) noexcept;
+  /// start on the group's kept fibers, on launch worker `worker` (its calling thread).
+  void start_on_runners(HostState& host_state, const std::shared_ptr<LaunchWorkers>& workers, int worker) noexcept;
+  /// The group's kept fibers.
+  CoreRunners& runners() { return group_.runners; }
   void finish() noexcept;
   bool live() const { return live_ > 0; }
   /// The latest clock of any of its cores.
@@ -92,6 +98,7 @@ class GroupRun {
   void record_warning(const Core& core, const std::string& message);
 
  private:
+  friend class CoreRunners;  // runs run_core on a kept fiber
   enum class State : std::uint8_t { kReady, kAtBarrier, kAtRegGet, kAtRegPut, kAtCondition, kAtCore, kExited };
   struct Slot {
     std::uint32_t expected = 0;
@@ -119,7 +126,7 @@ class GroupRun {
   std::string name_;
   NodeSync* node_;
   Cycle start_cycle_ = 0;
-  std::vector<boost::fibers::fiber> fibers_;
+  std::vector<boost::fibers::fiber> fibers_;  // empty when the cores run on kept fibers
   std::vector<std::unique_ptr<Core>> cores_;
   std::vector<State> states_;
   struct BarrierNote {  // what a core waits for, formatted only for the deadlock dump

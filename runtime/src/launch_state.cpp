@@ -37,6 +37,10 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
     start_in_session(*session);
     return;
   }
+  if (machine_.workers) {
+    start_on_workers();
+    return;
+  }
   const std::size_t threads = std::min<std::size_t>(machine_.threads, together.size());
   for (std::size_t t = 0; t < threads; ++t) {
     threads_.emplace_back([this, &state = machine_.thread_state(t)] {
@@ -44,6 +48,42 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
       for (std::size_t i = next_set_++; i < sets_.size(); i = next_set_++) GroupRun::run_together(sets_[i], state);
     });
   }
+}
+
+void LaunchState::start_on_workers() {
+  const std::size_t workers = std::min<std::size_t>(machine_.threads, sets_.size());
+  const std::size_t quota = (sets_.size() + workers - 1) / workers;
+  std::vector<std::vector<std::size_t>> sets_of(workers);
+  for (std::size_t s = 0; s < sets_.size(); ++s) {
+    int home = sets_[s].front()->runners().home();
+    for (GroupRun* run : sets_[s]) {
+      if (run->runners().home() != home) home = -1;
+    }
+    std::size_t chosen = 0;
+    if (home >= 0 && static_cast<std::size_t>(home) < workers &&
+        sets_of[static_cast<std::size_t>(home)].size() < quota) {
+      chosen = static_cast<std::size_t>(home);
+    } else {
+      for (std::size_t w = 1; w < workers; ++w) {
+        if (sets_of[w].size() < sets_of[chosen].size()) chosen = w;
+      }
+    }
+    sets_of[chosen].push_back(s);
+    for (GroupRun* run : sets_[s]) {
+      const int at = run->runners().home();
+      if (at >= 0 && static_cast<std::size_t>(at) != chosen) run->runners().retire();
+    }
+  }
+  std::vector<std::function<void()>> jobs(workers);
+  for (std::size_t w = 0; w < workers; ++w) {
+    jobs[w] = [this, w, sets = std::move(sets_of[w]), &state = machine_.thread_state(w)] {
+      for (const std::size_t s : sets) {
+        GroupRun::run_together(sets_[s], state, machine_.workers, static_cast<int>(w));
+      }
+    };
+  }
+  on_workers_ = true;
+  machine_.workers->start(std::move(jobs));
 }
 
 void LaunchState::start_in_session(ContextSession& session) {
@@ -90,6 +130,7 @@ std::optional<Fault> LaunchState::join() {
     session_->remove(*this);
   }
   for (auto& thread : threads_) thread.join();
+  if (on_workers_) machine_.workers->wait();
   joined_ = true;
   *machine_.launch_active = false;
   for (const auto& run : runs_) {

@@ -41,14 +41,19 @@ class LaunchState {
   /// On a shared node during ConcurrentMachine::run: the cores become fibers of the calling program's thread,
   /// and join() blocks the program's fiber until they have all exited.
   void start_in_session(ContextSession& session);
+  /// On the machine's launch workers (a node of one context): each set goes to a worker, preferring the one its
+  /// groups' kept fibers live on, at most ceil(sets / workers) sets each; groups whose fibers live elsewhere have
+  /// them retired first.
+  void start_on_workers();
 
   MachineImpl& machine_;
   Kernel kernel_;
   std::vector<std::unique_ptr<NodeSync>> nodes_;  // one per set
   std::vector<std::unique_ptr<GroupRun>> runs_;
   std::vector<std::vector<GroupRun*>> sets_;  // run together, one set per host thread (or all in the session's)
-  std::vector<std::thread> threads_;
-  std::atomic<std::size_t> next_set_{0};  // the next set a host thread takes
+  std::vector<std::thread> threads_;          // a node of several contexts, outside a session
+  std::atomic<std::size_t> next_set_{0};      // the next set a host thread takes
+  bool on_workers_ = false;
   ContextSession* session_ = nullptr;
   CoreOrder* program_ = nullptr;  // the ordering key of the program's fiber that joins
   std::size_t running_ = 0;       // groups with live cores (session)

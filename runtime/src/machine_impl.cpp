@@ -40,7 +40,9 @@ GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const
 }
 
 GroupContext::GroupContext(GroupState& shared_group, const Arch& arch, const MachineOptions& options)
-    : shared(shared_group), stacks(arch.cores_per_group(), options.fiber_stack_bytes) {
+    : shared(shared_group),
+      stacks(arch.cores_per_group(), options.fiber_stack_bytes),
+      runners(stacks, arch.cores_per_group()) {
   stats.cores.resize(arch.cores_per_group());
 }
 
@@ -100,6 +102,7 @@ MachineImpl::MachineImpl(std::shared_ptr<NodeState> shared, Arch a, std::uint32_
       memory(node->memory),
       context(index),
       label(std::move(name)) {
+  if (node->contexts == 1) workers = std::make_shared<LaunchWorkers>(threads);
   groups.reserve(node->groups.size());
   for (const auto& group : node->groups) groups.push_back(std::make_shared<GroupContext>(*group, arch, options));
 }
@@ -112,6 +115,7 @@ MachineImpl::MachineImpl(const MachineImpl& parent, std::vector<int> view)
       memory(parent.memory),
       context(parent.context),
       label(parent.label),
+      workers(parent.workers),
       launch_active(parent.launch_active),
       host_state(parent.host_state),
       thread_states(parent.thread_states) {

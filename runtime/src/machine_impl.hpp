@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core_runners.hpp"
+#include "launch_workers.hpp"
 #include "ldmsim/dma/engine.hpp"
 #include "ldmsim/runtime/host_state.hpp"
 #include "ldmsim/runtime/machine.hpp"
@@ -70,13 +72,14 @@ struct NodeState {
   int sequential_context = -1;
 };
 
-/// One context's side of a core group: its clock and stats, and its cores' fiber stacks.
+/// One context's side of a core group: its clock and stats, and its cores' fiber stacks and fibers.
 struct GroupContext {
   GroupContext(GroupState& shared, const Arch& arch, const MachineOptions& options);
 
   GroupState& shared;
   GroupStats stats;
   StackPool stacks;
+  CoreRunners runners;  // on a node of one context: the cores' fibers, kept between launches
 };
 
 class MachineImpl {
@@ -109,6 +112,9 @@ class MachineImpl {
   MainMemory& memory;
   std::uint32_t context = 0;
   std::string label;
+  /// The host threads running launches, shared with group views; null on a node of several contexts (their
+  /// launches make their threads and fibers per launch, some inside a ContextSession's thread).
+  std::shared_ptr<LaunchWorkers> workers;
   std::vector<std::shared_ptr<GroupContext>> groups;
   /// True while a launch of this machine, or of a view sharing its groups, is in flight.
   std::shared_ptr<bool> launch_active = std::make_shared<bool>(false);
