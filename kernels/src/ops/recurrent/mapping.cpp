@@ -6,9 +6,12 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "../op_support.hpp"
+#include "../per_arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::ops::recurrent {
@@ -161,16 +164,16 @@ void check_forced_mapping(const Arch& arch, const CellShape& s, std::size_t forc
   }
 }
 
-MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
-  check_forced_mapping(arch, s, forced_ep, forced_groups);
+namespace {
+
+MappingChoice search_mapping(Machine& trial, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
+  const Arch& arch = trial.arch();
   MappingChoice choice;
   choice.npe = arch.cores_per_group() * arch.compute.unit(DataType::kF32).simd_lanes;
   // Numbers of groups per task from 1 until two in a row bring no better step, or one once the best keeps its
   // weights resident (not at the first: the cycles do not fall steadily with more groups, because the task
   // slots, hence the batch slices, change with them).
   const std::size_t most = std::max<std::size_t>(1, arch.core_groups / s.dirs);
-  // One private machine of the same arch for every candidate (zero data: the kernel's timing ignores values).
-  Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
   std::optional<std::size_t> best;
   std::optional<ConfigError> first_error;  // what a forced ep needs on the first number of groups it did not fit
   int worse_in_a_row = 0;
@@ -200,6 +203,35 @@ MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t f
     throw ConfigError("lstm/gru: no mapping fits the local store");
   }
   choice.chosen = *best;
+  return choice;
+}
+
+/// The trial machine of an arch (zero data: the kernel's timing ignores values) and the choices made on it.
+struct TrialMachine {
+  explicit TrialMachine(const Arch& arch) : machine(arch, MachineOptions{.threads = 1, .trace = false}) {}
+  using Key = std::tuple<CellKind, bool, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, bool,
+                         std::size_t, std::size_t>;
+  Machine machine;
+  std::map<Key, MappingChoice> choices;
+};
+
+}  // namespace
+
+MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
+  check_forced_mapping(arch, s, forced_ep, forced_groups);
+  // One private machine of the same arch for every candidate.
+  Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
+  return search_mapping(trial, s, forced_ep, forced_groups);
+}
+
+MappingChoice choose_mapping(Machine& machine, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
+  check_forced_mapping(machine.arch(), s, forced_ep, forced_groups);
+  TrialMachine& trial = machine.host_state<PerArch<TrialMachine, 2>>().of(machine.arch());
+  const TrialMachine::Key key{s.kind, s.linear_before_reset, s.input,   s.hidden,     s.seq, s.batch,
+                              s.dirs, s.reverse_first,       forced_ep, forced_groups};
+  if (const auto it = trial.choices.find(key); it != trial.choices.end()) return it->second;
+  MappingChoice choice = search_mapping(trial.machine, s, forced_ep, forced_groups);
+  trial.choices.emplace(key, choice);
   return choice;
 }
 

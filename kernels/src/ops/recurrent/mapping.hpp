@@ -27,5 +27,9 @@ void check_forced_mapping(const Arch& arch, const CellShape& shape, std::size_t 
 /// `forced_ep`); the fastest candidate of all.
 MappingChoice choose_mapping(const Arch& arch, const CellShape& shape, std::size_t forced_ep,
                              std::size_t forced_groups);
+/// choose_mapping for an op about to run on `machine`: the search's trial machine is kept in the machine's host
+/// state (its stacks, local stores and fibers stay warm for the next search), and so is each shape's choice.
+MappingChoice choose_mapping(Machine& machine, const CellShape& shape, std::size_t forced_ep,
+                             std::size_t forced_groups);
 
 }  // namespace ldmsim::ops::recurrent

@@ -52,7 +52,7 @@ class RecurrentOp final : public BoundOp {
     args.y = ref(out[0]);
     args.y_h = ref(out[1]);
     if (out.size() > 2) args.y_c = ref(out[2]);
-    choice_ = recurrent::choose_mapping(m.arch(), shape_, forced_ep_, forced_groups_);
+    choice_ = recurrent::choose_mapping(m, shape_, forced_ep_, forced_groups_);
     args.mapping = choice_.mapping();
     args.tasks =
         recurrent::plan_tasks(shape_, static_cast<int>(m.arch().core_groups), static_cast<int>(args.mapping.groups));
