@@ -40,6 +40,7 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const
       kernel_(kernel),
       name_(machine.launch_name(name)),
       node_(node),
+      cores_(machine.arch.cores_per_group()),
       dma_log_(logger("dma")) {
   const Arch& a = machine_.arch;
   const int n = static_cast<int>(a.cores_per_group());
@@ -49,12 +50,10 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const
   barrier_notes_.assign(static_cast<std::size_t>(n), {});
   reg_notes_.assign(static_cast<std::size_t>(n), {});
   reg_queue_count_ = static_cast<std::size_t>(2 * n);
-  reg_queues_ = std::make_unique<RegQueue[]>(reg_queue_count_);
   condition_notes_.assign(static_cast<std::size_t>(n), {});
   slots_.emplace_back().expected = static_cast<std::uint32_t>(n);
   for (std::uint32_t r = 0; r < a.rows; ++r) slots_.emplace_back().expected = a.cols;
   for (std::uint32_t c = 0; c < a.cols; ++c) slots_.emplace_back().expected = a.rows;
-  cores_.reserve(static_cast<std::size_t>(n));
   const std::uint64_t physical_ldm = machine_.node->arch.ldm_bytes;
   const std::uint64_t window = machine_.ldm_window().offset;
   // Scheduler keys unique on the host thread: the groups of a node-synchronised launch, and every context of a
@@ -65,8 +64,8 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const
   for (int id = 0; id < n; ++id) {
     const int cols = static_cast<int>(a.cols);
     std::byte* ldm = group_.shared.ldm.data() + static_cast<std::size_t>(id) * physical_ldm + window;
-    Core& core = *cores_.emplace_back(new Core(*this, cg_seen, group_.shared.cg, id, id / cols, id % cols, ldm,
-                                               a.ldm_bytes, group_.stats.cores[static_cast<std::size_t>(id)]));
+    Core& core = cores_.add(new (cores_.next()) Core(*this, cg_seen, group_.shared.cg, id, id / cols, id % cols, ldm,
+                                                     a.ldm_bytes, group_.stats.cores[static_cast<std::size_t>(id)]));
     core.cycle_ = start_cycle_;
     core.order_id_ = key_base + static_cast<std::uint32_t>(id);
     if (!group_.shared.cores.empty()) core.physical_ = &group_.shared.cores[static_cast<std::size_t>(id)];
@@ -488,7 +487,9 @@ void GroupRun::wake_blocked() {
   for (const auto& core : cores_) {
     if (core->physical_ != nullptr) core->physical_->released().notify_all();
   }
-  for (std::size_t i = 0; i < reg_queue_count_; ++i) reg_queues_[i].changed.notify_all();
+  if (reg_queues_) {
+    for (std::size_t i = 0; i < reg_queue_count_; ++i) reg_queues_[i].changed.notify_all();
+  }
   condition_changed_.notify_all();
 }
 

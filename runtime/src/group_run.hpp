@@ -69,7 +69,7 @@ class GroupRun {
   std::size_t dma_channels() const { return dma_channels_; }
   const std::string& kernel_name() const { return name_; }
   bool aborted() const { return aborted_; }
-  DmaEngine& engine() { return group_.shared.engine; }
+  DmaEngine& engine() { return *group_.shared.engine; }
   /// The part of each core's store the launch's context owns.
   LdmWindow ldm_window() const { return machine_.ldm_window(); }
   spdlog::logger& dma_log() const { return *dma_log_; }
@@ -127,7 +127,31 @@ class GroupRun {
   NodeSync* node_;
   Cycle start_cycle_ = 0;
   std::vector<boost::fibers::fiber> fibers_;  // empty when the cores run on kept fibers
-  std::vector<std::unique_ptr<Core>> cores_;
+  /// The launch's cores, constructed in one block (one allocation per launch instead of one per core).
+  class CoreBlock {
+   public:
+    explicit CoreBlock(std::size_t n) : storage_(std::make_unique_for_overwrite<Storage[]>(n)) { cores_.reserve(n); }
+    ~CoreBlock() {
+      for (std::size_t i = cores_.size(); i-- > 0;) cores_[i]->~Core();
+    }
+    CoreBlock(const CoreBlock&) = delete;
+    CoreBlock& operator=(const CoreBlock&) = delete;
+    /// Where the next core goes; add() it once constructed there.
+    void* next() { return &storage_[cores_.size()]; }
+    Core& add(Core* core) { return *cores_.emplace_back(core); }
+    std::size_t size() const { return cores_.size(); }
+    Core* operator[](std::size_t i) const { return cores_[i]; }
+    auto begin() const { return cores_.begin(); }
+    auto end() const { return cores_.end(); }
+
+   private:
+    struct Storage {
+      alignas(Core) std::byte bytes[sizeof(Core)];
+    };
+    std::unique_ptr<Storage[]> storage_;
+    std::vector<Core*> cores_;
+  };
+  CoreBlock cores_;
   std::vector<State> states_;
   struct BarrierNote {  // what a core waits for, formatted only for the deadlock dump
     Scope scope = Scope::kGroup;
@@ -176,11 +200,13 @@ class GroupRun {
   /// Blocks `core` (shown as `state` in the deadlock dump) until done() holds, re-checked at each notify.
   void block(Core& core, State state, boost::fibers::condition_variable_any& changed,
              const std::function<bool()>& done);
+  /// Made on the first register put or get of the launch (most kernels use none).
   RegQueue& reg_queue(int core, RegBus bus) {
+    if (!reg_queues_) reg_queues_ = std::make_unique<RegQueue[]>(reg_queue_count_);
     return reg_queues_[static_cast<std::size_t>(2 * core) + static_cast<std::size_t>(bus)];
   }
   void wake(int core, Cycle at);
-  std::unique_ptr<RegQueue[]> reg_queues_;  // two per core (condition variables do not move)
+  std::unique_ptr<RegQueue[]> reg_queues_;  // two per core (condition variables do not move); null until used
   std::size_t reg_queue_count_ = 0;
   std::vector<RegNote> reg_notes_;
   // block_until: what each blocked core waits for, and the condition variable every notify wakes.
