@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "launch_state.hpp"
@@ -75,6 +76,20 @@ MainMemory& Machine::memory() {
 void Machine::prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t main_bytes,
                                    const std::atomic<bool>& stop) {
   impl_->require_idle("prefault_host_memory");  // a running launch may write these pages
+  if (impl_->workers && !stop.load()) {
+    // The cores' kept fibers, on the workers a first launch of every group gives them (set i of n goes to worker
+    // i % n): making them touches each fiber stack's first page.
+    const std::size_t workers = impl_->threads;
+    std::vector<std::function<void()>> jobs(workers);
+    for (std::size_t w = 0; w < workers; ++w) {
+      jobs[w] = [this, w, workers] {
+        for (std::size_t g = w; g < impl_->groups.size(); g += workers) {
+          impl_->groups[g]->runners.ensure(static_cast<int>(w), impl_->workers);
+        }
+      };
+    }
+    impl_->workers->run(std::move(jobs));
+  }
   const int first = impl_->physical_group(0);
   impl_->memory.prefault(MainMemory::kBase + static_cast<std::uint64_t>(first) * impl_->memory.bytes_per_cg(),
                          main_bytes, stop);
@@ -179,6 +194,22 @@ void Machine::start_no_earlier(const std::vector<int>& groups, Cycle cycle) {
     impl_->physical_group(cg);  // checks cg
     Cycle& clock = impl_->groups[static_cast<std::size_t>(cg)]->stats.cycles;
     clock = std::max(clock, cycle);
+  }
+}
+
+void Machine::reset() {
+  impl_->require_idle("reset");
+  if (impl_->is_view || impl_->node->contexts != 1) {
+    throw ConfigError(
+        "Machine::reset: only a machine of its own can be reset, not a group view or a context of a "
+        "shared node");
+  }
+  MainMemory& memory = impl_->memory;
+  for (const Region& region : memory.regions()) memory.free(region.base);
+  for (const auto& group : impl_->node->groups) group->reset(impl_->node->arch, memory, impl_->options);
+  for (const auto& group : impl_->groups) {
+    group->stats = GroupStats{};
+    group->stats.cores.resize(impl_->arch.cores_per_group());
   }
 }
 

@@ -31,12 +31,18 @@ GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const
     : cg(cg_index),
       ldm(arch.ldm_bytes * arch.cores_per_group()),
       trace(cg_index, options.trace),
-      engine(arch, cg_index, memory, trace.enabled() ? &trace : nullptr, ldm.data(),
-             options.alignment == AlignmentPolicy::kLint),
       cores(shared_cores ? arch.cores_per_group() : 0) {
+  engine.emplace(arch, cg_index, memory, trace.enabled() ? &trace : nullptr, ldm.data(),
+                 options.alignment == AlignmentPolicy::kLint);
   // Spill raw: compressing on the group's thread would cost more than the simulation itself (~40-120 ns per
   // event); write_trace compresses once, block by block.
   if (options.trace) trace.spill_to(spill_directory(options), TraceCodec::kRaw);
+}
+
+void GroupState::reset(const Arch& arch, MainMemory& memory, const MachineOptions& options) {
+  trace.clear();
+  engine.emplace(arch, cg, memory, trace.enabled() ? &trace : nullptr, ldm.data(),
+                 options.alignment == AlignmentPolicy::kLint);
 }
 
 GroupContext::GroupContext(GroupState& shared_group, const Arch& arch, const MachineOptions& options)
@@ -119,6 +125,7 @@ MachineImpl::MachineImpl(const MachineImpl& parent, std::vector<int> view)
       launch_active(parent.launch_active),
       host_state(parent.host_state),
       thread_states(parent.thread_states) {
+  is_view = true;
   if (view.empty()) throw ConfigError("group view: no core group chosen");
   std::vector<int> sorted = view;
   std::sort(sorted.begin(), sorted.end());

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,10 +48,13 @@ std::filesystem::path spill_directory(const MachineOptions& options);
 struct GroupState {
   GroupState(const Arch& arch, int cg, MainMemory& memory, const MachineOptions& options, bool shared_cores);
 
+  /// Events, markers and DMA timing state back to those of a new group (Machine::reset).
+  void reset(const Arch& arch, MainMemory& memory, const MachineOptions& options);
+
   int cg;
   HostMapping ldm;  // cores back to back, arch.ldm_bytes each
   TraceRecorder trace;
-  DmaEngine engine;
+  std::optional<DmaEngine> engine;  // always set; re-made by reset
   std::vector<PhysicalCore> cores;  // only when several contexts share the node
 };
 
@@ -128,6 +132,8 @@ class MachineImpl {
       std::make_shared<std::vector<std::unique_ptr<HostState>>>();
   /// The i-th thread's state (made if needed); control core only.
   HostState& thread_state(std::size_t i);
+  /// A group view (made by Machine::group_view) rather than a machine of its own.
+  bool is_view = false;
 };
 
 /// Writes the node's trace file: every group's recorder, `header` completed with the arch and `cycles`.

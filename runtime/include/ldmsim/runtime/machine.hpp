@@ -180,6 +180,13 @@ class Machine {
   void start_no_earlier(const std::vector<int>& groups, Cycle cycle);
   /// Group `cg`'s clock: where its next launch starts.
   Cycle group_clock(int cg) const;
+  /// Back to the simulated state of a new machine of the same arch and options: every allocation freed (the
+  /// allocator starts over, so the next run gets the same addresses), clocks, counters, DMA timing state and the
+  /// trace cleared. What is kept is the host's: launch threads, fiber stacks and fibers, local-store pages, and
+  /// the host state (planning caches), so a run after a reset skips their setup. Local stores keep their bytes
+  /// (undefined at a kernel's start, as on hardware). std::logic_error during a launch; ConfigError on a context
+  /// of a shared node or a group view.
+  void reset();
 
   // ---- the control core's host state ----
   /// This machine's T (HostState): planning caches and memos that code above the runtime keeps for as long as the
