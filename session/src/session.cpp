@@ -43,10 +43,14 @@ Model Session::load(const std::filesystem::path& file, const ModelReadOptions& o
   // thread, idle once the heap is populated, commits the host memory the first launches touch meanwhile.
   if (reader.format() == "onnx" && contexts == 1 && !read_options.while_importing) {
     const Arch arch = arch_for(std::nullopt);
-    spare_ = std::make_unique<Spare>(Spare{arch, std::make_shared<Machine>(arch, config_.machine)});
-    read_options.while_importing = [machine = spare_->machine](const std::atomic<bool>& stop) {
-      machine->prefault_host_memory(kPrefaultLdmBytes, kPrefaultMainBytes, stop);
-    };
+    const std::lock_guard lock(machines_mutex_);
+    // Not when the session's machine will be reused: it is set up already.
+    if (!(warm_ && warm_.use_count() == 1 && warm_->arch() == arch)) {
+      spare_ = std::make_unique<Spare>(Spare{arch, std::make_shared<Machine>(arch, config_.machine)});
+      read_options.while_importing = [machine = spare_->machine](const std::atomic<bool>& stop) {
+        machine->prefault_host_memory(kPrefaultLdmBytes, kPrefaultMainBytes, stop);
+      };
+    }
   }
   HostStopwatch clock;
   ReadModel read = reader.read(file, read_options, *registry_);
@@ -101,9 +105,16 @@ Model Session::finish_load(Model model, ReadModel read, std::size_t contexts) {
 }
 
 std::shared_ptr<Machine> Session::take_machine(const Arch& arch) {
+  const std::lock_guard lock(machines_mutex_);
   std::unique_ptr<Spare> spare = std::move(spare_);
-  if (spare && spare->arch == arch) return std::move(spare->machine);
-  return std::make_shared<Machine>(arch, config_.machine);
+  if (spare && spare->arch == arch) {
+    warm_ = std::move(spare->machine);
+  } else if (warm_ && warm_.use_count() == 1 && warm_->arch() == arch) {
+    warm_->reset();
+  } else {
+    warm_ = std::make_shared<Machine>(arch, config_.machine);
+  }
+  return warm_;
 }
 
 }  // namespace ldmsim

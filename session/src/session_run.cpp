@@ -91,8 +91,9 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
                                          output_names, run_info, model.files_read());
   }
   RunResult result;
-  result.machine = take_machine(model.arch());
-  Machine& machine = *result.machine;
+  const std::shared_ptr<Machine> taken = take_machine(model.arch());
+  Machine& machine = *taken;
+  if (config_.machine.trace) result.machine = taken;
   ExecuteOptions options;
   options.staging = model.staging();
   options.split = config_.split;

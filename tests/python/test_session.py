@@ -224,3 +224,29 @@ def test_split_takes_auto_on_off_and_booleans(root):
         ldmsim.Session(split="sideways")
     with pytest.raises(TypeError, match="split must be"):
         ldmsim.Session(split=3)
+
+
+def test_warm_runs_match_a_fresh_sessions_and_threads_each_get_a_machine(root, tmp_path):
+    """A session reuses its machine, reset, for the next run: outputs, stats and files equal a fresh session's run,
+    run after run; runs from two Python threads at once each get a machine of their own."""
+    workload = root / "examples" / "conv_block.json"
+    cold = ldmsim.Session(arch="sw26010pro").run(ldmsim.Session(arch="sw26010pro").load(workload))
+    session = ldmsim.Session(arch="sw26010pro")
+    model = session.load(workload)
+    for k in range(3):
+        warm = session.run(model, out=tmp_path / f"run{k}")
+        assert warm.stats == cold.stats
+        for name, value in cold.outputs.items():
+            assert np.array_equal(warm.outputs[name], value)
+    assert (tmp_path / "run0" / "stats.json").read_bytes() == (tmp_path / "run2" / "stats.json").read_bytes()
+    results = [None, None]
+
+    def run(i):
+        results[i] = session.run(model)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r is not None and r.stats == cold.stats for r in results)

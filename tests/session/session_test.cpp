@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -164,6 +165,44 @@ TEST_CASE("a run directory holds the outputs, stats and trace, identical run aft
   const NpyArray z = read_npy(dir / "a" / "z.npy");
   CHECK(z.shape == std::vector<std::size_t>{2, 8});
   CHECK(z.halves.to_vector() == a.outputs.at("z").values.to_vector());
+}
+
+TEST_CASE("a session's next run reuses its machine, reset, with the same results", "[session][warm]") {
+  TempDir dir("session");
+  Session session(RunConfig{.machine = MachineOptions{.trace = true}});
+  const Model model = session.load(dir.write("w.json", kReluWorkload));
+  RunRequest request;
+  request.outputs = RunOutputs{dir / "a", {}};
+  RunResult a = session.run(model, request);
+  const Machine* first = a.machine.get();
+  REQUIRE(first != nullptr);
+  a = RunResult{};  // nothing holds the machine (and its trace) any more: the next run resets and reuses it
+  request.outputs = RunOutputs{dir / "b", {}};
+  const RunResult b = session.run(model, request);
+  CHECK(b.machine.get() == first);
+  request.outputs = RunOutputs{dir / "c", {}};
+  const RunResult c = session.run(model, request);  // b holds it, its trace must stay: a new machine
+  CHECK(c.machine.get() != first);
+  for (const char* run : {"b", "c"}) {
+    for (const char* file : {"stats.json", "z.npy", "trace.ldmtrace"}) {
+      INFO(run << "/" << file);
+      CHECK(file_text(dir / "a" / file) == file_text(dir / run / file));
+    }
+  }
+}
+
+TEST_CASE("without a trace a run's result holds no machine, and reused machines give the same results",
+          "[session][warm]") {
+  TempDir dir("session");
+  Session session(RunConfig{.machine = MachineOptions{.trace = false}});
+  const Model model = session.load(dir.write("w.json", kReluWorkload));
+  std::vector<RunResult> results;
+  for (int i = 0; i < 3; ++i) results.push_back(session.run(model));
+  for (const RunResult& r : results) {
+    CHECK(r.machine == nullptr);
+    CHECK(r.stats == results[0].stats);
+    CHECK(r.outputs.at("z").values.to_vector() == results[0].outputs.at("z").values.to_vector());
+  }
 }
 
 TEST_CASE("a trapped run writes its record up to the fault and rethrows it") {

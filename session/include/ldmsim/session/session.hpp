@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -67,7 +68,8 @@ struct RunResult {
   nlohmann::json stats;
   /// host_times.json: host seconds per phase and per op.
   nlohmann::json host_times;
-  /// The machine the run used (its trace, its counters), kept so the trace can be written after the run.
+  /// The machine the run used, kept so its trace can be written after the run; set only when the run recorded a
+  /// trace (RunConfig::machine.trace). While a result holds it, the session's next run takes a new machine.
   std::shared_ptr<Machine> machine;
   /// What the import decided for the user that holds for this run (stats["import_notes"] of an ONNX model): the
   /// model's notes, those on an input given at run time replaced by what the run did with its values.
@@ -115,7 +117,9 @@ class Session {
   /// The same for a workload given as a JSON tree (docs/workload-format.md); `base_dir` resolves its .npy files.
   Model load(const nlohmann::json& workload, const std::filesystem::path& base_dir = ".", std::size_t contexts = 1);
 
-  /// Runs `model` on a fresh machine of its arch. Faults propagate (after the run's files are written when
+  /// Runs `model` on a machine of its arch in the state of a new one: the session's machine from its last run,
+  /// reset (Machine::reset: warm stacks, local stores, threads and planning caches, the same simulated results),
+  /// unless a RunResult still holds it, else a new one. Faults propagate (after the run's files are written when
   /// `request.outputs` is set); ConfigError for bad input values before anything runs.
   RunResult run(const Model& model, const RunRequest& request = {});
 
@@ -135,6 +139,10 @@ class Session {
   std::shared_ptr<const OperatorRegistry> registry_;
   /// A machine made early (during an ONNX import, whose helper thread commits its memory) for the next run.
   std::unique_ptr<Spare> spare_;
+  /// The machine of the last run, reset and reused by the next run on its arch.
+  std::shared_ptr<Machine> warm_;
+  /// Guards spare_ and warm_: runs from several host threads (Python releases the GIL) each take their own machine.
+  std::mutex machines_mutex_;
 };
 
 /// ConfigError, before anything is allocated, when a run needing `bytes` of host memory for its tensors would not
