@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   ldmsim::cli::add_report_command(app);
   ldmsim::cli::add_import_command(app);
   ldmsim::cli::add_plan_command(app);
+  ldmsim::cli::add_compare_command(app);
   // An unknown first word is a mistyped command: say so (CLI11 alone reports "A subcommand is required").
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
