@@ -69,6 +69,21 @@ TEST_CASE("run --layers-csv writes one row per layer with the figures of stats.j
   }
   CHECK(row == stats["ops"].size());
   CHECK(row > 0);
+
+  // The trace tools show the same figures per layer: summary text and JSON, and the report's table data.
+  const auto summary = run_cli("trace summary '" + out.str("run") + "' --json", true);
+  REQUIRE(summary.code == 0);
+  const nlohmann::json layers = nlohmann::json::parse(summary.output)["layers"];
+  REQUIRE(layers.size() == stats["ops"].size());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    CHECK(layers[i]["ldm_high_water"] == stats["ops"][i]["ldm_high_water"]);
+    CHECK(layers[i]["roofline_fraction"] == stats["ops"][i]["roofline_fraction"]);
+    CHECK(layers[i]["roofline_limit"] == stats["ops"][i]["roofline_limit"]);
+  }
+  const auto summary_text = run_cli("trace summary '" + out.str("run") + "'", true);
+  CHECK_THAT(summary_text.output, Contains("roofline") && Contains("% dma"));
+  REQUIRE(run_cli("report '" + out.str("run") + "' -o '" + out.str("report.html") + "'").code == 0);
+  CHECK_THAT(read_file(out.path / "report.html"), Contains("\"roofline_fraction\":") && Contains("\"flop/B\""));
 }
 
 TEST_CASE("run --layers-csv is checked before the run and refused without one workload", "[cli][layers]") {

@@ -83,7 +83,9 @@ class ChromeWriter {
     other["fault"] = header.value("fault", nlohmann::json());
     other["cycles"] = cycles_;
     other["time_unit"] = "microseconds of simulated time";
-    sink_.print("{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[\n",
+    // No displayTimeUnit: the format's timestamps are microseconds, and viewers disagree on what "ns" there means
+    // (Perfetto has read it as nanosecond timestamps), so the default display unit stays.
+    sink_.print("{{\"otherData\":{},\"traceEvents\":[\n",
                 other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 

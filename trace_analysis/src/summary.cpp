@@ -493,11 +493,14 @@ std::string format_summary(const TraceSummary& s, const SummaryView& view) {
   if (!s.has_run_stats) line("(busy and waiting need the run's stats.json next to the trace; dma-busy is from spans)");
   if (!s.layers.empty()) {
     line("");
-    line(fmt::format("layers (from stats.json): {:>12} {:>12} {:>8} {:>12} {:>7}  layer (type)", "start", "cycles",
-                     "bound", "DMA bytes", "peak"));
+    line(fmt::format("layers (from stats.json): {:>12} {:>12} {:>8} {:>12} {:>7} {:>10} {:>13}  layer (type)", "start",
+                     "cycles", "bound", "DMA bytes", "peak", "ldm", "roofline"));
     for (const LayerSpan& l : s.layers) {
-      line(fmt::format("                          {:>12} {:>12} {:>8} {:>12} {:>7}  {} ({})", l.start, l.end - l.start,
-                       l.bound, l.dma_bytes, percent(l.peak_fraction), l.name, l.type));
+      const std::string ldm = l.ldm_high_water ? bytes_text(static_cast<double>(*l.ldm_high_water)) : "-";
+      const std::string roof =
+          l.roofline_fraction ? fmt::format("{} {}", percent(*l.roofline_fraction), l.roofline_limit) : "-";
+      line(fmt::format("                          {:>12} {:>12} {:>8} {:>12} {:>7} {:>10} {:>13}  {} ({})", l.start,
+                       l.end - l.start, l.bound, l.dma_bytes, percent(l.peak_fraction), ldm, roof, l.name, l.type));
     }
   }
   line("");
