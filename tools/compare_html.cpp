@@ -26,10 +26,6 @@ tr.total td { font-weight: bold; border-top: 2px solid #888; }
 </style></head><body>
 )HTML";
 
-std::string letter(std::size_t i) {
-  return i < 26 ? std::string(1, static_cast<char>('A' + i)) : fmt::format("R{}", i + 1);
-}
-
 std::string ratio_cell(double later, double first) {
   if (first <= 0) return "<td class=\"absent\">-</td>";
   const double ratio = later / first;
@@ -44,13 +40,13 @@ std::string render_compare_html(const Comparison& c) {
   out += "<h1>ldmsim compare</h1>\n<ul id=\"runs\">\n";
   for (std::size_t r = 0; r < c.runs.size(); ++r) {
     const ComparedRun& run = c.runs[r];
-    out += fmt::format("<li><b>{}</b>: {} ({} on {}, fusion {}, {} ops, {} cycles)</li>\n", letter(r),
+    out += fmt::format("<li><b>{}</b>: {} ({} on {}, fusion {}, {} ops, {} cycles)</li>\n", run_letter(r),
                        html_escape(run.label), html_escape(run.workload), html_escape(run.arch),
                        run.fusion ? "on" : "off", run.ops, run.cycles);
   }
   out += "</ul>\n<table id=\"compare-table\">\n<tr><th>layer</th>";
   for (std::size_t r = 0; r < c.runs.size(); ++r) {
-    const std::string x = letter(r);
+    const std::string x = run_letter(r);
     out += fmt::format(
         "<th>cycles {0}</th><th></th>{1}<th>DMA {0}</th>{2}<th>ldm {0}</th><th>bound {0}</th>"
         "<th>roofline {0}</th>",

@@ -104,10 +104,6 @@ void add_op(CompareCell& cell, const RunOp& op, Cycle& slowest) {
   cell.names.push_back(op.name);
 }
 
-std::string run_letter(std::size_t i) {
-  return i < 26 ? std::string(1, static_cast<char>('A' + i)) : fmt::format("R{}", i + 1);
-}
-
 std::string ratio_text(double later, double first) {
   return first > 0 ? fmt::format("x{:.3f}", later / first) : (later > 0 ? std::string("new") : std::string("-"));
 }
@@ -157,6 +153,10 @@ Cycle change(const CompareRow& row) {
 constexpr std::size_t kNameWidth = 40;
 
 }  // namespace
+
+std::string run_letter(std::size_t i) {
+  return i < 26 ? std::string(1, static_cast<char>('A' + i)) : fmt::format("R{}", i + 1);
+}
 
 std::optional<double> CompareCell::roofline_fraction() const {
   if (!has_roofline || seconds <= 0) return std::nullopt;

@@ -61,4 +61,7 @@ std::string format_comparison(const Comparison& comparison, std::size_t top = 0)
 
 nlohmann::json to_json(const Comparison& comparison);
 
+/// How the text and the page name run `i`: A, B, ... Z, then R27, R28, ...
+std::string run_letter(std::size_t i);
+
 }  // namespace ldmsim
