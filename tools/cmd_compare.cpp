@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "compare_html.hpp"
+#include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "ldmsim/sim/output_file.hpp"
@@ -51,7 +52,10 @@ void compare_command(const CompareArgs& args) {
                       run, run));
     }
   }
+  // Into a run directory only while no run owns it (held until the page is written), as report and export do.
+  DirectoryLock lock;
   if (!args.html.empty()) {
+    lock = lock_run_directory_of(args.html, "ldmsim compare", "--html");
     check_not_input(args.html, files, "--html file");
     check_output_target(args.html, "--html file");
   }

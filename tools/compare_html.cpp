@@ -19,8 +19,8 @@ body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
 table { border-collapse: collapse; width: 100%; }
 th, td { padding: 2px 6px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
 th { background: #f3f3f3; position: sticky; top: 0; }
-td.layer { text-align: left; max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
-td.bar { width: 12em; } .bar div { height: 10px; background: #4a78c2; }
+td.layer, th.layer { text-align: left; max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
+.track { width: 8em; background: #eef1f6; } .track div { height: 10px; background: #4a78c2; }
 .faster { color: #17803d; } .slower { color: #b3261e; } .absent { color: #999; }
 tr.total td { font-weight: bold; border-top: 2px solid #888; }
 </style></head><body>
@@ -44,7 +44,7 @@ std::string render_compare_html(const Comparison& c) {
                        html_escape(run.label), html_escape(run.workload), html_escape(run.arch),
                        run.fusion ? "on" : "off", run.ops, run.cycles);
   }
-  out += "</ul>\n<table id=\"compare-table\">\n<tr><th>layer</th>";
+  out += "</ul>\n<table id=\"compare-table\">\n<tr><th class=\"layer\">layer</th>";
   for (std::size_t r = 0; r < c.runs.size(); ++r) {
     const std::string x = run_letter(r);
     out += fmt::format(
@@ -71,7 +71,9 @@ std::string render_compare_html(const Comparison& c) {
         continue;
       }
       const double width = 100.0 * static_cast<double>(cell.cycles) / static_cast<double>(widest);
-      out += fmt::format("<td>{}</td><td class=\"bar\"><div style=\"width:{:.1f}%\"></div></td>", cell.cycles, width);
+      out += fmt::format(
+          "<td>{}</td><td class=\"bar\"><div class=\"track\"><div style=\"width:{:.1f}%\"></div></div></td>",
+          cell.cycles, width);
       if (r > 0) out += ratio_cell(static_cast<double>(cell.cycles), static_cast<double>(first.cycles));
       out += fmt::format("<td>{}</td>", bytes_text(static_cast<double>(cell.dma_bytes)));
       if (r > 0) out += ratio_cell(static_cast<double>(cell.dma_bytes), static_cast<double>(first.dma_bytes));
