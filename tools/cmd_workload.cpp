@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 
 #include "layer_table.hpp"
 #include "layers_csv.hpp"
 #include "ldmsim/graph/placement_choice.hpp"
+#include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/host_stopwatch.hpp"
 #include "ldmsim/sim/output_file.hpp"
@@ -20,6 +23,25 @@ namespace ldmsim::cli {
 
 namespace {
 constexpr std::size_t kSlowestLayersShown = 5;
+
+/// ConfigError unless the --layers-csv path is none of the files the run reads (the model, its .npy and arch files)
+/// or writes (stats.json, host_times.json, the trace, the outputs), whether or not they exist yet.
+void check_layers_csv_path(const std::filesystem::path& csv, const Model& model, const ModelRunArgs& args) {
+  check_not_input(csv, model.files_read(), "--layers-csv file");
+  const std::filesystem::path out(args.out);
+  std::vector<std::filesystem::path> written = {
+      out / "stats.json", out / "host_times.json",
+      args.trace.empty() ? out / "trace.ldmtrace" : std::filesystem::path(args.trace)};
+  for (const TensorInfo& output : model.outputs()) written.push_back(out / (output.name + ".npy"));
+  const std::filesystem::path target = std::filesystem::weakly_canonical(csv);
+  for (const std::filesystem::path& file : written) {
+    if (std::filesystem::weakly_canonical(file) == target) {
+      throw ConfigError(
+          fmt::format("--layers-csv {}: the run writes that file itself; choose another path", csv.string()));
+    }
+  }
+}
+
 }  // namespace
 
 void run_workload_command(const std::string& workload, const ModelRunArgs& args) {
@@ -27,6 +49,7 @@ void run_workload_command(const std::string& workload, const ModelRunArgs& args)
   if (!args.layers_csv.empty()) check_output_target(args.layers_csv, "--layers-csv file");
   Session session(args.model.config(args.machine));
   const Model model = session.load(workload, args.model.read_options());
+  if (!args.layers_csv.empty()) check_layers_csv_path(args.layers_csv, model, args);
   print_notes(model);
   if (args.dump_graph) {
     fmt::print("{}", terminal_safe(model.describe()));

@@ -96,6 +96,18 @@ TEST_CASE("run --layers-csv is checked before the run and refused without one wo
   const auto demo = run_cli("run --out '" + out.str("demo") + "' --layers-csv '" + out.str("x.csv") + "'");
   CHECK(demo.code == 2);
   CHECK_THAT(demo.output, Contains("--layers-csv"));
+  // Neither a file the run reads nor one it writes, existing yet or not.
+  std::filesystem::create_directories(out.path / "run3");
+  const auto own_stats = run_cli("run '" + kCnnBlock + "' --out '" + out.str("run3") + "' --layers-csv '" +
+                                 out.str("run3/stats.json") + "'");
+  CHECK(own_stats.code == 2);
+  CHECK_THAT(own_stats.output, Contains("the run writes that file itself"));
+  const std::string model_copy = out.str("model.json");
+  std::filesystem::copy_file(kCnnBlock, model_copy);
+  const auto model =
+      run_cli("run '" + model_copy + "' --out '" + out.str("run4") + "' --layers-csv '" + model_copy + "'");
+  CHECK(model.code == 2);
+  CHECK(read_file(model_copy) == read_file(kCnnBlock));
   std::filesystem::create_directories(out.path / "a-directory.csv");
   const auto directory = run_cli("run '" + kCnnBlock + "' --out '" + out.str("run2") + "' --layers-csv '" +
                                  out.str("a-directory.csv") + "'");
