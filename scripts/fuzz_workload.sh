@@ -21,7 +21,7 @@ libs=()
 for lib in frontends graph kernels runtime trace_analysis trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
 clang++-14 -std=c++20 $flags -fsanitize=fuzzer -DONNX_ML=1 -DONNX_NAMESPACE=onnx -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
   -Igraph/include -Ifrontends/include -Itrace/include -Itrace_analysis/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
-  -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
+  -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lz -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
 
 # Seeds: a byte selecting the reader, then the file.
 rm -rf "$out/seeds" && mkdir -p "$out/seeds" "$out/corpus" "$out/crashes" tests/fuzz/workload-regressions

@@ -19,6 +19,7 @@
 #include "ldmsim/trace_analysis/diff.hpp"
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
+#include "ldmsim/trace_analysis/perfetto_export.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "trace_inputs.hpp"
 
@@ -67,10 +68,11 @@ void export_command(const ExportArgs& args) {
   check_not_input(args.out, {input.trace, input.stats}, "export file");
   AtomicFile out(args.out, "export file");
   const std::vector<LayerSpan> layers =
-      args.format == "chrome" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
+      args.format != "csv" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
   const ExportCounts counts = guarded_trace_call([&] {
-    return args.format == "csv" ? export_csv(input.trace, out.stream())
-                                : export_chrome_json(input.trace, out.stream(), args.bins, layers);
+    if (args.format == "csv") return export_csv(input.trace, out.stream());
+    if (args.format == "perfetto") return export_perfetto(input.trace, out.stream(), layers);
+    return export_chrome_json(input.trace, out.stream(), args.bins, layers);
   });
   out.commit();
   fmt::print("wrote {} ({} DMA requests{}{})\n", args.out, counts.requests,
@@ -146,10 +148,12 @@ void add_trace_command(CLI::App& app) {
   s->callback([summary] { summary_command(*summary); });
 
   auto exp = std::make_shared<ExportArgs>();
-  CLI::App* e = trace->add_subcommand("export", "Export to Chrome Trace Event JSON (Perfetto) or CSV");
+  CLI::App* e =
+      trace->add_subcommand("export", "Export to Perfetto's native protobuf format, Chrome Trace Event JSON or CSV");
   e->add_option("file", exp->file, "Trace file or run directory")->required();
-  e->add_option("--format", exp->format, "chrome or csv")
-      ->check(CLI::IsMember({"chrome", "csv"}))
+  e->add_option("--format", exp->format,
+                "perfetto (protobuf, compact: opens in ui.perfetto.dev), chrome (JSON) or csv (a row per request)")
+      ->check(CLI::IsMember({"chrome", "csv", "perfetto"}))
       ->capture_default_str();
   e->add_option("-o,--out", exp->out, "Output file")->required();
   e->add_option("--bins", exp->bins, "Bandwidth counter samples per core group (chrome)")
