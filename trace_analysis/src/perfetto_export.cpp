@@ -85,13 +85,9 @@ class PerfettoWriter {
  public:
   PerfettoWriter(const nlohmann::json& header, std::ostream& out, PerfettoOptions options)
       : out_(out), options_(options) {
-    const nlohmann::json arch = header.value("arch", nlohmann::json::object());
-    if (arch.contains("clock_hz") && arch["clock_hz"].is_number() && arch["clock_hz"].get<double>() > 0) {
-      ns_per_cycle_ = 1e9 / arch["clock_hz"].get<double>();
-    }
-    const nlohmann::json cores =
-        arch.value("core_groups", nlohmann::json::object()).value("cores", nlohmann::json::object());
-    if (cores.contains("cols") && cores["cols"].is_number_integer()) cols_ = std::max(1, cores["cols"].get<int>());
+    const trace_detail::HeaderArch arch = trace_detail::header_arch(header);
+    ns_per_cycle_ = 1e9 / arch.clock_hz;
+    cols_ = arch.cols;
     Proto interned, p;
     intern(interned, 2, kGet, "get");
     intern(interned, 2, kPut, "put");
