@@ -5,7 +5,7 @@
 # sanitizers; seeds are the shipped workloads (examples/, bench/workloads/), the arch presets, the ONNX test
 # models, small .npy files and a constant pack. Every input that crashes, leaks, times out or trips a sanitizer is
 # copied to tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, 'O': an ONNX model, 'P':
-# a constant pack's bytes, else a workload), which tests/graph/user_file_corpus_test.cpp replays in every test run.
+# a constant pack's bytes, 'S': a run's stats.json, else a workload), which tests/graph/user_file_corpus_test.cpp replays in every test run.
 # Usage: scripts/fuzz_workload.sh [SECONDS=60] [BUILD_DIR=build-fuzz-workload]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,17 +16,18 @@ flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefine
 cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
   -DCMAKE_CXX_FLAGS="$flags" -DLDMSIM_BUILD_TESTS=OFF -DLDMSIM_BUILD_BENCH=OFF -DLDMSIM_BUILD_TOOLS=OFF \
   -DBUILD_SHARED_LIBS=OFF >/dev/null
-cmake --build "$out" -j"${LDMSIM_JOBS:-2}" --target ldmsim_frontends
+cmake --build "$out" -j"${LDMSIM_JOBS:-2}" --target ldmsim_frontends ldmsim_trace_analysis
 libs=()
-for lib in frontends graph kernels runtime trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
+for lib in frontends graph kernels runtime trace_analysis trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
 clang++-14 -std=c++20 $flags -fsanitize=fuzzer -DONNX_ML=1 -DONNX_NAMESPACE=onnx -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
-  -Igraph/include -Ifrontends/include -Itrace/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
-  -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
+  -Igraph/include -Ifrontends/include -Itrace/include -Itrace_analysis/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
+  -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lz -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
 
 # Seeds: a byte selecting the reader, then the file.
 rm -rf "$out/seeds" && mkdir -p "$out/seeds" "$out/corpus" "$out/crashes" tests/fuzz/workload-regressions
 for w in examples/*.json bench/workloads/*.json; do { printf 'J'; cat "$w"; } >"$out/seeds/$(basename "$w")"; done
 for a in sim/presets/*.json; do { printf 'A'; cat "$a"; } >"$out/seeds/arch-$(basename "$a")"; done
+for s in tests/fuzz/workload-regressions/stats-*; do cp "$s" "$out/seeds/"; done
 # ONNX seeds: the models of the ONNX tests (python3-onnx builds them; nothing is downloaded).
 /usr/bin/python3 tests/onnx/make_models.py "$out/onnx-models" >/dev/null
 for m in "$out"/onnx-models/*.onnx; do { printf 'O'; cat "$m"; } >"$out/seeds/onnx-$(basename "$m")"; done

@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache
   libboost-fiber-dev libboost-context-dev
-  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libzstd-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libzstd-dev zlib1g-dev
   catch2 libbenchmark-dev
   libopenblas-serial-dev pkg-config
   libonnx-dev libprotobuf-dev
@@ -19,9 +19,10 @@ PACKAGES=(
 # pybind11-dev, python3-dev, python3-numpy: the `ldmsim` Python module (python/, built by default; numpy at run time).
 # Only the test suite needs these: python3-onnx builds the ONNX test models, zstandard runs the Python trace reader of
 # docs/trace-format.md, chromium renders the HTML report, pytest runs tests/python, whose docs/python.md example
-# uses pandas and matplotlib.
+# uses pandas and matplotlib; protoc decodes the Perfetto export against the repository's proto subset.
 if [[ "${1:-}" == "--test" ]]; then
-  PACKAGES+=(python3-zstandard chromium python3-onnx python3-pytest python3-pandas python3-matplotlib)
+  PACKAGES+=(python3-zstandard chromium python3-onnx python3-pytest python3-pandas python3-matplotlib
+             protobuf-compiler)
 fi
 
 missing=()

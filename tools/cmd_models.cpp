@@ -6,6 +6,7 @@
 
 #include "layer_table.hpp"
 #include "ldmsim/sim/utf8.hpp"
+#include "ldmsim/trace_analysis/units_text.hpp"
 #include "model_flags.hpp"
 
 namespace ldmsim::cli {
@@ -39,10 +40,10 @@ void run_models_command(const std::vector<std::string>& workloads, bool pipeline
                                                 : 100.0 * static_cast<double>(stats.idle_core_cycles()) /
                                                       static_cast<double>(stats.makespan * cores);
   fmt::print(
-      "{} models on {}, {}: {} cycles = {:.4g} us simulated; busy {} core-cycles, idle {} ({:.1f}%), {} "
+      "{} models on {}, {}: {} cycles = {} simulated; busy {} core-cycles, idle {} ({:.1f}%), {} "
       "context switches ({} cycles)\n",
       models.size(), arch.name, pipelined ? "pipelined" : "sequential", stats.makespan,
-      static_cast<double>(stats.makespan) / arch.clock_hz * 1e6, stats.busy_cycles(), stats.idle_core_cycles(),
+      seconds_text(static_cast<double>(stats.makespan) / arch.clock_hz), stats.busy_cycles(), stats.idle_core_cycles(),
       idle_share, stats.switches(), stats.switch_cycles());
   fmt::print("  {:<24} {:>12} {:>12} {:>12}  {}\n", "model", "start", "end", "cycles", "status");
   for (const auto& m : together.summary["models"]) {

@@ -16,6 +16,7 @@
 #include "ldmsim/session/run_record.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/trace_analysis/units_text.hpp"
 #include "model_flags.hpp"
 
 namespace ldmsim::cli {
@@ -35,6 +36,8 @@ struct RunOptions {
   bool demo_fault = false;
   bool dump_graph = false;
   bool explain = false;
+  std::string layers_csv;
+  std::string progress = "auto";
 };
 
 void write_outputs(const Machine& machine, const RunOptions& options, const RunDirectory& paths,
@@ -73,10 +76,10 @@ void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& 
     all_ok = all_ok && k.status == "ok";
   }
   const double bandwidth = stats.seconds > 0 ? static_cast<double>(stats.dma_bytes()) / stats.seconds : 0.0;
-  fmt::print("\ntotal: {} cycles = {:.4g} us simulated at {:g} GHz\n", stats.cycles, stats.seconds * 1e6,
+  fmt::print("\ntotal: {} cycles = {} simulated at {:g} GHz\n", stats.cycles, seconds_text(stats.seconds),
              arch.clock_hz / 1e9);
-  fmt::print("DMA: {} requests, {} moved, {:.3g} GB/s achieved over {} core group{}\n", stats.dma_requests(),
-             bytes_text(static_cast<double>(stats.dma_bytes())), bandwidth / 1e9, arch.core_groups,
+  fmt::print("DMA: {} requests, {} moved, {} achieved over {} core group{}\n", stats.dma_requests(),
+             bytes_text(static_cast<double>(stats.dma_bytes())), rate_text(bandwidth, "B/s"), arch.core_groups,
              arch.core_groups == 1 ? "" : "s");
   fmt::print("ldm high-water: {} of {} per core\n", bytes_text(static_cast<double>(stats.ldm_high_water())),
              bytes_text(static_cast<double>(arch.ldm_bytes)));
@@ -121,9 +124,12 @@ void run_command(const RunOptions& options) {
   if (options.workloads.empty() && options.concurrent) {
     throw ConfigError("--concurrent runs several models at once: give the workloads or models");
   }
+  if (!options.layers_csv.empty() && (options.workloads.size() != 1 || options.concurrent)) {
+    throw ConfigError("--layers-csv writes the layers of one workload or model: give exactly one");
+  }
   if (!options.workloads.empty()) {
-    const ModelRunArgs args{options.model, machine_options(options), options.out,
-                            options.trace, options.dump_graph,       options.explain};
+    const ModelRunArgs args{options.model,      machine_options(options), options.out,        options.trace,
+                            options.dump_graph, options.explain,          options.layers_csv, options.progress};
     if (options.workloads.size() == 1 && !options.concurrent) {
       run_workload_command(options.workloads.front(), args);
     } else {
@@ -198,6 +204,14 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--explain", options->explain,
                 "After a workload's run, print the choices ops made: each recurrent layer's EP/VP candidates with "
                 "their simulated cycles per step, and the one chosen");
+  run->add_option("--layers-csv", options->layers_csv,
+                  "Also write one CSV row per layer: cycles, flops, DMA bytes local/remote, ldm high-water, "
+                  "arithmetic intensity, achieved bandwidth and flop rate, roofline limit and fraction "
+                  "(docs/workload-format.md)");
+  run->add_option("--progress", options->progress,
+                  "One line per finished layer on stderr, with the host time since the run began: auto (when "
+                  "stderr is a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   run->add_option("--fusion", options->model.fusion,
                   "Fuse memory-intensive subgraphs into one kernel each (docs/fusion.md): on or off")
       ->check(CLI::IsMember({"on", "off"}))

@@ -2,6 +2,7 @@
 // block; a malformed trace (TraceFormatError, naming the byte offset) or an unreadable file exits with code 2.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "ldmsim/trace_analysis/diff.hpp"
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
+#include "ldmsim/trace_analysis/perfetto_export.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "trace_inputs.hpp"
 
@@ -28,6 +30,7 @@ struct SummaryArgs {
   std::string file;
   bool json = false;
   std::size_t top = 10;
+  std::optional<int> cg;
   std::string stats;
 };
 
@@ -36,11 +39,16 @@ void summary_command(const SummaryArgs& args) {
   TraceSummary summary =
       guarded_trace_call([&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top}); });
   if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());
+  if (args.cg && std::none_of(summary.groups.begin(), summary.groups.end(),
+                              [&args](const GroupSummary& g) { return g.cg == *args.cg; })) {
+    throw ConfigError(
+        fmt::format("--cg {}: the trace has {} core group(s), numbered from 0", *args.cg, summary.groups.size()));
+  }
   if (args.json) {
     // Marker texts are bytes from the trace: what is not UTF-8 is replaced, as JSON needs.
     std::cout << to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
-    std::cout << terminal_safe(format_summary(summary));
+    std::cout << terminal_safe(format_summary(summary, SummaryView{.cg = args.cg, .cores = args.top}));
   }
 }
 
@@ -60,10 +68,11 @@ void export_command(const ExportArgs& args) {
   check_not_input(args.out, {input.trace, input.stats}, "export file");
   AtomicFile out(args.out, "export file");
   const std::vector<LayerSpan> layers =
-      args.format == "chrome" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
+      args.format != "csv" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
   const ExportCounts counts = guarded_trace_call([&] {
-    return args.format == "csv" ? export_csv(input.trace, out.stream())
-                                : export_chrome_json(input.trace, out.stream(), args.bins, layers);
+    if (args.format == "csv") return export_csv(input.trace, out.stream());
+    if (args.format == "perfetto") return export_perfetto(input.trace, out.stream(), layers);
+    return export_chrome_json(input.trace, out.stream(), args.bins, layers);
   });
   out.commit();
   fmt::print("wrote {} ({} DMA requests{}{})\n", args.out, counts.requests,
@@ -95,8 +104,9 @@ void filter_command(const FilterArgs& args) {
     throw ConfigError(fmt::format("--from {} is after --to {}", *filter.from, *filter.to));
   }
   const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim trace filter", "-o");
-  check_not_input(args.out, {args.file}, "filtered trace");
-  const TraceTotals totals = guarded_trace_call([&] { return filter_trace(args.file, args.out, filter); });
+  const std::filesystem::path trace = resolve_trace_input(args.file, {}).trace;
+  check_not_input(args.out, {trace}, "filtered trace");
+  const TraceTotals totals = guarded_trace_call([&] { return filter_trace(trace, args.out, filter); });
   fmt::print("wrote {} ({} DMA requests, {} markers, {} core groups)\n", args.out, totals.dma_events, totals.markers,
              totals.groups);
 }
@@ -108,7 +118,8 @@ struct DiffArgs {
 };
 
 void diff_command(const DiffArgs& args) {
-  const TraceDiff diff = guarded_trace_call([&] { return diff_traces(args.a, args.b); });
+  const std::filesystem::path a = resolve_trace_input(args.a, {}).trace, b = resolve_trace_input(args.b, {}).trace;
+  const TraceDiff diff = guarded_trace_call([&] { return diff_traces(a, b); });
   if (args.json) {
     std::cout << diff.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
@@ -128,16 +139,21 @@ void add_trace_command(CLI::App& app) {
       trace->add_subcommand("summary", "Run info, per-group and per-core DMA activity, sizes, slowest, faults");
   s->add_option("file", summary->file, "Trace file, or a run directory holding trace.ldmtrace")->required();
   s->add_flag("--json", summary->json, "Machine-readable JSON output");
-  s->add_option("--top", summary->top, "How many slowest requests to list")->capture_default_str();
+  s->add_option("--top", summary->top,
+                "How many slowest requests to list, and busiest cores in the per-core table (0: every core)")
+      ->capture_default_str();
+  s->add_option("--cg", summary->cg, "Only this core group in the group and core tables and the slowest requests");
   s->add_option("--stats", summary->stats,
                 "The run's stats.json (default: stats.json next to the trace, if it matches)");
   s->callback([summary] { summary_command(*summary); });
 
   auto exp = std::make_shared<ExportArgs>();
-  CLI::App* e = trace->add_subcommand("export", "Export to Chrome Trace Event JSON (Perfetto) or CSV");
+  CLI::App* e =
+      trace->add_subcommand("export", "Export to Perfetto's native protobuf format, Chrome Trace Event JSON or CSV");
   e->add_option("file", exp->file, "Trace file or run directory")->required();
-  e->add_option("--format", exp->format, "chrome or csv")
-      ->check(CLI::IsMember({"chrome", "csv"}))
+  e->add_option("--format", exp->format,
+                "perfetto (protobuf, compact: opens in ui.perfetto.dev), chrome (JSON) or csv (a row per request)")
+      ->check(CLI::IsMember({"chrome", "csv", "perfetto"}))
       ->capture_default_str();
   e->add_option("-o,--out", exp->out, "Output file")->required();
   e->add_option("--bins", exp->bins, "Bandwidth counter samples per core group (chrome)")
@@ -150,7 +166,7 @@ void add_trace_command(CLI::App& app) {
 
   auto filter = std::make_shared<FilterArgs>();
   CLI::App* f = trace->add_subcommand("filter", "Write a smaller valid trace with the matching requests and markers");
-  f->add_option("file", filter->file, "Trace file")->required()->check(CLI::ExistingFile);
+  f->add_option("file", filter->file, "Trace file or run directory")->required();
   f->add_option("-o,--out", filter->out, "Output trace file")->required();
   f->add_option("--cg", filter->cg, "Only this core group");
   f->add_option("--core", filter->core, "Only this core (cg-local id, row*cols+col)");
@@ -165,8 +181,8 @@ void add_trace_command(CLI::App& app) {
 
   auto diff = std::make_shared<DiffArgs>();
   CLI::App* d = trace->add_subcommand("diff", "Compare two traces (exit 1 if they differ)");
-  d->add_option("a", diff->a, "First trace")->required()->check(CLI::ExistingFile);
-  d->add_option("b", diff->b, "Second trace")->required()->check(CLI::ExistingFile);
+  d->add_option("a", diff->a, "First trace file or run directory")->required();
+  d->add_option("b", diff->b, "Second trace file or run directory")->required();
   d->add_flag("--json", diff->json, "Machine-readable JSON output");
   d->callback([diff] { diff_command(*diff); });
 }

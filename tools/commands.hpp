@@ -55,14 +55,15 @@ class CommandFailed : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void add_arch_command(CLI::App& app);    // arch list | arch show NAME|FILE
-void add_run_command(CLI::App& app);     // run [WORKLOAD] (no workload: the built-in demo)
-void add_bench_command(CLI::App& app);   // bench stream ... (DMA timing calibration)
-void add_pad_command(CLI::App& app);     // pad --op OP --shape N,C,H,W (cmd_pad.cpp)
-void add_trace_command(CLI::App& app);   // trace summary|export|filter|diff (cmd_trace.cpp)
-void add_report_command(CLI::App& app);  // report RUN_DIR|TRACE -o report.html (cmd_report.cpp)
-void add_import_command(CLI::App& app);  // import MODEL.onnx -o DIR (cmd_import.cpp)
-void add_plan_command(CLI::App& app);    // plan WORKLOAD|MODEL.onnx: tensor tags (cmd_plan.cpp)
+void add_arch_command(CLI::App& app);     // arch list | arch show NAME|FILE
+void add_run_command(CLI::App& app);      // run [WORKLOAD] (no workload: the built-in demo)
+void add_bench_command(CLI::App& app);    // bench stream ... (DMA timing calibration)
+void add_pad_command(CLI::App& app);      // pad --op OP --shape N,C,H,W (cmd_pad.cpp)
+void add_trace_command(CLI::App& app);    // trace summary|export|filter|diff (cmd_trace.cpp)
+void add_report_command(CLI::App& app);   // report RUN_DIR|TRACE -o report.html (cmd_report.cpp)
+void add_import_command(CLI::App& app);   // import MODEL.onnx -o DIR (cmd_import.cpp)
+void add_plan_command(CLI::App& app);     // plan WORKLOAD|MODEL.onnx: tensor tags (cmd_plan.cpp)
+void add_compare_command(CLI::App& app);  // compare RUN_A RUN_B [...]: layer by layer (cmd_compare.cpp)
 
 /// `--split on|off` and `--split-rounding` (split_flags.cpp), shared by `run` and `plan`.
 struct SplitFlags {

@@ -8,15 +8,29 @@
 #include <new>
 #include <string>
 
+#include "command_words.hpp"
 #include "commands.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "ldmsim/sim/utf8.hpp"
 
+namespace {
+
+/// After always_capture_default: an empty list or value says nothing ("=[]"), so its help shows no default.
+void hide_empty_defaults(CLI::App& app) {
+  for (CLI::Option* option : app.get_options([](const CLI::Option*) { return true; })) {
+    if (option->get_default_str() == "[]") option->default_str("");
+  }
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) hide_empty_defaults(*sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"ldmsim: a simulated Sunway-like local-store many-core processor and its runtime"};
   app.require_subcommand(1);
-  app.fallthrough();  // inherited by the subcommands: -v / -q work before or after them
+  app.option_defaults()->always_capture_default();  // every --help shows each option's default
+  app.fallthrough();                                // inherited by the subcommands: -v / -q work before or after them
   app.set_version_flag("--version", std::string("ldmsim ") + LDMSIM_VERSION);
   app.footer(
       "Exit codes: 0 ok, 1 results wrong, 2 bad usage or input, 3 trapped fault.\n"
@@ -42,19 +56,12 @@ int main(int argc, char** argv) {
   ldmsim::cli::add_report_command(app);
   ldmsim::cli::add_import_command(app);
   ldmsim::cli::add_plan_command(app);
-  // An unknown first word is a mistyped command: say so (CLI11 alone reports "A subcommand is required").
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string names;
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      known = known || sub->check_name(argv[1]);
-      names += (names.empty() ? "" : ", ") + sub->get_name();
-    }
-    if (!known) {
-      std::cerr << fmt::format("ldmsim: error: unknown command '{}' (commands: {}; see ldmsim --help)\n", argv[1],
-                               names);
-      return ldmsim::cli::kExitBadInput;
-    }
+  ldmsim::cli::add_compare_command(app);
+  hide_empty_defaults(app);
+  // A mistyped command word: named, with the nearest command (CLI11 alone says "A subcommand is required").
+  if (const auto error = ldmsim::cli::unknown_command_error(app, argc, argv)) {
+    std::cerr << "ldmsim: error: " << ldmsim::terminal_safe(*error) << '\n';
+    return ldmsim::cli::kExitBadInput;
   }
   try {
     app.parse(argc, argv);

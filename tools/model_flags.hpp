@@ -28,9 +28,11 @@ struct ModelRunArgs {
   ModelFlags model;
   MachineOptions machine;  ///< threads, tracing, codec, spill directory, alignment policy
   std::string out;
-  std::string trace;        ///< empty: OUT/trace.ldmtrace
-  bool dump_graph = false;  ///< print the graph after the passes before running
-  bool explain = false;     ///< print the ops' choices (recurrent layers' EP/VP search) after the run
+  std::string trace;              ///< empty: OUT/trace.ldmtrace
+  bool dump_graph = false;        ///< print the graph after the passes before running
+  bool explain = false;           ///< print the ops' choices (recurrent layers' EP/VP search) after the run
+  std::string layers_csv;         ///< empty: none; else the per-layer CSV's path (layers_csv.hpp)
+  std::string progress = "auto";  ///< per-layer progress lines: auto (on a terminal), always or never
 };
 /// Runs one model: outputs as .npy, stats.json and the trace in OUT (cmd_workload.cpp).
 void run_workload_command(const std::string& workload, const ModelRunArgs& args);

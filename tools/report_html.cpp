@@ -112,9 +112,12 @@ constexpr std::string_view kTail = R"HTML(</script>
     tl.appendChild(svg("text", {x: TW - 120, y: 40}, (end / S.clock_hz * 1e6).toPrecision(4) + " us"));
     document.getElementById("layer-timeline").appendChild(tl);
     document.getElementById("layers").appendChild(table("layers-table",
-        ["layer", "type", "start", "cycles", "share", "bound", "DMA bytes", "peak"],
+        ["layer", "type", "start", "cycles", "share", "bound", "DMA bytes", "peak", "ldm", "flop/B", "roofline"],
         layers.map(l => [l.name, l.type, l.start, l.cycles, pct(l.cycles / end), l.bound, bytes(l.dma_bytes),
-                         pct(l.peak_fraction)]), 2));
+                         pct(l.peak_fraction), l.ldm_high_water == null ? "-" : bytes(l.ldm_high_water),
+                         l.arithmetic_intensity == null ? "-" : l.arithmetic_intensity.toPrecision(3),
+                         l.roofline_fraction == null ? "-" : pct(l.roofline_fraction) + " " + l.roofline_limit]),
+        2));
   }
   // Heat maps: one core grid per group
   document.getElementById("heatmap-legend").textContent =

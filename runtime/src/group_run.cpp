@@ -182,7 +182,9 @@ void GroupRun::run_core(int id) noexcept {
   auto& stats = group_.stats.cores[static_cast<std::size_t>(id)];
   stats.ldm_high_water = std::max(stats.ldm_high_water, core.ldm_.high_water());
   states_[static_cast<std::size_t>(id)] = State::kExited;
-  group_.shared.trace.mark({MarkerKind::kCoreExit, core.cycle_, id, 0, {}});
+  // The launch's ldm high-water rides on the exit marker: per-layer ldm use is read from it (docs/trace-format.md).
+  group_.shared.trace.mark(
+      {MarkerKind::kCoreExit, core.cycle_, id, static_cast<std::uint32_t>(core.ldm_.high_water()), {}});
   if (--live_ == 0 && on_exit_) on_exit_();
 }
 

@@ -10,11 +10,13 @@
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/session/layer_metrics.hpp"
 #include "ldmsim/session/run_record.hpp"
 #include "ldmsim/session/session.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/sim/utf8.hpp"
 #include "schedule_svg.hpp"
+#include "source_layers.hpp"
 
 namespace ldmsim {
 namespace {
@@ -160,6 +162,8 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
       ExecutionResult executed = execute(models[k]->graph(), models[k]->plan(), machine, options);
       RunResult& result = together.results[k];
       result.stats = std::move(executed.stats);
+      add_run_layer_metrics(result.stats, Roofline::of(machine.arch()), {});  // per-layer ldm: single-model runs only
+      add_source_layers(result.stats, *models[k]);
       result.ops = std::move(executed.ops);
       result.summary = std::move(executed.summary);
       result.host_times = std::move(executed.host_times);

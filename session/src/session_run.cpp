@@ -5,10 +5,12 @@
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/session/layer_metrics.hpp"
 #include "ldmsim/session/run_record.hpp"
 #include "ldmsim/session/session.hpp"
 #include "ldmsim/sim/host_stopwatch.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "source_layers.hpp"
 
 namespace ldmsim {
 namespace {
@@ -97,7 +99,9 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   ExecuteOptions options;
   options.staging = model.staging();
   options.split = config_.split;
-  options.progress = [&request](const OpNode& op, const nlohmann::json& entry) {
+  LayerLdmProbe ldm_probe(machine);
+  options.progress = [&request, &ldm_probe](const OpNode& op, const nlohmann::json& entry) {
+    ldm_probe.op_done();
     if (request.progress) request.progress(op, entry);
     if (request.should_stop && request.should_stop()) throw RunInterrupted("the run was interrupted");
   };
@@ -123,6 +127,8 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   nlohmann::json phases = model.host_phases();
   phases["execute_seconds"] = clock.lap();
   result.stats = std::move(executed.stats);
+  add_run_layer_metrics(result.stats, Roofline::of(machine.arch()), ldm_probe.high_waters());
+  add_source_layers(result.stats, model);
   result.ops = std::move(executed.ops);
   result.summary = std::move(executed.summary);
   result.notes = run_notes(model, request.inputs);

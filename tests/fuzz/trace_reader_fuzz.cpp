@@ -19,6 +19,7 @@
 #include "ldmsim/trace_analysis/event_table.hpp"
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
+#include "ldmsim/trace_analysis/perfetto_export.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 
 namespace {
@@ -65,6 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ostringstream sink;
     ldmsim::export_chrome_json(in, sink, 16);
     ldmsim::export_csv(in, sink);
+    ldmsim::export_perfetto(in, sink);
     ldmsim::TraceFilter filter;
     filter.min_bytes = 4;
     ldmsim::filter_trace(in, out, filter);

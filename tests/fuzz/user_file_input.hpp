@@ -1,8 +1,9 @@
 // One input of the user-file fuzz harness, shared by the libFuzzer target (tests/fuzz/workload_fuzz.cpp) and the
 // replay of its regression corpus (tests/graph/user_file_corpus_test.cpp): the first byte picks the reader ('M': any
 // model file through Session::load, its reader chosen by content; 'N':
-// .npy, 'A': arch JSON, 'O': ONNX model, 'P': a constant pack, parsed in memory, else workload JSON), the rest is
-// written to a file in `scratch` and read.
+// .npy, 'A': arch JSON, 'O': ONNX model, 'P': a constant pack, parsed in memory, 'S': a run's stats.json as
+// `ldmsim compare` and the trace tools read it, else workload JSON), the rest is written to a file in `scratch`
+// and read.
 // Models are imported with and without streamed weights (the same outcome either way), and the bound of what their
 // parse takes (onnx_parse_bound.hpp) must cover what protobuf's parse holds; models and workloads are planned and
 // tagged (`ldmsim plan`); workloads fused too. Malformed input must end in a ConfigError (caught here); anything
@@ -33,6 +34,8 @@
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/input_file.hpp"
+#include "ldmsim/trace_analysis/compare.hpp"
+#include "ldmsim/trace_analysis/layers.hpp"
 
 namespace ldmsim::fuzz {
 
@@ -104,6 +107,27 @@ inline void read_user_file(const std::uint8_t* data, std::size_t size, const std
       (void)sum;
     } catch (const packing::PackError&) {
       // the expected outcome for a malformed pack
+    }
+    return;
+  }
+  if (data[0] == 'S') {  // a run's stats.json: compared with a well-formed run both ways, its layers read
+    const std::filesystem::path stats = scratch / "stats.json";
+    {
+      std::ofstream f(stats, std::ios::binary | std::ios::trunc);
+      f.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
+    }
+    static const nlohmann::json good = {
+        {"cycles", 10}, {"ops", {{{"name", "a"}, {"cycles", 10}, {"dma_bytes", 4}, {"source_layers", {"a", "b"}}}}}};
+    try {
+      const nlohmann::json parsed = read_json_file(stats, "stats file");
+      (void)layers_from_stats(parsed);
+      for (const Comparison& c :
+           {compare_runs({good, parsed}, {"good", "fuzz"}), compare_runs({parsed, good}, {"fuzz", "good"})}) {
+        (void)format_comparison(c, 2);
+        (void)to_json(c).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      }
+    } catch (const ConfigError&) {
+      // the expected outcome for a malformed stats file
     }
     return;
   }

@@ -57,6 +57,12 @@ def test_stats_and_layers(root):
     assert list(layers["index"]) == sorted(layers["index"])
     assert layers["cycles"].sum() <= result.cycles
     assert {"name", "type", "bound", "cycles", "start_cycle", "end_cycle", "flops", "dma_bytes"} <= set(layers.columns)
+    assert {"arithmetic_intensity", "roofline_fraction", "roofline_limit", "source_layers"} <= set(layers.columns)
+    assert "ldm_high_water" not in layers.columns  # read from the trace, which this session does not record
+    traced = ldmsim.Session(trace=True).run(model)
+    ldm = [layer["ldm_high_water"] for layer in traced.layers]
+    assert all(0 < bytes <= model.arch["core_groups"]["cores"]["ldm_bytes"] for bytes in ldm)
+    assert max(ldm) == traced.stats["ldm_high_water"]
 
 
 def test_a_file_and_a_dict_load_the_same_model(root):

@@ -179,4 +179,18 @@ TEST_CASE("report renders in headless chromium without script errors", "[cli][re
   CHECK(log.find("Uncaught") == std::string::npos);
 }
 
+TEST_CASE("trace export --format perfetto writes a native trace of a run at most 16 bytes per request",
+          "[cli][trace][perfetto]") {
+  const Scratch out("perfetto-export");
+  REQUIRE(run_cli("run --arch sw26010 --out '" + out.str("run") + "'").code == 0);
+  const Result r = run_cli("trace export '" + out.str("run") + "' --format perfetto -o '" + out.str("t.pftrace") + "'");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("12292 DMA requests"));  // the demo's requests on sw26010
+  const auto bytes = fs::file_size(out.path / "t.pftrace");
+  CHECK(bytes <= 16 * 12292);
+  REQUIRE(run_cli("trace export '" + out.str("run") + "' -o '" + out.str("t.json") + "'").code == 0);
+  CHECK(bytes * 10 < fs::file_size(out.path / "t.json"));  // the Chrome JSON spends 200+ bytes on a request
+}
+
 #endif  // LDMSIM_CLI

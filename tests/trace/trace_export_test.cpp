@@ -19,6 +19,9 @@ TEST_CASE("chrome export names groups and cores and keeps overlapping requests v
   CHECK(counts.requests == 4);
   const auto j = nlohmann::json::parse(out.str());
   REQUIRE(j["traceEvents"].is_array());
+  // Timestamps are microseconds, as the format says; a displayTimeUnit of "ns" made Perfetto read them as ns.
+  CHECK_FALSE(j.contains("displayTimeUnit"));
+  CHECK(j["otherData"]["time_unit"] == "microseconds of simulated time");
   std::set<std::string> processes, threads;
   std::vector<nlohmann::json> dma, counters, instants, launches;
   for (const auto& e : j["traceEvents"]) {

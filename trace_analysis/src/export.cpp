@@ -69,12 +69,9 @@ class ChromeWriter {
  public:
   ChromeWriter(const nlohmann::json& header, std::ostream& out, std::size_t bins) : sink_(out), bins_(bins) {
     const nlohmann::json arch = header.value("arch", nlohmann::json::object());
-    if (arch.contains("clock_hz") && arch["clock_hz"].is_number() && arch["clock_hz"].get<double>() > 0) {
-      clock_hz_ = arch["clock_hz"].get<double>();
-    }
-    const nlohmann::json cores =
-        arch.value("core_groups", nlohmann::json::object()).value("cores", nlohmann::json::object());
-    if (cores.contains("cols") && cores["cols"].is_number_integer()) cols_ = std::max(1, cores["cols"].get<int>());
+    const trace_detail::HeaderArch given = trace_detail::header_arch(header);
+    clock_hz_ = given.clock_hz;
+    cols_ = given.cols;
     if (header.contains("cycles") && header["cycles"].is_number_unsigned()) cycles_ = header["cycles"].get<Cycle>();
     nlohmann::json other;
     other["arch"] = trace_detail::json_or<std::string>(arch, "name", "?");  // any type: the header is open
@@ -83,7 +80,9 @@ class ChromeWriter {
     other["fault"] = header.value("fault", nlohmann::json());
     other["cycles"] = cycles_;
     other["time_unit"] = "microseconds of simulated time";
-    sink_.print("{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[\n",
+    // No displayTimeUnit: the format's timestamps are microseconds, and viewers disagree on what "ns" there means
+    // (Perfetto has read it as nanosecond timestamps), so the default display unit stays.
+    sink_.print("{{\"otherData\":{},\"traceEvents\":[\n",
                 other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 
@@ -293,15 +292,7 @@ ExportCounts export_chrome_json(const std::filesystem::path& trace, std::ostream
 
 ExportCounts export_csv(const std::filesystem::path& trace, std::ostream& out) {
   TraceReader reader(trace);
-  double clock_hz = 1e9;
-  int cols = 1;
-  const nlohmann::json arch = reader.header().value("arch", nlohmann::json::object());
-  if (arch.contains("clock_hz") && arch["clock_hz"].is_number() && arch["clock_hz"].get<double>() > 0) {
-    clock_hz = arch["clock_hz"].get<double>();
-  }
-  const nlohmann::json cores =
-      arch.value("core_groups", nlohmann::json::object()).value("cores", nlohmann::json::object());
-  if (cores.contains("cols") && cores["cols"].is_number_integer()) cols = std::max(1, cores["cols"].get<int>());
+  const auto [clock_hz, cols] = trace_detail::header_arch(reader.header());
   const auto us = [clock_hz](Cycle c) { return static_cast<double>(c) * 1e6 / clock_hz; };
 
   Sink sink(out);

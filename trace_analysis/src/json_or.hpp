@@ -2,6 +2,7 @@
 // missing field or one of the wrong type or range, never an exception.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <type_traits>
@@ -33,6 +34,25 @@ T json_or(const nlohmann::json& j, const char* key, T fallback) {
       return fallback;
     }
   }
+}
+
+/// What the exports read of a trace header's arch: its clock (1 GHz when absent or not positive) and the columns
+/// of its core mesh (1 when absent), which turn core ids into "row,col".
+struct HeaderArch {
+  double clock_hz = 1e9;
+  int cols = 1;
+};
+
+inline HeaderArch header_arch(const nlohmann::json& header) {
+  HeaderArch out;
+  const nlohmann::json arch = header.value("arch", nlohmann::json::object());
+  if (arch.contains("clock_hz") && arch["clock_hz"].is_number() && arch["clock_hz"].get<double>() > 0) {
+    out.clock_hz = arch["clock_hz"].get<double>();
+  }
+  const nlohmann::json cores =
+      arch.value("core_groups", nlohmann::json::object()).value("cores", nlohmann::json::object());
+  if (cores.contains("cols") && cores["cols"].is_number_integer()) out.cols = std::max(1, cores["cols"].get<int>());
+  return out;
 }
 
 }  // namespace ldmsim::trace_detail

@@ -16,6 +16,7 @@
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/main_memory.hpp"
+#include "ldmsim/trace_analysis/units_text.hpp"
 
 namespace ldmsim {
 namespace {
@@ -433,7 +434,8 @@ nlohmann::json to_json(const TraceSummary& s) {
   return out;
 }
 
-std::string format_summary(const TraceSummary& s) {
+std::string format_summary(const TraceSummary& s, const SummaryView& view) {
+  const auto shown = [&view](int cg) { return !view.cg || *view.cg == cg; };
   std::string out;
   auto line = [&out](const std::string& text) { out += text + '\n'; };
   std::string workload = "?";
@@ -442,9 +444,9 @@ std::string format_summary(const TraceSummary& s) {
   }
   line(fmt::format("arch {} ({} cores per group as {}x{}, {:g} GHz), workload {}", s.arch, s.rows * s.cols, s.rows,
                    s.cols, s.clock_hz / 1e9, workload));
-  line(fmt::format("total: {} cycles = {:.6g} s simulated; {} DMA requests, {} moved, {:.3g} GB/s achieved", s.cycles,
-                   s.seconds, s.requests(), bytes_text(static_cast<double>(s.bytes())),
-                   achieved_bandwidth(s.bytes(), s.cycles, s.clock_hz) / 1e9));
+  line(fmt::format("total: {} cycles = {} simulated; {} DMA requests, {} moved, {} achieved", s.cycles,
+                   seconds_text(s.seconds), s.requests(), bytes_text(static_cast<double>(s.bytes())),
+                   rate_text(achieved_bandwidth(s.bytes(), s.cycles, s.clock_hz), "B/s")));
   if (s.fault.is_null()) {
     line("trace: complete");
   } else {
@@ -455,6 +457,7 @@ std::string format_summary(const TraceSummary& s) {
   line(fmt::format("{:>4} {:>10} {:>12} {:>11} {:>11} {:>11} {:>10} {:>8}", "cg", "requests", "bytes", "get", "put",
                    "remote", "GB/s", "cycles"));
   for (const auto& g : s.groups) {
+    if (!shown(g.cg)) continue;
     line(fmt::format("{:>4} {:>10} {:>12} {:>11} {:>11} {:>11} {:>10.3g} {:>8}", g.cg, g.requests(),
                      bytes_text(static_cast<double>(g.bytes())), bytes_text(static_cast<double>(g.get_bytes())),
                      bytes_text(static_cast<double>(g.put_bytes())), bytes_text(static_cast<double>(g.remote_bytes())),
@@ -463,23 +466,41 @@ std::string format_summary(const TraceSummary& s) {
   line("");
   line(fmt::format("per core: {:>8} {:>9} {:>7} {:>11} {:>11} {:>9} {:>8} {:>8} {:>8}", "cg", "core", "req", "get",
                    "put", "GB/s", "dma-busy", "busy", "waiting"));
+  std::vector<std::pair<const GroupSummary*, const CoreSummary*>> cores;
   for (const auto& g : s.groups) {
-    for (const auto& c : g.cores) {
-      line(fmt::format(
-          "          {:>8} {:>9} {:>7} {:>11} {:>11} {:>9.3g} {:>8} {:>8} {:>8}", g.cg,
-          fmt::format("{},{}", c.row, c.col), c.requests(), bytes_text(static_cast<double>(c.get_bytes)),
-          bytes_text(static_cast<double>(c.put_bytes)), achieved_bandwidth(c.bytes(), g.cycles, s.clock_hz) / 1e9,
-          percent(fraction(c.dma_busy_cycles, g.cycles)), percent(c.busy_fraction), percent(c.waiting_fraction)));
-    }
+    if (!shown(g.cg)) continue;
+    for (const auto& c : g.cores) cores.emplace_back(&g, &c);
+  }
+  const std::size_t all_cores = cores.size();
+  if (view.cores > 0 && view.cores < cores.size()) {
+    std::stable_sort(cores.begin(), cores.end(),
+                     [](const auto& a, const auto& b) { return a.second->bytes() > b.second->bytes(); });
+    cores.resize(view.cores);
+  }
+  for (const auto& [group, core] : cores) {
+    const auto& g = *group;
+    const auto& c = *core;
+    line(fmt::format(
+        "          {:>8} {:>9} {:>7} {:>11} {:>11} {:>9.3g} {:>8} {:>8} {:>8}", g.cg,
+        fmt::format("{},{}", c.row, c.col), c.requests(), bytes_text(static_cast<double>(c.get_bytes)),
+        bytes_text(static_cast<double>(c.put_bytes)), achieved_bandwidth(c.bytes(), g.cycles, s.clock_hz) / 1e9,
+        percent(fraction(c.dma_busy_cycles, g.cycles)), percent(c.busy_fraction), percent(c.waiting_fraction)));
+  }
+  if (cores.size() < all_cores) {
+    line(fmt::format("          ... {} more cores (the {} that moved the most bytes are shown; --top sets how many)",
+                     all_cores - cores.size(), cores.size()));
   }
   if (!s.has_run_stats) line("(busy and waiting need the run's stats.json next to the trace; dma-busy is from spans)");
   if (!s.layers.empty()) {
     line("");
-    line(fmt::format("layers (from stats.json): {:>12} {:>12} {:>8} {:>12} {:>7}  layer (type)", "start", "cycles",
-                     "bound", "DMA bytes", "peak"));
+    line(fmt::format("layers (from stats.json): {:>12} {:>12} {:>8} {:>12} {:>7} {:>10} {:>13}  layer (type)", "start",
+                     "cycles", "bound", "DMA bytes", "peak", "ldm", "roofline"));
     for (const LayerSpan& l : s.layers) {
-      line(fmt::format("                          {:>12} {:>12} {:>8} {:>12} {:>7}  {} ({})", l.start, l.end - l.start,
-                       l.bound, l.dma_bytes, percent(l.peak_fraction), l.name, l.type));
+      const std::string ldm = l.ldm_high_water ? bytes_text(static_cast<double>(*l.ldm_high_water)) : "-";
+      const std::string roof =
+          l.roofline_fraction ? fmt::format("{} {}", percent(*l.roofline_fraction), l.roofline_limit) : "-";
+      line(fmt::format("                          {:>12} {:>12} {:>8} {:>12} {:>7} {:>10} {:>13}  {} ({})", l.start,
+                       l.end - l.start, l.bound, l.dma_bytes, percent(l.peak_fraction), ldm, roof, l.name, l.type));
     }
   }
   line("");
@@ -492,8 +513,15 @@ std::string format_summary(const TraceSummary& s) {
                      s.sizes.count[k], bytes_text(static_cast<double>(s.sizes.bytes[k]))));
   }
   line("");
-  line(fmt::format("{} slowest requests (issue to completion):", s.slowest.size()));
+  if (view.cg) {
+    const auto in_group = std::count_if(s.slowest.begin(), s.slowest.end(), [&](const auto& r) { return shown(r.cg); });
+    line(fmt::format("{} of the run's {} slowest requests are in core group {} (issue to completion):", in_group,
+                     s.slowest.size(), *view.cg));
+  } else {
+    line(fmt::format("{} slowest requests (issue to completion):", s.slowest.size()));
+  }
   for (const auto& r : s.slowest) {
+    if (!shown(r.cg)) continue;
     const DmaEvent& e = r.event;
     line(fmt::format("  cg {} core {},{} {} {} B main 0x{:x} ldm 0x{:x}: {} cycles (issue {}, start {}, end {})", r.cg,
                      e.core / s.cols, e.core % s.cols, to_string(e.op), e.length, e.main, e.ldm, latency(e), e.issue,

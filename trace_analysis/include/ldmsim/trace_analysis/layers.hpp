@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct LayerSpan {
   Cycle end = 0;
   std::uint64_t dma_bytes = 0;
   double peak_fraction = 0;
+  /// The per-layer figures of stats.json (docs/workload-format.md); unset when the stats lack them.
+  std::optional<std::uint64_t> ldm_high_water;
+  std::optional<double> arithmetic_intensity;
+  std::optional<double> roofline_fraction;
+  std::string roofline_limit;  ///< compute or dma; empty when unknown
 };
 
 /// Most layers read from one stats file (a stats.json is at most 16 MiB; this bounds the tables drawn).

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -162,8 +163,14 @@ bool apply_run_stats(TraceSummary& summary, const nlohmann::json& stats);
 /// Machine-readable summary (the `--json` output of `ldmsim trace summary`).
 nlohmann::json to_json(const TraceSummary& summary);
 
+/// What the text summary shows of a big machine: one core group's rows only, and the busiest cores.
+struct SummaryView {
+  std::optional<int> cg;  ///< only this core group in the group and core tables and the slowest requests
+  std::size_t cores = 0;  ///< the per-core table keeps the cores that moved the most bytes (0: every core)
+};
+
 /// Human-readable summary as printed by `ldmsim trace summary`.
-std::string format_summary(const TraceSummary& summary);
+std::string format_summary(const TraceSummary& summary, const SummaryView& view = {});
 
 /// Achieved bandwidth in bytes per second over `cycles` (0 when cycles is 0).
 double achieved_bandwidth(std::uint64_t bytes, Cycle cycles, double clock_hz);
