@@ -4,6 +4,7 @@
 // the same, within fp16 rounding where a split of the inner dimension sums in another order.
 #include "ldmsim/graph/placement_choice.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -21,9 +22,10 @@ Graph from(const json& tree) {
 }
 
 /// sw26010 with an ideal DMA engine: local DMA costs nothing, remote bytes cross the link at 8 bytes per cycle, a
-/// launch costs the node barrier (200) and the remote latency (250).
+/// launch costs the node barrier (200) and the remote latency (250). Not a preset: no calibration, the plain roofline.
 Arch simple_arch() {
   Arch a = Arch::preset("sw26010");
+  a.name = "simple";
   a.dma.timing = json{{"model", "ideal"}};
   a.dma.remote = {250, 8};
   return a;
@@ -62,21 +64,76 @@ TEST_CASE("the placement estimate is the arch's roofline per core group", "[grap
   const double launch = 200 + 250;                    // no DMA latency with the ideal engine
   const double compute = flops / 4 / (64 * 8);        // a quarter of the work on 64 cores of 8 flops per cycle
   const double remote = (32768.0 + 32768.0) / 4 / 8;  // groups 1-3 read and write their quarter remotely
-  CHECK(model.whole(g, relu) == Approx(launch + std::max(compute, remote)));
+  CHECK(model.whole(g, relu).cycles == Approx(launch + std::max(compute, remote)));
   // Split along its largest dimension (h, 64 rows: 16 per group), each group reads its own memory.
   const SplitPlan plan = plan_split(g, arch, {.enabled = true});
   REQUIRE(plan.ops[0]);
-  CHECK(model.split(g, relu, *plan.ops[0]) == Approx(launch + compute));
+  CHECK(model.split(g, relu, *plan.ops[0]).cycles == Approx(launch + compute));
   // Gathering the whole relu output into group 0 for softmax: three quarters cross the link.
   TensorHolding held{false, {}};
   for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
   std::vector<std::optional<TensorRegion>> need(4);
   need[0] = TensorRegion{};
-  CHECK(model.exchange(g, relu.outputs[0], held, need) == Approx(launch + 32768.0 * 3 / 4 / 8));
+  CHECK(model.exchange(g, relu.outputs[0], held, need).cycles == Approx(launch + 32768.0 * 3 / 4 / 8));
+  // Gathered for a whole op, every group moves a quarter: groups 1-3 read the three quarters of theirs that other
+  // memories hold and write it all into group 0's.
+  CHECK(model.exchange(g, relu.outputs[0], held, need, true).cycles == Approx(launch + (8192.0 * 3 / 4 + 8192) / 8));
   // A copy of exactly the region a group needs costs nothing to hand over.
   std::vector<std::optional<TensorRegion>> own(4);
   own[1] = held.groups[1];
-  CHECK(model.exchange(g, relu.outputs[0], held, own) == 0);
+  CHECK(model.exchange(g, relu.outputs[0], held, own).cycles == 0);
+}
+
+TEST_CASE("on a preset the estimate scales each roofline term by the preset's fitted factors", "[graph][split][auto]") {
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = Arch::preset(preset);
+    const auto calibration = placement_calibration(arch.name);
+    REQUIRE(calibration);
+    const PlacementCostModel fitted(arch), plain(arch, false);
+    for (const OpNode& op : g.ops()) {
+      const Estimate e = fitted.whole(g, op), roofline = plain.whole(g, op);
+      const TermFactors f = calibration->of(PlacementCostModel::cost_class(g, op));
+      const auto scaled = [&](const CostTerms& t) {
+        return f.launch * t.launch + std::max({f.compute * t.compute, f.local * t.local, f.remote * t.remote});
+      };
+      CHECK(e.cycles == Approx(scaled(e.terms)));
+      // The plain roofline: its terms unscaled. Its slowest group (the same groups, other prices) is not slower once
+      // scaled: the fitted estimate takes the slowest group by the scaled prices.
+      const CostTerms& t = roofline.terms;
+      CHECK(roofline.cycles == Approx(t.launch + std::max({t.compute, t.local, t.remote})));
+      CHECK(scaled(t) <= Approx(e.cycles));
+      CHECK(e.cycles != Approx(roofline.cycles));
+    }
+    CHECK(PlacementCostModel::cost_class(g, g.ops()[0]) == CostClass::kConv);
+    CHECK(PlacementCostModel::cost_class(g, g.ops()[1]) == CostClass::kOther);
+  }
+  Arch own = Arch::preset("sw26010");
+  own.name = "my-arch";
+  CHECK_FALSE(placement_calibration(own.name));
+}
+
+TEST_CASE("the choice is never estimated slower than every op whole", "[graph][split][auto]") {
+  // A chain whose only split (relus before a softmax) costs a gather larger than the splits save: the plan is
+  // --split off's, and its estimate the sum of the whole ops'.
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  for (const int n : {1, 2, 4}) {
+    INFO(n);
+    const Graph chain = relu_chain(n);
+    const SplitPlan plan = plan_split(chain, arch, {.enabled = true, .cost_aware = true});
+    double off = 0;
+    for (const OpNode& op : chain.ops()) off += model.whole(chain, op).cycles;
+    CHECK(plan.estimated_cycles <= Approx(off));
+    const bool split_any = std::any_of(plan.ops.begin(), plan.ops.end(), [](const auto& s) { return s.has_value(); });
+    if (!split_any) CHECK(plan.estimated_cycles == Approx(off));
+  }
 }
 
 TEST_CASE("the dynamic programme weighs an op's split against the exchanges it causes", "[graph][split][auto]") {
@@ -85,14 +142,14 @@ TEST_CASE("the dynamic programme weighs an op's split against the exchanges it c
   // By hand: one relu split saves (whole - split) but its output must be gathered for softmax; over a chain of n
   // relus the savings add up while the gather happens once.
   const Graph one = relu_chain(1);
-  const double whole = model.whole(one, one.ops()[0]);
+  const double whole = model.whole(one, one.ops()[0]).cycles;
   const SplitPlan rule = plan_split(one, arch, {.enabled = true});
-  const double split = model.split(one, one.ops()[0], *rule.ops[0]);
+  const double split = model.split(one, one.ops()[0], *rule.ops[0]).cycles;
   TensorHolding held{false, {}};
   for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
   std::vector<std::optional<TensorRegion>> need(4);
   need[0] = TensorRegion{};
-  const double gather = model.exchange(one, one.ops()[0].outputs[0], held, need);
+  const double gather = model.exchange(one, one.ops()[0].outputs[0], held, need, true).cycles;
   // The case the choice must get right: each relu alone is cheaper split, but not with the gather after it.
   REQUIRE(split < whole);
   REQUIRE(split + gather > whole);
@@ -104,7 +161,7 @@ TEST_CASE("the dynamic programme weighs an op's split against the exchanges it c
   CHECK(short_plan.choices[0].placement == "whole");  // a per-op choice would have split it
   CHECK(short_plan.choices[0].runner_up == "elementwise (axis 2)");
   CHECK(short_plan.choices[0].runner_up_cycles == Approx(split));
-  const double softmax = model.whole(one, one.ops()[1]);
+  const double softmax = model.whole(one, one.ops()[1]).cycles;
   CHECK(short_plan.estimated_cycles == Approx(whole + softmax));
 
   const Graph chain = relu_chain(n);
