@@ -95,7 +95,7 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   Machine& machine = *result.machine;
   ExecuteOptions options;
   options.staging = model.staging();
-  options.split = config_.split;
+  options.split = split_for(config_, model.format());
   options.progress = [&request](const OpNode& op, const nlohmann::json& entry) {
     if (request.progress) request.progress(op, entry);
     if (request.should_stop && request.should_stop()) throw RunInterrupted("the run was interrupted");

@@ -149,6 +149,10 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
   return s;
 }
 
+std::string_view split_mode(const SplitOptions& options) noexcept {
+  return !options.enabled ? "off" : options.cost_aware ? "auto" : "on";
+}
+
 std::string_view to_string(SplitRounding rounding) noexcept {
   return rounding == SplitRounding::kPad ? "pad" : rounding == SplitRounding::kAlign ? "align" : "exact";
 }
@@ -218,9 +222,7 @@ nlohmann::json SplitPlan::to_json() const {
                    {"reduction_tree", std::move(tree)}});
   }
   nlohmann::json result{{"enabled", options.enabled},
-                        {"mode", !options.enabled     ? "off"
-                                 : options.cost_aware ? "auto"
-                                                      : "on"},
+                        {"mode", split_mode(options)},
                         {"rounding", to_string(options.rounding)},
                         {"memories", memories},
                         {"cores", cores},

@@ -108,6 +108,8 @@ struct SplitPlan {
   nlohmann::json to_json() const;
 };
 
+/// "off", "on" (the rule) or "auto" (the cost-aware choice).
+std::string_view split_mode(const SplitOptions& options) noexcept;
 /// The op's splittable dimensions in priority order (docs/splitting.md); empty when it has none.
 std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op);
 /// The work of the piece [begin, end) of `axis` (logical indices).
