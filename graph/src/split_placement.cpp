@@ -169,6 +169,10 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
     const std::size_t t = k < op.inputs.size() ? op.inputs[k] : op.outputs[k - op.inputs.size()];
     if (!r.whole && r.begin == 0 && r.end == graph_.tensor(t).shape[r.axis]) r = TensorRegion{};
   }
+  if (s.axis.rule == kOneGroupRule) {  // the whole op on one group: bound as it is
+    p.bound = op.bound;
+    return pieces_.emplace(key, std::move(p)).first->second;
+  }
   std::vector<Shape> shapes;
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     if (!p.work.dropped[k]) shapes.push_back(region_shape(graph_.tensor(op.inputs[k]).shape, p.work.regions[k]));

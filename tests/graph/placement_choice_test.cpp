@@ -139,30 +139,38 @@ TEST_CASE("the choice is never estimated slower than every op whole", "[graph][s
 TEST_CASE("the dynamic programme weighs an op's split against the exchanges it causes", "[graph][split][auto]") {
   const Arch arch = simple_arch();
   const PlacementCostModel model(arch);
-  // By hand: one relu split saves (whole - split) but its output must be gathered for softmax; over a chain of n
-  // relus the savings add up while the gather happens once.
+  // By hand: a relu is cheapest unsplit on group 0 alone (no remote reads), where the softmax after it reads its
+  // output in place. Split, it saves (alone - split) but the softmax must gather its pieces; over a chain of n relus
+  // the savings add up while the gather happens once.
   const Graph one = relu_chain(1);
-  const double whole = model.whole(one, one.ops()[0]).cycles;
+  const OpNode& relu = one.ops()[0];
+  const OpNode& softmax = one.ops()[1];
   const SplitPlan rule = plan_split(one, arch, {.enabled = true});
-  const double split = model.split(one, one.ops()[0], *rule.ops[0]).cycles;
+  const double split = model.split(one, relu, *rule.ops[0]).cycles;
+  const double alone = model.split(one, relu, one_group(relu, rule, 0)).cycles;
+  REQUIRE(alone < model.whole(one, relu).cycles);
   TensorHolding held{false, {}};
   for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
   std::vector<std::optional<TensorRegion>> need(4);
   need[0] = TensorRegion{};
-  const double gather = model.exchange(one, one.ops()[0].outputs[0], held, need, true).cycles;
+  const double softmax_whole = model.whole(one, softmax).cycles;
+  const double softmax_alone = model.split(one, softmax, one_group(softmax, rule, 0)).cycles;
+  // After pieces: the whole softmax's input gathered by every group, or group 0's softmax gathering it alone.
+  const double after_split = std::min(model.exchange(one, relu.outputs[0], held, need, true).cycles + softmax_whole,
+                                      model.exchange(one, relu.outputs[0], held, need, false).cycles + softmax_alone);
+  const double after_alone = std::min(softmax_whole, softmax_alone);  // read in place
   // The case the choice must get right: each relu alone is cheaper split, but not with the gather after it.
-  REQUIRE(split < whole);
-  REQUIRE(split + gather > whole);
-  const int n = static_cast<int>(std::ceil(gather / (whole - split))) + 1;  // enough relus to pay for the gather
-  REQUIRE(n * (whole - split) > gather);
+  REQUIRE(split < alone);
+  REQUIRE(split + after_split > alone + after_alone);
+  const int n = static_cast<int>(std::ceil((after_split - after_alone) / (alone - split))) + 1;
+  REQUIRE(n * (alone - split) > after_split - after_alone);
 
   SplitOptions options{.enabled = true, .cost_aware = true};
   const SplitPlan short_plan = plan_split(one, arch, options);
-  CHECK(short_plan.choices[0].placement == "whole");  // a per-op choice would have split it
+  CHECK(short_plan.choices[0].placement == "whole on cg0");  // a per-op choice would have split it
   CHECK(short_plan.choices[0].runner_up == "elementwise (axis 2)");
   CHECK(short_plan.choices[0].runner_up_cycles == Approx(split));
-  const double softmax = model.whole(one, one.ops()[1]).cycles;
-  CHECK(short_plan.estimated_cycles == Approx(whole + softmax));
+  CHECK(short_plan.estimated_cycles == Approx(alone + after_alone));
 
   const Graph chain = relu_chain(n);
   const SplitPlan long_plan = plan_split(chain, arch, options);
@@ -171,10 +179,44 @@ TEST_CASE("the dynamic programme weighs an op's split against the exchanges it c
     CHECK(long_plan.ops[static_cast<std::size_t>(i)]);
     CHECK(long_plan.choices[static_cast<std::size_t>(i)].placement == "elementwise (axis 2)");
   }
-  CHECK_FALSE(long_plan.ops[static_cast<std::size_t>(n)]);  // softmax, whole
-  CHECK(long_plan.choices[static_cast<std::size_t>(n)].estimated_cycles == Approx(softmax + gather));
-  CHECK(long_plan.estimated_cycles == Approx(n * split + gather + softmax));
-  CHECK(long_plan.estimated_cycles < n * whole + softmax);
+  CHECK(long_plan.choices[static_cast<std::size_t>(n)].estimated_cycles == Approx(after_split));
+  CHECK(long_plan.estimated_cycles == Approx(n * split + after_split));
+  CHECK(long_plan.estimated_cycles < n * alone + after_alone);
+}
+
+TEST_CASE("a small op runs whole on one group when remote reads cost more than its work", "[graph][split][auto]") {
+  // relu over 256 values before a softmax: whole, groups 1-3 read and write their quarter remotely (32 cycles of
+  // the link); split, the softmax gathers the pieces; whole on group 0 costs neither, and the softmax reads its
+  // output in place.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 256], "init": {"normal": [0, 1], "seed": 1}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "softmax", "inputs": ["r"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  const SplitOptions options{.enabled = true, .cost_aware = true};
+  const SplitPlan plan = plan_split(g, arch, options);
+  REQUIRE(plan.ops[0]);
+  CHECK(plan.ops[0]->axis.rule == kOneGroupRule);
+  CHECK(plan.choices[0].placement == "whole on cg0");
+  CHECK(plan.choices[0].runner_up != "whole on cg0");
+  const double one = model.split(g, g.ops()[0], *plan.ops[0]).cycles;
+  CHECK(one == Approx(450 + static_cast<double>(g.ops()[0].bound->cost().flops) / (64 * 8)));
+  CHECK(one < model.whole(g, g.ops()[0]).cycles);
+  // No gather: the softmax reads the relu's output in place, whole or on group 0 alone.
+  const double softmax_alone = model.split(g, g.ops()[1], one_group(g.ops()[1], plan, 0)).cycles;
+  CHECK(plan.choices[1].estimated_cycles == Approx(std::min(softmax_alone, model.whole(g, g.ops()[1]).cycles)));
+  // It runs: the same outputs as off, the op on group 0 alone with no remote bytes.
+  Machine m(arch);
+  ExecuteOptions run;
+  run.split = options;
+  const ExecutionResult result = execute(g, m, run);
+  CHECK(result.outputs.at("y") == run_output(g, arch, {}, "y"));
+  REQUIRE(result.ops[0].split);
+  CHECK(result.ops[0].split->rule == kOneGroupRule);
+  CHECK(result.ops[0].split->groups == std::vector<int>{0});
+  CHECK(result.ops[0].dma_remote_bytes == 0);
 }
 
 TEST_CASE("off, on and auto give the same outputs where they sum in the same order", "[graph][split][auto]") {

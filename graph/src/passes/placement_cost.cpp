@@ -206,9 +206,13 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
   const TensorNode& tensor = graph.tensor(t);
   const Shape& shape = tensor.shape;
   double slowest = 0;
+  // A whole op reads a whole copy in place, in whichever memory holds it (as --split off reads group 0's).
+  const bool whole_copy =
+      held.whole || std::any_of(held.groups.begin(), held.groups.end(), [](const auto& h) { return h && h->whole; });
   for (std::size_t g = 0; g < need.size(); ++g) {
     if (!need[g]) continue;
     const TensorRegion& r = *need[g];
+    if (whole_machine && r.whole && whole_copy) continue;
     double local = 0;
     if (held.whole) {
       if (g == 0 && r.whole) continue;  // the copy itself

@@ -89,6 +89,14 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
     }
     out.push_back(std::move(c));
   }
+  // Whole on one group, its tensors in that group's memory: no remote reads, a group's cores.
+  if (!op.bound->reinterprets_input()) {
+    for (std::size_t g = 0; g < groups; ++g) {
+      Candidate c = split_candidate(graph, op, one_group(op, plan, static_cast<int>(g)), model, groups);
+      c.label = fmt::format("whole on cg{}", g);
+      out.push_back(std::move(c));
+    }
+  }
   return out;
 }
 

@@ -119,6 +119,10 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
 /// an empty part of a tensor (a conv's rows that read only padding).
 std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
                                    const Arch& arch);
+/// The rule of an op run whole on one core group, its tensors in that group's memory (a placement of `--split auto`).
+inline constexpr const char* kOneGroupRule = "one-group";
+/// `op` run whole on core group `group` alone: one piece, the whole op, its inputs and outputs in that group's memory.
+OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group);
 /// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:
 /// placement_choice.hpp).
 SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options);
