@@ -1,7 +1,8 @@
 // The estimator of the cost-aware placement choice (placement_choice.hpp): a roofline per core group, priced from
-// the arch's own parameters. A group's launch takes its launch cost plus the longer of its compute (flops over its
-// cores' peak) and its DMA (bytes over the local bandwidth the timing model gives a typical request, and remote bytes
-// over the group's link, which overlaps with the local engine); an op takes its slowest group.
+// the arch's own parameters. A group's launch takes its launch cost plus the longest of its compute (flops over its
+// cores' peak), its local DMA (bytes over the bandwidth the timing model gives a typical request) and its remote DMA
+// (over the group's link, which overlaps with the local engine); on a preset each term is scaled by the factor fitted
+// to simulated runs (placement_calibration.hpp). An op takes its slowest group.
 #include <fmt/format.h>
 
 #include <algorithm>
