@@ -43,6 +43,15 @@ def export(name, out, seed=2026):
     return path
 
 
+def make_input(out):
+    """The seeded input image, saved once in `out`."""
+    input_file = out / "input.npy"
+    if not input_file.exists():
+        torch.manual_seed(2027)
+        np.save(input_file, torch.randn(1, 3, 224, 224).numpy().astype(np.float16))
+    return input_file
+
+
 def run(ldmsim, model, input_file, arch, mode, out):
     """Runs ldmsim; returns (stats, host CPU seconds of the child)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -62,9 +71,7 @@ def main():
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(2027)
-    input_file = out / "input.npy"
-    np.save(input_file, torch.randn(1, 3, 224, 224).numpy().astype(np.float16))
+    input_file = make_input(out)
     runs = {}
     for name in args.models:
         model = export(name, out)

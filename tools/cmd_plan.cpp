@@ -31,7 +31,8 @@ void plan_command(const PlanOptions& options) {
   print_notes(model);
   const Model* w = &model;
   check_host_memory(w->host_memory_bound(), fmt::format("workload '{}'", w->graph().name));  // as `run`
-  const SplitPlan split = plan_split(w->graph(), w->arch(), options.model.split.options());
+  const SplitOptions split_options = split_for(options.model.config(), w->format());
+  const SplitPlan split = plan_split(w->graph(), w->arch(), split_options);
   const std::vector<TensorTags> tags = tensor_tags(w->loaded_graph(), w->graph(), w->plan(), &split);
   if (options.json || options.json_file_given) {
     nlohmann::json doc = {{"workload", w->loaded_graph().name},
@@ -57,7 +58,7 @@ void plan_command(const PlanOptions& options) {
   }
   fmt::print("{} on {} ({} memories, {} cores each; staging {}, fusion {}, split {}): {} tensors\n",
              terminal_safe(w->loaded_graph().name), w->arch().name, w->arch().core_groups, w->arch().cores_per_group(),
-             to_string(w->staging()), options.model.fusion, options.model.split.split, tags.size());
+             to_string(w->staging()), options.model.fusion, split_mode(split_options), tags.size());
   for (const TensorTags& t : tags) {
     fmt::print("{}\n  {}\n  {}\n", terminal_safe(t.name), terminal_safe(t.static_text()),
                terminal_safe(t.dynamic_text()));

@@ -53,7 +53,7 @@ void run_workload_command(const std::string& workload, const ModelRunArgs& args)
   print_notes(model);
   if (args.dump_graph) {
     fmt::print("{}", terminal_safe(model.describe()));
-    const SplitOptions split = args.model.split.options();
+    const SplitOptions split = split_for(args.model.config(args.machine), model.format());
     if (split.cost_aware)
       fmt::print("{}",
                  terminal_safe(describe_placements(model.graph(), plan_split(model.graph(), model.arch(), split))));

@@ -65,9 +65,9 @@ void add_import_command(CLI::App& app);   // import MODEL.onnx -o DIR (cmd_impor
 void add_plan_command(CLI::App& app);     // plan WORKLOAD|MODEL.onnx: tensor tags (cmd_plan.cpp)
 void add_compare_command(CLI::App& app);  // compare RUN_A RUN_B [...]: layer by layer (cmd_compare.cpp)
 
-/// `--split on|off` and `--split-rounding` (split_flags.cpp), shared by `run` and `plan`.
+/// `--split auto|on|off`, `--split-rounding` and `--constant-packs` (split_flags.cpp), shared by `run` and `plan`.
 struct SplitFlags {
-  std::string split = "off";
+  std::string split;  ///< empty: the model's default (RunConfig::split_by_format)
   std::string rounding = "align";
   std::string packs = "on";
   SplitOptions options() const;

@@ -12,6 +12,7 @@ RunConfig ModelFlags::config(const MachineOptions& machine) const {
   if (!staging.empty()) config.staging = parse_staging_policy(staging);
   config.fusion = fusion == "on";
   config.split = split.options();
+  config.split_by_format = split.split.empty();
   config.conv_algo = conv_algo;
   config.machine = machine;
   return config;

@@ -13,9 +13,8 @@ void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
                  "Split each op's tensors across the core groups' memories and run each piece on the group that "
                  "holds it (docs/splitting.md): auto (each op placed whole or split, whichever the arch's timing model "
                  "estimates cheaper over the whole graph), on (the splitting method's fixed rule) or off (every op on "
-                 "every group, tensors in group 0's memory)")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
-      ->capture_default_str();
+                 "every group, tensors in group 0's memory); default: auto for an ONNX model, off for a workload JSON")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   cmd.add_option("--split-rounding", flags.rounding,
                  "How --split sizes pieces: align (boundaries on whole DMA transactions along a contiguous "
                  "dimension, else exact), exact (pieces differ by at most one index) or pad (pieces of whole "

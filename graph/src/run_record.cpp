@@ -9,6 +9,13 @@ using nlohmann::json;
 
 json to_json(const PlacementChoice& choice) {
   json out{{"placement", choice.placement}, {"estimated_cycles", std::llround(choice.estimated_cycles)}};
+  const CostTerms& t = choice.terms;
+  out["cost_class"] = choice.cost_class;
+  out["terms"] = {{"compute", std::llround(t.compute)},
+                  {"local", std::llround(t.local)},
+                  {"remote", std::llround(t.remote)},
+                  {"launch", std::llround(t.launch)},
+                  {"exchange", std::llround(t.exchange)}};
   if (!choice.runner_up.empty()) {
     out["runner_up"] = choice.runner_up;
     out["runner_up_cycles"] = std::llround(choice.runner_up_cycles);

@@ -25,9 +25,10 @@ using nlohmann::json;
 /// One device copy of (a part of) a tensor.
 struct Copy {
   DeviceTensor tensor;
-  int group = 0;        ///< whose memory holds it
-  TensorRegion region;  ///< of the logical tensor
-  Cycle ready = 0;      ///< when the work that wrote it ended
+  int group = 0;          ///< whose memory holds it
+  TensorRegion region;    ///< of the logical tensor
+  Cycle ready = 0;        ///< when the work that wrote it ended
+  bool gathered = false;  ///< put together by a gather (for one consumer) rather than written by the producer
 };
 
 /// One group's share of a split op: its pieces' work, bound as one sub-op.
@@ -115,12 +116,22 @@ class SplitPlacement final : public Placement {
     op.run(view(g), in, out, label);
     return machine_.group_clock(g);
   }
-  const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
+  /// A copy of region `r` of tensor `t` in group g's memory (whole: anywhere) laid out as `want`, re-laid out or
+  /// gathered on group g, or on the whole machine into group 0's memory for a whole op (`whole_machine`), as the
+  /// whole-machine placement re-lays out.
+  const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want, bool whole_machine = false);
+  /// Runs a re-layout or gather on group g, or on every group (`whole_machine`), after `ready`; its end.
+  template <typename Work>
+  Cycle run_on(int g, bool whole_machine, Cycle ready, Work work) {
+    machine_.start_no_earlier(whole_machine ? all_groups() : std::vector<int>{g}, ready);
+    work(whole_machine ? machine_ : view(g));
+    return whole_machine ? machine_.stats().cycles : machine_.group_clock(g);
+  }
   /// The reduced output of a reduction split with the op's "activation" applied (pieces leave it out: a partial
   /// sum must not be activated); `sum` itself when the op has none.
   Copy activate_sum(const OpNode& op, Copy sum);
   const Copy* find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const;
-  Copy assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want);
+  Copy assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want, bool whole_machine);
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
   void run_split(const OpNode& op, const OpSplit& s);
   /// An op's constant packs over its groups: staged buffers, held until every group ran (groups overlap in
@@ -158,6 +169,10 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
     const std::size_t t = k < op.inputs.size() ? op.inputs[k] : op.outputs[k - op.inputs.size()];
     if (!r.whole && r.begin == 0 && r.end == graph_.tensor(t).shape[r.axis]) r = TensorRegion{};
   }
+  if (s.axis.rule == kOneGroupRule) {  // the whole op on one group: bound as it is
+    p.bound = op.bound;
+    return pieces_.emplace(key, std::move(p)).first->second;
+  }
   std::vector<Shape> shapes;
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     if (!p.work.dropped[k]) shapes.push_back(region_shape(graph_.tensor(op.inputs[k]).shape, p.work.regions[k]));
@@ -185,7 +200,8 @@ const Copy* SplitPlacement::find_copy(std::size_t t, const TensorRegion& r, int 
   return best;
 }
 
-Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
+Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want,
+                              bool whole_machine) {
   const TensorNode& node = graph_.tensor(t);
   const Shape out_shape = region_shape(node.shape, r);
   // The sources: a whole copy (one in g's memory first), else the pieces along the producer's axis, walked from
@@ -198,9 +214,13 @@ Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const
   Cycle ready = 0;
   for (std::uint64_t at = first; at < last;) {
     const Copy* best = whole;
-    if (best == nullptr) {
+    // The producer's pieces first: a copy another group gathered is ready only after that gather, so reading it
+    // would chain the groups' gathers one after another.
+    for (const bool allow_gathered : {false, true}) {
+      if (best != nullptr) break;
       for (const Copy& c : held_[t]) {
         if (c.region.whole || c.region.axis != axis || c.region.begin > at || c.region.end <= at) continue;
+        if (c.gathered && !allow_gathered) continue;
         if (best == nullptr || c.region.end > best->region.end || (c.region.end == best->region.end && c.group == g))
           best = &c;
       }
@@ -220,24 +240,29 @@ Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const
     at = end;
   }
   const DeviceTensor out = allocate(view(g), node.name, want);
-  machine_.start_no_earlier({g}, ready);
-  gather_parts(view(g), out_shape, axis, parts, out, fmt::format("gather:{}@cg{}", node.name, g));
-  return Copy{out, g, r, machine_.group_clock(g)};
+  const std::string label =
+      whole_machine ? fmt::format("gather:{}", node.name) : fmt::format("gather:{}@cg{}", node.name, g);
+  const Cycle end =
+      run_on(g, whole_machine, ready, [&](Machine& on) { gather_parts(on, out_shape, axis, parts, out, label); });
+  return Copy{out, g, r, end, true};
 }
 
-const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) {
+const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want,
+                                   bool whole_machine) {
   const TensorNode& node = graph_.tensor(t);
   // A copy of exactly this part in the wanted placement: in g's memory if there is one, else read in place.
   if (const Copy* c = find_copy(t, r, g, &want); c != nullptr && (c->group == g || r.whole)) return *c;
   // The same part in another placement: re-laid out on g.
   if (const Copy* c = find_copy(t, r, g, nullptr); c != nullptr) {
     DeviceTensor to = allocate(view(g), node.name, want);
-    machine_.start_no_earlier({g}, c->ready);
-    ldmsim::relayout(view(g), c->tensor, to, fmt::format("relayout:{}@cg{}", node.name, g));
-    return keep(t, Copy{to, g, r, machine_.group_clock(g)});
+    const std::string label =
+        whole_machine ? fmt::format("relayout:{}", node.name) : fmt::format("relayout:{}@cg{}", node.name, g);
+    const Cycle end =
+        run_on(g, whole_machine, c->ready, [&](Machine& on) { ldmsim::relayout(on, c->tensor, to, label); });
+    return keep(t, Copy{to, g, r, end});
   }
   // Cut from a whole copy, or put together from pieces (with a box of another axis when the consumer's differs).
-  return keep(t, assemble(t, r, g, want));
+  return keep(t, assemble(t, r, g, want, whole_machine));
 }
 
 void SplitPlacement::stage(const Step& step) {
@@ -438,7 +463,7 @@ void SplitPlacement::run_whole(const OpNode& op) {
   std::vector<DeviceTensor> in, out;
   Cycle ready = 0;
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-    const Copy& c = obtain(op.inputs[k], TensorRegion{}, 0, plans[k]);
+    const Copy& c = obtain(op.inputs[k], TensorRegion{}, 0, plans[k], true);
     in.push_back(c.tensor);
     in.back().plan = plans[k];
     ready = std::max(ready, c.ready);
@@ -458,7 +483,7 @@ void SplitPlacement::run_whole(const OpNode& op) {
 void SplitPlacement::hand_over(const Step& step) {
   const OpNode& op = graph_.ops()[step.op];
   const std::size_t input = op.inputs[0];
-  const Copy source = obtain(input, TensorRegion{}, 0, plan_.op_plans[op.index][0]);
+  const Copy source = obtain(input, TensorRegion{}, 0, plan_.op_plans[op.index][0], true);
   // The output takes that copy's buffer; the input's other copies die here.
   auto& copies = held_[input];
   const auto it = std::find_if(copies.begin(), copies.end(),

@@ -27,16 +27,17 @@ namespace ldmsim::python {
 
 namespace {
 
-/// `split`: True / "on" (the rule), "auto" (the cost-aware choice), False / "off".
+/// `split`: True / "on" (the rule), "auto" (the cost-aware choice), False / "off"; None: the model's default.
 SplitOptions split_mode(const py::object& split) {
+  if (split.is_none()) return {};
   if (py::isinstance<py::bool_>(split)) return {.enabled = split.cast<bool>()};
   if (py::isinstance<py::str>(split)) {
     const auto mode = split.cast<std::string>();
     if (mode == "auto" || mode == "on" || mode == "off")
       return {.enabled = mode != "off", .cost_aware = mode == "auto"};
-    throw ConfigError("split must be 'auto', 'on', 'off', True or False, not '" + mode + "'");
+    throw ConfigError("split must be 'auto', 'on', 'off', True, False or None, not '" + mode + "'");
   }
-  throw py::type_error("split must be 'auto', 'on', 'off', True or False, not " +
+  throw py::type_error("split must be 'auto', 'on', 'off', True, False or None, not " +
                        std::string(py::str(split.get_type().attr("__name__"))));
 }
 
@@ -58,6 +59,7 @@ RunConfig make_config(const py::object& arch, bool fusion, const std::optional<s
   const SplitOptions mode = split_mode(split);
   config.split.enabled = mode.enabled;
   config.split.cost_aware = mode.cost_aware;
+  config.split_by_format = split.is_none();
   const auto rounding = parse_split_rounding(split_rounding);
   if (!rounding) throw ConfigError("split_rounding must be align, exact or pad, not '" + split_rounding + "'");
   config.split.rounding = *rounding;
@@ -248,12 +250,13 @@ void bind_session(py::module_& m) {
                                                                 lint));
            }),
            py::kw_only(), py::arg("arch") = py::none(), py::arg("fusion") = true, py::arg("staging") = py::none(),
-           py::arg("split") = py::str("off"), py::arg("split_rounding") = "align", py::arg("constant_packs") = true,
+           py::arg("split") = py::none(), py::arg("split_rounding") = "align", py::arg("constant_packs") = true,
            py::arg("conv_algo") = py::none(), py::arg("threads") = 0u, py::arg("trace") = false,
            py::arg("trace_codec") = "zstd", py::arg("lint") = false,
            "arch: a preset name, an arch JSON file or a dict (ldmsim.arch() changed); None: the model's own, else "
            "sw26010. staging: 'method', 'naive' or 'none'; None: the model's own, else 'method'. split: place "
-           "tensors and ops over the core groups (docs/splitting.md): 'auto', 'on' (or True), 'off' (or False). "
+           "tensors and ops over the core groups (docs/splitting.md): 'auto', 'on' (or True), 'off' (or False); None: "
+           "'auto' for an ONNX model, 'off' for a workload JSON. "
            "conv_algo: for every conv that sets none. "
            "threads: host threads (0: one per core group up to the host's cores). trace: record a DMA trace "
            "(written to OUT/trace.ldmtrace by run(out=OUT)). lint: record alignment violations instead of "

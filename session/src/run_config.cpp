@@ -7,6 +7,12 @@
 
 namespace ldmsim {
 
+SplitOptions split_for(const RunConfig& config, std::string_view format) {
+  SplitOptions split = config.split;
+  if (config.split_by_format) split.enabled = split.cost_aware = format == "onnx";
+  return split;
+}
+
 Arch resolve_arch(const std::string& name_or_file) {
   Arch arch = Arch::resolve(name_or_file);
   try {

@@ -157,7 +157,7 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
     programs.emplace_back([this, &together, &starts, &models, k](Machine& machine) {
       starts[k] = machine.stats().cycles;
       ExecuteOptions options;
-      options.split = config_.split;
+      options.split = split_for(config_, models[k]->format());
       options.staging = models[k]->staging();
       ExecutionResult executed = execute(models[k]->graph(), models[k]->plan(), machine, options);
       RunResult& result = together.results[k];

@@ -98,7 +98,7 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   if (config_.machine.trace) result.machine = taken;
   ExecuteOptions options;
   options.staging = model.staging();
-  options.split = config_.split;
+  options.split = split_for(config_, model.format());
   LayerLdmProbe ldm_probe(machine);
   options.progress = [&request, &ldm_probe](const OpNode& op, const nlohmann::json& entry) {
     ldm_probe.op_done();

@@ -4,6 +4,7 @@
 // the same, within fp16 rounding where a split of the inner dimension sums in another order.
 #include "ldmsim/graph/placement_choice.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -21,9 +22,10 @@ Graph from(const json& tree) {
 }
 
 /// sw26010 with an ideal DMA engine: local DMA costs nothing, remote bytes cross the link at 8 bytes per cycle, a
-/// launch costs the node barrier (200) and the remote latency (250).
+/// launch costs the node barrier (200) and the remote latency (250). Not a preset: no calibration, the plain roofline.
 Arch simple_arch() {
   Arch a = Arch::preset("sw26010");
+  a.name = "simple";
   a.dma.timing = json{{"model", "ideal"}};
   a.dma.remote = {250, 8};
   return a;
@@ -62,50 +64,113 @@ TEST_CASE("the placement estimate is the arch's roofline per core group", "[grap
   const double launch = 200 + 250;                    // no DMA latency with the ideal engine
   const double compute = flops / 4 / (64 * 8);        // a quarter of the work on 64 cores of 8 flops per cycle
   const double remote = (32768.0 + 32768.0) / 4 / 8;  // groups 1-3 read and write their quarter remotely
-  CHECK(model.whole(g, relu) == Approx(launch + std::max(compute, remote)));
+  CHECK(model.whole(g, relu).cycles == Approx(launch + std::max(compute, remote)));
   // Split along its largest dimension (h, 64 rows: 16 per group), each group reads its own memory.
   const SplitPlan plan = plan_split(g, arch, {.enabled = true});
   REQUIRE(plan.ops[0]);
-  CHECK(model.split(g, relu, *plan.ops[0]) == Approx(launch + compute));
+  CHECK(model.split(g, relu, *plan.ops[0]).cycles == Approx(launch + compute));
   // Gathering the whole relu output into group 0 for softmax: three quarters cross the link.
   TensorHolding held{false, {}};
   for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
   std::vector<std::optional<TensorRegion>> need(4);
   need[0] = TensorRegion{};
-  CHECK(model.exchange(g, relu.outputs[0], held, need) == Approx(launch + 32768.0 * 3 / 4 / 8));
+  CHECK(model.exchange(g, relu.outputs[0], held, need).cycles == Approx(launch + 32768.0 * 3 / 4 / 8));
+  // Gathered for a whole op, every group moves a quarter: groups 1-3 read the three quarters of theirs that other
+  // memories hold and write it all into group 0's.
+  CHECK(model.exchange(g, relu.outputs[0], held, need, true).cycles == Approx(launch + (8192.0 * 3 / 4 + 8192) / 8));
   // A copy of exactly the region a group needs costs nothing to hand over.
   std::vector<std::optional<TensorRegion>> own(4);
   own[1] = held.groups[1];
-  CHECK(model.exchange(g, relu.outputs[0], held, own) == 0);
+  CHECK(model.exchange(g, relu.outputs[0], held, own).cycles == 0);
+}
+
+TEST_CASE("on a preset the estimate scales each roofline term by the preset's fitted factors", "[graph][split][auto]") {
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = Arch::preset(preset);
+    const auto calibration = placement_calibration(arch.name);
+    REQUIRE(calibration);
+    const PlacementCostModel fitted(arch), plain(arch, false);
+    for (const OpNode& op : g.ops()) {
+      const Estimate e = fitted.whole(g, op), roofline = plain.whole(g, op);
+      const TermFactors f = calibration->of(PlacementCostModel::cost_class(g, op));
+      const auto scaled = [&](const CostTerms& t) {
+        return f.launch * t.launch + std::max({f.compute * t.compute, f.local * t.local, f.remote * t.remote});
+      };
+      CHECK(e.cycles == Approx(scaled(e.terms)));
+      // The plain roofline: its terms unscaled. Its slowest group (the same groups, other prices) is not slower once
+      // scaled: the fitted estimate takes the slowest group by the scaled prices.
+      const CostTerms& t = roofline.terms;
+      CHECK(roofline.cycles == Approx(t.launch + std::max({t.compute, t.local, t.remote})));
+      CHECK(scaled(t) <= Approx(e.cycles));
+      CHECK(e.cycles != Approx(roofline.cycles));
+    }
+    CHECK(PlacementCostModel::cost_class(g, g.ops()[0]) == CostClass::kConv);
+    CHECK(PlacementCostModel::cost_class(g, g.ops()[1]) == CostClass::kOther);
+  }
+  Arch own = Arch::preset("sw26010");
+  own.name = "my-arch";
+  CHECK_FALSE(placement_calibration(own.name));
+}
+
+TEST_CASE("the choice is never estimated slower than every op whole", "[graph][split][auto]") {
+  // A chain whose only split (relus before a softmax) costs a gather larger than the splits save: the plan is
+  // --split off's, and its estimate the sum of the whole ops'.
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  for (const int n : {1, 2, 4}) {
+    INFO(n);
+    const Graph chain = relu_chain(n);
+    const SplitPlan plan = plan_split(chain, arch, {.enabled = true, .cost_aware = true});
+    double off = 0;
+    for (const OpNode& op : chain.ops()) off += model.whole(chain, op).cycles;
+    CHECK(plan.estimated_cycles <= Approx(off));
+    const bool split_any = std::any_of(plan.ops.begin(), plan.ops.end(), [](const auto& s) { return s.has_value(); });
+    if (!split_any) CHECK(plan.estimated_cycles == Approx(off));
+  }
 }
 
 TEST_CASE("the dynamic programme weighs an op's split against the exchanges it causes", "[graph][split][auto]") {
   const Arch arch = simple_arch();
   const PlacementCostModel model(arch);
-  // By hand: one relu split saves (whole - split) but its output must be gathered for softmax; over a chain of n
-  // relus the savings add up while the gather happens once.
+  // By hand: a relu is cheapest unsplit on group 0 alone (no remote reads), where the softmax after it reads its
+  // output in place. Split, it saves (alone - split) but the softmax must gather its pieces; over a chain of n relus
+  // the savings add up while the gather happens once.
   const Graph one = relu_chain(1);
-  const double whole = model.whole(one, one.ops()[0]);
+  const OpNode& relu = one.ops()[0];
+  const OpNode& softmax = one.ops()[1];
   const SplitPlan rule = plan_split(one, arch, {.enabled = true});
-  const double split = model.split(one, one.ops()[0], *rule.ops[0]);
+  const double split = model.split(one, relu, *rule.ops[0]).cycles;
+  const double alone = model.split(one, relu, one_group(relu, rule, 0)).cycles;
+  REQUIRE(alone < model.whole(one, relu).cycles);
   TensorHolding held{false, {}};
   for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
   std::vector<std::optional<TensorRegion>> need(4);
   need[0] = TensorRegion{};
-  const double gather = model.exchange(one, one.ops()[0].outputs[0], held, need);
+  const double softmax_whole = model.whole(one, softmax).cycles;
+  const double softmax_alone = model.split(one, softmax, one_group(softmax, rule, 0)).cycles;
+  // After pieces: the whole softmax's input gathered by every group, or group 0's softmax gathering it alone.
+  const double after_split = std::min(model.exchange(one, relu.outputs[0], held, need, true).cycles + softmax_whole,
+                                      model.exchange(one, relu.outputs[0], held, need, false).cycles + softmax_alone);
+  const double after_alone = std::min(softmax_whole, softmax_alone);  // read in place
   // The case the choice must get right: each relu alone is cheaper split, but not with the gather after it.
-  REQUIRE(split < whole);
-  REQUIRE(split + gather > whole);
-  const int n = static_cast<int>(std::ceil(gather / (whole - split))) + 1;  // enough relus to pay for the gather
-  REQUIRE(n * (whole - split) > gather);
+  REQUIRE(split < alone);
+  REQUIRE(split + after_split > alone + after_alone);
+  const int n = static_cast<int>(std::ceil((after_split - after_alone) / (alone - split))) + 1;
+  REQUIRE(n * (alone - split) > after_split - after_alone);
 
   SplitOptions options{.enabled = true, .cost_aware = true};
   const SplitPlan short_plan = plan_split(one, arch, options);
-  CHECK(short_plan.choices[0].placement == "whole");  // a per-op choice would have split it
+  CHECK(short_plan.choices[0].placement == "whole on cg0");  // a per-op choice would have split it
   CHECK(short_plan.choices[0].runner_up == "elementwise (axis 2)");
   CHECK(short_plan.choices[0].runner_up_cycles == Approx(split));
-  const double softmax = model.whole(one, one.ops()[1]);
-  CHECK(short_plan.estimated_cycles == Approx(whole + softmax));
+  CHECK(short_plan.estimated_cycles == Approx(alone + after_alone));
 
   const Graph chain = relu_chain(n);
   const SplitPlan long_plan = plan_split(chain, arch, options);
@@ -114,10 +179,44 @@ TEST_CASE("the dynamic programme weighs an op's split against the exchanges it c
     CHECK(long_plan.ops[static_cast<std::size_t>(i)]);
     CHECK(long_plan.choices[static_cast<std::size_t>(i)].placement == "elementwise (axis 2)");
   }
-  CHECK_FALSE(long_plan.ops[static_cast<std::size_t>(n)]);  // softmax, whole
-  CHECK(long_plan.choices[static_cast<std::size_t>(n)].estimated_cycles == Approx(softmax + gather));
-  CHECK(long_plan.estimated_cycles == Approx(n * split + gather + softmax));
-  CHECK(long_plan.estimated_cycles < n * whole + softmax);
+  CHECK(long_plan.choices[static_cast<std::size_t>(n)].estimated_cycles == Approx(after_split));
+  CHECK(long_plan.estimated_cycles == Approx(n * split + after_split));
+  CHECK(long_plan.estimated_cycles < n * alone + after_alone);
+}
+
+TEST_CASE("a small op runs whole on one group when remote reads cost more than its work", "[graph][split][auto]") {
+  // relu over 256 values before a softmax: whole, groups 1-3 read and write their quarter remotely (32 cycles of
+  // the link); split, the softmax gathers the pieces; whole on group 0 costs neither, and the softmax reads its
+  // output in place.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 256], "init": {"normal": [0, 1], "seed": 1}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "softmax", "inputs": ["r"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  const SplitOptions options{.enabled = true, .cost_aware = true};
+  const SplitPlan plan = plan_split(g, arch, options);
+  REQUIRE(plan.ops[0]);
+  CHECK(plan.ops[0]->axis.rule == kOneGroupRule);
+  CHECK(plan.choices[0].placement == "whole on cg0");
+  CHECK(plan.choices[0].runner_up != "whole on cg0");
+  const double one = model.split(g, g.ops()[0], *plan.ops[0]).cycles;
+  CHECK(one == Approx(450 + static_cast<double>(g.ops()[0].bound->cost().flops) / (64 * 8)));
+  CHECK(one < model.whole(g, g.ops()[0]).cycles);
+  // No gather: the softmax reads the relu's output in place, whole or on group 0 alone.
+  const double softmax_alone = model.split(g, g.ops()[1], one_group(g.ops()[1], plan, 0)).cycles;
+  CHECK(plan.choices[1].estimated_cycles == Approx(std::min(softmax_alone, model.whole(g, g.ops()[1]).cycles)));
+  // It runs: the same outputs as off, the op on group 0 alone with no remote bytes.
+  Machine m(arch);
+  ExecuteOptions run;
+  run.split = options;
+  const ExecutionResult result = execute(g, m, run);
+  CHECK(result.outputs.at("y") == run_output(g, arch, {}, "y"));
+  REQUIRE(result.ops[0].split);
+  CHECK(result.ops[0].split->rule == kOneGroupRule);
+  CHECK(result.ops[0].split->groups == std::vector<int>{0});
+  CHECK(result.ops[0].dma_remote_bytes == 0);
 }
 
 TEST_CASE("off, on and auto give the same outputs where they sum in the same order", "[graph][split][auto]") {

@@ -226,7 +226,8 @@ def test_split_takes_auto_on_off_and_booleans(root):
     for split in ("auto", "on"):
         for name, values in outputs["off"].items():
             assert np.array_equal(outputs[split][name], values)
-    with pytest.raises(ldmsim.ConfigError, match="split must be 'auto', 'on', 'off', True or False, not 'sideways'"):
+    with pytest.raises(ldmsim.ConfigError,
+                       match="split must be 'auto', 'on', 'off', True, False or None, not 'sideways'"):
         ldmsim.Session(split="sideways")
     with pytest.raises(TypeError, match="split must be"):
         ldmsim.Session(split=3)
@@ -256,3 +257,15 @@ def test_warm_runs_match_a_fresh_sessions_and_threads_each_get_a_machine(root, t
     for t in threads:
         t.join()
     assert all(r is not None and r.stats == cold.stats for r in results)
+
+
+def test_split_defaults_to_auto_for_an_onnx_model_and_off_for_a_workload(root, onnx_models):
+    """split=None (the default): the cost-aware choice for an ONNX model, no split for a workload JSON."""
+    session = ldmsim.Session(arch="sw26010")
+    onnx = session.run(session.load(onnx_models / "cnn.onnx", input_files={"x": onnx_models / "cnn_x.npy"}))
+    assert all("placement" in op for op in onnx.stats["ops"])  # chosen by cost (whole everywhere runs as off)
+    workload = session.run(session.load(root / "examples" / "conv_block.json")).stats
+    assert "split" not in workload and not any("placement" in op for op in workload["ops"])
+    off = ldmsim.Session(arch="sw26010", split="off")
+    stats = off.run(off.load(onnx_models / "cnn.onnx", input_files={"x": onnx_models / "cnn_x.npy"})).stats
+    assert "split" not in stats and not any("placement" in op for op in stats["ops"])

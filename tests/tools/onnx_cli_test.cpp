@@ -64,6 +64,31 @@ TEST_CASE("an ONNX CNN runs on the simulated machine and matches numpy", "[cli][
   CHECK_THAT(stats, Catch::Contains("rounded to fp16 (round to nearest even)"));
 }
 
+TEST_CASE("an ONNX model runs --split auto unless told otherwise; a workload JSON off", "[cli][onnx][split]") {
+  const ScratchDir out("onnx-default-split");
+  const auto split_of = [&](const std::string& model_file, const std::string& flags, const std::string& dir) {
+    const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --no-trace {} --out '{}/{}'", model_file,
+                                       model("cnn_x.npy"), flags, out.str(), dir));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / dir / "stats.json"));
+    // auto records each op's placement even when it splits none (the run is then off's).
+    if (stats.contains("split")) return stats["split"]["mode"].get<std::string>();
+    return std::string(stats["ops"][0].contains("placement") ? "auto" : "off");
+  };
+  CHECK(split_of(model("cnn.onnx"), "", "default") == "auto");
+  CHECK(split_of(model("cnn.onnx"), "--split off", "off") == "off");
+  CHECK(split_of(model("cnn.onnx"), "--split on", "on") == "on");
+  const std::string workload = std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json";
+  const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}/json'", workload, out.str()));
+  REQUIRE(r.code == 0);
+  const nlohmann::json json_stats = nlohmann::json::parse(read_file(out.path / "json" / "stats.json"));
+  CHECK_FALSE(json_stats.contains("split"));
+  CHECK_FALSE(json_stats["ops"][0].contains("placement"));
+  const auto plan = run_cli(fmt::format("plan '{}' --arch sw26010", model("cnn.onnx")));
+  CHECK_THAT(plan.output, Catch::Contains("split auto)"));
+}
+
 TEST_CASE("residual, concat and depthwise-separable blocks from ONNX match numpy", "[cli][onnx]") {
   const ScratchDir out("onnx-blocks");
   const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --no-trace --out '{}'",

@@ -1,7 +1,8 @@
 // The estimator of the cost-aware placement choice (placement_choice.hpp): a roofline per core group, priced from
-// the arch's own parameters. A group's launch takes its launch cost plus the longer of its compute (flops over its
-// cores' peak) and its DMA (bytes over the local bandwidth the timing model gives a typical request, and remote bytes
-// over the group's link, which overlaps with the local engine); an op takes its slowest group.
+// the arch's own parameters. A group's launch takes its launch cost plus the longest of its compute (flops over its
+// cores' peak), its local DMA (bytes over the bandwidth the timing model gives a typical request) and its remote DMA
+// (over the group's link, which overlaps with the local engine); on a preset each term is scaled by the factor fitted
+// to simulated runs (placement_calibration.hpp). An op takes its slowest group.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,7 +58,10 @@ bool same(const TensorRegion& a, const TensorRegion& b) {
 
 }  // namespace
 
-PlacementCostModel::PlacementCostModel(const Arch& arch) : arch_(arch), timing_(make_timing_model(arch)) {
+PlacementCostModel::PlacementCostModel(const Arch& arch, bool calibrated)
+    : arch_(arch),
+      calibration_(calibrated ? placement_calibration(arch.name) : std::nullopt),
+      timing_(make_timing_model(arch)) {
   read_bytes_per_cycle_ = rate(DmaOp::kGet, kTypicalRequestBytes);
   write_bytes_per_cycle_ = rate(DmaOp::kPut, kTypicalRequestBytes);
   remote_bytes_per_cycle_ = arch.dma.remote.bytes_per_cycle;
@@ -83,12 +87,44 @@ double PlacementCostModel::rate(DmaOp op, double block) const {
   return service > 0 ? static_cast<double>(arch_.dma.channels()) * static_cast<double>(request.length) / service : 1e12;
 }
 
-double PlacementCostModel::group_cycles(const GroupLoad& load, bool matrix) const {
-  const double compute = load.flops / (matrix ? matrix_flops_per_cycle_ : flops_per_cycle_);
-  const double local = load.read_bytes / read_bytes_per_cycle_ + load.write_bytes / write_bytes_per_cycle_;
-  const double remote = remote_bytes_per_cycle_ > 0 ? load.remote_bytes / remote_bytes_per_cycle_ : 0;
-  return launch_cycles_ + std::max(compute, std::max(local, remote));
+CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
+  const OperatorKind* kind = graph.registry().find(op.type);
+  const SplitRule rule = kind == nullptr ? SplitRule::kNone : kind->traits().split;
+  if (rule == SplitRule::kConv)
+    return op.bound->split_geometry().groups == 1 ? CostClass::kConv : CostClass::kVectorConv;
+  if (rule == SplitRule::kMatrix) return CostClass::kMatrix;
+  return op.type == "fused" ? CostClass::kFused : CostClass::kOther;
 }
+
+Estimate PlacementCostModel::priced(const GroupLoad& load, CostClass cls) const {
+  const bool matrix = cls == CostClass::kConv || cls == CostClass::kMatrix;
+  Estimate e;
+  e.terms.compute = load.flops / (matrix ? matrix_flops_per_cycle_ : flops_per_cycle_);
+  e.terms.local = load.read_bytes / read_bytes_per_cycle_ + load.write_bytes / write_bytes_per_cycle_;
+  e.terms.remote = remote_bytes_per_cycle_ > 0 ? load.remote_bytes / remote_bytes_per_cycle_ : 0;
+  e.terms.launch = launch_cycles_;
+  const TermFactors f = calibration_ ? calibration_->of(cls) : TermFactors{};
+  e.cycles = f.launch * e.terms.launch +
+             std::max(f.compute * e.terms.compute, std::max(f.local * e.terms.local, f.remote * e.terms.remote));
+  return e;
+}
+
+namespace {
+
+/// The slower of two estimates.
+const Estimate& slower(const Estimate& a, const Estimate& b) {
+  return b.cycles > a.cycles ? b : a;
+}
+
+/// `a` followed by `b`: cycles and terms add.
+Estimate& operator+=(Estimate& a, const Estimate& b) {
+  a.cycles += b.cycles;
+  a.terms.compute += b.terms.compute, a.terms.local += b.terms.local, a.terms.remote += b.terms.remote;
+  a.terms.launch += b.terms.launch, a.terms.exchange += b.terms.exchange;
+  return a;
+}
+
+}  // namespace
 
 GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<TensorRegion>& regions, double fraction) {
   GroupLoad load;
@@ -99,9 +135,12 @@ GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<Ten
     if (k >= op.inputs.size()) {
       load.write_bytes += bytes;
     } else if (matrix && k == 0 && op.bound->split_geometry().window) {
-      // A conv reads each input element once per kernel tap that covers it (its tiles of B are built in ldm).
+      // A conv reads each input element once per kernel tap that covers it (its tiles of B are built in ldm); a
+      // stride skips all but one in stride_h x stride_w of a tap's elements.
       const SplitGeometry g = op.bound->split_geometry();
-      load.read_bytes += bytes * static_cast<double>(g.kernel[0] * g.kernel[1]);
+      const double taps =
+          static_cast<double>(g.kernel[0] * g.kernel[1]) / static_cast<double>(g.stride[0] * g.stride[1]);
+      load.read_bytes += bytes * std::max(1.0, taps);
     } else {
       load.read_bytes += bytes;
     }
@@ -109,8 +148,8 @@ GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<Ten
   return load;
 }
 
-double PlacementCostModel::whole(const Graph& graph, const OpNode& op) const {
-  if (op.bound->reinterprets_input()) return 0;  // a hand-over: no kernel
+Estimate PlacementCostModel::whole(const Graph& graph, const OpNode& op) const {
+  if (op.bound->reinterprets_input()) return {};  // a hand-over: no kernel
   const std::vector<TensorRegion> regions(op.inputs.size() + op.outputs.size(), TensorRegion{});
   const double groups = arch_.core_groups;
   GroupLoad load = piece_load(graph, op, regions, 1.0 / groups);
@@ -120,17 +159,17 @@ double PlacementCostModel::whole(const Graph& graph, const OpNode& op) const {
   if (op.bound->split_geometry().window && matrix_family(graph, op) && op.inputs.size() > 1) {
     load.read_bytes += static_cast<double>(graph.tensor(op.inputs[1]).logical_bytes()) * (groups - 1) / groups;
   }
-  const bool matrix = matrix_family(graph, op);
   // Every group's share is the same; group 0's is local, the others' remote.
-  const double local = group_cycles(load, matrix);
+  const CostClass cls = cost_class(graph, op);
+  const Estimate local = priced(load, cls);
   if (arch_.core_groups < 2) return local;
   load.remote_bytes = load.read_bytes + load.write_bytes;
-  return std::max(local, group_cycles(load, matrix));
+  return slower(local, priced(load, cls));
 }
 
-double PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpSplit& s) const {
-  const bool matrix = matrix_family(graph, op);
-  double slowest = 0;
+Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpSplit& s) const {
+  const CostClass cls = cost_class(graph, op);
+  Estimate slowest;
   for (const auto& [begin, end] : s.blocks) {
     if (begin == end) continue;
     const PieceWork w = piece_work(graph, op, s.axis, begin, end, op.attrs);
@@ -140,7 +179,7 @@ double PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpS
     }
     const double fraction =
         static_cast<double>(end - begin) / static_cast<double>(std::max<std::uint64_t>(1, s.axis.extent));
-    slowest = std::max(slowest, group_cycles(piece_load(graph, op, regions, fraction), matrix));
+    slowest = slower(slowest, priced(piece_load(graph, op, regions, fraction), cls));
   }
   if (!s.axis.reduces) return slowest;
   // The tree's levels between groups: an add of two partials on the left group, one of them remote.
@@ -154,23 +193,27 @@ double PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpS
   add.read_bytes = 2 * out;
   add.write_bytes = out;
   add.remote_bytes = out;
-  double tree = static_cast<double>(levels) * group_cycles(add, false);
+  for (std::size_t level = 0; level < levels; ++level) slowest += priced(add, CostClass::kOther);
   if (op.attrs.is_object() && op.attrs.contains("activation")) {
     add.read_bytes = out;
     add.remote_bytes = 0;
-    tree += group_cycles(add, false);
+    slowest += priced(add, CostClass::kOther);
   }
-  return slowest + tree;
+  return slowest;
 }
 
-double PlacementCostModel::exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
-                                    const std::vector<std::optional<TensorRegion>>& need) const {
+Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
+                                      const std::vector<std::optional<TensorRegion>>& need, bool whole_machine) const {
   const TensorNode& tensor = graph.tensor(t);
   const Shape& shape = tensor.shape;
   double slowest = 0;
+  // A whole op reads a whole copy in place, in whichever memory holds it (as --split off reads group 0's).
+  const bool whole_copy =
+      held.whole || std::any_of(held.groups.begin(), held.groups.end(), [](const auto& h) { return h && h->whole; });
   for (std::size_t g = 0; g < need.size(); ++g) {
     if (!need[g]) continue;
     const TensorRegion& r = *need[g];
+    if (whole_machine && r.whole && whole_copy) continue;
     double local = 0;
     if (held.whole) {
       if (g == 0 && r.whole) continue;  // the copy itself
@@ -195,11 +238,28 @@ double PlacementCostModel::exchange(const Graph& graph, std::size_t t, const Ten
       }
     }
     const double local_cycles = bytes / rate(DmaOp::kGet, block) + bytes / rate(DmaOp::kPut, block);
-    const double remote = std::max(0.0, bytes - local);
-    const double remote_cycles = remote_bytes_per_cycle_ > 0 ? remote / remote_bytes_per_cycle_ : 0;
-    slowest = std::max(slowest, launch_cycles_ + std::max(local_cycles, remote_cycles));
+    const auto remote_cycles = [&](double remote) {
+      return remote_bytes_per_cycle_ > 0 ? std::max(0.0, remote) / remote_bytes_per_cycle_ : 0;
+    };
+    if (!whole_machine) {
+      slowest = std::max(slowest, launch_cycles_ + std::max(local_cycles, remote_cycles(bytes - local)));
+      continue;
+    }
+    // A whole op's input is gathered into group 0's memory by every group, a share each: a group reads what its
+    // share holds in other memories and writes it into group 0's.
+    const double groups = static_cast<double>(need.size());
+    for (std::size_t h = 0; h < need.size(); ++h) {
+      const double own =
+          held.whole ? (h == 0 ? bytes : 0) : (held.groups[h] ? overlap_bytes(tensor, r, *held.groups[h]) : 0);
+      const double share = bytes / groups;
+      const double remote = share * (1 - own / std::max(1.0, bytes)) + (h == 0 ? 0 : share);
+      slowest = std::max(slowest, launch_cycles_ + std::max(local_cycles / groups, remote_cycles(remote)));
+    }
   }
-  return slowest;
+  Estimate e;
+  e.terms.exchange = slowest;
+  e.cycles = slowest * (calibration_ ? calibration_->exchange : 1.0);
+  return e;
 }
 
 }  // namespace ldmsim

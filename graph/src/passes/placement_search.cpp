@@ -19,7 +19,7 @@ namespace {
 struct Candidate {
   std::optional<OpSplit> split;  ///< nullopt: whole
   std::string label = "whole";
-  double cycles = 0;                                            ///< the op's own estimate
+  Estimate own;                                                 ///< the op's own estimate
   std::vector<std::vector<std::optional<TensorRegion>>> needs;  ///< per input, per group
   std::vector<TensorHolding> holds;                             ///< per output
 };
@@ -32,7 +32,7 @@ TensorRegion normalized(const Graph& graph, std::size_t t, TensorRegion r) {
 
 Candidate whole_candidate(const Graph& graph, const OpNode& op, const PlacementCostModel& model, std::size_t groups) {
   Candidate c;
-  c.cycles = model.whole(graph, op);
+  c.own = model.whole(graph, op);
   c.needs.assign(op.inputs.size(), std::vector<std::optional<TensorRegion>>(groups));
   for (auto& need : c.needs) need[0] = TensorRegion{};
   c.holds.assign(op.outputs.size(), TensorHolding{});
@@ -42,7 +42,7 @@ Candidate whole_candidate(const Graph& graph, const OpNode& op, const PlacementC
 Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const PlacementCostModel& model,
                           std::size_t groups) {
   Candidate c;
-  c.cycles = model.split(graph, op, s);
+  c.own = model.split(graph, op, s);
   c.needs.assign(op.inputs.size(), std::vector<std::optional<TensorRegion>>(groups));
   c.holds.assign(op.outputs.size(), TensorHolding{});
   for (TensorHolding& h : c.holds) {
@@ -89,6 +89,14 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
     }
     out.push_back(std::move(c));
   }
+  // Whole on one group, its tensors in that group's memory: no remote reads, a group's cores.
+  if (!op.bound->reinterprets_input()) {
+    for (std::size_t g = 0; g < groups; ++g) {
+      Candidate c = split_candidate(graph, op, one_group(op, plan, static_cast<int>(g)), model, groups);
+      c.label = fmt::format("whole on cg{}", g);
+      out.push_back(std::move(c));
+    }
+  }
   return out;
 }
 
@@ -104,7 +112,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
   for (std::size_t i = 0; i < n; ++i) cands[i] = candidates(graph, ops[i], plan, arch, model);
   // The holding of an input of op i when op p ran as candidate `state` of op p.
   const auto input_cost = [&](std::size_t i, const Candidate& c, const std::vector<std::size_t>& state) {
-    double cost = c.cycles;
+    Estimate cost = c.own;
     const OpNode& op = ops[i];
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       const TensorNode& t = graph.tensor(op.inputs[k]);
@@ -113,7 +121,9 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
       const std::size_t out = static_cast<std::size_t>(
           std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
       const Candidate& from = cands[*t.producer][state[*t.producer]];
-      cost += model.exchange(graph, op.inputs[k], from.holds[out], c.needs[k]);
+      const Estimate e = model.exchange(graph, op.inputs[k], from.holds[out], c.needs[k], !c.split);
+      cost.cycles += e.cycles;
+      cost.terms.exchange += e.terms.exchange;
     }
     return cost;
   };
@@ -137,7 +147,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
       }
       const double before = i == 0 ? 0 : best[i - 1][p];
       for (std::size_t c = 0; c < cands[i].size(); ++c) {
-        const double total = before + input_cost(i, cands[i][c], state);
+        const double total = before + input_cost(i, cands[i][c], state).cycles;
         if (total < best[i][c]) best[i][c] = total, back[i][c] = p;
       }
     }
@@ -147,14 +157,23 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
       static_cast<std::size_t>(std::min_element(best[n - 1].begin(), best[n - 1].end()) - best[n - 1].begin());
   plan.estimated_cycles = best[n - 1][state[n - 1]];
   for (std::size_t i = n - 1; i > 0; --i) state[i - 1] = back[i][state[i]];
+  // Never a plan estimated slower than `--split off` (every op whole): the path prices skip edges by the path that
+  // reaches them, so its optimum is not guaranteed to beat the all-whole plan.
+  const std::vector<std::size_t> off(n, 0);
+  double off_cycles = 0;
+  for (std::size_t i = 0; i < n; ++i) off_cycles += input_cost(i, cands[i][0], off).cycles;
+  if (off_cycles <= plan.estimated_cycles) state = off, plan.estimated_cycles = off_cycles;
   for (std::size_t i = 0; i < n; ++i) {
     Candidate& chosen = cands[i][state[i]];
     PlacementChoice& choice = plan.choices[i];
     choice.placement = chosen.label;
-    choice.estimated_cycles = input_cost(i, chosen, state);
+    const Estimate estimate = input_cost(i, chosen, state);
+    choice.estimated_cycles = estimate.cycles;
+    choice.terms = estimate.terms;
+    choice.cost_class = std::string(to_string(PlacementCostModel::cost_class(graph, ops[i])));
     for (std::size_t c = 0; c < cands[i].size(); ++c) {
       if (c == state[i]) continue;
-      const double other = input_cost(i, cands[i][c], state);
+      const double other = input_cost(i, cands[i][c], state).cycles;
       if (choice.runner_up.empty() || other < choice.runner_up_cycles) {
         choice.runner_up = cands[i][c].label;
         choice.runner_up_cycles = other;

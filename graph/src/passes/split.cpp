@@ -149,6 +149,24 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
   return s;
 }
 
+OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group) {
+  OpSplit s;
+  s.op = op.index;
+  s.axis = SplitAxis{kOneGroupRule, 0, 0, 1, false, false};
+  s.padded = 1;
+  s.mode = 3;  // one piece on one group
+  s.parallelism = "none";
+  s.pieces = {SplitPiece{0, 0, group, -1}};
+  s.blocks.assign(plan.memories, {0, 0});
+  s.blocks[static_cast<std::size_t>(group)] = {0, 1};
+  s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
+  return s;
+}
+
+std::string_view split_mode(const SplitOptions& options) noexcept {
+  return !options.enabled ? "off" : options.cost_aware ? "auto" : "on";
+}
+
 std::string_view to_string(SplitRounding rounding) noexcept {
   return rounding == SplitRounding::kPad ? "pad" : rounding == SplitRounding::kAlign ? "align" : "exact";
 }
@@ -218,9 +236,7 @@ nlohmann::json SplitPlan::to_json() const {
                    {"reduction_tree", std::move(tree)}});
   }
   nlohmann::json result{{"enabled", options.enabled},
-                        {"mode", !options.enabled     ? "off"
-                                 : options.cost_aware ? "auto"
-                                                      : "on"},
+                        {"mode", split_mode(options)},
                         {"rounding", to_string(options.rounding)},
                         {"memories", memories},
                         {"cores", cores},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/graph/placement_calibration.hpp"
 #include "ldmsim/graph/split.hpp"
 
 namespace ldmsim {
@@ -29,29 +30,42 @@ struct GroupLoad {
   double remote_bytes = 0;  ///< of those, the bytes in another group's memory
 };
 
+/// An estimate: its cycles (calibrated) and the roofline terms they came from.
+struct Estimate {
+  double cycles = 0;
+  CostTerms terms;
+};
+
 /// The arch's prices, from its own parameters: the DMA timing model's service of a typical request (local
 /// bandwidth with the request overhead, over its channels), the remote link's rate, the vector units' peak, and what
 /// a launch costs before and after its work (the DMA latency of its first read and last write, a node barrier).
+/// On a preset, each term is scaled by the factor fitted to its simulated runs (placement_calibration.hpp).
 class PlacementCostModel {
  public:
-  explicit PlacementCostModel(const Arch& arch);
-  /// Cycles of one launch on a group with `load` (compute and DMA overlap; the remote link is the group's own).
-  double group_cycles(const GroupLoad& load, bool matrix) const;
+  /// `calibrated` false: the plain roofline even on a preset.
+  explicit PlacementCostModel(const Arch& arch, bool calibrated = true);
   /// Estimated cycles of `op` run whole: every group, its tensors in group 0's memory.
-  double whole(const Graph& graph, const OpNode& op) const;
+  Estimate whole(const Graph& graph, const OpNode& op) const;
   /// Estimated cycles of `op` split as `s` (each group its block; a reduction's tree of adds across groups).
-  double split(const Graph& graph, const OpNode& op, const OpSplit& s) const;
+  Estimate split(const Graph& graph, const OpNode& op, const OpSplit& s) const;
   /// Cycles to give each group `need[g]` of tensor `t` (nullopt: nothing) when it is held as `held`: one gather per
-  /// group that lacks a copy of exactly its region, the groups in parallel.
-  double exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
-                  const std::vector<std::optional<TensorRegion>>& need) const;
+  /// group that lacks a copy of exactly its region, the groups in parallel; for a whole op (`whole_machine`), its
+  /// input gathered into group 0's memory by every group, a share each.
+  Estimate exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
+                    const std::vector<std::optional<TensorRegion>>& need, bool whole_machine = false) const;
+  /// Whose factors price `op`.
+  static CostClass cost_class(const Graph& graph, const OpNode& op);
   const Arch& arch() const { return arch_; }
 
  private:
   /// Bytes per cycle of the group's DMA engine for requests of `block` contiguous bytes (over its channels).
   double rate(DmaOp op, double block) const;
+  /// One launch on a group with `load` (compute and DMA overlap; the remote link is the group's own), its terms
+  /// scaled by `cls`'s factors.
+  Estimate priced(const GroupLoad& load, CostClass cls) const;
 
   Arch arch_;
+  std::optional<PlacementCalibration> calibration_;  ///< nullopt: the plain roofline
   std::shared_ptr<const TimingModel> timing_;
   double read_bytes_per_cycle_ = 1, write_bytes_per_cycle_ = 1, remote_bytes_per_cycle_ = 0;
   double launch_cycles_ = 0, matrix_flops_per_cycle_ = 1, flops_per_cycle_ = 1;

@@ -32,12 +32,20 @@ struct OpSplitRecord {
   std::size_t reduction_levels = 0;
 };
 
+/// What an estimate is made of, before calibration: the roofline terms of the op's slowest core group (compute,
+/// local DMA, remote DMA, launch) and the exchanges its inputs need, each in cycles.
+struct CostTerms {
+  double compute = 0, local = 0, remote = 0, launch = 0, exchange = 0;
+};
+
 /// What the cost-aware choice decided for one op: its placement ("whole" or the split's rule), the estimated cycles
 /// of the op with the exchanges its inputs need, and the best other placement it beat (given the same producers).
 struct PlacementChoice {
   std::string placement = "whole";
   double estimated_cycles = 0;
-  std::string runner_up;  ///< empty: the op had no other placement
+  std::string cost_class;  ///< whose calibration coefficients priced it: "conv", "vector-conv" or "other"
+  CostTerms terms;         ///< of the chosen placement, uncalibrated
+  std::string runner_up;   ///< empty: the op had no other placement
   double runner_up_cycles = 0;
 };
 

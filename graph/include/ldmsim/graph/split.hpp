@@ -108,6 +108,8 @@ struct SplitPlan {
   nlohmann::json to_json() const;
 };
 
+/// "off", "on" (the rule) or "auto" (the cost-aware choice).
+std::string_view split_mode(const SplitOptions& options) noexcept;
 /// The op's splittable dimensions in priority order (docs/splitting.md); empty when it has none.
 std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op);
 /// The work of the piece [begin, end) of `axis` (logical indices).
@@ -117,6 +119,10 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
 /// an empty part of a tensor (a conv's rows that read only padding).
 std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
                                    const Arch& arch);
+/// The rule of an op run whole on one core group, its tensors in that group's memory (a placement of `--split auto`).
+inline constexpr const char* kOneGroupRule = "one-group";
+/// `op` run whole on core group `group` alone: one piece, the whole op, its inputs and outputs in that group's memory.
+OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group);
 /// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:
 /// placement_choice.hpp).
 SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options);

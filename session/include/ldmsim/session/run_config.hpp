@@ -27,11 +27,17 @@ struct RunConfig {
   bool fusion = true;
   /// Placement of tensors and ops over core groups (docs/splitting.md).
   SplitOptions split;
+  /// Take split's mode from the model instead (split_for): the cost-aware choice (`auto`) for an ONNX model, every op
+  /// whole (`off`) for a workload JSON; split's rounding and packs still apply. The CLI and Python default.
+  bool split_by_format = false;
   /// Convolution algorithm for every conv that does not set its own "algo"; empty: each conv's own.
   std::string conv_algo;
   /// Host threads, tracing (on/off, codec, spill directory), alignment policy, fiber stacks.
   MachineOptions machine;
 };
+
+/// The placement a run of a model of `format` (Model::format) uses under `config`.
+SplitOptions split_for(const RunConfig& config, std::string_view format);
 
 /// Arch::resolve plus a check of the DMA timing model's parameters; ConfigError naming the origin and JSON path.
 Arch resolve_arch(const std::string& name_or_file);

@@ -1,0 +1,49 @@
+// The placement estimate's calibration (docs/splitting.md "The estimate"): per preset, factors that turn the
+// roofline's terms into the cycles the simulated kernels take, fitted to simulated runs by
+// bench/placement_calibrate.py. An arch without a fit is priced by the plain roofline.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "ldmsim/graph/run_record.hpp"
+
+namespace ldmsim {
+
+/// The ops whose kernels share a cost structure: convs on the matrix engine, convs on the vector units (grouped or
+/// depthwise), fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), and everything else.
+enum class CostClass { kConv, kVectorConv, kMatrix, kFused, kOther };
+
+std::string_view to_string(CostClass c) noexcept;
+
+/// Cycles per cycle of each roofline term of one class (a launch's fixed cost included).
+struct TermFactors {
+  double compute = 1, local = 1, remote = 1, launch = 1;
+};
+
+/// A preset's fit: each roofline term of a group's launch scaled by its class's factor, and an exchange's roofline
+/// by one factor. fc/gemm/matmul keep the plain roofline (too few of them in the benchmark networks to fit).
+struct PlacementCalibration {
+  TermFactors conv, vector_conv, fused, other;
+  double exchange = 1;
+  TermFactors of(CostClass c) const {
+    switch (c) {
+      case CostClass::kConv:
+        return conv;
+      case CostClass::kVectorConv:
+        return vector_conv;
+      case CostClass::kFused:
+        return fused;
+      case CostClass::kOther:
+        return other;
+      case CostClass::kMatrix:
+        break;
+    }
+    return {};
+  }
+};
+
+/// The fit for the preset named `arch_name`; nullopt for any other arch.
+std::optional<PlacementCalibration> placement_calibration(std::string_view arch_name);
+
+}  // namespace ldmsim

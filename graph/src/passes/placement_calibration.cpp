@@ -1,0 +1,35 @@
+// The presets' fits of the placement estimate (placement_calibration.hpp). Each row is what
+// bench/placement_calibrate.py prints for that preset: a non-negative least-squares fit of the simulated cycles of
+// every op of the benchmark networks' `--split auto` runs to the roofline terms of the placement they ran.
+#include "ldmsim/graph/placement_calibration.hpp"
+
+namespace ldmsim {
+
+std::string_view to_string(CostClass c) noexcept {
+  switch (c) {
+    case CostClass::kConv:
+      return "conv";
+    case CostClass::kVectorConv:
+      return "vector-conv";
+    case CostClass::kMatrix:
+      return "matrix";
+    case CostClass::kFused:
+      return "fused";
+    case CostClass::kOther:
+      break;
+  }
+  return "other";
+}
+
+std::optional<PlacementCalibration> placement_calibration(std::string_view arch_name) {
+  // {compute, local, remote, launch} for conv, vector-conv, fused and other; then the exchange factor.
+  if (arch_name == "sw26010")
+    return PlacementCalibration{
+        {1.95, 3.97, 2.73, 2.28}, {10.1, 2.02, 1.01, 10.1}, {11.7, 1.53, 1.19, 1.65}, {1.01, 2.76, 1.42, 0.964}, 1.16};
+  if (arch_name == "sw26010pro")
+    return PlacementCalibration{
+        {2, 2.58, 2.57, 3.81}, {24.2, 1.94, 0.562, 12.1}, {10.1, 2.06, 1.03e-12, 3.59}, {5.46, 2.05, 1.34, 5.99}, 1.38};
+  return std::nullopt;
+}
+
+}  // namespace ldmsim
