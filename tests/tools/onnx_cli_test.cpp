@@ -64,7 +64,7 @@ TEST_CASE("an ONNX CNN runs on the simulated machine and matches numpy", "[cli][
   CHECK_THAT(stats, Catch::Contains("rounded to fp16 (round to nearest even)"));
 }
 
-TEST_CASE("an ONNX model runs --split auto unless told otherwise; a workload JSON off", "[cli][onnx][split]") {
+TEST_CASE("an ONNX model runs --split auto unless told otherwise, a workload JSON off", "[cli][onnx][split]") {
   const ScratchDir out("onnx-default-split");
   const auto split_of = [&](const std::string& model_file, const std::string& flags, const std::string& dir) {
     const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --no-trace {} --out '{}/{}'", model_file,
