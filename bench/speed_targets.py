@@ -13,7 +13,7 @@
 
 Needs Debian's python3-torch and python3-torchvision (too heavy for CI; docs/benchmarks.md has the results).
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/speed_targets.py --ldmsim build/tools/ldmsim
-       [--out DIR] [--rounds 5] [--models resnet18 ...] [--arch sw26010pro]
+       [--out DIR] [--rounds 5] [--models resnet18 ...] [--arch sw26010pro] [--split auto|on|off]
 """
 import argparse
 import json
@@ -75,10 +75,13 @@ def median(values):
     return statistics.median(values)
 
 
-def ldmsim_run(ldmsim, onnx_file, x_file, arch, threads, run_dir, timed=True):
+SPLIT = []  # extra `ldmsim run` arguments for --split (none: the tool's default)
+
+
+def ldmsim_run(ldmsim, onnx_file, x_file, arch, threads, run_dir):
     """Whole-process wall seconds, peak RSS KiB, stats and host phases of one `ldmsim run`."""
     cmd = ["/usr/bin/time", "-f", "%M", ldmsim, "run", str(onnx_file), "--input", f"input={x_file}", "--arch",
-           arch, "--no-trace", "--threads", str(threads), "--out", str(run_dir)]
+           arch, "--no-trace", "--threads", str(threads), "--out", str(run_dir), *SPLIT]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -100,11 +103,11 @@ def torch_seconds(model, x):
     return median(passes)
 
 
-def warm_seconds(onnx_file, x_file, arch, runs):
+def warm_seconds(onnx_file, x_file, arch, runs, split):
     """Seconds of each `Session.run` after the first, in one process (a child, so the module's state is fresh)."""
     code = f"""
 import json, time, numpy as np, ldmsim
-session = ldmsim.Session(arch={arch!r}, threads=1)
+session = ldmsim.Session(arch={arch!r}, threads=1, split={split!r})
 model = session.load({str(onnx_file)!r})
 x = np.load({str(x_file)!r})
 session.run(model, {{"input": x}})
@@ -143,8 +146,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warm-runs", type=int, default=5)
     parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--split", choices=["auto", "on", "off"], default=None,
+                        help="ldmsim run --split and Session(split=...); default: the tool's own default")
     parser.add_argument("--export-only", action="store_true")
     args = parser.parse_args()
+    if args.split:
+        SPLIT.extend(["--split", args.split])
     torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -169,7 +176,7 @@ def main():
                         rss.append(peak)
                         execute_s.append(phases["execute_seconds"])
             requests = stats["dma_requests"]
-            warm = warm_seconds(onnx_file, x_file, args.arch, args.warm_runs)
+            warm = warm_seconds(onnx_file, x_file, args.arch, args.warm_runs, args.split)
             row = {"model": name, "torch_ms": median(torch_s) * 1e3, "cold_ms": median(cold_s) * 1e3,
                    "execute_ms": median(execute_s) * 1e3, "warm_ms": median(warm) * 1e3,
                    "cold_ratio": median(cold_s) / median(torch_s), "warm_ratio": median(warm) / median(torch_s),
