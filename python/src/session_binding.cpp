@@ -239,8 +239,10 @@ void bind_session(py::module_& m) {
       .def_property_readonly("cycles", &PythonRunResult::cycles, "Simulated cycles of the run.")
       .def_property_readonly("seconds", &PythonRunResult::seconds, "Simulated seconds of the run.");
 
-  py::class_<PythonSession>(m, "Session",
-                            "Loads models and runs them on a fresh simulated machine each (docs/python.md).")
+  py::class_<PythonSession>(
+      m, "Session",
+      "Loads models and runs them, each run on a machine in the state of a new one: the session's own, "
+      "reset between runs (docs/python.md).")
       .def(py::init([](const py::object& arch, bool fusion, const std::optional<std::string>& staging,
                        const py::object& split, const std::string& split_rounding, bool constant_packs,
                        const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
