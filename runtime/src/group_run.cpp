@@ -86,13 +86,7 @@ void GroupRun::guarded(Step&& step) noexcept {
 
 void GroupRun::run_together(const std::vector<GroupRun*>& runs, HostState& host_state,
                             const std::shared_ptr<LaunchWorkers>& workers, int worker) noexcept {
-  for (GroupRun* run : runs) {
-    if (workers) {
-      run->start_on_runners(host_state, workers, worker);
-    } else {
-      run->start({}, host_state);
-    }
-  }
+  for (GroupRun* run : runs) run->start({}, host_state, workers, worker);
   const auto live = [&runs] {
     return std::any_of(runs.begin(), runs.end(), [](const GroupRun* r) { return r->live(); });
   };
@@ -106,27 +100,23 @@ void GroupRun::run_together(const std::vector<GroupRun*>& runs, HostState& host_
   for (GroupRun* run : runs) run->finish();
 }
 
-void GroupRun::start(std::function<void()> on_exit, HostState& host_state) noexcept {
+void GroupRun::start(std::function<void()> on_exit, HostState& host_state,
+                     const std::shared_ptr<LaunchWorkers>& workers, int worker) noexcept {
   on_exit_ = std::move(on_exit);
-  for (const auto& core : cores_) core->group_state_ = &host_state;
-  guarded([this] {
-    group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
-    fibers_.reserve(cores_.size());
-    for (std::size_t i = 0; i < cores_.size(); ++i) {
-      fibers_.emplace_back(std::allocator_arg, group_.stacks.slice(i), [this, i] { run_core(static_cast<int>(i)); });
-      ++live_;
-    }
-  });
-}
-
-void GroupRun::start_on_runners(HostState& host_state, const std::shared_ptr<LaunchWorkers>& workers,
-                                int worker) noexcept {
   for (const auto& core : cores_) core->group_state_ = &host_state;
   guarded([&] {
     group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
-    group_.runners.ensure(worker, workers);
+    if (workers) {
+      group_.runners.ensure(worker, workers);
+    } else {
+      fibers_.reserve(cores_.size());
+    }
     for (std::size_t i = 0; i < cores_.size(); ++i) {
-      group_.runners.assign(i, *this, cores_[i]->cycle_, cores_[i]->order_id_);
+      if (workers) {
+        group_.runners.assign(i, *this, cores_[i]->cycle_, cores_[i]->order_id_);
+      } else {
+        fibers_.emplace_back(std::allocator_arg, group_.stacks.slice(i), [this, i] { run_core(static_cast<int>(i)); });
+      }
       ++live_;
     }
   });

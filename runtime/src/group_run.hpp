@@ -47,9 +47,10 @@ class GroupRun {
   /// The parts of run_together, for launches whose fibers share a thread with other work (ConcurrentMachine):
   /// start creates the cores' fibers; `on_exit` is called when the last of them has exited; finish joins them and
   /// closes the launch on the group's clock. `host_state`: the host thread's (Core::group_state).
-  void start(std::function<void()> on_exit, HostState& host_state) noexcept;
-  /// start on the group's kept fibers, on launch worker `worker` (its calling thread).
-  void start_on_runners(HostState& host_state, const std::shared_ptr<LaunchWorkers>& workers, int worker) noexcept;
+  /// With `workers`, the cores run on the group's kept fibers, made on launch worker `worker` (the calling thread)
+  /// if need be; without, on fibers made for this launch.
+  void start(std::function<void()> on_exit, HostState& host_state,
+             const std::shared_ptr<LaunchWorkers>& workers = nullptr, int worker = -1) noexcept;
   /// The group's kept fibers.
   CoreRunners& runners() { return group_.runners; }
   void finish() noexcept;

@@ -14,6 +14,12 @@ namespace {
 constexpr std::size_t kPrefaultLdmBytes = std::size_t{64} << 10;
 constexpr std::uint64_t kPrefaultMainBytes = std::uint64_t{8} << 20;
 
+/// Whether the session's machine `warm` can run the next model on `arch`, reset: nothing but the session holds it
+/// (a RunResult keeping it keeps its trace, and a run on another thread is using it).
+bool reusable(const std::shared_ptr<Machine>& warm, const Arch& arch) {
+  return warm && warm.use_count() == 1 && warm->arch() == arch;
+}
+
 }  // namespace
 
 /// A machine made before the model it will run was read (during an ONNX import), for the next run on its arch.
@@ -45,7 +51,7 @@ Model Session::load(const std::filesystem::path& file, const ModelReadOptions& o
     const Arch arch = arch_for(std::nullopt);
     const std::lock_guard lock(machines_mutex_);
     // Not when the session's machine will be reused: it is set up already.
-    if (!(warm_ && warm_.use_count() == 1 && warm_->arch() == arch)) {
+    if (!reusable(warm_, arch)) {
       spare_ = std::make_unique<Spare>(Spare{arch, std::make_shared<Machine>(arch, config_.machine)});
       read_options.while_importing = [machine = spare_->machine](const std::atomic<bool>& stop) {
         machine->prefault_host_memory(kPrefaultLdmBytes, kPrefaultMainBytes, stop);
@@ -109,7 +115,7 @@ std::shared_ptr<Machine> Session::take_machine(const Arch& arch) {
   std::unique_ptr<Spare> spare = std::move(spare_);
   if (spare && spare->arch == arch) {
     warm_ = std::move(spare->machine);
-  } else if (warm_ && warm_.use_count() == 1 && warm_->arch() == arch) {
+  } else if (reusable(warm_, arch)) {
     warm_->reset();
   } else {
     warm_ = std::make_shared<Machine>(arch, config_.machine);

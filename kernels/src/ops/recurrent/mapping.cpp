@@ -217,13 +217,6 @@ struct TrialMachine {
 
 }  // namespace
 
-MappingChoice choose_mapping(const Arch& arch, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
-  check_forced_mapping(arch, s, forced_ep, forced_groups);
-  // One private machine of the same arch for every candidate.
-  Machine trial(arch, MachineOptions{.threads = 1, .trace = false});
-  return search_mapping(trial, s, forced_ep, forced_groups);
-}
-
 MappingChoice choose_mapping(Machine& machine, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
   check_forced_mapping(machine.arch(), s, forced_ep, forced_groups);
   TrialMachine& trial = machine.host_state<PerArch<TrialMachine, 2>>().of(machine.arch());

@@ -25,10 +25,9 @@ void check_forced_mapping(const Arch& arch, const CellShape& shape, std::size_t 
 /// `forced_groups`): on the first,
 /// the greedy ep search from ep = 1 while cycles per step fall, on the others ep near the best so far (or only
 /// `forced_ep`); the fastest candidate of all.
-MappingChoice choose_mapping(const Arch& arch, const CellShape& shape, std::size_t forced_ep,
-                             std::size_t forced_groups);
-/// choose_mapping for an op about to run on `machine`: the search's trial machine is kept in the machine's host
-/// state (its stacks, local stores and fibers stay warm for the next search), and so is each shape's choice.
+/// That search for an op about to run on `machine`, on a trial machine of its arch (zero data) kept in the
+/// machine's host state (its stacks, local stores and fibers stay warm for the next search), as is each shape's
+/// choice.
 MappingChoice choose_mapping(Machine& machine, const CellShape& shape, std::size_t forced_ep,
                              std::size_t forced_groups);
 
