@@ -1,28 +1,32 @@
 #!/usr/bin/env python3
 """Multi-model pipelining (docs/pipelining.md): the method's example of three LSTM models of 2, 3 and 2 time steps,
-run one after another and pipelined (`ldmsim run A B C [--concurrent]`), for the examples in examples/pipeline/
-(hidden 256, input 256, batch 1) and for variants of them with other sizes. Prints, per variant and arch, the
-makespan, busy, idle and switching core-cycles of both schedules, and whether their outputs are bit-identical;
-with --pictures DIR, copies each run's schedule.svg there. Simulated numbers only (deterministic).
+run one after another and pipelined (Session.run_together, as `ldmsim run A B C [--concurrent]` does), for the
+examples in examples/pipeline/ (hidden 256, input 256, batch 1) and for variants of them with other sizes, through
+the Python bindings. Prints, per variant and arch, the makespan, busy, idle and switching core-cycles of both
+schedules, and whether their outputs are bit-identical; with --pictures DIR, writes each run's schedule.svg there.
+Simulated numbers only (deterministic).
 
-  python3 bench/pipeline_bench.py --ldmsim build/tools/ldmsim [--arch sw26010 sw26010pro] [--pictures DIR]
+  PYTHONPATH=build/python /usr/bin/python3 bench/pipeline_bench.py [--arch sw26010 sw26010pro] [--pictures DIR]
 """
 import argparse
-import filecmp
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import numpy as np
+
+import ldmsim
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "pipeline"
 MODELS = ["lstm_a", "lstm_b", "lstm_c"]
 VARIANTS = [("hidden 256, batch 1 (the examples)", 256, 1), ("hidden 64, batch 4", 64, 4), ("hidden 256, batch 16", 256, 16)]
 
 
-def variant(out, hidden, batch):
-    files = []
+def variant(hidden, batch):
+    """The three example workloads as dicts, resized."""
+    workloads = []
     for name in MODELS:
         w = json.loads((EXAMPLES / f"{name}.json").read_text())
         seq = w["tensors"]["x"]["shape"][0]
@@ -30,21 +34,17 @@ def variant(out, hidden, batch):
         w["tensors"]["w"]["shape"] = [1, 4 * hidden, hidden]
         w["tensors"]["r"]["shape"] = [1, 4 * hidden, hidden]
         w["tensors"]["b"]["shape"] = [1, 8 * hidden]
-        path = out / f"{name}.json"
-        path.write_text(json.dumps(w))
-        files.append(str(path))
-    return files
+        workloads.append(w)
+    return workloads
 
 
-def run(ldmsim, files, arch, out, concurrent):
-    cmd = [ldmsim, "run", *files, "--arch", arch, "--no-trace", "--out", str(out)] + (["--concurrent"] if concurrent else [])
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return json.loads((out / "stats.json").read_text())
+def same_outputs(a, b):
+    return all(np.array_equal(x.outputs[name], y.outputs[name], equal_nan=True)
+               for x, y in zip(a.results, b.results) for name in x.outputs)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ldmsim", required=True)
     parser.add_argument("--arch", nargs="+", default=["sw26010", "sw26010pro"])
     parser.add_argument("--pictures", help="directory for the schedule pictures")
     args = parser.parse_args()
@@ -53,21 +53,21 @@ def main():
     print("|---|---|---|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for label, hidden, batch in VARIANTS:
-            base = Path(tmp) / f"h{hidden}b{batch}"
-            base.mkdir()
-            files = variant(base, hidden, batch)
+            workloads = variant(hidden, batch)
             for arch in args.arch:
+                session = ldmsim.Session(arch=arch)
+                models = [session.load(w, base_dir=EXAMPLES, contexts=len(workloads)) for w in workloads]
                 runs = {}
-                for schedule, concurrent in (("sequential", False), ("pipelined", True)):
-                    out = base / f"{arch}-{schedule}"
-                    runs[schedule] = (out, run(args.ldmsim, files, arch, out, concurrent))
+                for schedule in ("sequential", "pipelined"):
+                    out = Path(tmp) / f"h{hidden}b{batch}-{arch}-{schedule}" if args.pictures else None
+                    runs[schedule] = session.run_together(models, schedule=schedule, out=out, dtype="float16")
+                    runs[schedule].raise_first()
                     if args.pictures:
                         Path(args.pictures).mkdir(parents=True, exist_ok=True)
-                        shutil.copy(out / "schedule.svg", Path(args.pictures) / f"h{hidden}b{batch}-{arch}-{schedule}.svg")
-                same = all(filecmp.cmp(runs["sequential"][0] / m / f, runs["pipelined"][0] / m / f, shallow=False)
-                           for m in MODELS for f in ("y.npy", "y_h.npy"))
-                for schedule, (_, stats) in runs.items():
-                    m = stats["machine"]
+                        shutil.copy(out / "schedule.svg", Path(args.pictures) / f"{out.name}.svg")
+                same = same_outputs(runs["sequential"], runs["pipelined"])
+                for schedule, together in runs.items():
+                    m = together.stats["machine"]
                     cores = m["busy_core_cycles"] + m["idle_core_cycles"] + m["switch_cycles"]
                     print(f"| {label} | {arch} | {schedule} | {m['makespan_cycles']} | {m['busy_core_cycles']} | "
                           f"{m['idle_core_cycles']} | {100 * m['idle_core_cycles'] / cores:.1f}% | "

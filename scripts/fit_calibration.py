@@ -4,41 +4,28 @@
 The free parameters are the three that the 64-core copy curve determines (request_overhead_cycles,
 realign_cycles, bytes_per_cycle); the others (issue_cycles, channels, latency_cycles) are fixed beforehand from
 physical reasoning (docs/timing-model.md) because the saturated 64-core curve barely depends on them. Every
-evaluation runs the real simulator through `ldmsim bench stream --sweep --format csv` with a temporary arch
-file, minimising the sum of squared log errors with Nelder-Mead. Only the Python 3 standard library is used.
+evaluation runs the real simulator through the Python module's `ldmsim.stream_sweep` (what `ldmsim bench stream
+--sweep` runs) on the arch as a dict, minimising the sum of squared log errors with Nelder-Mead.
 
-    scripts/fit_calibration.py --ldmsim build/tools/ldmsim [--arch sw26010] [--data FILE] [--write]
+    PYTHONPATH=build/python /usr/bin/python3 scripts/fit_calibration.py [--arch sw26010] [--data FILE] [--write]
 
 --write stores the fitted values (rounded) into sim/presets/<arch>.json's dma.timing.
 """
 import argparse
-import csv
-import io
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
+
+import ldmsim
 
 FREE = ("request_overhead_cycles", "realign_cycles", "bytes_per_cycle")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def sweep(ldmsim, arch_tree, data):
+def sweep(arch_tree, data):
     """Returns [(block_bytes, simulated, measured)] for an arch tree."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(arch_tree, f)
-        path = f.name
-    try:
-        cmd = [ldmsim, "bench", "stream", "--arch", path, "--sweep", "--format", "csv"]
-        if data:
-            cmd += ["--data", data]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    finally:
-        os.unlink(path)
-    rows = csv.DictReader(io.StringIO(out))
-    return [(int(r["block_bytes"]), float(r["simulated_MBps"]), float(r["measured_MBps"])) for r in rows]
+    return [(r["block_bytes"], r["MBps"], r["measured_MBps"]) for r in ldmsim.stream_sweep(arch_tree, data=data)]
 
 
 def nelder_mead(f, x0, steps, iterations=80):
@@ -76,9 +63,8 @@ def nelder_mead(f, x0, steps, iterations=80):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ldmsim", default=os.path.join(REPO, "build", "tools", "ldmsim"))
     parser.add_argument("--arch", default="sw26010", help="preset name under sim/presets")
-    parser.add_argument("--data", default=None, help="measurement CSV (default: the CLI's default)")
+    parser.add_argument("--data", default=None, help="measurement CSV (default: the built-in SW26010 copy curve)")
     parser.add_argument("--write", action="store_true", help="store the fit in sim/presets/<arch>.json")
     args = parser.parse_args()
 
@@ -102,14 +88,14 @@ def main():
             return 1e9
         key = tuple(round(v, 4) for v in x)
         if key not in cache:
-            rows = sweep(args.ldmsim, with_params(x), args.data)
+            rows = sweep(with_params(x), args.data)
             cache[key] = sum(math.log(sim / meas) ** 2 for _, sim, meas in rows)
         return cache[key]
 
     x0 = [float(timing[k]) for k in FREE]
     best, value = nelder_mead(objective, x0, [0.15 * v for v in x0])
     rounded = [round(best[0]), round(best[1]), round(best[2], 2)]
-    rows = sweep(args.ldmsim, with_params(rounded), args.data)
+    rows = sweep(with_params(rounded), args.data)
     print(f"fixed: issue_cycles={timing.get('issue_cycles')} channels={timing.get('channels')} "
           f"latency_cycles={timing.get('latency_cycles')}; {len(cache)} simulated sweeps")
     print("fitted: " + ", ".join(f"{k}={v}" for k, v in zip(FREE, rounded)))

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Calibrate ldmsim's fcfs-channels DMA timing model against the swCandle STREAM measurements.
 
-Evaluation goes through the simulator binary (`ldmsim bench stream` on a temporary arch JSON: the sw26010
-preset with a modified dma.timing), at most 2 runs in parallel. A closed-form surrogate of the same model
+Evaluation goes through the simulator itself (the Python module's `ldmsim.stream`, what `ldmsim bench stream`
+runs, on the sw26010 preset with a modified dma.timing; PYTHONPATH=build/python), at most 2 runs in parallel. A closed-form surrogate of the same model
 (saturated FCFS channels for the 64-core PE runs, one serial issuer for the BCAST get-only runs) is available
 for fast exploration (`--evaluator surrogate`); it is checked against the binary with `check-surrogate`.
 
@@ -13,13 +13,14 @@ for fast exploration (`--evaluator surrogate`); it is checked against the binary
 Objective: each calibration kind (set x kernel: PE contiguous copy, PE contiguous add, PE strided copy,
 PE strided add, BCAST copy) weighs the same: sum over kinds of the mean squared log error of its points.
 """
-import argparse, copy, csv, functools, json, math, os, subprocess, sys, tempfile, re
+import argparse, copy, csv, functools, json, math, os, sys, tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+import ldmsim
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LDMSIM = os.environ.get('LDMSIM', os.path.join(REPO, 'build', 'tools', 'ldmsim'))  # LDMSIM=path overrides
 PRESET = os.environ.get('PRESET', os.path.join(REPO, 'sim', 'presets', 'sw26010.json'))
 DATA = [os.path.join(REPO, 'stream', 'data', 'swcandle', f)
         for f in ('pe_contiguous.csv', 'pe_strided.csv', 'bcast_strided.csv')]
@@ -58,14 +59,15 @@ def kind(p):
 
 
 def bench_args(p, rounds=None):
-    a = ['--kernel', p['kernel'], '--block-bytes', str(p['block_bytes'])]
+    """ldmsim.stream's keyword arguments for point p."""
+    a = {'kernel': p['kernel'], 'block_bytes': p['block_bytes']}
     if p['set'] != 'pe_cont':
-        a += ['--gap-bytes', str(p['gap_bytes']), '--request-bytes', str(p['request_bytes'])]
+        a.update(gap_bytes=p['gap_bytes'], request_bytes=p['request_bytes'])
     if p['set'] == 'bcast_strided':
-        a += ['--mode', 'bcast', '--get-only']
+        a.update(mode='bcast', get_only=True)
     r = rounds if rounds is not None else ROUNDS[p['set']]
     if r:
-        a += ['--rounds', str(r)]
+        a['rounds'] = r
     return a
 
 
@@ -92,17 +94,9 @@ def write_arch(timing, directory):
 
 
 # ----------------------------------------------------------------------------------------------- binary
-RX_SIM = re.compile(r'simulated: (\d+) cycles = ([\d.]+) us; DMA traffic ([\d.]+) MB/s')
-
-
 def run_one(arch_path, p, rounds=None):
-    cmd = [LDMSIM, 'bench', 'stream', '--arch', arch_path] + bench_args(p, rounds)
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    m = RX_SIM.search(out)
-    z = re.search(p['kernel'] + r': ([\d.]+) MB/s', out)
-    rr = re.search(r'; (\d+) requests per core and array', out)
-    return {'cycles': int(m.group(1)), 'dma_MBps': float(m.group(3)), 'stream_MBps': float(z.group(1)),
-            'rounds': int(rr.group(1))}
+    r = ldmsim.stream(arch_path, **bench_args(p, rounds))  # releases the GIL: threads run in parallel
+    return {'cycles': r['cycles'], 'dma_MBps': r['dma_MBps'], 'stream_MBps': r['MBps'], 'rounds': r['rounds']}
 
 
 def eval_binary(timing, pts, rounds_override=None, jobs=2):
@@ -440,7 +434,7 @@ def main():
                     r = raw[i] if raw else {}
                     w.writerow([p['set'], p['kernel'], p['role'], p['block_bytes'], p['gap_bytes'], p['measured_MBps'],
                                 f'{s:.2f}', f'{s / p["measured_MBps"] - 1:+.4f}', r.get('cycles', ''), r.get('rounds', ''),
-                                ' '.join(bench_args(p))])
+                                ' '.join(f'--{k.replace("_", "-")} {v}' for k, v in bench_args(p).items())])
         return
 
     if a.cmd == 'check-surrogate':

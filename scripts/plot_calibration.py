@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """Plot simulated vs measured STREAM copy over DMA (docs/img/calibration.svg).
 
-Runs `ldmsim bench stream --sweep --format csv` (the same sweep the calibration test checks), once with the
+Runs the Python module's `ldmsim.stream_sweep` (the sweep of `ldmsim bench stream --sweep`, which the calibration
+test checks), once with the
 measurement's layout (arrays 80 bytes past a 128-byte boundary) and once 128-byte aligned (a prediction, no
 measurement), and draws both against the measured points with the +-15% band, plus the relative error of
-every point. The SVG is written by hand: only the Python 3 standard library is needed.
+every point. The SVG is written by hand, without matplotlib.
 
-    scripts/plot_calibration.py [--ldmsim build/tools/ldmsim] [--arch sw26010] [--data FILE] [--out FILE]
-    scripts/plot_calibration.py --csv sweep.csv [--aligned-csv aligned.csv]   # from saved sweeps
+    PYTHONPATH=build/python /usr/bin/python3 scripts/plot_calibration.py [--arch sw26010] [--data FILE] [--out FILE]
+    scripts/plot_calibration.py --csv sweep.csv [--aligned-csv aligned.csv]   # saved `--sweep --format csv` output
 """
 import argparse
 import csv
 import io
 import math
 import os
-import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,14 +27,13 @@ ERR_TOP, ERR_H = 420, 90
 MEASURED, SIMULATED, ALIGNED, BAND = "#d62728", "#1f77b4", "#2ca02c", "#1f77b4"
 
 
-def run_sweep(ldmsim, arch, data, offset):
-    cmd = [ldmsim, "bench", "stream", "--arch", arch, "--sweep", "--format", "csv", "--offset-bytes", str(offset)]
-    if data:
-        cmd += ["--data", data]
+def run_sweep(arch, data, offset):
     try:
-        return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"plot_calibration: cannot run {' '.join(cmd)}: {e}\n(build the CLI or give --ldmsim PATH)")
+        import ldmsim
+    except ImportError as e:
+        sys.exit(f"plot_calibration: {e} (build the Python module and set PYTHONPATH=build/python, or give --csv)")
+    rows = ldmsim.stream_sweep(arch, data=data, offset_bytes=offset)
+    return [(r["block_bytes"], r["MBps"], r["measured_MBps"]) for r in rows]
 
 
 def parse(text):
@@ -135,9 +134,8 @@ def svg(rows, aligned, title):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ldmsim", default=os.path.join(REPO, "build", "tools", "ldmsim"))
     parser.add_argument("--arch", default="sw26010")
-    parser.add_argument("--data", default=None, help="measurement CSV (default: the CLI's default)")
+    parser.add_argument("--data", default=None, help="measurement CSV (default: the built-in SW26010 copy curve)")
     parser.add_argument("--csv", default=None, help="a saved `--sweep --format csv` output instead of running")
     parser.add_argument("--aligned-csv", default=None, help="a saved aligned sweep (with --csv)")
     parser.add_argument("--out", default=os.path.join(REPO, "docs", "img", "calibration.svg"))
@@ -146,8 +144,8 @@ def main():
         rows = parse(open(args.csv).read())
         aligned = parse(open(args.aligned_csv).read()) if args.aligned_csv else []
     else:
-        rows = parse(run_sweep(args.ldmsim, args.arch, args.data, 80))
-        aligned = parse(run_sweep(args.ldmsim, args.arch, args.data, 0))
+        rows = run_sweep(args.arch, args.data, 80)
+        aligned = run_sweep(args.arch, args.data, 0)
     if not rows:
         sys.exit("plot_calibration: the sweep produced no rows")
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

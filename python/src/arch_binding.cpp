@@ -33,6 +33,13 @@ Arch arch_from_dict(const py::handle& tree) {
   return arch;
 }
 
+Arch arch_argument(const py::handle& arch) {
+  if (const auto path = as_path(arch)) return resolve_arch(path->string());
+  if (py::isinstance<py::dict>(arch)) return arch_from_dict(arch);
+  throw py::type_error("arch must be a preset name, an arch JSON file or a dict, not " +
+                       std::string(py::str(arch.get_type().attr("__name__"))));
+}
+
 void bind_arch(py::module_& m) {
   m.def(
       "arch_presets",
@@ -45,14 +52,7 @@ void bind_arch(py::module_& m) {
       },
       "Every built-in arch preset: name -> its resolved tree (docs/arch-config.md).");
   m.def(
-      "arch",
-      [](const py::object& arch) {
-        if (const auto path = as_path(arch)) return to_python(resolve_arch(path->string()).to_json());
-        if (py::isinstance<py::dict>(arch)) return to_python(arch_from_dict(arch).to_json());
-        throw py::type_error("arch() takes a preset name, an arch JSON file or a dict, not " +
-                             std::string(py::str(arch.get_type().attr("__name__"))));
-      },
-      py::arg("arch"),
+      "arch", [](const py::object& arch) { return to_python(arch_argument(arch).to_json()); }, py::arg("arch"),
       "An arch as a dict: a preset name, an arch JSON file, or a dict (checked, every default filled in). "
       "ConfigError naming the problem.");
 }

@@ -64,6 +64,24 @@ void translate(std::exception_ptr thrown) {
 
 }  // namespace
 
+py::object exception_object(std::exception_ptr thrown) {
+  try {
+    translate(thrown);  // sets the error indicator for the library's own exceptions, rethrows any other
+  } catch (const std::exception& e) {
+    PyErr_SetObject(PyExc_RuntimeError, utf8_text(e.what()).ptr());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "an exception that is not a std::exception");
+  }
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  Py_XDECREF(type);
+  Py_XDECREF(traceback);
+  return py::reinterpret_steal<py::object>(value);
+}
+
 void bind_errors(py::module_& m) {
   g_error = new_class(m, "Error", PyExc_Exception, "Base of ldmsim's own exceptions.");
   const py::tuple fault_bases = py::make_tuple(py::handle(g_error), py::handle(PyExc_RuntimeError));

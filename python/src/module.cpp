@@ -12,4 +12,5 @@ PYBIND11_MODULE(_ldmsim, m) {
   ldmsim::python::bind_arch(m);
   ldmsim::python::bind_trace(m);
   ldmsim::python::bind_session(m);
+  ldmsim::python::bind_stream(m);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "errors.hpp"
 #include "json_python.hpp"
 #include "ldmsim/session/session.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -118,6 +119,56 @@ class PythonRunResult {
   std::optional<py::object> stats_;
 };
 
+// What run_together() returns: per model its RunResult or the exception it ended with, and the machine's summary.
+class PythonTogetherResult {
+ public:
+  PythonTogetherResult(TogetherResult together, bool as_float16)
+      : names_(std::move(together.names)), summary_(to_python(together.summary)) {
+    for (std::size_t k = 0; k < names_.size(); ++k) {
+      if (together.errors[k]) {
+        results_.append(py::none());
+        errors_.append(exception_object(together.errors[k]));
+      } else {
+        results_.append(py::cast(PythonRunResult(std::move(together.results[k]), as_float16)));
+        errors_.append(py::none());
+      }
+    }
+    makespan_ = together.stats.makespan;
+  }
+  const std::vector<std::string>& names() const { return names_; }
+  const py::list& results() const { return results_; }
+  const py::list& errors() const { return errors_; }
+  const py::object& stats() const { return summary_; }
+  std::uint64_t makespan() const { return makespan_; }
+  bool ok() const {
+    for (const auto& error : errors_) {
+      if (!error.is_none()) return false;
+    }
+    return true;
+  }
+  void raise_first() const {
+    for (const auto& error : errors_) {
+      if (!error.is_none()) {
+        PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+        throw py::error_already_set();
+      }
+    }
+  }
+
+ private:
+  std::vector<std::string> names_;
+  py::list results_;
+  py::list errors_;
+  py::object summary_;
+  std::uint64_t makespan_ = 0;
+};
+
+void check_dtype(const std::string& dtype) {
+  if (dtype != "float32" && dtype != "float16") {
+    throw ConfigError("dtype must be 'float32' or 'float16', not '" + dtype + "'");
+  }
+}
+
 // The run's stop request: polled by the session after each op on the thread that called run(). A pending signal
 // (Ctrl-C) runs its Python handler there; the exception it raises is kept and raised again once the run stopped.
 class InterruptCheck {
@@ -153,18 +204,19 @@ class PythonSession {
   explicit PythonSession(RunConfig config) : session_(std::move(config)) {}
 
   std::shared_ptr<const Model> load(const py::object& source, const std::optional<std::filesystem::path>& base_dir,
-                                    const std::map<std::string, std::filesystem::path>& input_files) {
+                                    const std::map<std::string, std::filesystem::path>& input_files,
+                                    std::size_t contexts) {
     if (const auto path = as_path(source)) {
       ModelReadOptions options;
       options.input_files = input_files;
       py::gil_scoped_release unlocked;
-      return std::make_shared<const Model>(session_.load(*path, options));
+      return std::make_shared<const Model>(session_.load(*path, options, contexts));
     }
     if (!input_files.empty()) throw ConfigError("input_files are an ONNX model's: give the model as a file");
     if (py::isinstance<py::dict>(source)) {
       const nlohmann::json workload = from_python(source, "workload");
       py::gil_scoped_release unlocked;
-      return std::make_shared<const Model>(session_.load(workload, base_dir.value_or(".")));
+      return std::make_shared<const Model>(session_.load(workload, base_dir.value_or("."), contexts));
     }
     throw py::type_error("load() takes a model file (ONNX or workload JSON) or a workload dict, not " +
                          std::string(py::str(source.get_type().attr("__name__"))));
@@ -172,9 +224,7 @@ class PythonSession {
 
   PythonRunResult run(const Model& model, const py::object& inputs, const std::optional<std::filesystem::path>& out,
                       const std::string& dtype) {
-    if (dtype != "float32" && dtype != "float16") {
-      throw ConfigError("dtype must be 'float32' or 'float16', not '" + dtype + "'");
-    }
+    check_dtype(dtype);
     RunRequest request;
     if (!inputs.is_none()) request.inputs = input_tensors(inputs);
     if (out) request.outputs = RunOutputs{*out, {}};
@@ -188,6 +238,31 @@ class PythonSession {
       interrupt.raise();
     }
     return PythonRunResult(std::move(*result), dtype == "float16");
+  }
+
+  PythonTogetherResult run_together(const py::sequence& models, const std::string& schedule,
+                                    const std::optional<std::filesystem::path>& out, const std::string& dtype) {
+    if (schedule != "sequential" && schedule != "pipelined") {
+      throw ConfigError("schedule must be 'sequential' or 'pipelined', not '" + schedule + "'");
+    }
+    check_dtype(dtype);
+    std::vector<const Model*> order;
+    for (const auto& model : models) {  // `models` keeps them alive through the run
+      if (!py::isinstance<Model>(model)) {
+        throw py::type_error("run_together() takes a list of ldmsim.Model (from Session.load), not " +
+                             std::string(py::str(model.get_type().attr("__name__"))));
+      }
+      order.push_back(model.cast<const Model*>());
+    }
+    std::optional<RunOutputs> outputs;
+    if (out) outputs = RunOutputs{*out, {}};
+    std::optional<TogetherResult> together;
+    {
+      py::gil_scoped_release unlocked;
+      together = session_.run_together(
+          order, schedule == "pipelined" ? ContextSchedule::kPipelined : ContextSchedule::kSequential, outputs);
+    }
+    return PythonTogetherResult(std::move(*together), dtype == "float16");
   }
 
   const RunConfig& config() const { return session_.config(); }
@@ -264,16 +339,40 @@ void bind_session(py::module_& m) {
            "(written to OUT/trace.ldmtrace by run(out=OUT)). lint: record alignment violations instead of "
            "trapping.")
       .def("load", &PythonSession::load, py::arg("model"), py::kw_only(), py::arg("base_dir") = py::none(),
-           py::arg("input_files") = std::map<std::string, std::filesystem::path>{},
+           py::arg("input_files") = std::map<std::string, std::filesystem::path>{}, py::arg("contexts") = 1u,
            "A model file (ONNX or workload JSON, told apart by content) or a workload dict (base_dir resolves its "
            ".npy files). input_files: an ONNX model's input values as .npy files by input name, read with the "
-           "model as `ldmsim run --input NAME=FILE` does. ConfigError naming the problem.")
+           "model as `ldmsim run --input NAME=FILE` does. contexts: how many models will share the machine in "
+           "run_together() (fusion then fits one context's share of the local store). ConfigError naming the "
+           "problem.")
       .def("run", &PythonSession::run, py::arg("model"), py::arg("inputs") = py::none(), py::kw_only(),
            py::arg("out") = py::none(), py::arg("dtype") = "float32",
            "Runs `model` with `inputs` (name -> float32 or float16 array of the input's shape; the others keep "
            "their values). out: a directory to write the run's files to (outputs as .npy, stats.json, "
            "host_times.json, the trace), as `ldmsim run --out` does. Raises Fault when the machine traps (after "
-           "writing the files), ConfigError for bad inputs, KeyboardInterrupt on Ctrl-C (between two ops).");
+           "writing the files), ConfigError for bad inputs, KeyboardInterrupt on Ctrl-C (between two ops).")
+      .def("run_together", &PythonSession::run_together, py::arg("models"), py::kw_only(),
+           py::arg("schedule") = "sequential", py::arg("out") = py::none(), py::arg("dtype") = "float32",
+           "Runs several models on one machine, each in its own context (docs/pipelining.md), as `ldmsim run A B "
+           "[--concurrent]` does: schedule 'sequential' (one after another) or 'pipelined'. Each model must be "
+           "loaded with contexts=len(models) (or more) and share one arch. out: a directory for OUT/stats.json, "
+           "OUT/schedule.svg, the trace and each model's files in OUT/NAME/. A model that traps keeps its fault "
+           "in TogetherResult.errors and the others finish; ConfigError (raised) for models that cannot run "
+           "together.");
+
+  py::class_<PythonTogetherResult>(m, "TogetherResult", "What Session.run_together() returns.")
+      .def_property_readonly("names", &PythonTogetherResult::names, "The models' names, in the order given.")
+      .def_property_readonly("results", &PythonTogetherResult::results,
+                             "Per model its RunResult, or None when it failed (see errors).")
+      .def_property_readonly("errors", &PythonTogetherResult::errors,
+                             "Per model None, or the exception it ended with (ldmsim.Fault for a trap).")
+      .def_property_readonly("ok", &PythonTogetherResult::ok, "True when every model finished.")
+      .def("raise_first", &PythonTogetherResult::raise_first, "Raises the first model's exception, if any.")
+      .def_property_readonly("stats", &PythonTogetherResult::stats,
+                             "OUT/stats.json as a dict: the machine's makespan, busy and idle core-cycles, "
+                             "switches, and a summary per model (start and end cycle, status, fault).")
+      .def_property_readonly("makespan", &PythonTogetherResult::makespan,
+                             "Simulated cycles until the last model finished.");
 }
 
 }  // namespace ldmsim::python

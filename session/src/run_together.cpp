@@ -117,6 +117,15 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
           models[0]->origin(), models[0]->arch().name, m->origin(), m->arch().name));
     }
   }
+  for (const Model* m : models) {
+    if (m->fusion() != nullptr && m->contexts() < models.size()) {
+      throw ConfigError(fmt::format(
+          "{} was loaded for {} model(s) on the machine, and its fused kernels fit that share of the local store; "
+          "load each model with contexts={} to run {} models together",
+          m->origin().empty() ? "model '" + m->name() + "'" : m->origin(), m->contexts(), models.size(),
+          models.size()));
+    }
+  }
   std::uint64_t host_bytes = 0;
   for (const Model* m : models) host_bytes += m->host_memory_bound();
   check_host_memory(host_bytes, "the models");

@@ -88,8 +88,11 @@ Model Session::finish_load(Model model, ReadModel read, std::size_t contexts) {
   HostStopwatch clock;
   model.notes_ = std::move(read.notes);
   model.files_read_ = std::move(read.files_read);
+  model.contexts_ = contexts;
   model.loaded_.emplace(std::move(read.graph));
   model.arch_ = arch_for(model.loaded_->arch);
+  if (contexts == 0) throw ConfigError("contexts must be at least 1 (the models that will share the machine)");
+  const std::uint64_t ldm_share = ConcurrentMachine::ldm_share(model.arch_, contexts);  // refuses too many
   const std::string arch_source = config_.custom_arch     ? std::string()
                                   : !config_.arch.empty() ? config_.arch
                                                           : model.loaded_->arch.value_or(std::string());
@@ -101,7 +104,7 @@ Model Session::finish_load(Model model, ReadModel read, std::size_t contexts) {
                                             : StagingPolicy::kMethod;
   if (config_.fusion) {
     Arch context = model.arch_;
-    context.ldm_bytes = ConcurrentMachine::ldm_share(model.arch_, contexts);
+    context.ldm_bytes = ldm_share;
     model.fused_.emplace(fuse(*model.loaded_, context, model.staging_));
     model.host_phases_["fusion_seconds"] = clock.lap();
   }

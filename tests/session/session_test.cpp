@@ -265,3 +265,25 @@ TEST_CASE("models run together write one directory per model and the machine's s
   CHECK(together.summary.at("models").size() == 2);
   CHECK(together.stats.makespan > 0);
 }
+
+TEST_CASE("a model fused for fewer contexts than run together is refused before anything runs") {
+  TempDir dir("session");
+  Session session;
+  const auto file = dir.write("w.json", kReluWorkload);
+  const Model whole = session.load(file);  // fused for the whole local store
+  const Model shared = session.load(file, {}, 2);
+  CHECK(whole.contexts() == 1);
+  CHECK(shared.contexts() == 2);
+  CHECK_THROWS_WITH(session.run_together({&whole, &shared}, ContextSchedule::kSequential, RunOutputs{dir / "out", {}}),
+                    Catch::Contains("contexts=2"));
+  CHECK_FALSE(std::filesystem::exists(dir / "out"));
+  CHECK_THROWS_WITH(session.load(file, {}, 0), Catch::Contains("contexts must be at least 1"));
+  const Model three = session.load(file, {}, 3);  // a smaller share than needed fits
+  CHECK_FALSE(session.run_together({&shared, &three}, ContextSchedule::kSequential).errors[1]);
+  RunConfig config;
+  config.fusion = false;
+  Session unfused(config);
+  const Model plain = unfused.load(file);  // nothing fitted to a share: runs with any number of models
+  const Model other = unfused.load(file);
+  CHECK_FALSE(unfused.run_together({&plain, &other}, ContextSchedule::kSequential).errors[0]);
+}

@@ -61,6 +61,9 @@ class Model {
   std::string describe() const;
   /// Host memory a run takes for its tensors at most (docs/user-guide.md "Host memory").
   std::uint64_t host_memory_bound() const;
+  /// How many models the load planned to share a machine with: fusion fits its groups into one context's ldm
+  /// share, so the model runs together with at most this many (Session::run_together).
+  std::size_t contexts() const { return contexts_; }
 
  private:
   friend class Session;
@@ -74,6 +77,7 @@ class Model {
   std::vector<ImportNote> notes_;
   std::vector<std::filesystem::path> files_read_;
   nlohmann::json host_phases_ = nlohmann::json::object();
+  std::size_t contexts_ = 1;
 };
 
 }  // namespace ldmsim
