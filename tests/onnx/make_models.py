@@ -43,6 +43,36 @@ def conv(x, w, b=None, stride=1, pads=(0, 0, 0, 0), dilation=1, groups=1):
     return y.astype(np.float32)
 
 
+def conv3d(x, w, b=None, strides=(1, 1, 1), pads=(0,) * 6, dilations=(1, 1, 1), groups=1):
+    """ONNX Conv over [N, C, D, H, W] by its definition: every window offset's products, summed."""
+    xp = np.pad(x, ((0, 0), (0, 0)) + tuple((pads[a], pads[a + 3]) for a in range(3)))
+    m, cg, *kernel = w.shape
+    out = [(xp.shape[a + 2] - dilations[a] * (kernel[a] - 1) - 1) // strides[a] + 1 for a in range(3)]
+    y = np.zeros((x.shape[0], m, *out), dtype=np.float64)
+    mg = m // groups
+    for g in range(groups):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for offset in np.ndindex(*kernel):
+            patch = xs[(slice(None), slice(None)) + tuple(
+                slice(offset[a] * dilations[a], offset[a] * dilations[a] + strides[a] * (out[a] - 1) + 1, strides[a])
+                for a in range(3))]
+            y[:, g * mg:(g + 1) * mg] += np.einsum("ncdhw,mc->nmdhw", patch, w[(slice(g * mg, (g + 1) * mg), slice(None))
+                                                                                + offset])
+    if b is not None:
+        y += b.reshape(1, -1, 1, 1, 1)
+    return y.astype(np.float32)
+
+
+def pool3d(x, kernel, strides, pads, mode):
+    """ONNX MaxPool / AveragePool (count_include_pad=1) over [N, C, D, H, W] by definition."""
+    fill = -np.inf if mode == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0)) + tuple((pads[a], pads[a + 3]) for a in range(3)), constant_values=fill)
+    out = [(xp.shape[a + 2] - kernel[a]) // strides[a] + 1 for a in range(3)]
+    windows = [xp[(slice(None), slice(None)) + tuple(slice(o[a], o[a] + strides[a] * (out[a] - 1) + 1, strides[a])
+                                                        for a in range(3))] for o in np.ndindex(*kernel)]
+    return np.max(windows, axis=0) if mode == "max" else np.mean(windows, axis=0)
+
+
 def conv_transpose(x, w, b=None, stride=(1, 1), pads=(0, 0, 0, 0), out_pad=(0, 0), groups=1):
     """ONNX ConvTranspose by its definition: every input element scatters its weighted kernel into the output."""
     n, c, h, wd = x.shape
@@ -359,6 +389,20 @@ def single_op_models(directory):
          [node("MaxPool", ["x"], kernel_shape=[3], strides=[1])])
     case("avg_pool1d", seq, (seq[:, :, 0:10:2] + seq[:, :, 1:11:2]) / 2,
          [node("AveragePool", ["x"], kernel_shape=[2], strides=[2])])
+    # 3-D windows (video and volumetric nets): the depth window unrolled into the 2-D engine's channels.
+    vol = fp16(rng.normal(size=(2, 4, 5, 6, 7)))
+    w3, b3 = weights(6, 2, 3, 2, 3), weights(6)
+    case("conv3d", vol, conv3d(vol, w3, b3, strides=(2, 1, 2), pads=(1, 0, 1, 1, 1, 0), dilations=(1, 2, 1), groups=2),
+         [node("Conv", ["x", "w", "b"], kernel_shape=[3, 2, 3], strides=[2, 1, 2], pads=[1, 0, 1, 1, 1, 0],
+               dilations=[1, 2, 1], group=2)], [("w", w3), ("b", b3)])
+    w3p = weights(3, 4, 1, 3, 3)
+    case("conv3d_pointwise_depth", vol, conv3d(vol, w3p, pads=(0, 1, 1, 0, 1, 1)),
+         [node("Conv", ["x", "w"], pads=[0, 1, 1, 0, 1, 1])], [("w", w3p)])
+    case("max_pool3d", vol, pool3d(vol, (3, 3, 3), (2, 2, 2), (1, 1, 1, 1, 1, 1), "max"),
+         [node("MaxPool", ["x"], kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1])])
+    case("avg_pool3d", vol, pool3d(vol, (2, 3, 2), (1, 2, 2), (1, 1, 0, 1, 1, 0), "avg"),
+         [node("AveragePool", ["x"], kernel_shape=[2, 3, 2], strides=[1, 2, 2], pads=[1, 1, 0, 1, 1, 0],
+               count_include_pad=1)])
     for mode in ["constant", "reflect", "edge"]:
         extra = {"constant_values": 0.5} if mode == "constant" else {}
         inputs = ["x", "pads", "value"] if mode == "constant" else ["x", "pads"]
@@ -524,6 +568,20 @@ def bad_models(directory, cnn_bytes):
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
               str(directory / "unsupported.onnx"))
+    # 3-D windows the importer cannot run exactly: each a problem naming its node.
+    x5 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 4, 4])
+    w5 = numpy_helper.from_array(np.zeros((3, 2, 3, 3, 3), np.float32), "w")
+    windows = [
+        helper.make_node("AveragePool", ["x"], ["a"], name="avg_depth_pad_exclusive", kernel_shape=[3, 3, 3],
+                         pads=[1, 1, 1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["x"], ["b"], name="max_ceil_depth", kernel_shape=[2, 2, 2], strides=[2, 2, 2],
+                         ceil_mode=1),
+        helper.make_node("MaxPool", ["x"], ["c"], name="max_pad_past_window", kernel_shape=[2, 1, 1],
+                         pads=[2, 0, 0, 2, 0, 0]),
+        helper.make_node("Conv", ["x", "w"], ["y"], name="conv_wrong_kernel", kernel_shape=[3, 3, 1]),
+    ]
+    onnx.save(helper.make_model(helper.make_graph(windows, "bad_3d", [x5], [y], [w5]),
+                                opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_3d.onnx"))
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))

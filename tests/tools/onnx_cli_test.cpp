@@ -367,6 +367,21 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK_THAT(r.output, !Catch::Contains("after_norm") && Catch::Contains("and 2 node(s) that depend on them"));
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
+  SECTION("3-D windows that cannot run exactly, every one named") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_3d.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("4 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("'avg_depth_pad_exclusive' (AveragePool): an AveragePool padded in depth "
+                                         "needs count_include_pad 1"));
+    CHECK_THAT(r.output,
+               Catch::Contains("'max_ceil_depth' (MaxPool): ceil_mode 1 that adds a partial window in depth"));
+    CHECK_THAT(r.output, Catch::Contains("'max_pad_past_window' (MaxPool): depth pads [2, 2] must be smaller than the "
+                                         "depth window 2"));
+    CHECK_THAT(r.output, Catch::Contains("'conv_wrong_kernel' (Conv): kernel_shape [3, 3, 1] disagrees with the "
+                                         "weights' window 3x3x3"));
+    CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
+  }
   SECTION("shape subgraphs that cannot fold, every one named") {
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_folds.onnx"), out.str()));
     INFO(r.output);

@@ -324,6 +324,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (type == "Conv") {
     if (is_window_1d(node, ctx)) {
       translate_conv_1d(node, t);
+    } else if (is_window_3d(node, ctx)) {
+      translate_conv_3d(node, t);
     } else {
       translate_conv(node, t);
     }
@@ -358,6 +360,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     const bool max = type == "MaxPool";
     if (is_window_1d(node, ctx)) {
       translate_pool_1d(node, t, max);
+    } else if (is_window_3d(node, ctx)) {
+      translate_pool_3d(node, t, max);
     } else if (max) {
       translate_pool<true>(node, t);
     } else {

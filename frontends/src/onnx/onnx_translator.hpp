@@ -201,6 +201,12 @@ bool is_window_1d(const onnx::NodeProto& node, const Context& ctx);
 void translate_conv_1d(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
 
+/// 3-D Conv and pools through the 2-D engine, the depth window unrolled into channels (onnx_window_3d.cpp);
+/// is_window_3d: the node's window is 3-D.
+bool is_window_3d(const onnx::NodeProto& node, const Context& ctx);
+void translate_conv_3d(const onnx::NodeProto& node, NodeTranslator& t);
+void translate_pool_3d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
+
 /// ConvTranspose and Resize as convs, pads, slices and matmuls (onnx_upsampling.cpp).
 void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
