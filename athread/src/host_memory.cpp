@@ -100,9 +100,23 @@ bool HostMirror::writable(std::uintptr_t host, std::uint64_t bytes) const {
 void HostMirror::before_get(MainMemory& memory, const DmaRequest& request) const {
   const Mapping* m = by_device(request.main);
   if (m == nullptr || request.length == 0 || request.main_end() < request.main) return;
-  const DeviceAddr end = std::min<DeviceAddr>(request.main_end(), m->device + (m->hi - m->lo));
-  const auto* host = reinterpret_cast<const std::byte*>(m->lo + (request.main - m->device));
-  memory.write(request.main, std::span<const std::byte>(host, end - request.main));
+  const DeviceAddr mapping_end = m->device + (m->hi - m->lo);
+  const auto copy = [&](DeviceAddr at, std::uint64_t bytes) {
+    if (at >= mapping_end) return;  // past the mapping: the engine traps the request as out of range
+    const DeviceAddr end = std::min<DeviceAddr>(at + bytes, mapping_end);
+    const auto* host = reinterpret_cast<const std::byte*>(m->lo + (at - m->device));
+    memory.write(at, std::span<const std::byte>(host, end - at));
+  };
+  // A strided get reads only its blocks: copying the gaps too costs more than a copy per block once a gap is
+  // longer than a copy's fixed cost is worth in bytes (a 3-D stencil's halo planes skip whole rows).
+  constexpr std::uint64_t kGapWorthSkipping = 512;
+  if (request.block_count() <= 1 || request.stride < kGapWorthSkipping) {
+    copy(request.main, request.main_end() - request.main);
+    return;
+  }
+  for (std::uint64_t b = 0; b < request.block_count(); ++b) {
+    copy(request.main + b * request.block_pitch(), request.block_bytes());
+  }
 }
 
 void HostMirror::after_put(const MainMemory& memory, const DmaRequest& request) const {
