@@ -16,3 +16,6 @@ endif()
 if(LDMSIM_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+# Open MPI (libopenmpi-dev): optional; MPI + athread programs and their tests are built only when it is found
+# (here, at the top, so MPI::MPI_C is visible in every folder).
+find_package(MPI COMPONENTS C QUIET)
