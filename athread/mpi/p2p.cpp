@@ -51,7 +51,11 @@ int start_send(const char* call, StartSend start, const void* buf, int count, MP
                MPI_Comm comm, MPI_Request* request) {
   RankState& rank = RankState::get();
   if (rank.timed() && dest != MPI_PROC_NULL) rank.stamp_send(comm, dest, tag, message_bytes(count, type), call);
-  return start(buf, count, type, dest, tag, comm, request);
+  const int rc = start(buf, count, type, dest, tag, comm, request);
+  // A receive completed by a call that is not intercepted leaves its entry; MPI may reuse the handle for this send.
+  PendingReceive stale;
+  if (rc == MPI_SUCCESS && rank.timed()) rank.take_pending(*request, stale);
+  return rc;
 }
 
 /// Completes request `index` of a wait or test: a receive applies the clock rule.
