@@ -118,8 +118,10 @@ void write_outputs_at_exit() {
     std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", control.spawned_name.c_str(), control.trap.c_str());
     trapped = true;
   }
-  const bool written = write_outputs(s, s.created_threads_used ? "at exit, athread calls from several host threads"
-                                                               : "at exit, athread_halt was not called");
+  const char* when = s.created_threads_used ? "at exit, athread calls from several host threads"
+                     : s.mpi                ? "at exit, MPI_Finalize was not called"
+                                            : "at exit, athread_halt was not called";
+  const bool written = write_outputs(s, when);
   if (trapped) std::_Exit(3);   // a trap is exit status 3, as at athread_join
   if (!written) std::_Exit(2);  // the trace asked for is missing: an output that cannot be written is bad input
 }

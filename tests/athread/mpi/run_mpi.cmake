@@ -1,14 +1,30 @@
 # Script mode: runs PROGRAM (a list: the program and its arguments) on RANKS ranks with MPIEXEC (as root on a small
 # host: --allow-run-as-root --oversubscribe), in the environment ENV (a list of NAME=VALUE, inherited by the ranks),
 # checks the exit status against EXPECT_STATUS ("nonzero": any but 0) and the combined output against each regular
-# expression of EXPECT_REGEXES (a list separated by '|||', since a regex may hold ';').
+# expression of EXPECT_REGEXES (a list separated by '|||', since a regex may hold ';'). SAME_TWICE: runs it twice and
+# requires the same per-rank summary lines (simulated cycles and MPI time) both times, whatever the host's timing.
 foreach(assignment IN LISTS ENV)
   string(REGEX MATCH "^([^=]+)=(.*)$" matched "${assignment}")
   set(ENV{${CMAKE_MATCH_1}} "${CMAKE_MATCH_2}")
 endforeach()
-execute_process(COMMAND ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${RANKS} ${PROGRAM}
-                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
-message("${out}${err}")
+set(runs 1)
+if(SAME_TWICE)
+  set(runs 2)
+endif()
+foreach(run RANGE 1 ${runs})
+  execute_process(COMMAND ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${RANKS} ${PROGRAM}
+                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  message("run ${run}: ${out}${err}")
+  string(REGEX MATCHALL "ldmsim athread: rank [0-9]+ of [0-9]+: [^\n]*waiting\\)" lines "${err}")
+  list(SORT lines)
+  set(lines_${run} "${lines}")
+endforeach()
+if(SAME_TWICE AND NOT lines_1 STREQUAL lines_2)
+  message(FATAL_ERROR "the two runs differ:\n${lines_1}\n${lines_2}")
+endif()
+if(SAME_TWICE AND lines_1 STREQUAL "")
+  message(FATAL_ERROR "no summary lines")
+endif()
 if(EXPECT_STATUS STREQUAL "nonzero")
   if(status STREQUAL "0")
     message(FATAL_ERROR "exit status 0, expected a failure")
