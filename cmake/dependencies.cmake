@@ -18,4 +18,5 @@ if(LDMSIM_BUILD_BENCH)
 endif()
 # Open MPI (libopenmpi-dev): optional; MPI + athread programs and their tests are built only when it is found
 # (here, at the top, so MPI::MPI_C is visible in every folder).
-find_package(MPI COMPONENTS C QUIET)
+# CXX: C++ host files of MPI programs (mpi.h in C++ brings Open MPI's C++ bindings, as mpiCC links them).
+find_package(MPI COMPONENTS C CXX QUIET)

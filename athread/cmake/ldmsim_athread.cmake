@@ -95,6 +95,14 @@ function(ldmsim_add_athread_program name)
     endif()
     # Whole: its MPI_* definitions must come before libmpi's wherever the program's own MPI link lands.
     target_link_libraries(${name} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,ldmsim::athread_mpi>" MPI::MPI_C)
+    # mpi.h in a C++ host file brings Open MPI's C++ bindings: link their library, as mpiCC does.
+    foreach(source IN LISTS ARG_HOST)
+      get_filename_component(extension ${source} LAST_EXT)
+      if(extension MATCHES "^\\.(cpp|cc|cxx|C)$" AND TARGET MPI::MPI_CXX)
+        target_link_libraries(${name} PRIVATE MPI::MPI_CXX)
+        break()
+      endif()
+    endforeach()
   endif()
   _ldmsim_athread_asm_launcher(${name} host)
   # Each thread the host files create controls a core group of its own (the wrapper is in the anchor object).
