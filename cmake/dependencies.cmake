@@ -16,3 +16,7 @@ endif()
 if(LDMSIM_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+# Open MPI (libopenmpi-dev): optional; MPI + athread programs and their tests are built only when it is found
+# (here, at the top, so MPI::MPI_C is visible in every folder).
+# CXX: C++ host files of MPI programs (mpi.h in C++ brings Open MPI's C++ bindings, as mpiCC links them).
+find_package(MPI COMPONENTS C CXX QUIET)

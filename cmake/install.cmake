@@ -18,6 +18,12 @@ install(FILES ${PROJECT_SOURCE_DIR}/athread/cmake/ldmsim_athread.cmake ${PROJECT
               ${PROJECT_SOURCE_DIR}/athread/src/tl_anchor.c DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)
 
 install(EXPORT ldmsimTargets NAMESPACE ldmsim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)
+# The MPI interposition (built only with Open MPI): its own export set, loaded by the package config when the
+# consumer finds MPI too.
+if(TARGET ldmsim_athread_mpi)
+  install(TARGETS ldmsim_athread_mpi EXPORT ldmsimMpiTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT ldmsimMpiTargets NAMESPACE ldmsim:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ldmsimConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/ldmsimConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ldmsim)

@@ -13,10 +13,14 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev
   clang-format python3
   pybind11-dev python3-dev python3-numpy
+  libopenmpi-dev openmpi-bin
 )
 # libopenblas-serial-dev: bench/conv_bench.cpp's native reference (fp32 im2col + sgemm, single-threaded).
 # libonnx-dev, libprotobuf-dev: the ONNX front end parses models with ONNX's own protobuf classes.
 # pybind11-dev, python3-dev, python3-numpy: the `ldmsim` Python module (python/, built by default; numpy at run time).
+# libopenmpi-dev, openmpi-bin: MPI + athread programs (athread/mpi/, ldmsim_add_athread_program(... MPI)): the
+# interposition library is built and installed only when MPI is found, and a program built against the installed
+# package links Open MPI and runs under its mpirun, so they belong to the main list, not only to --test.
 # Only the test suite needs these: python3-onnx builds the ONNX test models, zstandard runs the Python trace reader of
 # docs/trace-format.md, chromium renders the HTML report, pytest runs tests/python, whose docs/python.md example
 # uses pandas and matplotlib; protoc decodes the Perfetto export against the repository's proto subset.

@@ -20,6 +20,7 @@
 #include "ldmsim/trace_analysis/export.hpp"
 #include "ldmsim/trace_analysis/filter.hpp"
 #include "ldmsim/trace_analysis/perfetto_export.hpp"
+#include "ldmsim/trace_analysis/rank_summary.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "trace_inputs.hpp"
 
@@ -35,6 +36,19 @@ struct SummaryArgs {
 };
 
 void summary_command(const SummaryArgs& args) {
+  // An MPI run directory (each rank's trace.rank<R>.ldmtrace, no trace.ldmtrace): a row per rank.
+  if (const std::filesystem::path dir(args.file);
+      std::filesystem::is_directory(dir) && !std::filesystem::exists(dir / "trace.ldmtrace")) {
+    if (const auto files = rank_traces(dir); !files.empty()) {
+      const RankSummary ranks = guarded_trace_call([&] { return summarize_ranks(files); });
+      if (args.json) {
+        std::cout << to_json(ranks).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+      } else {
+        std::cout << terminal_safe(format_rank_summary(ranks));
+      }
+      return;
+    }
+  }
   const TraceInput input = resolve_trace_input(args.file, args.stats);
   TraceSummary summary =
       guarded_trace_call([&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top}); });
@@ -137,7 +151,10 @@ void add_trace_command(CLI::App& app) {
   auto summary = std::make_shared<SummaryArgs>();
   CLI::App* s =
       trace->add_subcommand("summary", "Run info, per-group and per-core DMA activity, sizes, slowest, faults");
-  s->add_option("file", summary->file, "Trace file, or a run directory holding trace.ldmtrace")->required();
+  s->add_option("file", summary->file,
+                "Trace file, or a run directory holding trace.ldmtrace (or an MPI run's trace.rank<R>.ldmtrace files: "
+                "a row per rank)")
+      ->required();
   s->add_flag("--json", summary->json, "Machine-readable JSON output");
   s->add_option("--top", summary->top,
                 "How many slowest requests to list, and busiest cores in the per-core table (0: every core)")

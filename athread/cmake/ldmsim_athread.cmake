@@ -1,10 +1,11 @@
-# ldmsim_add_athread_program(NAME HOST <files> SLAVE <files> [SLAVE_AS_C]): builds an athread / CRTS program
+# ldmsim_add_athread_program(NAME HOST <files> SLAVE <files> [SLAVE_AS_C] [MPI]): builds an athread / CRTS program
 # for ldmsim. Each .c slave file is compiled as C++ with C linkage (a generated wrapper includes it inside
 # extern "C"), so the simd.h vector types can be the classes that accept the Sunway compilers' scalar splats and
 # casts and charge vector work (docs/athread.md); SLAVE_AS_C compiles them as plain C instead. The slave objects
 # are linked into one relocatable object whose defined global symbols get the slave_ prefix (as the Sunway slave
 # compiler does, so athread_spawn(f) finds slave_f), and linked with the host files, ldmsim::athread and the
-# anchor that registers the __thread_local section.
+# anchor that registers the __thread_local section. MPI links Open MPI and, whole, the PMPI interposition that
+# carries simulated time across ranks (one simulated chip per rank).
 set(LDMSIM_ATHREAD_RENAME_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/rename_slave_symbols.cmake CACHE INTERNAL "")
 set(LDMSIM_ATHREAD_ASM_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/sw64_asm.cmake CACHE INTERNAL "")
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/tl_anchor.c)  # installed layout: everything next to this file
@@ -43,7 +44,7 @@ function(_ldmsim_athread_asm_launcher target side)
 endfunction()
 
 function(ldmsim_add_athread_program name)
-  cmake_parse_arguments(ARG "SLAVE_AS_C" "" "HOST;SLAVE" ${ARGN})
+  cmake_parse_arguments(ARG "SLAVE_AS_C;MPI" "" "HOST;SLAVE" ${ARGN})
   if(NOT ARG_HOST OR NOT ARG_SLAVE)
     message(FATAL_ERROR "ldmsim_add_athread_program(${name}): give HOST <files> and SLAVE <files>")
   endif()
@@ -87,6 +88,22 @@ function(ldmsim_add_athread_program name)
   # The SDK's own declaration idiom `extern SLAVE_FUN(f)();` is an implicit int in C.
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:C>:-Wno-implicit-int>)
   target_link_libraries(${name} PRIVATE ldmsim::athread)
+  if(ARG_MPI)
+    if(NOT TARGET ldmsim::athread_mpi)
+      message(FATAL_ERROR "ldmsim_add_athread_program(${name} ... MPI): this ldmsim was built without MPI; install "
+                          "Debian's libopenmpi-dev and openmpi-bin and configure ldmsim again")
+    endif()
+    # Whole: its MPI_* definitions must come before libmpi's wherever the program's own MPI link lands.
+    target_link_libraries(${name} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,ldmsim::athread_mpi>" MPI::MPI_C)
+    # mpi.h in a C++ host file brings Open MPI's C++ bindings: link their library, as mpiCC does.
+    foreach(source IN LISTS ARG_HOST)
+      get_filename_component(extension ${source} LAST_EXT)
+      if(extension MATCHES "^\\.(cpp|cc|cxx|C)$" AND TARGET MPI::MPI_CXX)
+        target_link_libraries(${name} PRIVATE MPI::MPI_CXX)
+        break()
+      endif()
+    endforeach()
+  endif()
   _ldmsim_athread_asm_launcher(${name} host)
   # Each thread the host files create controls a core group of its own (the wrapper is in the anchor object).
   target_link_options(${name} PRIVATE -Wl,--wrap=pthread_create)

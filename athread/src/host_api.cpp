@@ -34,10 +34,6 @@ int host_thread_index() {
 
 /// Launches fn(arg) on the calling control core's group, or on every core group; `name` names the kernel.
 int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups);
-/// Joins the launch in the machine (s.in_flight), keeping a fault for its control core's own join.
-void finish_in_flight(Session& s);
-/// The calling host thread's control core (exits with status 2 when the thread has no core group).
-ControlCore& control_core(Session& s, const char* api);
 
 namespace {
 std::string env_or(const char* name, const char* fallback) {
@@ -60,23 +56,32 @@ std::uint64_t parse_stack_bytes(const std::string& text) {
   return (value + 63) / 64 * 64;
 }
 
-/// The session's results: the trace named by LDMSIM_TRACE and a summary line on stderr. At athread_halt (each
-/// round) or, for a program that never calls it, at exit; `crashed`: from a fatal-signal handler, mid-launch. False
-/// when the trace could not be written.
-bool write_outputs(Session& s, const char* when, bool crashed = false) {
+}  // namespace
+
+bool write_outputs(Session& s, const char* when, bool crashed) {
   if (!s.machine || s.outputs_written) return true;
   bool written = true;
   s.outputs_written = true;
+  if (s.mpi && !crashed) {
+    // The MPI time since each control core's last launch shows in the cycles (the machine is idle here).
+    if (s.in_flight != nullptr) finish_in_flight(s);
+    for (const auto& [index, control] : s.controls) s.machine->start_no_earlier({control.group}, control.clock);
+  }
   const auto stats = s.machine->stats();
   std::string trace_note;
-  if (const char* trace = std::getenv("LDMSIM_TRACE"); trace != nullptr && *trace != '\0') {
+  if (const char* trace_env = std::getenv("LDMSIM_TRACE"); trace_env != nullptr && *trace_env != '\0') {
+    // Each rank writes its own file into the one run directory.
+    const std::string trace = s.mpi ? ranked_path(trace_env, s.mpi->rank) : std::string(trace_env);
+    nlohmann::json run_info = {{"program", "athread"}};
+    if (s.mpi) run_info["mpi"] = s.mpi->report.record ? s.mpi->report.record() : nlohmann::json::object();
     try {
       if (crashed) {
-        s.machine->write_trace_after_crash(trace, {{"program", "athread"}, {"crashed", when}});
+        run_info["crashed"] = when;
+        s.machine->write_trace_after_crash(trace, run_info);
       } else {
-        s.machine->write_trace(trace, {{"program", "athread"}});
+        s.machine->write_trace(trace, run_info);
       }
-      trace_note = std::string(", trace ") + trace;
+      trace_note = ", trace " + trace;
     } catch (const std::exception& e) {
       trace_note = std::string(", trace not written: ") + e.what();
       written = false;
@@ -86,11 +91,20 @@ bool write_outputs(Session& s, const char* when, bool crashed = false) {
       s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
   // After a crash mid-launch the launch's cycles are not in the stats yet: the latest clock a core showed at an
   // athread call stands in for them.
-  const ldmsim::Cycle cycles = crashed ? std::max(stats.cycles, s.latest_core_cycle) : stats.cycles;
-  std::fprintf(stderr, "ldmsim athread: %llu simulated cycles on %s%s (%s)\n", static_cast<unsigned long long>(cycles),
-               groups.c_str(), trace_note.c_str(), when);
+  ldmsim::Cycle cycles = crashed ? std::max(stats.cycles, s.latest_core_cycle) : stats.cycles;
+  std::string rank;
+  std::string mpi_note;
+  if (s.mpi) {
+    for (const auto& [index, control] : s.controls) cycles = std::max(cycles, control.clock);
+    rank = fmt::format("rank {} of {}: ", s.mpi->rank, s.mpi->size);
+    if (s.mpi->report.summary) mpi_note = ", " + s.mpi->report.summary();
+  }
+  std::fprintf(stderr, "ldmsim athread: %s%llu simulated cycles on %s%s%s (%s)\n", rank.c_str(),
+               static_cast<unsigned long long>(cycles), groups.c_str(), mpi_note.c_str(), trace_note.c_str(), when);
   return written;
 }
+
+namespace {
 
 void write_outputs_at_exit() {
   Session& s = session();
@@ -104,8 +118,10 @@ void write_outputs_at_exit() {
     std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", control.spawned_name.c_str(), control.trap.c_str());
     trapped = true;
   }
-  const bool written = write_outputs(s, s.created_threads_used ? "at exit, athread calls from several host threads"
-                                                               : "at exit, athread_halt was not called");
+  const char* when = s.created_threads_used ? "at exit, athread calls from several host threads"
+                     : s.mpi                ? "at exit, MPI_Finalize was not called"
+                                            : "at exit, athread_halt was not called";
+  const bool written = write_outputs(s, when);
   if (trapped) std::_Exit(3);   // a trap is exit status 3, as at athread_join
   if (!written) std::_Exit(2);  // the trace asked for is missing: an output that cannot be written is bad input
 }
@@ -177,7 +193,8 @@ int athread_init(void) {
     options.trace = trace != nullptr && *trace != '\0';  // empty: as unset
     if (options.trace) {
       // Refused before anything runs, as `ldmsim run` refuses its outputs: a directory, device or FIFO.
-      ldmsim::check_output_target(trace, "trace file (LDMSIM_TRACE)");
+      ldmsim::check_output_target(s.mpi ? ldmsim::athread::ranked_path(trace, s.mpi->rank) : std::string(trace),
+                                  "trace file (LDMSIM_TRACE)");
     }
     const std::string alignment = ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap");
     if (alignment != "trap" && alignment != "lint") {
@@ -274,6 +291,15 @@ int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   ldmsim::LaunchSpec spec;
   if (!all_groups) spec.groups = {control.group};  // empty: every core group
   s.all_groups_used = s.all_groups_used || all_groups || control.group != 0;
+  if (s.mpi) {
+    // The control core spawns at its own time, which MPI calls may have moved past the group's clock.
+    std::vector<int> groups = spec.groups;
+    if (all_groups) {
+      for (int g = 0; g < static_cast<int>(s.machine->arch().core_groups); ++g) groups.push_back(g);
+    }
+    s.machine->start_no_earlier(groups, control.clock);
+  }
+  control.spawned_all_groups = all_groups;
   spec.name = std::string("slave_") + name;
   spec.node_sync = true;  // the groups of a spawn run together, so athread_ssync_node can join them
   control.spawned_name = spec.name;
@@ -299,6 +325,13 @@ int athread_join(void) {
     if (!control.spawned) return 0;
     control.spawned = false;
     if (s.in_flight == &control) ldmsim::athread::finish_in_flight(s);
+    if (s.mpi) {
+      // The control core waited for its launch: its clock moves to the end of the groups the launch ran on.
+      const int groups = control.spawned_all_groups ? static_cast<int>(s.machine->arch().core_groups) : 1;
+      for (int g = 0; g < groups; ++g) {
+        control.clock = std::max(control.clock, s.machine->group_clock(control.spawned_all_groups ? g : control.group));
+      }
+    }
     trap.swap(control.trap);
     name = control.spawned_name;
   }
@@ -317,7 +350,9 @@ int athread_halt(void) {
     const std::lock_guard lock(s.mutex);
     // With athread calls from several host threads the results are written once, at exit: which thread halts last
     // depends on host timing.
-    if (ldmsim::athread::host_thread_index() == 0 && !s.created_threads_used) {
+    // An MPI program's are written at MPI_Finalize (later MPI calls count), unless that has passed already.
+    const bool mpi_waits = s.mpi && !s.mpi->finalized;
+    if (ldmsim::athread::host_thread_index() == 0 && !s.created_threads_used && !mpi_waits) {
       written = ldmsim::athread::write_outputs(s, "athread_halt");
     }
   }
@@ -343,7 +378,9 @@ unsigned long athread_host_cycles(void) {
   if (!s.machine) return 0;
   // A spawn in flight runs to its end first: a value read mid-launch would depend on host timing.
   if (s.in_flight != nullptr) ldmsim::athread::finish_in_flight(s);
-  return s.machine->stats().cycles;
+  ldmsim::Cycle cycles = s.machine->stats().cycles;
+  if (s.mpi) cycles = std::max(cycles, ldmsim::athread::control_core(s, "athread_host_cycles").clock);
+  return cycles;
 }
 
 }  // extern "C"

@@ -9,9 +9,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "control_clock.hpp"
 #include "host_memory.hpp"
 #include "ldmsim/runtime/machine.hpp"
 
@@ -38,7 +40,17 @@ struct ControlCore {
   Launch launch;
   bool spawned = false;  // spawned and not yet joined by this control core
   std::string spawned_name;
-  std::string trap;  // the launch's fault, when the launch was finished before its own join
+  std::string trap;                 // the launch's fault, when the launch was finished before its own join
+  bool spawned_all_groups = false;  // the launch in flight runs on every core group (athread_spawn_cgs)
+  Cycle clock = 0;                  // MPI mode only: the control core's simulated time (control_clock.hpp); else unused
+};
+
+/// MPI mode (set at MPI_Init by the interposition of programs built with `MPI`; absent otherwise).
+struct MpiSession {
+  int rank = 0;
+  int size = 1;
+  bool finalized = false;
+  MpiReport report;
 };
 
 /// A BCAST / ROW get into a stack array reached this core's ldm at `offset`: the bytes go to the core's own stack
@@ -79,6 +91,7 @@ struct Session {
   std::size_t stack_pending_count = 0;
   // CRTS_scoll_redurt: each core's contribution, per core group, indexed by core id.
   std::map<int, std::vector<std::vector<std::byte>>> collective_parts;
+  std::optional<MpiSession> mpi;
 
   std::size_t tl_size() const { return static_cast<std::size_t>(tl_end - tl_begin); }
 };
@@ -91,6 +104,14 @@ int host_thread_index();
 /// The fiber stack the athread layer asks for on `arch`: room for any slave stack that fits the local store, with
 /// host frames several times larger than sw_64 ones (committed only where touched).
 std::size_t fiber_stack_bytes_for(std::uint64_t ldm_bytes);
+/// The session's results: the trace named by LDMSIM_TRACE (with the rank in its name under MPI) and a summary line
+/// on stderr. At athread_halt (each round), at MPI_Finalize, or at exit; `crashed`: from a fatal-signal handler,
+/// mid-launch. False when the trace could not be written.
+bool write_outputs(Session& s, const char* when, bool crashed = false);
+/// Joins the launch in the machine (s.in_flight), keeping a fault for its control core's own join.
+void finish_in_flight(Session& s);
+/// The calling host thread's control core (exits with status 2 when the thread has no core group).
+ControlCore& control_core(Session& s, const char* api);
 /// Writes the summary line and the trace (LDMSIM_TRACE) after a crash, from a fatal-signal handler (best effort:
 /// not async-signal-safe).
 void write_outputs_after_crash(const char* when);

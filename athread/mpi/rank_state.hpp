@@ -1,0 +1,114 @@
+// One MPI rank's view of simulated time (docs/athread.md "MPI"): the network model, a shadow communicator per
+// program communicator that carries each message's send time, the receives in flight, the MPI calls made (for the
+// trace header and the summary line), and the host-time watchdog every blocking call waits under.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "network_model.hpp"
+
+namespace ldmsim::athread::mpi {
+
+/// What travels on the shadow communicator after each message: when its send started and its size.
+struct Stamp {
+  std::uint64_t send_cycle = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// A receive posted with MPI_Irecv whose completion (MPI_Wait / Test ...) applies the clock rule.
+struct PendingReceive {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int source = 0;
+  int tag = 0;
+};
+
+/// One MPI call as the trace header records it.
+struct CallRecord {
+  std::string name;
+  Cycle begin = 0;
+  Cycle end = 0;
+  int peer = -1;  // -1: a collective, or no single peer
+  std::uint64_t bytes = 0;
+};
+
+class RankState {
+ public:
+  /// The process's state (made at MPI_Init).
+  static RankState& get();
+
+  /// After PMPI_Init: rank, size, model (exits with status 2 on a bad environment variable), shadow communicators of
+  /// MPI_COMM_WORLD and MPI_COMM_SELF, and MPI mode in the athread session.
+  void initialize();
+  bool timed() const { return model_.timed; }
+  const NetworkModel& model() const { return model_; }
+  int rank() const { return rank_; }
+
+  /// The shadow of `comm`; exits through the hang/abort path naming `call` when `comm` was not made by an
+  /// intercepted call (its messages could not carry their send times).
+  MPI_Comm shadow(MPI_Comm comm, const char* call);
+  /// Makes the shadow of a communicator the program just created (collective over `comm`, as its creation was).
+  void add_shadow(MPI_Comm comm);
+  void free_shadow(MPI_Comm comm);
+
+  /// Sender side of a message of `bytes` to `dest`: its send time (the control core's clock, no earlier than one gap
+  /// after the previous send), the stamp sent on the shadow communicator, and the sender's busy time charged.
+  void stamp_send(MPI_Comm comm, int dest, int tag, std::uint64_t bytes, const char* call);
+  /// Receiver side, once the data of a receive has arrived (status names source and tag): receives its stamp and
+  /// moves the clock to max(clock + o, send time + transfer time).
+  void complete_receive(MPI_Comm comm, const MPI_Status& status, const char* call, Cycle begin);
+
+  void add_pending(MPI_Request request, PendingReceive receive);
+  /// The pending receive of `request`, removed; false when it is not one.
+  bool take_pending(MPI_Request request, PendingReceive& out);
+
+  /// Calls `poll` until it returns true, under the watchdog; `what` describes the wait for the hang report.
+  void wait_until(const std::function<bool()>& poll, const std::string& what);
+  /// Waits for `request` (PMPI_Test under the watchdog).
+  void wait(MPI_Request* request, MPI_Status* status, const std::string& what);
+  /// A collective's timing: the entry clocks and the costs of `comm`'s ranks combined by a max (under the watchdog;
+  /// ranks may see different sizes, as MPI_IN_PLACE or insignificant arguments make them), every rank leaving at the
+  /// latest entry plus the cost.
+  void time_collective(MPI_Comm comm, const char* call, Cycle cost);
+
+  void record(CallRecord call);
+  /// Completes the stamps still in flight and frees the shadows (MPI_Finalize, before PMPI_Finalize).
+  void finish();
+
+  std::string summary() const;
+  nlohmann::json report() const;
+
+ private:
+  [[noreturn]] void report_hang(const std::string& what, double waited);
+  void reap_sends();
+
+  NetworkModel model_;
+  int rank_ = 0;
+  int size_ = 1;
+  mutable std::mutex mutex_;
+  std::map<MPI_Comm, MPI_Comm> shadows_;
+  std::map<MPI_Request, PendingReceive> pending_;
+  // Stamps sent with PMPI_Isend, kept until complete (a deque: the buffers must not move).
+  std::deque<std::pair<MPI_Request, Stamp>> stamps_in_flight_;
+  bool has_sent_ = false;
+  Cycle last_send_ = 0;
+  std::vector<CallRecord> calls_;
+  std::uint64_t calls_made_ = 0;
+  Cycle mpi_cycles_ = 0;   // simulated time spent in MPI calls
+  Cycle wait_cycles_ = 0;  // of which waiting for messages or for other ranks
+};
+
+/// The payload size of `count` elements of `type`.
+std::uint64_t message_bytes(int count, MPI_Datatype type);
+/// Call records kept for the trace header (later calls are counted, not listed).
+inline constexpr std::size_t kMaxCallRecords = 100000;
+
+}  // namespace ldmsim::athread::mpi
