@@ -60,8 +60,7 @@ GroupCheck::GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemo
   for (std::uint32_t i = 0; i < arch.cores_per_group(); ++i) {
     cores_.push_back(std::make_unique<CoreCheckImpl>(*this, static_cast<int>(i)));
   }
-  row_gen_.assign(arch.rows, 0);
-  col_gen_.assign(arch.cols, 0);
+  reset_clocks();
 }
 
 void GroupCheck::start_launch(const std::string& kernel, const std::vector<const std::byte*>& ldm,
@@ -69,23 +68,20 @@ void GroupCheck::start_launch(const std::string& kernel, const std::vector<const
   kernel_ = kernel;
   clocks_ = std::move(clocks);
   recs_.clear();
-  std::fill(row_gen_.begin(), row_gen_.end(), 0);
-  std::fill(col_gen_.begin(), col_gen_.end(), 0);
+  reset_clocks();
   for (std::size_t i = 0; i < cores_.size(); ++i) cores_[i]->start_launch(ldm[i], ldm_bytes, checks_.init);
 }
 
 void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id) {
   CoreCheckImpl& c = *cores_[static_cast<std::size_t>(core)];
   const int row = core / static_cast<int>(arch_.cols);
-  const int col = core % static_cast<int>(arch_.cols);
   Rec rec;
   rec.core = core;
   rec.request = request;
   rec.issue = issue;
   rec.end = end;
   rec.id = id;
-  rec.row_issue = row_gen_[static_cast<std::size_t>(row)];
-  rec.col_issue = col_gen_[static_cast<std::size_t>(col)];
+  rec.snapshot = static_cast<std::uint32_t>(clocks_vc_[static_cast<std::size_t>(core)].size() - 1);
   if (checks_.races) {
     for (std::uint32_t index : c.open_) {
       const Rec& old = recs_[index];
@@ -134,10 +130,8 @@ void GroupCheck::close(std::uint32_t index, Cycle at, bool by_wait) {
   Rec& r = recs_[index];
   if (!r.open) return;
   r.open = false;
-  const int row = r.core / static_cast<int>(arch_.cols);
-  const int col = r.core % static_cast<int>(arch_.cols);
-  r.row_done = row_gen_[static_cast<std::size_t>(row)];
-  r.col_done = col_gen_[static_cast<std::size_t>(col)];
+  const auto me = static_cast<std::size_t>(r.core);
+  r.done = clocks_vc_[me].back()[me];
   if (by_wait && r.request.op == DmaOp::kPut && checks_.races) {
     const CoreCheckImpl& c = *cores_[static_cast<std::size_t>(r.core)];
     if (c.ldm_ != nullptr && hash_source(r) != r.source_hash) {
@@ -166,13 +160,23 @@ void GroupCheck::on_wait_all(int core, Cycle at) {
 }
 
 void GroupCheck::on_barrier(Scope scope, int row, int col) {
-  if (scope == Scope::kRow) {
-    ++row_gen_[static_cast<std::size_t>(row)];
-  } else if (scope == Scope::kCol) {
-    ++col_gen_[static_cast<std::size_t>(col)];
-  } else {
+  if (scope != Scope::kRow && scope != Scope::kCol) {
     sweep();
+    return;
   }
+  const auto cols = static_cast<int>(arch_.cols);
+  std::vector<std::size_t> members;
+  for (std::size_t k = 0; k < cores_.size(); ++k) {
+    if (scope == Scope::kRow ? static_cast<int>(k) / cols == row : static_cast<int>(k) % cols == col)
+      members.push_back(k);
+  }
+  // Each member's own component moves past everything it did before the barrier, then all members learn all of it.
+  std::vector<std::uint32_t> joined(cores_.size(), 0);
+  for (std::size_t k : members) {
+    const auto& vc = clocks_vc_[k].back();
+    for (std::size_t i = 0; i < joined.size(); ++i) joined[i] = std::max(joined[i], i == k ? vc[i] + 1 : vc[i]);
+  }
+  for (std::size_t k : members) clocks_vc_[k].push_back(joined);
 }
 
 void GroupCheck::end_launch() {
@@ -181,10 +185,16 @@ void GroupCheck::end_launch() {
   for (auto& c : cores_) c->open_.clear();
 }
 
+void GroupCheck::reset_clocks() {
+  clocks_vc_.assign(cores_.size(), {std::vector<std::uint32_t>(cores_.size(), 0)});
+}
+
 bool GroupCheck::ordered(const Rec& a, const Rec& b) const {
-  const int cols = static_cast<int>(arch_.cols);
-  if (a.core / cols == b.core / cols && (a.row_done < b.row_issue || b.row_done < a.row_issue)) return true;
-  return a.core % cols == b.core % cols && (a.col_done < b.col_issue || b.col_done < a.col_issue);
+  const auto before = [this](const Rec& x, const Rec& y) {
+    return x.done != ~0u &&
+           clocks_vc_[static_cast<std::size_t>(y.core)][y.snapshot][static_cast<std::size_t>(x.core)] > x.done;
+  };
+  return before(a, b) || before(b, a);
 }
 
 // Every pair of requests of different cores in this epoch that overlap in main memory, at least one a put, and are
@@ -249,6 +259,8 @@ void GroupCheck::sweep() {
     kept.push_back(std::move(r));
   }
   recs_ = std::move(kept);
+  reset_clocks();  // the barrier ordered everything before it; what is still in flight is ordered by nothing yet
+  for (Rec& r : recs_) r.snapshot = 0;
 }
 
 void GroupCheck::add(std::string_view kind, const std::string& site, int core, Cycle cycle, std::string message) {

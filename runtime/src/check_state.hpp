@@ -86,10 +86,8 @@ class GroupCheck {
     Cycle issue = 0;
     Cycle end = 0;
     std::uint64_t id = 0;
-    std::uint64_t row_issue = 0;  // the core's row / column barrier generations at issue and at completion
-    std::uint64_t col_issue = 0;
-    std::uint64_t row_done = ~0ull;
-    std::uint64_t col_done = ~0ull;
+    std::uint32_t snapshot = 0;     // the issuing core's vector clock at issue (index into clocks_[core])
+    std::uint32_t done = ~0u;       // the issuing core's own clock component at completion (~0: in flight)
     std::uint64_t source_hash = 0;  // a put's ldm source at issue (checked at its wait)
     bool open = true;
     bool access_reported = false;  // the core's own accesses to it were reported (once per request)
@@ -111,8 +109,11 @@ class GroupCheck {
   std::vector<std::unique_ptr<CoreCheckImpl>> cores_;
   std::vector<const Cycle*> clocks_;
   std::vector<Rec> recs_;  // this epoch's requests, plus earlier ones still in flight
-  std::vector<std::uint64_t> row_gen_;
-  std::vector<std::uint64_t> col_gen_;
+  // Per core, its vector clock after each row / column barrier it passed since the last group barrier (the last is
+  // the current one): a request completed at own component d happens before a request issued with a clock whose
+  // component for that core exceeds d. Row then column barriers order every core, transitively.
+  std::vector<std::vector<std::vector<std::uint32_t>>> clocks_vc_;
+  void reset_clocks();
   std::unordered_map<std::string, Site> sites_;
 };
 
