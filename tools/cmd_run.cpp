@@ -217,6 +217,10 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   add_split_flags(*run, options->model.split);
+  run->add_option("--check", options->model.check,
+                  "Checking mode: races,init,bounds (comma-separated), all or off; reports go to stats.json's "
+                  "`check` and make the exit status 4 (docs/checking.md)")
+      ->capture_default_str();
   run->add_flag("--lint", options->lint,
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");
   run->add_flag("--demo-fault", options->demo_fault,

@@ -81,6 +81,7 @@ void run_workload_command(const std::string& workload, const ModelRunArgs& args)
   const RunOutputs& written = *result.written;
   fmt::print("wrote {} output(s), {}{}\n", result.outputs.size(), (written.dir / "stats.json").string(),
              written.trace.empty() ? "" : " and " + written.trace.string());
+  throw_if_check_reports(result.stats);
 }
 
 }  // namespace ldmsim::cli

@@ -20,6 +20,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  ///< the run finished but its results are wrong (a simulator bug)
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitFault = 3;
+inline constexpr int kExitChecked = 4;  ///< the run completed, and checking mode (--check) reported bugs
 
 /// Check of an unsigned option: CLI11 would wrap "-8" to 2^64 - 8; refuse it with a plain message instead.
 inline CLI::Validator non_negative() {
@@ -51,6 +52,12 @@ CLI::Validator fits_unsigned() {
 
 /// Thrown by a command whose run completed with wrong results; main maps it to kExitFailed.
 class CommandFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Thrown by a run whose checking mode (--check) reported bugs; main maps it to kExitChecked.
+class CheckReported : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

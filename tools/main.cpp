@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   } catch (const ldmsim::ConfigError& e) {
     std::cerr << "ldmsim: error: " << ldmsim::terminal_safe(e.what()) << '\n';
     return ldmsim::cli::kExitBadInput;
+  } catch (const ldmsim::cli::CheckReported& e) {
+    std::cerr << "ldmsim: " << ldmsim::terminal_safe(e.what()) << '\n';
+    return ldmsim::cli::kExitChecked;
   } catch (const ldmsim::cli::CommandFailed& e) {
     std::cerr << "ldmsim: failed: " << ldmsim::terminal_safe(e.what()) << '\n';
     return ldmsim::cli::kExitFailed;

@@ -15,6 +15,7 @@ RunConfig ModelFlags::config(const MachineOptions& machine) const {
   config.split_by_format = split.split.empty();
   config.conv_algo = conv_algo;
   config.machine = machine;
+  config.check = parse_check_set(check, "--check");
   return config;
 }
 
@@ -37,6 +38,18 @@ std::map<std::string, std::filesystem::path> input_files(const std::vector<std::
     }
   }
   return files;
+}
+
+void throw_if_check_reports(const nlohmann::json& stats) {
+  const auto it = stats.find("check");
+  if (it == stats.end() || it->empty()) return;
+  for (const auto& r : *it) {
+    fmt::print(stderr, "ldmsim: check {} ({} time{}): kernel {}, core group {}, core {}, cycle {}: {}\n",
+               r["kind"].get<std::string>(), r["count"].get<std::uint64_t>(), r["count"] == 1 ? "" : "s",
+               terminal_safe(r["kernel"].get<std::string>()), r["cg"].get<int>(), r["core"].get<int>(),
+               r["cycle"].get<std::uint64_t>(), terminal_safe(r["message"].get<std::string>()));
+  }
+  throw CheckReported(fmt::format("checking reported {} site(s) (see stats.json's `check`)", it->size()));
 }
 
 void print_notes(const Model& model) {

@@ -18,6 +18,7 @@ struct ModelFlags {
   SplitFlags split;
   std::string conv_algo;            ///< empty: each conv's own "algo"
   std::vector<std::string> inputs;  ///< an ONNX model's --input NAME=FILE.npy values
+  std::string check = "off";        ///< --check: races,init,bounds | all | off (run only)
 
   RunConfig config(const MachineOptions& machine = {}) const;
   ModelReadOptions read_options() const;
@@ -41,6 +42,9 @@ void run_models_command(const std::vector<std::string>& workloads, bool pipeline
 
 /// The --input NAME=FILE.npy options as a map; ConfigError for a malformed one or a name given twice.
 std::map<std::string, std::filesystem::path> input_files(const std::vector<std::string>& inputs);
+
+/// Prints the checking reports of a run's stats.json (`check`) to stderr and throws CheckReported when there are any.
+void throw_if_check_reports(const nlohmann::json& stats);
 
 /// Prints an ONNX import's notes to stderr, one "ldmsim: note: ..." line each.
 void print_notes(const Model& model);

@@ -1,11 +1,12 @@
-# ldmsim_add_athread_program(NAME HOST <files> SLAVE <files> [SLAVE_AS_C] [MPI]): builds an athread / CRTS program
+# ldmsim_add_athread_program(NAME HOST <files> SLAVE <files> [SLAVE_AS_C] [MPI] [CHECK]): builds an athread / CRTS program
 # for ldmsim. Each .c slave file is compiled as C++ with C linkage (a generated wrapper includes it inside
 # extern "C"), so the simd.h vector types can be the classes that accept the Sunway compilers' scalar splats and
 # casts and charge vector work (docs/athread.md); SLAVE_AS_C compiles them as plain C instead. The slave objects
 # are linked into one relocatable object whose defined global symbols get the slave_ prefix (as the Sunway slave
 # compiler does, so athread_spawn(f) finds slave_f), and linked with the host files, ldmsim::athread and the
 # anchor that registers the __thread_local section. MPI links Open MPI and, whole, the PMPI interposition that
-# carries simulated time across ranks (one simulated chip per rank).
+# carries simulated time across ranks (one simulated chip per rank). CHECK (or the variable LDMSIM_ATHREAD_CHECK)
+# builds the slave files so that LDMSIM_CHECK also sees their loads and stores of ldm (docs/checking.md).
 set(LDMSIM_ATHREAD_RENAME_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/rename_slave_symbols.cmake CACHE INTERNAL "")
 set(LDMSIM_ATHREAD_ASM_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/sw64_asm.cmake CACHE INTERNAL "")
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/tl_anchor.c)  # installed layout: everything next to this file
@@ -44,7 +45,10 @@ function(_ldmsim_athread_asm_launcher target side)
 endfunction()
 
 function(ldmsim_add_athread_program name)
-  cmake_parse_arguments(ARG "SLAVE_AS_C;MPI" "" "HOST;SLAVE" ${ARGN})
+  cmake_parse_arguments(ARG "SLAVE_AS_C;MPI;CHECK" "" "HOST;SLAVE" ${ARGN})
+  if(LDMSIM_ATHREAD_CHECK)
+    set(ARG_CHECK TRUE)
+  endif()
   if(NOT ARG_HOST OR NOT ARG_SLAVE)
     message(FATAL_ERROR "ldmsim_add_athread_program(${name}): give HOST <files> and SLAVE <files>")
   endif()
@@ -71,6 +75,11 @@ function(ldmsim_add_athread_program name)
   # GNU C++17 keeps VLAs and compound literals.
   # Stack-clash protection probes every page of a large frame, so an overflow hits the fiber's guard page.
   target_compile_options(${name}_slave PRIVATE -fexceptions -fno-common -fstack-clash-protection)
+  if(ARG_CHECK)
+    # Every load and store of the slave code calls __tsan_{read,write}N, which ldmsim::athread_check implements
+    # (docs/checking.md): no shadow memory, no libtsan.
+    target_compile_options(${name}_slave PRIVATE -fsanitize=thread --param=tsan-instrument-func-entry-exit=0)
+  endif()
   set_target_properties(${name}_slave PROPERTIES CXX_STANDARD 17 CXX_EXTENSIONS ON)
   _ldmsim_athread_asm_launcher(${name}_slave slave)
   set(combined ${CMAKE_CURRENT_BINARY_DIR}/${name}_slave_renamed.o)
@@ -103,6 +112,11 @@ function(ldmsim_add_athread_program name)
         break()
       endif()
     endforeach()
+  endif()
+  if(ARG_CHECK)
+    # -rdynamic: reports name host arrays by their symbols (dladdr).
+    target_link_libraries(${name} PRIVATE ldmsim::athread_check)
+    target_link_options(${name} PRIVATE -rdynamic)
   endif()
   _ldmsim_athread_asm_launcher(${name} host)
   # Each thread the host files create controls a core group of its own (the wrapper is in the anchor object).

@@ -11,7 +11,9 @@
 #include <string>
 
 #include "athread.h"
+#include "check_hooks.hpp"
 #include "fatal_signals.hpp"
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "session.hpp"
@@ -87,6 +89,13 @@ bool write_outputs(Session& s, const char* when, bool crashed) {
       written = false;
     }
   }
+  if (!crashed) {
+    // Checking reports (LDMSIM_CHECK): one line per site, then exit status 4 at exit (docs/checking.md).
+    const auto reports = ldmsim::check_reports(*s.machine);
+    for (const auto& r : reports) std::fprintf(stderr, "ldmsim athread: %s\n", ldmsim::format_check_report(r).c_str());
+    if (!reports.empty()) s.check_reported = true;
+    ldmsim::clear_check_reports(*s.machine);
+  }
   const std::string groups =
       s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
   // After a crash mid-launch the launch's cycles are not in the stats yet: the latest clock a core showed at an
@@ -124,6 +133,10 @@ void write_outputs_at_exit() {
   const bool written = write_outputs(s, when);
   if (trapped) std::_Exit(3);   // a trap is exit status 3, as at athread_join
   if (!written) std::_Exit(2);  // the trace asked for is missing: an output that cannot be written is bad input
+  if (s.check_reported && !s.trap_exit) {  // checking found bugs: status 4, distinct from a trap (docs/checking.md)
+    std::fflush(nullptr);
+    std::_Exit(4);
+  }
 }
 }  // namespace
 
@@ -205,6 +218,9 @@ int athread_init(void) {
     options.fiber_stack_bytes = ldmsim::athread::fiber_stack_bytes_for(arch.ldm_bytes);
     s.fiber_stack_bytes = options.fiber_stack_bytes;
     s.machine = std::make_unique<ldmsim::Machine>(std::move(arch), options);
+    ldmsim::enable_checks(*s.machine,
+                          ldmsim::parse_check_set(ldmsim::athread::env_or("LDMSIM_CHECK", "off"), "LDMSIM_CHECK"));
+    ldmsim::set_check_buffer_namer(*s.machine, ldmsim::athread::host_array_name);
     // Unset: no fixed size, the stack takes the ldm that ldm_malloc has not (slave_context.cpp).
     s.stack_bytes = ldmsim::athread::parse_stack_bytes(ldmsim::athread::env_or("LDMSIM_ATHREAD_STACK_BYTES", "0"));
   } catch (const std::exception& e) {
@@ -337,6 +353,7 @@ int athread_join(void) {
   }
   if (!trap.empty()) {
     std::fprintf(stderr, "ldmsim athread: %s trapped: %s\n", name.c_str(), trap.c_str());
+    s.trap_exit = true;
     std::exit(3);
   }
   return 0;

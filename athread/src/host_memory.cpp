@@ -71,6 +71,12 @@ void HostMirror::refresh(MainMemory& memory) {
   mappings_ = std::move(next);
 }
 
+std::optional<std::uintptr_t> HostMirror::to_host(DeviceAddr device) const {
+  const Mapping* m = by_device(device);
+  if (m == nullptr) return std::nullopt;
+  return m->lo + (device - m->device);
+}
+
 const HostMirror::Mapping* HostMirror::by_host(std::uintptr_t host) const {
   auto it = std::upper_bound(mappings_.begin(), mappings_.end(), host,
                              [](std::uintptr_t h, const Mapping& m) { return h < m.lo; });

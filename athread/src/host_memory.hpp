@@ -19,6 +19,8 @@ class HostMirror {
   void refresh(MainMemory& memory);
   /// The device address mirroring host address `host`, or nullopt when no readable mapping holds it.
   std::optional<DeviceAddr> to_device(std::uintptr_t host) const;
+  /// The host address a mirror device address stands for, or nullopt when it mirrors nothing.
+  std::optional<std::uintptr_t> to_host(DeviceAddr device) const;
   /// Whether [host, host + bytes) lies in one writable mapping.
   bool writable(std::uintptr_t host, std::uint64_t bytes) const;
   /// Copies the host bytes a get will read (request.main is a device address from to_device) into the mirror.

@@ -79,6 +79,8 @@ struct Session {
   std::byte* tl_end = nullptr;
   std::vector<std::byte> tl_initial;
   bool outputs_written = false;    // trace and summary written (athread_halt, or at exit)
+  bool check_reported = false;     // LDMSIM_CHECK found something: the process exits with status 4
+  bool trap_exit = false;          // exiting with status 3 after a trap (which takes precedence over 4)
   bool all_groups_used = false;    // some spawn ran on every core group (athread_spawn_cgs)
   SlaveContext* active = nullptr;  // the compute core whose data is in the section right now
   Cycle latest_core_cycle = 0;     // the latest clock of any core at an athread call (the summary after a crash)

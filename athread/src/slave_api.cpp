@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "check_hooks.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim_athread_common.h"
 #include "ldmsim_simd_cxx.h"
@@ -129,6 +130,10 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   const auto lo = static_cast<LdmAddr>(ref.offset);
   const auto hi = static_cast<LdmAddr>(ref.offset + std::min<std::uint64_t>(r.length, ctx.ldm_bytes));
   const bool put = r.op == DmaOp::kPut;
+  if (ctx.check_accesses) {
+    ctx.check->before_issue(lo, hi, !put, api, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
+                            describe_site);
+  }
   charge(ctx, [&](const Outstanding& o) { return (put && o.get) || (o.lo < hi && lo < o.hi); });
 
   const bool stack = ref.kind == LdmRef::Kind::kStack;
@@ -151,8 +156,10 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   }
   if (blocking != 0) {
     ctx.core->wait(handle);
+    if (ctx.check_accesses) ctx.check->observed(handle.id());
   } else {
     ctx.outstanding.push_back({handle, reply, lo, hi, !put});
+    if (ctx.check_accesses) ctx.unobserved.emplace_back(reply, handle.id());
   }
   if (reply != nullptr) {
     auto* counter = static_cast<volatile int*>(reply);
@@ -164,6 +171,7 @@ void __ldmsim_athread_wait(const char* api, volatile void* reply, long value) {
   SlaveContext& ctx = current(api);
   auto* counter = static_cast<volatile int*>(reply);
   charge(ctx, [&](const Outstanding& o) { return o.reply == reply; });
+  if (ctx.check_accesses) observe_reply(ctx, reply);
   if (*counter < value) {
     trap(ctx, FaultKind::kDeadlock,
          fmt::format("{}: waits for reply counter {} to reach {} but it is {} and no request is outstanding on it; "

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "check_hooks.hpp"
 #include "fatal_signals.hpp"
 #include "rma_delivery.hpp"
 #include "simd_charge.hpp"
@@ -140,6 +141,7 @@ void run_slave(Core& core, void (*fn)(void*), void* arg) {
     ctx.stack_hi = static_cast<LdmAddr>(ctx.ldm_bytes);
   }
   ensure_signal_stack();  // a stack overflow on this host thread's fibers must reach the handler
+  start_checks(ctx);
   load_section(ctx);
   deliver_stack_broadcasts(ctx);
   forget_simd_work();

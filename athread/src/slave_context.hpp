@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "session.hpp"
 
@@ -44,6 +45,11 @@ struct SlaveContext {
   std::uintptr_t stack_top = 0;            // host address the slave stack grows down from
   std::vector<Outstanding> outstanding;
   bool simd_misaligned_reported = false;  // a misaligned simd_load/store was reported (once per core per spawn)
+  // Checking mode (docs/checking.md): the core's checker, null when off; with slave code built to report its loads
+  // and stores, the requests whose completion the program has not yet seen (reply counter, request id).
+  CoreCheck* check = nullptr;
+  bool check_accesses = false;
+  std::vector<std::pair<volatile void*, std::uint64_t>> unobserved;
 
   /// End of the highest live ldm_malloc'ed block (0 when none).
   LdmAddr heap_top() const { return heap_blocks.empty() ? 0 : heap_blocks.rbegin()->second; }

@@ -45,7 +45,7 @@ SplitOptions split_mode(const py::object& split) {
 RunConfig make_config(const py::object& arch, bool fusion, const std::optional<std::string>& staging,
                       const py::object& split, const std::string& split_rounding, bool constant_packs,
                       const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
-                      const std::string& trace_codec, bool lint) {
+                      const std::string& trace_codec, bool lint, const std::string& check) {
   RunConfig config;
   if (const auto path = as_path(arch)) {
     config.arch = path->string();
@@ -72,6 +72,7 @@ RunConfig make_config(const py::object& arch, bool fusion, const std::optional<s
   if (!codec) throw ConfigError("trace_codec must be zstd or raw, not '" + trace_codec + "'");
   config.machine.trace_codec = *codec;
   config.machine.alignment = lint ? AlignmentPolicy::kLint : AlignmentPolicy::kTrap;
+  config.check = parse_check_set(check, "check");
   return config;
 }
 
@@ -321,15 +322,15 @@ void bind_session(py::module_& m) {
       .def(py::init([](const py::object& arch, bool fusion, const std::optional<std::string>& staging,
                        const py::object& split, const std::string& split_rounding, bool constant_packs,
                        const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
-                       const std::string& trace_codec, bool lint) {
+                       const std::string& trace_codec, bool lint, const std::string& check) {
              return std::make_unique<PythonSession>(make_config(arch, fusion, staging, split, split_rounding,
                                                                 constant_packs, conv_algo, threads, trace, trace_codec,
-                                                                lint));
+                                                                lint, check));
            }),
            py::kw_only(), py::arg("arch") = py::none(), py::arg("fusion") = true, py::arg("staging") = py::none(),
            py::arg("split") = py::none(), py::arg("split_rounding") = "align", py::arg("constant_packs") = true,
            py::arg("conv_algo") = py::none(), py::arg("threads") = 0u, py::arg("trace") = false,
-           py::arg("trace_codec") = "zstd", py::arg("lint") = false,
+           py::arg("trace_codec") = "zstd", py::arg("lint") = false, py::arg("check") = "off",
            "arch: a preset name, an arch JSON file or a dict (ldmsim.arch() changed); None: the model's own, else "
            "sw26010. staging: 'method', 'naive' or 'none'; None: the model's own, else 'method'. split: place "
            "tensors and ops over the core groups (docs/splitting.md): 'auto', 'on' (or True), 'off' (or False); None: "
@@ -337,7 +338,8 @@ void bind_session(py::module_& m) {
            "conv_algo: for every conv that sets none. "
            "threads: host threads (0: one per core group up to the host's cores). trace: record a DMA trace "
            "(written to OUT/trace.ldmtrace by run(out=OUT)). lint: record alignment violations instead of "
-           "trapping.")
+           "trapping. check: checking mode, 'races,init,bounds' (comma-separated), 'all' or 'off' (docs/checking.md): "
+           "the reports are in the result's stats['check'].")
       .def("load", &PythonSession::load, py::arg("model"), py::kw_only(), py::arg("base_dir") = py::none(),
            py::arg("input_files") = std::map<std::string, std::filesystem::path>{}, py::arg("contexts") = 1u,
            "A model file (ONNX or workload JSON, told apart by content) or a workload dict (base_dir resolves its "

@@ -108,6 +108,7 @@ DmaHandle Core::dma(const DmaRequest& request) {
   if (result.remote) stats_->dma_remote_bytes += request.length;
   const std::uint64_t id = next_request_id_++;
   pending_.push_back(Pending{id, result.timing.end, request});
+  if (detail::GroupCheck* checks = group_->checks()) checks->on_issue(id_, request, cycle_, result.timing.end, id);
   spdlog::logger& log = group_->dma_log();
   if (log.should_log(spdlog::level::trace)) {
     log.trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, node_cg_, id_,
@@ -129,6 +130,7 @@ void Core::wait(const DmaHandle& handle) {
   auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.id == handle.id_; });
   if (it == pending_.end()) return;  // already waited
   const Cycle end = it->end;
+  if (detail::GroupCheck* checks = group_->checks()) checks->on_wait(id_, handle.id_, cycle_);
   *it = std::move(pending_.back());  // order does not matter (check_exit finds the oldest by id)
   pending_.pop_back();
   stall_until(end, &CoreStats::dma_wait_cycles);
@@ -138,6 +140,7 @@ void Core::wait_all() {
   enter("Core::wait_all");
   Cycle end = cycle_;
   for (const auto& p : pending_) end = std::max(end, p.end);
+  if (detail::GroupCheck* checks = group_->checks()) checks->on_wait_all(id_, cycle_);
   pending_.clear();
   stall_until(end, &CoreStats::dma_wait_cycles);
 }

@@ -46,6 +46,11 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const
   const int n = static_cast<int>(a.cores_per_group());
   dma_channels_ = a.dma.channels();
   start_cycle_ = group_.stats.cycles;
+  if (auto* checks = machine_.host_state->find<CheckState>(); checks != nullptr && checks->checks.any()) {
+    check_state_ = checks;
+    checks_ = &checks->group(group_.shared.cg, machine_.arch, machine_.memory);
+    node_passes_.assign(static_cast<std::size_t>(n), 0);
+  }
   states_.assign(static_cast<std::size_t>(n), State::kReady);
   barrier_notes_.assign(static_cast<std::size_t>(n), {});
   reg_notes_.assign(static_cast<std::size_t>(n), {});
@@ -104,6 +109,16 @@ void GroupRun::start(std::function<void()> on_exit, HostState& host_state,
                      const std::shared_ptr<LaunchWorkers>& workers, int worker) noexcept {
   on_exit_ = std::move(on_exit);
   for (const auto& core : cores_) core->group_state_ = &host_state;
+  host_state.get<CheckLink>().state = check_state_;
+  if (checks_ != nullptr) {
+    std::vector<const std::byte*> ldm;
+    std::vector<const Cycle*> clocks;
+    for (const auto& core : cores_) {
+      ldm.push_back(core->ldm_.bytes(0));
+      clocks.push_back(&core->cycle_);
+    }
+    checks_->start_launch(name_, ldm, std::move(clocks), machine_.arch.ldm_bytes);
+  }
   guarded([&] {
     group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
     if (workers) {
@@ -126,6 +141,7 @@ void GroupRun::finish() noexcept {
   guarded([this] {
     for (auto& fiber : fibers_) fiber.join();
     fibers_.clear();
+    if (checks_ != nullptr) checks_->end_launch();
     const Cycle end = latest_cycle();
     group_.stats.cycles = end;
     ++group_.stats.launches;
@@ -212,6 +228,7 @@ void GroupRun::barrier(Core& core, Scope scope) {
     }
     slot.waiting.clear();
     group_.shared.trace.mark({MarkerKind::kBarrier, slot.release, core.id(), static_cast<std::uint32_t>(scope), {}});
+    if (checks_ != nullptr) checks_->on_barrier(scope, core.row(), core.col());
     slot.released.notify_all();
   } else {
     const std::uint64_t generation = slot.generation;
@@ -238,6 +255,10 @@ void GroupRun::node_barrier(Core& core) {
   barrier_notes_[id] = {Scope::kNode, arrival, arrived + 1, expected};
   const Cycle release = node_->barrier(*this, core);
   states_[id] = State::kReady;
+  if (checks_ != nullptr && ++node_passes_[id] > node_sweeps_) {  // the group's first core past the barrier
+    ++node_sweeps_;
+    checks_->on_barrier(Scope::kNode, 0, 0);
+  }
   core.stats_->barrier_wait_cycles += release - arrival;
   core.cycle_ = release;
 }

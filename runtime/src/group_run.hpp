@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "check_state.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -74,6 +75,8 @@ class GroupRun {
   /// The part of each core's store the launch's context owns.
   LdmWindow ldm_window() const { return machine_.ldm_window(); }
   spdlog::logger& dma_log() const { return *dma_log_; }
+  /// The group's checks (docs/checking.md), null when the machine checks nothing.
+  GroupCheck* checks() const { return checks_; }
   void barrier(Core& core, Scope scope);
   void reg_put(Core& core, RegBus bus, int dst, const RegValue& value);
   RegValue reg_get(Core& core, RegBus bus);
@@ -127,6 +130,10 @@ class GroupRun {
   std::string name_;
   NodeSync* node_;
   Cycle start_cycle_ = 0;
+  CheckState* check_state_ = nullptr;  // the machine's checks when enabled
+  GroupCheck* checks_ = nullptr;
+  std::vector<std::uint64_t> node_passes_;  // node barriers each core passed (the first to pass one sweeps)
+  std::uint64_t node_sweeps_ = 0;
   std::vector<boost::fibers::fiber> fibers_;  // empty when the cores run on kept fibers
   /// The launch's cores, constructed in one block (one allocation per launch instead of one per core).
   class CoreBlock {

@@ -95,6 +95,7 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   RunResult result;
   const std::shared_ptr<Machine> taken = take_machine(model.arch());
   Machine& machine = *taken;
+  enable_checks(machine, config_.check);  // also forgets an earlier run's reports
   if (config_.machine.trace) result.machine = taken;
   ExecuteOptions options;
   options.staging = model.staging();
@@ -118,6 +119,7 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
     if (dir) {
       nlohmann::json stats = machine.stats().to_json();
       stats["workload"] = graph.name;
+      if (config_.check.any()) stats["check"] = check_reports_json(check_reports(machine));
       dir->remove_stale_outputs(output_names);
       write_run_record(*dir, std::move(stats), run_info, &fault, write_trace);
       dir->complete();
@@ -135,6 +137,7 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   add_model_stats(model, result.notes, result.stats);
   result.stats["tool_version"] = version();
   result.stats["fault"] = nullptr;
+  if (config_.check.any()) result.stats["check"] = check_reports_json(check_reports(machine));
   for (auto& [name, values] : executed.outputs) {
     result.outputs[name] =
         TensorValues{executed.shapes.at(name).dims_vector(), SharedHalves(std::move(values)), executed.types.at(name)};

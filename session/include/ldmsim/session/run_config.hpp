@@ -8,6 +8,7 @@
 
 #include "ldmsim/graph/split.hpp"
 #include "ldmsim/kernels/padding.hpp"
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/arch.hpp"
 
@@ -34,6 +35,8 @@ struct RunConfig {
   std::string conv_algo;
   /// Host threads, tracing (on/off, codec, spill directory), alignment policy, fiber stacks.
   MachineOptions machine;
+  /// Checking mode (docs/checking.md): the run's reports go to stats.json's `check`. Off by default.
+  CheckSet check;
 };
 
 /// The placement a run of a model of `format` (Model::format) uses under `config`.

@@ -1,0 +1,121 @@
+// Checking mode in the athread layer (see check_hooks.hpp).
+#include "check_hooks.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <link.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "session.hpp"
+
+namespace ldmsim::athread {
+
+bool g_slave_accesses_reported = false;
+
+void start_checks(SlaveContext& ctx) {
+  ctx.check = core_check(*ctx.core);
+  ctx.check_accesses = false;
+  ctx.unobserved.clear();
+  if (ctx.check == nullptr) return;
+  const Session& s = session();
+  // __thread_local data starts with its initial values, defined like any written byte.
+  if (s.tl_size() != 0) ctx.check->mark_written(ctx.tl_offset, s.tl_size());
+  if (g_slave_accesses_reported) {
+    ctx.check->program_observes_completion();
+    ctx.check_accesses = true;
+  }
+}
+
+void observe_reply(SlaveContext& ctx, volatile void* reply) {
+  std::erase_if(ctx.unobserved, [&](const std::pair<volatile void*, std::uint64_t>& u) {
+    if (u.first != reply) return false;
+    ctx.check->observed(u.second);
+    return true;
+  });
+}
+
+std::string describe_site(std::uint64_t pc) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(pc), &info) == 0 || info.dli_fname == nullptr) {
+    return "slave code (address unknown)";
+  }
+  const std::string file = std::filesystem::path(info.dli_fname).filename().string();
+  // The call's return address: one past the access; addr2line -e FILE OFFSET names the line.
+  const auto offset = pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase) - 1;
+  if (info.dli_sname != nullptr) return fmt::format("slave code in {} at {}+0x{:x}", info.dli_sname, file, offset);
+  return fmt::format("slave code at {}+0x{:x}", file, offset);
+}
+
+std::string host_array_name(DeviceAddr device) {
+  const auto host = session().mirror.to_host(device);
+  if (!host) return {};
+  Dl_info info{};
+  ElfW(Sym)* symbol = nullptr;  // dladdr1 hands out a pointer to const data through void**
+  if (dladdr1(reinterpret_cast<void*>(*host), &info, reinterpret_cast<void**>(&symbol), RTLD_DL_SYMENT) == 0 ||
+      info.dli_sname == nullptr || symbol == nullptr) {
+    return {};
+  }
+  const auto start = reinterpret_cast<std::uintptr_t>(info.dli_saddr);
+  if (*host >= start + std::max<std::uint64_t>(symbol->st_size, 1)) {  // past the nearest array: not in one
+    return fmt::format("host memory after {} (which ends at {:#x})", info.dli_sname, start + symbol->st_size);
+  }
+  return fmt::format("{} (host array)", info.dli_sname);
+}
+
+namespace {
+// Where host address `at` lies in the core's ldm; false when it is not ldm (main memory, host globals).
+bool ldm_offset(const SlaveContext& ctx, std::uintptr_t at, std::size_t size, LdmAddr& offset, bool& heap) {
+  const auto ldm = reinterpret_cast<std::uintptr_t>(ctx.ldm);
+  if (at >= ldm && at + size <= ldm + ctx.ldm_bytes) {
+    offset = static_cast<LdmAddr>(at - ldm);
+    heap = true;
+    return true;
+  }
+  heap = false;
+  const Session& s = session();
+  const auto tl = reinterpret_cast<std::uintptr_t>(s.tl_begin);
+  if (at >= tl && at + size <= tl + s.tl_size()) {
+    offset = static_cast<LdmAddr>(ctx.tl_offset + (at - tl));
+    return true;
+  }
+  if (at < ctx.stack_top && ctx.stack_top - at <= s.fiber_stack_bytes) {
+    const std::uintptr_t depth = ctx.stack_top - at;
+    if (depth > ctx.stack_hi || size > depth) return false;
+    offset = static_cast<LdmAddr>(ctx.stack_hi - depth);
+    return offset >= ctx.stack_lo || ctx.stack_shared;
+  }
+  return false;
+}
+}  // namespace
+
+void check_access(std::uintptr_t addr, std::size_t size, bool write, std::uintptr_t pc) {
+  SlaveContext* ctx = session().active;
+  if (ctx == nullptr || !ctx->check_accesses) return;
+  if (!ctx->unobserved.empty()) {
+    for (const auto& [reply, id] : ctx->unobserved) {
+      const auto r = reinterpret_cast<std::uintptr_t>(const_cast<void*>(reply));
+      if (r == 0 || addr + size <= r || r + sizeof(int) <= addr) continue;
+      if (write) {
+        Dl_info info{};
+        const bool named = dladdr(const_cast<void*>(reply), &info) != 0 && info.dli_sname != nullptr;
+        const std::string counter = named ? fmt::format("'{}'", info.dli_sname) : std::string("on the slave stack");
+        ctx->check->report("reply-reset", pc,
+                           fmt::format("{} writes reply counter {} while a request counted on it is still in flight "
+                                       "(not waited for): the count it will reach is not the one the code expects",
+                                       describe_site(pc), counter));
+      } else {
+        observe_reply(*ctx, reply);  // spinning on the counter: the program sees the completions
+      }
+      break;
+    }
+  }
+  if (!ctx->check->in_flight() && !ctx->check->checks_init()) return;
+  LdmAddr offset = 0;
+  bool heap = false;
+  if (!ldm_offset(*ctx, addr, size, offset, heap)) return;
+  ctx->check->ldm_access(offset, size, write, heap, pc, describe_site);
+}
+
+}  // namespace ldmsim::athread

@@ -1,0 +1,36 @@
+/* Corpus: the bugs LDMSIM_CHECK finds (docs/checking.md), one per mode, in a double-buffered scale kernel written
+ * as Sunway code is written. Mode clean (the default) is the same kernel done right: it must give no report. */
+#include <athread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define N 256 /* floats per tile */
+#define TILES 4
+
+float in[64 * N * TILES];
+float out[64 * N * TILES + 2]; /* put_overlap's last core writes two floats past its share */
+int check_mode;
+
+extern void SLAVE_FUN(check_bugs)(void*);
+
+int main(int argc, char** argv) {
+  static const char* const modes[] = {"clean", "wait_late", "put_source", "put_overlap", "reply_reset", "uninit"};
+  const char* mode = argc > 1 ? argv[1] : "clean";
+  check_mode = -1;
+  for (int m = 0; m < (int)(sizeof modes / sizeof modes[0]); ++m) {
+    if (strcmp(mode, modes[m]) == 0) check_mode = m;
+  }
+  if (check_mode < 0) {
+    fprintf(stderr, "check_bugs: unknown mode %s\n", mode);
+    return 2;
+  }
+  for (int i = 0; i < 64 * N * TILES; ++i) in[i] = (float)(i % 1000);
+  athread_init();
+  athread_spawn(check_bugs, 0);
+  athread_join();
+  int errors = 0;
+  for (int i = 0; i < 64 * N * TILES; ++i) errors += out[i] != 2.0f * in[i];
+  printf("check_bugs %s: %d mismatches\n", mode, errors);
+  athread_halt();
+  return check_mode == 0 && errors != 0 ? 1 : 0;
+}

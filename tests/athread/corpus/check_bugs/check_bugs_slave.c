@@ -1,0 +1,60 @@
+#include <slave.h>
+
+#define N 256
+#define TILES 4
+
+enum { CLEAN, WAIT_LATE, PUT_SOURCE, PUT_OVERLAP, REPLY_RESET, UNINIT };
+
+extern float in[], out[];
+extern int check_mode;
+
+__thread_local volatile int get_reply[2];
+__thread_local volatile int put_reply;
+
+void check_bugs(void* arg) {
+  (void)arg;
+  const int mode = check_mode;
+  const int id = _MYID;
+  float* buf[2];
+  buf[0] = (float*)ldm_malloc(N * sizeof(float));
+  buf[1] = (float*)ldm_malloc(N * sizeof(float));
+  float* res = (float*)ldm_malloc((N + 2) * sizeof(float));
+  const float* src = &in[id * N * TILES];
+  float* dst = &out[id * N * TILES];
+  /* uninit: the gets bring only the first half of each tile */
+  const int get_bytes = (mode == UNINIT ? N / 2 : N) * (int)sizeof(float);
+  volatile int* next_reply = &get_reply[0];
+
+  get_reply[0] = get_reply[1] = 0;
+  athread_get(PE_MODE, (void*)src, buf[0], get_bytes, (void*)&get_reply[0], 0, 0, 0);
+  for (int t = 0; t < TILES; ++t) {
+    const int cur = t & 1;
+    const int nxt = cur ^ 1;
+    if (t + 1 < TILES) {
+      /* reply_reset's bug: one counter for both buffers, reset while the current tile's get still counts on it */
+      next_reply = mode == REPLY_RESET ? &get_reply[0] : &get_reply[nxt];
+      *next_reply = 0;
+      athread_get(PE_MODE, (void*)(src + (t + 1) * N), buf[nxt], get_bytes, (void*)next_reply, 0, 0, 0);
+    }
+    volatile int* cur_reply = mode == REPLY_RESET ? &get_reply[0] : &get_reply[cur];
+    if (mode != WAIT_LATE) {
+      while (*cur_reply != 1) {
+      }
+    }
+    for (int i = 0; i < N; ++i) res[i] = buf[cur][i] * 2.0f;
+    if (mode == WAIT_LATE) { /* bug: the wait comes after the tile was used */
+      while (*cur_reply != 1) {
+      }
+    }
+    put_reply = 0;
+    const int put_floats = mode == PUT_OVERLAP && t == TILES - 1 ? N + 2 : N; /* bug: two floats too many */
+    if (put_floats != N) res[N] = res[N + 1] = 0.0f;
+    athread_put(PE_MODE, res, dst + t * N, put_floats * (int)sizeof(float), (void*)&put_reply, 0, 0);
+    if (mode == PUT_SOURCE) res[0] = -1.0f; /* bug: the put's source changes before its wait */
+    while (put_reply != 1) {
+    }
+  }
+  ldm_free(res, (N + 2) * sizeof(float));
+  ldm_free(buf[1], N * sizeof(float));
+  ldm_free(buf[0], N * sizeof(float));
+}
