@@ -322,9 +322,9 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (const auto r = reductions.find(type); r != reductions.end()) {
     translate_reduce(node, t, ctx, r->second);
   } else if (type == "Conv") {
-    if (is_window_1d(node, ctx)) {
+    if (window_dims(node, ctx) == 1) {
       translate_conv_1d(node, t);
-    } else if (is_window_3d(node, ctx)) {
+    } else if (window_dims(node, ctx) == 3) {
       translate_conv_3d(node, t);
     } else {
       translate_conv(node, t);
@@ -358,9 +358,9 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     if (t.arity(2, 2, 1)) t.op("matmul", {0, 1});
   } else if (type == "MaxPool" || type == "AveragePool") {
     const bool max = type == "MaxPool";
-    if (is_window_1d(node, ctx)) {
+    if (window_dims(node, ctx) == 1) {
       translate_pool_1d(node, t, max);
-    } else if (is_window_3d(node, ctx)) {
+    } else if (window_dims(node, ctx) == 3) {
       translate_pool_3d(node, t, max);
     } else if (max) {
       translate_pool<true>(node, t);

@@ -196,14 +196,15 @@ void translate_gather_view(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_expand_view(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_pad(const onnx::NodeProto& node, NodeTranslator& t);
 
-/// 1-D Conv and pools through the 2-D engine (onnx_window_1d.cpp); is_window_1d: the node's window is 1-D.
-bool is_window_1d(const onnx::NodeProto& node, const Context& ctx);
+/// The spatial dims of a Conv's or pool's window: kernel_shape's length when given, else the input's rank - 2
+/// (0 when neither is known).
+std::size_t window_dims(const onnx::NodeProto& node, const Context& ctx);
+
+/// 1-D Conv and pools through the 2-D engine (onnx_window_1d.cpp).
 void translate_conv_1d(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
 
-/// 3-D Conv and pools through the 2-D engine, the depth window unrolled into channels (onnx_window_3d.cpp);
-/// is_window_3d: the node's window is 3-D.
-bool is_window_3d(const onnx::NodeProto& node, const Context& ctx);
+/// 3-D Conv and pools through the 2-D engine, the depth window unrolled into channels (onnx_window_3d.cpp).
 void translate_conv_3d(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_pool_3d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
 

@@ -51,13 +51,13 @@ void back_to_1d(NodeTranslator& t, const std::string& y4) {
 
 }  // namespace
 
-bool is_window_1d(const onnx::NodeProto& node, const Context& ctx) {
-  if (node.input_size() < 1) return false;
+std::size_t window_dims(const onnx::NodeProto& node, const Context& ctx) {
+  if (node.input_size() < 1) return 0;
   for (const auto& a : node.attribute()) {
-    if (a.name() == "kernel_shape") return a.ints_size() == 1;
+    if (a.name() == "kernel_shape") return static_cast<std::size_t>(a.ints_size());
   }
   const auto it = ctx.shapes.find(resolve(ctx, node.input(0)));
-  return it != ctx.shapes.end() && it->second.size() == 3;
+  return it != ctx.shapes.end() && it->second.size() >= 2 ? it->second.size() - 2 : 0;
 }
 
 void translate_conv_1d(const onnx::NodeProto& node, NodeTranslator& t) {

@@ -114,15 +114,6 @@ void fold_depth_back(NodeTranslator& t, const std::string& flat, std::int64_t n,
 
 }  // namespace
 
-bool is_window_3d(const onnx::NodeProto& node, const Context& ctx) {
-  if (node.input_size() < 1) return false;
-  for (const auto& a : node.attribute()) {
-    if (a.name() == "kernel_shape") return a.ints_size() == 3;
-  }
-  const auto it = ctx.shapes.find(resolve(ctx, node.input(0)));
-  return it != ctx.shapes.end() && it->second.size() == 5;
-}
-
 void translate_conv_3d(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
   if (!t.arity(2, 3, 1)) return;
