@@ -61,6 +61,17 @@ std::vector<f16> host_slice(std::span<const f16> values, const Shape& shape, con
   return out;
 }
 
+/// host_slice as shared values: the whole tensor or a slice of consecutive elements (a cut of the outermost
+/// non-unit axis) shares the tensor's own storage, so staging can lend it to device memory instead of copying.
+SharedHalves shared_slice(const SharedHalves& values, const Shape& shape, const TensorRegion& r) {
+  if (r.whole) return values;
+  if (shape.product(0, r.axis) == 1) {
+    const std::uint64_t inner = shape.product(r.axis + 1, shape.rank());
+    return SharedHalves(values.shared(), values.data() + r.begin * inner, (r.end - r.begin) * inner);
+  }
+  return SharedHalves(host_slice(values.span(), shape, r));
+}
+
 class SplitPlacement final : public Placement {
  public:
   SplitPlacement(RunState& state, SplitPlan split)
@@ -268,7 +279,6 @@ const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, 
 void SplitPlacement::stage(const Step& step) {
   const TensorNode& node = graph_.tensor(step.tensor);
   const SharedHalves initial = initial_values(node);
-  const std::span<const f16> values = initial.span();
   // The first consumer decides the placement: its groups' regions, or whole in group 0's memory.
   const auto first = std::find_if(plan_.steps.begin(), plan_.steps.end(), [&](const Step& s) {
     if (s.kind != Step::Kind::kRun && s.kind != Step::Kind::kHandOver) return false;
@@ -286,8 +296,8 @@ void SplitPlacement::stage(const Step& step) {
       if (p.work.dropped[k]) continue;
       const std::size_t at = static_cast<std::size_t>(
           std::count(p.work.dropped.begin(), p.work.dropped.begin() + static_cast<std::ptrdiff_t>(k), false));
-      const std::vector<f16> slice = host_slice(values, node.shape, p.work.regions[k]);
-      const DeviceTensor t = s_.stage(view(static_cast<int>(g)), node.name, wanted(*p.bound, at), slice);
+      const DeviceTensor t = s_.stage(view(static_cast<int>(g)), node.name, wanted(*p.bound, at),
+                                      shared_slice(initial, node.shape, p.work.regions[k]));
       held_[step.tensor].push_back(Copy{t, static_cast<int>(g), p.work.regions[k], 0});
     }
   }
@@ -310,8 +320,7 @@ void SplitPlacement::stage(const Step& step) {
     if (at < node.shape[axis]) gaps.push_back({false, axis, at, node.shape[axis]});
     for (const TensorRegion& gap : gaps) {
       const Shape shape = region_shape(node.shape, gap);
-      const std::vector<f16> slice = host_slice(values, node.shape, gap);
-      const DeviceTensor t = s_.stage(view(0), node.name, natural(shape), slice);
+      const DeviceTensor t = s_.stage(view(0), node.name, natural(shape), shared_slice(initial, node.shape, gap));
       copies.push_back(Copy{t, 0, gap, 0});
     }
   }
