@@ -682,6 +682,33 @@ def onnx_gru(x, w, r, wb, rb, h, reverse=False):
     return np.stack(ys), h
 
 
+def onnx_lstm(x, w, r, b, h, c, reverse=False):
+    """ONNX's LSTM (gates i, o, f, c; b = [Wb, Rb]) from the states h, c. Returns Y, h, c."""
+    ys = [None] * x.shape[0]
+    wb, rb = np.split(b, 2)
+    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        i, o, f, g = np.split(x[t] @ w.T + wb + h @ r.T + rb, 4, axis=1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
+        ys[t] = h
+    return np.stack(ys), h, c
+
+
+def by_length(cell, x, lens, *state):
+    """ONNX's meaning of sequence_lens for one direction of a cell: each batch element runs over its own first
+    lens[b] steps (a reverse pass starts at its last valid one); Y is zero past them. `cell(x_b, *state_b)` returns
+    (Y, states...) for one element; `state` are [batch, hidden] arrays. Returns Y [seq, batch, hidden], states."""
+    seq, batch = x.shape[0], x.shape[1]
+    ys = np.zeros((seq, batch, state[0].shape[1]))
+    finals = [np.zeros_like(s) for s in state]
+    for b in range(batch):
+        out = cell(x[:lens[b], b:b + 1], *[s[b:b + 1] for s in state])
+        ys[:lens[b], b] = out[0][:, 0]
+        for k, f in enumerate(out[1:]):
+            finals[k][b] = f[0]
+    return (ys, *finals)
+
+
 def recurrent(directory):
     """LSTM and GRU as PyTorch exports them and in ONNX's own forms. rnn_torch: a bidirectional LSTM whose initial
     states come from Shape/Gather/Unsqueeze/Concat/Expand, weights drawn in PyTorch's gate order (i, f, g, o; GRU
@@ -770,7 +797,36 @@ def recurrent(directory):
     np.save(directory / "lstm_last_x.npy", x)
     np.save(directory / "lstm_last_y_h.npy", h_last[None].astype(np.float32))
 
-    # Refused: clip, peepholes, a short sequence_lens, custom activations, layout 1, no output, and a zero B that
+    # sequence_lens shorter than the sequence: a bidirectional LSTM (initial states given) and a forward GRU on one
+    # input, lengths in runs of equal ones, the full length among them.
+    seq, batch, inp, hid, ghid = 6, 5, 4, 5, 3
+    x = fp16(rng.normal(size=(seq, batch, inp)))
+    lens, glens = [6, 3, 3, 1, 4], [2, 2, 6, 6, 5]
+    w, r, b = weights(2, 4 * hid, inp), weights(2, 4 * hid, hid), weights(2, 8 * hid)
+    h0, c0 = weights(2, batch, hid), weights(2, batch, hid)
+    dirs = [by_length(lambda xb, h, c, d=d: onnx_lstm(xb, w[d], r[d], b[d], h, c, reverse=d == 1), x, lens, h0[d],
+                      c0[d]) for d in range(2)]
+    gw, gr = weights(1, 3 * ghid, inp), weights(1, 3 * ghid, ghid)
+    gzero = np.zeros(3 * ghid)
+    gy, gh = by_length(lambda xb, h: onnx_gru(xb, gw[0], gr[0], gzero, gzero, h), x, glens, np.zeros((batch, ghid)))
+    nodes = [mk("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0"], ["ly", "lyh", "lyc"], name="lstm",
+                direction="bidirectional", hidden_size=hid),
+             mk("GRU", ["x", "gw", "gr", "", "glens"], ["gy", "gyh"], name="gru", hidden_size=ghid)]
+    inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in
+             [("w", w), ("r", r), ("b", b), ("h0", h0), ("c0", c0), ("gw", gw), ("gr", gr)]]
+    inits += [numpy_helper.from_array(np.array(lens, np.int32), "lens"),
+              numpy_helper.from_array(np.array(glens, np.int32), "glens")]
+    outs = {"ly": np.stack([dirs[0][0], dirs[1][0]], axis=1), "lyh": np.stack([dirs[0][1], dirs[1][1]]),
+            "lyc": np.stack([dirs[0][2], dirs[1][2]]), "gy": gy[:, None], "gyh": gh[None]}
+    graph = helper.make_graph(nodes, "rnn_lens", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in outs.items()],
+                              inits)
+    save(directory, "rnn_lens", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]))
+    np.save(directory / "rnn_lens_x.npy", x)
+    for n, v in outs.items():
+        np.save(directory / f"rnn_lens_{n}.npy", v.astype(np.float32))
+
+    # Refused: clip, peepholes, a sequence_lens of 0, custom activations, layout 1, no output, and a zero B that
     # W's declared shape would make enormous.
     w4, r4 = weights(1, 4 * 2, 3), weights(1, 4 * 2, 2)
     nodes = [mk("LSTM", ["x", "w", "r"], ["a"], name="clipped", hidden_size=2, clip=3.0),
@@ -783,7 +839,7 @@ def recurrent(directory):
              mk("LSTM", ["x", "huge_w", "huge_r", "", "", "huge_h"], ["f"], name="huge_b")]
     inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [("w", w4), ("r", r4)]]
     inits += [numpy_helper.from_array(np.zeros((1, 6), np.float32), "p"),
-              numpy_helper.from_array(np.array([1, 2], np.int32), "short"),
+              numpy_helper.from_array(np.array([0, 2], np.int32), "short"),
               numpy_helper.from_array(weights(1, 6, 3), "w3"), numpy_helper.from_array(weights(1, 6, 2), "r3"),
               numpy_helper.from_array(weights(1, 2, 2), "h3")]
     huge = 4 * 2 ** 24

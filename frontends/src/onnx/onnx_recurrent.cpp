@@ -1,7 +1,7 @@
 // ONNX LSTM and GRU nodes as lstm / gru ops (docs/onnx.md). ONNX's optional inputs may be left out in the middle
 // (an initial_h without B); ldmsim's ops take them in order, so a missing B becomes a zero constant. Optional
-// outputs left unnamed get names of their own (nothing reads them). sequence_lens must be absent or a constant
-// equal to the sequence length everywhere: ldmsim runs whole sequences.
+// outputs left unnamed get names of their own (nothing reads them). sequence_lens must be absent or a constant;
+// lengths shorter than the sequence are translated in onnx_recurrent_lengths.cpp.
 #include <fmt/format.h>
 
 #include "ldmsim/kernels/recurrent.hpp"
@@ -64,16 +64,16 @@ void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context
     return;
   }
   if (lstm && t.has_input(7)) t.problem("peephole weights (input P) are not supported");
-  if (t.has_input(4)) {  // sequence_lens: only the full length
+  std::vector<std::uint64_t> lengths;  // per batch element, when some is shorter than the sequence
+  std::uint64_t seq = 0;
+  if (t.has_input(4)) {
     const auto* x = known_dims(ctx, t, 0);
     const Constant* lens = t.constant_input(4, "sequence_lens");
-    if (lens != nullptr && x != nullptr && !x->empty()) {
-      for (const double v : lens->values) {
-        if (v != static_cast<double>((*x)[0])) {
-          t.problem(fmt::format("sequence_lens holds {} but only the full length {} is supported", v, (*x)[0]));
-          break;
-        }
-      }
+    if (x == nullptr || x->size() != 3) {
+      t.problem("sequence_lens needs X's shape [seq, batch, input] known at import");
+    } else if (lens != nullptr) {
+      seq = (*x)[0];
+      lengths = sequence_lengths(t, *lens, seq, (*x)[1]);
     }
   }
   if (!t.problems().empty()) return;
@@ -137,6 +137,11 @@ void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context
   nlohmann::json attrs = {{"direction", direction}};
   if (a.has("hidden_size")) attrs["hidden_size"] = a.integer("hidden_size", 1);
   if (!lstm) attrs["linear_before_reset"] = a.integer("linear_before_reset", 0);
+  if (!lengths.empty()) {
+    translate_recurrent_by_length(t, lstm ? "lstm" : "gru", inputs, outputs.get<std::vector<std::string>>(), attrs,
+                                  lengths, seq);
+    return;
+  }
   t.result().op = {{"type", lstm ? "lstm" : "gru"}, {"inputs", inputs}, {"outputs", outputs}, {"attrs", attrs}};
 }
 

@@ -188,6 +188,16 @@ class NodeTranslator {
 
 /// LSTM / GRU nodes (onnx_recurrent.cpp).
 void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, CellKind kind);
+/// A constant sequence_lens checked against X's [seq, batch]: each batch element's length when some is shorter
+/// than the sequence, or empty (all run the whole sequence, or a problem was reported).
+std::vector<std::uint64_t> sequence_lengths(NodeTranslator& t, const Constant& lens, std::uint64_t seq,
+                                            std::uint64_t batch);
+/// A recurrent op of `type` over batch elements of different lengths: one op per run of equal lengths over its
+/// first steps, Y padded with zeros to `seq`, the runs' outputs concatenated (onnx_recurrent_lengths.cpp). `inputs`
+/// are in ldmsim's order (X, W, R, B, initial_h, initial_c) and `outputs` all named.
+void translate_recurrent_by_length(NodeTranslator& t, const std::string& type, const nlohmann::json& inputs,
+                                   const std::vector<std::string>& outputs, const nlohmann::json& attrs,
+                                   const std::vector<std::uint64_t>& lengths, std::uint64_t seq);
 
 /// Parts of a runtime tensor (onnx_views.cpp): Slice, Split, Gather with constant indices, Expand, Pad.
 void translate_slice(const onnx::NodeProto& node, NodeTranslator& t);
