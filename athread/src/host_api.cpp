@@ -59,9 +59,6 @@ std::uint64_t parse_stack_bytes(const std::string& text) {
   return (value + 63) / 64 * 64;
 }
 
-}  // namespace
-
-namespace {
 /// The cycles the summary line and the stats file report.
 ldmsim::Cycle summary_cycles(const Session& s, const RunStats& stats, bool crashed) {
   // After a crash mid-launch the launch's cycles are not in the stats yet: the latest clock a core showed at an
