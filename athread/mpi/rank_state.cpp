@@ -174,11 +174,16 @@ void RankState::start_collective(MPI_Comm comm, const char* call, Cycle cost, st
   collective->bytes = bytes;
   PMPI_Iallreduce(collective->mine, collective->latest, 2, MPI_UINT64_T, MPI_MAX, twin, &collective->timing);
   const std::lock_guard lock(mutex_);
+  // A request completed by a call not intercepted may have left this handle behind; a collective's timing buffers
+  // must outlive its reduction, so an old one is kept until finish().
+  pending_.erase(request);
+  if (auto& old = collectives_[request]; old) freed_collectives_.push_back(std::move(old));
   collectives_[request] = std::move(collective);
 }
 
 void RankState::add_persistent(MPI_Request request, PersistentRequest persistent) {
   const std::lock_guard lock(mutex_);
+  pending_.erase(request);  // as in start_collective
   persistent_[request] = persistent;
 }
 
