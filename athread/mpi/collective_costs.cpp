@@ -75,4 +75,26 @@ CollectiveCost pairwise_v_cost(const NetworkModel& model, MPI_Comm comm, const i
   return cost;
 }
 
+CollectiveCost gatherv_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype, int root) {
+  const bool at_root = rank_in(comm) == root;
+  const std::uint64_t own = sendbuf == MPI_IN_PLACE ? message_bytes(at_root ? recvcounts[root] : 0, recvtype)
+                                                    : message_bytes(sendcount, sendtype);
+  return linear_v_cost(model, comm, root, at_root ? recvcounts : nullptr, recvtype, own);
+}
+
+CollectiveCost scatterv_cost(const NetworkModel& model, MPI_Comm comm, const int sendcounts[], MPI_Datatype sendtype,
+                             const void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
+  const bool at_root = rank_in(comm) == root;
+  const std::uint64_t own = recvbuf == MPI_IN_PLACE ? message_bytes(at_root ? sendcounts[root] : 0, sendtype)
+                                                    : message_bytes(recvcount, recvtype);
+  return linear_v_cost(model, comm, root, at_root ? sendcounts : nullptr, sendtype, own);
+}
+
+CollectiveCost alltoallv_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, const int sendcounts[],
+                              MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  return pairwise_v_cost(model, comm, in_place ? recvcounts : sendcounts, in_place ? recvtype : sendtype);
+}
+
 }  // namespace ldmsim::athread::mpi

@@ -38,4 +38,14 @@ CollectiveCost ring_v_cost(const NetworkModel& model, MPI_Comm comm, const int c
 /// Pairwise exchange (alltoallv): the sum of T(k_j) over the blocks this rank sends to the other ranks.
 CollectiveCost pairwise_v_cost(const NetworkModel& model, MPI_Comm comm, const int counts[], MPI_Datatype type);
 
+/// MPI_Gatherv / Igatherv from their arguments (linear_v_cost; MPI_IN_PLACE at the root: its own block).
+CollectiveCost gatherv_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype, int root);
+/// MPI_Scatterv / Iscatterv from their arguments.
+CollectiveCost scatterv_cost(const NetworkModel& model, MPI_Comm comm, const int sendcounts[], MPI_Datatype sendtype,
+                             const void* recvbuf, int recvcount, MPI_Datatype recvtype, int root);
+/// MPI_Alltoallv / Ialltoallv from their arguments (MPI_IN_PLACE: the receive counts describe both ways).
+CollectiveCost alltoallv_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, const int sendcounts[],
+                              MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype);
+
 }  // namespace ldmsim::athread::mpi

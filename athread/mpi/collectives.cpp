@@ -111,11 +111,8 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    const bool at_root = m::rank_in(comm) == root;
-    const std::uint64_t own = sendbuf == MPI_IN_PLACE ? message_bytes(at_root ? recvcounts[root] : 0, recvtype)
-                                                      : message_bytes(sendcount, sendtype);
     m::timed(comm, "MPI_Gatherv",
-             m::linear_v_cost(rank.model(), comm, root, at_root ? recvcounts : nullptr, recvtype, own));
+             m::gatherv_cost(rank.model(), comm, sendbuf, sendcount, sendtype, recvcounts, recvtype, root));
   }
   return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
@@ -124,11 +121,8 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    const bool at_root = m::rank_in(comm) == root;
-    const std::uint64_t own = recvbuf == MPI_IN_PLACE ? message_bytes(at_root ? sendcounts[root] : 0, sendtype)
-                                                      : message_bytes(recvcount, recvtype);
     m::timed(comm, "MPI_Scatterv",
-             m::linear_v_cost(rank.model(), comm, root, at_root ? sendcounts : nullptr, sendtype, own));
+             m::scatterv_cost(rank.model(), comm, sendcounts, sendtype, recvbuf, recvcount, recvtype, root));
   }
   return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -144,11 +138,8 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    // MPI_IN_PLACE: the receive counts describe the blocks both ways.
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    m::timed(
-        comm, "MPI_Alltoallv",
-        m::pairwise_v_cost(rank.model(), comm, in_place ? recvcounts : sendcounts, in_place ? recvtype : sendtype));
+    m::timed(comm, "MPI_Alltoallv",
+             m::alltoallv_cost(rank.model(), comm, sendbuf, sendcounts, sendtype, recvcounts, recvtype));
   }
   return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }

@@ -94,4 +94,79 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   return m::started(rc, comm, "MPI_Iscatter", m::steps_cost(rank.model(), comm, bytes), request);
 }
 
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc = PMPI_Iscan(sendbuf, recvbuf, count, type, op, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Iscan", m::tree_cost(rank.model(), comm, message_bytes(count, type)), request);
+}
+
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc = PMPI_Iexscan(sendbuf, recvbuf, count, type, op, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Iexscan", m::tree_cost(rank.model(), comm, message_bytes(count, type)), request);
+}
+
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc =
+      PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Igatherv",
+                    m::gatherv_cost(rank.model(), comm, sendbuf, sendcount, sendtype, recvcounts, recvtype, root),
+                    request);
+}
+
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc =
+      PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Iscatterv",
+                    m::scatterv_cost(rank.model(), comm, sendcounts, sendtype, recvbuf, recvcount, recvtype, root),
+                    request);
+}
+
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Iallgatherv", m::ring_v_cost(rank.model(), comm, recvcounts, recvtype), request);
+}
+
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc =
+      PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Ialltoallv",
+                    m::alltoallv_cost(rank.model(), comm, sendbuf, sendcounts, sendtype, recvcounts, recvtype),
+                    request);
+}
+
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                        MPI_Comm comm, MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Ireduce_scatter", m::ring_v_cost(rank.model(), comm, recvcounts, type), request);
+}
+
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Ireduce_scatter_block",
+                    m::steps_cost(rank.model(), comm, message_bytes(recvcount, type)), request);
+}
+
 }  // extern "C"
