@@ -1,33 +1,30 @@
-// Collective MPI calls, timed by the algorithm they stand for over the LogGP model (docs/athread.md "MPI"):
-// barrier by dissemination, broadcast and reduce by a binomial tree, allreduce by a ring (reduce-scatter then
-// allgather), allgather by a ring, gather / scatter / alltoall linearly. The ranks' entry clocks are combined by a
-// max first; every rank leaves at that max plus the algorithm's time. The data then moves by the PMPI_ call.
+// Blocking collective MPI calls, timed by the algorithm they stand for over the LogGP model (collective_costs.hpp,
+// docs/athread.md "MPI"). The ranks' entry clocks are combined by a max first; every rank leaves at that max plus
+// the algorithm's time. The data then moves by the PMPI_ call.
 #include <mpi.h>
 
+#include "collective_costs.hpp"
 #include "rank_state.hpp"
 
 namespace ldmsim::athread::mpi {
 namespace {
 
-int ranks_of(MPI_Comm comm) {
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  return size;
+void timed(MPI_Comm comm, const char* call, CollectiveCost cost) {
+  RankState::get().time_collective(comm, call, cost.cycles, cost.bytes);
 }
 
-/// `steps` transfers of `bytes` each.
-Cycle steps(std::uint64_t count, std::uint64_t bytes) {
-  return count * RankState::get().model().transfer(bytes);
+/// The bytes of a rank's block: the receive side's when the send buffer is MPI_IN_PLACE.
+std::uint64_t block_bytes(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                          MPI_Datatype recvtype) {
+  return sendbuf == MPI_IN_PLACE ? message_bytes(recvcount, recvtype) : message_bytes(sendcount, sendtype);
 }
 
 }  // namespace
 }  // namespace ldmsim::athread::mpi
 
-using ldmsim::athread::mpi::message_bytes;
-using ldmsim::athread::mpi::ranks_of;
-using ldmsim::athread::mpi::RankState;
-using ldmsim::athread::mpi::steps;
-using ldmsim::athread::mpi::tree_levels;
+namespace m = ldmsim::athread::mpi;
+using m::message_bytes;
+using m::RankState;
 
 extern "C" {
 
@@ -35,47 +32,47 @@ int MPI_Barrier(MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (!rank.timed()) return PMPI_Barrier(comm);
   // The max of the entry clocks already waits for every rank: that is the barrier.
-  rank.time_collective(comm, "MPI_Barrier", steps(static_cast<std::uint64_t>(tree_levels(ranks_of(comm))), 0));
+  m::timed(comm, "MPI_Barrier", m::barrier_cost(rank.model(), comm));
   return MPI_SUCCESS;
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   RankState& rank = RankState::get();
-  if (rank.timed()) {
-    const auto levels = static_cast<std::uint64_t>(tree_levels(ranks_of(comm)));
-    rank.time_collective(comm, "MPI_Bcast", steps(levels, message_bytes(count, type)));
-  }
+  if (rank.timed()) m::timed(comm, "MPI_Bcast", m::tree_cost(rank.model(), comm, message_bytes(count, type)));
   return PMPI_Bcast(buffer, count, type, root, comm);
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
   RankState& rank = RankState::get();
-  if (rank.timed()) {
-    const auto levels = static_cast<std::uint64_t>(tree_levels(ranks_of(comm)));
-    rank.time_collective(comm, "MPI_Reduce", steps(levels, message_bytes(count, type)));
-  }
+  if (rank.timed()) m::timed(comm, "MPI_Reduce", m::tree_cost(rank.model(), comm, message_bytes(count, type)));
   return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    const auto ranks = static_cast<std::uint64_t>(ranks_of(comm));
-    const std::uint64_t bytes = message_bytes(count, type);
-    // Ring: P - 1 steps of reduce-scatter and P - 1 of allgather, each moving a P-th of the data.
-    const ldmsim::Cycle cost = ranks > 1 ? steps(2 * (ranks - 1), (bytes + ranks - 1) / ranks) : 0;
-    rank.time_collective(comm, "MPI_Allreduce", cost);
+    m::timed(comm, "MPI_Allreduce", m::ring_allreduce_cost(rank.model(), comm, message_bytes(count, type)));
   }
   return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) m::timed(comm, "MPI_Scan", m::tree_cost(rank.model(), comm, message_bytes(count, type)));
+  return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) m::timed(comm, "MPI_Exscan", m::tree_cost(rank.model(), comm, message_bytes(count, type)));
+  return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
   RankState& rank = RankState::get();
-  if (rank.timed()) {
-    const auto ranks = static_cast<std::uint64_t>(ranks_of(comm));
-    rank.time_collective(comm, "MPI_Allgather", steps(ranks - 1, message_bytes(recvcount, recvtype)));
-  }
+  if (rank.timed())
+    m::timed(comm, "MPI_Allgather", m::steps_cost(rank.model(), comm, message_bytes(recvcount, recvtype)));
   return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -83,10 +80,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    const auto ranks = static_cast<std::uint64_t>(ranks_of(comm));
-    const std::uint64_t bytes =
-        sendbuf == MPI_IN_PLACE ? message_bytes(recvcount, recvtype) : message_bytes(sendcount, sendtype);
-    rank.time_collective(comm, "MPI_Gather", steps(ranks - 1, bytes));
+    const std::uint64_t bytes = m::block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype);
+    m::timed(comm, "MPI_Gather", m::steps_cost(rank.model(), comm, bytes));
   }
   return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -95,10 +90,9 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    const auto ranks = static_cast<std::uint64_t>(ranks_of(comm));
     const std::uint64_t bytes =
         recvbuf == MPI_IN_PLACE ? message_bytes(sendcount, sendtype) : message_bytes(recvcount, recvtype);
-    rank.time_collective(comm, "MPI_Scatter", steps(ranks - 1, bytes));
+    m::timed(comm, "MPI_Scatter", m::steps_cost(rank.model(), comm, bytes));
   }
   return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -107,12 +101,63 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, MPI_Comm comm) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    const auto ranks = static_cast<std::uint64_t>(ranks_of(comm));
-    const std::uint64_t bytes =
-        sendbuf == MPI_IN_PLACE ? message_bytes(recvcount, recvtype) : message_bytes(sendcount, sendtype);
-    rank.time_collective(comm, "MPI_Alltoall", steps(ranks - 1, bytes));
+    const std::uint64_t bytes = m::block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype);
+    m::timed(comm, "MPI_Alltoall", m::steps_cost(rank.model(), comm, bytes));
   }
   return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) {
+    m::timed(comm, "MPI_Gatherv",
+             m::gatherv_cost(rank.model(), comm, sendbuf, sendcount, sendtype, recvcounts, recvtype, root));
+  }
+  return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) {
+    m::timed(comm, "MPI_Scatterv",
+             m::scatterv_cost(rank.model(), comm, sendcounts, sendtype, recvbuf, recvcount, recvtype, root));
+  }
+  return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) m::timed(comm, "MPI_Allgatherv", m::ring_v_cost(rank.model(), comm, recvcounts, recvtype));
+  return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) {
+    m::timed(comm, "MPI_Alltoallv",
+             m::alltoallv_cost(rank.model(), comm, sendbuf, sendcounts, sendtype, recvcounts, recvtype));
+  }
+  return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) m::timed(comm, "MPI_Reduce_scatter", m::ring_v_cost(rank.model(), comm, recvcounts, type));
+  return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) {
+    m::timed(comm, "MPI_Reduce_scatter_block", m::steps_cost(rank.model(), comm, message_bytes(recvcount, type)));
+  }
+  return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
 }
 
 }  // extern "C"

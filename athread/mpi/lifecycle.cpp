@@ -2,6 +2,7 @@
 // times) and MPI_Wtime (the rank's simulated time).
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "control_clock.hpp"
@@ -36,10 +37,13 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 int MPI_Finalize(void) {
   RankState& rank = RankState::get();
   if (rank.timed()) {
-    // Every rank reaches MPI_Finalize, or the watchdog names the ones that do not.
+    // Every rank reaches MPI_Finalize, or the watchdog names the ones that do not; the latest clock is the makespan.
+    const std::uint64_t mine = ldmsim::athread::current_cycles();
+    std::uint64_t latest = mine;
     MPI_Request request = MPI_REQUEST_NULL;
-    PMPI_Ibarrier(MPI_COMM_WORLD, &request);
+    PMPI_Iallreduce(&mine, &latest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD, &request);
     rank.wait(&request, MPI_STATUS_IGNORE, "MPI_Finalize (waiting for every rank to reach MPI_Finalize)");
+    rank.set_makespan(latest);
     rank.finish();
   }
   const bool written = ldmsim::athread::write_outputs_at_finalize();

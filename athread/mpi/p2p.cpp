@@ -26,11 +26,14 @@ std::string comm_name(MPI_Comm comm) {
   return fmt::format("a communicator of {} ranks", size);
 }
 
-/// "MPI_Recv from rank 1 (tag 7) on MPI_COMM_WORLD", for the hang report.
+}  // namespace
+
 std::string describe(const char* call, const char* direction, int peer, int tag, MPI_Comm comm) {
   const std::string tag_text = tag == MPI_ANY_TAG ? "any tag" : fmt::format("tag {}", tag);
   return fmt::format("{} {} {} ({}) on {}", call, direction, peer_name(peer), tag_text, comm_name(comm));
 }
+
+namespace {
 
 using BlockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
 using StartSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
@@ -58,10 +61,9 @@ int start_send(const char* call, StartSend start, const void* buf, int count, MP
   return rc;
 }
 
-/// Completes request `index` of a wait or test: a receive applies the clock rule.
+/// Completes a request of a wait or test (RankState::complete).
 void complete(MPI_Request key, const MPI_Status& status, const char* call, Cycle begin) {
-  PendingReceive receive;
-  if (RankState::get().take_pending(key, receive)) RankState::get().complete_receive(receive.comm, status, call, begin);
+  RankState::get().complete(key, status, call, begin);
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ void RankState::initialize() {
     add_shadow(MPI_COMM_WORLD);
     add_shadow(MPI_COMM_SELF);
   }
-  enable_mpi(rank_, size_, MpiReport{[this] { return summary(); }, [this] { return report(); }});
+  enable_mpi(rank_, size_,
+             MpiReport{[this] { return summary(); }, [this] { return report(); }, [this] { return stats(); }});
 }
 
 MPI_Comm RankState::shadow(MPI_Comm comm, const char* call) {
@@ -86,6 +87,7 @@ void RankState::stamp_send(MPI_Comm comm, int dest, int tag, std::uint64_t bytes
     has_sent_ = true;
     last_send_ = start;
     reap_sends();
+    bytes_sent_ += bytes;
     stamps_in_flight_.emplace_back(MPI_REQUEST_NULL, Stamp{start, bytes});
     auto& [request, stamp] = stamps_in_flight_.back();
     PMPI_Isend(&stamp, 2, MPI_UINT64_T, dest, tag, twin, &request);
@@ -115,6 +117,7 @@ void RankState::complete_receive(MPI_Comm comm, const MPI_Status& status, const 
   {
     const std::lock_guard lock(mutex_);
     wait_cycles_ += end - ready;
+    bytes_received_ += stamp.bytes;
   }
   advance_control_clock(end);
   record({call, begin, end, source, stamp.bytes});
@@ -132,6 +135,96 @@ bool RankState::take_pending(MPI_Request request, PendingReceive& out) {
   out = it->second;
   pending_.erase(it);
   return true;
+}
+
+void RankState::complete(MPI_Request key, const MPI_Status& status, const char* call, Cycle begin) {
+  PendingReceive receive;
+  if (take_pending(key, receive)) {
+    complete_receive(receive.comm, status, call, begin);
+    return;
+  }
+  std::unique_ptr<PendingCollective> collective;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto it = collectives_.find(key);
+    if (it == collectives_.end()) return;
+    collective = std::move(it->second);
+    collectives_.erase(it);
+  }
+  wait(&collective->timing, MPI_STATUS_IGNORE,
+       fmt::format("{} for the entry times of the other ranks in {}", call, collective->call));
+  const Cycle now = control_clock();
+  const Cycle end = std::max(now, collective->latest[0] + collective->latest[1]);
+  {
+    const std::lock_guard lock(mutex_);
+    wait_cycles_ += end - now;
+    collective_bytes_ += collective->bytes;
+  }
+  advance_control_clock(end);
+  record({collective->call, begin, end, -1, collective->bytes});
+}
+
+void RankState::start_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes,
+                                 MPI_Request request) {
+  const MPI_Comm twin = shadow(comm, call);
+  auto collective = std::make_unique<PendingCollective>();
+  collective->call = call;
+  collective->mine[0] = collective->latest[0] = control_clock();
+  collective->mine[1] = collective->latest[1] = cost;
+  collective->bytes = bytes;
+  PMPI_Iallreduce(collective->mine, collective->latest, 2, MPI_UINT64_T, MPI_MAX, twin, &collective->timing);
+  const std::lock_guard lock(mutex_);
+  // A request completed by a call not intercepted may have left this handle behind; a collective's timing buffers
+  // must outlive its reduction, so an old one is kept until finish().
+  pending_.erase(request);
+  if (auto& old = collectives_[request]; old) freed_collectives_.push_back(std::move(old));
+  collectives_[request] = std::move(collective);
+}
+
+void RankState::add_persistent(MPI_Request request, PersistentRequest persistent) {
+  const std::lock_guard lock(mutex_);
+  pending_.erase(request);  // as in start_collective
+  persistent_[request] = persistent;
+}
+
+void RankState::start_persistent(MPI_Request request) {
+  PersistentRequest persistent;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto it = persistent_.find(request);
+    if (it == persistent_.end()) return;
+    persistent = it->second;
+  }
+  if (persistent.peer == MPI_PROC_NULL) return;
+  if (persistent.send) {
+    stamp_send(persistent.comm, persistent.peer, persistent.tag, persistent.bytes, persistent.call);
+  } else {
+    add_pending(request, {persistent.comm, persistent.peer, persistent.tag});
+  }
+}
+
+void RankState::forget(MPI_Request request) {
+  const std::lock_guard lock(mutex_);
+  persistent_.erase(request);
+  pending_.erase(request);
+  if (const auto it = collectives_.find(request); it != collectives_.end()) {
+    freed_collectives_.push_back(std::move(it->second));
+    collectives_.erase(it);
+  }
+}
+
+void RankState::add_message(MPI_Message message, MPI_Comm comm) {
+  const std::lock_guard lock(mutex_);
+  messages_[message] = comm;
+}
+
+MPI_Comm RankState::take_message(MPI_Message message) {
+  const std::lock_guard lock(mutex_);
+  const auto it = messages_.find(message);
+  if (it == messages_.end()) return MPI_COMM_NULL;
+  const MPI_Comm comm = it->second;
+  messages_.erase(it);
+  return comm;
 }
 
 void RankState::wait_until(const std::function<bool()>& poll, const std::string& what) {
@@ -158,7 +251,7 @@ void RankState::wait(MPI_Request* request, MPI_Status* status, const std::string
       what);
 }
 
-void RankState::time_collective(MPI_Comm comm, const char* call, Cycle cost) {
+void RankState::time_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes) {
   const MPI_Comm twin = shadow(comm, call);
   const Cycle begin = control_clock();
   const std::uint64_t mine[2] = {begin, cost};
@@ -169,16 +262,21 @@ void RankState::time_collective(MPI_Comm comm, const char* call, Cycle cost) {
   {
     const std::lock_guard lock(mutex_);
     wait_cycles_ += latest[0] - begin;
+    collective_bytes_ += bytes;
   }
   const Cycle end = latest[0] + latest[1];
   advance_control_clock(end);
-  record({call, begin, end, -1, 0});
+  record({call, begin, end, -1, bytes});
 }
 
 void RankState::record(CallRecord call) {
   const std::lock_guard lock(mutex_);
   ++calls_made_;
   mpi_cycles_ += call.end - call.begin;
+  PerCall& per = per_call_[call.name];
+  ++per.calls;
+  per.bytes += call.bytes;
+  per.cycles += call.end - call.begin;
   if (calls_.size() < kMaxCallRecords) calls_.push_back(std::move(call));
 }
 
@@ -197,6 +295,11 @@ void RankState::finish() {
     const std::lock_guard lock(mutex_);
     for (auto& [request, stamp] : stamps_in_flight_) PMPI_Wait(&request, MPI_STATUS_IGNORE);
     stamps_in_flight_.clear();
+    // Non-blocking collectives whose completion the program never asked for (MPI_Request_free): their timing too.
+    for (auto& [request, collective] : collectives_) PMPI_Wait(&collective->timing, MPI_STATUS_IGNORE);
+    collectives_.clear();
+    for (auto& collective : freed_collectives_) PMPI_Wait(&collective->timing, MPI_STATUS_IGNORE);
+    freed_collectives_.clear();
     for (const auto& [comm, twin] : shadows_) twins.push_back(twin);
     shadows_.clear();
   }
@@ -227,6 +330,35 @@ nlohmann::json RankState::report() const {
           {"calls_columns", {"name", "begin", "end", "peer", "bytes"}},
           {"calls", std::move(calls)},
           {"calls_not_listed", calls_made_ - calls_.size()}};
+}
+
+void RankState::set_makespan(Cycle cycles) {
+  const std::lock_guard lock(mutex_);
+  makespan_ = cycles;
+}
+
+nlohmann::json RankState::stats() const {
+  const std::lock_guard lock(mutex_);
+  nlohmann::json per_call = nlohmann::json::object();
+  for (const auto& [name, per] : per_call_) {
+    per_call[name] = {{"calls", per.calls}, {"bytes", per.bytes}, {"cycles", per.cycles}};
+  }
+  return {{"rank", rank_},
+          {"size", size_},
+          {"timed", model_.timed},
+          {"model",
+           {{"overhead_ns", model_.overhead_ns},
+            {"latency_ns", model_.latency_ns},
+            {"gap_ns", model_.gap_ns},
+            {"ns_per_byte", model_.ns_per_byte}}},
+          {"makespan_cycles", makespan_ ? nlohmann::json(*makespan_) : nlohmann::json()},
+          {"calls_made", calls_made_},
+          {"mpi_cycles", mpi_cycles_},
+          {"wait_cycles", wait_cycles_},
+          {"bytes_sent", bytes_sent_},
+          {"bytes_received", bytes_received_},
+          {"collective_bytes", collective_bytes_},
+          {"calls", std::move(per_call)}};
 }
 
 void RankState::report_hang(const std::string& what, double waited) {

@@ -9,8 +9,10 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,26 @@ struct PendingReceive {
   MPI_Comm comm = MPI_COMM_NULL;
   int source = 0;
   int tag = 0;
+};
+
+/// A non-blocking collective in flight: its timing (the max of the entry clocks and costs) travels on the shadow
+/// communicator beside the data, and its completion applies the collective's rule.
+struct PendingCollective {
+  std::string call;
+  MPI_Request timing = MPI_REQUEST_NULL;
+  std::uint64_t mine[2] = {0, 0};  // entry clock, cost
+  std::uint64_t latest[2] = {0, 0};
+  std::uint64_t bytes = 0;
+};
+
+/// A persistent request (MPI_Send_init / Recv_init and kin): what each MPI_Start starts.
+struct PersistentRequest {
+  const char* call = "";
+  bool send = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int peer = 0;
+  int tag = 0;
+  std::uint64_t bytes = 0;
 };
 
 /// One MPI call as the trace header records it.
@@ -69,6 +91,22 @@ class RankState {
   void add_pending(MPI_Request request, PendingReceive receive);
   /// The pending receive of `request`, removed; false when it is not one.
   bool take_pending(MPI_Request request, PendingReceive& out);
+  /// Completes request `key` (its handle before the wait or test that completed it): a receive applies the
+  /// receive rule, a non-blocking collective the collective's; anything else takes no simulated time.
+  void complete(MPI_Request key, const MPI_Status& status, const char* call, Cycle begin);
+
+  /// After a non-blocking collective started as `request`: its entry clock and cost start their max on the shadow.
+  void start_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes, MPI_Request request);
+
+  void add_persistent(MPI_Request request, PersistentRequest persistent);
+  /// MPI_Start of `request`: a persistent send stamps its send time, a persistent receive becomes pending.
+  void start_persistent(MPI_Request request);
+  /// MPI_Request_free: forgets whatever `request` was.
+  void forget(MPI_Request request);
+
+  /// The communicator of a message a matched probe returned (MPI_Mrecv / Imrecv do not name one).
+  void add_message(MPI_Message message, MPI_Comm comm);
+  MPI_Comm take_message(MPI_Message message);
 
   /// Calls `poll` until it returns true, under the watchdog; `what` describes the wait for the hang report.
   void wait_until(const std::function<bool()>& poll, const std::string& what);
@@ -77,14 +115,19 @@ class RankState {
   /// A collective's timing: the entry clocks and the costs of `comm`'s ranks combined by a max (under the watchdog;
   /// ranks may see different sizes, as MPI_IN_PLACE or insignificant arguments make them), every rank leaving at the
   /// latest entry plus the cost.
-  void time_collective(MPI_Comm comm, const char* call, Cycle cost);
+  /// `bytes`: the rank's payload (for the stats).
+  void time_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes = 0);
 
   void record(CallRecord call);
+  /// The latest rank's clock at MPI_Finalize (the run's makespan).
+  void set_makespan(Cycle cycles);
   /// Completes the stamps still in flight and frees the shadows (MPI_Finalize, before PMPI_Finalize).
   void finish();
 
   std::string summary() const;
   nlohmann::json report() const;
+  /// The "mpi" section of the stats file: totals, bytes, and calls, cycles and bytes per MPI function.
+  nlohmann::json stats() const;
 
  private:
   [[noreturn]] void report_hang(const std::string& what, double waited);
@@ -96,6 +139,10 @@ class RankState {
   mutable std::mutex mutex_;
   std::map<MPI_Comm, MPI_Comm> shadows_;
   std::map<MPI_Request, PendingReceive> pending_;
+  std::map<MPI_Request, std::unique_ptr<PendingCollective>> collectives_;  // unique_ptr: the buffers must not move
+  std::map<MPI_Request, PersistentRequest> persistent_;
+  std::map<MPI_Message, MPI_Comm> messages_;
+  std::vector<std::unique_ptr<PendingCollective>> freed_collectives_;  // MPI_Request_free'd: timed out at finish
   // Stamps sent with PMPI_Isend, kept until complete (a deque: the buffers must not move).
   std::deque<std::pair<MPI_Request, Stamp>> stamps_in_flight_;
   bool has_sent_ = false;
@@ -104,8 +151,20 @@ class RankState {
   std::uint64_t calls_made_ = 0;
   Cycle mpi_cycles_ = 0;   // simulated time spent in MPI calls
   Cycle wait_cycles_ = 0;  // of which waiting for messages or for other ranks
+  std::uint64_t bytes_sent_ = 0;
+  std::uint64_t bytes_received_ = 0;
+  std::uint64_t collective_bytes_ = 0;
+  struct PerCall {
+    std::uint64_t calls = 0;
+    std::uint64_t bytes = 0;
+    Cycle cycles = 0;
+  };
+  std::map<std::string, PerCall> per_call_;
+  std::optional<Cycle> makespan_;
 };
 
+/// "MPI_Recv from rank 1 (tag 7) on MPI_COMM_WORLD", for the hang report.
+std::string describe(const char* call, const char* direction, int peer, int tag, MPI_Comm comm);
 /// The payload size of `count` elements of `type`.
 std::uint64_t message_bytes(int count, MPI_Datatype type);
 /// Call records kept for the trace header (later calls are counted, not listed).

@@ -18,6 +18,8 @@ void enable_mpi(int rank, int size, MpiReport report) {
   Session& s = session();
   const std::lock_guard lock(s.mutex);
   s.mpi = MpiSession{rank, size, false, std::move(report)};
+  // Open MPI's own mappings and allocations vary from run to run: mirrors placed by first use stay put.
+  s.mirror.set_stable_addresses(true);
   // Launches joined before MPI_Init count as the control cores' time so far.
   if (s.machine && s.in_flight == nullptr) {
     for (auto& [index, control] : s.controls) {
@@ -30,6 +32,15 @@ Cycle control_clock() {
   Session& s = session();
   const std::lock_guard lock(s.mutex);
   return control_core(s, "an MPI call").clock;
+}
+
+Cycle current_cycles() {
+  Session& s = session();
+  const std::lock_guard lock(s.mutex);
+  if (s.in_flight != nullptr) finish_in_flight(s);
+  Cycle cycles = s.machine ? s.machine->stats().cycles : 0;
+  for (const auto& [index, control] : s.controls) cycles = std::max(cycles, control.clock);
+  return cycles;
 }
 
 void advance_control_clock(Cycle cycle) {

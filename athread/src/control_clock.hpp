@@ -16,6 +16,7 @@ namespace ldmsim::athread {
 struct MpiReport {
   std::function<std::string()> summary;    ///< appended to the summary line ("MPI: ... cycles ...")
   std::function<nlohmann::json()> record;  ///< merged into the trace header under "mpi"
+  std::function<nlohmann::json()> stats;   ///< the "mpi" section of the stats file (LDMSIM_STATS)
 };
 
 /// Switches the session to MPI mode (at MPI_Init): from now on each control core keeps a clock that MPI calls
@@ -24,6 +25,9 @@ void enable_mpi(int rank, int size, MpiReport report);
 /// The calling host thread's control-core clock: where it stands now in simulated time (after its last join, or
 /// at its last spawn while that launch is in flight, plus the MPI time since).
 Cycle control_clock();
+/// The process's simulated time so far, as its summary line reports it: the launch in flight finished, the latest of
+/// the machine's clocks and every control core's (MPI_Finalize combines it over the ranks into the makespan).
+Cycle current_cycles();
 /// Moves the calling host thread's control-core clock forward to `cycle` (never back).
 void advance_control_clock(Cycle cycle);
 /// The simulated clock rate (Hz) of the arch the session runs (LDMSIM_ARCH when athread_init has not run yet);

@@ -18,6 +18,7 @@
 #include "ldmsim/sim/output_file.hpp"
 #include "session.hpp"
 #include "slave_context.hpp"
+#include "stats_file.hpp"
 
 namespace ldmsim::athread {
 
@@ -58,6 +59,16 @@ std::uint64_t parse_stack_bytes(const std::string& text) {
   return (value + 63) / 64 * 64;
 }
 
+/// The cycles the summary line and the stats file report.
+ldmsim::Cycle summary_cycles(const Session& s, const RunStats& stats, bool crashed) {
+  // After a crash mid-launch the launch's cycles are not in the stats yet: the latest clock a core showed at an
+  // athread call stands in for them.
+  ldmsim::Cycle cycles = crashed ? std::max(stats.cycles, s.latest_core_cycle) : stats.cycles;
+  if (s.mpi) {
+    for (const auto& [index, control] : s.controls) cycles = std::max(cycles, control.clock);
+  }
+  return cycles;
+}
 }  // namespace
 
 bool write_outputs(Session& s, const char* when, bool crashed) {
@@ -89,6 +100,15 @@ bool write_outputs(Session& s, const char* when, bool crashed) {
       written = false;
     }
   }
+  if (const char* stats_env = std::getenv("LDMSIM_STATS"); stats_env != nullptr && *stats_env != '\0') {
+    const std::string path = s.mpi ? ranked_path(stats_env, s.mpi->rank) : std::string(stats_env);
+    const nlohmann::json mpi = s.mpi && s.mpi->report.stats ? s.mpi->report.stats() : nlohmann::json();
+    const std::string error = write_stats_file(
+        path, stats_document(stats, summary_cycles(s, stats, crashed), s.machine->arch().clock_hz,
+                             s.machine->arch().name, when, !crashed && (!s.mpi || s.mpi->finalized), mpi));
+    trace_note += error.empty() ? ", stats " + path : ", stats not written: " + error;
+    written = written && error.empty();
+  }
   if (!crashed) {
     // Checking reports (LDMSIM_CHECK): one line per site, then exit status 4 at exit (docs/checking.md).
     const auto reports = ldmsim::check_reports(*s.machine);
@@ -98,13 +118,10 @@ bool write_outputs(Session& s, const char* when, bool crashed) {
   }
   const std::string groups =
       s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
-  // After a crash mid-launch the launch's cycles are not in the stats yet: the latest clock a core showed at an
-  // athread call stands in for them.
-  ldmsim::Cycle cycles = crashed ? std::max(stats.cycles, s.latest_core_cycle) : stats.cycles;
+  const ldmsim::Cycle cycles = summary_cycles(s, stats, crashed);
   std::string rank;
   std::string mpi_note;
   if (s.mpi) {
-    for (const auto& [index, control] : s.controls) cycles = std::max(cycles, control.clock);
     rank = fmt::format("rank {} of {}: ", s.mpi->rank, s.mpi->size);
     if (s.mpi->report.summary) mpi_note = ", " + s.mpi->report.summary();
   }
@@ -208,6 +225,10 @@ int athread_init(void) {
       // Refused before anything runs, as `ldmsim run` refuses its outputs: a directory, device or FIFO.
       ldmsim::check_output_target(s.mpi ? ldmsim::athread::ranked_path(trace, s.mpi->rank) : std::string(trace),
                                   "trace file (LDMSIM_TRACE)");
+    }
+    if (const char* stats = std::getenv("LDMSIM_STATS"); stats != nullptr && *stats != '\0') {
+      ldmsim::check_output_target(s.mpi ? ldmsim::athread::ranked_path(stats, s.mpi->rank) : std::string(stats),
+                                  "stats file (LDMSIM_STATS)");
     }
     const std::string alignment = ldmsim::athread::env_or("LDMSIM_ALIGNMENT", "trap");
     if (alignment != "trap" && alignment != "lint") {

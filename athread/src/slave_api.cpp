@@ -111,15 +111,22 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   DmaRequest r;
   r.op = get != 0 ? DmaOp::kGet : DmaOp::kPut;
   r.mode = kind;
-  r.main = s.mirror.to_device(main_host).value_or(main_host);  // unmapped: the engine traps on the raw address
+  r.main = s.mirror.to_device(main_host, s.machine->memory())
+               .value_or(main_host);  // unmapped: the engine traps on the raw address
   r.ldm = ref.offset;
   r.length = field(len);
   r.bsize = stride == 0 ? 0 : field(bsize);  // no gap: contiguous, whatever bsize says (as on hardware)
   r.stride = field(stride);
   r.row_mask = mask;
   r.api = api;
+  // A stable mirror's region reaches past its mapping, where the engine would not see an overrun: trap it here.
+  if (s.mirror.stable_addresses() && s.mirror.mapped(main_host) && !s.mirror.within(main_host, r.main_end() - r.main)) {
+    trap(ctx, FaultKind::kDmaOutOfBounds,
+         fmt::format("{}: main-memory range at 0x{:x} of {} bytes runs past the end of its host mapping", api,
+                     main_host, r.main_end() - r.main));
+  }
   if (r.op == DmaOp::kPut && !s.mirror.writable(main_host, r.main_end() - r.main)) {
-    if (s.mirror.to_device(main_host)) {
+    if (s.mirror.mapped(main_host)) {
       trap(ctx, FaultKind::kDmaOutOfBounds,
            fmt::format("{}: main-memory destination 0x{:x} is read-only host memory", api, main_host));
     }
