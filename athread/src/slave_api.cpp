@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "buffer_names.hpp"
 #include "check_hooks.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim_athread_common.h"
@@ -127,6 +128,8 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   // A request that touches ldm bytes of an outstanding one starts after it: on hardware the program must
   // have waited for that request (by spinning on its reply) before reusing the buffer. A put also starts
   // after every outstanding get: its data is normally computed from what the gets brought in.
+  if (ctx.check_bounds)
+    check_host_bounds(ctx, r, main_host, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)));
   const auto lo = static_cast<LdmAddr>(ref.offset);
   const auto hi = static_cast<LdmAddr>(ref.offset + std::min<std::uint64_t>(r.length, ctx.ldm_bytes));
   const bool put = r.op == DmaOp::kPut;
@@ -146,8 +149,9 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     handle = ctx.core->dma(r);
   } catch (const Fault& f) {
     if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
-    throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}; ldm side: {} at ldm offset 0x{:x}]",
-                                    f.detail(), mem, ldm, ref.offset));
+    throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}]",
+                                    f.detail(), mem, host_array_text(main_host), ldm, ref.offset,
+                                    ldm_array_text(ctx, ref.offset)));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
   if (stack && r.op == DmaOp::kGet) {

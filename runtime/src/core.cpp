@@ -84,7 +84,7 @@ void Core::trap(FaultKind kind, std::string message, std::optional<FaultField> f
 
 void Core::lint(const std::string& message) {
   ++stats_->lint_warnings;
-  group_->record_warning(*this, message);
+  group_->record_warning(*this, std::string_view(message).substr(0, message.find(':')), {}, message);
 }
 
 DmaHandle Core::dma(const DmaRequest& request) {
@@ -101,7 +101,7 @@ DmaHandle Core::dma(const DmaRequest& request) {
   }
   if (result.violation) {
     ++stats_->lint_warnings;
-    group_->record_warning(*this, result.violation->message);
+    group_->record_warning(*this, request.api, result.violation->field, result.violation->message);
   }
   ++stats_->dma_requests;
   (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;
