@@ -149,8 +149,14 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     handle = ctx.core->dma(r);
   } catch (const Fault& f) {
     if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
+    // The runtime names the region the request starts in; here a region is a whole host mapping, so the host
+    // array stands in for it.
+    std::string detail = f.detail();
+    if (const auto at = detail.find(" [main memory: "); at != std::string::npos) {
+      detail.erase(at, detail.find(']', at) + 1 - at);
+    }
     throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}]",
-                                    f.detail(), mem, host_array_text(main_host), ldm, ref.offset,
+                                    detail, mem, host_array_text(main_host), ldm, ref.offset,
                                     ldm_array_text(ctx, ref.offset)));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);

@@ -73,6 +73,7 @@ class GroupRun {
   const std::string& kernel_name() const { return name_; }
   bool aborted() const { return aborted_; }
   DmaEngine& engine() { return *group_.shared.engine; }
+  const MainMemory& memory() const { return machine_.memory; }
   /// The part of each core's store the launch's context owns.
   LdmWindow ldm_window() const { return machine_.ldm_window(); }
   spdlog::logger& dma_log() const { return *dma_log_; }
