@@ -70,9 +70,15 @@ void run_models_command(const std::vector<std::string>& workloads, bool pipeline
       text = e.what();
     } catch (...) {
     }
+    for (std::size_t j = 0; j < models.size(); ++j) print_check_reports(together.results[j].stats, together.names[j]);
     fmt::print(stderr, "ldmsim: model {} failed: {}\n", together.names[k], terminal_safe(text));
-    std::rethrow_exception(together.errors[k]);
+    std::rethrow_exception(together.errors[k]);  // a failure takes precedence over checking reports
   }
+  std::size_t sites = 0;
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    sites += print_check_reports(together.results[k].stats, together.names[k]);
+  }
+  if (sites > 0) throw_check_reported(sites);
 }
 
 }  // namespace ldmsim::cli

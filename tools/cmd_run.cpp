@@ -12,10 +12,12 @@
 #include "commands.hpp"
 #include "demo.hpp"
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/runtime/lint_sites.hpp"
 #include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/session/run_record.hpp"
 #include "ldmsim/sim/bytes_text.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/sim/utf8.hpp"
 #include "ldmsim/trace_analysis/units_text.hpp"
 #include "model_flags.hpp"
 
@@ -34,6 +36,7 @@ struct RunOptions {
   unsigned threads = 0;
   bool lint = false;
   bool demo_fault = false;
+  bool demo_race = false;
   bool dump_graph = false;
   bool explain = false;
   std::string layers_csv;
@@ -48,6 +51,7 @@ void write_outputs(const Machine& machine, const RunOptions& options, const RunD
   stats["workload"] = "demo";
   stats["alignment_policy"] = policy;
   stats["lint_warnings"] = machine.lint_warnings();
+  if (machine.lint_warnings() > 0) stats["lint"] = lint_sites_json(lint_sites(machine));
   stats["kernels"] = nlohmann::json::array();
   bool verified = fault == nullptr;
   for (const auto& kernel : kernels) {
@@ -55,6 +59,7 @@ void write_outputs(const Machine& machine, const RunOptions& options, const RunD
     verified = verified && kernel.status == "ok";
   }
   stats["verified"] = verified;
+  if (enabled_checks(machine).any()) stats["check"] = check_reports_json(check_reports(machine));
   const nlohmann::json run_info = {{"tool_version", version()}, {"workload", "demo"}, {"alignment_policy", policy}};
   write_run_record(
       paths, std::move(stats), run_info, fault,
@@ -84,8 +89,9 @@ void print_summary(const Machine& machine, const std::vector<DemoKernelResult>& 
   fmt::print("ldm high-water: {} of {} per core\n", bytes_text(static_cast<double>(stats.ldm_high_water())),
              bytes_text(static_cast<double>(arch.ldm_bytes)));
   if (const std::uint64_t warnings = machine.lint_warnings(); warnings > 0) {
-    fmt::print("lint warnings: {} DMA requests broke the {}-byte rule (see the log and the trace)\n", warnings,
+    fmt::print("lint warnings: {} DMA requests broke the {}-byte rule (see the trace), at these sites:\n", warnings,
                arch.dma.granularity_bytes);
+    for (const LintSite& site : lint_sites(machine)) fmt::print("  {}\n", terminal_safe(format_lint_site(site)));
   }
   if (all_ok) {
     fmt::print("results verified ok: {} kernels, {} elements equal to the host reference bit for bit\n", kernels.size(),
@@ -124,6 +130,9 @@ void run_command(const RunOptions& options) {
   if (options.workloads.empty() && options.concurrent) {
     throw ConfigError("--concurrent runs several models at once: give the workloads or models");
   }
+  if (!options.workloads.empty() && options.demo_race) {
+    throw ConfigError("--demo-race changes the built-in demo: give no workload");
+  }
   if (!options.layers_csv.empty() && (options.workloads.size() != 1 || options.concurrent)) {
     throw ConfigError("--layers-csv writes the layers of one workload or model: give exactly one");
   }
@@ -137,15 +146,19 @@ void run_command(const RunOptions& options) {
     }
     return;
   }
+  const CheckSet checks = parse_check_set(options.model.check, "--check");
   const Arch arch = resolve_arch(options.model.arch);
   Machine machine(arch, machine_options(options));
+  if (checks.any()) enable_checks(machine, checks);
   const std::filesystem::path trace_option(options.trace);
   RunDirectory paths(options.out, options.no_trace ? nullptr : &trace_option, {},
                      {{"workload", "demo"}, {"arch", arch.name}}, arch_files(options.model.arch));
 
   std::vector<DemoKernelResult> kernels;
   try {
-    run_demo(machine, DemoOptions{.inject_misaligned_dma = options.demo_fault}, kernels);
+    run_demo(machine,
+             DemoOptions{.inject_misaligned_dma = options.demo_fault, .inject_put_source_change = options.demo_race},
+             kernels);
   } catch (const Fault& fault) {
     write_outputs(machine, options, paths, kernels, &fault);
     paths.complete();
@@ -159,6 +172,7 @@ void run_command(const RunOptions& options) {
   for (const auto& k : kernels) {
     if (k.status != "ok") throw CommandFailed(fmt::format("demo kernel {}: {}", k.name, k.mismatch));
   }
+  if (checks.any()) throw_if_check_reports({{"check", check_reports_json(check_reports(machine))}});
 }
 
 }  // namespace
@@ -225,6 +239,10 @@ void add_run_command(CLI::App& app) {
                 "Lint policy: DMA alignment violations become recorded warnings instead of traps");
   run->add_flag("--demo-fault", options->demo_fault,
                 "Testing aid: one demo kernel issues a misaligned DMA (traps, exit 3; under --lint: 2 warnings)")
+      ->group("Testing aids");
+  run->add_flag("--demo-race", options->demo_race,
+                "Testing aid: one demo kernel changes a put's source before waiting for it (results stay right; "
+                "under --check races: a put-source report, exit 4)")
       ->group("Testing aids");
   run->callback([options, arch, trace] {
     options->model.arch_given = arch->count() > 0;

@@ -47,7 +47,7 @@ using HostPerGroup = std::vector<std::vector<T>>;
 /// y = kScale * x in tiles of kScaleTile, tiles dealt round-robin to the cores. Two input and two output
 /// buffers: the get of the core's next tile is in flight while the current one is computed, and a put is
 /// waited only when its buffer is needed again.
-void scale_kernel(Core& core, DevicePtr<const f16> x, DevicePtr<f16> y, std::size_t n, bool inject_fault) {
+void scale_kernel(Core& core, DevicePtr<const f16> x, DevicePtr<f16> y, std::size_t n, const DemoOptions& inject) {
   Ldm& ldm = core.ldm();
   const std::array<LdmSpan<f16>, 2> in{ldm.alloc<f16>(kScaleTile), ldm.alloc<f16>(kScaleTile)};
   const std::array<LdmSpan<f16>, 2> out{ldm.alloc<f16>(kScaleTile), ldm.alloc<f16>(kScaleTile)};
@@ -57,7 +57,7 @@ void scale_kernel(Core& core, DevicePtr<const f16> x, DevicePtr<f16> y, std::siz
   const std::size_t first = static_cast<std::size_t>(core.id()) * kScaleTile;
   auto fetch = [&](std::size_t at, std::size_t b) {
     const std::size_t len = std::min(kScaleTile, n - at);
-    if (inject_fault && at == first && core.cg() == 0 && core.id() == 1) {
+    if (inject.inject_misaligned_dma && at == first && core.cg() == 0 && core.id() == 1) {
       // Testing aid (--demo-fault): two odd-length gets (2 mod 4 bytes) instead of one. They trap
       // dma-misaligned; under the lint policy they are recorded as warnings and still move the right bytes.
       core.get(in[b].first(len - 1), x + at).wait();
@@ -76,6 +76,11 @@ void scale_kernel(Core& core, DevicePtr<const f16> x, DevicePtr<f16> y, std::siz
     for (std::size_t i = 0; i < len; ++i) out[b][i] = f16(static_cast<float>(in[b][i]) * kScale);
     core.compute({.flops = len});
     put[b] = core.put(y + at, out[b].first(len));
+    if (inject.inject_put_source_change && at == first && core.cg() == 0 && core.id() == 1) {
+      // Testing aid (--demo-race): the put's source changes before its wait. The data moved at issue, so the
+      // result is still right here; on hardware the put could carry the new value (checking: put-source).
+      out[b][0] = f16(-1.0f);
+    }
   }
   put[0].wait();
   put[1].wait();
@@ -194,7 +199,7 @@ class Demo {
     for (std::uint32_t g = 0; g < groups_; ++g) {
       for (const f16 v : host_x_[g]) want[g].push_back(f16(static_cast<float>(v) * kScale));
     }
-    const bool inject = options_.inject_misaligned_dma;
+    const DemoOptions inject = options_;
     run(
         "scale", "y = 0.75 * x in 1024-element tiles, double-buffered: tile i+1 is fetched while tile i computes",
         [=](Core& core) { scale_kernel(core, x[ix(core)], y[ix(core)], n, inject); }, y, want);

@@ -17,6 +17,9 @@ struct DemoOptions {
   /// Testing aid (`--demo-fault`): core 1 of core group 0 fetches its first tile of the scale kernel with two
   /// odd-length gets, which trap dma-misaligned (under the lint policy they warn and the data stays correct).
   bool inject_misaligned_dma = false;
+  /// Testing aid (`--demo-race`): core 1 of core group 0 changes the source of its first put of the scale kernel
+  /// before waiting for it (the result stays right, as data moves at issue; checking mode reports put-source).
+  bool inject_put_source_change = false;
 };
 
 /// What one demo kernel did.

@@ -40,16 +40,25 @@ std::map<std::string, std::filesystem::path> input_files(const std::vector<std::
   return files;
 }
 
-void throw_if_check_reports(const nlohmann::json& stats) {
+std::size_t print_check_reports(const nlohmann::json& stats, std::string_view model) {
   const auto it = stats.find("check");
-  if (it == stats.end() || it->empty()) return;
+  if (it == stats.end() || it->empty()) return 0;
+  const std::string prefix = model.empty() ? std::string() : fmt::format("model {}: ", terminal_safe(model));
   for (const auto& r : *it) {
-    fmt::print(stderr, "ldmsim: check {} ({} time{}): kernel {}, core group {}, core {}, cycle {}: {}\n",
+    fmt::print(stderr, "ldmsim: {}check {} ({} time{}): kernel {}, core group {}, core {}, cycle {}: {}\n", prefix,
                r["kind"].get<std::string>(), r["count"].get<std::uint64_t>(), r["count"] == 1 ? "" : "s",
                terminal_safe(r["kernel"].get<std::string>()), r["cg"].get<int>(), r["core"].get<int>(),
                r["cycle"].get<std::uint64_t>(), terminal_safe(r["message"].get<std::string>()));
   }
-  throw CheckReported(fmt::format("checking reported {} site(s) (see stats.json's `check`)", it->size()));
+  return it->size();
+}
+
+void throw_if_check_reports(const nlohmann::json& stats) {
+  if (const std::size_t sites = print_check_reports(stats, {}); sites > 0) throw_check_reported(sites);
+}
+
+void throw_check_reported(std::size_t sites) {
+  throw CheckReported(fmt::format("checking reported {} site(s) (see stats.json's `check`)", sites));
 }
 
 void print_notes(const Model& model) {

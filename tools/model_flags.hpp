@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "commands.hpp"
@@ -43,8 +44,13 @@ void run_models_command(const std::vector<std::string>& workloads, bool pipeline
 /// The --input NAME=FILE.npy options as a map; ConfigError for a malformed one or a name given twice.
 std::map<std::string, std::filesystem::path> input_files(const std::vector<std::string>& inputs);
 
+/// Prints the checking reports of a run's stats.json (`check`) to stderr, each line naming `model` when it is not
+/// empty; returns how many there were.
+std::size_t print_check_reports(const nlohmann::json& stats, std::string_view model);
 /// Prints the checking reports of a run's stats.json (`check`) to stderr and throws CheckReported when there are any.
 void throw_if_check_reports(const nlohmann::json& stats);
+/// Throws CheckReported (exit status 4) for `sites` report sites.
+[[noreturn]] void throw_check_reported(std::size_t sites);
 
 /// Prints an ONNX import's notes to stderr, one "ldmsim: note: ..." line each.
 void print_notes(const Model& model);

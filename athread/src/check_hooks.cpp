@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "host_arrays.hpp"
 #include "session.hpp"
 
 namespace ldmsim::athread {
@@ -17,9 +18,11 @@ bool g_slave_accesses_reported = false;
 void start_checks(SlaveContext& ctx) {
   ctx.check = core_check(*ctx.core);
   ctx.check_accesses = false;
+  ctx.check_bounds = false;
   ctx.unobserved.clear();
   if (ctx.check == nullptr) return;
   const Session& s = session();
+  ctx.check_bounds = enabled_checks(*s.machine).bounds;
   // __thread_local data starts with its initial values, defined like any written byte.
   if (s.tl_size() != 0) ctx.check->mark_written(ctx.tl_offset, s.tl_size());
   if (g_slave_accesses_reported) {
@@ -62,6 +65,24 @@ std::string host_array_name(DeviceAddr device) {
     return fmt::format("host memory after {} (which ends at {:#x})", info.dli_sname, start + symbol->st_size);
   }
   return fmt::format("{} (host array)", info.dli_sname);
+}
+
+void check_host_bounds(SlaveContext& ctx, const DmaRequest& r, std::uintptr_t main_host, std::uintptr_t pc) {
+  const std::optional<HostArray> array = host_array_at(main_host);
+  if (!array) return;  // not in an array the symbol table lists: nothing known of its bounds
+  const std::uint64_t extent = r.main_end() - r.main;
+  if (main_host + extent <= array->end()) return;
+  const std::uintptr_t last = main_host + extent - 1;
+  const std::optional<HostArray> into = host_array_at(last);
+  const std::string strided = r.strided() ? fmt::format(", blocks of {} bytes {} apart", r.bsize, r.block_pitch()) : "";
+  ctx.check->report(
+      "bounds", pc,
+      fmt::format("{} {} ({} {}, {} bytes{}, host [{:#x}, {:#x})) starts in '{}' (host array [{:#x}, {:#x}), {} "
+                  "bytes) and runs {} bytes past its end{}",
+                  describe_site(pc), r.api, to_string(r.mode), to_string(r.op), r.length, strided, main_host,
+                  main_host + extent, array->name, array->start, array->end(), array->bytes,
+                  main_host + extent - array->end(),
+                  into ? fmt::format(", into '{}'", into->name) : std::string(" (into memory no host array holds)")));
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ldmsim/dma/request.hpp"
 #include "slave_context.hpp"
 
 namespace ldmsim::athread {
@@ -24,6 +25,9 @@ void observe_reply(SlaveContext& ctx, volatile void* reply);
 /// A load or store of `size` bytes at host address `addr` by slave code at `pc` (checked against the core's requests
 /// in flight, its reply counters and, for ldm_malloc'ed bytes, what was written).
 void check_access(std::uintptr_t addr, std::size_t size, bool write, std::uintptr_t pc);
+/// `bounds`: reports request `r` (its main side at host address `main_host`) when it starts in a host array and runs
+/// past its end; `pc` is the issuing slave code.
+void check_host_bounds(SlaveContext& ctx, const DmaRequest& r, std::uintptr_t main_host, std::uintptr_t pc);
 /// "slave code at FILE+0xOFFSET": the code address relative to the object it lies in (the same in every run).
 std::string describe_site(std::uint64_t pc);
 

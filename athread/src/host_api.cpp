@@ -11,9 +11,12 @@
 #include <string>
 
 #include "athread.h"
+#include "buffer_names.hpp"
 #include "check_hooks.hpp"
 #include "fatal_signals.hpp"
 #include "ldmsim/runtime/check.hpp"
+#include "ldmsim/runtime/check_names.hpp"
+#include "ldmsim/runtime/lint_sites.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "session.hpp"
@@ -115,6 +118,10 @@ bool write_outputs(Session& s, const char* when, bool crashed) {
     for (const auto& r : reports) std::fprintf(stderr, "ldmsim athread: %s\n", ldmsim::format_check_report(r).c_str());
     if (!reports.empty()) s.check_reported = true;
     ldmsim::clear_check_reports(*s.machine);
+    // Lint warnings (LDMSIM_ALIGNMENT=lint, misaligned simd loads): one line per site with its count, so far.
+    for (const auto& site : ldmsim::lint_sites(*s.machine)) {
+      std::fprintf(stderr, "ldmsim athread: %s\n", ldmsim::format_lint_site(site).c_str());
+    }
   }
   const std::string groups =
       s.all_groups_used ? fmt::format("the slowest of {} core groups", s.machine->arch().core_groups) : "core group 0";
@@ -242,6 +249,7 @@ int athread_init(void) {
     ldmsim::enable_checks(*s.machine,
                           ldmsim::parse_check_set(ldmsim::athread::env_or("LDMSIM_CHECK", "off"), "LDMSIM_CHECK"));
     ldmsim::set_check_buffer_namer(*s.machine, ldmsim::athread::host_array_name);
+    ldmsim::set_check_ldm_namer(*s.machine, ldmsim::athread::active_ldm_name);
     // Unset: no fixed size, the stack takes the ldm that ldm_malloc has not (slave_context.cpp).
     s.stack_bytes = ldmsim::athread::parse_stack_bytes(ldmsim::athread::env_or("LDMSIM_ATHREAD_STACK_BYTES", "0"));
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "buffer_names.hpp"
 #include "check_hooks.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim_athread_common.h"
@@ -134,6 +135,8 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   // A request that touches ldm bytes of an outstanding one starts after it: on hardware the program must
   // have waited for that request (by spinning on its reply) before reusing the buffer. A put also starts
   // after every outstanding get: its data is normally computed from what the gets brought in.
+  if (ctx.check_bounds)
+    check_host_bounds(ctx, r, main_host, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)));
   const auto lo = static_cast<LdmAddr>(ref.offset);
   const auto hi = static_cast<LdmAddr>(ref.offset + std::min<std::uint64_t>(r.length, ctx.ldm_bytes));
   const bool put = r.op == DmaOp::kPut;
@@ -153,8 +156,15 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     handle = ctx.core->dma(r);
   } catch (const Fault& f) {
     if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
-    throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}; ldm side: {} at ldm offset 0x{:x}]",
-                                    f.detail(), mem, ldm, ref.offset));
+    // The runtime names the region the request starts in; here a region is a whole host mapping, so the host
+    // array stands in for it.
+    std::string detail = f.detail();
+    if (const auto at = detail.find(" [main memory: "); at != std::string::npos) {
+      detail.erase(at, detail.find(']', at) + 1 - at);
+    }
+    throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}]",
+                                    detail, mem, host_array_text(main_host), ldm, ref.offset,
+                                    ldm_array_text(ctx, ref.offset)));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
   if (stack && r.op == DmaOp::kGet) {

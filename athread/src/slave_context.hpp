@@ -49,6 +49,7 @@ struct SlaveContext {
   // and stores, the requests whose completion the program has not yet seen (reply counter, request id).
   CoreCheck* check = nullptr;
   bool check_accesses = false;
+  bool check_bounds = false;  // `bounds` is on: requests are checked against the host arrays they start in
   std::vector<std::pair<volatile void*, std::uint64_t>> unobserved;
 
   /// End of the highest live ldm_malloc'ed block (0 when none).

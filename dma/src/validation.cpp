@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+#include <vector>
+
 #include "ldmsim/sim/main_memory.hpp"
 
 namespace ldmsim {
@@ -33,6 +36,18 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t g) {
   return (v + g - 1) / g * g;
 }
 
+/// Requests the athread layer issues for a program's athread / CRTS / dma_desc calls: their hints speak of host
+/// arrays and element counts, not of the workload's tensors and staging.
+bool athread_api(std::string_view api) {
+  return api.starts_with("athread_") || api.starts_with("CRTS_") || api.starts_with("dma(");
+}
+
+struct BadField {
+  const char* field;
+  std::uint64_t value;
+  std::string hint;
+};
+
 std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t g) {
   // Fast path: the hints below are formatted eagerly, so build them only when some field is misaligned. For a
   // power-of-two granularity (every preset) one mask test covers all five fields instead of five divisions.
@@ -40,34 +55,63 @@ std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t
                                           : r.main % g == 0 && r.ldm % g == 0 && r.length % g == 0 &&
                                                 r.bsize % g == 0 && r.stride % g == 0;
   if (aligned) return std::nullopt;
-  auto misaligned = [&](const char* field, std::uint64_t value, std::string hint) -> std::optional<DmaViolation> {
-    if (value % g == 0) return std::nullopt;
-    return violation(FaultKind::kDmaMisaligned, r, field, value,
-                     fmt::format("{} = {} (0x{:x}) is not a multiple of the {}-byte DMA granularity (it is {} mod {})",
-                                 field, value, value, g, value % g, g),
-                     std::move(hint));
+  const bool athread = athread_api(r.api);
+  std::vector<BadField> bad;  // every misaligned field, in descriptor order: the first is the fault's field
+  if (r.main % g != 0) {
+    bad.push_back({"main address", r.main,
+                   athread
+                       ? fmt::format("the host data starts {} bytes past a {}-byte boundary: start the transfer "
+                                     "at an element whose byte offset in the array is a multiple of {} (an even "
+                                     "element of a 2-byte array), or align the array (__attribute__((aligned({}))))",
+                                     r.main % g, g, g, g)
+                       : std::string("the tile starts at an odd fp16 element: pad this tensor at staging so every "
+                                     "row/tile starts on a 4-byte boundary")});
+  }
+  if (r.ldm % g != 0) {
+    bad.push_back({"ldm address", r.ldm,
+                   athread ? fmt::format("the ldm buffer starts {} bytes past a {}-byte boundary: point at an element "
+                                         "whose byte offset is a multiple of {} (ldm_malloc and aligned "
+                                         "__thread_local arrays start aligned)",
+                                         r.ldm % g, g, g)
+                           : fmt::format("place the ldm buffer at a multiple of {} (ldm().alloc returns aligned "
+                                         "buffers; offset into it by an even number of fp16 elements)",
+                                         g)});
+  }
+  if (r.length % g != 0) {
+    bad.push_back({"length", r.length,
+                   athread ? fmt::format("transfer a byte count that is a multiple of {}: round it up to {} (an even "
+                                         "number of 2-byte elements) and size both buffers for it",
+                                         g, round_up(r.length, g))
+                           : fmt::format("an odd number of fp16 elements: pad this tensor at staging, or round the "
+                                         "length up to {}",
+                                         round_up(r.length, g))});
+  }
+  if (r.bsize % g != 0) {
+    bad.push_back({"bsize", r.bsize,
+                   athread ? fmt::format("round the block size up to {} bytes (pad each row of the arrays to an even "
+                                         "number of 2-byte elements)",
+                                         round_up(r.bsize, g))
+                           : fmt::format("round bsize up to {} (pad each row at staging)", round_up(r.bsize, g))});
+  }
+  if (r.stride % g != 0) {
+    bad.push_back(
+        {"stride", r.stride,
+         athread
+             ? fmt::format("round the stride up to {} bytes (pad the host array's row pitch)", round_up(r.stride, g))
+             : fmt::format("round stride up to {} (pad the row pitch at staging)", round_up(r.stride, g))});
+  }
+  auto text = [g](const BadField& b) {
+    return fmt::format("{} = {} (0x{:x}) is not a multiple of the {}-byte DMA granularity (it is {} mod {})", b.field,
+                       b.value, b.value, g, b.value % g, g);
   };
-  if (auto v = misaligned("main address", r.main,
-                          "the tile starts at an odd fp16 element: pad this tensor at staging so every row/tile "
-                          "starts on a 4-byte boundary"))
-    return v;
-  if (auto v = misaligned("ldm address", r.ldm,
-                          fmt::format("place the ldm buffer at a multiple of {} (ldm().alloc returns aligned "
-                                      "buffers; offset into it by an even number of fp16 elements)",
-                                      g)))
-    return v;
-  if (auto v = misaligned("length", r.length,
-                          fmt::format("an odd number of fp16 elements: pad this tensor at staging, or round the "
-                                      "length up to {}",
-                                      round_up(r.length, g))))
-    return v;
-  if (auto v = misaligned("bsize", r.bsize,
-                          fmt::format("round bsize up to {} (pad each row at staging)", round_up(r.bsize, g))))
-    return v;
-  if (auto v = misaligned("stride", r.stride,
-                          fmt::format("round stride up to {} (pad the row pitch at staging)", round_up(r.stride, g))))
-    return v;
-  return std::nullopt;
+  std::string what = text(bad.front());
+  std::string hint = bad.front().hint;
+  for (std::size_t i = 1; i < bad.size(); ++i) {  // the rest, each with its own fix
+    what += "; also " + text(bad[i]);
+    hint += fmt::format("; for {}: {}", bad[i].field, bad[i].hint);
+  }
+  return violation(FaultKind::kDmaMisaligned, r, bad.front().field, bad.front().value, std::move(what),
+                   std::move(hint));
 }
 
 std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch, std::uint64_t ldm_bytes) {

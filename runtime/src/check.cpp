@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "check_state.hpp"
+#include "ldmsim/runtime/check_names.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/fault.hpp"
 
@@ -59,6 +60,10 @@ void enable_checks(Machine& machine, CheckSet checks) {
 
 void set_check_buffer_namer(Machine& machine, BufferNamer namer) {
   machine.host_state<detail::CheckState>().namer = std::move(namer);
+}
+
+void set_check_ldm_namer(Machine& machine, LdmNamer namer) {
+  machine.host_state<detail::CheckState>().ldm_namer = std::move(namer);
 }
 
 CheckSet enabled_checks(const Machine& machine) {

@@ -51,12 +51,13 @@ bool main_overlaps(const DmaRequest& a, const DmaRequest& b) {
 
 GroupCheck& CheckState::group(int cg, const Arch& arch, const MainMemory& memory) {
   auto& slot = groups[cg];
-  if (!slot) slot = std::make_unique<GroupCheck>(checks, cg, arch, memory, namer);
+  if (!slot) slot = std::make_unique<GroupCheck>(checks, cg, arch, memory, namer, ldm_namer);
   return *slot;
 }
 
-GroupCheck::GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemory& memory, const BufferNamer& namer)
-    : checks_(checks), cg_(cg), arch_(arch), memory_(memory), namer_(namer) {
+GroupCheck::GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemory& memory, const BufferNamer& namer,
+                       const LdmNamer& ldm_namer)
+    : checks_(checks), cg_(cg), arch_(arch), memory_(memory), namer_(namer), ldm_namer_(ldm_namer) {
   for (std::uint32_t i = 0; i < arch.cores_per_group(); ++i) {
     cores_.push_back(std::make_unique<CoreCheckImpl>(*this, static_cast<int>(i)));
   }
@@ -289,14 +290,20 @@ std::string GroupCheck::buffer(DeviceAddr addr) const {
   return fmt::format("allocation at 0x{:x}", region->base);
 }
 
+std::string GroupCheck::ldm_bytes(int core, LdmAddr lo, LdmAddr hi) const {
+  std::string name = ldm_namer_ ? ldm_namer_(cg_, core, lo) : std::string();
+  return fmt::format("ldm bytes [0x{:x}, 0x{:x}){}", lo, hi, name.empty() ? "" : " of " + name);
+}
+
 std::string GroupCheck::describe(const Rec& r) const {
   const DmaRequest& q = r.request;
   std::string shape = q.strided() ? fmt::format(" in blocks of {} bytes, stride {}", q.bsize, q.stride) : "";
+  std::string name = ldm_namer_ ? ldm_namer_(cg_, r.core, static_cast<LdmAddr>(q.ldm)) : std::string();
   return fmt::format(
-      "{} ({} {}, {} bytes{}, main [0x{:x}, 0x{:x}) in '{}', ldm [0x{:x}, 0x{:x}), issued at cycle {}, "
+      "{} ({} {}, {} bytes{}, main [0x{:x}, 0x{:x}) in '{}', ldm [0x{:x}, 0x{:x}){}, issued at cycle {}, "
       "done at {})",
       q.api, to_string(q.mode), verb(q), q.length, shape, q.main, q.main_end(), buffer(q.main), q.ldm, q.ldm + q.length,
-      r.issue, r.end);
+      name.empty() ? "" : " in " + name, r.issue, r.end);
 }
 
 std::uint64_t GroupCheck::hash_source(const Rec& r) const {
@@ -356,13 +363,12 @@ void CoreCheckImpl::ldm_access(LdmAddr offset, std::uint64_t bytes, bool write, 
       r.access_reported = true;  // one report per request: a loop over the buffer is one occurrence
       if (r.request.op == DmaOp::kGet) {
         report("ldm-race", site,
-               fmt::format("{} {} ldm bytes [0x{:x}, 0x{:x}) while {} into them is in flight (its reply was not "
-                           "waited for)",
-                           where(site), write ? "writes" : "reads", offset, hi, group_.describe(r)));
+               fmt::format("{} {} {} while {} into them is in flight (its reply was not waited for)", where(site),
+                           write ? "writes" : "reads", group_.ldm_bytes(core_, offset, hi), group_.describe(r)));
       } else if (write) {
         report("put-source", site,
-               fmt::format("{} writes ldm bytes [0x{:x}, 0x{:x}), the source of {}, before the put was waited for",
-                           where(site), offset, hi, group_.describe(r)));
+               fmt::format("{} writes {}, the source of {}, before the put was waited for", where(site),
+                           group_.ldm_bytes(core_, offset, hi), group_.describe(r)));
       }
       break;
     }
@@ -372,8 +378,8 @@ void CoreCheckImpl::ldm_access(LdmAddr offset, std::uint64_t bytes, bool write, 
     mark_written(offset, bytes);
   } else if (init && !written(offset, bytes)) {
     report("uninit-read", site,
-           fmt::format("{} reads ldm bytes [0x{:x}, 0x{:x}) that nothing wrote since the kernel started", where(site),
-                       offset, hi));
+           fmt::format("{} reads {} that nothing wrote since the kernel started", where(site),
+                       group_.ldm_bytes(core_, offset, hi)));
     mark_written(offset, bytes);  // reported once
   }
 }
@@ -386,9 +392,8 @@ void CoreCheckImpl::before_issue(LdmAddr lo, LdmAddr hi, bool get, std::string_v
     if (r.access_reported || !ldm_meets(r.request, lo, hi) || (!get && r.request.op == DmaOp::kPut)) continue;
     r.access_reported = true;
     report("ldm-race", site,
-           fmt::format("{} issues {} {} on ldm bytes [0x{:x}, 0x{:x}) while {} on them is in flight (its reply was "
-                       "not waited for)",
-                       where(site), api, get ? "get" : "put", lo, hi, group_.describe(r)));
+           fmt::format("{} issues {} {} on {} while {} on them is in flight (its reply was not waited for)",
+                       where(site), api, get ? "get" : "put", group_.ldm_bytes(core_, lo, hi), group_.describe(r)));
     break;
   }
 }

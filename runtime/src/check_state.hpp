@@ -16,6 +16,7 @@
 
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/runtime/check.hpp"
+#include "ldmsim/runtime/check_names.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/sim/arch.hpp"
 #include "ldmsim/sim/main_memory.hpp"
@@ -55,7 +56,8 @@ class CoreCheckImpl final : public CoreCheck {
 /// One core group's checks during launches.
 class GroupCheck {
  public:
-  GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemory& memory, const BufferNamer& namer);
+  GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemory& memory, const BufferNamer& namer,
+             const LdmNamer& ldm_namer);
 
   const CheckSet& checks() const { return checks_; }
   CoreCheckImpl& core(int id) { return *cores_[static_cast<std::size_t>(id)]; }
@@ -98,6 +100,8 @@ class GroupCheck {
   void add(std::string_view kind, const std::string& site, int core, Cycle cycle, std::string message);
   std::string describe(const Rec& r) const;
   std::string buffer(DeviceAddr addr) const;
+  /// "ldm bytes [LO, HI)" of `core`, with the array's name when the namer knows it.
+  std::string ldm_bytes(int core, LdmAddr lo, LdmAddr hi) const;
   std::uint64_t hash_source(const Rec& r) const;
 
   CheckSet checks_;
@@ -105,6 +109,7 @@ class GroupCheck {
   const Arch& arch_;
   const MainMemory& memory_;
   const BufferNamer& namer_;
+  const LdmNamer& ldm_namer_;
   std::string kernel_;
   std::vector<std::unique_ptr<CoreCheckImpl>> cores_;
   std::vector<const Cycle*> clocks_;
@@ -121,6 +126,7 @@ class GroupCheck {
 struct CheckState {
   CheckSet checks;
   BufferNamer namer;                                  // empty: allocation names
+  LdmNamer ldm_namer;                                 // empty: ldm offsets only
   std::map<int, std::unique_ptr<GroupCheck>> groups;  // by node core group; made on the control core
 
   GroupCheck& group(int cg, const Arch& arch, const MainMemory& memory);

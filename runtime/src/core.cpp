@@ -14,6 +14,23 @@
 #include "scheduler.hpp"
 
 namespace ldmsim {
+namespace {
+
+/// A trap's message with the allocation its main-memory side starts in, before the hint (an out-of-bounds trap
+/// already names the nearest region).
+std::string name_main_buffer(const DmaViolation& v, const DmaRequest& request, const MainMemory& memory) {
+  if (v.kind == FaultKind::kDmaOutOfBounds) return v.message;
+  const Region* region = memory.find_region(request.main, 1);
+  if (region == nullptr || region->name.empty()) return v.message;
+  const std::string where = fmt::format(" [main memory: byte {} of '{}' ({} bytes)]", request.main - region->base,
+                                        region->name, region->bytes);
+  std::string message = v.message;
+  const std::size_t hint = message.find("; hint: ");
+  message.insert(hint == std::string::npos ? message.size() : hint, where);
+  return message;
+}
+
+}  // namespace
 
 Core::Core(detail::GroupRun& group, int cg, int node_cg, int id, int row, int col, std::byte* ldm_base,
            std::uint64_t ldm_bytes, CoreStats& stats)
@@ -84,7 +101,7 @@ void Core::trap(FaultKind kind, std::string message, std::optional<FaultField> f
 
 void Core::lint(const std::string& message) {
   ++stats_->lint_warnings;
-  group_->record_warning(*this, message);
+  group_->record_warning(*this, std::string_view(message).substr(0, message.find(':')), {}, message);
 }
 
 DmaHandle Core::dma(const DmaRequest& request) {
@@ -97,11 +114,12 @@ DmaHandle Core::dma(const DmaRequest& request) {
   DmaResult result = engine.execute(request, id_, cycle_, group_->ldm_window());
   if (result.trapped) {
     const DmaViolation& v = *result.violation;
-    trap(v.kind, v.message, v.field.empty() ? std::nullopt : std::optional<FaultField>(FaultField{v.field, v.value}));
+    trap(v.kind, name_main_buffer(v, request, group_->memory()),
+         v.field.empty() ? std::nullopt : std::optional<FaultField>(FaultField{v.field, v.value}));
   }
   if (result.violation) {
     ++stats_->lint_warnings;
-    group_->record_warning(*this, result.violation->message);
+    group_->record_warning(*this, request.api, result.violation->field, result.violation->message);
   }
   ++stats_->dma_requests;
   (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;

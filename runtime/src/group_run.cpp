@@ -51,6 +51,7 @@ GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const
     checks_ = &checks->group(group_.shared.cg, machine_.arch, machine_.memory);
     node_passes_.assign(static_cast<std::size_t>(n), 0);
   }
+  lint_ = &machine_.host_state->get<LintState>().groups[group_.shared.cg];
   states_.assign(static_cast<std::size_t>(n), State::kReady);
   barrier_notes_.assign(static_cast<std::size_t>(n), {});
   reg_notes_.assign(static_cast<std::size_t>(n), {});
@@ -506,9 +507,14 @@ void GroupRun::wake_blocked() {
   condition_changed_.notify_all();
 }
 
-void GroupRun::record_warning(const Core& core, const std::string& message) {
+void GroupRun::record_warning(const Core& core, std::string_view api, std::string_view field,
+                              const std::string& message) {
   group_.shared.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, message});
-  dma_log_->warn("[{} {}:{}] lint: {}", core.cycle(), group_.shared.cg, core.id(), message);
+  const bool first = lint_->add(
+      LintSite{name_, std::string(api), std::string(field), group_.shared.cg, core.id(), core.cycle(), 1, message});
+  // One log line per site: a bad request in a loop every core runs would otherwise log once per request.
+  dma_log_->log(first ? spdlog::level::warn : spdlog::level::debug, "[{} {}:{}] lint: {}", core.cycle(),
+                group_.shared.cg, core.id(), message);
 }
 
 void GroupRun::on_deadlock(const std::vector<GroupRun*>& together) {

@@ -18,6 +18,7 @@
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "lint_state.hpp"
 #include "machine_impl.hpp"
 #include "node_sync.hpp"
 #include "scheduler.hpp"
@@ -72,6 +73,7 @@ class GroupRun {
   const std::string& kernel_name() const { return name_; }
   bool aborted() const { return aborted_; }
   DmaEngine& engine() { return *group_.shared.engine; }
+  const MainMemory& memory() const { return machine_.memory; }
   /// The part of each core's store the launch's context owns.
   LdmWindow ldm_window() const { return machine_.ldm_window(); }
   spdlog::logger& dma_log() const { return *dma_log_; }
@@ -98,8 +100,9 @@ class GroupRun {
   void record_fault(const Fault& fault);
   /// Keeps the exception being handled (a TraceSpillError) as the group's host error and aborts the group.
   void record_host_error();
-  /// Records a lint warning (an alignment violation the lint policy let through).
-  void record_warning(const Core& core, const std::string& message);
+  /// Records a lint warning (an alignment violation the lint policy let through) of call `api` (`field`: a DMA
+  /// request's first bad field): a trace marker each time, a log line (and a new lint site) the first time per site.
+  void record_warning(const Core& core, std::string_view api, std::string_view field, const std::string& message);
 
  private:
   friend class CoreRunners;  // runs run_core on a kept fiber
@@ -132,6 +135,7 @@ class GroupRun {
   Cycle start_cycle_ = 0;
   CheckState* check_state_ = nullptr;  // the machine's checks when enabled
   GroupCheck* checks_ = nullptr;
+  LintGroup* lint_ = nullptr;               // the machine's lint sites of this group
   std::vector<std::uint64_t> node_passes_;  // node barriers each core passed (the first to pass one sweeps)
   std::uint64_t node_sweeps_ = 0;
   std::vector<boost::fibers::fiber> fibers_;  // empty when the cores run on kept fibers

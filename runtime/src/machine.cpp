@@ -11,6 +11,7 @@
 #include "ldmsim/sim/host_pages.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "ldmsim/trace/file.hpp"
+#include "lint_state.hpp"
 #include "machine_impl.hpp"
 
 namespace ldmsim {
@@ -210,6 +211,9 @@ void Machine::reset() {
   for (const auto& group : impl_->groups) {
     group->stats = GroupStats{};
     group->stats.cores.resize(impl_->arch.cores_per_group());
+  }
+  if (auto* lint = impl_->host_state->find<detail::LintState>()) {
+    for (auto& [cg, group] : lint->groups) group.sites.clear();  // the lint warnings counted with the stats
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/session/layer_metrics.hpp"
 #include "ldmsim/session/run_record.hpp"
 #include "ldmsim/session/session.hpp"
@@ -159,6 +160,9 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
   }
 
   ConcurrentMachine node(arch, together.names, config_.machine);
+  if (config_.check.any()) {
+    for (std::size_t k = 0; k < models.size(); ++k) enable_checks(node.context(k), config_.check);
+  }
   together.results.resize(models.size());
   std::vector<Cycle> starts(models.size(), 0);
   std::vector<std::function<void(Machine&)>> programs;
@@ -200,7 +204,6 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
     entry["status"] = !error ? "ok" : fault ? "fault" : "error";
     entry["fault"] = fault ? fault_json(*fault) : nlohmann::json(nullptr);
     if (error) entry["error"] = error_text(error);
-    together.summary["models"].push_back(entry);
     if (!error) {
       result.stats["start_cycle"] = starts[k];
     } else {
@@ -208,6 +211,11 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
       result.stats["workload"] = origins[k];
       if (!fault) result.stats["error"] = error_text(error);
     }
+    if (config_.check.any()) {  // each model's reports, also those of a model that trapped (up to its fault)
+      result.stats["check"] = check_reports_json(check_reports(machine));
+      entry["check"] = result.stats["check"];
+    }
+    together.summary["models"].push_back(entry);
     if (!dirs[k]) continue;
     if (!error) {
       for (const auto& [name, tensor] : result.outputs)

@@ -248,3 +248,29 @@ TEST_CASE("validation order: fields first, then shape, ldm, and the main range l
   // Field width before the ldm range.
   expect(validate_fields(req(0x1000, kLdm, 1u << 20), arch), FaultKind::kDmaFieldOverflow, "length");
 }
+
+TEST_CASE("granularity: a request lists every misaligned field, each with its fix", "[validation]") {
+  const Arch arch = Arch::preset("tiny");
+  const auto v = validate_fields(req(0x1002, 0, 6, 6, 2), arch);
+  expect(v, FaultKind::kDmaMisaligned, "main address", 0x1002);  // the fault's field: the first in descriptor order
+  CHECK_THAT(v->message, Catch::Contains("main address = 4098 (0x1002) is not a multiple"));
+  CHECK_THAT(v->message, Catch::Contains("; also length = 6 (0x6) is not a multiple"));
+  CHECK_THAT(v->message, Catch::Contains("; also bsize = 6 (0x6)"));
+  CHECK_THAT(v->message, Catch::Contains("; also stride = 2 (0x2)"));
+  CHECK_THAT(v->message, Catch::Contains("for length: an odd number of fp16 elements"));
+  CHECK_THAT(v->message, Catch::Contains("for stride: round stride up to 4"));
+  CHECK_THAT(v->message, !Catch::Contains("also ldm address"));
+}
+
+TEST_CASE("granularity: athread requests get hints in the program's terms", "[validation]") {
+  const Arch arch = Arch::preset("tiny");
+  for (const char* api : {"athread_get", "CRTS_dma_iget", "dma(DMA_GET)"}) {
+    CAPTURE(api);
+    const auto v = validate_fields(testing::dma_request(DmaOp::kGet, 0x1002, 0, 6, 0, 0, api), arch);
+    REQUIRE(v);
+    CHECK(v->field == "main address");
+    CHECK_THAT(v->message, Catch::Contains("hint: the host data starts 2 bytes past a 4-byte boundary"));
+    CHECK_THAT(v->message, Catch::Contains("for length: transfer a byte count that is a multiple of 4"));
+    CHECK_THAT(v->message, !Catch::Contains("staging"));
+  }
+}

@@ -97,6 +97,23 @@ TEST_CASE("every misaligned DMA field traps with its name, value, the granularit
   }
 }
 
+TEST_CASE("a misaligned request's trap names the allocation its main-memory side starts in", "[fault]") {
+  Machine m{Arch::preset("tiny")};
+  auto x = m.alloc<std::uint16_t>(256, AllocOptions{.name = "weights"});
+  const auto fault = trap_of(m.launch(
+      LaunchSpec{.name = "misaligned"},
+      [](Core& core, Src p) {
+        if (core.id() != 0) return;
+        auto buf = core.ldm().alloc<std::uint16_t>(8);
+        core.get(buf.first(4), p + 3).wait();
+      },
+      Src(x)));
+  REQUIRE(fault);
+  CHECK(fault->kind() == FaultKind::kDmaMisaligned);
+  CHECK_THAT(fault->detail(),
+             Catch::Contains("(it is 2 mod 4) [main memory: byte 6 of 'weights' (512 bytes)]; hint: "));
+}
+
 TEST_CASE("a misaligned request moves no data", "[fault]") {
   Machine m{Arch::preset("tiny")};
   auto x = m.alloc<std::uint32_t>(16);

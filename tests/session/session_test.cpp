@@ -84,6 +84,43 @@ std::shared_ptr<const OperatorRegistry> registry_with_misaligned_copy() {
   return registry;
 }
 
+/// A user's operator that copies its input but changes a put's ldm source before waiting for it: the result is
+/// right (data moves at issue), and checking mode reports put-source.
+class EarlySourceCopyOp final : public BoundOp {
+ public:
+  explicit EarlySourceCopyOp(const Shape& x) : BoundOp({x}, {x}) {}
+  PaddingSpec padding(std::size_t) const override { return {}; }
+  void run(Machine& machine, std::span<const DeviceTensor> inputs, std::span<const DeviceTensor> outputs,
+           const std::string& label) const override {
+    const DevicePtr<const f16> from(inputs[0].ptr);
+    const DevicePtr<f16> to = outputs[0].ptr;
+    const std::size_t n = inputs[0].layout().total;
+    machine
+        .launch(LaunchSpec{{0}, label},
+                [from, to, n](Core& core) {
+                  if (core.id() != 0) return;
+                  auto buf = core.ldm().alloc<f16>(n);
+                  core.get(buf, from).wait();
+                  DmaHandle put = core.put(to, buf);
+                  buf[0] = f16(-static_cast<float>(buf[0]) - 1.0f);  // the bug: the source changes in flight
+                  put.wait();
+                })
+        .join();
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> inputs) const override {
+    return {inputs.begin(), inputs.end()};
+  }
+  OpCost cost() const override { return {}; }
+};
+
+class EarlySourceCopyKind final : public OperatorKind {
+ public:
+  std::string_view name() const override { return "early_source_copy"; }
+  std::unique_ptr<BoundOp> bind(const JsonField&, std::span<const Shape> inputs) const override {
+    return std::make_unique<EarlySourceCopyOp>(inputs[0]);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a Session reads a model by its content, whatever its file is called") {
@@ -286,4 +323,47 @@ TEST_CASE("a model fused for fewer contexts than run together is refused before 
   const Model plain = unfused.load(file);  // nothing fitted to a share: runs with any number of models
   const Model other = unfused.load(file);
   CHECK_FALSE(unfused.run_together({&plain, &other}, ContextSchedule::kSequential).errors[0]);
+}
+
+TEST_CASE("models run together under checking mode report per model, sequential and pipelined") {
+  const ContextSchedule schedule = GENERATE(ContextSchedule::kSequential, ContextSchedule::kPipelined);
+  TempDir dir("session");
+  auto registry = std::make_shared<OperatorRegistry>(OperatorRegistry::builtin());
+  registry->add(std::make_unique<EarlySourceCopyKind>());
+  RunConfig config;
+  config.check = parse_check_set("all", "test");
+  Session session(config, registry);
+  const Model buggy = session.load(nlohmann::json::parse(R"({
+    "name": "buggy",
+    "tensors": {"x": {"shape": [16], "init": {"value": 1}}},
+    "ops": [{"type": "early_source_copy", "inputs": ["x"], "outputs": ["y"]}],
+    "outputs": ["y"]})"),
+                                   {}, 2);
+  const Model clean = session.load(dir.write("w.json", kReluWorkload), {}, 2);
+  const TogetherResult together = session.run_together({&buggy, &clean}, schedule, RunOutputs{dir / "out", {}});
+  REQUIRE_FALSE(together.errors[0]);
+  REQUIRE_FALSE(together.errors[1]);
+  const nlohmann::json& reports = together.results[0].stats.at("check");
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].at("kind") == "put-source");
+  CHECK(reports[0].at("kernel") == "buggy:early_source_copy#0");  // the context names its launches
+  CHECK(reports[0].at("count") == 1);
+  CHECK(together.results[1].stats.at("check").empty());
+  // The machine's summary and each model's stats.json carry the same reports.
+  CHECK(together.summary.at("models")[0].at("check") == reports);
+  CHECK(together.summary.at("models")[1].at("check").empty());
+  const nlohmann::json written = nlohmann::json::parse(file_text(dir / "out" / "buggy" / "stats.json"));
+  CHECK(written.at("check") == reports);
+  CHECK(together.results[0].outputs.at("y").values.to_vector() == std::vector<f16>(16, f16(1.0f)));
+}
+
+TEST_CASE("models run together without checking mode have no check entry") {
+  TempDir dir("session");
+  Session session;
+  const auto file = dir.write("w.json", kReluWorkload);
+  const Model a = session.load(file, {}, 2);
+  const Model b = session.load(file, {}, 2);
+  const TogetherResult together = session.run_together({&a, &b}, ContextSchedule::kSequential);
+  CHECK_FALSE(together.results[0].stats.contains("check"));
+  CHECK_FALSE(together.summary.at("models")[0].contains("check"));
 }

@@ -205,6 +205,13 @@ TEST_CASE("under --lint the demo fault becomes two recorded warnings and the run
   CHECK_THAT(r.output, Contains("lint warnings: 2"));
   const nlohmann::json stats = read_json(dir.path / "out" / "stats.json");
   CHECK(stats["lint_warnings"] == 2);
+  // Grouped by site (kernel, call, first bad field), each listing every bad field of its first request.
+  REQUIRE(stats["lint"].size() == 2);
+  CHECK(stats["lint"][0]["field"] == "length");
+  CHECK(stats["lint"][1]["field"] == "main address");
+  CHECK(stats["lint"][1]["count"] == 1);
+  CHECK_THAT(stats["lint"][1]["message"].get<std::string>(), Contains("; also length = 2 (0x2)"));
+  CHECK_THAT(r.output, Contains("lint (1 time): kernel scale, core group 0, core 1"));
   CHECK(stats["alignment_policy"] == "lint");
   CHECK(stats["verified"] == true);
 }

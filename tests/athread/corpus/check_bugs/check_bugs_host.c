@@ -9,12 +9,14 @@
 
 float in[64 * N * TILES];
 float out[64 * N * TILES + 2]; /* put_overlap's last core writes two floats past its share */
+float edge[N] = {1.0f};        /* get_past_end reads two floats past its end; initialised, so it sits in mapped data */
 int check_mode;
 
 extern void SLAVE_FUN(check_bugs)(void*);
 
 int main(int argc, char** argv) {
-  static const char* const modes[] = {"clean", "wait_late", "put_source", "put_overlap", "reply_reset", "uninit"};
+  static const char* const modes[] = {"clean",  "wait_late",    "put_source", "put_overlap", "reply_reset",
+                                      "uninit", "get_past_end", "misaligned", "tl_wait_late"};
   const char* mode = argc > 1 ? argv[1] : "clean";
   check_mode = -1;
   for (int m = 0; m < (int)(sizeof modes / sizeof modes[0]); ++m) {

@@ -3,13 +3,15 @@
 #define N 256
 #define TILES 4
 
-enum { CLEAN, WAIT_LATE, PUT_SOURCE, PUT_OVERLAP, REPLY_RESET, UNINIT };
+enum { CLEAN, WAIT_LATE, PUT_SOURCE, PUT_OVERLAP, REPLY_RESET, UNINIT, GET_PAST_END, MISALIGNED, TL_WAIT_LATE };
 
-extern float in[], out[];
+extern float in[], out[], edge[];
 extern int check_mode;
 
 __thread_local volatile int get_reply[2];
 __thread_local volatile int put_reply;
+__thread_local volatile int edge_reply;
+__thread_local float tl_tile[N];
 
 void check_bugs(void* arg) {
   (void)arg;
@@ -25,6 +27,23 @@ void check_bugs(void* arg) {
   const int get_bytes = (mode == UNINIT ? N / 2 : N) * (int)sizeof(float);
   volatile int* next_reply = &get_reply[0];
 
+  if (mode == GET_PAST_END) { /* bug: an off-by-two length reads past the end of edge[N] */
+    edge_reply = 0;
+    athread_get(PE_MODE, edge, res, (N + 2) * (int)sizeof(float), (void*)&edge_reply, 0, 0, 0);
+    while (edge_reply != 1) {
+    }
+  }
+  if (mode == TL_WAIT_LATE) { /* bug: a __thread_local tile is read before its get's reply */
+    edge_reply = 0;
+    athread_get(PE_MODE, (void*)src, tl_tile, N * (int)sizeof(float), (void*)&edge_reply, 0, 0, 0);
+    volatile float first = tl_tile[0];
+    (void)first;
+    while (edge_reply != 1) {
+    }
+  }
+  if (mode == MISALIGNED) { /* bug: a get from half-way into a float: the DMA traps (under lint: a warning) */
+    athread_get(PE_MODE, (char*)src + 2, buf[0], N * (int)sizeof(float), (void*)&get_reply[0], 0, 0, 0);
+  }
   get_reply[0] = get_reply[1] = 0;
   athread_get(PE_MODE, (void*)src, buf[0], get_bytes, (void*)&get_reply[0], 0, 0, 0);
   for (int t = 0; t < TILES; ++t) {
