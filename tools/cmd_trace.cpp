@@ -72,9 +72,19 @@ struct ExportArgs {
   std::string out;
   std::size_t bins = 200;
   std::string stats;
+  std::string compression;  ///< perfetto only; empty: zstd
 };
 
+PerfettoCompression perfetto_compression(const std::string& name) {
+  if (name == "deflate") return PerfettoCompression::kDeflate;
+  if (name == "none") return PerfettoCompression::kNone;
+  return PerfettoCompression::kZstd;
+}
+
 void export_command(const ExportArgs& args) {
+  if (!args.compression.empty() && args.format != "perfetto") {
+    throw ConfigError("--compression applies to --format perfetto only (the format is " + args.format + ")");
+  }
   // Written to a temporary and renamed only when the whole trace was exported: a bad or cut trace leaves an
   // existing output as it was. Into a run directory only while no run owns it (held until the file is written).
   const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim trace export", "-o");
@@ -85,7 +95,10 @@ void export_command(const ExportArgs& args) {
       args.format != "csv" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
   const ExportCounts counts = guarded_trace_call([&] {
     if (args.format == "csv") return export_csv(input.trace, out.stream());
-    if (args.format == "perfetto") return export_perfetto(input.trace, out.stream(), layers);
+    if (args.format == "perfetto") {
+      return export_perfetto(input.trace, out.stream(), layers,
+                             {.compression = perfetto_compression(args.compression)});
+    }
     return export_chrome_json(input.trace, out.stream(), args.bins, layers);
   });
   out.commit();
@@ -179,6 +192,10 @@ void add_trace_command(CLI::App& app) {
   e->add_option("--stats", exp->stats,
                 "The run's stats.json, whose layers become slices (default: stats.json next to the trace, if it "
                 "matches)");
+  e->add_option("--compression", exp->compression,
+                "perfetto: zstd (default, fast; Perfetto since 2025), deflate (for older Perfetto readers) or none "
+                "(what protoc --decode reads)")
+      ->check(CLI::IsMember({"zstd", "deflate", "none"}));
   e->callback([exp] { export_command(*exp); });
 
   auto filter = std::make_shared<FilterArgs>();
