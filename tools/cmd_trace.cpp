@@ -88,6 +88,31 @@ void export_command(const ExportArgs& args) {
   // Written to a temporary and renamed only when the whole trace was exported: a bad or cut trace leaves an
   // existing output as it was. Into a run directory only while no run owns it (held until the file is written).
   const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim trace export", "-o");
+  // An MPI run directory (each rank's trace.rank<R>.ldmtrace, no trace.ldmtrace): every rank in one Perfetto trace.
+  if (const std::filesystem::path dir(args.file);
+      std::filesystem::is_directory(dir) && !std::filesystem::exists(dir / "trace.ldmtrace")) {
+    if (const auto files = rank_traces(dir); !files.empty()) {
+      if (args.format != "perfetto") {
+        throw ConfigError(
+            fmt::format("{} holds an MPI run's ranks: export them with --format perfetto, or one "
+                        "rank's trace.rank<R>.ldmtrace file with --format {}",
+                        args.file, args.format));
+      }
+      std::vector<RankTrace> ranks;
+      for (const auto& file : files) {
+        check_not_input(args.out, {file}, "export file");
+        ranks.push_back({rank_of_trace(file), file});
+      }
+      AtomicFile out(args.out, "export file");
+      const ExportCounts counts = guarded_trace_call([&] {
+        return export_perfetto_ranks(ranks, out.stream(), {.compression = perfetto_compression(args.compression)});
+      });
+      out.commit();
+      fmt::print("wrote {} ({} ranks, {} DMA requests, {} markers)\n", args.out, ranks.size(), counts.requests,
+                 counts.markers);
+      return;
+    }
+  }
   const TraceInput input = resolve_trace_input(args.file, args.stats);
   check_not_input(args.out, {input.trace, input.stats}, "export file");
   AtomicFile out(args.out, "export file");

@@ -174,3 +174,56 @@ TEST_CASE("a Perfetto export larger than one batch splits into batches that deco
   CHECK(decompressed(zstd.str(), 133) == plain.str());
   CHECK(zstd.str().size() < 16 * 40000);
 }
+
+TEST_CASE("an MPI run's ranks export as one Perfetto trace: a process per rank with its groups and MPI calls",
+          "[trace-export]") {
+  TempDir dir;
+  std::vector<ldmsim::RankTrace> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    nlohmann::json h = header(1000, nullptr, 2);
+    h["run"] = {{"program", "athread"}};
+    h["mpi"] = {{"calls_made", 2},
+                {"calls_columns", {"name", "begin", "end", "peer", "bytes"}},
+                {"calls",
+                 {{"MPI_Send", 100, 300, 1 - rank, 4096},
+                  {"MPI_Barrier", 400, 450 + 100 * rank, -1, 0},
+                  {"not a call"}}}};  // a malformed row is skipped
+    const auto groups = sample_groups();
+    std::vector<const ldmsim::TraceRecorder*> ptrs{&groups[0], &groups[1]};
+    const auto file = dir / ("trace.rank" + std::to_string(rank) + ".ldmtrace");
+    ldmsim::write_trace(file, h, ptrs);
+    ranks.push_back({rank, file});
+  }
+  {
+    std::ofstream out(dir / "ranks.pb", std::ios::binary);
+    const auto counts = ldmsim::export_perfetto_ranks(ranks, out, {.compression = ldmsim::PerfettoCompression::kNone});
+    CHECK(counts.requests == 8);
+  }
+  const std::string command = "protoc --proto_path='" + std::string(LDMSIM_SOURCE_DIR) +
+                              "/trace_analysis/proto' --decode=perfetto.protos.Trace perfetto_trace_subset.proto < '" +
+                              (dir / "ranks.pb").string() + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  INFO(text);
+  REQUIRE(pclose(pipe) == 0);
+  CHECK(count(text, "process_name: \"rank 0\"") == 1);
+  CHECK(count(text, "process_name: \"rank 1\"") == 1);
+  CHECK(count(text, "process_name: \"cg") == 0);  // groups are tracks under their rank
+  CHECK(count(text, "name: \"cg 0\"") == 2);      // one per rank
+  CHECK(count(text, "name: \"MPI\"") == 2);       // one per rank
+  CHECK(count(text, "name: \"core 0,0 dma 1\"") == 2);
+  // Rank 1's group 0 hangs under rank 1's process (uuid (1 + 1) << 32), its MPI track right after it.
+  CHECK(std::regex_search(text, std::regex(R"(uuid: 8589934608\s*name: "cg 0"\s*parent_uuid: 8589934592)")));
+  CHECK(std::regex_search(text, std::regex(R"(uuid: 8589934593\s*name: "MPI"\s*parent_uuid: 8589934592)")));
+  CHECK(std::regex_search(text, std::regex(R"(event_names \{\s*iid: \d+\s*name: "MPI_Send")")));
+  // Each call a slice with its peer and bytes: 2 ranks x 2 calls, plus 8 requests and 4 launches.
+  CHECK(count(text, "type: TYPE_SLICE_BEGIN") == 4 + 8 + 4);
+  CHECK(count(text, "type: TYPE_SLICE_END") == 4 + 8 + 4);
+  CHECK(std::regex_search(text, std::regex(R"(name_iid: 5\s*int_value: 1\s*\}\s*debug_annotations \{\s*name_iid: 1\s*)"
+                                           R"(uint_value: 4096)")));
+  CHECK(count(text, "int_value: -1") == 2);  // the barriers have no peer
+  CHECK(std::regex_search(text, std::regex(R"(timestamp: 550\s*trusted_packet_sequence_id: 1)")));  // rank 1's end
+}

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 #include "json_or.hpp"
@@ -37,7 +39,7 @@ constexpr std::uint32_t kEventNames = 2, kDebugAnnotationNames = 3, kDebugAnnota
 constexpr std::uint32_t kSequence = 1;
 constexpr std::uint64_t kIncrementalStateCleared = 1;
 // Interned debug annotation names.
-constexpr std::uint64_t kBytesName = 1, kBoundName = 2, kLayerName = 3, kKernelName = 4;
+constexpr std::uint64_t kBytesName = 1, kBoundName = 2, kLayerName = 3, kKernelName = 4, kPeerName = 5;
 // Interned strings (event names and annotation string values share the numbering): 1 and 2 are fixed.
 constexpr std::uint64_t kGet = 1, kPut = 2;
 /// Interned strings per packet of interned data (keeps each packet far below a batch).
@@ -49,12 +51,8 @@ constexpr std::uint64_t kFirstGroupUuid = 16, kFirstLaneUuid = 1024;
 /// Requests past the 64th in flight on one core share the last lane (its slices then nest less neatly; no kernel
 /// keeps that many requests of one core in flight).
 constexpr std::size_t kMaxLanes = 64;
-std::uint64_t group_uuid(int cg) {
-  return kFirstGroupUuid + 2 * static_cast<std::uint64_t>(cg);
-}
-std::uint64_t launches_uuid(int cg) {
-  return group_uuid(cg) + 1;
-}
+/// A rank's own tracks, after its uuid base (the rank's process): its MPI calls.
+constexpr std::uint64_t kMpiTrack = 1;
 /// Two packets of a request: each at most 2 + 11 + 2 + 2 + 2 + 11 + 2 + 11 + 2 * 16 bytes.
 constexpr std::size_t kMaxRequestBytes = 2 * 96;
 
@@ -116,6 +114,36 @@ std::vector<std::vector<Launch>> read_launches(const std::filesystem::path& trac
   return launches;
 }
 
+/// One MPI call of a rank (its trace header's "mpi" record, docs/athread.md): cycles on the rank's clock.
+struct MpiCall {
+  std::uint64_t name = 0;  ///< string id
+  Cycle begin = 0;
+  Cycle end = 0;
+  std::int64_t peer = -1;
+  std::uint64_t bytes = 0;
+};
+
+/// The calls listed in a header's mpi.calls ([name, begin, end, peer, bytes] rows); malformed rows are skipped.
+std::vector<MpiCall> read_mpi_calls(const nlohmann::json& header, StringTable& strings) {
+  std::vector<MpiCall> calls;
+  const auto mpi = header.find("mpi");
+  if (mpi == header.end() || !mpi->is_object()) return calls;
+  const auto list = mpi->find("calls");
+  if (list == mpi->end() || !list->is_array()) return calls;
+  for (const nlohmann::json& row : *list) {
+    if (!row.is_array() || row.size() != 5 || !row[0].is_string() || !row[1].is_number_unsigned() ||
+        !row[2].is_number_unsigned() || !row[3].is_number_integer() || !row[4].is_number_unsigned()) {
+      continue;
+    }
+    const auto begin = row[1].get<Cycle>();
+    const auto end = std::max(begin, row[2].get<Cycle>());
+    calls.push_back(
+        {strings.id(row[0].get<std::string>()), begin, end, row[3].get<std::int64_t>(), row[4].get<std::uint64_t>()});
+  }
+  std::stable_sort(calls.begin(), calls.end(), [](const MpiCall& a, const MpiCall& b) { return a.begin < b.begin; });
+  return calls;
+}
+
 /// Spans sorted by start, each with a string id: finds the one holding a cycle, remembering the last answer
 /// (requests of a group come in issue order, so the answer rarely moves).
 class SpanIndex {
@@ -153,16 +181,10 @@ class SpanIndex {
 
 class PerfettoWriter {
  public:
-  PerfettoWriter(const nlohmann::json& header, std::ostream& out, PerfettoOptions options)
-      : batches_(out, options.compression) {
-    const trace_detail::HeaderArch arch = trace_detail::header_arch(header);
-    ns_per_cycle_ = 1e9 / arch.clock_hz;
-    cols_ = static_cast<unsigned>(arch.cols);
-  }
+  PerfettoWriter(std::ostream& out, PerfettoOptions options) : batches_(out, options.compression) {}
 
-  /// Interned names, then the launches and layers (all known before the requests stream by).
-  void start(const StringTable& strings, const std::vector<std::vector<Launch>>& launches,
-             const std::vector<LayerSpan>& layers, const std::vector<std::uint64_t>& layer_ids) {
+  /// Every interned string, once, before any event (all are known after the first pass).
+  void intern_all(const StringTable& strings) {
     const std::vector<std::string>& all = strings.strings();
     for (std::size_t first = 0; first == 0 || first < all.size(); first += kStringsPerPacket) {
       Message names, p;
@@ -171,6 +193,7 @@ class PerfettoWriter {
         intern(names, interned::kDebugAnnotationNames, kBoundName, "bound");
         intern(names, interned::kDebugAnnotationNames, kLayerName, "layer");
         intern(names, interned::kDebugAnnotationNames, kKernelName, "kernel");
+        intern(names, interned::kDebugAnnotationNames, kPeerName, "peer");
       }
       for (std::size_t i = first; i < std::min(all.size(), first + kStringsPerPacket); ++i) {
         intern(names, interned::kEventNames, i + 1, all[i]);
@@ -181,6 +204,23 @@ class PerfettoWriter {
       p.message_field(packet::kInternedData, names);
       batches_.append_packet(p.bytes());
     }
+  }
+
+  /// Starts the tracks of one trace file: its groups are processes of their own, or with `rank` tracks under the
+  /// process "rank R" (an MPI run's rank), whose uuids stay apart from every other rank's.
+  void begin_trace(const nlohmann::json& header, std::optional<int> rank) {
+    const trace_detail::HeaderArch arch = trace_detail::header_arch(header);
+    ns_per_cycle_ = 1e9 / arch.clock_hz;
+    cols_ = static_cast<unsigned>(arch.cols);
+    groups_.clear();
+    rank_ = rank;
+    uuid_base_ = rank ? (static_cast<std::uint64_t>(*rank) + 1) << 32 : 0;
+    if (rank)
+      describe_track(uuid_base_, 0, "rank " + std::to_string(*rank), true, static_cast<std::uint64_t>(*rank) + 1);
+  }
+
+  /// Each group's launches as slices named by their kernels.
+  void add_launches(const std::vector<std::vector<Launch>>& launches) {
     for (std::size_t cg = 0; cg < launches.size(); ++cg) {
       if (launches[cg].empty()) continue;
       const int g = static_cast<int>(cg);
@@ -191,6 +231,9 @@ class PerfettoWriter {
         if (l.ended) slice(l.end, launches_uuid(g), event::kSliceEnd, 0, nullptr);
       }
     }
+  }
+
+  void add_layers(const std::vector<LayerSpan>& layers, const std::vector<std::uint64_t>& layer_ids) {
     if (layers.empty()) return;
     describe_track(kLayersUuid, 0, "layers", true);
     describe_track(kLayersTrackUuid, kLayersUuid, "layers", false);
@@ -203,6 +246,25 @@ class PerfettoWriter {
         e.message_field(event::kDebugAnnotations, bound);
       });
       slice(l.end, kLayersTrackUuid, event::kSliceEnd, 0, nullptr);
+    }
+  }
+
+  /// A rank's MPI calls as slices of its "MPI" track, named by the call, with the peer and bytes.
+  void add_mpi_calls(const std::vector<MpiCall>& calls) {
+    if (calls.empty() || !rank_) return;
+    const std::uint64_t track = uuid_base_ + kMpiTrack;
+    describe_track(track, uuid_base_, "MPI", false);
+    for (const MpiCall& c : calls) {
+      slice(c.begin, track, event::kSliceBegin, c.name, [&c](Message& e) {
+        Message peer, bytes;
+        peer.uint_field(1, kPeerName);
+        peer.uint_field(4, static_cast<std::uint64_t>(c.peer));  // int64: two's complement, as protobuf has it
+        bytes.uint_field(1, kBytesName);
+        bytes.uint_field(3, c.bytes);
+        e.message_field(event::kDebugAnnotations, peer);
+        e.message_field(event::kDebugAnnotations, bytes);
+      });
+      slice(c.end, track, event::kSliceEnd, 0, nullptr);
     }
   }
 
@@ -238,6 +300,16 @@ class PerfettoWriter {
     return counts_;
   }
 
+  /// The requests of one trace file, block by block.
+  void add_requests(TraceReader& reader, const SpanIndex& layers, const std::vector<SpanIndex>& kernels) {
+    TraceBlock block;
+    while (reader.next(block)) {
+      if (block.kind != TraceBlockKind::kDma) continue;
+      const auto cg = static_cast<std::size_t>(block.cg);
+      add_requests(block.cg, block.chunk, layers, cg < kernels.size() ? &kernels[cg] : nullptr);
+    }
+  }
+
  private:
   /// A track of a core's requests: the last end on it, and its uuid (numbered as lanes appear, so most take two
   /// bytes as a varint).
@@ -263,22 +335,27 @@ class PerfettoWriter {
     return t < 1.8e19 ? static_cast<std::uint64_t>(t) : std::numeric_limits<std::uint64_t>::max();
   }
 
+  std::uint64_t group_uuid(int cg) const { return uuid_base_ + kFirstGroupUuid + 2 * static_cast<std::uint64_t>(cg); }
+  std::uint64_t launches_uuid(int cg) const { return group_uuid(cg) + 1; }
+
   Group& group(int cg) {
     const auto index = static_cast<std::size_t>(cg);
     if (groups_.size() <= index) groups_.resize(index + 1);
     if (!groups_[index]) {
       groups_[index] = std::make_unique<Group>();
-      describe_track(group_uuid(cg), 0, "cg " + std::to_string(cg), true);
+      // A group is a process of its own, or a track under its rank's process.
+      describe_track(group_uuid(cg), rank_ ? uuid_base_ : 0, "cg " + std::to_string(cg), !rank_);
     }
     return *groups_[index];
   }
 
-  void describe_track(std::uint64_t uuid, std::uint64_t parent, const std::string& name, bool process) {
+  void describe_track(std::uint64_t uuid, std::uint64_t parent, const std::string& name, bool process,
+                      std::uint64_t pid = 0) {
     Message d, p;
     d.uint_field(1, uuid);
     if (process) {
       Message proc;
-      proc.uint_field(1, uuid);  // a pid of its own
+      proc.uint_field(1, pid != 0 ? pid : uuid);  // a pid of its own
       proc.bytes_field(6, name);
       d.message_field(3, proc);
     } else {
@@ -357,9 +434,36 @@ class PerfettoWriter {
   double ns_per_cycle_ = 1.0;
   unsigned cols_ = 1;
   std::vector<std::unique_ptr<Group>> groups_;
+  std::optional<int> rank_;      ///< the trace being written is this MPI rank's
+  std::uint64_t uuid_base_ = 0;  ///< the rank's process track; its own tracks follow
   std::uint64_t next_lane_uuid_ = kFirstLaneUuid;
   ExportCounts counts_;
 };
+
+}  // namespace
+
+namespace {
+
+/// What the first pass learns of one trace file.
+struct TracePlan {
+  std::filesystem::path file;
+  std::optional<int> rank;
+  std::vector<std::vector<Launch>> launches;
+  std::vector<SpanIndex> kernels;  ///< per group
+  std::vector<MpiCall> mpi_calls;
+};
+
+TracePlan plan_trace(const std::filesystem::path& file, std::optional<int> rank, StringTable& strings,
+                     std::uint64_t& markers) {
+  TracePlan plan{file, rank, read_launches(file, strings, markers), {}, {}};
+  for (const auto& group : plan.launches) {
+    std::vector<SpanIndex::Span> spans;
+    for (const Launch& l : group) spans.push_back({l.begin, l.end, l.kernel});
+    plan.kernels.emplace_back(std::move(spans));
+  }
+  if (rank) plan.mpi_calls = read_mpi_calls(TraceReader(file).header(), strings);
+  return plan;
+}
 
 }  // namespace
 
@@ -367,7 +471,7 @@ ExportCounts export_perfetto(const std::filesystem::path& trace, std::ostream& o
                              const std::vector<LayerSpan>& layers, PerfettoOptions options) {
   StringTable strings;
   std::uint64_t markers = 0;
-  const std::vector<std::vector<Launch>> launches = read_launches(trace, strings, markers);
+  const TracePlan plan = plan_trace(trace, std::nullopt, strings, markers);
   std::vector<std::uint64_t> layer_ids;
   std::vector<SpanIndex::Span> layer_spans;
   for (const LayerSpan& l : layers) {
@@ -375,21 +479,31 @@ ExportCounts export_perfetto(const std::filesystem::path& trace, std::ostream& o
     layer_spans.push_back({l.start, l.end, layer_ids.back()});
   }
   const SpanIndex layer_index(std::move(layer_spans));
-  std::vector<SpanIndex> kernel_index;
-  for (const auto& group : launches) {
-    std::vector<SpanIndex::Span> spans;
-    for (const Launch& l : group) spans.push_back({l.begin, l.end, l.kernel});
-    kernel_index.emplace_back(std::move(spans));
-  }
 
   TraceReader reader(trace);
-  PerfettoWriter writer(reader.header(), out, options);
-  writer.start(strings, launches, layers, layer_ids);
-  TraceBlock block;
-  while (reader.next(block)) {
-    if (block.kind != TraceBlockKind::kDma) continue;
-    const auto cg = static_cast<std::size_t>(block.cg);
-    writer.add_requests(block.cg, block.chunk, layer_index, cg < kernel_index.size() ? &kernel_index[cg] : nullptr);
+  PerfettoWriter writer(out, options);
+  writer.intern_all(strings);
+  writer.begin_trace(reader.header(), std::nullopt);
+  writer.add_launches(plan.launches);
+  writer.add_layers(layers, layer_ids);
+  writer.add_requests(reader, layer_index, plan.kernels);
+  return writer.finish(markers);
+}
+
+ExportCounts export_perfetto_ranks(const std::vector<RankTrace>& ranks, std::ostream& out, PerfettoOptions options) {
+  StringTable strings;
+  std::uint64_t markers = 0;
+  std::vector<TracePlan> plans;
+  for (const RankTrace& r : ranks) plans.push_back(plan_trace(r.file, r.rank, strings, markers));
+  const SpanIndex no_layers({});
+  PerfettoWriter writer(out, options);
+  writer.intern_all(strings);
+  for (const TracePlan& plan : plans) {
+    TraceReader reader(plan.file);
+    writer.begin_trace(reader.header(), plan.rank);
+    writer.add_launches(plan.launches);
+    writer.add_mpi_calls(plan.mpi_calls);
+    writer.add_requests(reader, no_layers, plan.kernels);
   }
   return writer.finish(markers);
 }

@@ -32,4 +32,16 @@ struct PerfettoOptions {
 ExportCounts export_perfetto(const std::filesystem::path& trace, std::ostream& out,
                              const std::vector<LayerSpan>& layers = {}, PerfettoOptions options = {});
 
+/// One rank's trace of an MPI run (rank_summary.hpp: rank_traces).
+struct RankTrace {
+  int rank = 0;
+  std::filesystem::path file;
+};
+
+/// An MPI run's ranks in one Perfetto trace: a process "rank R" per rank holding its groups' tracks as above and
+/// an "MPI" track with each MPI call its header lists (mpi.calls) as a slice named by the call, annotated with its
+/// peer (-1: none) and bytes. Throws TraceFormatError for a malformed trace.
+ExportCounts export_perfetto_ranks(const std::vector<RankTrace>& ranks, std::ostream& out,
+                                   PerfettoOptions options = {});
+
 }  // namespace ldmsim
