@@ -2,6 +2,7 @@
 // utilization heat maps, bandwidth over time and the request-size histogram (tools/report_html.cpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/run_directory.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/trace_analysis/rank_summary.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "report_html.hpp"
 #include "trace_inputs.hpp"
@@ -27,6 +29,26 @@ struct ReportArgs {
 void report_command(const ReportArgs& args) {
   // Into a run directory only while no run owns it (held until the report is written).
   const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim report", "-o");
+  // An MPI run directory (each rank's trace.rank<R>.ldmtrace, no trace.ldmtrace): a section per rank on top, and
+  // the slowest rank's trace in the sections below.
+  if (const std::filesystem::path dir(args.input);
+      std::filesystem::is_directory(dir) && !std::filesystem::exists(dir / "trace.ldmtrace")) {
+    if (const auto files = rank_traces(dir); !files.empty()) {
+      for (const auto& file : files) check_not_input(args.out, {file}, "report");
+      const RankSummary ranks = guarded_trace_call([&] { return summarize_ranks(files); });
+      const auto slowest = std::max_element(ranks.ranks.begin(), ranks.ranks.end(),
+                                            [](const RankRow& a, const RankRow& b) { return a.cycles < b.cycles; });
+      const TraceSummary summary = guarded_trace_call(
+          [&] { return summarize_trace(slowest->file, SummaryOptions{.top = args.top, .time_bins = 200}); });
+      nlohmann::json data = to_json(summary);
+      data["ranks"] = to_json(ranks);
+      data["detail_rank"] = slowest->rank;
+      write_file_atomically(args.out, render_report_html(data, "ldmsim report: " + args.input), "report");
+      fmt::print("wrote {} ({} ranks, makespan {} cycles; rank {} in detail)\n", args.out, ranks.ranks.size(),
+                 ranks.makespan, slowest->rank);
+      return;
+    }
+  }
   const TraceInput input = resolve_trace_input(args.input, args.stats);
   check_not_input(args.out, {input.trace, input.stats}, "report");
   TraceSummary summary = guarded_trace_call(
@@ -43,7 +65,10 @@ void report_command(const ReportArgs& args) {
 void add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* r = app.add_subcommand("report", "Write a self-contained HTML report of a run directory or trace file");
-  r->add_option("input", args->input, "Run directory (with trace.ldmtrace, stats.json) or a trace file")->required();
+  r->add_option("input", args->input,
+                "Run directory (with trace.ldmtrace, stats.json; or an MPI run's trace.rank<R>.ldmtrace files: a row "
+                "per rank) or a trace file")
+      ->required();
   r->add_option("-o,--out", args->out, "Output HTML file")->capture_default_str();
   r->add_option("--stats", args->stats, "The run's stats.json (default: next to the trace)");
   r->add_option("--top", args->top, "How many slowest requests to list")->capture_default_str();
