@@ -218,7 +218,7 @@ void add_trace_command(CLI::App& app) {
                 "The run's stats.json, whose layers become slices (default: stats.json next to the trace, if it "
                 "matches)");
   e->add_option("--compression", exp->compression,
-                "perfetto: zstd (default, fast; Perfetto since 2025), deflate (for older Perfetto readers) or none "
+                "perfetto: zstd (default, fast; recent Perfetto), deflate (for older Perfetto readers) or none "
                 "(what protoc --decode reads)")
       ->check(CLI::IsMember({"zstd", "deflate", "none"}));
   e->callback([exp] { export_command(*exp); });

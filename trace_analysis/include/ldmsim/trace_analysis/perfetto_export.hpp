@@ -14,7 +14,7 @@ namespace ldmsim {
 
 /// How packets are compressed, in batches that Perfetto decompresses on load.
 enum class PerfettoCompression {
-  kZstd,     ///< TracePacket.zstd_compressed_packets: fast; Perfetto reads it since 2025
+  kZstd,     ///< TracePacket.zstd_compressed_packets: fast; read by recent Perfetto (the UI at ui.perfetto.dev)
   kDeflate,  ///< TracePacket.compressed_packets: about 4x slower to write; read by every Perfetto version
   kNone,     ///< the packets as they are, which `protoc --decode` reads
 };
