@@ -10,6 +10,8 @@
 #include "commands.hpp"
 #include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/run_directory.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/input_file.hpp"
 #include "ldmsim/sim/output_file.hpp"
 #include "ldmsim/trace_analysis/rank_summary.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
@@ -18,6 +20,32 @@
 
 namespace ldmsim::cli {
 namespace {
+
+/// The models of a run of several models together (stats.json "models": name, start and end cycle, status), each
+/// drawn as a bar; empty for a one-model run, or when the stats cannot be read.
+nlohmann::json run_models(const std::filesystem::path& stats) {
+  nlohmann::json models = nlohmann::json::array();
+  if (stats.empty()) return models;
+  nlohmann::json j;
+  try {
+    j = read_json_file(stats, "stats file");  // bounded size and nesting
+  } catch (const ConfigError&) {
+    return models;
+  }
+  if (!j.is_object() || !j.contains("models") || !j["models"].is_array()) return models;
+  for (const nlohmann::json& m : j["models"]) {
+    if (!m.is_object() || !m.contains("name") || !m["name"].is_string() || !m.contains("start_cycle") ||
+        !m["start_cycle"].is_number_unsigned() || !m.contains("end_cycle") || !m["end_cycle"].is_number_unsigned() ||
+        m["end_cycle"].get<Cycle>() < m["start_cycle"].get<Cycle>()) {
+      continue;
+    }
+    models.push_back({{"name", m["name"]},
+                      {"start", m["start_cycle"]},
+                      {"end", m["end_cycle"]},
+                      {"status", m.contains("status") && m["status"].is_string() ? m["status"] : nlohmann::json("?")}});
+  }
+  return models;
+}
 
 struct ReportArgs {
   std::string input;
@@ -54,7 +82,9 @@ void report_command(const ReportArgs& args) {
   TraceSummary summary = guarded_trace_call(
       [&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top, .time_bins = 200}); });
   if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());
-  const std::string html = render_report_html(to_json(summary), "ldmsim report: " + input.trace.string());
+  nlohmann::json data = to_json(summary);
+  if (nlohmann::json models = run_models(input.stats); !models.empty()) data["models"] = std::move(models);
+  const std::string html = render_report_html(data, "ldmsim report: " + input.trace.string());
   write_file_atomically(args.out, html, "report");
   fmt::print("wrote {} ({} DMA requests, {} core groups{})\n", args.out, summary.requests(), summary.groups.size(),
              summary.fault.is_null() ? "" : "; the run trapped");

@@ -30,6 +30,7 @@ svg.chart { width: 100%; height: auto; max-width: 1100px; display: block; }
 <h1 id="title">@TITLE@</h1>
 <div id="run-info"></div>
 <h2 id="ranks-heading" hidden>Ranks</h2><p class="legend" id="ranks-legend"></p><div id="ranks"></div>
+<h2 id="models-heading" hidden>Models</h2><div id="models"></div>
 <h2>Summary</h2><div id="summary"></div>
 <h2>Layers</h2><p class="legend" id="layers-legend"></p><div id="layer-timeline"></div><div id="layers"></div>
 <h2>Per-core utilization</h2><p class="legend" id="heatmap-legend"></p><div id="heatmap-scale-box"></div>
@@ -163,6 +164,30 @@ constexpr std::string_view kTail = R"HTML(</script>
         ["rank", "cycles", "outside MPI", "DMA busy", "MPI", "MPI wait", "calls"],
         R.ranks.map(r => [r.rank, num(r.cycles), share(r.chip_cycles, r.cycles), share(r.dma_busy_cycles, r.cycles),
                           share(r.mpi_cycles, r.cycles), share(r.mpi_wait_cycles, r.cycles), num(r.mpi_calls)]), 1));
+  }
+  // Models run together (pipelined or concurrent): a bar per model over the run, and a table.
+  if (S.models && S.models.length > 0) {
+    document.getElementById("models-heading").hidden = false;
+    const MW = 960, ML = 20, MR = 40, row = 22, MH = 30 + row * S.models.length;
+    const mc = chart("models-chart", MW, MH);
+    document.getElementById("models").appendChild(mc);  // attached first, so names can be measured
+    const span = Math.max(1, S.cycles, ...S.models.map(m => m.end)), x = c => ML + (MW - ML - MR) * c / span;
+    const colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+    S.models.forEach((m, k) => {
+      const y = 4 + k * row, w = Math.max(0.5, x(m.end) - x(m.start));
+      const bar = svg("rect", {x: x(m.start), y: y, width: w, height: 16, fill: colors[k % colors.length],
+                               "class": "model-bar"});
+      bar.appendChild(svg("title", {}, m.name + ": cycles " + num(m.start) + " to " + num(m.end) + ", " + m.status));
+      mc.appendChild(bar);
+      const label = svg("text", {x: x(m.start) + 4, y: y + 12, style: "fill: #fff"}, m.name);
+      mc.appendChild(label);
+      if (label.getComputedTextLength() > w - 8) label.remove();
+    });
+    timeAxis(mc, ML, MW - MR, MH - 26, span / S.clock_hz * 1e6);
+    document.getElementById("models").appendChild(table("models-table",
+        ["model", "start", "end", "cycles", "share of the run", "status"],
+        S.models.map(m => [m.name, num(m.start), num(m.end), num(m.end - m.start), pct((m.end - m.start) / span),
+                           m.status]), 1));
   }
   // Summary table
   document.getElementById("summary").appendChild(table("summary-table",

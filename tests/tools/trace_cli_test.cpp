@@ -226,6 +226,12 @@ std::string render_checked(const Scratch& dir, const std::string& html, const st
   return r.output;
 }
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("report renders in headless chromium without script errors", "[cli][report]") {
@@ -258,6 +264,16 @@ TEST_CASE("report pictures: layer labels, an athread run's name, idle groups' gr
   if (cnn.empty()) return;
   CHECK_THAT(cnn, Contains("data-problems=\"0\""));
   CHECK_THAT(cnn, !Contains("data-layer-labels=\"0\""));
+
+  // Models run together: a bar and a row per model.
+  REQUIRE(cli("run " + std::string(LDMSIM_SOURCE_DIR) + "/examples/pipeline/*.json --concurrent -q --out " +
+              dir.str("pipe"))
+              .code == 0);
+  REQUIRE(cli("report " + dir.str("pipe") + " -o " + dir.str("pipe.html")).code == 0);
+  const std::string pipe = render_checked(dir, "pipe.html", "pipe-checked.html");
+  CHECK_THAT(pipe, Contains("data-problems=\"0\""));
+  CHECK_THAT(pipe, Contains("id=\"models-table\"") && Contains("lstm_a") && Contains("lstm_c"));
+  CHECK(count_of(pipe, "class=\"model-bar\"") == 3);
 
   // An athread program's trace (no workload name) on 4 groups, of which 1-3 moved nothing, and 2 groups whose
   // bandwidth series are equal.
