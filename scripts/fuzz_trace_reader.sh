@@ -25,7 +25,7 @@ sources=(trace/src/*.cpp trace_analysis/src/*.cpp dma/src/request.cpp sim/src/fa
          sim/src/input_file.cpp sim/src/output_file.cpp)
 libs=(-lfmt)
 if grep -q ZSTD_ trace/src/*.cpp; then libs+=(-lzstd); fi
-libs+=(-lz)  # the Perfetto export deflates its packets
+libs+=(-lz -pthread)  # the Perfetto export compresses its packets (zstd or deflate) on a worker thread
 echo "building $out/trace_reader_fuzz and $out/make_seeds with clang++-14 (${#sources[@]} library sources)"
 rm -f "$out"/obj/*.o
 pending=()  # two compilers at a time (the machine has two cores); a failing one stops the script

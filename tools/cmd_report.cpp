@@ -2,6 +2,7 @@
 // utilization heat maps, bandwidth over time and the request-size histogram (tools/report_html.cpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -9,13 +10,42 @@
 #include "commands.hpp"
 #include "ldmsim/session/directory_lock.hpp"
 #include "ldmsim/session/run_directory.hpp"
+#include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/input_file.hpp"
 #include "ldmsim/sim/output_file.hpp"
+#include "ldmsim/trace_analysis/rank_summary.hpp"
 #include "ldmsim/trace_analysis/summary.hpp"
 #include "report_html.hpp"
 #include "trace_inputs.hpp"
 
 namespace ldmsim::cli {
 namespace {
+
+/// The models of a run of several models together (stats.json "models": name, start and end cycle, status), each
+/// drawn as a bar; empty for a one-model run, or when the stats cannot be read.
+nlohmann::json run_models(const std::filesystem::path& stats) {
+  nlohmann::json models = nlohmann::json::array();
+  if (stats.empty()) return models;
+  nlohmann::json j;
+  try {
+    j = read_json_file(stats, "stats file");  // bounded size and nesting
+  } catch (const ConfigError&) {
+    return models;
+  }
+  if (!j.is_object() || !j.contains("models") || !j["models"].is_array()) return models;
+  for (const nlohmann::json& m : j["models"]) {
+    if (!m.is_object() || !m.contains("name") || !m["name"].is_string() || !m.contains("start_cycle") ||
+        !m["start_cycle"].is_number_unsigned() || !m.contains("end_cycle") || !m["end_cycle"].is_number_unsigned() ||
+        m["end_cycle"].get<Cycle>() < m["start_cycle"].get<Cycle>()) {
+      continue;
+    }
+    models.push_back({{"name", m["name"]},
+                      {"start", m["start_cycle"]},
+                      {"end", m["end_cycle"]},
+                      {"status", m.contains("status") && m["status"].is_string() ? m["status"] : nlohmann::json("?")}});
+  }
+  return models;
+}
 
 struct ReportArgs {
   std::string input;
@@ -27,12 +57,34 @@ struct ReportArgs {
 void report_command(const ReportArgs& args) {
   // Into a run directory only while no run owns it (held until the report is written).
   const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim report", "-o");
+  // An MPI run directory (each rank's trace.rank<R>.ldmtrace, no trace.ldmtrace): a section per rank on top, and
+  // the slowest rank's trace in the sections below.
+  if (const std::filesystem::path dir(args.input);
+      std::filesystem::is_directory(dir) && !std::filesystem::exists(dir / "trace.ldmtrace")) {
+    if (const auto files = rank_traces(dir); !files.empty()) {
+      for (const auto& file : files) check_not_input(args.out, {file}, "report");
+      const RankSummary ranks = guarded_trace_call([&] { return summarize_ranks(files); });
+      const auto slowest = std::max_element(ranks.ranks.begin(), ranks.ranks.end(),
+                                            [](const RankRow& a, const RankRow& b) { return a.cycles < b.cycles; });
+      const TraceSummary summary = guarded_trace_call(
+          [&] { return summarize_trace(slowest->file, SummaryOptions{.top = args.top, .time_bins = 200}); });
+      nlohmann::json data = to_json(summary);
+      data["ranks"] = to_json(ranks);
+      data["detail_rank"] = slowest->rank;
+      write_file_atomically(args.out, render_report_html(data, "ldmsim report: " + args.input), "report");
+      fmt::print("wrote {} ({} ranks, makespan {} cycles; rank {} in detail)\n", args.out, ranks.ranks.size(),
+                 ranks.makespan, slowest->rank);
+      return;
+    }
+  }
   const TraceInput input = resolve_trace_input(args.input, args.stats);
   check_not_input(args.out, {input.trace, input.stats}, "report");
   TraceSummary summary = guarded_trace_call(
       [&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top, .time_bins = 200}); });
   if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());
-  const std::string html = render_report_html(to_json(summary), "ldmsim report: " + input.trace.string());
+  nlohmann::json data = to_json(summary);
+  if (nlohmann::json models = run_models(input.stats); !models.empty()) data["models"] = std::move(models);
+  const std::string html = render_report_html(data, "ldmsim report: " + input.trace.string());
   write_file_atomically(args.out, html, "report");
   fmt::print("wrote {} ({} DMA requests, {} core groups{})\n", args.out, summary.requests(), summary.groups.size(),
              summary.fault.is_null() ? "" : "; the run trapped");
@@ -43,7 +95,10 @@ void report_command(const ReportArgs& args) {
 void add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* r = app.add_subcommand("report", "Write a self-contained HTML report of a run directory or trace file");
-  r->add_option("input", args->input, "Run directory (with trace.ldmtrace, stats.json) or a trace file")->required();
+  r->add_option("input", args->input,
+                "Run directory (with trace.ldmtrace, stats.json; or an MPI run's trace.rank<R>.ldmtrace files: a row "
+                "per rank) or a trace file")
+      ->required();
   r->add_option("-o,--out", args->out, "Output HTML file")->capture_default_str();
   r->add_option("--stats", args->stats, "The run's stats.json (default: next to the trace)");
   r->add_option("--top", args->top, "How many slowest requests to list")->capture_default_str();

@@ -72,12 +72,47 @@ struct ExportArgs {
   std::string out;
   std::size_t bins = 200;
   std::string stats;
+  std::string compression;  ///< perfetto only; empty: zstd
 };
 
+PerfettoCompression perfetto_compression(const std::string& name) {
+  if (name == "deflate") return PerfettoCompression::kDeflate;
+  if (name == "none") return PerfettoCompression::kNone;
+  return PerfettoCompression::kZstd;
+}
+
 void export_command(const ExportArgs& args) {
+  if (!args.compression.empty() && args.format != "perfetto") {
+    throw ConfigError("--compression applies to --format perfetto only (the format is " + args.format + ")");
+  }
   // Written to a temporary and renamed only when the whole trace was exported: a bad or cut trace leaves an
   // existing output as it was. Into a run directory only while no run owns it (held until the file is written).
   const DirectoryLock lock = lock_run_directory_of(args.out, "ldmsim trace export", "-o");
+  // An MPI run directory (each rank's trace.rank<R>.ldmtrace, no trace.ldmtrace): every rank in one Perfetto trace.
+  if (const std::filesystem::path dir(args.file);
+      std::filesystem::is_directory(dir) && !std::filesystem::exists(dir / "trace.ldmtrace")) {
+    if (const auto files = rank_traces(dir); !files.empty()) {
+      if (args.format != "perfetto") {
+        throw ConfigError(
+            fmt::format("{} holds an MPI run's ranks: export them with --format perfetto, or one "
+                        "rank's trace.rank<R>.ldmtrace file with --format {}",
+                        args.file, args.format));
+      }
+      std::vector<RankTrace> ranks;
+      for (const auto& file : files) {
+        check_not_input(args.out, {file}, "export file");
+        ranks.push_back({rank_of_trace(file), file});
+      }
+      AtomicFile out(args.out, "export file");
+      const ExportCounts counts = guarded_trace_call([&] {
+        return export_perfetto_ranks(ranks, out.stream(), {.compression = perfetto_compression(args.compression)});
+      });
+      out.commit();
+      fmt::print("wrote {} ({} ranks, {} DMA requests, {} markers)\n", args.out, ranks.size(), counts.requests,
+                 counts.markers);
+      return;
+    }
+  }
   const TraceInput input = resolve_trace_input(args.file, args.stats);
   check_not_input(args.out, {input.trace, input.stats}, "export file");
   AtomicFile out(args.out, "export file");
@@ -85,7 +120,10 @@ void export_command(const ExportArgs& args) {
       args.format != "csv" ? run_layers(input, !args.stats.empty()) : std::vector<LayerSpan>{};
   const ExportCounts counts = guarded_trace_call([&] {
     if (args.format == "csv") return export_csv(input.trace, out.stream());
-    if (args.format == "perfetto") return export_perfetto(input.trace, out.stream(), layers);
+    if (args.format == "perfetto") {
+      return export_perfetto(input.trace, out.stream(), layers,
+                             {.compression = perfetto_compression(args.compression)});
+    }
     return export_chrome_json(input.trace, out.stream(), args.bins, layers);
   });
   out.commit();
@@ -179,6 +217,10 @@ void add_trace_command(CLI::App& app) {
   e->add_option("--stats", exp->stats,
                 "The run's stats.json, whose layers become slices (default: stats.json next to the trace, if it "
                 "matches)");
+  e->add_option("--compression", exp->compression,
+                "perfetto: zstd (default, fast; recent Perfetto), deflate (for older Perfetto readers) or none "
+                "(what protoc --decode reads)")
+      ->check(CLI::IsMember({"zstd", "deflate", "none"}));
   e->callback([exp] { export_command(*exp); });
 
   auto filter = std::make_shared<FilterArgs>();

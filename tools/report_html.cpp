@@ -21,15 +21,21 @@ th { background: #f4f4f4; } td.l, th.l { text-align: left; }
 .fault { color: #b00; font-weight: bold; } .ok { color: #070; }
 .groups { display: flex; flex-wrap: wrap; gap: 18px; } .group { text-align: center; }
 svg text { font: 11px system-ui, sans-serif; fill: #333; }
+svg.chart { width: 100%; height: auto; max-width: 1100px; display: block; }
 .legend { font-size: 12px; color: #555; }
+.key { display: inline-block; margin-right: 14px; font-size: 12px; }
+.swatch { display: inline-block; width: 18px; height: 4px; vertical-align: middle; margin-right: 5px; }
 </style></head>
 <body>
 <h1 id="title">@TITLE@</h1>
 <div id="run-info"></div>
+<h2 id="ranks-heading" hidden>Ranks</h2><p class="legend" id="ranks-legend"></p><div id="ranks"></div>
+<h2 id="models-heading" hidden>Models</h2><div id="models"></div>
 <h2>Summary</h2><div id="summary"></div>
 <h2>Layers</h2><p class="legend" id="layers-legend"></p><div id="layer-timeline"></div><div id="layers"></div>
-<h2>Per-core utilization</h2><p class="legend" id="heatmap-legend"></p><div id="heatmap" class="groups"></div>
-<h2>Achieved DMA bandwidth over time</h2><div id="bandwidth"></div>
+<h2>Per-core utilization</h2><p class="legend" id="heatmap-legend"></p><div id="heatmap-scale-box"></div>
+<div id="heatmap" class="groups"></div>
+<h2>Achieved DMA bandwidth over time</h2><div id="bandwidth"></div><div id="bandwidth-legend"></div>
 <h2>Request sizes</h2><div id="histogram"></div>
 <h2>Slowest requests</h2><div id="slowest"></div>
 <h2>Faults and lint warnings</h2><div id="issues"></div>
@@ -56,9 +62,44 @@ constexpr std::string_view kTail = R"HTML(</script>
   function bytes(b) {
     const u = ["B", "KiB", "MiB", "GiB", "TiB"]; let i = 0;
     while (b >= 1024 && i + 1 < u.length) { b /= 1024; i++; }
-    return (i === 0 ? b.toFixed(0) : b.toPrecision(3)) + " " + u[i];
+    return (i === 0 || b >= 100 ? b.toFixed(0) : b.toPrecision(3)) + " " + u[i];
   }
   function gbs(x) { return (x / 1e9).toPrecision(3) + " GB/s"; }
+  // A chart that scales with the page: drawn in a W x H coordinate box, shown at the page's width.
+  function chart(id, W, H) {
+    return svg("svg", {viewBox: "0 0 " + W + " " + H, width: "100%", id: id, role: "img", "class": "chart",
+                       preserveAspectRatio: "xMinYMin meet"});
+  }
+  // Round tick values (1, 2 or 5 times a power of ten) from 0 to at most max.
+  function ticks(max, count) {
+    if (!(max > 0)) return [0];
+    const raw = max / count, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map(m => m * p).find(s => s >= raw);
+    const out = [];
+    for (let v = 0; v <= max * (1 + 1e-9); v += step) out.push(Number(v.toPrecision(12)));
+    return out;
+  }
+  function num(v) { return Number(v.toPrecision(6)).toLocaleString("en-US"); }
+  // An x axis of simulated time in microseconds under a plot [x0, x1] x [.., y]; ticks at round values.
+  function timeAxis(s, x0, x1, y, endUs) {
+    s.appendChild(svg("line", {x1: x0, y1: y, x2: x1, y2: y, stroke: "#444"}));
+    ticks(endUs, 6).forEach(t => {
+      const x = x0 + (x1 - x0) * t / Math.max(endUs, 1e-12);
+      s.appendChild(svg("line", {x1: x, y1: y, x2: x, y2: y + 4, stroke: "#444"}));
+      s.appendChild(svg("text", {x: x, y: y + 20, "text-anchor": "middle", "class": "tick"}, num(t) + " us"));
+    });
+  }
+  // Ranges of group numbers: [0,1,2,3,5] -> "cg 0-3, 5".
+  function groupList(cgs) {
+    const parts = [];
+    for (let i = 0; i < cgs.length;) {
+      let j = i;
+      while (j + 1 < cgs.length && cgs[j + 1] === cgs[j] + 1) j++;
+      parts.push(j > i ? cgs[i] + "-" + cgs[j] : String(cgs[i]));
+      i = j + 1;
+    }
+    return "cg " + parts.join(", ");
+  }
   function pct(x) { return x === null || x === undefined ? "-" : (100 * x).toFixed(1) + "%"; }
   function table(id, head, rows, left) {
     const t = el("table", {id: id});
@@ -75,8 +116,9 @@ constexpr std::string_view kTail = R"HTML(</script>
   // Run info
   const info = document.getElementById("run-info");
   const run = S.run || {};
-  info.appendChild(el("p", {}, "arch " + S.arch + " (" + S.core_grid.rows + "x" + S.core_grid.cols +
-      " cores per group, " + (S.clock_hz / 1e9) + " GHz), workload " + (run.workload || "?") + ": " + S.cycles +
+  const what = run.workload ? "workload " + run.workload : run.program ? run.program + " program" : "an unnamed run";
+  info.appendChild(el("p", {id: "run-line"}, "arch " + S.arch + " (" + S.core_grid.rows + "x" + S.core_grid.cols +
+      " cores per group, " + (S.clock_hz / 1e9) + " GHz), " + what + ": " + num(S.cycles) +
       " cycles = " + (S.seconds * 1e6).toPrecision(4) + " us simulated, " + S.requests + " DMA requests, " +
       bytes(S.bytes) + ", " + gbs(S.bandwidth_bytes_per_second)));
   if (S.fault) {
@@ -84,6 +126,68 @@ constexpr std::string_view kTail = R"HTML(</script>
         S.fault.cycle + " (cg " + S.fault.cg + ", core " + S.fault.core + ", kernel " + S.fault.kernel + "): " + S.fault.message));
   } else {
     info.appendChild(el("p", {class: "ok"}, "Trace complete."));
+  }
+  // Ranks of an MPI run: one bar per rank over the makespan, split into time outside MPI calls, in them and
+  // waiting in them, with the busiest core's DMA time as a thin bar under it; then a table.
+  if (S.ranks) {
+    const R = S.ranks;
+    document.getElementById("ranks-heading").hidden = false;
+    document.getElementById("ranks-legend").textContent = R.ranks.length + " ranks, makespan " +
+        num(R.makespan_cycles) + " cycles. Blue: outside MPI calls (compute, DMA, control core); purple: in MPI " +
+        "calls, not waiting; red: waiting for messages or other ranks; orange (thin): the busiest core's DMA time. " +
+        "The sections below show rank " + S.detail_rank + " (the slowest).";
+    const RW = 960, RL = 70, RR = 40, row = 22, RH = 30 + row * R.ranks.length;
+    const rc = chart("ranks-chart", RW, RH);
+    const span = Math.max(1, R.makespan_cycles), x = c => RL + (RW - RL - RR) * c / span;
+    R.ranks.forEach((r, k) => {
+      const y = 4 + k * row;
+      rc.appendChild(svg("text", {x: RL - 6, y: y + 12, "text-anchor": "end"}, "rank " + r.rank));
+      const parts = [[0, r.chip_cycles, "#4c78a8", "outside MPI"],
+                     [r.chip_cycles, r.mpi_cycles - r.mpi_wait_cycles, "#b279a2", "in MPI, not waiting"],
+                     [r.chip_cycles + r.mpi_cycles - r.mpi_wait_cycles, r.mpi_wait_cycles, "#e45756", "MPI wait"]];
+      parts.forEach(([from, length, color, what]) => {
+        if (length <= 0) return;
+        const bar = svg("rect", {x: x(from), y: y, width: Math.max(0.5, x(from + length) - x(from)), height: 13,
+                                 fill: color, "class": "rank-bar"});
+        bar.appendChild(svg("title", {}, "rank " + r.rank + ": " + what + " " + num(length) + " cycles"));
+        rc.appendChild(bar);
+      });
+      const dma = svg("rect", {x: x(0), y: y + 15, width: Math.max(0.5, x(r.dma_busy_cycles) - x(0)), height: 3,
+                               fill: "#f58518"});
+      dma.appendChild(svg("title", {}, "rank " + r.rank + ": DMA busy " + num(r.dma_busy_cycles) + " cycles"));
+      rc.appendChild(dma);
+    });
+    timeAxis(rc, RL, RW - RR, RH - 26, R.makespan_seconds * 1e6);
+    document.getElementById("ranks").appendChild(rc);
+    const share = (part, whole) => whole > 0 ? pct(part / whole) : "-";
+    document.getElementById("ranks").appendChild(table("ranks-table",
+        ["rank", "cycles", "outside MPI", "DMA busy", "MPI", "MPI wait", "calls"],
+        R.ranks.map(r => [r.rank, num(r.cycles), share(r.chip_cycles, r.cycles), share(r.dma_busy_cycles, r.cycles),
+                          share(r.mpi_cycles, r.cycles), share(r.mpi_wait_cycles, r.cycles), num(r.mpi_calls)]), 1));
+  }
+  // Models run together (pipelined or concurrent): a bar per model over the run, and a table.
+  if (S.models && S.models.length > 0) {
+    document.getElementById("models-heading").hidden = false;
+    const MW = 960, ML = 20, MR = 40, row = 22, MH = 30 + row * S.models.length;
+    const mc = chart("models-chart", MW, MH);
+    document.getElementById("models").appendChild(mc);  // attached first, so names can be measured
+    const span = Math.max(1, S.cycles, ...S.models.map(m => m.end)), x = c => ML + (MW - ML - MR) * c / span;
+    const colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+    S.models.forEach((m, k) => {
+      const y = 4 + k * row, w = Math.max(0.5, x(m.end) - x(m.start));
+      const bar = svg("rect", {x: x(m.start), y: y, width: w, height: 16, fill: colors[k % colors.length],
+                               "class": "model-bar"});
+      bar.appendChild(svg("title", {}, m.name + ": cycles " + num(m.start) + " to " + num(m.end) + ", " + m.status));
+      mc.appendChild(bar);
+      const label = svg("text", {x: x(m.start) + 4, y: y + 12, style: "fill: #fff"}, m.name);
+      mc.appendChild(label);
+      if (label.getComputedTextLength() > w - 8) label.remove();
+    });
+    timeAxis(mc, ML, MW - MR, MH - 26, span / S.clock_hz * 1e6);
+    document.getElementById("models").appendChild(table("models-table",
+        ["model", "start", "end", "cycles", "share of the run", "status"],
+        S.models.map(m => [m.name, num(m.start), num(m.end), num(m.end - m.start), pct((m.end - m.start) / span),
+                           m.status]), 1));
   }
   // Summary table
   document.getElementById("summary").appendChild(table("summary-table",
@@ -98,79 +202,128 @@ constexpr std::string_view kTail = R"HTML(</script>
       ? "No layers: the run directory has no stats.json with per-op entries (the demo, or a trace alone)."
       : layers.length + " layers. Timeline colors: compute-bound blue, DMA-bound orange, barrier-bound purple.";
   if (layers.length > 0) {
-    const TW = 760, TH = 44, end = Math.max(1, S.cycles, layers[layers.length - 1].end);
-    const tl = svg("svg", {width: TW, height: TH, id: "layer-timeline-chart", role: "img"});
-    layers.forEach(l => {
-      const x = 10 + (TW - 20) * l.start / end, w = Math.max(1, (TW - 20) * l.cycles / end);
-      const r = svg("rect", {x: x, y: 4, width: w, height: 22, fill: boundColor[l.bound] || "#888", stroke: "#fff",
+    const TW = 960, TH = 64, TL = 20, TR = 30, end = Math.max(1, S.cycles, layers[layers.length - 1].end);
+    const tl = chart("layer-timeline-chart", TW, TH);
+    const endUs = end / S.clock_hz * 1e6;
+    document.getElementById("layer-timeline").appendChild(tl);  // attached first, so labels can be measured
+    layers.forEach((l, index) => {
+      const x = TL + (TW - TL - TR) * l.start / end, w = Math.max(1, (TW - TL - TR) * l.cycles / end);
+      const r = svg("rect", {x: x, y: 4, width: w, height: 24, fill: boundColor[l.bound] || "#888", stroke: "#fff",
                              "stroke-width": 0.5, "class": "layer-bar"});
       r.appendChild(svg("title", {}, l.name + " (" + l.type + "): " + l.cycles + " cycles, " + l.bound + "-bound, " +
           bytes(l.dma_bytes) + " DMA, " + pct(l.peak_fraction) + " of peak"));
       tl.appendChild(r);
+      // Inside its bar, the first of these that fits: the layer's name, its last path part, its type, its row.
+      const short = l.name.split("+")[0].split("/").filter(p => p).pop() || l.name;
+      const label = svg("text", {x: x + 3, y: 20, "class": "layer-label", style: "fill: #fff"});
+      tl.appendChild(label);
+      const fits = [l.name, short, l.type, "#" + (index + 1)].find(t => {
+        label.textContent = t;
+        return label.getComputedTextLength() <= w - 6;
+      });
+      if (fits === undefined) label.remove();
     });
-    tl.appendChild(svg("text", {x: 10, y: 40}, "0 us"));
-    tl.appendChild(svg("text", {x: TW - 120, y: 40}, (end / S.clock_hz * 1e6).toPrecision(4) + " us"));
-    document.getElementById("layer-timeline").appendChild(tl);
+    timeAxis(tl, TL, TW - TR, 32, endUs);
+
     document.getElementById("layers").appendChild(table("layers-table",
-        ["layer", "type", "start", "cycles", "share", "bound", "DMA bytes", "peak", "ldm", "flop/B", "roofline"],
-        layers.map(l => [l.name, l.type, l.start, l.cycles, pct(l.cycles / end), l.bound, bytes(l.dma_bytes),
+        ["#", "layer", "type", "start", "cycles", "share", "bound", "DMA bytes", "peak", "ldm", "flop/B", "roofline"],
+        layers.map((l, index) => [index + 1, l.name, l.type, l.start, l.cycles, pct(l.cycles / end), l.bound, bytes(l.dma_bytes),
                          pct(l.peak_fraction), l.ldm_high_water == null ? "-" : bytes(l.ldm_high_water),
                          l.arithmetic_intensity == null ? "-" : l.arithmetic_intensity.toPrecision(3),
                          l.roofline_fraction == null ? "-" : pct(l.roofline_fraction) + " " + l.roofline_limit]),
-        2));
+        3));
   }
   // Heat maps: one core grid per group
   document.getElementById("heatmap-legend").textContent =
-      "Color: DMA-busy fraction (union of the core's request spans / group cycles), white 0% to dark blue 100%. " +
+      "Color: DMA-busy fraction (union of the core's request spans / group cycles), white 0% to dark blue 100% (scale above); grey: a core that moved nothing. " +
       (S.run_stats ? "Tooltips add busy and waiting fractions from stats.json." : "No stats.json: busy/waiting unknown.");
   const cell = 26, rows = S.core_grid.rows, cols = S.core_grid.cols;
+  function heatColor(v) {
+    return "rgb(" + Math.round(255 - 225 * v) + "," + Math.round(255 - 175 * v) + "," + Math.round(255 - 55 * v) + ")";
+  }
+  // The colour scale: a gradient from 0% to 100% DMA-busy.
+  const scale = chart("heatmap-scale", 320, 34);
+  scale.style.maxWidth = "320px";
+  const grad = svg("linearGradient", {id: "heat-gradient"});
+  [0, 0.25, 0.5, 0.75, 1].forEach(v => grad.appendChild(svg("stop", {offset: v, "stop-color": heatColor(v)})));
+  const defs = svg("defs");
+  defs.appendChild(grad);
+  scale.appendChild(defs);
+  scale.appendChild(svg("rect", {x: 20, y: 2, width: 280, height: 12, fill: "url(#heat-gradient)", stroke: "#999"}));
+  [0, 0.5, 1].forEach(v => scale.appendChild(svg("text", {x: 20 + 280 * v, y: 28, "text-anchor": "middle"},
+                                                  (100 * v) + "%")));
+  document.getElementById("heatmap-scale-box").appendChild(scale);
   const heat = document.getElementById("heatmap");
   S.groups.forEach(g => {
     const box = el("div", {class: "group"});
     const w = cols * cell + 2, h = rows * cell + 2;
     const s = svg("svg", {width: w, height: h, id: "heatmap-cg" + g.cg, role: "img"});
-    g.cores.forEach(c => {
-      const v = Math.max(0, Math.min(1, c.dma_busy_fraction || 0));
-      const color = "rgb(" + Math.round(255 - 225 * v) + "," + Math.round(255 - 175 * v) + "," + Math.round(255 - 55 * v) + ")";
-      const r = svg("rect", {x: 1 + c.col * cell, y: 1 + c.row * cell, width: cell - 2, height: cell - 2, fill: color,
-                             stroke: "#999", "class": "heat-cell"});
-      r.appendChild(svg("title", {}, "cg " + g.cg + " core " + c.row + "," + c.col + ": " + c.requests + " requests, " +
-          bytes(c.get_bytes + c.put_bytes) + ", DMA-busy " + pct(c.dma_busy_fraction) + ", busy " + pct(c.busy_fraction) +
-          ", waiting " + pct(c.waiting_fraction)));
-      s.appendChild(r);
-    });
+    const byCore = {};
+    g.cores.forEach(c => { byCore[c.row * cols + c.col] = c; });
+    // Every core of the grid: a core that moved nothing is drawn grey, so an idle group still shows its grid.
+    for (let row = 0; row < rows; row++) {
+      for (let col = 0; col < cols; col++) {
+        const c = byCore[row * cols + col];
+        const v = c ? Math.max(0, Math.min(1, c.dma_busy_fraction || 0)) : 0;
+        const r = svg("rect", {x: 1 + col * cell, y: 1 + row * cell, width: cell - 2, height: cell - 2,
+                               fill: c ? heatColor(v) : "#eeeeee", stroke: "#999", "class": c ? "heat-cell" : "heat-cell idle"});
+        r.appendChild(svg("title", {}, "cg " + g.cg + " core " + row + "," + col + ": " + (c ? c.requests + " requests, " +
+            bytes(c.get_bytes + c.put_bytes) + ", DMA-busy " + pct(c.dma_busy_fraction) + ", busy " + pct(c.busy_fraction) +
+            ", waiting " + pct(c.waiting_fraction) : "no DMA requests")));
+        s.appendChild(r);
+      }
+    }
     box.appendChild(s);
-    box.appendChild(el("div", {}, "cg " + g.cg));
+    box.appendChild(el("div", {}, "cg " + g.cg + (g.requests === 0 ? " (no DMA)" : "")));
     heat.appendChild(box);
   });
-  // Bandwidth over time: one line per group
-  const W = 760, H = 240, L = 60, B = 30;
-  const bw = svg("svg", {width: W, height: H, id: "bandwidth-chart", role: "img"});
+  // Bandwidth over time: one line per distinct series (groups that moved the same bytes at the same times share
+  // one line and one legend entry, rather than hiding each other); the legend sits under the chart.
+  const W = 960, H = 260, L = 76, R = 40, T = 12, B = 34;
+  const bw = chart("bandwidth-chart", W, H);
   const bin = S.bin_cycles;
   let peak = 0, nbins = 1;
   S.groups.forEach(g => { nbins = Math.max(nbins, g.bandwidth_over_time.length);
                           g.bandwidth_over_time.forEach(v => { peak = Math.max(peak, v); }); });
-  if (peak <= 0) peak = 1;
+  const yTicks = ticks(peak / 1e9, 4);
+  const top = Math.max(yTicks[yTicks.length - 1] * 1e9, peak, 1);
   const colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"];
-  bw.appendChild(svg("line", {x1: L, y1: H - B, x2: W - 10, y2: H - B, stroke: "#444"}));
-  bw.appendChild(svg("line", {x1: L, y1: 10, x2: L, y2: H - B, stroke: "#444"}));
-  bw.appendChild(svg("text", {x: 4, y: 16}, gbs(peak)));
-  bw.appendChild(svg("text", {x: 4, y: H - B}, "0"));
-  const endUs = nbins * bin / S.clock_hz * 1e6;
-  bw.appendChild(svg("text", {x: W - 120, y: H - 8}, endUs.toPrecision(4) + " us"));
-  bw.appendChild(svg("text", {x: L, y: H - 8}, "0 us"));
-  S.groups.forEach((g, i) => {
-    const pts = g.bandwidth_over_time.map((v, k) =>
-        (L + (W - L - 10) * (k + 0.5) / nbins).toFixed(1) + "," + (H - B - (H - B - 10) * v / peak).toFixed(1));
-    bw.appendChild(svg("polyline", {points: pts.join(" "), fill: "none", stroke: colors[i % colors.length],
-                                    "stroke-width": 1.5, "class": "bw-line"}));
-    bw.appendChild(svg("text", {x: W - 60, y: 20 + 14 * i, fill: colors[i % colors.length]}, "cg " + g.cg));
+  bw.appendChild(svg("line", {x1: L, y1: T, x2: L, y2: H - B, stroke: "#444"}));
+  yTicks.forEach(t => {
+    const y = H - B - (H - B - T) * t * 1e9 / top;
+    bw.appendChild(svg("line", {x1: L - 4, y1: y, x2: W - R, y2: y, stroke: t === 0 ? "#444" : "#e4e4e4"}));
+    bw.appendChild(svg("text", {x: L - 7, y: y + 4, "text-anchor": "end", "class": "tick"}, num(t) + " GB/s"));
+  });
+  timeAxis(bw, L, W - R, H - B, nbins * bin / S.clock_hz * 1e6);
+  const series = new Map();
+  S.groups.forEach(g => {
+    const key = g.bandwidth_over_time.join(",");
+    if (!series.has(key)) series.set(key, {values: g.bandwidth_over_time, cgs: []});
+    series.get(key).cgs.push(g.cg);
+  });
+  const legend = document.getElementById("bandwidth-legend");
+  legend.className = "legend";
+  legend.id = "bandwidth-legend";
+  let i = 0;
+  series.forEach(sr => {
+    const color = colors[i++ % colors.length];
+    const pts = sr.values.map((v, k) =>
+        (L + (W - L - R) * (k + 0.5) / nbins).toFixed(1) + "," + (H - B - (H - B - T) * v / top).toFixed(1));
+    const line = svg("polyline", {points: pts.join(" "), fill: "none", stroke: color, "stroke-width": 1.5, "class": "bw-line"});
+    line.appendChild(svg("title", {}, groupList(sr.cgs)));
+    bw.appendChild(line);
+    const key = el("span", {class: "key"});
+    key.appendChild(el("span", {class: "swatch", style: "background:" + color}));
+    key.appendChild(document.createTextNode(groupList(sr.cgs)));
+    legend.appendChild(key);
   });
   document.getElementById("bandwidth").appendChild(bw);
   // Request-size histogram
   const hist = S.size_histogram;
-  const HW = 760, HH = 220, HB = 40;
-  const hs = svg("svg", {width: HW, height: HH, id: "histogram-chart", role: "img"});
+  const HW = 960, HH = 220, HB = 40;
+  const hs = chart("histogram-chart", HW, HH);
+  document.getElementById("histogram").appendChild(hs);  // attached first, so labels can be measured
+  let lastLabelEnd = -Infinity;
   let most = 1;
   hist.forEach(b => { most = Math.max(most, b.requests); });
   const barW = hist.length ? Math.min(80, (HW - 20) / hist.length) : 10;
@@ -180,10 +333,15 @@ constexpr std::string_view kTail = R"HTML(</script>
     const r = svg("rect", {x: x + 2, y: HH - HB - hgt, width: barW - 4, height: hgt, fill: "#4c78a8", "class": "hist-bar"});
     r.appendChild(svg("title", {}, bytes(b.min) + " .. " + bytes(b.max) + ": " + b.requests + " requests, " + bytes(b.bytes)));
     hs.appendChild(r);
-    hs.appendChild(svg("text", {x: x + 2, y: HH - HB + 14}, bytes(b.min)));
-    hs.appendChild(svg("text", {x: x + 2, y: HH - HB - hgt - 4}, b.requests));
+    // Size labels under the bars, skipping one that would run into the last one drawn.
+    const size = svg("text", {x: x + 2, y: HH - HB + 14}, bytes(b.min));
+    hs.appendChild(size);
+    const sizeEnd = x + 2 + size.getComputedTextLength();
+    if (x + 2 < lastLabelEnd + 6) size.remove(); else lastLabelEnd = sizeEnd;
+    const count = svg("text", {x: x + barW / 2, y: HH - HB - hgt - 4, "text-anchor": "middle"}, num(b.requests));
+    hs.appendChild(count);
+    if (count.getComputedTextLength() > barW) count.remove();
   });
-  document.getElementById("histogram").appendChild(hs);
   // Slowest and issues
   document.getElementById("slowest").appendChild(table("slowest-table",
       ["cg", "core", "op", "bytes", "main", "issue", "end", "cycles"],

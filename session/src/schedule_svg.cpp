@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "ldmsim/sim/html_escape.hpp"
 
@@ -58,6 +59,16 @@ std::vector<std::int64_t> row_pixels(const std::vector<ScheduleSpan>& spans, Cyc
   return pixels;
 }
 
+/// A tick step of 1, 2 or 5 times a power of ten giving at most five intervals up to `span` (labels stay round).
+Cycle round_step(Cycle span) {
+  for (Cycle power = 1;; power *= 10) {
+    if (power > std::numeric_limits<Cycle>::max() / 100) return power;
+    for (const Cycle m : {Cycle{1}, Cycle{2}, Cycle{5}}) {
+      if (m * power * 5 >= span) return m * power;
+    }
+  }
+}
+
 }  // namespace
 
 std::string schedule_svg(const std::vector<std::vector<std::vector<ScheduleSpan>>>& schedule, Cycle makespan,
@@ -105,10 +116,12 @@ std::string schedule_svg(const std::vector<std::vector<std::vector<ScheduleSpan>
   }
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", kLeft,
                      kTop, kPlotWidth, y - kTop);
-  for (int tick = 0; tick <= 4; ++tick) {
-    const int tx = kLeft + tick * kPlotWidth / 4;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", tx, y + 16,
-                       makespan * static_cast<Cycle>(tick) / 4);
+  if (makespan > 0) {
+    const Cycle step = round_step(makespan);
+    for (Cycle tick = 0; tick <= makespan; tick += step) {
+      const double tx = kLeft + kPlotWidth * static_cast<double>(tick) / static_cast<double>(makespan);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", tx, y + 16, tick);
+    }
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">cycles (one row per compute core)</text>\n",
                      kLeft + kPlotWidth / 2, y + 32);

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -301,6 +303,22 @@ TEST_CASE("models run together write one directory per model and the machine's s
   CHECK(std::filesystem::exists(dir / "out" / "schedule.svg"));
   CHECK(together.summary.at("models").size() == 2);
   CHECK(together.stats.makespan > 0);
+  // The picture's time axis is labelled at round cycle counts (1, 2 or 5 times a power of ten apart).
+  std::ifstream picture(dir / "out" / "schedule.svg");
+  const std::string svg{std::istreambuf_iterator<char>(picture), std::istreambuf_iterator<char>()};
+  const std::regex tick(R"(text-anchor="middle">(\d+)</text>)");
+  std::vector<std::uint64_t> ticks;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it) {
+    ticks.push_back(std::stoull((*it)[1].str()));
+  }
+  REQUIRE(ticks.size() >= 2);
+  CHECK(ticks[0] == 0);
+  const std::uint64_t step = ticks[1];
+  std::uint64_t power = 1;
+  while (power * 10 <= step) power *= 10;
+  CHECK((step == power || step == 2 * power || step == 5 * power));
+  for (std::size_t i = 0; i < ticks.size(); ++i) CHECK(ticks[i] == i * step);
+  CHECK(ticks.back() <= together.stats.makespan);
 }
 
 TEST_CASE("a model fused for fewer contexts than run together is refused before anything runs") {

@@ -146,6 +146,94 @@ TEST_CASE("every trace subcommand exits 2 on a truncated trace, naming the byte 
   CHECK(cli("trace summary " + dir.str("missing.ldmtrace")).code == 2);
 }
 
+namespace {
+
+/// Checks the rendered report's pictures from inside the page and writes what is wrong into div#layout-check:
+/// charts sized by a viewBox at the page's width, every label inside its chart and clear of the others, no text
+/// over the bandwidth plot, one line and one legend entry per distinct bandwidth series, a heat-map colour scale,
+/// a full core grid for every group, round tick values (at most two significant digits).
+constexpr const char* kLayoutCheck = R"JS(<script>
+(function () {
+  const problems = [];
+  const S = JSON.parse(document.getElementById("summary-data").textContent);
+  const inside = (b, vb) => b.x >= -0.5 && b.y >= -0.5 && b.x + b.width <= vb.width + 0.5 && b.y + b.height <= vb.height + 0.5;
+  const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  document.querySelectorAll("svg.chart").forEach(s => {
+    if (s.getAttribute("width") !== "100%" || !s.getAttribute("viewBox")) problems.push(s.id + ": fixed size");
+    const vb = s.viewBox.baseVal;
+    const texts = Array.from(s.querySelectorAll("text"));
+    const boxes = texts.map(t => t.getBBox());
+    texts.forEach((t, i) => {
+      if (!inside(boxes[i], vb)) problems.push(s.id + ": '" + t.textContent + "' outside the chart");
+      for (let j = 0; j < i; j++) {
+        if (overlap(boxes[i], boxes[j])) problems.push(s.id + ": '" + t.textContent + "' over '" + texts[j].textContent + "'");
+      }
+    });
+  });
+  const bw = document.getElementById("bandwidth-chart");
+  bw.querySelectorAll("text").forEach(t => {
+    if (t.getAttribute("class") !== "tick") problems.push("bandwidth chart: text over the data: " + t.textContent);
+  });
+  const distinct = new Set(S.groups.map(g => g.bandwidth_over_time.join(","))).size;
+  if (bw.querySelectorAll("polyline").length !== distinct) problems.push("bandwidth lines are not one per series");
+  if (document.querySelectorAll("#bandwidth-legend .key").length !== distinct) problems.push("legend entries");
+  if (!document.querySelector("#heatmap-scale linearGradient")) problems.push("no heat-map colour scale");
+  S.groups.forEach(g => {
+    const n = document.querySelectorAll("#heatmap-cg" + g.cg + " rect").length;
+    if (n !== S.core_grid.rows * S.core_grid.cols) problems.push("cg " + g.cg + " grid has " + n + " cells");
+  });
+  document.querySelectorAll("text.tick").forEach(t => {
+    const v = parseFloat(t.textContent.replace(/,/g, ""));
+    if (!(Number(v.toPrecision(2)) === v)) problems.push("unrounded tick " + t.textContent);
+  });
+  const d = document.createElement("div");
+  d.id = "layout-check";
+  d.setAttribute("data-problems", String(problems.length));
+  d.setAttribute("data-layer-labels", String(document.querySelectorAll("text.layer-label").length));
+  d.textContent = problems.join(" | ");
+  document.body.appendChild(d);
+})();
+</script>)JS";
+
+/// The DOM of `html` rendered by headless chromium after the layout check ran; empty (with a warning) when
+/// chromium is missing and cannot be installed.
+std::string render_checked(const Scratch& dir, const std::string& html, const std::string& name) {
+  std::string page = read_file(dir.path / html);
+  const auto body = page.rfind("</body>");
+  REQUIRE(body != std::string::npos);
+  page.insert(body, kLayoutCheck);
+  {
+    std::ofstream out(dir.path / name);
+    out << page;
+  }
+  if (shell("command -v chromium >/dev/null 2>&1").code != 0) {
+    shell("(apt-get install -y chromium || (apt-get update && apt-get install -y chromium)) >/dev/null 2>&1");
+  }
+  if (shell("command -v chromium >/dev/null 2>&1").code != 0) {
+    WARN("chromium is not installed and could not be installed: skipping the headless rendering check");
+    return {};
+  }
+  const std::string command =
+      "chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
+      "--disable-sync --no-first-run --user-data-dir='" +
+      dir.str("profile") + "' --enable-logging=stderr --v=0 --window-size=700,900 --dump-dom 'file://" + dir.str(name) +
+      "' 2>'" + dir.str(name + ".log") + "'";
+  const Result r = shell(command);
+  const std::string log = read_file(dir.path / (name + ".log"));
+  INFO(log);
+  REQUIRE(r.code == 0);
+  CHECK(log.find("Uncaught") == std::string::npos);
+  return r.output;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
 TEST_CASE("report renders in headless chromium without script errors", "[cli][report]") {
   const auto& runs = demo_runs();
   Scratch dir("report");
@@ -155,28 +243,77 @@ TEST_CASE("report renders in headless chromium without script errors", "[cli][re
   CHECK(html.find("<script src") == std::string::npos);  // self-contained
   CHECK(html.find("<link") == std::string::npos);
 
-  if (shell("command -v chromium >/dev/null 2>&1").code != 0) {
-    shell("(apt-get install -y chromium || (apt-get update && apt-get install -y chromium)) >/dev/null 2>&1");
-  }
-  if (shell("command -v chromium >/dev/null 2>&1").code != 0) {
-    WARN("chromium is not installed and could not be installed: skipping the headless rendering check");
-    return;
-  }
-  const std::string profile = dir.str("profile");
-  const std::string command =
-      "chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
-      "--disable-sync --no-first-run --user-data-dir='" +
-      profile + "' --enable-logging=stderr --v=0 --dump-dom 'file://" + dir.str("r.html") + "' 2>'" +
-      dir.str("log.txt") + "'";
-  const Result r = shell(command);
-  const std::string log = read_file(dir.path / "log.txt");
-  INFO(log);
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Contains("id=\"report-rendered\""));
-  CHECK_THAT(r.output, Contains("id=\"heatmap-cg0\"") && Contains("class=\"heat-cell\""));
-  CHECK_THAT(r.output, Contains("id=\"bandwidth-chart\"") && Contains("id=\"histogram-chart\""));
-  CHECK_THAT(r.output, Contains("id=\"summary-table\"") && Contains("id=\"fault-banner\""));
-  CHECK(log.find("Uncaught") == std::string::npos);
+  const std::string dom = render_checked(dir, "r.html", "r-checked.html");
+  if (dom.empty()) return;
+  CHECK_THAT(dom, Contains("id=\"report-rendered\""));
+  CHECK_THAT(dom, Contains("id=\"heatmap-cg0\"") && Contains("class=\"heat-cell\""));
+  CHECK_THAT(dom, Contains("id=\"bandwidth-chart\"") && Contains("id=\"histogram-chart\""));
+  CHECK_THAT(dom, Contains("id=\"summary-table\"") && Contains("id=\"fault-banner\""));
+  CHECK_THAT(dom, Contains("data-problems=\"0\""));
+}
+
+TEST_CASE("report pictures: layer labels, an athread run's name, idle groups' grids, equal groups' one line",
+          "[cli][report]") {
+  Scratch dir("report-pictures");
+  // A model with layers: the timeline names the layers wide enough to hold their name.
+  REQUIRE(cli("run " + std::string(LDMSIM_SOURCE_DIR) + "/examples/cnn_block.json --arch sw26010 -q --out " +
+              dir.str("cnn"))
+              .code == 0);
+  REQUIRE(cli("report " + dir.str("cnn") + " -o " + dir.str("cnn.html")).code == 0);
+  const std::string cnn = render_checked(dir, "cnn.html", "cnn-checked.html");
+  if (cnn.empty()) return;
+  CHECK_THAT(cnn, Contains("data-problems=\"0\""));
+  CHECK_THAT(cnn, !Contains("data-layer-labels=\"0\""));
+
+  // Models run together: a bar and a row per model.
+  REQUIRE(cli("run " + std::string(LDMSIM_SOURCE_DIR) + "/examples/pipeline/*.json --concurrent -q --out " +
+              dir.str("pipe"))
+              .code == 0);
+  REQUIRE(cli("report " + dir.str("pipe") + " -o " + dir.str("pipe.html")).code == 0);
+  const std::string pipe = render_checked(dir, "pipe.html", "pipe-checked.html");
+  CHECK_THAT(pipe, Contains("data-problems=\"0\""));
+  CHECK_THAT(pipe, Contains("id=\"models-table\"") && Contains("lstm_a") && Contains("lstm_c"));
+  CHECK(count_of(pipe, "class=\"model-bar\"") == 3);
+
+  // An athread program's trace (no workload name) on 4 groups, of which 1-3 moved nothing, and 2 groups whose
+  // bandwidth series are equal.
+  const auto traffic = [](int cg) {
+    ldmsim::TraceRecorder g(cg, true);
+    g.mark({ldmsim::MarkerKind::kLaunchBegin, 0, -1, 0, "slave_fun"});
+    if (cg <= 1) {
+      for (std::uint16_t core = 0; core < 4; ++core) {
+        ldmsim::DmaEvent e;
+        e.core = core;
+        e.length = 4096;
+        e.issue = 100 * core;
+        e.start = e.issue;
+        e.end = e.issue + 90;
+        e.main = 0x1000;
+        g.record(e);
+      }
+    }
+    g.mark({ldmsim::MarkerKind::kLaunchEnd, 1000, -1, 0, "slave_fun"});
+    return g;
+  };
+  std::vector<ldmsim::TraceRecorder> groups;
+  for (int cg = 0; cg < 4; ++cg) groups.push_back(traffic(cg));
+  std::vector<const ldmsim::TraceRecorder*> ptrs;
+  for (const auto& g : groups) ptrs.push_back(&g);
+  const nlohmann::json header = {
+      {"arch",
+       {{"name", "t"}, {"clock_hz", 1e9}, {"core_groups", {{"count", 4}, {"cores", {{"rows", 2}, {"cols", 2}}}}}}},
+      {"cycles", 1000},
+      {"fault", nullptr},
+      {"run", {{"program", "athread"}}}};
+  ldmsim::write_trace(dir.path / "athread.ldmtrace", header, ptrs);
+  REQUIRE(cli("report " + dir.str("athread.ldmtrace") + " -o " + dir.str("athread.html")).code == 0);
+  const std::string athread = render_checked(dir, "athread.html", "athread-checked.html");
+  CHECK_THAT(athread, Contains("data-problems=\"0\""));
+  const auto line = athread.find("id=\"run-line\">");
+  REQUIRE(line != std::string::npos);
+  const std::string run_line = athread.substr(line, athread.find('<', line + 1) - line);
+  CHECK_THAT(run_line, Contains("athread program") && !Contains("workload"));
+  CHECK_THAT(athread, Contains("cg 0-1") && Contains("cg 2-3"));  // one legend entry per distinct series
 }
 
 TEST_CASE("trace export --format perfetto writes a native trace of a run at most 16 bytes per request",
@@ -191,6 +328,62 @@ TEST_CASE("trace export --format perfetto writes a native trace of a run at most
   CHECK(bytes <= 16 * 12292);
   REQUIRE(run_cli("trace export '" + out.str("run") + "' -o '" + out.str("t.json") + "'").code == 0);
   CHECK(bytes * 10 < fs::file_size(out.path / "t.json"));  // the Chrome JSON spends 200+ bytes on a request
+  // Deflate, for Perfetto readers older than zstd batches, also stays within 16 bytes per request.
+  REQUIRE(run_cli("trace export '" + out.str("run") + "' --format perfetto --compression deflate -o '" +
+                  out.str("d.pftrace") + "'")
+              .code == 0);
+  CHECK(fs::file_size(out.path / "d.pftrace") <= 16 * 12292);
+  const Result wrong =
+      run_cli("trace export '" + out.str("run") + "' --compression zstd -o '" + out.str("c.json") + "'");
+  CHECK(wrong.code == 2);
+  CHECK_THAT(wrong.output, Contains("--compression applies to --format perfetto only"));
+}
+
+TEST_CASE("trace export of an MPI run directory writes every rank into one Perfetto trace", "[cli][trace][perfetto]") {
+  const Scratch dir("mpi-export");
+  fs::create_directories(dir.path / "run");
+  for (int rank = 0; rank < 3; ++rank) {
+    ldmsim::TraceRecorder group(0, true);
+    group.mark({ldmsim::MarkerKind::kLaunchBegin, 0, -1, 0, "slave_fun"});
+    ldmsim::DmaEvent e;
+    e.length = 256;
+    e.issue = 10;
+    e.start = 10;
+    e.end = 50;
+    e.main = 0x1000;
+    group.record(e);
+    group.mark({ldmsim::MarkerKind::kLaunchEnd, 100, -1, 0, "slave_fun"});
+    const nlohmann::json header = {
+        {"arch",
+         {{"name", "t"}, {"clock_hz", 1e9}, {"core_groups", {{"count", 1}, {"cores", {{"rows", 1}, {"cols", 2}}}}}}},
+        {"cycles", 200},
+        {"fault", nullptr},
+        {"run", {{"program", "athread"}}},
+        {"mpi", {{"calls_made", 1}, {"calls", {{"MPI_Allreduce", 120, 180, -1, 64}}}}}};
+    std::vector<const ldmsim::TraceRecorder*> ptrs{&group};
+    ldmsim::write_trace(dir.path / "run" / ("trace.rank" + std::to_string(rank) + ".ldmtrace"), header, ptrs);
+  }
+  const Result r = cli("trace export " + dir.str("run") + " --format perfetto -o " + dir.str("ranks.pftrace"));
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("3 ranks, 3 DMA requests"));
+  CHECK(fs::file_size(dir.path / "ranks.pftrace") > 0);
+  // Chrome and CSV exports take one rank's file; the directory is refused with what to do instead.
+  const Result chrome = cli("trace export " + dir.str("run") + " -o " + dir.str("ranks.json"));
+  CHECK(chrome.code == 2);
+  CHECK_THAT(chrome.output, Contains("export them with --format perfetto"));
+  CHECK_FALSE(fs::exists(dir.path / "ranks.json"));
+
+  // The report: a row per rank with its split, and the slowest rank in the sections below.
+  const Result report = cli("report " + dir.str("run") + " -o " + dir.str("ranks.html"));
+  INFO(report.output);
+  REQUIRE(report.code == 0);
+  CHECK_THAT(report.output, Contains("3 ranks, makespan 200 cycles"));
+  const std::string dom = render_checked(dir, "ranks.html", "ranks-checked.html");
+  if (dom.empty()) return;
+  CHECK_THAT(dom, Contains("data-problems=\"0\""));
+  CHECK_THAT(dom, Contains("id=\"ranks-table\"") && Contains("rank 2") && Contains("class=\"rank-bar\""));
+  CHECK_THAT(dom, Contains("id=\"report-rendered\""));
 }
 
 #endif  // LDMSIM_CLI

@@ -364,6 +364,14 @@ void TraceReader::read_dma(std::uint64_t at, std::uint64_t payload, std::uint32_
     error(at, "corrupt DMA block",
           std::to_string(payload) + " payload bytes are more than " + std::to_string(count) + " events can need");
   }
+  if (skip_dma_) {
+    chunk.clear();
+    in_.seekg(static_cast<std::streamoff>(payload), std::ios::cur);
+    if (!in_) error(offset_, "unexpected end of file", "the file changed while it was read?");
+    offset_ += payload;
+    totals_.dma_events += count;
+    return;
+  }
   read_payload(payload);
   if (!codec_state_) codec_state_ = std::make_unique<detail::BlockCodec>();
   try {

@@ -15,7 +15,6 @@
 namespace ldmsim {
 namespace {
 
-/// R of "trace.rank<R>.ldmtrace", or -1.
 int rank_of(const std::filesystem::path& file) {
   const std::string name = file.filename().string();
   const std::string prefix = "trace.rank";
@@ -37,6 +36,10 @@ Cycle cycles_field(const nlohmann::json& record, const char* key) {
 }
 
 }  // namespace
+
+int rank_of_trace(const std::filesystem::path& file) {
+  return rank_of(file);
+}
 
 std::vector<std::filesystem::path> rank_traces(const std::filesystem::path& dir) {
   std::vector<std::pair<int, std::filesystem::path>> found;

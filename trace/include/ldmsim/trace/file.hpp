@@ -138,6 +138,9 @@ class TraceReader {
   /// Reads the next DMA or markers block into `block` (reusing its storage). Returns false once the end
   /// block has been read and its totals checked against what was read.
   bool next(TraceBlock& block);
+  /// When on, next() seeks past DMA payloads without decoding them: a DMA block comes back with an empty chunk
+  /// (its events are still counted and checked against the end block). For a first pass that wants the markers.
+  void skip_dma(bool skip) { skip_dma_ = skip; }
   /// Counts of what has been read so far (the file's totals once next() returned false).
   const TraceTotals& totals() const { return totals_; }
   /// Byte offset of the next block.
@@ -162,6 +165,7 @@ class TraceReader {
   std::uint32_t version_ = 0;
   nlohmann::json header_;
   bool done_ = false;
+  bool skip_dma_ = false;
   std::int64_t last_cg_ = -1;
   TraceTotals totals_;
   std::vector<unsigned char> scratch_;

@@ -32,6 +32,8 @@ struct RankSummary {
   Cycle makespan = 0;  ///< the slowest rank's cycles
 };
 
+/// R of a file named "trace.rank<R>.ldmtrace", or -1.
+int rank_of_trace(const std::filesystem::path& file);
 /// The trace.rank<R>.ldmtrace files of `dir`, by rank (empty when there are none).
 std::vector<std::filesystem::path> rank_traces(const std::filesystem::path& dir);
 /// Reads every rank's trace (TraceFormatError on a malformed one, ConfigError when one holds no MPI record).
