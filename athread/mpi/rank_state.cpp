@@ -312,6 +312,18 @@ std::string RankState::summary() const {
   return fmt::format("MPI: {} calls, {} cycles in them ({} waiting)", calls_made_, mpi_cycles_, wait_cycles_);
 }
 
+namespace {
+
+/// The network model's parameters as the trace header and the statistics file both give them.
+nlohmann::json model_json(const NetworkModel& model) {
+  return {{"overhead_ns", model.overhead_ns},
+          {"latency_ns", model.latency_ns},
+          {"gap_ns", model.gap_ns},
+          {"ns_per_byte", model.ns_per_byte}};
+}
+
+}  // namespace
+
 nlohmann::json RankState::report() const {
   const std::lock_guard lock(mutex_);
   nlohmann::json calls = nlohmann::json::array();
@@ -319,11 +331,7 @@ nlohmann::json RankState::report() const {
   return {{"rank", rank_},
           {"size", size_},
           {"timed", model_.timed},
-          {"model",
-           {{"overhead_ns", model_.overhead_ns},
-            {"latency_ns", model_.latency_ns},
-            {"gap_ns", model_.gap_ns},
-            {"ns_per_byte", model_.ns_per_byte}}},
+          {"model", model_json(model_)},
           {"calls_made", calls_made_},
           {"mpi_cycles", mpi_cycles_},
           {"wait_cycles", wait_cycles_},
@@ -346,11 +354,7 @@ nlohmann::json RankState::stats() const {
   return {{"rank", rank_},
           {"size", size_},
           {"timed", model_.timed},
-          {"model",
-           {{"overhead_ns", model_.overhead_ns},
-            {"latency_ns", model_.latency_ns},
-            {"gap_ns", model_.gap_ns},
-            {"ns_per_byte", model_.ns_per_byte}}},
+          {"model", model_json(model_)},
           {"makespan_cycles", makespan_ ? nlohmann::json(*makespan_) : nlohmann::json()},
           {"calls_made", calls_made_},
           {"mpi_cycles", mpi_cycles_},
