@@ -130,8 +130,9 @@ void run_command(const RunOptions& options) {
   if (options.workloads.empty() && options.concurrent) {
     throw ConfigError("--concurrent runs several models at once: give the workloads or models");
   }
-  if (!options.workloads.empty() && options.demo_race) {
-    throw ConfigError("--demo-race changes the built-in demo: give no workload");
+  if (!options.workloads.empty() && (options.demo_fault || options.demo_race)) {
+    throw ConfigError(fmt::format("{} changes the built-in demo: give no workload",
+                                  options.demo_fault ? "--demo-fault" : "--demo-race"));
   }
   if (!options.layers_csv.empty() && (options.workloads.size() != 1 || options.concurrent)) {
     throw ConfigError("--layers-csv writes the layers of one workload or model: give exactly one");

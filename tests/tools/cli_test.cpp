@@ -196,6 +196,12 @@ TEST_CASE("a trapped fault exits 3 with its diagnostic and keeps stats.json and 
   }
   CHECK(trapped_event);
   CHECK(fault_marker);
+
+  // The fault is the demo's: with a workload the flag would do nothing, so it is refused.
+  const CliResult workload = run_cli("run " + std::string(LDMSIM_SOURCE_DIR) +
+                                     "/examples/relu6_block.json --demo-fault --out " + dir.str("workload"));
+  CHECK(workload.code == 2);
+  CHECK_THAT(workload.output, Contains("--demo-fault changes the built-in demo: give no workload"));
 }
 
 TEST_CASE("under --lint the demo fault becomes two recorded warnings and the run succeeds", "[cli][fault]") {
