@@ -89,6 +89,22 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+/// The text format of a Perfetto trace file, decoded by protoc against the proto subset kept in the repository
+/// (protoc is installed by scripts/install-deps.sh --test); fails the test when protoc does.
+std::string decode_with_protoc(const std::filesystem::path& file) {
+  const std::string command = "protoc --proto_path='" + std::string(LDMSIM_SOURCE_DIR) +
+                              "/trace_analysis/proto' --decode=perfetto.protos.Trace perfetto_trace_subset.proto < '" +
+                              file.string() + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  INFO(text);
+  REQUIRE(pclose(pipe) == 0);
+  return text;
+}
+
 }  // namespace
 
 TEST_CASE("protoc decodes the Perfetto export into tracks, interned names and DMA slices", "[trace-export]") {
@@ -102,16 +118,8 @@ TEST_CASE("protoc decodes the Perfetto export into tracks, interned names and DM
     CHECK(counts.requests == 4);
     CHECK(counts.markers == 4);  // each group's launch begin and end
   }
-  const std::string command = "protoc --proto_path='" + std::string(LDMSIM_SOURCE_DIR) +
-                              "/trace_analysis/proto' --decode=perfetto.protos.Trace perfetto_trace_subset.proto < '" +
-                              (dir / "t.pb").string() + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string text;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  const std::string text = decode_with_protoc(dir / "t.pb");
   INFO(text);
-  REQUIRE(pclose(pipe) == 0);  // protoc is installed by scripts/install-deps.sh --test
   // Interned once: event names and annotation strings share ids (get 1, put 2, kernel "k" 3, layer "conv1" 4).
   CHECK(std::regex_search(text, std::regex(R"(event_names \{\s*iid: 1\s*name: "get")")));
   CHECK(std::regex_search(text, std::regex(R"(event_names \{\s*iid: 3\s*name: "k")")));
@@ -199,16 +207,8 @@ TEST_CASE("an MPI run's ranks export as one Perfetto trace: a process per rank w
     const auto counts = ldmsim::export_perfetto_ranks(ranks, out, {.compression = ldmsim::PerfettoCompression::kNone});
     CHECK(counts.requests == 8);
   }
-  const std::string command = "protoc --proto_path='" + std::string(LDMSIM_SOURCE_DIR) +
-                              "/trace_analysis/proto' --decode=perfetto.protos.Trace perfetto_trace_subset.proto < '" +
-                              (dir / "ranks.pb").string() + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string text;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  const std::string text = decode_with_protoc(dir / "ranks.pb");
   INFO(text);
-  REQUIRE(pclose(pipe) == 0);
   CHECK(count(text, "process_name: \"rank 0\"") == 1);
   CHECK(count(text, "process_name: \"rank 1\"") == 1);
   CHECK(count(text, "process_name: \"cg") == 0);  // groups are tracks under their rank
