@@ -162,12 +162,31 @@ std::uint64_t next_pricer_id() {
   static std::atomic<std::uint64_t> next{1};
   return next++;
 }
+
+/// Gets of `mode` that `arch`'s timing model starts at once when they are issued together (at most its channels):
+/// a model may serve BCAST gets one at a time on a channel of their own.
+double concurrent_gets(const Arch& arch, DmaMode mode) {
+  const std::size_t channels = arch.dma.channels();
+  if (mode == DmaMode::kPe) return static_cast<double>(channels);
+  const std::unique_ptr<TimingModel> model = make_timing_model(arch);
+  DmaRequest r;
+  r.op = DmaOp::kGet;
+  r.mode = mode;
+  r.main = 1 << 20;
+  r.length = std::max<std::uint32_t>(arch.dma.transaction_bytes, 4);
+  std::size_t together = 0;
+  while (together < channels && model->schedule(r, 0, 0).start == 0) ++together;
+  return static_cast<double>(std::max<std::size_t>(together, 1));
+}
+
 }  // namespace
 
-ReadPricer::ReadPricer(const Arch& arch)
+ReadPricer::ReadPricer(const Arch& arch, DmaMode mode)
     : model_(make_timing_model(arch)),
       transaction_bytes_(arch.dma.transaction_bytes),
+      mode_(mode),
       channels_(static_cast<double>(arch.dma.channels())),
+      concurrent_(concurrent_gets(arch, mode)),
       arch_(&arch),
       start_period_(std::lcm<std::size_t>(transaction_bytes_, 4) / sizeof(f16)),
       id_(next_pricer_id()) {
@@ -188,6 +207,7 @@ bool ReadPricer::memos_full() const {
 
 double ReadPricer::service(std::size_t runs, std::size_t offset, std::size_t run_bytes) const {
   DmaRequest r;
+  r.mode = mode_;
   r.main = kPriceBase + offset;
   r.length = runs * run_bytes;
   if (runs > 1) {  // runs a whole number of transactions apart (the same alignment), never touching

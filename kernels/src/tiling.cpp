@@ -19,13 +19,15 @@ DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f1
   if (mode == ReadMode::kPlan) return {};
   DmaRequest r;
   r.op = DmaOp::kGet;
-  r.mode = mode == ReadMode::kRow ? DmaMode::kRow : DmaMode::kPe;
+  r.mode = mode == ReadMode::kRow ? DmaMode::kRow : mode == ReadMode::kBcast ? DmaMode::kBcast : DmaMode::kPe;
   r.main = src.addr();
   r.ldm = dst.ldm_addr();
   r.length = dst.size_bytes();
   r.bsize = bsize_bytes;
   r.stride = stride_bytes;
-  r.api = mode == ReadMode::kRow ? "tiling::get (ROW)" : "tiling::get";
+  r.api = mode == ReadMode::kRow     ? "tiling::get (ROW)"
+          : mode == ReadMode::kBcast ? "tiling::get (BCAST)"
+                                     : "tiling::get";
   return core.dma(r);
 }
 

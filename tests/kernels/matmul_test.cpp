@@ -91,11 +91,12 @@ TEST_CASE("matmul larger than sw26010's ldm, and on one core of the tiny arch", 
   INFO(r.fault);
   REQUIRE_FALSE(r.trapped);
   CHECK(r.max_excess <= 0);
-  // Blocks follow the estimated cycles, not the core count: here 19 row teams of 8 cores (2 rows each, B read
-  // once per team by ROW gets, each member's A rows read whole once; 115k simulated cycles, 106k estimated)
-  // rather than 150 plain blocks of 2 rows, each re-reading all of B (docs/benchmarks.md). 150 of the 152 team
-  // members have rows.
-  CHECK(r.cores_with_dma == 150);
+  // Blocks follow the estimated cycles, not the core count: here group teams of 64 cores (3 rows each, B read
+  // once per group by BCAST gets), two spans of 192 rows times two column blocks, one unit per group (102k
+  // simulated cycles; 19 row teams of 2-row blocks sharing B by ROW gets took 115k, plain blocks re-reading all of
+  // B far more; docs/operators.md). 100 members of each column block have rows.
+  CHECK(r.metrics["blocking"]["dealt_as"] == "group teams");
+  CHECK(r.cores_with_dma == 200);
   Arch one = Arch::preset("tiny");
   one.rows = one.cols = 1;
   const auto small = run_op("gemm", {Shape{37, 41}, Shape{43, 41}, Shape{43}}, {{"transB", 1}}, StagingPolicy::kMethod,
@@ -119,6 +120,26 @@ TEST_CASE("matmul's blocking prices B tiles at every column block's alignment", 
   INFO(r.fault << "\n" << r.metrics.dump());
   REQUIRE_FALSE(r.trapped);
   CHECK(r.max_excess <= 0);
+  const auto estimate = r.metrics["blocking"]["estimated_cycles"].get<double>();
+  CHECK(static_cast<double>(r.cycles) <= 1.5 * estimate);
+}
+
+TEST_CASE("a transformer projection reads its weights once per group by BCAST to a group team", "[kernels][matmul]") {
+  // [128, 768] x [768, 768]: 128 rows cannot give all 384 cores of sw26010pro a row block of their own and a
+  // column block each. Row teams (8 cores sharing B by ROW gets) left half the teams idle and read B six times over
+  // per group; a group team's leader reads each B tile once for its 64 cores, which take 2 rows each.
+  Arch arch = Arch::preset("sw26010pro");
+  arch.dma.remote = {};  // where the operands live is the placement's business (see the test above)
+  const auto r =
+      run_op("matmul", {Shape{128, 768}, Shape{768, 768}}, nullptr, StagingPolicy::kMethod, -1.0f, 1.0f, 3, {}, arch);
+  INFO(r.fault << "\n" << r.metrics.dump());
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  CHECK(r.metrics["blocking"]["dealt_as"] == "group teams");
+  CHECK(r.metrics["blocking"]["block_rows"] == 2);
+  // A, B and Y are 0.2, 1.2 and 0.2 MB: every group reads all of A, its sixth of B, and writes its sixth of Y.
+  const double a = 128.0 * 768 * 2, b = 768.0 * 768 * 2, y = 128.0 * 768 * 2;
+  CHECK(static_cast<double>(r.dma_bytes) <= 1.05 * (6 * a + b + y));
   const auto estimate = r.metrics["blocking"]["estimated_cycles"].get<double>();
   CHECK(static_cast<double>(r.cycles) <= 1.5 * estimate);
 }

@@ -22,6 +22,7 @@ struct OpRun {
   bool any_padding = false;
   std::size_t cores_with_dma = 0;  ///< cores (over all groups) that issued at least one DMA
   std::uint64_t dma_requests = 0;  ///< DMA requests of every core
+  std::uint64_t dma_bytes = 0;     ///< bytes those requests moved
   nlohmann::json metrics;          ///< the op's run_metrics()
   Cycle cycles = 0;                ///< simulated cycles of the run
 };
@@ -105,6 +106,7 @@ inline OpRun run_op_on(Machine& m, const std::string& name, const std::vector<Sh
     for (const auto& c : g.cores) {
       r.cores_with_dma += c.dma_requests > 0 ? 1 : 0;
       r.dma_requests += c.dma_requests;
+      r.dma_bytes += c.dma_bytes();
     }
   }
   const auto ref = op->reference(host);

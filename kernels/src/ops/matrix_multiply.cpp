@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "ldmsim/kernels/matrix_block.hpp"
@@ -31,14 +32,34 @@ std::size_t ceil_div(std::size_t a, std::size_t b) {
   return (a + b - 1) / b;
 }
 
+/// Teams share B tiles: their leader reads each tile once for every member (the members take neighbouring row
+/// blocks of one batch and the same columns), a mesh row in ROW mode or a whole core group in BCAST mode.
+enum class TeamScope : std::uint8_t { kNone, kRow, kGroup };
+
+/// Cores of a team of `scope`.
+std::size_t team_members(const Arch& arch, TeamScope scope) {
+  switch (scope) {
+    case TeamScope::kRow:
+      return arch.cols;
+    case TeamScope::kGroup:
+      return arch.cores_per_group();
+    case TeamScope::kNone:
+      break;
+  }
+  return 1;
+}
+
+/// Teams of `scope` on the machine: one per mesh row of each group, or one per group.
+std::size_t team_count(const Arch& arch, TeamScope scope) {
+  return arch.total_cores() / team_members(arch, scope);
+}
+
 /// Block sizes: mb output rows x nb output columns per block, k in chunks of kc.
 struct Blocking {
   std::size_t mb = 1, nb = 1, kc = 1;
   std::size_t batches = 1;  ///< output batches per block: > 1 shares each A tile among them (one A for all)
   bool whole_rows = false;  ///< odd output pitch: blocks are whole rows, in pairs
-  /// Row teams: the cores of a mesh row take neighbouring row blocks of one batch and the same columns; the
-  /// first reads each B tile once in ROW mode for all of them.
-  bool team = false;
+  TeamScope team = TeamScope::kNone;
   /// Each core keeps its A rows over the whole k in ldm (read once: a_rows_fixed says they never change).
   bool a_resident = false;
 };
@@ -141,10 +162,10 @@ double stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t co
 }
 
 /// Blocks of a blocking: [batch groups x] row blocks x column blocks; for teams, team units (a row block per
-/// member of a mesh row of `cols` cores).
-std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t cols = 1) {
+/// member of a team of `members` cores).
+std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t members = 1) {
   const std::size_t columns = ceil_div(job.n, b.nb);
-  if (b.team) return job.a_batch.size() * ceil_div(job.m, b.mb * cols) * columns;
+  if (b.team != TeamScope::kNone) return job.a_batch.size() * ceil_div(job.m, b.mb * members) * columns;
   if (b.batches > 1) return ceil_div(job.a_batch.size(), b.batches) * ceil_div(job.m, b.mb) * columns;
   return ceil_div(job.yl.shape.n, b.mb) * columns;
 }
@@ -156,17 +177,18 @@ std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_
 bool a_rows_fixed(const MatrixMultiply& job, const Blocking& b, const Arch& arch) {
   if (b.whole_rows || job.a.transposed) return false;
   if (b.batches > 1) return b.mb >= job.m;  // every batch of such a blocking multiplies the same A
-  if (!b.team && b.mb != job.m) return false;
-  const std::size_t column_blocks = ceil_div(job.n, b.nb);
-  const std::size_t supers = b.team ? ceil_div(job.m, b.mb * arch.cols) : 1;
-  const std::size_t stride = b.team ? static_cast<std::size_t>(arch.rows) * arch.core_groups : arch.total_cores();
+  const bool team = b.team != TeamScope::kNone;
+  if (!team && b.mb != job.m) return false;
+  const std::size_t column_blocks = ceil_div(job.n, b.nb), members = team_members(arch, b.team);
+  const std::size_t supers = team ? ceil_div(job.m, b.mb * members) : 1;
+  const std::size_t stride = team_count(arch, b.team);
   const auto key = [&](std::size_t unit) {  // the stored A and the row span of a unit (the kernel's dealing)
     const std::size_t rows = unit / column_blocks;
     return std::pair{job.a_batch[rows / supers], rows % supers};
   };
   // Every unit's key equals the key `stride` units before. Keys change only where a unit or the one `stride`
   // before starts a row of column blocks, so one unit per stretch between such starts stands for the stretch.
-  const std::size_t units = block_count(job, b, arch.cols);
+  const std::size_t units = block_count(job, b, members);
   for (std::size_t unit = stride; unit < units;) {
     if (key(unit) != key(unit - stride)) return false;
     unit = std::min((unit / column_blocks + 1) * column_blocks,
@@ -217,9 +239,10 @@ using PutMemo = FlatMemo<PutKey, double, PutKeyHash>;
 
 class BlockingEstimator {
  public:
-  BlockingEstimator(const Arch& arch, const tiling::ReadPricer& price, PutMemo& puts, const MatrixMultiply& job,
-                    MergedReads merged = MergedReads::kApart)
-      : arch_(arch), price_(price), puts_(puts), job_(job), merged_(merged) {}
+  /// `broadcast` prices a group team leader's B reads (BCAST).
+  BlockingEstimator(const Arch& arch, const tiling::ReadPricer& price, const tiling::ReadPricer& broadcast,
+                    PutMemo& puts, const MatrixMultiply& job, MergedReads merged = MergedReads::kApart)
+      : arch_(arch), price_(price), broadcast_(broadcast), puts_(puts), job_(job), merged_(merged) {}
 
   /// The estimate, or, when it cannot be below `beat`, any value not below it: the multiply and then the put (the
   /// search's dearest prices) are left unpriced once the estimate without them reaches `beat`. Every term is a sum
@@ -231,24 +254,33 @@ class BlockingEstimator {
     const tiling::ReadPricer& price = price_;
     const auto groups = static_cast<double>(arch.core_groups);
     const auto cores = static_cast<double>(arch.rows * arch.cols);
-    // A team unit is `cols` blocks (one per member) that read B once.
-    const double members = b.team ? static_cast<double>(arch.cols) : 1.0;
-    const auto units = static_cast<double>(block_count(job, b, arch.cols));
+    // A team unit is a block per member that read B once.
+    const bool team = b.team != TeamScope::kNone, group_team = b.team == TeamScope::kGroup;
+    const auto members = static_cast<double>(team_members(arch, b.team));
+    const auto units = static_cast<double>(block_count(job, b, team_members(arch, b.team)));
     const double units_per_group = std::ceil(units / groups);
     const double concurrent = std::min(units_per_group, std::floor(cores / members));  // units a group runs at once
     const double rounds = std::ceil(units_per_group / concurrent);
     // A plain block of rows of several output batches multiplies each batch's segment on its own.
-    const bool segmented = !b.team && b.batches == 1;
+    const bool segmented = !team && b.batches == 1;
     const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
     const double segments = std::ceil(static_cast<double>(b.mb) / static_cast<double>(rows));
     const double a_cost = segments * a_panel(rows, b.a_resident ? job.k : b.kc);
-    const double b_cost = b_panel(b.kc, b.nb);
+    const double b_cost = group_team ? b_panel_broadcast(b.kc, b.nb) : b_panel(b.kc, b.nb);
     const double batches = static_cast<double>(b.batches) * segments;
     const double chunks = std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc));
-    const double unit_reads = (b.a_resident ? 0.0 : members * a_cost) + batches * b_cost;
-    const double chunk_reads = concurrent * unit_reads / chunks / price.channels();
-    const double a_prefix = b.a_resident ? std::min(units_per_group * members, cores) * a_cost / price.channels() : 0.0;
-    const double barriers = b.team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
+    const double a_reads = b.a_resident ? 0.0 : members * a_cost;
+    // A group team's B goes out in BCAST mode, which a model may serve on channels of its own: A and B are then
+    // priced as served one after the other all the same.
+    const double chunk_reads =
+        group_team ? concurrent * (a_reads / price.channels() + batches * b_cost / broadcast_.channels()) / chunks
+                   : concurrent * (a_reads + batches * b_cost) / chunks / price.channels();
+    // Every core that takes a block first reads its resident A panel and the data every core keeps (the B
+    // source's table or the constant pack): a blocking that spreads over more cores reads them more often.
+    const double busy = std::min(units_per_group * members, cores);
+    const double a_prefix =
+        (b.a_resident ? busy * a_cost / price.channels() : 0.0) + busy * kept_cost() / price.channels();
+    const double barriers = team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
     const auto estimate = [&](double chunk_compute, double puts) {
       const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
       return rounds * (unit + 1000.0) + a_prefix + barriers;
@@ -279,6 +311,23 @@ class BlockingEstimator {
                                       : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, price_);
     });
   }
+  /// One core's read of what it keeps for the whole kernel: its constant pack, or else the B source's resident
+  /// data.
+  double kept_cost() {
+    if (!kept_) {
+      std::size_t elements = job_.b_source != nullptr ? job_.b_source->resident_elements() : 0;
+      if (job_.packs != nullptr) elements = (job_.packs->max_bytes + sizeof(f16) - 1) / sizeof(f16);
+      kept_ = elements == 0 ? 0.0 : price_.block(1, elements, elements, elements + 2, 0);
+    }
+    return *kept_;
+  }
+  /// ... read by a group team's leader for the whole group (BCAST).
+  double b_panel_broadcast(std::size_t kc, std::size_t nb) {
+    return b_broadcast_.get_or({kc, nb}, [&] {
+      return job_.b_source != nullptr ? job_.b_source->panel_cost(job_.k, kc, nb, broadcast_, merged_)
+                                      : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, broadcast_);
+    });
+  }
   /// A block's multiply over the whole k, with its tile builds.
   double multiply(std::size_t rows, std::size_t nb) {
     return multiplies_.get_or({rows, nb}, [&] {
@@ -295,10 +344,12 @@ class BlockingEstimator {
 
   const Arch& arch_;
   const tiling::ReadPricer& price_;
+  const tiling::ReadPricer& broadcast_;
   PutMemo& puts_;
   const MatrixMultiply& job_;
   MergedReads merged_;
-  Memo a_, b_, multiplies_;
+  Memo a_, b_, b_broadcast_, multiplies_;
+  std::optional<double> kept_;
 };
 
 /// The blocking the search ranks first, and its estimate.
@@ -310,12 +361,13 @@ struct ChosenBlocking {
 /// What the search needs besides the job: the arch's read pricer, the put memo, and whether it may prune.
 struct SearchTools {
   const tiling::ReadPricer& price;
+  const tiling::ReadPricer& broadcast;  ///< prices BCAST reads
   PutMemo& puts;
   BlockingSearch mode;
 };
 
 ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, const SearchTools& tools) {
-  BlockingEstimator estimator(arch, tools.price, tools.puts, job);
+  BlockingEstimator estimator(arch, tools.price, tools.broadcast, tools.puts, job);
   const std::size_t rows = job.yl.shape.n;
   const std::size_t capacity = arch.ldm_bytes;  // a kernel starts with an empty local store
   Blocking best;
@@ -352,12 +404,13 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
     return ldm_bytes(job, b, arch.dma.transaction_bytes) <= capacity;
   };
   const bool share = can_share_a(job, best.whole_rows);
-  for (const bool team : {false, true}) {
-    if (team && (best.whole_rows || arch.cols < 2)) break;
+  for (const TeamScope team : {TeamScope::kNone, TeamScope::kRow, TeamScope::kGroup}) {
+    const bool teams = team != TeamScope::kNone;
+    if (teams && (best.whole_rows || team_members(arch, team) < 2)) continue;
     for (const std::size_t batches : std::array<std::size_t, 4>{1, 2, 4, 8}) {
-      if (batches > 1 && (team || !share || batches > job.a_batch.size())) break;
+      if (batches > 1 && (teams || !share || batches > job.a_batch.size())) break;
       for (const std::size_t mb : row_sizes) {
-        if ((batches > 1 || team) && mb > job.m) break;
+        if ((batches > 1 || teams) && mb > job.m) break;
         for (const std::size_t nb : column_sizes) {
           for (const bool a_resident : {false, true}) {
             Blocking b{.mb = mb,
@@ -378,7 +431,7 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
   }
   if (best_cycles < 0) {  // nothing fits at k chunks of 32: the smallest blocks, k chunks shrunk below
     best.batches = 1;
-    best.team = false;
+    best.team = TeamScope::kNone;
     best.a_resident = false;
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
@@ -389,7 +442,8 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
   }
   // Ranked with merged reads priced apart; the estimate reported prices them as issued.
   if (job.b_source != nullptr) {
-    best_cycles = BlockingEstimator(arch, tools.price, tools.puts, job, MergedReads::kAsIssued).cycles(best);
+    best_cycles =
+        BlockingEstimator(arch, tools.price, tools.broadcast, tools.puts, job, MergedReads::kAsIssued).cycles(best);
   }
   return {best, best_cycles};  // when even this does not fit, the allocations trap with the ldm numbers
 }
@@ -437,9 +491,12 @@ std::vector<std::uint64_t> search_key(const MatrixMultiply& job) {
 /// What a machine's control core keeps of its searches for one arch: the read pricer (its memos) and the blocking
 /// chosen per job description (search_key).
 struct ArchSearches {
-  explicit ArchSearches(const Arch& of) : arch(of), price(std::make_unique<tiling::ReadPricer>(of)) {}
+  explicit ArchSearches(const Arch& of)
+      : arch(of),
+        price(std::make_unique<tiling::ReadPricer>(of)),
+        broadcast(std::make_unique<tiling::ReadPricer>(of, DmaMode::kBcast)) {}
   const Arch& arch;
-  std::unique_ptr<tiling::ReadPricer> price;
+  std::unique_ptr<tiling::ReadPricer> price, broadcast;
   std::map<std::vector<std::uint64_t>, ChosenBlocking> chosen;
   std::size_t words = 0;  // in the keys
 };
@@ -461,8 +518,10 @@ ChosenBlocking chosen_blocking(Machine& machine, const MatrixMultiply& job) {
   BlockingSearches& searches = machine.host_state<BlockingSearches>();
   ArchSearches& cache = searches.arches.of(machine.arch());
   if (cache.price->memos_full()) cache.price = std::make_unique<tiling::ReadPricer>(cache.arch);
+  if (cache.broadcast->memos_full())
+    cache.broadcast = std::make_unique<tiling::ReadPricer>(cache.arch, DmaMode::kBcast);
   if (searches.puts.size() > kMaxPuts) searches.puts.clear();
-  const SearchTools tools{*cache.price, searches.puts, searches.mode};
+  const SearchTools tools{*cache.price, *cache.broadcast, searches.puts, searches.mode};
   if (searches.mode != BlockingSearch::kCached) {
     ++searches.count;
     return choose_blocking(cache.arch, job, tools);
@@ -573,12 +632,12 @@ class BlockRunner {
   }
 
   /// A team unit: this core's rows [i0, i1) (maybe none) of batch `batch`, columns [j0, j1), sharing B tiles
-  /// with the rest of its mesh row (`leader`: the row's first core).
+  /// with the rest of its team (`leader`: the team's first core).
   void run_team(std::size_t batch, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1, bool leader) {
     const std::size_t width = j1 - j0;
     std::fill(acc_.begin(), acc_.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(i1 - i0, 1) * width),
               0.0f);
-    const TeamRole role{leader};
+    const TeamRole role{leader, b_.team == TeamScope::kGroup};
     multiply({Lane{batch, acc_.data()}}, i0, i1, j0, j1, &role);
     if (i1 > i0) write(batch * job_.m + i0, batch * job_.m + i1, j0, j1, acc_.data());
   }
@@ -672,28 +731,33 @@ class BlockRunner {
     }
   }
 
-  /// A core's part in a row team: the leader reads each B tile in ROW mode for every member.
+  /// A core's part in a team: the leader reads each B tile for every member, in ROW mode for a mesh row and in
+  /// BCAST mode for a whole group.
   struct TeamRole {
     bool leader = false;
+    bool group = false;
+    Scope scope() const { return group ? Scope::kGroup : Scope::kRow; }
+    tiling::ReadMode read_mode() const {
+      if (!leader) return tiling::ReadMode::kPlan;
+      return group ? tiling::ReadMode::kBcast : tiling::ReadMode::kRow;
+    }
   };
 
   /// acc of every lane += A rows [i0, i1) (none for a team member without rows) x B[lane] columns [j0, j1), over k
   /// in chunks, double-buffered: the next chunk's reads go out before this chunk is waited for and multiplied.
-  /// In a team only the leader issues (and waits for) B; row barriers keep a B buffer from being refilled while a
+  /// In a team only the leader issues (and waits for) B; team barriers keep a B buffer from being refilled while a
   /// member still multiplies it, and tell members the chunk's B has landed.
   void multiply(const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1,
                 const TeamRole* team = nullptr) {
-    const tiling::ReadMode b_mode = team == nullptr ? tiling::ReadMode::kPe
-                                    : team->leader  ? tiling::ReadMode::kRow
-                                                    : tiling::ReadMode::kPlan;
-    if (team != nullptr) core_.barrier(Scope::kRow);  // every member is done with the previous unit's buffers
+    const tiling::ReadMode b_mode = team == nullptr ? tiling::ReadMode::kPe : team->read_mode();
+    if (team != nullptr) core_.barrier(team->scope());  // every member is done with the previous unit's buffers
     std::size_t current = 0;
     issue(sets_[current], lanes, i0, i1, j0, j1, 0, b_mode);
     for (std::size_t k0 = 0; k0 < job_.k; k0 += b_.kc) {
       TileSet& set = sets_[current];
       if (team != nullptr) {
         if (team->leader) wait_b(set, lanes.size());
-        core_.barrier(Scope::kRow);
+        core_.barrier(team->scope());
       }
       if (k0 + b_.kc < job_.k) issue(sets_[current ^ 1], lanes, i0, i1, j0, j1, k0 + b_.kc, b_mode);
       if (i1 > i0) {
@@ -847,20 +911,25 @@ class BlockRunner {
 /// The kernel: every core takes the blocks dealt to it.
 void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blocking& blocking) {
   const std::size_t column_blocks = ceil_div(job.n, blocking.nb);
-  if (blocking.team) {  // teams: a mesh row of one group; team t = row * groups + group (groups interleaved)
+  if (blocking.team != TeamScope::kNone) {
+    // Row teams: a mesh row of one group, team t = row * groups + group (groups interleaved), members by column.
+    // Group teams: team t = group, members by core index in the group.
     const Arch& arch = core.arch();
-    const std::size_t cols = arch.cols, teams = static_cast<std::size_t>(arch.rows) * arch.core_groups;
-    const std::size_t team =
-        static_cast<std::size_t>(core.row()) * arch.core_groups + static_cast<std::size_t>(core.cg());
-    const std::size_t units = block_count(job, blocking, cols), span = blocking.mb * cols;
-    if (team >= units) return;  // the whole row is idle
+    const bool group_team = blocking.team == TeamScope::kGroup;
+    const std::size_t members = team_members(arch, blocking.team), teams = team_count(arch, blocking.team);
+    const auto cg = static_cast<std::size_t>(core.cg()), row = static_cast<std::size_t>(core.row()),
+               col = static_cast<std::size_t>(core.col());
+    const std::size_t team = group_team ? cg : row * arch.core_groups + cg;
+    const std::size_t member = group_team ? row * arch.cols + col : col;
+    const std::size_t units = block_count(job, blocking, members), span = blocking.mb * members;
+    if (team >= units) return;  // the whole team is idle
     BlockRunner runner(core, job, blocking);
     for (std::size_t unit = team; unit < units; unit += teams) {
       const std::size_t cb = unit % column_blocks, j0 = cb * blocking.nb, j1 = std::min(job.n, j0 + blocking.nb);
       const std::size_t supers = ceil_div(job.m, span);
       const std::size_t super = (unit / column_blocks) % supers, batch = unit / column_blocks / supers;
-      const std::size_t i0 = std::min(job.m, super * span + static_cast<std::size_t>(core.col()) * blocking.mb);
-      runner.run_team(batch, i0, std::min(job.m, i0 + blocking.mb), j0, j1, core.col() == 0);
+      const std::size_t i0 = std::min(job.m, super * span + member * blocking.mb);
+      runner.run_team(batch, i0, std::min(job.m, i0 + blocking.mb), j0, j1, member == 0);
     }
     runner.finish();
     return;
@@ -919,14 +988,17 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
   // Chosen once on the control core (it depends only on the job and the arch), not by every core.
   const auto [blocking, estimated_cycles] = chosen_blocking(machine, job);
   machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking).join();
-  const char* dealt = blocking.team ? "row teams" : blocking.batches > 1 ? "shared-A batches" : "blocks";
+  const char* dealt = blocking.team == TeamScope::kGroup ? "group teams"
+                      : blocking.team == TeamScope::kRow ? "row teams"
+                      : blocking.batches > 1             ? "shared-A batches"
+                                                         : "blocks";
   return {{"block_rows", blocking.mb},
           {"block_columns", blocking.nb},
           {"k_chunk", blocking.kc},
           {"batches_per_block", blocking.batches},
           {"a_resident", blocking.a_resident},
           {"dealt_as", dealt},
-          {"blocks", block_count(job, blocking, machine.arch().cols)},
+          {"blocks", block_count(job, blocking, team_members(machine.arch(), blocking.team))},
           {"estimated_cycles", std::llround(estimated_cycles)}};
 }
 

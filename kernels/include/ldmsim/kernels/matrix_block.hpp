@@ -72,7 +72,9 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
 /// many of the same blocks.
 class ReadPricer {
  public:
-  explicit ReadPricer(const Arch& arch);
+  /// Prices gets issued in `mode`: PE, or BCAST (a team leader's reads for its whole group, which a model may
+  /// serve on a channel of its own).
+  explicit ReadPricer(const Arch& arch, DmaMode mode = DmaMode::kPe);
   ~ReadPricer();
   ReadPricer(const ReadPricer&) = delete;
   ReadPricer& operator=(const ReadPricer&) = delete;
@@ -85,8 +87,9 @@ class ReadPricer {
                std::optional<std::size_t> first = std::nullopt) const;
   /// Unique to this pricer (never reused in the process): a key for memos of prices kept beside it.
   std::uint64_t id() const { return id_; }
-  /// Requests a group's engine serves at once (its channels).
-  double channels() const { return channels_; }
+  /// Requests of this pricer's mode a group's engine serves at once (its channels; for BCAST, as many as the model
+  /// starts together).
+  double channels() const { return concurrent_; }
   /// Elements of f16 in one transaction: reads whose starts differ by a multiple of it cost the same.
   /// (At least 1: with transactions of 1 byte every element starts aligned.)
   std::size_t transaction_elements() const { return std::max<std::size_t>(1, transaction_bytes_ / sizeof(f16)); }
@@ -106,7 +109,9 @@ class ReadPricer {
   static constexpr DeviceAddr kPriceBase = 1 << 20;  // any transaction-aligned address: only alignment matters
   std::unique_ptr<TimingModel> model_;
   std::uint32_t transaction_bytes_;
-  double channels_ = 1;
+  DmaMode mode_;
+  double channels_ = 1;    // the engine's channels: get_block cuts reads into pieces for them
+  double concurrent_ = 1;  // requests of mode_ served at once
   double overhead_ = 0;
   const Arch* arch_;
   /// Elements after which a block's start prices the same again (block()'s key; a division, so computed once).
