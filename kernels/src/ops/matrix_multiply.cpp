@@ -11,7 +11,6 @@
 #include <map>
 #include <memory>
 #include <numeric>
-#include <optional>
 #include <stdexcept>
 
 #include "ldmsim/kernels/matrix_block.hpp"
@@ -275,11 +274,7 @@ class BlockingEstimator {
     const double chunk_reads =
         group_team ? concurrent * (a_reads / price.channels() + batches * b_cost / broadcast_.channels()) / chunks
                    : concurrent * (a_reads + batches * b_cost) / chunks / price.channels();
-    // Every core that takes a block first reads its resident A panel and the data every core keeps (the B
-    // source's table or the constant pack): a blocking that spreads over more cores reads them more often.
-    const double busy = std::min(units_per_group * members, cores);
-    const double a_prefix =
-        (b.a_resident ? busy * a_cost / price.channels() : 0.0) + busy * kept_cost() / price.channels();
+    const double a_prefix = b.a_resident ? std::min(units_per_group * members, cores) * a_cost / price.channels() : 0.0;
     const double barriers = team ? rounds * chunks * static_cast<double>(arch.barrier_cycles) : 0.0;
     const auto estimate = [&](double chunk_compute, double puts) {
       const double unit = chunk_reads + (chunks - 1) * std::max(chunk_reads, chunk_compute) + chunk_compute + puts;
@@ -311,16 +306,6 @@ class BlockingEstimator {
                                       : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, price_);
     });
   }
-  /// One core's read of what it keeps for the whole kernel: its constant pack, or else the B source's resident
-  /// data.
-  double kept_cost() {
-    if (!kept_) {
-      std::size_t elements = job_.b_source != nullptr ? job_.b_source->resident_elements() : 0;
-      if (job_.packs != nullptr) elements = (job_.packs->max_bytes + sizeof(f16) - 1) / sizeof(f16);
-      kept_ = elements == 0 ? 0.0 : price_.block(1, elements, elements, elements + 2, 0);
-    }
-    return *kept_;
-  }
   /// ... read by a group team's leader for the whole group (BCAST).
   double b_panel_broadcast(std::size_t kc, std::size_t nb) {
     return b_broadcast_.get_or({kc, nb}, [&] {
@@ -349,7 +334,6 @@ class BlockingEstimator {
   const MatrixMultiply& job_;
   MergedReads merged_;
   Memo a_, b_, b_broadcast_, multiplies_;
-  std::optional<double> kept_;
 };
 
 /// The blocking the search ranks first, and its estimate.
@@ -407,6 +391,9 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
   for (const TeamScope team : {TeamScope::kNone, TeamScope::kRow, TeamScope::kGroup}) {
     const bool teams = team != TeamScope::kNone;
     if (teams && (best.whole_rows || team_members(arch, team) < 2)) continue;
+    // A B source's tiles (conv's image) are many small reads with address work, all of it on a team's leader: one
+    // leader per group did not keep up (ResNet-18's layer4 convs ran 2x slower), which the estimate does not see.
+    if (team == TeamScope::kGroup && job.b_source != nullptr) continue;
     for (const std::size_t batches : std::array<std::size_t, 4>{1, 2, 4, 8}) {
       if (batches > 1 && (teams || !share || batches > job.a_batch.size())) break;
       for (const std::size_t mb : row_sizes) {
