@@ -144,6 +144,29 @@ TEST_CASE("a transformer projection reads its weights once per group by BCAST to
   CHECK(static_cast<double>(r.cycles) <= 1.5 * estimate);
 }
 
+TEST_CASE("matmul by group teams gives the same bits and cycles on any number of host threads", "[kernels][matmul]") {
+  // Members reuse the B tiles a member on their host thread unpacked (the host's work only): a thread count that
+  // splits groups unevenly must not change a bit or a cycle.
+  const auto op = bind_op("matmul", {Shape{128, 768}, Shape{768, 768}});
+  std::vector<f16> a(128 * 768), b(768 * 768);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = f16(static_cast<float>(i % 13) / 13.0f - 0.5f);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = f16(static_cast<float>(i % 11) / 11.0f - 0.5f);
+  std::vector<std::vector<f16>> outputs;
+  std::vector<Cycle> cycles;
+  for (unsigned threads : {1u, 4u}) {
+    Machine m{Arch::preset("sw26010pro"), MachineOptions{.threads = threads, .trace = false}};
+    const auto plan = [&](std::size_t k) { return choose_plan(op->view(k), op->padding(k), StagingPolicy::kMethod); };
+    std::vector<DeviceTensor> in{stage_in(m, "a", plan(0), a), stage_in(m, "b", plan(1), b)};
+    std::vector<DeviceTensor> out{allocate_tensor(m, "y", plan(2))};
+    op->run(m, in, out, "matmul");
+    CHECK(op->run_metrics()["blocking"]["dealt_as"] == "group teams");
+    outputs.push_back(stage_out(m, out[0]));
+    cycles.push_back(m.stats().cycles);
+  }
+  CHECK(outputs[0] == outputs[1]);
+  CHECK(cycles[0] == cycles[1]);
+}
+
 TEST_CASE("matmul at one output row still uses every core", "[kernels][matmul]") {
   const Arch arch = test::small_arch(2);
   const auto r =

@@ -17,6 +17,7 @@
 #include "ldmsim/sim/flat_memo.hpp"
 #include "per_arch.hpp"
 #include "tile_math.hpp"
+#include "tile_memo.hpp"
 
 namespace ldmsim::ops {
 
@@ -565,10 +566,18 @@ struct OutputBlock {
   std::size_t b0 = 0, batches = 0;
 };
 
+/// Unpacked tiles of a stored B that a team's members received by one ROW or BCAST read (tile_memo.hpp): B is not
+/// written while the kernel runs, so a member reuses the float tile a member on its host thread unpacked from the
+/// same read instead of converting it again. The group's six teams' two buffers each fit.
+struct StoredTiles : HostMemo<std::vector<float>, 16> {
+  static StoredTiles& of(Core& core) { return core.group_state<StoredTiles>(); }
+};
+
 class BlockRunner {
  public:
-  BlockRunner(Core& core, const MatrixMultiply& job, const Blocking& blocking)
-      : core_(core), job_(job), b_(blocking), model_(core.arch().compute) {
+  /// `b_memo`: an id unique to this launch when team members may reuse each other's unpacked B tiles, else 0.
+  BlockRunner(Core& core, const MatrixMultiply& job, const Blocking& blocking, std::uint64_t b_memo = 0)
+      : core_(core), job_(job), b_(blocking), model_(core.arch().compute), b_memo_(b_memo) {
     if (b_.a_resident) a_panel_ = core.ldm().alloc<f16>(tile_elements(job.a, b_.mb, job.k));
     for (auto& set : sets_) {
       if (!b_.a_resident) set.a = core.ldm().alloc<f16>(tile_elements(job.a, b_.mb, b_.kc));
@@ -711,11 +720,28 @@ class BlockRunner {
         b_tile = job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1,
                                        j0, j1, b_scratch);
       } else {
-        unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, pitch, b_scratch);
+        b_tile = stored_b_tile(set, t, job_.b_batch[lanes[t].batch], depth, width, pitch, j0, j1, b_scratch);
       }
       multiply_add(a_tile.data(), b_tile, lanes[t].acc, rows, width, depth, width, pitch);
       core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, set.k0 > 0));
     }
+  }
+
+  /// Lane t's B tile of chunk `set` as floats: unpacked into `scratch`, or (b_memo_) found in or added to the
+  /// host thread's StoredTiles.
+  const float* stored_b_tile(TileSet& set, std::size_t t, std::size_t batch, std::size_t depth, std::size_t width,
+                             std::size_t pitch, std::size_t j0, std::size_t j1, std::vector<float>& scratch) {
+    if (b_memo_ == 0) {
+      unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, pitch, scratch);
+      return scratch.data();
+    }
+    StoredTiles& memo = StoredTiles::of(core_);
+    memo.scratch_key().assign({b_memo_, batch, set.k0, set.k1, j0, j1});
+    if (const std::vector<float>* found = memo.find()) return found->data();
+    std::vector<float>& tile = memo.insert();
+    if (tile.size() < depth * pitch) tile.resize(depth * pitch);
+    unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, pitch, tile);
+    return tile.data();
   }
 
   /// A core's part in a team: the leader reads each B tile for every member, in ROW mode for a mesh row and in
@@ -886,6 +912,7 @@ class BlockRunner {
   const MatrixMultiply& job_;
   Blocking b_;
   const ComputeModel& model_;
+  std::uint64_t b_memo_;
   std::array<TileSet, 2> sets_;
   LdmSpan<f16> out_, addend_, residual_, resident_, a_panel_;
   tiling::BlockRead a_panel_read_;
@@ -896,7 +923,7 @@ class BlockRunner {
 };
 
 /// The kernel: every core takes the blocks dealt to it.
-void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blocking& blocking) {
+void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blocking& blocking, std::uint64_t b_memo) {
   const std::size_t column_blocks = ceil_div(job.n, blocking.nb);
   if (blocking.team != TeamScope::kNone) {
     // Row teams: a mesh row of one group, team t = row * groups + group (groups interleaved), members by column.
@@ -910,7 +937,7 @@ void matrix_multiply_kernel(Core& core, const MatrixMultiply& job, const Blockin
     const std::size_t member = group_team ? row * arch.cols + col : col;
     const std::size_t units = block_count(job, blocking, members), span = blocking.mb * members;
     if (team >= units) return;  // the whole team is idle
-    BlockRunner runner(core, job, blocking);
+    BlockRunner runner(core, job, blocking, b_memo);
     for (std::size_t unit = team; unit < units; unit += teams) {
       const std::size_t cb = unit % column_blocks, j0 = cb * blocking.nb, j1 = std::min(job.n, j0 + blocking.nb);
       const std::size_t supers = ceil_div(job.m, span);
@@ -974,7 +1001,14 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
   require_matrix_layout(job.yl, job.a_batch.size() * job.m, job.n, "the output");
   // Chosen once on the control core (it depends only on the job and the arch), not by every core.
   const auto [blocking, estimated_cycles] = chosen_blocking(machine, job);
-  machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking).join();
+  // Team members may share unpacked B tiles on the host when the kernel cannot write B.
+  const auto bytes = [](DeviceAddr at, const Layout& l) { return std::pair{at, at + l.total * sizeof(f16)}; };
+  const auto [b0, b1] = bytes(job.b.base.addr(), job.b.layout);
+  const auto [y0, y1] = bytes(job.y.addr(), job.yl);
+  const bool b_fixed = job.b_source == nullptr && (y1 <= b0 || b1 <= y0);
+  const std::uint64_t b_memo =
+      blocking.team != TeamScope::kNone && b_fixed ? TileMemo::next_source_id() : std::uint64_t{0};
+  machine.launch(LaunchSpec{.name = label}, matrix_multiply_kernel, job, blocking, b_memo).join();
   const char* dealt = blocking.team == TeamScope::kGroup ? "group teams"
                       : blocking.team == TeamScope::kRow ? "row teams"
                       : blocking.batches > 1             ? "shared-A batches"

@@ -1,5 +1,5 @@
-// Private: host-side reuse of work that a row team's cores repeat. The members of a row team receive the same B
-// reads by ROW broadcast:
+// Private: host-side reuse of work that a team's cores repeat. The members of a row team receive the same B
+// reads by ROW broadcast (a group team's by BCAST; matrix_multiply.cpp keeps its own memo of stored B tiles):
 // - each lays out the same reads in its ldm as its leader issues them (the same tile, the same buffer), and
 // - each would build the same float tile from the same ldm values (the same input elements).
 // A tile source's inputs (the tensor it reads and its offset table) are not written while its kernel runs (conv
