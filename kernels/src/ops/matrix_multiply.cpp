@@ -307,12 +307,10 @@ class BlockingEstimator {
                                       : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, price_);
     });
   }
-  /// ... read by a group team's leader for the whole group (BCAST).
+  /// ... of a stored B, read by a group team's leader for the whole group (BCAST).
   double b_panel_broadcast(std::size_t kc, std::size_t nb) {
-    return b_broadcast_.get_or({kc, nb}, [&] {
-      return job_.b_source != nullptr ? job_.b_source->panel_cost(job_.k, kc, nb, broadcast_, merged_)
-                                      : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, broadcast_);
-    });
+    return b_broadcast_.get_or({kc, nb},
+                               [&] { return stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, broadcast_); });
   }
   /// A block's multiply over the whole k, with its tile builds.
   double multiply(std::size_t rows, std::size_t nb) {
