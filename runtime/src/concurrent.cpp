@@ -158,6 +158,18 @@ std::vector<std::vector<std::vector<ScheduleSpan>>> ConcurrentMachine::schedule(
   return out;
 }
 
+std::vector<std::vector<std::vector<ScheduleSpan>>> ConcurrentMachine::dma_waits() const {
+  std::vector<std::vector<std::vector<ScheduleSpan>>> out;
+  for (const auto& group : node_->groups) {
+    auto& cores = out.emplace_back();
+    for (const auto& core : group->cores) {
+      auto& waits = cores.emplace_back(core.dma_waits());
+      std::stable_sort(waits.begin(), waits.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    }
+  }
+  return out;
+}
+
 void ConcurrentMachine::write_trace(const std::filesystem::path& file, const nlohmann::json& run_info) const {
   if (node_->session != nullptr) throw std::logic_error("ConcurrentMachine::write_trace while its programs run");
   detail::write_node_trace(*node_, file, run_info, stats().makespan);

@@ -235,7 +235,7 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
     write_file_atomically(
         top->dir() / "schedule.svg",
         schedule_svg(
-            node.schedule(), stats.makespan, together.names,
+            node.schedule(), node.dma_waits(), stats.makespan, together.names,
             fmt::format("{} models on {}, {}: {} cycles{}", models.size(), arch.name, schedule_name, stats.makespan,
                         stats.schedule_compactions() > 0 ? " (long run: short spans merged)" : "")),
         "schedule picture");
