@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/runtime/schedule_waits.hpp"
 
 using namespace ldmsim;
 
@@ -201,7 +202,7 @@ TEST_CASE("each core records its models' DMA waits, which the schedule tells apa
   for (int k = 0; k < 2; ++k)
     programs.emplace_back([k](Machine& m) { run_stream(m, 2 + static_cast<std::size_t>(k), k); });
   for (const auto& e : node.run(programs, ContextSchedule::kPipelined)) REQUIRE_FALSE(e);
-  const auto waits = node.dma_waits();
+  const auto waits = dma_waits(node);
   REQUIRE(waits.size() == static_cast<std::size_t>(arch.core_groups));
   REQUIRE(node.stats().schedule_compactions() == 0);
   Cycle total = 0;

@@ -90,10 +90,6 @@ class ConcurrentMachine {
   ConcurrentStats stats() const;
   /// Each physical core's spans, [cg][core], in time order (for a schedule picture).
   std::vector<std::vector<std::vector<ScheduleSpan>>> schedule() const;
-  /// Each physical core's DMA waits, [cg][core], by start: spans in which `context` waited for its DMA requests on
-  /// the core (given up or kept for a short stall). They may overlap other contexts' spans of schedule() (the core
-  /// ran another model meanwhile) and each other; the time neither held nor switched is idle unless one covers it.
-  std::vector<std::vector<std::vector<ScheduleSpan>>> dma_waits() const;
   /// The trace of the whole node (every context's DMA events and launch markers, the launches named
   /// "CONTEXT:kernel"); `run_info` is merged into the header, whose cycles are the makespan.
   void write_trace(const std::filesystem::path& file, const nlohmann::json& run_info = {}) const;
