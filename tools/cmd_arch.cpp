@@ -39,12 +39,16 @@ void add_arch_command(CLI::App& app) {
 
   CLI::App* list = arch->add_subcommand("list", "List the built-in presets with a one-line summary");
   list->callback(list_presets);
+  add_examples(list, "Example: ldmsim arch list");
 
   CLI::App* show = arch->add_subcommand(
       "show", "Print the resolved arch config (every default filled in) as JSON, after validating it");
   auto name = std::make_shared<std::string>();
   show->add_option("arch", *name, "A preset name (see `ldmsim arch list`) or a path to an arch JSON file")->required();
   show->callback([name] { show_arch(*name); });
+  add_examples(show, "Example: ldmsim arch show sw26010pro");
+  // After the subcommands: they inherit the footer as it is when they are added.
+  add_examples(arch, "Examples:\n  ldmsim arch list\n  ldmsim arch show sw26010 > mine.json");
 }
 
 }  // namespace ldmsim::cli

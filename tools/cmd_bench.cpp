@@ -130,7 +130,11 @@ void add_bench_command(CLI::App& app) {
   stream->add_option("--format", o.format, "Sweep output: table | csv")
       ->check(CLI::IsMember({"table", "csv"}))
       ->capture_default_str();
+  add_examples(stream,
+               "Examples:\n  ldmsim bench stream --kernel triad --block-bytes 2048\n  ldmsim bench stream --sweep");
   stream->callback([options] { run_stream_command(*options); });
+  // After the subcommand: it inherits the footer as it is when it is added.
+  add_examples(bench, "Example: ldmsim bench stream --sweep");
 }
 
 }  // namespace ldmsim::cli

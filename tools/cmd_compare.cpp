@@ -84,7 +84,7 @@ void add_compare_command(CLI::App& app) {
   c->add_option("--html", args->html, "Also write the comparison as an HTML page to this file");
   c->add_option("--top", args->top, "Show only the N rows whose cycles changed most (0: every row)")
       ->capture_default_str();
-  c->footer("Example: ldmsim compare out-fused out-unfused --top 10 --html compare.html");
+  add_examples(c, "Example: ldmsim compare out-fused out-unfused --top 10 --html compare.html");
   c->callback([args] { compare_command(*args); });
 }
 

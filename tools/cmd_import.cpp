@@ -78,6 +78,10 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("-o,--out", options->out, "Output directory (created if missing)")->required();
   cmd->add_option("--input", options->inputs, "Values of a graph input: NAME=FILE.npy (repeatable)")
       ->allow_extra_args(false);
+  add_examples(
+      cmd,
+      "Examples:\n  ldmsim import models/tiny_cnn.onnx -o tiny_cnn\n  ldmsim run tiny_cnn/tiny_cnn.json   the imported "
+      "workload (NAME.json, NAME: the model's graph name)");
   cmd->callback([options] { import_command(*options); });
 }
 

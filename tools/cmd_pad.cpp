@@ -75,6 +75,7 @@ void add_pad_command(CLI::App& app) {
   CLI::App* pad = app.add_subcommand("pad", "Show the padding plan of an operator for a shape, next to naive padding");
   pad->add_option("--op", options->op, "Operator name (relu, fc, max_pool, spatialbn, ...)")->required();
   pad->add_option("--shape", options->shape, "Input shape N,C,H,W (1 to 4 dims)")->required();
+  add_examples(pad, "Example: ldmsim pad --op spatialbn --shape 1,3,5,5");
   pad->callback([options] { pad_command(*options); });
 }
 

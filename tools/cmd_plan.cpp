@@ -111,6 +111,7 @@ void add_plan_command(CLI::App& app) {
   CLI::Option* json_file =
       cmd->add_option("--json-file", options->json_file, "Write the tags as JSON to this file (atomically)")
           ->excludes(json);
+  add_examples(cmd, "Example: ldmsim plan models/tiny_cnn.onnx --arch sw26010");
   cmd->callback([options, arch, json_file] {
     options->model.arch_given = arch->count() > 0;
     options->json_file_given = json_file->count() > 0;

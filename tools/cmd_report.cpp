@@ -1,5 +1,6 @@
-// `ldmsim report RUN_DIR|TRACE -o report.html`: one self-contained HTML page with the trace summary, per-core
-// utilization heat maps, bandwidth over time and the request-size histogram (tools/report_html.cpp).
+// `ldmsim report RUN_DIR|TRACE -o report.html`: one self-contained HTML page with the trace summary, the layers
+// (timeline, table, roofline), per-core utilization heat maps, bandwidth over time and the request-size histogram
+// (tools/report_html.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,17 +22,31 @@
 namespace ldmsim::cli {
 namespace {
 
+/// A run's stats.json (bounded size and nesting), or null when there is none or it cannot be read.
+nlohmann::json read_stats(const std::filesystem::path& stats) {
+  if (stats.empty()) return nullptr;
+  try {
+    return read_json_file(stats, "stats file");
+  } catch (const ConfigError&) {
+    return nullptr;
+  }
+}
+
+/// The machine's roof of a run's stats.json ("roofline": peak flops, peak DMA bandwidth), or null.
+nlohmann::json run_roofline(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("roofline") || !j["roofline"].is_object()) return nullptr;
+  const nlohmann::json& r = j["roofline"];
+  const auto number_or_null = [&](const char* key) {
+    return r.contains(key) && r[key].is_number() ? r[key] : nlohmann::json();
+  };
+  return {{"peak_flops_per_second", number_or_null("peak_flops_per_second")},
+          {"peak_dma_bytes_per_second", number_or_null("peak_dma_bytes_per_second")}};
+}
+
 /// The models of a run of several models together (stats.json "models": name, start and end cycle, status), each
 /// drawn as a bar; empty for a one-model run, or when the stats cannot be read.
-nlohmann::json run_models(const std::filesystem::path& stats) {
+nlohmann::json run_models(const nlohmann::json& j) {
   nlohmann::json models = nlohmann::json::array();
-  if (stats.empty()) return models;
-  nlohmann::json j;
-  try {
-    j = read_json_file(stats, "stats file");  // bounded size and nesting
-  } catch (const ConfigError&) {
-    return models;
-  }
   if (!j.is_object() || !j.contains("models") || !j["models"].is_array()) return models;
   for (const nlohmann::json& m : j["models"]) {
     if (!m.is_object() || !m.contains("name") || !m["name"].is_string() || !m.contains("start_cycle") ||
@@ -83,7 +98,10 @@ void report_command(const ReportArgs& args) {
       [&] { return summarize_trace(input.trace, SummaryOptions{.top = args.top, .time_bins = 200}); });
   if (!input.stats.empty()) attach_run_stats(summary, input.stats, !args.stats.empty());
   nlohmann::json data = to_json(summary);
-  if (nlohmann::json models = run_models(input.stats); !models.empty()) data["models"] = std::move(models);
+  const nlohmann::json stats = read_stats(input.stats);
+  if (nlohmann::json models = run_models(stats); !models.empty()) data["models"] = std::move(models);
+  // The roof of the roofline picture, with the layers it places (those of stats that match the trace).
+  if (!summary.layers.empty()) data["roofline"] = run_roofline(stats);
   const std::string html = render_report_html(data, "ldmsim report: " + input.trace.string());
   write_file_atomically(args.out, html, "report");
   fmt::print("wrote {} ({} DMA requests, {} core groups{})\n", args.out, summary.requests(), summary.groups.size(),
@@ -102,6 +120,7 @@ void add_report_command(CLI::App& app) {
   r->add_option("-o,--out", args->out, "Output HTML file")->capture_default_str();
   r->add_option("--stats", args->stats, "The run's stats.json (default: next to the trace)");
   r->add_option("--top", args->top, "How many slowest requests to list")->capture_default_str();
+  add_examples(r, "Example: ldmsim report ldmsim-out -o report.html");
   r->callback([args] { report_command(*args); });
 }
 

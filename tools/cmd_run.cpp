@@ -245,6 +245,12 @@ void add_run_command(CLI::App& app) {
                 "Testing aid: one demo kernel changes a put's source before waiting for it (results stay right; "
                 "under --check races: a put-source report, exit 4)")
       ->group("Testing aids");
+  add_examples(run,
+               "Examples:\n"
+               "  ldmsim run                                     the built-in demo\n"
+               "  ldmsim run examples/cnn_block.json --out cnn   a workload\n"
+               "  ldmsim run models/tiny_cnn.onnx --input input=models/tiny_cnn_input.npy --layers-csv layers.csv\n"
+               "  ldmsim run examples/pipeline/*.json --concurrent --out pipe");
   run->callback([options, arch, trace] {
     options->model.arch_given = arch->count() > 0;
     if (trace->count() > 0 && options->trace.empty()) {

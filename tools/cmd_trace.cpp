@@ -201,6 +201,7 @@ void add_trace_command(CLI::App& app) {
   s->add_option("--stats", summary->stats,
                 "The run's stats.json (default: stats.json next to the trace, if it matches)");
   s->callback([summary] { summary_command(*summary); });
+  add_examples(s, "Example: ldmsim trace summary ldmsim-out --cg 0 --top 5");
 
   auto exp = std::make_shared<ExportArgs>();
   CLI::App* e =
@@ -221,6 +222,10 @@ void add_trace_command(CLI::App& app) {
                 "perfetto: zstd (default, fast; recent Perfetto), deflate (for older Perfetto readers) or none "
                 "(what protoc --decode reads)")
       ->check(CLI::IsMember({"zstd", "deflate", "none"}));
+  add_examples(
+      e,
+      "Examples:\n  ldmsim trace export ldmsim-out --format perfetto -o run.pftrace\n  ldmsim trace export ldmsim-out "
+      "--format csv -o requests.csv");
   e->callback([exp] { export_command(*exp); });
 
   auto filter = std::make_shared<FilterArgs>();
@@ -237,6 +242,7 @@ void add_trace_command(CLI::App& app) {
   f->add_option("--to", filter->to, "Only requests issued at or before this cycle (markers at or before it)")
       ->check(fits_unsigned<Cycle>());
   f->callback([filter] { filter_command(*filter); });
+  add_examples(f, "Example: ldmsim trace filter ldmsim-out --cg 0 --op put -o puts.ldmtrace");
 
   auto diff = std::make_shared<DiffArgs>();
   CLI::App* d = trace->add_subcommand("diff", "Compare two traces (exit 1 if they differ)");
@@ -244,6 +250,9 @@ void add_trace_command(CLI::App& app) {
   d->add_option("b", diff->b, "Second trace file or run directory")->required();
   d->add_flag("--json", diff->json, "Machine-readable JSON output");
   d->callback([diff] { diff_command(*diff); });
+  add_examples(d, "Example: ldmsim trace diff run-a run-b");
+  // After the subcommands: they inherit the footer as it is when they are added.
+  add_examples(trace, "Example: ldmsim trace summary ldmsim-out (each subcommand's --help has its own)");
 }
 
 }  // namespace ldmsim::cli

@@ -22,6 +22,12 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitFault = 3;
 inline constexpr int kExitChecked = 4;  ///< the run completed, and checking mode (--check) reported bugs
 
+/// Puts `examples` ("Example: ..." or "Examples:" and one indented command a line) at the end of a command's
+/// --help, before the footer it inherited (exit codes, logging).
+inline void add_examples(CLI::App* command, const std::string& examples) {
+  command->footer(examples + "\n\n" + command->get_footer());
+}
+
 /// Check of an unsigned option: CLI11 would wrap "-8" to 2^64 - 8; refuse it with a plain message instead.
 inline CLI::Validator non_negative() {
   return CLI::Validator(

@@ -1,5 +1,6 @@
 // ldmsim: run workloads on a simulated local-store many-core machine, inspect its architecture and traces.
-// Exit codes: 0 ok, 1 wrong results, 2 bad usage or input, 3 trapped fault (docs/user-guide.md).
+// Exit codes: 0 ok, 1 wrong results, 2 bad usage or input, 3 trapped fault, 4 checking mode found bugs
+// (docs/user-guide.md).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   app.fallthrough();                                // inherited by the subcommands: -v / -q work before or after them
   app.set_version_flag("--version", std::string("ldmsim ") + LDMSIM_VERSION);
   app.footer(
-      "Exit codes: 0 ok, 1 results wrong, 2 bad usage or input, 3 trapped fault.\n"
+      "Exit codes: 0 ok, 1 results wrong, 2 bad usage or input, 3 trapped fault, 4 checking mode found bugs.\n"
       "Logging: SPDLOG_LEVEL (e.g. SPDLOG_LEVEL=debug or SPDLOG_LEVEL=ldmsim.dma=trace); -v/-q override it.");
   int verbosity = 0;
   bool quiet = false;

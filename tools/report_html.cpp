@@ -33,6 +33,7 @@ svg.chart { width: 100%; height: auto; max-width: 1100px; display: block; }
 <h2 id="models-heading" hidden>Models</h2><div id="models"></div>
 <h2>Summary</h2><div id="summary"></div>
 <h2>Layers</h2><p class="legend" id="layers-legend"></p><div id="layer-timeline"></div><div id="layers"></div>
+<p class="legend" id="roofline-legend"></p><div id="roofline"></div>
 <h2>Per-core utilization</h2><p class="legend" id="heatmap-legend"></p><div id="heatmap-scale-box"></div>
 <div id="heatmap" class="groups"></div>
 <h2>Achieved DMA bandwidth over time</h2><div id="bandwidth"></div><div id="bandwidth-legend"></div>
@@ -159,6 +160,38 @@ constexpr std::string_view kTail = R"HTML(</script>
     });
     timeAxis(rc, RL, RW - RR, RH - 26, R.makespan_seconds * 1e6);
     document.getElementById("ranks").appendChild(rc);
+    // Each rank's MPI calls on one time axis: a call is a purple bar over the rank's run (a thin line), its waiting
+    // part red over the call.
+    document.getElementById("ranks").appendChild(el("p", {class: "legend", id: "rank-timeline-legend"},
+        "MPI calls on each rank's clock: purple the call, red the part of it spent waiting for messages or other " +
+        "ranks; the thin line is the rank's run. A rank with more than 1000 calls has them merged into 1000 bars, " +
+        "each showing its calls' total wait at its end. Hover a bar for the call."));
+    const TW = 960, TL = 70, TR = 40, trow = 22, TH = 30 + trow * R.ranks.length;
+    const tc = chart("rank-timeline-chart", TW, TH);
+    const tx = c => TL + (TW - TL - TR) * c / span;
+    R.ranks.forEach((r, k) => {
+      const y = 4 + k * trow;
+      tc.appendChild(svg("text", {x: TL - 6, y: y + 12, "text-anchor": "end"}, "rank " + r.rank));
+      tc.appendChild(svg("line", {x1: tx(0), y1: y + 7, x2: tx(r.cycles), y2: y + 7, stroke: "#4c78a8",
+                                  "class": "rank-run"}));
+      (r.timeline || []).forEach(([name, begin, end, waitBegin, waitEnd, calls]) => {
+        const what = "rank " + r.rank + ": " + name + (calls > 1 && !name.endsWith(" calls") ? " x" + calls : "") +
+            ", cycles " + num(begin) + " to " + num(end) + (waitEnd > waitBegin ? ", " + num(waitEnd - waitBegin) +
+            " waiting" : "");
+        const bar = svg("rect", {x: tx(begin), y: y, width: Math.max(0.5, tx(end) - tx(begin)), height: 14,
+                                 fill: "#b279a2", "class": "mpi-call"});
+        bar.appendChild(svg("title", {}, what));
+        tc.appendChild(bar);
+        if (waitEnd > waitBegin) {
+          const wait = svg("rect", {x: tx(waitBegin), y: y, width: Math.max(0.5, tx(waitEnd) - tx(waitBegin)),
+                                    height: 14, fill: "#e45756", "class": "mpi-wait"});
+          wait.appendChild(svg("title", {}, what));
+          tc.appendChild(wait);
+        }
+      });
+    });
+    timeAxis(tc, TL, TW - TR, TH - 26, R.makespan_seconds * 1e6);
+    document.getElementById("ranks").appendChild(tc);
     const share = (part, whole) => whole > 0 ? pct(part / whole) : "-";
     document.getElementById("ranks").appendChild(table("ranks-table",
         ["rank", "cycles", "outside MPI", "DMA busy", "MPI", "MPI wait", "calls"],
@@ -232,6 +265,57 @@ constexpr std::string_view kTail = R"HTML(</script>
                          l.arithmetic_intensity == null ? "-" : l.arithmetic_intensity.toPrecision(3),
                          l.roofline_fraction == null ? "-" : pct(l.roofline_fraction) + " " + l.roofline_limit]),
         3));
+  }
+  // The roofline: each layer with flops and DMA bytes at its arithmetic intensity (x) and achieved flop rate (y),
+  // both on log scales, under the machine's roof (the DMA slope up to the ridge, then peak flops).
+  const roof = S.roofline;
+  const placed = layers.filter(l => l.arithmetic_intensity > 0 && l.cycles > 0).map(l => ({l: l,
+      ai: l.arithmetic_intensity, rate: l.arithmetic_intensity * l.dma_bytes * S.clock_hz / l.cycles}));
+  if (roof && roof.peak_flops_per_second > 0 && placed.length > 0) {
+    const bw = roof.peak_dma_bytes_per_second;  // null: the timing model sets no bandwidth bound
+    const lg = Math.log10, peak = roof.peak_flops_per_second;
+    const ais = placed.map(p => p.ai).concat(bw ? [peak / bw] : []);
+    const x0 = Math.floor(lg(Math.min(...ais))), x1 = Math.max(x0 + 1, Math.ceil(lg(Math.max(...ais)) + 0.3));
+    const y1 = Math.ceil(lg(peak) + 0.2);
+    const y0 = Math.max(0, Math.min(y1 - 1, Math.floor(lg(Math.min(...placed.map(p => p.rate))))));
+    const RW = 960, RH = 320, RL = 96, RR = 40, RT = 12, RB = 44;
+    const px = v => RL + (RW - RL - RR) * (lg(v) - x0) / (x1 - x0);
+    const py = v => RH - RB - (RH - RB - RT) * (lg(v) - y0) / (y1 - y0);
+    const rc = chart("roofline-chart", RW, RH);
+    // 10^e flop/s with an SI prefix: 1, 10 or 100 of a unit (y0 >= 0: no layer runs under a flop per second).
+    const rateLabel = e => 10 ** (e % 3) + " " + (["", "k", "M", "G", "T", "P", "E"][Math.floor(e / 3)] || "?") +
+        "flop/s";
+    for (let e = x0; e <= x1; e++) {
+      rc.appendChild(svg("line", {x1: px(10 ** e), y1: RT, x2: px(10 ** e), y2: RH - RB, stroke: "#e4e4e4"}));
+      rc.appendChild(svg("text", {x: px(10 ** e), y: RH - RB + 20, "text-anchor": "middle", "class": "tick"},
+                         num(10 ** e)));
+    }
+    for (let e = y0; e <= y1; e++) {
+      rc.appendChild(svg("line", {x1: RL, y1: py(10 ** e), x2: RW - RR, y2: py(10 ** e), stroke: "#e4e4e4"}));
+      rc.appendChild(svg("text", {x: RL - 6, y: py(10 ** e) + 4, "text-anchor": "end", "class": "tick"},
+                         rateLabel(e)));
+    }
+    rc.appendChild(svg("text", {x: (RL + RW - RR) / 2, y: RH - 6, "text-anchor": "middle"},
+                       "arithmetic intensity (flop per DMA byte)"));
+    const xs = [10 ** x0, 10 ** x1];
+    const roofAt = x => bw ? Math.min(peak, bw * x) : peak;
+    const pts = (bw ? [xs[0], peak / bw, xs[1]] : xs).filter(x => x >= xs[0] && x <= xs[1])
+        .map(x => [px(x), py(Math.max(roofAt(x), 10 ** y0))]);
+    rc.appendChild(svg("polyline", {points: pts.map(p => p[0].toFixed(1) + "," + p[1].toFixed(1)).join(" "),
+                                    fill: "none", stroke: "#444", "stroke-width": 1.5, "class": "roof-line"}));
+    placed.forEach(p => {
+      const c = svg("circle", {cx: px(p.ai), cy: py(p.rate), r: 4, fill: boundColor[p.l.bound] || "#888",
+                               "fill-opacity": 0.8, "class": "roof-point"});
+      c.appendChild(svg("title", {}, p.l.name + " (" + p.l.type + "): " + p.ai.toPrecision(3) + " flop/B, " +
+          num(p.rate / 1e9) + " Gflop/s, " + pct(p.l.roofline_fraction) + " of its roof (" +
+          p.l.roofline_limit + ")"));
+      rc.appendChild(c);
+    });
+    document.getElementById("roofline").appendChild(rc);
+    document.getElementById("roofline-legend").textContent = "Roofline: each layer with flops and DMA at its " +
+        "arithmetic intensity and achieved flop rate (colored by bound, as the timeline); the line is the " +
+        "machine's roof: peak DMA bandwidth " + (bw ? gbs(bw) : "unbounded") + " up to the ridge, then peak " +
+        num(peak / 1e9) + " Gflop/s. Hover a point for its layer.";
   }
   // Heat maps: one core grid per group
   document.getElementById("heatmap-legend").textContent =

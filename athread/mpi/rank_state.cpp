@@ -94,7 +94,7 @@ void RankState::stamp_send(MPI_Comm comm, int dest, int tag, std::uint64_t bytes
   }
   const Cycle end = start + model_.send_busy(bytes);
   advance_control_clock(end);
-  record({call, now, end, dest, bytes});
+  record({call, now, end, dest, bytes, end, end});
 }
 
 void RankState::complete_receive(MPI_Comm comm, const MPI_Status& status, const char* call, Cycle begin) {
@@ -120,7 +120,7 @@ void RankState::complete_receive(MPI_Comm comm, const MPI_Status& status, const 
     bytes_received_ += stamp.bytes;
   }
   advance_control_clock(end);
-  record({call, begin, end, source, stamp.bytes});
+  record({call, begin, end, source, stamp.bytes, ready, end});
 }
 
 void RankState::add_pending(MPI_Request request, PendingReceive receive) {
@@ -161,7 +161,7 @@ void RankState::complete(MPI_Request key, const MPI_Status& status, const char* 
     collective_bytes_ += collective->bytes;
   }
   advance_control_clock(end);
-  record({collective->call, begin, end, -1, collective->bytes});
+  record({collective->call, begin, end, -1, collective->bytes, now, end});
 }
 
 void RankState::start_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes,
@@ -266,7 +266,7 @@ void RankState::time_collective(MPI_Comm comm, const char* call, Cycle cost, std
   }
   const Cycle end = latest[0] + latest[1];
   advance_control_clock(end);
-  record({call, begin, end, -1, bytes});
+  record({call, begin, end, -1, bytes, begin, latest[0]});
 }
 
 void RankState::record(CallRecord call) {
@@ -327,7 +327,9 @@ nlohmann::json model_json(const NetworkModel& model) {
 nlohmann::json RankState::report() const {
   const std::lock_guard lock(mutex_);
   nlohmann::json calls = nlohmann::json::array();
-  for (const CallRecord& call : calls_) calls.push_back({call.name, call.begin, call.end, call.peer, call.bytes});
+  for (const CallRecord& call : calls_) {
+    calls.push_back({call.name, call.begin, call.end, call.peer, call.bytes, call.wait_begin, call.wait_end});
+  }
   return {{"rank", rank_},
           {"size", size_},
           {"timed", model_.timed},
@@ -335,7 +337,7 @@ nlohmann::json RankState::report() const {
           {"calls_made", calls_made_},
           {"mpi_cycles", mpi_cycles_},
           {"wait_cycles", wait_cycles_},
-          {"calls_columns", {"name", "begin", "end", "peer", "bytes"}},
+          {"calls_columns", {"name", "begin", "end", "peer", "bytes", "wait_begin", "wait_end"}},
           {"calls", std::move(calls)},
           {"calls_not_listed", calls_made_ - calls_.size()}};
 }

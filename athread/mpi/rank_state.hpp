@@ -60,6 +60,9 @@ struct CallRecord {
   Cycle end = 0;
   int peer = -1;  // -1: a collective, or no single peer
   std::uint64_t bytes = 0;
+  // The part of [begin, end) spent waiting for a message or for other ranks (empty: none; at end).
+  Cycle wait_begin = 0;
+  Cycle wait_end = 0;
 };
 
 class RankState {

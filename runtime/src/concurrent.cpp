@@ -14,6 +14,7 @@
 #include "context_session.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "machine_impl.hpp"
+#include "node_link.hpp"
 #include "scheduler.hpp"
 
 namespace ldmsim {
@@ -58,6 +59,7 @@ ConcurrentMachine::ConcurrentMachine(Arch arch, std::vector<std::string> context
     std::string label = count > 1 ? names_[k] : std::string();
     contexts_.push_back(
         std::unique_ptr<Machine>(new Machine(std::make_unique<detail::MachineImpl>(node_, view, k, std::move(label)))));
+    contexts_.back()->host_state<detail::NodeLink>().node = node_.get();  // for dma_waits (schedule_waits.hpp)
   }
 }
 

@@ -165,6 +165,7 @@ void Core::wait_all() {
 
 void Core::stall_until(Cycle cycle, Cycle CoreStats::*counter) {
   if (cycle <= cycle_) return;
+  if (counter == &CoreStats::dma_wait_cycles) group_->dma_wait(*this, cycle);  // for the schedule picture
   if (holding_ && cycle - cycle_ <= 2 * static_cast<Cycle>(group_->arch().context_switch_cycles)) {
     group_->idle_core(*this, cycle);  // too short to be worth two switches: keep the core
   } else {

@@ -481,6 +481,10 @@ void GroupRun::idle_core(Core& core, Cycle until) {
   core.physical_->idle(core.cycle_, until);
 }
 
+void GroupRun::dma_wait(Core& core, Cycle until) {
+  if (core.physical_ != nullptr) core.physical_->dma_wait(machine_.context, core.cycle_, until);
+}
+
 void GroupRun::take_core(Core& core) {
   PhysicalCore& physical = *core.physical_;
   const auto id = static_cast<std::size_t>(core.id());

@@ -96,6 +96,8 @@ class GroupRun {
   void take_core(Core& core);
   /// `core` stalls until `until` but keeps its physical core (PhysicalCore::idle).
   void idle_core(Core& core, Cycle until);
+  /// On a shared node: `core` waits for its DMA until `until` (PhysicalCore::dma_wait); nothing otherwise.
+  void dma_wait(Core& core, Cycle until);
   /// Records a fault raised by a core and aborts the group.
   void record_fault(const Fault& fault);
   /// Keeps the exception being handled (a TraceSpillError) as the group's host error and aborts the group.

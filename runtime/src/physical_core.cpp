@@ -36,22 +36,39 @@ void PhysicalCore::idle(Cycle from, Cycle to) {
   held_since_ = std::max(held_since_, to);
 }
 
+void PhysicalCore::dma_wait(std::uint32_t context, Cycle from, Cycle to) {
+  if (to <= from) return;
+  // A context's waits follow each other in time; join one that overlaps or touches its latest.
+  for (auto it = waits_.rbegin(); it != waits_.rend() && it->end >= from; ++it) {
+    if (it->context == context) {
+      it->end = std::max(it->end, to);
+      return;
+    }
+  }
+  append_bounded(waits_, {from, to, context});
+}
+
 void PhysicalCore::add_span(ScheduleSpan span) {
   if (span.end <= span.start) return;
   if (!spans_.empty() && spans_.back().context == span.context && spans_.back().end == span.start) {
     spans_.back().end = span.end;  // the same context went on without a gap
     return;
   }
-  if (spans_.size() == kMaxSpans) {
+  append_bounded(spans_, span);
+}
+
+void PhysicalCore::append_bounded(std::vector<ScheduleSpan>& list, ScheduleSpan span) {
+  if (list.size() == kMaxSpans) {
     for (std::size_t i = 0; i < kMaxSpans / 2; ++i) {
-      const ScheduleSpan& a = spans_[2 * i];
-      const ScheduleSpan& b = spans_[2 * i + 1];
-      spans_[i] = {a.start, b.end, a.end - a.start >= b.end - b.start ? a.context : b.context};
+      const ScheduleSpan& a = list[2 * i];
+      const ScheduleSpan& b = list[2 * i + 1];
+      list[i] = {std::min(a.start, b.start), std::max(a.end, b.end),
+                 a.end - a.start >= b.end - b.start ? a.context : b.context};
     }
-    spans_.resize(kMaxSpans / 2);
+    list.resize(kMaxSpans / 2);
     ++stats_.schedule_compactions;
   }
-  spans_.push_back(span);
+  list.push_back(span);
 }
 
 }  // namespace ldmsim::detail

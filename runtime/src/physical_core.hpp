@@ -29,9 +29,13 @@ class PhysicalCore {
   void release(Cycle now);
   /// The holder stalls from `from` to `to` and keeps the core (a short stall): idle, not its time.
   void idle(Cycle from, Cycle to);
+  /// `context` waits for its DMA from `from` to `to` (before it releases the core or idles on it).
+  void dma_wait(std::uint32_t context, Cycle from, Cycle to);
 
   const SharedCoreStats& stats() const { return stats_; }
   const std::vector<ScheduleSpan>& spans() const { return spans_; }
+  /// DMA waits by start (a context's overlapping or touching waits joined), bounded like spans().
+  const std::vector<ScheduleSpan>& dma_waits() const { return waits_; }
   /// Notified at every release (waiters re-check held()).
   boost::fibers::condition_variable_any& released() { return released_; }
 
@@ -41,6 +45,8 @@ class PhysicalCore {
 
  private:
   void add_span(ScheduleSpan span);
+  /// Appends to `list`, merging neighbours in pairs when it holds kMaxSpans (counted as a compaction).
+  void append_bounded(std::vector<ScheduleSpan>& list, ScheduleSpan span);
 
   int holder_ = -1;
   int last_ = -1;  // the context whose registers the core holds
@@ -48,6 +54,7 @@ class PhysicalCore {
   Cycle held_since_ = 0;
   SharedCoreStats stats_;
   std::vector<ScheduleSpan> spans_;
+  std::vector<ScheduleSpan> waits_;
   boost::fibers::condition_variable_any released_;
 };
 

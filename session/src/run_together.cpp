@@ -11,6 +11,7 @@
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/runtime/check.hpp"
+#include "ldmsim/runtime/schedule_waits.hpp"
 #include "ldmsim/session/layer_metrics.hpp"
 #include "ldmsim/session/run_record.hpp"
 #include "ldmsim/session/session.hpp"
@@ -235,7 +236,7 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
     write_file_atomically(
         top->dir() / "schedule.svg",
         schedule_svg(
-            node.schedule(), stats.makespan, together.names,
+            node.schedule(), dma_waits(node), stats.makespan, together.names,
             fmt::format("{} models on {}, {}: {} cycles{}", models.size(), arch.name, schedule_name, stats.makespan,
                         stats.schedule_compactions() > 0 ? " (long run: short spans merged)" : "")),
         "schedule picture");

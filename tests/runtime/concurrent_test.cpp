@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/runtime/schedule_waits.hpp"
 
 using namespace ldmsim;
 
@@ -192,6 +193,33 @@ TEST_CASE("a core switches context only at a stall, and each switch costs contex
   CHECK((spans[1].start == 100 && spans[1].end == 110 && spans[1].context == kSwitchSpan));
   CHECK((spans[2].start == 110 && spans[2].end == 160 && spans[2].context == 1));
   CHECK((spans[4].start == 1110 && spans[4].end == 1210 && spans[4].context == 0));
+}
+
+TEST_CASE("each core records its models' DMA waits, which the schedule tells apart from idle time", "[concurrent]") {
+  const Arch arch = Arch::preset("sw26010");
+  ConcurrentMachine node(arch, {"m0", "m1"});
+  std::vector<std::function<void(Machine&)>> programs;
+  for (int k = 0; k < 2; ++k)
+    programs.emplace_back([k](Machine& m) { run_stream(m, 2 + static_cast<std::size_t>(k), k); });
+  for (const auto& e : node.run(programs, ContextSchedule::kPipelined)) REQUIRE_FALSE(e);
+  const auto waits = dma_waits(node);
+  REQUIRE(waits.size() == static_cast<std::size_t>(arch.core_groups));
+  REQUIRE(node.stats().schedule_compactions() == 0);
+  Cycle total = 0;
+  for (std::size_t g = 0; g < waits.size(); ++g) {
+    REQUIRE(waits[g].size() == static_cast<std::size_t>(arch.cores_per_group()));
+    for (std::size_t c = 0; c < waits[g].size(); ++c) {
+      // Per core and model, the waits add up to the model's own count of DMA-wait cycles on that core.
+      for (std::uint32_t k = 0; k < 2; ++k) {
+        Cycle sum = 0;
+        for (const ScheduleSpan& w : waits[g][c]) sum += w.context == k ? w.end - w.start : 0;
+        CHECK(sum == node.context(k).stats().groups[g].cores[c].dma_wait_cycles);
+        total += sum;
+      }
+      for (std::size_t i = 1; i < waits[g][c].size(); ++i) CHECK(waits[g][c][i - 1].start <= waits[g][c][i].start);
+    }
+  }
+  CHECK(total > 0);  // a DMA-bound stream: its cores wait
 }
 
 TEST_CASE("each context owns its share of every core's ldm", "[concurrent]") {

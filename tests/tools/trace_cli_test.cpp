@@ -151,7 +151,9 @@ namespace {
 /// Checks the rendered report's pictures from inside the page and writes what is wrong into div#layout-check:
 /// charts sized by a viewBox at the page's width, every label inside its chart and clear of the others, no text
 /// over the bandwidth plot, one line and one legend entry per distinct bandwidth series, a heat-map colour scale,
-/// a full core grid for every group, round tick values (at most two significant digits).
+/// a full core grid for every group, round tick values (at most two significant digits), a roofline point for every
+/// layer with flops and DMA, none over the roof, and for an MPI run a rank timeline with every call drawn inside its
+/// chart and each wait inside its call.
 constexpr const char* kLayoutCheck = R"JS(<script>
 (function () {
   const problems = [];
@@ -186,6 +188,50 @@ constexpr const char* kLayoutCheck = R"JS(<script>
     const v = parseFloat(t.textContent.replace(/,/g, ""));
     if (!(Number(v.toPrecision(2)) === v)) problems.push("unrounded tick " + t.textContent);
   });
+  // Layers with flops and DMA: a roofline point for each, none above the roof line.
+  const placed = (S.layers || []).filter(l => l.arithmetic_intensity > 0 && l.cycles > 0).length;
+  if (S.roofline && S.roofline.peak_flops_per_second > 0 && placed > 0) {
+    const rf = document.getElementById("roofline-chart");
+    if (!rf) {
+      problems.push("no roofline picture");
+    } else {
+      const line = rf.querySelector("polyline.roof-line").points;
+      const roofY = x => {
+        for (let i = 1; i < line.numberOfItems; i++) {
+          const a = line.getItem(i - 1), b = line.getItem(i);
+          if (x >= a.x - 0.01 && x <= b.x + 0.01) return a.y + (b.y - a.y) * (x - a.x) / Math.max(b.x - a.x, 1e-9);
+        }
+        return NaN;
+      };
+      const points = rf.querySelectorAll("circle.roof-point");
+      if (points.length !== placed) problems.push("roofline: " + points.length + " points for " + placed + " layers");
+      points.forEach(c => {
+        if (!(c.cy.baseVal.value >= roofY(c.cx.baseVal.value) - 0.5)) problems.push("roofline: a point over the roof");
+      });
+    }
+  }
+  // An MPI run: the rank timeline draws every bar of the data inside its chart, each wait inside its call.
+  if (S.ranks) {
+    const tl = document.getElementById("rank-timeline-chart");
+    if (!tl) {
+      problems.push("no rank timeline");
+    } else {
+      const vb = tl.viewBox.baseVal;
+      const want = S.ranks.ranks.reduce((n, r) => n + r.timeline.length, 0);
+      const calls = tl.querySelectorAll("rect.mpi-call");
+      if (calls.length !== want) problems.push("rank timeline: " + calls.length + " bars for " + want + " calls");
+      tl.querySelectorAll("rect").forEach(r => {
+        if (!inside(r.getBBox(), vb)) problems.push("rank timeline: a bar outside the chart");
+      });
+      tl.querySelectorAll("rect.mpi-wait").forEach(w => {
+        const c = w.previousElementSibling, a = w.getBBox(), b = c.getBBox();
+        if (c.getAttribute("class") !== "mpi-call" || a.x < b.x - 0.01 || a.x + a.width > b.x + b.width + 0.01 ||
+            a.y !== b.y) {
+          problems.push("rank timeline: a wait outside its call");
+        }
+      });
+    }
+  }
   const d = document.createElement("div");
   d.id = "layout-check";
   d.setAttribute("data-problems", String(problems.length));
@@ -195,17 +241,40 @@ constexpr const char* kLayoutCheck = R"JS(<script>
 })();
 </script>)JS";
 
-/// The DOM of `html` rendered by headless chromium after the layout check ran; empty (with a warning) when
-/// chromium is missing and cannot be installed.
-std::string render_checked(const Scratch& dir, const std::string& html, const std::string& name) {
-  std::string page = read_file(dir.path / html);
-  const auto body = page.rfind("</body>");
-  REQUIRE(body != std::string::npos);
-  page.insert(body, kLayoutCheck);
-  {
-    std::ofstream out(dir.path / name);
-    out << page;
-  }
+/// Checks a schedule picture (OUT/schedule.svg of models run together) inlined in a page: every label inside the
+/// picture and clear of the others, legend keys for DMA wait and idle in different colours, and how many bars of
+/// the rows are DMA waits (div#schedule-check).
+constexpr const char* kScheduleCheck = R"JS(<script>
+(function () {
+  const problems = [];
+  const s = document.querySelector("svg");
+  const W = Number(s.getAttribute("width")), H = Number(s.getAttribute("height"));
+  const texts = Array.from(s.querySelectorAll("text")), boxes = texts.map(t => t.getBBox());
+  const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  texts.forEach((t, i) => {
+    const b = boxes[i];
+    if (b.x < 0 || b.y < 0 || b.x + b.width > W || b.y + b.height > H) problems.push("'" + t.textContent + "' outside");
+    for (let j = 0; j < i; j++) {
+      if (overlap(b, boxes[j])) problems.push("'" + t.textContent + "' over '" + texts[j].textContent + "'");
+    }
+  });
+  const fillOf = id => { const k = document.getElementById(id); return k ? k.previousElementSibling.getAttribute("fill") : null; };
+  const wait = fillOf("key-dma-wait"), idle = fillOf("key-idle");
+  if (!wait || !idle) problems.push("no DMA-wait or idle key");
+  if (wait === idle) problems.push("DMA wait and idle look alike");
+  const rows = Array.from(s.querySelectorAll("rect")).filter(r => Number(r.getAttribute("y")) >= 50);
+  const d = document.createElement("div");
+  d.id = "schedule-check";
+  d.setAttribute("data-problems", String(problems.length));
+  d.setAttribute("data-wait-bars", String(rows.filter(r => r.getAttribute("fill") === wait).length));
+  d.textContent = problems.join(" | ");
+  document.body.appendChild(d);
+})();
+</script>)JS";
+
+/// The DOM of the page `name` in `dir` rendered by headless chromium; empty (with a warning) when chromium is
+/// missing and cannot be installed.
+std::string dump_dom(const Scratch& dir, const std::string& name) {
   if (shell("command -v chromium >/dev/null 2>&1").code != 0) {
     shell("(apt-get install -y chromium || (apt-get update && apt-get install -y chromium)) >/dev/null 2>&1");
   }
@@ -224,6 +293,19 @@ std::string render_checked(const Scratch& dir, const std::string& html, const st
   REQUIRE(r.code == 0);
   CHECK(log.find("Uncaught") == std::string::npos);
   return r.output;
+}
+
+/// The DOM of `html` rendered by headless chromium after the layout check ran (empty: see dump_dom).
+std::string render_checked(const Scratch& dir, const std::string& html, const std::string& name) {
+  std::string page = read_file(dir.path / html);
+  const auto body = page.rfind("</body>");
+  REQUIRE(body != std::string::npos);
+  page.insert(body, kLayoutCheck);
+  {
+    std::ofstream out(dir.path / name);
+    out << page;
+  }
+  return dump_dom(dir, name);
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {
@@ -252,18 +334,23 @@ TEST_CASE("report renders in headless chromium without script errors", "[cli][re
   CHECK_THAT(dom, Contains("data-problems=\"0\""));
 }
 
-TEST_CASE("report pictures: layer labels, an athread run's name, idle groups' grids, equal groups' one line",
-          "[cli][report]") {
+TEST_CASE(
+    "report pictures: layer labels, a roofline, an athread run's name, idle groups' grids, equal groups' one line",
+    "[cli][report]") {
   Scratch dir("report-pictures");
   // A model with layers: the timeline names the layers wide enough to hold their name.
   REQUIRE(cli("run " + std::string(LDMSIM_SOURCE_DIR) + "/examples/cnn_block.json --arch sw26010 -q --out " +
               dir.str("cnn"))
               .code == 0);
   REQUIRE(cli("report " + dir.str("cnn") + " -o " + dir.str("cnn.html")).code == 0);
+  // The machine's roof for the roofline picture, from the run's stats.json.
+  CHECK_THAT(read_file(dir.path / "cnn.html"), Contains(R"("roofline":{"peak_dma_bytes_per_second":)"));
   const std::string cnn = render_checked(dir, "cnn.html", "cnn-checked.html");
   if (cnn.empty()) return;
   CHECK_THAT(cnn, Contains("data-problems=\"0\""));
   CHECK_THAT(cnn, !Contains("data-layer-labels=\"0\""));
+  CHECK_THAT(cnn, Contains("id=\"roofline-chart\"") && Contains("class=\"roof-line\""));
+  CHECK(count_of(cnn, "class=\"roof-point\"") > 0);
 
   // Models run together: a bar and a row per model.
   REQUIRE(cli("run " + std::string(LDMSIM_SOURCE_DIR) + "/examples/pipeline/*.json --concurrent -q --out " +
@@ -274,6 +361,16 @@ TEST_CASE("report pictures: layer labels, an athread run's name, idle groups' gr
   CHECK_THAT(pipe, Contains("data-problems=\"0\""));
   CHECK_THAT(pipe, Contains("id=\"models-table\"") && Contains("lstm_a") && Contains("lstm_c"));
   CHECK(count_of(pipe, "class=\"model-bar\"") == 3);
+  // Its schedule picture: labels inside and apart, DMA waiting drawn apart from idle (the LSTMs' staging waits).
+  {
+    std::ofstream out(dir.path / "schedule.html");
+    out << "<!DOCTYPE html><html><body>" << read_file(dir.path / "pipe" / "schedule.svg") << kScheduleCheck
+        << "</body></html>";
+  }
+  const std::string schedule = dump_dom(dir, "schedule.html");
+  CHECK_THAT(schedule, Contains("id=\"schedule-check\" data-problems=\"0\""));
+  CHECK_THAT(schedule, !Contains("data-wait-bars=\"0\""));
+  CHECK_THAT(schedule, Contains(">waiting for DMA</text>") && Contains(">idle</text>"));
 
   // An athread program's trace (no workload name) on 4 groups, of which 1-3 moved nothing, and 2 groups whose
   // bandwidth series are equal.
@@ -359,7 +456,12 @@ TEST_CASE("trace export of an MPI run directory writes every rank into one Perfe
         {"cycles", 200},
         {"fault", nullptr},
         {"run", {{"program", "athread"}}},
-        {"mpi", {{"calls_made", 1}, {"calls", {{"MPI_Allreduce", 120, 180, -1, 64}}}}}};
+        {"mpi",
+         {{"calls_made", 2},
+          {"calls_columns", {"name", "begin", "end", "peer", "bytes", "wait_begin", "wait_end"}},
+          {"calls",
+           {{"MPI_Send", 60, 70, (rank + 1) % 3, 64, 70, 70},
+            {"MPI_Allreduce", 120, 180, -1, 64, 120, 140 + 10 * rank}}}}}};
     std::vector<const ldmsim::TraceRecorder*> ptrs{&group};
     ldmsim::write_trace(dir.path / "run" / ("trace.rank" + std::to_string(rank) + ".ldmtrace"), header, ptrs);
   }
@@ -379,11 +481,19 @@ TEST_CASE("trace export of an MPI run directory writes every rank into one Perfe
   INFO(report.output);
   REQUIRE(report.code == 0);
   CHECK_THAT(report.output, Contains("3 ranks, makespan 200 cycles"));
+  // Each rank's calls with their waiting parts, as the page's data.
+  CHECK_THAT(read_file(dir.path / "ranks.html"),
+             Contains(R"("timeline":[["MPI_Send",60,70,70,70,1],["MPI_Allreduce",120,180,120,140,1]])"));
   const std::string dom = render_checked(dir, "ranks.html", "ranks-checked.html");
   if (dom.empty()) return;
   CHECK_THAT(dom, Contains("data-problems=\"0\""));
   CHECK_THAT(dom, Contains("id=\"ranks-table\"") && Contains("rank 2") && Contains("class=\"rank-bar\""));
   CHECK_THAT(dom, Contains("id=\"report-rendered\""));
+  // The MPI timeline: each call a bar on its rank's row, the allreduces' waits apart; the tooltip names the call.
+  CHECK(count_of(dom, "class=\"mpi-call\"") == 6);
+  CHECK(count_of(dom, "class=\"mpi-wait\"") == 3);
+  CHECK_THAT(dom, Contains("rank 2: MPI_Allreduce, cycles 120 to 180, 40 waiting"));
+  CHECK_THAT(dom, Contains("rank 0: MPI_Send, cycles 60 to 70</title>"));
 }
 
 #endif  // LDMSIM_CLI

@@ -190,12 +190,17 @@ TEST_CASE("an MPI run's ranks export as one Perfetto trace: a process per rank w
   for (int rank = 0; rank < 2; ++rank) {
     nlohmann::json h = header(1000, nullptr, 2);
     h["run"] = {{"program", "athread"}};
+    // Rank 0's header in the first layout, rank 1's with the calls' waiting parts (ignored by the export).
     h["mpi"] = {{"calls_made", 2},
                 {"calls_columns", {"name", "begin", "end", "peer", "bytes"}},
                 {"calls",
                  {{"MPI_Send", 100, 300, 1 - rank, 4096},
                   {"MPI_Barrier", 400, 450 + 100 * rank, -1, 0},
                   {"not a call"}}}};  // a malformed row is skipped
+    if (rank == 1) {
+      h["mpi"]["calls_columns"] = {"name", "begin", "end", "peer", "bytes", "wait_begin", "wait_end"};
+      h["mpi"]["calls"] = {{"MPI_Send", 100, 300, 0, 4096, 300, 300}, {"MPI_Barrier", 400, 550, -1, 0, 400, 500}};
+    }
     const auto groups = sample_groups();
     std::vector<const ldmsim::TraceRecorder*> ptrs{&groups[0], &groups[1]};
     const auto file = dir / ("trace.rank" + std::to_string(rank) + ".ldmtrace");

@@ -123,7 +123,8 @@ struct MpiCall {
   std::uint64_t bytes = 0;
 };
 
-/// The calls listed in a header's mpi.calls ([name, begin, end, peer, bytes] rows); malformed rows are skipped.
+/// The calls listed in a header's mpi.calls ([name, begin, end, peer, bytes, ...] rows: later columns, such as the
+/// wait, are not exported); malformed rows are skipped.
 std::vector<MpiCall> read_mpi_calls(const nlohmann::json& header, StringTable& strings) {
   std::vector<MpiCall> calls;
   const auto mpi = header.find("mpi");
@@ -131,7 +132,7 @@ std::vector<MpiCall> read_mpi_calls(const nlohmann::json& header, StringTable& s
   const auto list = mpi->find("calls");
   if (list == mpi->end() || !list->is_array()) return calls;
   for (const nlohmann::json& row : *list) {
-    if (!row.is_array() || row.size() != 5 || !row[0].is_string() || !row[1].is_number_unsigned() ||
+    if (!row.is_array() || row.size() < 5 || !row[0].is_string() || !row[1].is_number_unsigned() ||
         !row[2].is_number_unsigned() || !row[3].is_number_integer() || !row[4].is_number_unsigned()) {
       continue;
     }

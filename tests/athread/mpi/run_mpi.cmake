@@ -5,7 +5,8 @@
 # requires the same per-rank summary lines (simulated cycles and MPI time) both times, whatever the host's timing,
 # and the same bytes in each file of SAME_FILES (separated by '|||').
 # CHECK_FILE: a file the run must have written, whose text must match each regular expression of CHECK_FILE_REGEXES
-# (separated by '|||').
+# (separated by '|||'). REPORT_CLI: `REPORT_CLI report REPORT_DIR -o REPORT_DIR/report.html` must succeed and the page
+# match each regular expression of REPORT_REGEXES (separated by '|||').
 foreach(assignment IN LISTS ENV)
   string(REGEX MATCH "^([^=]+)=(.*)$" matched "${assignment}")
   set(ENV{${CMAKE_MATCH_1}} "${CMAKE_MATCH_2}")
@@ -65,6 +66,21 @@ if(CHECK_FILE)
   foreach(regex IN LISTS regexes)
     if(NOT "${text}" MATCHES "${regex}")
       message(FATAL_ERROR "${CHECK_FILE} does not match '${regex}'")
+    endif()
+  endforeach()
+endif()
+if(REPORT_CLI)
+  execute_process(COMMAND ${REPORT_CLI} report ${REPORT_DIR} -o ${REPORT_DIR}/report.html RESULT_VARIABLE status
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  message("ldmsim report: ${out}${err}")
+  if(NOT status STREQUAL "0")
+    message(FATAL_ERROR "ldmsim report exited ${status}")
+  endif()
+  file(READ "${REPORT_DIR}/report.html" page)
+  string(REPLACE "|||" ";" regexes "${REPORT_REGEXES}")
+  foreach(regex IN LISTS regexes)
+    if(NOT "${page}" MATCHES "${regex}")
+      message(FATAL_ERROR "${REPORT_DIR}/report.html does not match '${regex}'")
     endif()
   endforeach()
 endif()

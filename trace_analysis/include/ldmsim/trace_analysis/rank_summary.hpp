@@ -1,5 +1,6 @@
 // The ranks of an MPI + athread run (docs/athread.md "MPI"): each rank's trace.rank<R>.ldmtrace in one run
-// directory, summarized into the rank's makespan and its split into time on the chip, DMA and MPI (waiting or not).
+// directory, summarized into the rank's makespan, its split into time on the chip, DMA and MPI (waiting or not), and
+// the timeline of its MPI calls.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,19 @@
 
 namespace ldmsim {
 
+/// A bar of a rank's MPI timeline: one call its trace header lists (mpi.calls), or several neighbouring calls when
+/// the rank made more than kMaxTimelineBars (their total wait then sits at the bar's end).
+struct RankCall {
+  std::string name;  ///< the call (MPI_Send), or "N calls" for a bar of several different ones
+  Cycle begin = 0;
+  Cycle end = 0;
+  Cycle wait_begin = 0;  ///< [wait_begin, wait_end): waiting for messages or other ranks (empty: none)
+  Cycle wait_end = 0;
+  std::uint64_t calls = 1;
+};
+/// Bars kept per rank for the timeline: more calls than this are merged into this many bars.
+inline constexpr std::size_t kMaxTimelineBars = 1000;
+
 /// One rank's totals.
 struct RankRow {
   int rank = 0;
@@ -21,6 +35,9 @@ struct RankRow {
   Cycle mpi_cycles = 0;  ///< in MPI calls
   Cycle mpi_wait = 0;    ///< of those, waiting for messages or for other ranks
   std::uint64_t mpi_calls = 0;
+  /// Its MPI calls in time order, merged to at most kMaxTimelineBars (traces written before the header listed the
+  /// waiting part of each call give empty waits).
+  std::vector<RankCall> timeline;
 
   /// Simulated time outside MPI calls: the chip's compute and DMA, and the control core's own work.
   Cycle chip_cycles() const { return cycles > mpi_cycles ? cycles - mpi_cycles : 0; }
