@@ -10,13 +10,15 @@
 float in[64 * N * TILES];
 float out[64 * N * TILES + 2]; /* put_overlap's last core writes two floats past its share */
 float edge[N] = {1.0f};        /* get_past_end reads two floats past its end; initialised, so it sits in mapped data */
+float tile_sums[TILES] = {-1.0f}; /* core 0's per-tile sums; off_by_one puts one more */
 int check_mode;
 
 extern void SLAVE_FUN(check_bugs)(void*);
 
 int main(int argc, char** argv) {
-  static const char* const modes[] = {"clean",  "wait_late",    "put_source", "put_overlap", "reply_reset",
-                                      "uninit", "get_past_end", "misaligned", "tl_wait_late"};
+  static const char* const modes[] = {"clean",      "wait_late",    "put_source", "put_overlap",  "reply_reset",
+                                      "uninit",     "get_past_end", "misaligned", "tl_wait_late", "put_wait_late",
+                                      "off_by_one", "readback",     "wait_count"};
   const char* mode = argc > 1 ? argv[1] : "clean";
   check_mode = -1;
   for (int m = 0; m < (int)(sizeof modes / sizeof modes[0]); ++m) {
@@ -32,6 +34,11 @@ int main(int argc, char** argv) {
   athread_join();
   int errors = 0;
   for (int i = 0; i < 64 * N * TILES; ++i) errors += out[i] != 2.0f * in[i];
+  for (int t = 0; t < TILES; ++t) { /* core 0's sums, added in the slave's order */
+    float sum = 0.0f;
+    for (int i = 0; i < N; ++i) sum += 2.0f * in[t * N + i];
+    errors += tile_sums[t] != sum;
+  }
   printf("check_bugs %s: %d mismatches\n", mode, errors);
   athread_halt();
   return check_mode == 0 && errors != 0 ? 1 : 0;
