@@ -62,6 +62,7 @@ std::string describe_site(std::uint64_t pc) {
 std::string host_array_name(DeviceAddr device) {
   const auto host = session().mirror.to_host(device);
   if (!host) return {};
+  if (const std::optional<HostArray> array = host_array_at(*host)) return fmt::format("{} (host array)", array->name);
   Dl_info info{};
   ElfW(Sym)* symbol = nullptr;  // dladdr1 hands out a pointer to const data through void**
   if (dladdr1(reinterpret_cast<void*>(*host), &info, reinterpret_cast<void**>(&symbol), RTLD_DL_SYMENT) == 0 ||

@@ -3,8 +3,6 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -14,87 +12,53 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "process_dwfl.hpp"
+
 namespace ldmsim::athread {
 
 namespace {
 
-// The process's modules as libdw sees them, and the lines found so far (a loop's report asks for the same
-// address again and again). Facts of the process, shared by the host threads of a program that spawns from several
-// (pthread_groups); never destroyed, so an at-exit report still finds it.
-class LineTable {
- public:
-  std::optional<CodeLine> find(std::uintptr_t pc) {
-    const std::lock_guard lock(mutex_);
-    if (auto it = cache_.find(pc); it != cache_.end()) return it->second;
-    std::optional<CodeLine> line = resolve(pc);
-    cache_.emplace(pc, line);
-    return line;
-  }
-
- private:
-  // (Re)reads the process's mappings: the first time, and when an address lies in a module loaded since.
-  bool report_modules() {
-    if (dwfl_ == nullptr) {
-      callbacks_.find_elf = dwfl_linux_proc_find_elf;
-      callbacks_.find_debuginfo = dwfl_standard_find_debuginfo;
-      callbacks_.debuginfo_path = &debuginfo_path_;
-      dwfl_ = dwfl_begin(&callbacks_);
-      if (dwfl_ == nullptr) return false;
+// The code at pc was inlined from ldmsim's headers (athread_get calling into the layer): walk the inlined scopes
+// from the innermost out to the first call site in the program's own files.
+void step_out_of_headers(Dwfl_Module* module, std::uintptr_t pc, CodeLine& here) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias);
+  Dwarf_Files* files = nullptr;
+  std::size_t file_count = 0;
+  if (unit == nullptr || dwarf_getsrcfiles(unit, &files, &file_count) != 0) return;
+  Dwarf_Die* scopes = nullptr;
+  const int count = dwarf_getscopes(unit, pc - bias, &scopes);
+  for (int i = 0; i < count && is_athread_header(here.file); ++i) {
+    if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+    Dwarf_Attribute call_file;
+    Dwarf_Attribute call_line;
+    Dwarf_Word file_index = 0;
+    Dwarf_Word line = 0;
+    if (dwarf_attr(&scopes[i], DW_AT_call_file, &call_file) == nullptr ||
+        dwarf_attr(&scopes[i], DW_AT_call_line, &call_line) == nullptr ||
+        dwarf_formudata(&call_file, &file_index) != 0 || dwarf_formudata(&call_line, &line) != 0 ||
+        file_index >= file_count) {
+      break;
     }
-    dwfl_report_begin(dwfl_);
-    const int failed = dwfl_linux_proc_report(dwfl_, getpid());
-    return dwfl_report_end(dwfl_, nullptr, nullptr) == 0 && failed == 0;
+    const char* name = dwarf_filesrc(files, file_index, nullptr, nullptr);
+    if (name == nullptr) break;
+    here = CodeLine{name, static_cast<int>(line)};
   }
+  std::free(scopes);  // NOLINT(cppcoreguidelines-no-malloc): libdw allocates it with malloc
+}
 
-  std::optional<CodeLine> resolve(std::uintptr_t pc) {
-    if (dwfl_ == nullptr && !report_modules()) return std::nullopt;
-    Dwfl_Module* module = dwfl_addrmodule(dwfl_, pc);
-    if (module == nullptr && report_modules()) module = dwfl_addrmodule(dwfl_, pc);
-    if (module == nullptr) return std::nullopt;
-    Dwfl_Line* entry = dwfl_module_getsrc(module, pc);
-    int number = 0;
-    const char* file = entry == nullptr ? nullptr : dwfl_lineinfo(entry, nullptr, &number, nullptr, nullptr, nullptr);
-    if (file == nullptr) return std::nullopt;
-    CodeLine here{file, number};
-    if (is_athread_header(here.file)) step_out_of_headers(module, pc, here);
-    return here;
-  }
-
-  // The code at pc was inlined from ldmsim's headers (athread_get calling into the layer): walk the inlined scopes
-  // from the innermost out to the first call site in the program's own files.
-  static void step_out_of_headers(Dwfl_Module* module, std::uintptr_t pc, CodeLine& here) {
-    Dwarf_Addr bias = 0;
-    Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias);
-    Dwarf_Files* files = nullptr;
-    std::size_t file_count = 0;
-    if (unit == nullptr || dwarf_getsrcfiles(unit, &files, &file_count) != 0) return;
-    Dwarf_Die* scopes = nullptr;
-    const int count = dwarf_getscopes(unit, pc - bias, &scopes);
-    for (int i = 0; i < count && is_athread_header(here.file); ++i) {
-      if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
-      Dwarf_Attribute call_file;
-      Dwarf_Attribute call_line;
-      Dwarf_Word file_index = 0;
-      Dwarf_Word line = 0;
-      if (dwarf_attr(&scopes[i], DW_AT_call_file, &call_file) == nullptr ||
-          dwarf_attr(&scopes[i], DW_AT_call_line, &call_line) == nullptr ||
-          dwarf_formudata(&call_file, &file_index) != 0 || dwarf_formudata(&call_line, &line) != 0 ||
-          file_index >= file_count) {
-        break;
-      }
-      const char* name = dwarf_filesrc(files, file_index, nullptr, nullptr);
-      if (name == nullptr) break;
-      here = CodeLine{name, static_cast<int>(line)};
-    }
-    std::free(scopes);  // NOLINT(cppcoreguidelines-no-malloc): libdw allocates it with malloc
-  }
-
-  std::mutex mutex_;
-  Dwfl_Callbacks callbacks_{};
-  char* debuginfo_path_ = nullptr;
-  Dwfl* dwfl_ = nullptr;
-  std::unordered_map<std::uintptr_t, std::optional<CodeLine>> cache_;
-};
+std::optional<CodeLine> resolve(std::uintptr_t pc) {
+  ProcessDwfl dwfl;
+  Dwfl_Module* module = dwfl.module_at(pc, true);
+  if (module == nullptr) return std::nullopt;
+  Dwfl_Line* entry = dwfl_module_getsrc(module, pc);
+  int number = 0;
+  const char* file = entry == nullptr ? nullptr : dwfl_lineinfo(entry, nullptr, &number, nullptr, nullptr, nullptr);
+  if (file == nullptr) return std::nullopt;
+  CodeLine here{file, number};
+  if (is_athread_header(here.file)) step_out_of_headers(module, pc, here);
+  return here;
+}
 
 }  // namespace
 
@@ -120,8 +84,17 @@ bool is_athread_header(const std::string& file) {
 }
 
 std::optional<CodeLine> code_line(std::uintptr_t pc) {
-  static auto* table = new LineTable();  // never destroyed (see LineTable)
-  return table->find(pc);
+  // A loop's report asks for the same address again and again. Facts of the process, like the Dwfl; never destroyed.
+  static auto* mutex = new std::mutex();
+  static auto* cache = new std::unordered_map<std::uintptr_t, std::optional<CodeLine>>();
+  {
+    const std::lock_guard lock(*mutex);
+    if (auto it = cache->find(pc); it != cache->end()) return it->second;
+  }
+  std::optional<CodeLine> line = resolve(pc);
+  const std::lock_guard lock(*mutex);
+  cache->emplace(pc, line);
+  return line;
 }
 
 }  // namespace ldmsim::athread

@@ -19,10 +19,13 @@ enum {
   PUT_WAIT_LATE,
   OFF_BY_ONE,
   READBACK,
-  WAIT_COUNT
+  WAIT_COUNT,
+  STATIC_PAST_END,
+  HEAP_PAST_END
 };
 
 extern float in[], out[], edge[], tile_sums[];
+extern float *weights_ptr, *heap_tile;
 extern int check_mode;
 
 __thread_local volatile int get_reply[2];
@@ -48,6 +51,18 @@ void check_bugs(void* arg) {
   if (mode == GET_PAST_END) { /* bug: an off-by-two length reads past the end of edge[N] */
     edge_reply = 0;
     athread_get(PE_MODE, edge, res, (N + 2) * (int)sizeof(float), (void*)&edge_reply, 0, 0, 0); /* @get_past_end */
+    while (edge_reply != 1) {
+    }
+  }
+  if (mode == STATIC_PAST_END) { /* bug: an off-by-one length reads past the end of a file-local static array */
+    edge_reply = 0;
+    athread_get(PE_MODE, weights_ptr, res, (N + 1) * (int)sizeof(float), (void*)&edge_reply, 0, 0, 0); /* @static */
+    while (edge_reply != 1) {
+    }
+  }
+  if (mode == HEAP_PAST_END) { /* bug: an off-by-one length reads past the end of a malloc'ed array */
+    edge_reply = 0;
+    athread_get(PE_MODE, heap_tile, res, (N + 1) * (int)sizeof(float), (void*)&edge_reply, 0, 0, 0); /* @heap */
     while (edge_reply != 1) {
     }
   }
