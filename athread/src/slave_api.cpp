@@ -161,9 +161,11 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     if (const auto at = detail.find(" [main memory: "); at != std::string::npos) {
       detail.erase(at, detail.find(']', at) + 1 - at);
     }
-    throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}]",
-                                    detail, mem, host_array_text(main_host), ldm, ref.offset,
-                                    ldm_array_text(ctx, ref.offset)));
+    throw f.with_detail(
+        fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}; "
+                    "called from {}]",
+                    detail, mem, host_array_text(main_host), ldm, ref.offset, ldm_array_text(ctx, ref.offset),
+                    describe_site(site)));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
   if (stack && r.op == DmaOp::kGet) {

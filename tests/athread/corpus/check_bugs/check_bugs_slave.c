@@ -75,7 +75,8 @@ void check_bugs(void* arg) {
     }
   }
   if (mode == MISALIGNED) { /* bug: a get from half-way into a float: the DMA traps (under lint: a warning) */
-    athread_get(PE_MODE, (char*)src + 2, buf[0], N * (int)sizeof(float), (void*)&get_reply[0], 0, 0, 0);
+    const char* half = (const char*)src + 2;
+    athread_get(PE_MODE, half, buf[0], N * (int)sizeof(float), (void*)&get_reply[0], 0, 0, 0); /* @misaligned */
   }
   get_reply[0] = get_reply[1] = 0;
   athread_get(PE_MODE, (void*)src, buf[0], get_bytes, (void*)&get_reply[0], 0, 0, 0);
