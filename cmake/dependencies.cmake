@@ -7,6 +7,10 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(zstd 1.4 REQUIRED)  # trace blocks (libzstd-dev ships zstdConfig.cmake)
 find_package(Protobuf REQUIRED)  # ONNX models (libprotobuf-dev), through libonnx-dev's onnx_proto
 find_package(ONNX REQUIRED)
+# elfutils' libdw (libdw-dev): athread checking reports give slave code as source file and line
+# (athread/src/code_lines.cpp).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LDMSIM_LIBDW REQUIRED IMPORTED_TARGET libdw)
 if(LDMSIM_BUILD_TOOLS)
   find_package(CLI11 REQUIRED)
 endif()

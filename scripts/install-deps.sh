@@ -14,9 +14,12 @@ PACKAGES=(
   clang-format python3
   pybind11-dev python3-dev python3-numpy
   libopenmpi-dev openmpi-bin
+  libdw-dev
 )
 # libopenblas-serial-dev: bench/conv_bench.cpp's native reference (fp32 im2col + sgemm, single-threaded).
 # libonnx-dev, libprotobuf-dev: the ONNX front end parses models with ONNX's own protobuf classes.
+# libdw-dev: athread checking reports name the slave code's source file and line (elfutils' libdw reads the
+# program's DWARF); an athread program built against the installed package links it too.
 # pybind11-dev, python3-dev, python3-numpy: the `ldmsim` Python module (python/, built by default; numpy at run time).
 # libopenmpi-dev, openmpi-bin: MPI + athread programs (athread/mpi/, ldmsim_add_athread_program(... MPI)): the
 # interposition library is built and installed only when MPI is found, and a program built against the installed

@@ -6,7 +6,8 @@
 # compiler does, so athread_spawn(f) finds slave_f), and linked with the host files, ldmsim::athread and the
 # anchor that registers the __thread_local section. MPI links Open MPI and, whole, the PMPI interposition that
 # carries simulated time across ranks (one simulated chip per rank). CHECK (or the variable LDMSIM_ATHREAD_CHECK)
-# builds the slave files so that LDMSIM_CHECK also sees their loads and stores of ldm (docs/checking.md).
+# builds the slave files so that LDMSIM_CHECK also sees their loads and stores of ldm, and records the program's heap
+# blocks for its bounds check (docs/checking.md).
 set(LDMSIM_ATHREAD_RENAME_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/rename_slave_symbols.cmake CACHE INTERNAL "")
 set(LDMSIM_ATHREAD_ASM_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/sw64_asm.cmake CACHE INTERNAL "")
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/tl_anchor.c)  # installed layout: everything next to this file
@@ -114,9 +115,11 @@ function(ldmsim_add_athread_program name)
     endforeach()
   endif()
   if(ARG_CHECK)
-    # -rdynamic: reports name host arrays by their symbols (dladdr).
+    # -rdynamic: reports name host arrays by their symbols (dladdr). The allocation functions are wrapped so that
+    # `bounds` knows the program's heap blocks (athread/check/heap_blocks.cpp).
     target_link_libraries(${name} PRIVATE ldmsim::athread_check)
-    target_link_options(${name} PRIVATE -rdynamic)
+    target_link_options(${name} PRIVATE -rdynamic
+                        "LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=posix_memalign,--wrap=aligned_alloc,--wrap=memalign")
   endif()
   _ldmsim_athread_asm_launcher(${name} host)
   # Each thread the host files create controls a core group of its own (the wrapper is in the anchor object).

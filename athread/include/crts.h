@@ -20,37 +20,37 @@ typedef unsigned int crts_rply_t;
 
 /* CRTS_init() is declared in ldmsim_athread_common.h (control and compute cores). */
 
-static inline void CRTS_dma_get(void* dst, const void* src, size_t len) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_get(void* dst, const void* src, size_t len) {
   __ldmsim_athread_dma("CRTS_dma_get", 1, PE_MODE, src, dst, (long)len, 0, 0, 0xffu, 0, 1);
 }
-static inline void CRTS_dma_put(void* dst, const void* src, size_t len) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_put(void* dst, const void* src, size_t len) {
   __ldmsim_athread_dma("CRTS_dma_put", 0, PE_MODE, dst, src, (long)len, 0, 0, 0xffu, 0, 1);
 }
-static inline void CRTS_dma_iget(void* dst, const void* src, size_t len, volatile crts_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_iget(void* dst, const void* src, size_t len, volatile crts_rply_t* rply) {
   __ldmsim_athread_dma("CRTS_dma_iget", 1, PE_MODE, src, dst, (long)len, 0, 0, 0xffu, rply, 0);
 }
-static inline void CRTS_dma_iput(void* dst, const void* src, size_t len, volatile crts_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_iput(void* dst, const void* src, size_t len, volatile crts_rply_t* rply) {
   __ldmsim_athread_dma("CRTS_dma_iput", 0, PE_MODE, dst, src, (long)len, 0, 0, 0xffu, rply, 0);
 }
 /** Strided: main memory holds len / bsize blocks of bsize bytes with stride bytes skipped between them. */
-static inline void CRTS_dma_get_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_get_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride) {
   __ldmsim_athread_dma("CRTS_dma_get_stride", 1, PE_MODE, src, dst, (long)len, (long)bsize, (long)stride, 0xffu, 0, 1);
 }
-static inline void CRTS_dma_put_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_put_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride) {
   __ldmsim_athread_dma("CRTS_dma_put_stride", 0, PE_MODE, dst, src, (long)len, (long)bsize, (long)stride, 0xffu, 0, 1);
 }
-static inline void CRTS_dma_iget_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride,
-                                        volatile crts_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_iget_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride,
+                                                volatile crts_rply_t* rply) {
   __ldmsim_athread_dma("CRTS_dma_iget_stride", 1, PE_MODE, src, dst, (long)len, (long)bsize, (long)stride, 0xffu, rply,
                        0);
 }
-static inline void CRTS_dma_iput_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride,
-                                        volatile crts_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_iput_stride(void* dst, const void* src, size_t len, size_t bsize, size_t stride,
+                                                volatile crts_rply_t* rply) {
   __ldmsim_athread_dma("CRTS_dma_iput_stride", 0, PE_MODE, dst, src, (long)len, (long)bsize, (long)stride, 0xffu, rply,
                        0);
 }
 /** Broadcast get to every core of the array (an ldmsim spelling of SW26010-Pro's broadcast get). */
-static inline void CRTS_dma_bcast_get(void* dst, const void* src, size_t len) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_bcast_get(void* dst, const void* src, size_t len) {
   __ldmsim_athread_dma("CRTS_dma_bcast_get", 1, BCAST_MODE, src, dst, (long)len, 0, 0, 0xffu, 0, 1);
 }
 /* RMA: the CRTS spellings of slave.h's athread_rma_* (same arguments). */
@@ -78,29 +78,29 @@ static inline void CRTS_dma_bcast_get(void* dst, const void* src, size_t len) {
 #define CRTS_rma_barrier() __ldmsim_athread_sync("CRTS_rma_barrier", ARRAY_SCOPE, ~0u)
 
 /** Waits until *rply reaches value. */
-static inline void CRTS_dma_wait_value(volatile crts_rply_t* rply, int value) {
+LDMSIM_ATHREAD_INLINE void CRTS_dma_wait_value(volatile crts_rply_t* rply, int value) {
   __ldmsim_athread_wait("CRTS_dma_wait_value", rply, value);
 }
-static inline void CRTS_ssync_array(void) {
+LDMSIM_ATHREAD_INLINE void CRTS_ssync_array(void) {
   __ldmsim_athread_sync("CRTS_ssync_array", ARRAY_SCOPE, ~0u);
 }
-static inline void CRTS_ssync_row(void) {
+LDMSIM_ATHREAD_INLINE void CRTS_ssync_row(void) {
   __ldmsim_athread_sync("CRTS_ssync_row", ROW_SCOPE, ~0u);
 }
-static inline void CRTS_ssync_col(void) {
+LDMSIM_ATHREAD_INLINE void CRTS_ssync_col(void) {
   __ldmsim_athread_sync("CRTS_ssync_col", COL_SCOPE, ~0u);
 }
-static inline void* CRTS_pldm_malloc(size_t bytes) {
+LDMSIM_ATHREAD_INLINE void* CRTS_pldm_malloc(size_t bytes) {
   return __ldmsim_athread_ldm_malloc("CRTS_pldm_malloc", bytes);
 }
-static inline void CRTS_pldm_free(void* ptr, size_t bytes) {
+LDMSIM_ATHREAD_INLINE void CRTS_pldm_free(void* ptr, size_t bytes) {
   (void)bytes;
   __ldmsim_athread_ldm_free("CRTS_pldm_free", ptr);
 }
-static inline unsigned long CRTS_stime_cycle(void) {
+LDMSIM_ATHREAD_INLINE unsigned long CRTS_stime_cycle(void) {
   return __ldmsim_athread_cycle();
 }
-static inline unsigned long CRTS_time_cycle(void) {
+LDMSIM_ATHREAD_INLINE unsigned long CRTS_time_cycle(void) {
   return __ldmsim_athread_cycle();
 }
 
@@ -110,8 +110,8 @@ enum { CRTS_int = 0, CRTS_uint = 1, CRTS_long = 2, CRTS_ulong = 3, CRTS_float = 
 enum { OP_add = 0, OP_and = 1, OP_or = 2, OP_xor = 3, OP_eqv = 4, OP_min = 5, OP_max = 6 };
 /** All-reduce: every core of the group passes `units` elements at src and gets the reduction over all cores, in
  * core-id order, at dst (src == dst allowed); redu_buf / buf_item (the SDK's scratch space) are not needed. */
-static inline int CRTS_scoll_redurt(void* src, void* dst, int units, int dtype, int optype, void* redu_buf,
-                                    int buf_item) {
+LDMSIM_ATHREAD_INLINE int CRTS_scoll_redurt(void* src, void* dst, int units, int dtype, int optype, void* redu_buf,
+                                            int buf_item) {
   (void)redu_buf;
   (void)buf_item;
   __ldmsim_athread_allreduce("CRTS_scoll_redurt", src, dst, units, dtype, optype);

@@ -46,29 +46,29 @@ typedef struct {
 #endif
 #undef LDMSIM_DMA_DESC_FIELDS
 
-static inline void dma_set_op(dma_desc* d, DMA_OP op) {
+LDMSIM_ATHREAD_INLINE void dma_set_op(dma_desc* d, DMA_OP op) {
   d->op = (int)op;
 }
-static inline void dma_set_mode(dma_desc* d, dma_mode mode) {
+LDMSIM_ATHREAD_INLINE void dma_set_mode(dma_desc* d, dma_mode mode) {
   d->mode = (int)mode;
 }
-static inline void dma_set_size(dma_desc* d, long bytes) {
+LDMSIM_ATHREAD_INLINE void dma_set_size(dma_desc* d, long bytes) {
   d->size = bytes;
 }
-static inline void dma_set_bsize(dma_desc* d, long bytes) {
+LDMSIM_ATHREAD_INLINE void dma_set_bsize(dma_desc* d, long bytes) {
   d->bsize = bytes;
 }
 /** Bytes skipped between two bsize blocks in main memory. */
-static inline void dma_set_stepsize(dma_desc* d, long bytes) {
+LDMSIM_ATHREAD_INLINE void dma_set_stepsize(dma_desc* d, long bytes) {
   d->stepsize = bytes;
 }
-static inline void dma_set_reply(dma_desc* d, volatile void* reply) {
+LDMSIM_ATHREAD_INLINE void dma_set_reply(dma_desc* d, volatile void* reply) {
   d->reply = reply;
 }
-static inline void dma_set_mask(dma_desc* d, unsigned mask) {
+LDMSIM_ATHREAD_INLINE void dma_set_mask(dma_desc* d, unsigned mask) {
   d->mask = mask;
 }
-static inline void __ldmsim_dma_desc_issue(dma_desc d, const void* mem, const void* ldm) {
+LDMSIM_ATHREAD_INLINE void __ldmsim_dma_desc_issue(dma_desc d, const void* mem, const void* ldm) {
   if (d.op == DMA_BARRIER) {
     __ldmsim_athread_unsupported("dma(DMA_BARRIER)", "a DMA barrier is not simulated; use dma_wait on the replies");
   }
@@ -99,12 +99,12 @@ inline void dma(const dma_desc& d, M mem, L ldm) {
 extern "C" {
 #else
 /** Issues the descriptor between main-memory address mem and ldm address ldm. */
-static inline void dma(dma_desc d, long mem, long ldm) {
+LDMSIM_ATHREAD_INLINE void dma(dma_desc d, long mem, long ldm) {
   __ldmsim_dma_desc_issue(d, (const void*)mem, (const void*)ldm);
 }
 #endif
 /** Waits until *reply reaches count. */
-static inline void dma_wait(volatile void* reply, int count) {
+LDMSIM_ATHREAD_INLINE void dma_wait(volatile void* reply, int count) {
   __ldmsim_athread_wait("dma_wait", reply, count);
 }
 

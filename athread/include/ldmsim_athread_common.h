@@ -14,6 +14,10 @@
 #define __uncached
 #endif
 
+/* The headers' small API functions, inlined even at -O0, so the code address of a DMA call lies in the program's
+ * own function and checking reports give the line of the call (docs/checking.md). */
+#define LDMSIM_ATHREAD_INLINE static inline __attribute__((always_inline))
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -25,41 +25,41 @@ extern "C" {
 #define _PEN (__ldmsim_athread_id()) /* SW26010-Pro's spelling of the core id in the group */
 
 /** The calling core's id (row * 8 + col) for id == -1. */
-static inline int athread_get_id(int core) {
+LDMSIM_ATHREAD_INLINE int athread_get_id(int core) {
   (void)core;
   return __ldmsim_athread_id();
 }
 /** DMA main memory -> ldm; *reply grows by one when it completes. stride = bytes skipped between bsize blocks. */
-static inline int athread_get(dma_mode mode, const void* src, void* dest, int len, volatile void* reply, char mask,
-                              int stride, int bsize) {
+LDMSIM_ATHREAD_INLINE int athread_get(dma_mode mode, const void* src, void* dest, int len, volatile void* reply,
+                                      char mask, int stride, int bsize) {
   __ldmsim_athread_dma("athread_get", 1, (int)mode, src, dest, len, bsize, stride, (unsigned)(unsigned char)mask, reply,
                        0);
   return 0;
 }
 /** DMA ldm -> main memory; *reply grows by one when it completes. */
-static inline int athread_put(dma_mode mode, const void* src, void* dest, int len, volatile void* reply, int stride,
-                              int bsize) {
+LDMSIM_ATHREAD_INLINE int athread_put(dma_mode mode, const void* src, void* dest, int len, volatile void* reply,
+                                      int stride, int bsize) {
   __ldmsim_athread_dma("athread_put", 0, (int)mode, dest, src, len, bsize, stride, 0xffu, reply, 0);
   return 0;
 }
 /** Barrier of the cores of a row, a column or the whole array. */
-static inline void athread_syn(scope s, unsigned mask) {
+LDMSIM_ATHREAD_INLINE void athread_syn(scope s, unsigned mask) {
   __ldmsim_athread_sync("athread_syn", (int)s, mask);
 }
 /** Allocates from the calling core's local store (NULL never: a trap when it does not fit). */
-static inline void* ldm_malloc(size_t bytes) {
+LDMSIM_ATHREAD_INLINE void* ldm_malloc(size_t bytes) {
   return __ldmsim_athread_ldm_malloc("ldm_malloc", bytes);
 }
 /** Frees an ldm_malloc'ed block (the size is ignored). */
-static inline void ldm_free(void* ptr, size_t bytes) {
+LDMSIM_ATHREAD_INLINE void ldm_free(void* ptr, size_t bytes) {
   (void)bytes;
   __ldmsim_athread_ldm_free("ldm_free", ptr);
 }
 /** The core's simulated cycle counter (replaces the sw_64 `rcsr` / `rtc` inline assembly). */
-static inline unsigned long athread_time_cycle(void) {
+LDMSIM_ATHREAD_INLINE unsigned long athread_time_cycle(void) {
   return __ldmsim_athread_cycle();
 }
-static inline unsigned long athread_stime_cycle(void) {
+LDMSIM_ATHREAD_INLINE unsigned long athread_stime_cycle(void) {
   return __ldmsim_athread_cycle();
 }
 /* rtc() and RTC() read the cycle counter. Many kernels define a helper of that name themselves (most often
@@ -135,86 +135,88 @@ extern "C" {
 
 /* ---- SW26010-Pro athread_dma_* aliases (dst first, as on SW26010-Pro) ---- */
 typedef unsigned int athread_rply_t;
-static inline void athread_dma_get(void* dst, const void* src, int len) {
+LDMSIM_ATHREAD_INLINE void athread_dma_get(void* dst, const void* src, int len) {
   __ldmsim_athread_dma("athread_dma_get", 1, PE_MODE, src, dst, len, 0, 0, 0xffu, 0, 1);
 }
-static inline void athread_dma_put(void* dst, const void* src, int len) {
+LDMSIM_ATHREAD_INLINE void athread_dma_put(void* dst, const void* src, int len) {
   __ldmsim_athread_dma("athread_dma_put", 0, PE_MODE, dst, src, len, 0, 0, 0xffu, 0, 1);
 }
-static inline void athread_dma_iget(void* dst, const void* src, int len, volatile athread_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void athread_dma_iget(void* dst, const void* src, int len, volatile athread_rply_t* rply) {
   __ldmsim_athread_dma("athread_dma_iget", 1, PE_MODE, src, dst, len, 0, 0, 0xffu, rply, 0);
 }
-static inline void athread_dma_iput(void* dst, const void* src, int len, volatile athread_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void athread_dma_iput(void* dst, const void* src, int len, volatile athread_rply_t* rply) {
   __ldmsim_athread_dma("athread_dma_iput", 0, PE_MODE, dst, src, len, 0, 0, 0xffu, rply, 0);
 }
-static inline void athread_dma_iget_stride(void* dst, const void* src, int len, int bsize, int stride,
-                                           volatile athread_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void athread_dma_iget_stride(void* dst, const void* src, int len, int bsize, int stride,
+                                                   volatile athread_rply_t* rply) {
   __ldmsim_athread_dma("athread_dma_iget_stride", 1, PE_MODE, src, dst, len, bsize, stride, 0xffu, rply, 0);
 }
-static inline void athread_dma_iput_stride(void* dst, const void* src, int len, int bsize, int stride,
-                                           volatile athread_rply_t* rply) {
+LDMSIM_ATHREAD_INLINE void athread_dma_iput_stride(void* dst, const void* src, int len, int bsize, int stride,
+                                                   volatile athread_rply_t* rply) {
   __ldmsim_athread_dma("athread_dma_iput_stride", 0, PE_MODE, dst, src, len, bsize, stride, 0xffu, rply, 0);
 }
 /** Blocking strided transfers: main memory holds len / bsize blocks of bsize bytes, stride bytes between them. */
-static inline void athread_dma_get_stride(void* dst, const void* src, int len, int bsize, int stride) {
+LDMSIM_ATHREAD_INLINE void athread_dma_get_stride(void* dst, const void* src, int len, int bsize, int stride) {
   __ldmsim_athread_dma("athread_dma_get_stride", 1, PE_MODE, src, dst, len, bsize, stride, 0xffu, 0, 1);
 }
-static inline void athread_dma_put_stride(void* dst, const void* src, int len, int bsize, int stride) {
+LDMSIM_ATHREAD_INLINE void athread_dma_put_stride(void* dst, const void* src, int len, int bsize, int stride) {
   __ldmsim_athread_dma("athread_dma_put_stride", 0, PE_MODE, dst, src, len, bsize, stride, 0xffu, 0, 1);
 }
-static inline void athread_dma_wait_value(volatile athread_rply_t* rply, int value) {
+LDMSIM_ATHREAD_INLINE void athread_dma_wait_value(volatile athread_rply_t* rply, int value) {
   __ldmsim_athread_wait("athread_dma_wait_value", rply, value);
 }
 /* ---- SW26010-Pro RMA between local stores (remote addresses: the same ldm offset on the other core) ---- */
-static inline void athread_rma_iput(void* l_addr, volatile athread_rply_t* l_rply, int len, int r_tid, void* r_addr,
-                                    volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_iput(void* l_addr, volatile athread_rply_t* l_rply, int len, int r_tid,
+                                            void* r_addr, volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_iput", 0, 0, l_addr, r_addr, len, r_tid, l_rply, r_rply, 0);
 }
-static inline void athread_rma_iget(void* l_addr, volatile athread_rply_t* l_rply, int len, int r_tid, void* r_addr,
-                                    volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_iget(void* l_addr, volatile athread_rply_t* l_rply, int len, int r_tid,
+                                            void* r_addr, volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_iget", 1, 0, l_addr, r_addr, len, r_tid, l_rply, r_rply, 0);
 }
-static inline void athread_rma_put(void* l_addr, int len, int r_tid, void* r_addr, volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_put(void* l_addr, int len, int r_tid, void* r_addr,
+                                           volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_put", 0, 0, l_addr, r_addr, len, r_tid, 0, r_rply, 1);
 }
-static inline void athread_rma_get(void* l_addr, int len, int r_tid, void* r_addr, volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_get(void* l_addr, int len, int r_tid, void* r_addr,
+                                           volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_get", 1, 0, l_addr, r_addr, len, r_tid, 0, r_rply, 1);
 }
 /** Broadcast to the same offset of every core of the group (this one included); note l_rply before len. */
-static inline void athread_rma_ibcast(void* dst, void* src, volatile athread_rply_t* l_rply, int len,
-                                      volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_ibcast(void* dst, void* src, volatile athread_rply_t* l_rply, int len,
+                                              volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_ibcast", 0, 3, src, dst, len, 0, l_rply, r_rply, 0);
 }
-static inline void athread_rma_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_bcast", 0, 3, src, dst, len, 0, 0, r_rply, 1);
 }
-static inline void athread_rma_row_ibcast(void* dst, void* src, int len, volatile athread_rply_t* l_rply,
-                                          volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_row_ibcast(void* dst, void* src, int len, volatile athread_rply_t* l_rply,
+                                                  volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_row_ibcast", 0, 1, src, dst, len, 0, l_rply, r_rply, 0);
 }
-static inline void athread_rma_col_ibcast(void* dst, void* src, int len, volatile athread_rply_t* l_rply,
-                                          volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_col_ibcast(void* dst, void* src, int len, volatile athread_rply_t* l_rply,
+                                                  volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_col_ibcast", 0, 2, src, dst, len, 0, l_rply, r_rply, 0);
 }
-static inline void athread_rma_row_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_row_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_row_bcast", 0, 1, src, dst, len, 0, 0, r_rply, 1);
 }
-static inline void athread_rma_col_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
+LDMSIM_ATHREAD_INLINE void athread_rma_col_bcast(void* dst, void* src, int len, volatile athread_rply_t* r_rply) {
   __ldmsim_athread_rma("athread_rma_col_bcast", 0, 2, src, dst, len, 0, 0, r_rply, 1);
 }
 /** Waits until *rply reaches value (other cores' RMA raise it; a plain spin on such a reply hangs the host). */
-static inline void athread_rma_wait_value(volatile athread_rply_t* rply, int value) {
+LDMSIM_ATHREAD_INLINE void athread_rma_wait_value(volatile athread_rply_t* rply, int value) {
   __ldmsim_athread_rma_wait("athread_rma_wait_value", rply, value);
 }
-static inline void athread_rma_barrier(void) {
+LDMSIM_ATHREAD_INLINE void athread_rma_barrier(void) {
   __ldmsim_athread_sync("athread_rma_barrier", ARRAY_SCOPE, ~0u);
 }
 
-static inline void athread_ssync_array(void) {
+LDMSIM_ATHREAD_INLINE void athread_ssync_array(void) {
   __ldmsim_athread_sync("athread_ssync_array", ARRAY_SCOPE, ~0u);
 }
 /** A barrier of every core of every core group the spawn runs on (they run interleaved on one host thread). */
-static inline void athread_ssync_node(void) {
+LDMSIM_ATHREAD_INLINE void athread_ssync_node(void) {
   __ldmsim_athread_sync("athread_ssync_node", 3, ~0u);
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "code_lines.hpp"
 #include "host_arrays.hpp"
 #include "session.hpp"
 
@@ -20,6 +21,9 @@ void start_checks(SlaveContext& ctx) {
   ctx.check_accesses = false;
   ctx.check_bounds = false;
   ctx.unobserved.clear();
+  ctx.reply_words.clear();
+  ctx.spin_word = 0;
+  ctx.spin_loads = 0;
   if (ctx.check == nullptr) return;
   const Session& s = session();
   ctx.check_bounds = enabled_checks(*s.machine).bounds;
@@ -44,16 +48,21 @@ std::string describe_site(std::uint64_t pc) {
   if (dladdr(reinterpret_cast<void*>(pc), &info) == 0 || info.dli_fname == nullptr) {
     return "slave code (address unknown)";
   }
+  const std::string function = info.dli_sname != nullptr ? fmt::format(" in {}", info.dli_sname) : std::string();
+  // The call's return address: one past the access (or the call into the layer).
+  if (const std::optional<CodeLine> line = code_line(pc - 1)) {
+    return fmt::format("slave code{} at {}:{}", function, line->file, line->line);
+  }
+  // No line information (built without -g): the place in the object, the same in every run.
   const std::string file = std::filesystem::path(info.dli_fname).filename().string();
-  // The call's return address: one past the access; addr2line -e FILE OFFSET names the line.
   const auto offset = pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase) - 1;
-  if (info.dli_sname != nullptr) return fmt::format("slave code in {} at {}+0x{:x}", info.dli_sname, file, offset);
-  return fmt::format("slave code at {}+0x{:x}", file, offset);
+  return fmt::format("slave code{} at {}+0x{:x}", function, file, offset);
 }
 
 std::string host_array_name(DeviceAddr device) {
   const auto host = session().mirror.to_host(device);
   if (!host) return {};
+  if (const std::optional<HostArray> array = host_array_at(*host)) return fmt::format("{} (host array)", array->name);
   Dl_info info{};
   ElfW(Sym)* symbol = nullptr;  // dladdr1 hands out a pointer to const data through void**
   if (dladdr1(reinterpret_cast<void*>(*host), &info, reinterpret_cast<void**>(&symbol), RTLD_DL_SYMENT) == 0 ||
@@ -111,23 +120,61 @@ bool ldm_offset(const SlaveContext& ctx, std::uintptr_t at, std::size_t size, Ld
 }
 }  // namespace
 
+namespace {
+// A reply counter by its symbol ('get_reply'), or where it lies.
+std::string reply_counter_name(std::uintptr_t reply) {
+  Dl_info info{};
+  const bool named = dladdr(reinterpret_cast<void*>(reply), &info) != 0 && info.dli_sname != nullptr;
+  return named ? fmt::format("'{}'", info.dli_sname) : std::string("on the slave stack");
+}
+
+// A load of reply word `word` with nothing in flight on it: nothing but an athread call (which resets the run, see
+// current()) or a store of the core's own can change it, so a long enough run of such loads is a spin that never
+// ends (it waits for a count the requests issued on the counter cannot reach): trapped as the deadlock it is.
+void note_spin(SlaveContext& ctx, std::uintptr_t word, std::uintptr_t pc) {
+  constexpr std::uint64_t kEndlessSpin = 1u << 20;  // loads in a row; a spin that can end needs one
+  if (word != ctx.spin_word) {
+    ctx.spin_word = word;
+    ctx.spin_loads = 0;
+  }
+  if (++ctx.spin_loads < kEndlessSpin) return;
+  trap(ctx, FaultKind::kDeadlock,
+       fmt::format("{} spins on reply counter {} (now {}) with no request counted on it in flight and no athread call "
+                   "in the loop ({} loads in a row): it waits for a count that the requests issued on it cannot "
+                   "reach; this loop would hang on hardware",
+                   describe_site(pc), reply_counter_name(word), *reinterpret_cast<volatile int*>(word), kEndlessSpin));
+}
+}  // namespace
+
 void check_access(std::uintptr_t addr, std::size_t size, bool write, std::uintptr_t pc) {
   SlaveContext* ctx = session().active;
   if (ctx == nullptr || !ctx->check_accesses) return;
+  bool counted = false;  // the access touched a reply counter with a request in flight on it
   if (!ctx->unobserved.empty()) {
     for (const auto& [reply, id] : ctx->unobserved) {
       const auto r = reinterpret_cast<std::uintptr_t>(const_cast<void*>(reply));
       if (r == 0 || addr + size <= r || r + sizeof(int) <= addr) continue;
+      counted = true;
       if (write) {
-        Dl_info info{};
-        const bool named = dladdr(const_cast<void*>(reply), &info) != 0 && info.dli_sname != nullptr;
-        const std::string counter = named ? fmt::format("'{}'", info.dli_sname) : std::string("on the slave stack");
         ctx->check->report("reply-reset", pc,
                            fmt::format("{} writes reply counter {} while a request counted on it is still in flight "
                                        "(not waited for): the count it will reach is not the one the code expects",
-                                       describe_site(pc), counter));
+                                       describe_site(pc), reply_counter_name(r)));
       } else {
         observe_reply(*ctx, reply);  // spinning on the counter: the program sees the completions
+      }
+      break;
+    }
+  }
+  if (counted) {
+    ctx->spin_word = 0;
+  } else if (!ctx->reply_words.empty()) {
+    for (const std::uintptr_t word : ctx->reply_words) {
+      if (addr + size <= word || word + sizeof(int) <= addr) continue;
+      if (write) {
+        ctx->spin_word = 0;  // the program changes the counter itself
+      } else {
+        note_spin(*ctx, word, pc);
       }
       break;
     }

@@ -28,7 +28,7 @@ void check_access(std::uintptr_t addr, std::size_t size, bool write, std::uintpt
 /// `bounds`: reports request `r` (its main side at host address `main_host`) when it starts in a host array and runs
 /// past its end; `pc` is the issuing slave code.
 void check_host_bounds(SlaveContext& ctx, const DmaRequest& r, std::uintptr_t main_host, std::uintptr_t pc);
-/// "slave code at FILE+0xOFFSET": the code address relative to the object it lies in (the same in every run).
+/// "slave code in FUNCTION at FILE:LINE" (code_lines.hpp), or "... at OBJECT+0xOFFSET" without line information.
 std::string describe_site(std::uint64_t pc);
 
 }  // namespace ldmsim::athread

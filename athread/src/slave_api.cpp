@@ -7,6 +7,7 @@
 
 #include "buffer_names.hpp"
 #include "check_hooks.hpp"
+#include "ldmsim/runtime/check_names.hpp"
 #include "ldmsim/runtime/core.hpp"
 #include "ldmsim_athread_common.h"
 #include "ldmsim_simd_cxx.h"
@@ -135,21 +136,19 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   // A request that touches ldm bytes of an outstanding one starts after it: on hardware the program must
   // have waited for that request (by spinning on its reply) before reusing the buffer. A put also starts
   // after every outstanding get: its data is normally computed from what the gets brought in.
-  if (ctx.check_bounds)
-    check_host_bounds(ctx, r, main_host, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)));
+  const auto site = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));  // the program's call
+  if (ctx.check_bounds) check_host_bounds(ctx, r, main_host, site);
   const auto lo = static_cast<LdmAddr>(ref.offset);
   const auto hi = static_cast<LdmAddr>(ref.offset + std::min<std::uint64_t>(r.length, ctx.ldm_bytes));
   const bool put = r.op == DmaOp::kPut;
-  if (ctx.check_accesses) {
-    ctx.check->before_issue(lo, hi, !put, api, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)),
-                            describe_site);
-  }
+  if (ctx.check_accesses) ctx.check->before_issue(lo, hi, !put, api, site, describe_site);
   charge(ctx, [&](const Outstanding& o) { return (put && o.get) || (o.lo < hi && lo < o.hi); });
 
   const bool stack = ref.kind == LdmRef::Kind::kStack;
   const bool fits = r.length <= ctx.ldm_bytes - std::min<std::uint64_t>(ref.offset, ctx.ldm_bytes);
   if (stack && r.op == DmaOp::kPut && fits) std::memcpy(ctx.ldm + ref.offset, ldm, r.length);
   if (r.op == DmaOp::kGet) s.mirror.before_get(s.machine->memory(), r);
+  if (ctx.check != nullptr) set_issue_site(*ctx.check, site, describe_site);
   DmaHandle handle;
   try {
     SwitchGuard guard(ctx);
@@ -162,9 +161,11 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     if (const auto at = detail.find(" [main memory: "); at != std::string::npos) {
       detail.erase(at, detail.find(']', at) + 1 - at);
     }
-    throw f.with_detail(fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}]",
-                                    detail, mem, host_array_text(main_host), ldm, ref.offset,
-                                    ldm_array_text(ctx, ref.offset)));
+    throw f.with_detail(
+        fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}; "
+                    "called from {}]",
+                    detail, mem, host_array_text(main_host), ldm, ref.offset, ldm_array_text(ctx, ref.offset),
+                    describe_site(site)));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
   if (stack && r.op == DmaOp::kGet) {
@@ -176,7 +177,13 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     if (ctx.check_accesses) ctx.check->observed(handle.id());
   } else {
     ctx.outstanding.push_back({handle, reply, lo, hi, !put});
-    if (ctx.check_accesses) ctx.unobserved.emplace_back(reply, handle.id());
+    if (ctx.check_accesses) {
+      ctx.unobserved.emplace_back(reply, handle.id());
+      const auto word = reinterpret_cast<std::uintptr_t>(const_cast<void*>(reply));
+      if (word != 0 && std::find(ctx.reply_words.begin(), ctx.reply_words.end(), word) == ctx.reply_words.end()) {
+        ctx.reply_words.push_back(word);
+      }
+    }
   }
   if (reply != nullptr) {
     auto* counter = static_cast<volatile int*>(reply);

@@ -34,6 +34,7 @@ SlaveContext& current(const char* api) {
     std::fprintf(stderr, "ldmsim athread: %s called outside a slave function running on a compute core\n", api);
     std::exit(3);
   }
+  ctx->spin_loads = 0;           // an athread call in a loop can change what the loop waits for
   charge_simd_work(*ctx->core);  // vector work done since the last call happened before this call
   session().latest_core_cycle = std::max(session().latest_core_cycle, ctx->core->cycle());
   deliver_due_rma(*ctx);

@@ -51,6 +51,11 @@ struct SlaveContext {
   bool check_accesses = false;
   bool check_bounds = false;  // `bounds` is on: requests are checked against the host arrays they start in
   std::vector<std::pair<volatile void*, std::uint64_t>> unobserved;
+  // The reply words the program gave its requests in this spawn, and the current run of loads of one of them with
+  // nothing in flight on it and no athread call in between: a spin that nothing can end (reset by current()).
+  std::vector<std::uintptr_t> reply_words;
+  std::uintptr_t spin_word = 0;
+  std::uint64_t spin_loads = 0;
 
   /// End of the highest live ldm_malloc'ed block (0 when none).
   LdmAddr heap_top() const { return heap_blocks.empty() ? 0 : heap_blocks.rbegin()->second; }

@@ -123,6 +123,10 @@ nlohmann::json check_reports_json(const std::vector<CheckReport>& reports) {
   return out;
 }
 
+void set_issue_site(CoreCheck& check, std::uint64_t site, std::string (*where)(std::uint64_t site)) {
+  static_cast<detail::CoreCheckImpl&>(check).set_issue_site(site, where);  // the one implementation
+}
+
 CoreCheck* core_check(Core& core) {
   const detail::CheckState* state = core.group_state<detail::CheckLink>().state;
   if (state == nullptr) return nullptr;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 namespace ldmsim::detail {
 
@@ -65,8 +67,11 @@ GroupCheck::GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemo
 }
 
 void GroupCheck::start_launch(const std::string& kernel, const std::vector<const std::byte*>& ldm,
-                              std::vector<const Cycle*> clocks, std::uint64_t ldm_bytes) {
+                              std::vector<const Cycle*> clocks, std::uint64_t ldm_bytes, bool with_groups) {
   kernel_ = kernel;
+  with_groups_ = with_groups && checks_.races;
+  node_epoch_ = 0;
+  launch_log_.clear();
   clocks_ = std::move(clocks);
   recs_.clear();
   reset_clocks();
@@ -83,13 +88,17 @@ void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycl
   rec.end = end;
   rec.id = id;
   rec.snapshot = static_cast<std::uint32_t>(clocks_vc_[static_cast<std::size_t>(core)].size() - 1);
+  rec.site = std::exchange(c.next_site_, 0);
+  rec.where = std::exchange(c.next_where_, nullptr);
+  rec.node_epoch = node_epoch_;
+  if (with_groups_) launch_log_.push_back(rec);
   if (checks_.races) {
     for (std::uint32_t index : c.open_) {
       const Rec& old = recs_[index];
       if ((request.op == DmaOp::kPut || old.request.op == DmaOp::kPut) && main_overlaps(request, old.request)) {
         add("dma-race",
-            fmt::format("same-core {} {} / {} {} on '{}'", old.request.api, verb(old.request), request.api,
-                        verb(request), buffer(request.main)),
+            fmt::format("same-core {} {}{} / {} {}{} on '{}'", old.request.api, verb(old.request), site_key(old),
+                        request.api, verb(request), site_key(rec), buffer(request.main)),
             core, issue,
             fmt::format("core {} issued {} while its own {} on overlapping main memory is still in flight (not "
                         "waited for): the order in which they reach memory is not defined",
@@ -161,6 +170,7 @@ void GroupCheck::on_wait_all(int core, Cycle at) {
 }
 
 void GroupCheck::on_barrier(Scope scope, int row, int col) {
+  if (scope == Scope::kNode) ++node_epoch_;  // orders this group's requests against the other groups'
   if (scope != Scope::kRow && scope != Scope::kCol) {
     sweep();
     return;
@@ -238,8 +248,8 @@ void GroupCheck::sweep() {
             const Rec& first = rw.issue <= rb.issue ? rw : rb;
             const Rec& second = &first == &rw ? rb : rw;
             add("dma-race",
-                fmt::format("{} {} / {} {} on '{}'", first.request.api, verb(first.request), second.request.api,
-                            verb(second.request), buffer(std::max(w.lo, b.lo))),
+                fmt::format("{} {}{} / {} {}{} on '{}'", first.request.api, verb(first.request), site_key(first),
+                            second.request.api, verb(second.request), site_key(second), buffer(std::max(w.lo, b.lo))),
                 second.core, second.issue,
                 fmt::format("core {} {} and core {} {} overlap in main memory at 0x{:x} with no barrier between "
                             "them: the result depends on which reaches memory first",
@@ -262,6 +272,76 @@ void GroupCheck::sweep() {
   recs_ = std::move(kept);
   reset_clocks();  // the barrier ordered everything before it; what is still in flight is ordered by nothing yet
   for (Rec& r : recs_) r.snapshot = 0;
+}
+
+void sweep_across_groups(const std::vector<GroupCheck*>& groups) {
+  struct Span {
+    DeviceAddr lo;
+    DeviceAddr hi;
+    std::uint32_t group;
+    std::uint32_t rec;
+  };
+  std::vector<Span> writes;
+  std::vector<Span> all;
+  for (std::uint32_t g = 0; g < groups.size(); ++g) {
+    const auto& log = groups[g]->launch_log_;
+    for (std::uint32_t i = 0; i < log.size(); ++i) {
+      const DmaRequest& q = log[i].request;
+      const bool expand = q.strided() && q.block_count() <= kMaxExpandedBlocks;
+      const std::uint64_t n = expand ? q.block_count() : 1;
+      for (std::uint64_t k = 0; k < n; ++k) {
+        const DeviceAddr lo = q.main + k * q.block_pitch();
+        const Span span{lo, expand ? lo + q.block_bytes() : q.main_end(), g, i};
+        all.push_back(span);
+        if (q.op == DmaOp::kPut) writes.push_back(span);
+      }
+    }
+  }
+  if (writes.empty()) return;
+  const auto by_address = [](const Span& x, const Span& y) {
+    return std::tie(x.lo, x.group, x.rec) < std::tie(y.lo, y.group, y.rec);
+  };
+  std::sort(writes.begin(), writes.end(), by_address);
+  std::vector<DeviceAddr> reach(writes.size());  // the furthest end of writes[0..j]
+  for (std::size_t j = 0; j < writes.size(); ++j) reach[j] = std::max(writes[j].hi, j ? reach[j - 1] : 0);
+  std::vector<std::vector<bool>> reported(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) reported[g].assign(groups[g]->launch_log_.size(), false);
+  for (const Span& b : all) {
+    if (reported[b.group][b.rec]) continue;
+    const GroupCheck::Rec& rb = groups[b.group]->launch_log_[b.rec];
+    auto end =
+        std::lower_bound(writes.begin(), writes.end(), b.hi, [](const Span& w, DeviceAddr hi) { return w.lo < hi; });
+    for (auto j = static_cast<std::ptrdiff_t>(end - writes.begin()) - 1; j >= 0; --j) {
+      if (reach[static_cast<std::size_t>(j)] <= b.lo) break;
+      const Span& w = writes[static_cast<std::size_t>(j)];
+      if (w.hi <= b.lo || w.group == b.group) continue;
+      const GroupCheck::Rec& rw = groups[w.group]->launch_log_[w.rec];
+      if (rw.node_epoch != rb.node_epoch) continue;  // a node barrier between them orders them
+      // A put pair is reported once, from the request of the later group.
+      if (rb.request.op == DmaOp::kPut && std::tie(w.group, w.rec) > std::tie(b.group, b.rec)) continue;
+      if ((rw.request.strided() || rb.request.strided()) && !main_overlaps(rw.request, rb.request)) continue;
+      const bool w_first = std::tie(rw.issue, w.group, rw.core) <= std::tie(rb.issue, b.group, rb.core);
+      const std::uint32_t first_group = w_first ? w.group : b.group;
+      const std::uint32_t second_group = w_first ? b.group : w.group;
+      const GroupCheck::Rec& first = w_first ? rw : rb;
+      const GroupCheck::Rec& second = w_first ? rb : rw;
+      GroupCheck& a = *groups[first_group];
+      GroupCheck& z = *groups[second_group];
+      const DeviceAddr at = std::max(w.lo, b.lo);
+      z.add(
+          "dma-race",
+          fmt::format("groups {} {}{} / {} {}{} on '{}'", first.request.api, verb(first.request),
+                      GroupCheck::site_key(first), second.request.api, verb(second.request),
+                      GroupCheck::site_key(second), z.buffer(at)),
+          second.core, second.issue,
+          fmt::format("core group {} core {} {} and core group {} core {} {} overlap in main memory at 0x{:x} with no "
+                      "node barrier between them (core groups share main memory): the result depends on which "
+                      "reaches memory first",
+                      a.cg_, first.core, a.describe(first), z.cg_, second.core, z.describe(second), at));
+      reported[b.group][b.rec] = true;
+      break;
+    }
+  }
 }
 
 void GroupCheck::add(std::string_view kind, const std::string& site, int core, Cycle cycle, std::string message) {
@@ -300,10 +380,14 @@ std::string GroupCheck::describe(const Rec& r) const {
   std::string shape = q.strided() ? fmt::format(" in blocks of {} bytes, stride {}", q.bsize, q.stride) : "";
   std::string name = ldm_namer_ ? ldm_namer_(cg_, r.core, static_cast<LdmAddr>(q.ldm)) : std::string();
   return fmt::format(
-      "{} ({} {}, {} bytes{}, main [0x{:x}, 0x{:x}) in '{}', ldm [0x{:x}, 0x{:x}){}, issued at cycle {}, "
+      "{} ({} {}, {} bytes{}, main [0x{:x}, 0x{:x}) in '{}', ldm [0x{:x}, 0x{:x}){}, issued at cycle {}{}, "
       "done at {})",
       q.api, to_string(q.mode), verb(q), q.length, shape, q.main, q.main_end(), buffer(q.main), q.ldm, q.ldm + q.length,
-      name.empty() ? "" : " in " + name, r.issue, r.end);
+      name.empty() ? "" : " in " + name, r.issue, r.where != nullptr ? " by " + r.where(r.site) : std::string(), r.end);
+}
+
+std::string GroupCheck::site_key(const Rec& r) {
+  return r.where != nullptr ? fmt::format("@{:x}", r.site) : std::string();
 }
 
 std::uint64_t GroupCheck::hash_source(const Rec& r) const {

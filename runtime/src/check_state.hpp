@@ -39,6 +39,11 @@ class CoreCheckImpl final : public CoreCheck {
   bool checks_init() const override;
   bool in_flight() const override { return !open_.empty(); }
   void report(std::string_view kind, std::uint64_t site, std::string message) override;
+  /// The code issuing the next request (see set_issue_site).
+  void set_issue_site(std::uint64_t site, SiteText where) {
+    next_site_ = site;
+    next_where_ = where;
+  }
 
  private:
   friend class GroupCheck;
@@ -51,6 +56,8 @@ class CoreCheckImpl final : public CoreCheck {
   const std::byte* ldm_ = nullptr;      // host view of the core's ldm (its context's window)
   std::vector<std::uint32_t> open_;     // indices into GroupCheck::recs_ of requests in flight
   std::vector<std::uint64_t> written_;  // one bit per ldm byte; empty unless the init check is on
+  std::uint64_t next_site_ = 0;         // the code issuing the next request (0: not known)
+  SiteText next_where_ = nullptr;
 };
 
 /// One core group's checks during launches.
@@ -63,9 +70,10 @@ class GroupCheck {
   CoreCheckImpl& core(int id) { return *cores_[static_cast<std::size_t>(id)]; }
 
   // ---- from the runtime, on the group's host thread ----
-  /// A launch starts: `ldm` and `clocks` hold each core's ldm (host view) and clock.
+  /// A launch starts: `ldm` and `clocks` hold each core's ldm (host view) and clock. `with_groups`: other core groups
+  /// run in the same launch, so its requests are kept for sweep_across_groups.
   void start_launch(const std::string& kernel, const std::vector<const std::byte*>& ldm,
-                    std::vector<const Cycle*> clocks, std::uint64_t ldm_bytes);
+                    std::vector<const Cycle*> clocks, std::uint64_t ldm_bytes, bool with_groups);
   void on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id);
   void on_wait(int core, std::uint64_t id, Cycle at);
   void on_wait_all(int core, Cycle at);
@@ -82,6 +90,7 @@ class GroupCheck {
 
  private:
   friend class CoreCheckImpl;
+  friend void sweep_across_groups(const std::vector<GroupCheck*>& groups);
   struct Rec {
     int core = 0;
     DmaRequest request;
@@ -93,12 +102,17 @@ class GroupCheck {
     std::uint64_t source_hash = 0;  // a put's ldm source at issue (checked at its wait)
     bool open = true;
     bool access_reported = false;  // the core's own accesses to it were reported (once per request)
+    std::uint64_t site = 0;        // the issuing code, when known (set_issue_site)
+    SiteText where = nullptr;
+    std::uint32_t node_epoch = 0;  // node barriers the group had passed at issue
   };
   void close(std::uint32_t index, Cycle at, bool by_wait);
   void sweep();
   bool ordered(const Rec& a, const Rec& b) const;
   void add(std::string_view kind, const std::string& site, int core, Cycle cycle, std::string message);
   std::string describe(const Rec& r) const;
+  /// "@SITE" of a request's issuing code for report keys; empty when not known.
+  static std::string site_key(const Rec& r);
   std::string buffer(DeviceAddr addr) const;
   /// "ldm bytes [LO, HI)" of `core`, with the array's name when the namer knows it.
   std::string ldm_bytes(int core, LdmAddr lo, LdmAddr hi) const;
@@ -120,7 +134,15 @@ class GroupCheck {
   std::vector<std::vector<std::vector<std::uint32_t>>> clocks_vc_;
   void reset_clocks();
   std::unordered_map<std::string, Site> sites_;
+  bool with_groups_ = false;
+  std::uint32_t node_epoch_ = 0;
+  std::vector<Rec> launch_log_;  // with_groups_: the launch's requests, for sweep_across_groups
 };
+
+/// After a launch of several core groups (on the control core, every group finished): reports pairs of requests of
+/// different groups that overlap in main memory, at least one a put, with no node barrier between them (groups share
+/// main memory; their own barriers order nothing across groups). Reports go to the group of the later request.
+void sweep_across_groups(const std::vector<GroupCheck*>& groups);
 
 /// The machine's checks (a HostState of its control core, shared with its views).
 struct CheckState {

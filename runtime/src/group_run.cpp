@@ -118,7 +118,7 @@ void GroupRun::start(std::function<void()> on_exit, HostState& host_state,
       ldm.push_back(core->ldm_.bytes(0));
       clocks.push_back(&core->cycle_);
     }
-    checks_->start_launch(name_, ldm, std::move(clocks), machine_.arch.ldm_bytes);
+    checks_->start_launch(name_, ldm, std::move(clocks), machine_.arch.ldm_bytes, with_groups_);
   }
   guarded([&] {
     group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});

@@ -79,6 +79,8 @@ class GroupRun {
   spdlog::logger& dma_log() const { return *dma_log_; }
   /// The group's checks (docs/checking.md), null when the machine checks nothing.
   GroupCheck* checks() const { return checks_; }
+  /// Other core groups run in this launch: the checks keep its requests for the sweep across groups at the join.
+  void share_launch_with_groups() { with_groups_ = true; }
   void barrier(Core& core, Scope scope);
   void reg_put(Core& core, RegBus bus, int dst, const RegValue& value);
   RegValue reg_get(Core& core, RegBus bus);
@@ -134,6 +136,7 @@ class GroupRun {
   const Kernel& kernel_;
   std::string name_;
   NodeSync* node_;
+  bool with_groups_ = false;
   Cycle start_cycle_ = 0;
   CheckState* check_state_ = nullptr;  // the machine's checks when enabled
   GroupCheck* checks_ = nullptr;

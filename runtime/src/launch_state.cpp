@@ -4,6 +4,7 @@
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/operations.hpp>
 
+#include "check_state.hpp"
 #include "context_session.hpp"
 #include "scheduler.hpp"
 
@@ -31,6 +32,9 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
       if (node != nullptr) node->add(*runs_.back(), machine_.arch.cores_per_group());
       together.back().push_back(runs_.back().get());
     }
+  }
+  if (runs_.size() > 1) {
+    for (const auto& run : runs_) run->share_launch_with_groups();
   }
   *machine_.launch_active = true;
   if (ContextSession* session = machine_.node->session) {
@@ -131,6 +135,11 @@ std::optional<Fault> LaunchState::join() {
   }
   for (auto& thread : threads_) thread.join();
   if (on_workers_) machine_.workers->wait();
+  std::vector<GroupCheck*> checks;  // every group has finished: races between them can be swept for
+  for (const auto& run : runs_) {
+    if (run->checks() != nullptr) checks.push_back(run->checks());
+  }
+  if (checks.size() > 1) sweep_across_groups(checks);
   joined_ = true;
   *machine_.launch_active = false;
   for (const auto& run : runs_) {

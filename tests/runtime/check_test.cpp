@@ -161,3 +161,32 @@ TEST_CASE("reports are the same for any number of host threads", "[check]") {
   CHECK(reports(2) == one);
   CHECK(reports(4) == one);
 }
+
+TEST_CASE("requests of different core groups on the same bytes race unless a node barrier orders them", "[check]") {
+  // Core 0 of group 0 puts y; core 0 of group 1 gets it, with or without a node barrier between them.
+  auto run = [](bool node_barrier, unsigned threads) {
+    Machine m{Arch::preset("sw26010"), MachineOptions{.threads = threads}};
+    auto y = m.alloc<float>(64, AllocOptions{.name = "y"});
+    enable_checks(m, kAll);
+    m.launch_kernel(LaunchSpec{.groups = {0, 1}, .name = "k", .node_sync = node_barrier}, [y,
+                                                                                           node_barrier](Core& core) {
+       auto buf = core.ldm().alloc<float>(64);
+       if (core.id() == 0 && core.cg() == 0) core.put(y, LdmSpan<const float>(buf)).wait();
+       if (node_barrier) core.barrier(Scope::kNode);
+       if (core.id() == 0 && core.cg() == 1) core.get(buf, y).wait();
+     }).join();
+    return check_reports(m);
+  };
+  const auto racing = run(false, 1);
+  REQUIRE(racing.size() == 1);
+  CHECK(racing[0].kind == "dma-race");
+  CHECK(racing[0].cg == 1);
+  CHECK(racing[0].count == 1);
+  CHECK_THAT(racing[0].message, Catch::Contains("core group 0 core 0 Core::put") &&
+                                    Catch::Contains("core group 1 core 0 Core::get") && Catch::Contains("in 'y'") &&
+                                    Catch::Contains("no node barrier"));
+  const auto threaded = run(false, 2);
+  REQUIRE(threaded.size() == 1);
+  CHECK(format_check_report(threaded[0]) == format_check_report(racing[0]));
+  CHECK(run(true, 1).empty());
+}

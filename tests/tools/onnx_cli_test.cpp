@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_support.hpp"
 #include "fuzz/user_file_input.hpp"
@@ -499,4 +500,35 @@ TEST_CASE("ONNX models and a workload pipeline on one machine with the sequentia
       CHECK(a == read_file(out.path / "pipe" / m / o));
     }
   }
+}
+
+// The clean side of checking mode (docs/checking.md): the operator library's kernels are the checker's first
+// customers, so the CNN, the residual blocks and the recurrent models (on both presets) and every supported op alone
+// run under --check all with no report.
+namespace {
+
+void expect_no_check_report(const std::string& name, const char* arch) {
+  const ScratchDir out(fmt::format("onnx-check-{}-{}", name, arch));
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch {} --check all --no-trace --out '{}'",
+                                     model(name + ".onnx"), model(name + "_x.npy"), arch, out.str()));
+  INFO(name << " on " << arch << ": " << r.output);
+  REQUIRE(r.code == 0);
+  const auto stats = nlohmann::json::parse(read_file(out.path / "stats.json"));
+  REQUIRE(stats.contains("check"));
+  CHECK(stats["check"].empty());
+}
+
+}  // namespace
+
+TEST_CASE("ONNX models run under --check all with no report", "[cli][onnx][check]") {
+  for (const char* name : {"cnn", "blocks", "rnn_torch", "gru_onnx", "lstm_last", "rnn_lens"}) {
+    for (const char* arch : {"sw26010", "sw26010pro"}) expect_no_check_report(name, arch);
+  }
+}
+
+TEST_CASE("every supported ONNX op runs under --check all with no report", "[cli][onnx][check]") {
+  std::istringstream ops(read_file(models() / "ops.txt"));
+  int checked = 0;
+  for (std::string op; std::getline(ops, op); ++checked) expect_no_check_report("op_" + op, "sw26010pro");
+  CHECK(checked >= 31);
 }
