@@ -3,7 +3,8 @@
 // placement is its own estimate plus the exchanges its data inputs need from where their producers left them; the
 // producer of an input is the previous op (the state) or an earlier one, whose placement is read off the best path
 // into that state. On a chain this is exact; on a graph with branches it is the best plan among those that
-// agree with the chain's optimum at every earlier op the path fixes (the Viterbi recursion with path costs).
+// agree with the chain's optimum at every earlier op the path fixes (the Viterbi recursion with path costs), which
+// a refinement then improves op by op until no single op's move lowers the plan's estimate.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -100,6 +101,94 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
   return out;
 }
 
+/// Prices plans over each op's candidates: an op's own estimate plus the exchanges its data inputs need from where
+/// their producers' placements (in `state`) left them.
+class PlanPricer {
+ public:
+  PlanPricer(const Graph& graph, const PlacementCostModel& model, const std::vector<std::vector<Candidate>>& cands)
+      : graph_(graph), model_(model), cands_(cands) {}
+
+  Estimate input_cost(std::size_t i, const Candidate& c, const std::vector<std::size_t>& state) const {
+    Estimate cost = c.own;
+    const OpNode& op = graph_.ops()[i];
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      const TensorNode& t = graph_.tensor(op.inputs[k]);
+      if (!t.producer) continue;  // staged where its first consumer needs it, or read in place
+      const OpNode& producer = graph_.ops()[*t.producer];
+      const std::size_t out = static_cast<std::size_t>(
+          std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
+      const Candidate& from = cands_[*t.producer][state[*t.producer]];
+      const Estimate e = model_.exchange(graph_, op.inputs[k], from.holds[out], c.needs[k], !c.split);
+      cost.cycles += e.cycles;
+      cost.terms.exchange += e.terms.exchange;
+    }
+    return cost;
+  }
+  double input_cycles(std::size_t i, const std::vector<std::size_t>& state) const {
+    return input_cost(i, cands_[i][state[i]], state).cycles;
+  }
+  /// The plan's estimate: every op's cost under `state`.
+  double total(const std::vector<std::size_t>& state) const {
+    double sum = 0;
+    for (std::size_t i = 0; i < state.size(); ++i) sum += input_cycles(i, state);
+    return sum;
+  }
+
+ private:
+  const Graph& graph_;
+  const PlacementCostModel& model_;
+  const std::vector<std::vector<Candidate>>& cands_;
+};
+
+/// The ops reading an output of each op, each once.
+std::vector<std::vector<std::size_t>> consumers_of(const Graph& graph) {
+  std::vector<std::vector<std::size_t>> consumers(graph.ops().size());
+  for (std::size_t i = 0; i < graph.ops().size(); ++i) {
+    for (const std::size_t t : graph.ops()[i].inputs) {
+      const auto& producer = graph.tensor(t).producer;
+      if (producer && (consumers[*producer].empty() || consumers[*producer].back() != i))
+        consumers[*producer].push_back(i);
+    }
+  }
+  return consumers;
+}
+
+/// The path search fixes a branch op's placement by the producer placements its path implies for the op after it,
+/// not by what the op costs: an op placed worse than an alternative for itself and its consumers is moved, one op at
+/// a time, until no single move lowers the plan's estimate (each move lowers it, so this ends).
+void refine(const PlanPricer& pricer, const std::vector<std::vector<Candidate>>& cands,
+            const std::vector<std::vector<std::size_t>>& consumers, std::vector<std::size_t>& state) {
+  const auto local = [&](std::size_t i) {
+    double sum = pricer.input_cycles(i, state);
+    for (const std::size_t j : consumers[i]) sum += pricer.input_cycles(j, state);
+    return sum;
+  };
+  constexpr int kMaxSweeps = 32;  // a bound on planning time
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool moved = false;
+    for (std::size_t i = 0; i < state.size(); ++i) {
+      const std::size_t kept = state[i];
+      double best = local(i);
+      std::size_t best_c = kept;
+      for (std::size_t c = 0; c < cands[i].size(); ++c) {
+        if (c == kept) continue;
+        state[i] = c;
+        const double cost = local(i);
+        if (cost < best * (1 - 1e-9)) best = cost, best_c = c;  // strictly lower, rounding aside
+      }
+      state[i] = best_c;
+      moved = moved || best_c != kept;
+    }
+    if (!moved) return;
+  }
+}
+
+/// The candidate `split` stands for: whole, or the split's own placement.
+Candidate candidate_of(const Graph& graph, const OpNode& op, const std::optional<OpSplit>& split,
+                       const PlacementCostModel& model, std::size_t groups) {
+  return split ? split_candidate(graph, op, *split, model, groups) : whole_candidate(graph, op, model, groups);
+}
+
 }  // namespace
 
 void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
@@ -110,23 +199,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
   if (n == 0) return;
   std::vector<std::vector<Candidate>> cands(n);
   for (std::size_t i = 0; i < n; ++i) cands[i] = candidates(graph, ops[i], plan, arch, model);
-  // The holding of an input of op i when op p ran as candidate `state` of op p.
-  const auto input_cost = [&](std::size_t i, const Candidate& c, const std::vector<std::size_t>& state) {
-    Estimate cost = c.own;
-    const OpNode& op = ops[i];
-    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-      const TensorNode& t = graph.tensor(op.inputs[k]);
-      if (!t.producer) continue;  // staged where its first consumer needs it, or read in place
-      const OpNode& producer = ops[*t.producer];
-      const std::size_t out = static_cast<std::size_t>(
-          std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
-      const Candidate& from = cands[*t.producer][state[*t.producer]];
-      const Estimate e = model.exchange(graph, op.inputs[k], from.holds[out], c.needs[k], !c.split);
-      cost.cycles += e.cycles;
-      cost.terms.exchange += e.terms.exchange;
-    }
-    return cost;
-  };
+  const PlanPricer pricer(graph, model, cands);
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> best(n);
   std::vector<std::vector<std::size_t>> back(n);
@@ -147,33 +220,33 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
       }
       const double before = i == 0 ? 0 : best[i - 1][p];
       for (std::size_t c = 0; c < cands[i].size(); ++c) {
-        const double total = before + input_cost(i, cands[i][c], state).cycles;
+        const double total = before + pricer.input_cost(i, cands[i][c], state).cycles;
         if (total < best[i][c]) best[i][c] = total, back[i][c] = p;
       }
     }
   }
-  // The cheapest final state, and the path into it.
+  // The cheapest final state, and the path into it, refined op by op.
   state[n - 1] =
       static_cast<std::size_t>(std::min_element(best[n - 1].begin(), best[n - 1].end()) - best[n - 1].begin());
-  plan.estimated_cycles = best[n - 1][state[n - 1]];
   for (std::size_t i = n - 1; i > 0; --i) state[i - 1] = back[i][state[i]];
-  // Never a plan estimated slower than `--split off` (every op whole): the path prices skip edges by the path that
-  // reaches them, so its optimum is not guaranteed to beat the all-whole plan.
+  refine(pricer, cands, consumers_of(graph), state);
+  plan.estimated_cycles = pricer.total(state);
+  // Never a plan estimated slower than `--split off` (every op whole): neither the path search nor the refinement
+  // guarantees it on a graph with branches.
   const std::vector<std::size_t> off(n, 0);
-  double off_cycles = 0;
-  for (std::size_t i = 0; i < n; ++i) off_cycles += input_cost(i, cands[i][0], off).cycles;
+  const double off_cycles = pricer.total(off);
   if (off_cycles <= plan.estimated_cycles) state = off, plan.estimated_cycles = off_cycles;
   for (std::size_t i = 0; i < n; ++i) {
     Candidate& chosen = cands[i][state[i]];
     PlacementChoice& choice = plan.choices[i];
     choice.placement = chosen.label;
-    const Estimate estimate = input_cost(i, chosen, state);
+    const Estimate estimate = pricer.input_cost(i, chosen, state);
     choice.estimated_cycles = estimate.cycles;
     choice.terms = estimate.terms;
     choice.cost_class = std::string(to_string(PlacementCostModel::cost_class(graph, ops[i])));
     for (std::size_t c = 0; c < cands[i].size(); ++c) {
       if (c == state[i]) continue;
-      const double other = input_cost(i, cands[i][c], state).cycles;
+      const double other = pricer.input_cost(i, cands[i][c], state).cycles;
       if (choice.runner_up.empty() || other < choice.runner_up_cycles) {
         choice.runner_up = cands[i][c].label;
         choice.runner_up_cycles = other;
@@ -181,6 +254,18 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
     }
     plan.ops[i] = std::move(chosen.split);
   }
+}
+
+double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan) {
+  const PlacementCostModel model(arch);
+  const std::size_t n = graph.ops().size();
+  std::vector<std::vector<Candidate>> cands(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<OpSplit> none;
+    cands[i].push_back(
+        candidate_of(graph, graph.ops()[i], i < plan.ops.size() ? plan.ops[i] : none, model, plan.memories));
+  }
+  return PlanPricer(graph, model, cands).total(std::vector<std::size_t>(n, 0));
 }
 
 std::string describe_placements(const Graph& graph, const SplitPlan& plan) {

@@ -79,6 +79,10 @@ GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<Ten
 /// plan.estimated_cycles.
 void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan);
 
+/// A plan's estimate as the choice prices it: every op's own estimate under its placement (`plan.ops`, nullopt:
+/// whole) plus the exchanges its inputs need from where their producers' placements left them.
+double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan);
+
 /// One line per op of a cost-aware plan (`ldmsim plan`, `ldmsim run --dump-graph`): its placement, estimated
 /// cycles and the runner-up it beat; empty when the plan was not chosen by cost.
 std::string describe_placements(const Graph& graph, const SplitPlan& plan);
