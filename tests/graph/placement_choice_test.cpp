@@ -84,6 +84,27 @@ TEST_CASE("the placement estimate is the arch's roofline per core group", "[grap
   CHECK(model.exchange(g, relu.outputs[0], held, own).cycles == 0);
 }
 
+TEST_CASE("one whole matrix product reads its smaller operand whole on every group", "[graph][split][auto]") {
+  // fc of x [1, 2048] (4 KiB) by W [256, 2048] (1 MiB): the kernel deals W's output columns to the groups, so each
+  // group reads a quarter of W and all of x; a batch of matrices (matmul [8, 64, 64] x [8, 64, 64]) is dealt by
+  // whole products, a quarter of each operand.
+  const Graph fc = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 2048], "init": {"normal": [0, 1], "seed": 4}},
+                "w": {"shape": [256, 2048], "init": {"uniform": [-0.05, 0.05], "seed": 5}}},
+    "ops": [{"type": "fc", "inputs": ["x", "w"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Graph batch = from(json::parse(R"({
+    "tensors": {"a": {"shape": [8, 64, 64], "init": {"normal": [0, 1], "seed": 6}},
+                "b": {"shape": [8, 64, 64], "init": {"normal": [0, 1], "seed": 7}}},
+    "ops": [{"type": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const PlacementCostModel model(simple_arch());
+  const double x = 4096, w = 1048576, y = 512;
+  CHECK(model.whole(fc, fc.ops()[0]).terms.remote == Approx(((x + w) / 4 + x * 3 / 4 + y / 4) / 8));
+  const double operand = 65536;
+  CHECK(model.whole(batch, batch.ops()[0]).terms.remote == Approx(3 * operand / 4 / 8));
+}
+
 TEST_CASE("on a preset the estimate scales each roofline term by the preset's fitted factors", "[graph][split][auto]") {
   const Graph g = from(json::parse(R"({
     "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
