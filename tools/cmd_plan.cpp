@@ -32,7 +32,7 @@ void plan_command(const PlanOptions& options) {
   const Model* w = &model;
   check_host_memory(w->host_memory_bound(), fmt::format("workload '{}'", w->graph().name));  // as `run`
   const SplitOptions split_options = split_for(options.model.config(), w->format());
-  const SplitPlan split = plan_split(w->graph(), w->arch(), split_options);
+  const SplitPlan split = plan_split(w->graph(), w->arch(), split_options, &w->plan());
   const std::vector<TensorTags> tags = tensor_tags(w->loaded_graph(), w->graph(), w->plan(), &split);
   if (options.json || options.json_file_given) {
     nlohmann::json doc = {{"workload", w->loaded_graph().name},

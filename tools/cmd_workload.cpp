@@ -55,8 +55,8 @@ void run_workload_command(const std::string& workload, const ModelRunArgs& args)
     fmt::print("{}", terminal_safe(model.describe()));
     const SplitOptions split = split_for(args.model.config(args.machine), model.format());
     if (split.cost_aware)
-      fmt::print("{}",
-                 terminal_safe(describe_placements(model.graph(), plan_split(model.graph(), model.arch(), split))));
+      fmt::print("{}", terminal_safe(describe_placements(
+                           model.graph(), plan_split(model.graph(), model.arch(), split, &model.plan()))));
   }
   RunRequest request;
   request.outputs = RunOutputs{args.out, args.trace};

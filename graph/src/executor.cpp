@@ -43,7 +43,7 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
                         const ExecuteOptions& options) {
   check_runnable(graph, plan, machine.arch());
   RunState state(graph, plan, machine, options);
-  SplitPlan split = plan_split(graph, machine.arch(), options.split);
+  SplitPlan split = plan_split(graph, machine.arch(), options.split, &plan);
   // A cost-aware plan that splits nothing is the whole machine's (the same runs as `--split off`).
   const bool splits = std::any_of(split.ops.begin(), split.ops.end(), [](const auto& s) { return s.has_value(); });
   const bool whole = !options.split.enabled || machine.arch().core_groups < 2 || (options.split.cost_aware && !splits);

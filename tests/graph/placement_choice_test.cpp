@@ -11,6 +11,7 @@
 #include "kernels/op_harness.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/graph/plan.hpp"
 
 using namespace ldmsim;
 using nlohmann::json;
@@ -103,6 +104,42 @@ TEST_CASE("one whole matrix product reads its smaller operand whole on every gro
   CHECK(model.whole(fc, fc.ops()[0]).terms.remote == Approx(((x + w) / 4 + x * 3 / 4 + y / 4) / 8));
   const double operand = 65536;
   CHECK(model.whole(batch, batch.ops()[0]).terms.remote == Approx(3 * operand / 4 / 8));
+}
+
+TEST_CASE("an input wanted in another layout is priced with its re-layout", "[graph][split][auto]") {
+  // conv then max_pool: the pool wants the conv's output in another layout, so the schedule re-lays it out.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 16, 55, 55], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [16, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+            {"type": "max_pool", "inputs": ["c"], "outputs": ["y"], "attrs": {"kernel": 3, "stride": 2}}],
+    "outputs": ["y"]})"));
+  const ExecutionPlan layouts = plan_execution(g, StagingPolicy::kMethod);
+  const std::size_t c = g.ops()[0].outputs[0];
+  REQUIRE(std::any_of(layouts.steps.begin(), layouts.steps.end(),
+                      [&](const Step& s) { return s.kind == Step::Kind::kRelayout && s.tensor == c && s.op == 1; }));
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  // Held whole in group 0's memory, read whole by a whole op: re-laid out on the whole machine, each group a
+  // quarter, groups 1-3 reading and writing theirs over the link (local DMA is free on this arch).
+  const double share = 16.0 * 55 * 55 * 2 / 4;
+  std::vector<std::optional<TensorRegion>> whole_need(4);
+  whole_need[0] = TensorRegion{};
+  CHECK(model.exchange(g, c, TensorHolding{}, whole_need, true).cycles == 0);
+  CHECK(model.exchange(g, c, TensorHolding{}, whole_need, true, true).cycles == Approx(450 + 2 * share / 8));
+  // A group holding exactly its piece re-lays it out in its own memory: the launch alone here.
+  TensorHolding held{false, {}};
+  for (std::uint64_t q = 0; q < 4; ++q) held.groups.push_back(TensorRegion{false, 1, 4 * q, 4 * (q + 1)});
+  std::vector<std::optional<TensorRegion>> own(4);
+  own[2] = held.groups[2];
+  CHECK(model.exchange(g, c, held, own, false, true).cycles == Approx(450));
+  // The whole plan with and without the layouts: the re-layout is what separates them; a chosen plan is priced
+  // with them.
+  SplitPlan off = plan_split(g, arch, {.enabled = true, .cost_aware = true}, &layouts);
+  const SplitPlan chosen = off;
+  CHECK(chosen.estimated_cycles == Approx(estimate_plan(g, arch, chosen, &layouts)));
+  for (auto& op : off.ops) op.reset();
+  CHECK(estimate_plan(g, arch, off, &layouts) == Approx(estimate_plan(g, arch, off) + 450 + 2 * share / 8));
 }
 
 TEST_CASE("on a preset the estimate scales each roofline term by the preset's fitted factors", "[graph][split][auto]") {

@@ -212,23 +212,44 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
 }
 
 Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
-                                      const std::vector<std::optional<TensorRegion>>& need, bool whole_machine) const {
+                                      const std::vector<std::optional<TensorRegion>>& need, bool whole_machine,
+                                      bool relayout) const {
   const TensorNode& tensor = graph.tensor(t);
   const Shape& shape = tensor.shape;
   double slowest = 0;
   // A whole op reads a whole copy in place, in whichever memory holds it (as --split off reads group 0's).
   const bool whole_copy =
       held.whole || std::any_of(held.groups.begin(), held.groups.end(), [](const auto& h) { return h && h->whole; });
+  // A copy read in place costs nothing, unless the consumer wants it in another layout: then it is re-laid out
+  // where it is, reading and writing every byte (a gather writes the wanted layout as it goes).
+  const double relayout_rate_cycles =
+      1 / rate(DmaOp::kGet, kTypicalRequestBytes) + 1 / rate(DmaOp::kPut, kTypicalRequestBytes);
+  const auto in_place = [&](double bytes, double remote_bytes) {
+    if (!relayout) return;
+    const double remote = remote_bytes_per_cycle_ > 0 ? remote_bytes / remote_bytes_per_cycle_ : 0;
+    slowest = std::max(slowest, launch_cycles_ + std::max(bytes * relayout_rate_cycles, remote));
+  };
   for (std::size_t g = 0; g < need.size(); ++g) {
     if (!need[g]) continue;
     const TensorRegion& r = *need[g];
-    if (whole_machine && r.whole && whole_copy) continue;
+    if (whole_machine && r.whole && whole_copy) {
+      // On the whole machine: each group a share, groups other than the copy's reading and writing it remotely.
+      const double share = region_bytes(tensor, r) / static_cast<double>(need.size());
+      in_place(share, need.size() > 1 ? 2 * share : 0);
+      continue;
+    }
     double local = 0;
     if (held.whole) {
-      if (g == 0 && r.whole) continue;  // the copy itself
+      if (g == 0 && r.whole) {  // the copy itself
+        in_place(region_bytes(tensor, r), 0);
+        continue;
+      }
       local = g == 0 ? region_bytes(tensor, r) : 0;
     } else {
-      if (held.groups[g] && same(*held.groups[g], r)) continue;
+      if (held.groups[g] && same(*held.groups[g], r)) {
+        in_place(region_bytes(tensor, r), 0);
+        continue;
+      }
       if (held.groups[g]) local = overlap_bytes(tensor, r, *held.groups[g]);
     }
     // The gather moves boxes: one contiguous block per index before the cut axis, of the rows the smaller of the

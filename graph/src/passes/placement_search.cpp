@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "ldmsim/graph/placement_choice.hpp"
+#include "ldmsim/graph/plan.hpp"
 
 namespace ldmsim {
 
@@ -105,8 +106,15 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
 /// their producers' placements (in `state`) left them.
 class PlanPricer {
  public:
-  PlanPricer(const Graph& graph, const PlacementCostModel& model, const std::vector<std::vector<Candidate>>& cands)
-      : graph_(graph), model_(model), cands_(cands) {}
+  PlanPricer(const Graph& graph, const PlacementCostModel& model, const std::vector<std::vector<Candidate>>& cands,
+             const ExecutionPlan* layouts)
+      : graph_(graph), model_(model), cands_(cands), relaid_(graph.ops().size()) {
+    // The inputs each op wants in another layout than their producer wrote (the schedule's re-layout steps).
+    if (layouts == nullptr) return;
+    for (const Step& step : layouts->steps) {
+      if (step.kind == Step::Kind::kRelayout && step.op < relaid_.size()) relaid_[step.op].push_back(step.tensor);
+    }
+  }
 
   Estimate input_cost(std::size_t i, const Candidate& c, const std::vector<std::size_t>& state) const {
     Estimate cost = c.own;
@@ -118,7 +126,8 @@ class PlanPricer {
       const std::size_t out = static_cast<std::size_t>(
           std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
       const Candidate& from = cands_[*t.producer][state[*t.producer]];
-      const Estimate e = model_.exchange(graph_, op.inputs[k], from.holds[out], c.needs[k], !c.split);
+      const bool relayout = std::find(relaid_[i].begin(), relaid_[i].end(), op.inputs[k]) != relaid_[i].end();
+      const Estimate e = model_.exchange(graph_, op.inputs[k], from.holds[out], c.needs[k], !c.split, relayout);
       cost.cycles += e.cycles;
       cost.terms.exchange += e.terms.exchange;
     }
@@ -138,6 +147,7 @@ class PlanPricer {
   const Graph& graph_;
   const PlacementCostModel& model_;
   const std::vector<std::vector<Candidate>>& cands_;
+  std::vector<std::vector<std::size_t>> relaid_;  ///< per op: the tensors it re-lays out
 };
 
 /// The ops reading an output of each op, each once.
@@ -191,7 +201,7 @@ Candidate candidate_of(const Graph& graph, const OpNode& op, const std::optional
 
 }  // namespace
 
-void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
+void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts) {
   const PlacementCostModel model(arch);
   const auto& ops = graph.ops();
   const std::size_t n = ops.size();
@@ -199,7 +209,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
   if (n == 0) return;
   std::vector<std::vector<Candidate>> cands(n);
   for (std::size_t i = 0; i < n; ++i) cands[i] = candidates(graph, ops[i], plan, arch, model);
-  const PlanPricer pricer(graph, model, cands);
+  const PlanPricer pricer(graph, model, cands, layouts);
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> best(n);
   std::vector<std::vector<std::size_t>> back(n);
@@ -256,7 +266,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan) {
   }
 }
 
-double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan) {
+double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan, const ExecutionPlan* layouts) {
   const PlacementCostModel model(arch);
   const std::size_t n = graph.ops().size();
   std::vector<std::vector<Candidate>> cands(n);
@@ -265,7 +275,7 @@ double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan
     cands[i].push_back(
         candidate_of(graph, graph.ops()[i], i < plan.ops.size() ? plan.ops[i] : none, model, plan.memories));
   }
-  return PlanPricer(graph, model, cands).total(std::vector<std::size_t>(n, 0));
+  return PlanPricer(graph, model, cands, layouts).total(std::vector<std::size_t>(n, 0));
 }
 
 std::string describe_placements(const Graph& graph, const SplitPlan& plan) {

@@ -178,7 +178,7 @@ std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcep
   return std::nullopt;
 }
 
-SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options) {
+SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options, const ExecutionPlan* layouts) {
   SplitPlan plan;
   plan.options = options;
   plan.memories = arch.core_groups;
@@ -186,7 +186,7 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
   plan.ops.resize(graph.ops().size());
   if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
   if (options.cost_aware) {
-    choose_placements(graph, arch, plan);
+    choose_placements(graph, arch, plan, layouts);
     return plan;
   }
   std::vector<std::optional<std::size_t>> held_axis(graph.tensors().size());  // by its producer

@@ -50,9 +50,11 @@ class PlacementCostModel {
   Estimate split(const Graph& graph, const OpNode& op, const OpSplit& s) const;
   /// Cycles to give each group `need[g]` of tensor `t` (nullopt: nothing) when it is held as `held`: one gather per
   /// group that lacks a copy of exactly its region, the groups in parallel; for a whole op (`whole_machine`), its
-  /// input gathered into group 0's memory by every group, a share each.
+  /// input gathered into group 0's memory by every group, a share each. With `relayout` (the consumer wants `t` in
+  /// another layout than its producer wrote), a copy read in place is re-laid out where it is.
   Estimate exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
-                    const std::vector<std::optional<TensorRegion>>& need, bool whole_machine = false) const;
+                    const std::vector<std::optional<TensorRegion>>& need, bool whole_machine = false,
+                    bool relayout = false) const;
   /// Whose factors price `op`.
   static CostClass cost_class(const Graph& graph, const OpNode& op);
   const Arch& arch() const { return arch_; }
@@ -76,12 +78,14 @@ class PlacementCostModel {
 GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<TensorRegion>& regions, double fraction);
 
 /// Chooses every op's placement of `plan` (options.cost_aware): fills plan.ops, plan.choices and
-/// plan.estimated_cycles.
-void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan);
+/// plan.estimated_cycles. With `layouts` (the graph's execution plan), an input its consumer wants in another layout
+/// than its producer wrote is priced with its re-layout.
+void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts = nullptr);
 
 /// A plan's estimate as the choice prices it: every op's own estimate under its placement (`plan.ops`, nullopt:
 /// whole) plus the exchanges its inputs need from where their producers' placements left them.
-double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan);
+double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan,
+                     const ExecutionPlan* layouts = nullptr);
 
 /// One line per op of a cost-aware plan (`ldmsim plan`, `ldmsim run --dump-graph`): its placement, estimated
 /// cycles and the runner-up it beat; empty when the plan was not chosen by cost.

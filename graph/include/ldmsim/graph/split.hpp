@@ -17,6 +17,8 @@
 
 namespace ldmsim {
 
+struct ExecutionPlan;
+
 /// How piece sizes round when D does not divide evenly.
 enum class SplitRounding : std::uint8_t {
   kExact,  ///< pieces differ by at most one index (the first D mod pieces are one longer); nothing is added
@@ -124,7 +126,8 @@ inline constexpr const char* kOneGroupRule = "one-group";
 /// `op` run whole on core group `group` alone: one piece, the whole op, its inputs and outputs in that group's memory.
 OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group);
 /// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:
-/// placement_choice.hpp).
-SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options);
+/// placement_choice.hpp, which prices re-layouts by the `layouts` of the graph's execution plan when given).
+SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options,
+                     const ExecutionPlan* layouts = nullptr);
 
 }  // namespace ldmsim
