@@ -1,0 +1,190 @@
+// One-sided communication (docs/athread.md "MPI"): MPI_Put, MPI_Accumulate and MPI_Get over the LogGP model, and the
+// synchronisations that complete them. A put or accumulate of k bytes keeps the origin busy o + (k - 1) G and is
+// done at the target T(k) after its start; a get keeps the origin busy o and is done when its request and the data
+// have crossed, T(0) + T(k) after its start. MPI_Win_fence is a barrier that no rank enters before its own operations
+// on the window are done; MPI_Win_unlock / unlock_all / flush / flush_all wait until they are. The data moves through
+// the PMPI_ calls unchanged.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "collective_costs.hpp"
+#include "control_clock.hpp"
+#include "rank_state.hpp"
+
+namespace ldmsim::athread::mpi {
+namespace {
+
+/// A window made by an intercepted call: the communicator it spans (its fences are collectives over it) and when
+/// this rank's one-sided operations on it are done.
+struct Window {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Cycle done = 0;
+};
+
+class Windows {
+ public:
+  static Windows& get() {
+    static Windows windows;
+    return windows;
+  }
+
+  void add(MPI_Win win, MPI_Comm comm) {
+    const std::lock_guard lock(mutex_);
+    windows_[win] = Window{comm, 0};
+  }
+
+  void forget(MPI_Win win) {
+    const std::lock_guard lock(mutex_);
+    windows_.erase(win);
+  }
+
+  /// An operation on `win` that is done at `done`.
+  void issued(MPI_Win win, Cycle done, const char* call) {
+    const std::lock_guard lock(mutex_);
+    Window& window = find(win, call);
+    window.done = std::max(window.done, done);
+  }
+
+  /// The window's state; its operations count as completed from now on.
+  Window complete(MPI_Win win, const char* call) {
+    const std::lock_guard lock(mutex_);
+    Window& window = find(win, call);
+    const Window state = window;
+    window.done = 0;
+    return state;
+  }
+
+ private:
+  Window& find(MPI_Win win, const char* call) {
+    const auto it = windows_.find(win);
+    if (it != windows_.end()) return it->second;
+    std::fprintf(stderr,
+                 "ldmsim mpi: rank %d: %s on a window that was not made by a call ldmsim intercepts "
+                 "(MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create_dynamic)\n",
+                 RankState::get().rank(), call);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+    std::abort();  // PMPI_Abort does not return
+  }
+
+  std::mutex mutex_;
+  std::map<MPI_Win, Window> windows_;
+};
+
+int made(int rc, MPI_Comm comm, const MPI_Win* win) {
+  if (rc == MPI_SUCCESS && RankState::get().timed()) Windows::get().add(*win, comm);
+  return rc;
+}
+
+/// A put or accumulate of `bytes` to `target`, started now.
+void time_put(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
+  RankState& rank = RankState::get();
+  const Cycle begin = control_clock();
+  const Cycle start = rank.next_send_start();
+  const Cycle end = start + rank.model().send_busy(bytes);
+  Windows::get().issued(win, start + rank.model().transfer(bytes), call);
+  advance_control_clock(end);
+  rank.record({call, begin, end, target, bytes, end, end});
+}
+
+/// A get of `bytes` from `target`, started now: its request goes out, the data comes back.
+void time_get(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
+  RankState& rank = RankState::get();
+  const Cycle begin = control_clock();
+  const Cycle start = rank.next_send_start();
+  const Cycle end = start + rank.model().overhead();
+  Windows::get().issued(win, start + rank.model().transfer(0) + rank.model().transfer(bytes), call);
+  advance_control_clock(end);
+  rank.record({call, begin, end, target, bytes, end, end});
+}
+
+void complete_own(const char* call, int target, MPI_Win win) {
+  RankState::get().wait_for_own(call, target, Windows::get().complete(win, call).done);
+}
+
+}  // namespace
+}  // namespace ldmsim::athread::mpi
+
+namespace m = ldmsim::athread::mpi;
+using m::message_bytes;
+using m::RankState;
+
+extern "C" {
+
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return m::made(PMPI_Win_create(base, size, disp_unit, info, comm, win), comm, win);
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  return m::made(PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win), comm, win);
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  return m::made(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win), comm, win);
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return m::made(PMPI_Win_create_dynamic(info, comm, win), comm, win);
+}
+
+int MPI_Win_free(MPI_Win* win) {
+  m::Windows::get().forget(*win);
+  return PMPI_Win_free(win);
+}
+
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_type, MPI_Win win) {
+  if (RankState::get().timed()) m::time_put("MPI_Put", target_rank, message_bytes(origin_count, origin_type), win);
+  return PMPI_Put(origin_addr, origin_count, origin_type, target_rank, target_disp, target_count, target_type, win);
+}
+
+int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank,
+                   MPI_Aint target_disp, int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
+  if (RankState::get().timed()) {
+    m::time_put("MPI_Accumulate", target_rank, message_bytes(origin_count, origin_type), win);
+  }
+  return PMPI_Accumulate(origin_addr, origin_count, origin_type, target_rank, target_disp, target_count, target_type,
+                         op, win);
+}
+
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_type, MPI_Win win) {
+  if (RankState::get().timed()) m::time_get("MPI_Get", target_rank, message_bytes(origin_count, origin_type), win);
+  return PMPI_Get(origin_addr, origin_count, origin_type, target_rank, target_disp, target_count, target_type, win);
+}
+
+int MPI_Win_fence(int assert_flags, MPI_Win win) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) {
+    const m::Window window = m::Windows::get().complete(win, "MPI_Win_fence");
+    rank.time_collective(window.comm, "MPI_Win_fence", m::barrier_cost(rank.model(), window.comm).cycles, 0,
+                         window.done);
+  }
+  return PMPI_Win_fence(assert_flags, win);
+}
+
+int MPI_Win_unlock(int target_rank, MPI_Win win) {
+  if (RankState::get().timed()) m::complete_own("MPI_Win_unlock", target_rank, win);
+  return PMPI_Win_unlock(target_rank, win);
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  if (RankState::get().timed()) m::complete_own("MPI_Win_unlock_all", -1, win);
+  return PMPI_Win_unlock_all(win);
+}
+
+int MPI_Win_flush(int target_rank, MPI_Win win) {
+  if (RankState::get().timed()) m::complete_own("MPI_Win_flush", target_rank, win);
+  return PMPI_Win_flush(target_rank, win);
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+  if (RankState::get().timed()) m::complete_own("MPI_Win_flush_all", -1, win);
+  return PMPI_Win_flush_all(win);
+}
+
+}  // extern "C"
