@@ -1,12 +1,14 @@
-// One-sided communication (docs/athread.md "MPI"): MPI_Put, MPI_Accumulate and MPI_Get over the LogGP model, and the
-// synchronisations that complete them. A put or accumulate of k bytes keeps the origin busy o + (k - 1) G and is
-// done at the target T(k) after its start; a get keeps the origin busy o and is done when its request and the data
-// have crossed, T(0) + T(k) after its start. MPI_Win_fence is a barrier that no rank enters before its own operations
-// on the window are done; MPI_Win_unlock / unlock_all / flush / flush_all wait until they are. The data moves through
-// the PMPI_ calls unchanged.
+// One-sided communication (docs/athread.md "MPI"): MPI_Put, MPI_Accumulate, MPI_Get and the fetching operations over
+// the LogGP model, and the synchronisations that complete them. A put or accumulate of k bytes keeps the origin busy
+// o + (k - 1) G and is done at the target T(k) after its start; a get keeps the origin busy o and is done when its
+// request and the data have crossed, T(0) + T(k) after its start; a get-accumulate, fetch-and-op or
+// compare-and-swap that sends k bytes and brings r back is busy o + (k - 1) G and done T(k) + T(r) after its start.
+// MPI_Win_fence is a barrier that no rank enters before its own operations on the window are done; MPI_Win_unlock /
+// unlock_all / flush / flush_all wait until they are. The data moves through the PMPI_ calls unchanged.
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -102,6 +104,18 @@ void time_get(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
   rank.record({call, begin, end, target, bytes, end, end});
 }
 
+/// An operation that sends `sent` bytes and brings `returned` bytes back (get-accumulate, fetch-and-op,
+/// compare-and-swap), started now: busy while its data goes out, done when the result has come back.
+void time_fetch(const char* call, int target, std::uint64_t sent, std::uint64_t returned, MPI_Win win) {
+  RankState& rank = RankState::get();
+  const Cycle begin = control_clock();
+  const Cycle start = rank.next_send_start();
+  const Cycle end = start + rank.model().send_busy(sent);
+  Windows::get().issued(win, start + rank.model().transfer(sent) + rank.model().transfer(returned), call);
+  advance_control_clock(end);
+  rank.record({call, begin, end, target, sent + returned, end, end});
+}
+
 void complete_own(const char* call, int target, MPI_Win win) {
   RankState::get().wait_for_own(call, target, Windows::get().complete(win, call).done);
 }
@@ -155,6 +169,35 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_type, int t
             int target_count, MPI_Datatype target_type, MPI_Win win) {
   if (RankState::get().timed()) m::time_get("MPI_Get", target_rank, message_bytes(origin_count, origin_type), win);
   return PMPI_Get(origin_addr, origin_count, origin_type, target_rank, target_disp, target_count, target_type, win);
+}
+
+int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_type, void* result_addr,
+                       int result_count, MPI_Datatype result_type, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
+  if (RankState::get().timed()) {
+    m::time_fetch("MPI_Get_accumulate", target_rank, message_bytes(origin_count, origin_type),
+                  message_bytes(result_count, result_type), win);
+  }
+  return PMPI_Get_accumulate(origin_addr, origin_count, origin_type, result_addr, result_count, result_type,
+                             target_rank, target_disp, target_count, target_type, op, win);
+}
+
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype type, int target_rank,
+                     MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  if (RankState::get().timed()) {
+    const std::uint64_t bytes = message_bytes(1, type);
+    m::time_fetch("MPI_Fetch_and_op", target_rank, bytes, bytes, win);
+  }
+  return PMPI_Fetch_and_op(origin_addr, result_addr, type, target_rank, target_disp, op, win);
+}
+
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype type,
+                         int target_rank, MPI_Aint target_disp, MPI_Win win) {
+  if (RankState::get().timed()) {
+    const std::uint64_t bytes = message_bytes(1, type);
+    m::time_fetch("MPI_Compare_and_swap", target_rank, 2 * bytes, bytes, win);
+  }
+  return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, type, target_rank, target_disp, win);
 }
 
 int MPI_Win_fence(int assert_flags, MPI_Win win) {

@@ -1,7 +1,7 @@
-/* The simulated time of one-sided communication and of MPI_Alltoallw / Ialltoallw, on 4 ranks: puts, gets and
- * accumulates completed by MPI_Win_fence, a put completed by MPI_Win_unlock, each against its formula
- * (tests/athread/mpi/CMakeLists.txt). Prints each section's cycles (from athread_host_cycles, which includes MPI
- * time) and checks the data each call moved. */
+/* The simulated time of one-sided communication and of MPI_Alltoallw / Ialltoallw, on 4 ranks: puts, gets,
+ * accumulates and the fetching operations completed by MPI_Win_fence, a put completed by MPI_Win_unlock, each
+ * against its formula (tests/athread/mpi/CMakeLists.txt). Prints each section's cycles (from athread_host_cycles,
+ * which includes MPI time) and checks the data each call moved. */
 #include <athread.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -16,7 +16,8 @@ static int rank, size, bad;
 static char line[1024];
 static unsigned long mark;
 static char out_msg[BYTES], in_msg[BYTES], window_bytes[BYTES];
-static double ones[DOUBLES], sums[DOUBLES];
+static double ones[DOUBLES], sums[DOUBLES], fetched[DOUBLES];
+static long long counter;
 
 static void start(void) {
   mark = athread_host_cycles();
@@ -93,9 +94,10 @@ int main(int argc, char** argv) {
   const int left2 = (rank + size - 2) % size, right2 = (rank + 2) % size;
   for (int i = 0; i < BYTES; ++i) out_msg[i] = pattern(rank, i);
   for (int i = 0; i < DOUBLES; ++i) ones[i] = rank + 1;
-  MPI_Win bytes_win, sums_win;
+  MPI_Win bytes_win, sums_win, counter_win;
   MPI_Win_create(window_bytes, BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &bytes_win);
   MPI_Win_create(sums, sizeof sums, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &sums_win);
+  MPI_Win_create(&counter, sizeof counter, sizeof counter, MPI_INFO_NULL, MPI_COMM_WORLD, &counter_win);
   MPI_Barrier(MPI_COMM_WORLD); /* every rank enters what follows at the same cycle */
 
   start();
@@ -124,6 +126,26 @@ int main(int argc, char** argv) {
   MPI_Win_fence(MPI_MODE_NOSUCCEED, sums_win);
   stop("Accumulate");
   expect(sums[0] == left + 1 && sums[DOUBLES - 1] == left + 1, "MPI_Accumulate");
+  MPI_Win_fence(0, sums_win);
+  start();
+  MPI_Get_accumulate(ones, DOUBLES, MPI_DOUBLE, fetched, DOUBLES, MPI_DOUBLE, right, 0, DOUBLES, MPI_DOUBLE, MPI_SUM,
+                     sums_win);
+  MPI_Win_fence(0, sums_win);
+  stop("Get_accumulate");
+  expect(fetched[DOUBLES - 1] == rank + 1 && sums[DOUBLES - 1] == 2 * (left + 1), "MPI_Get_accumulate");
+  double one = 1, before = 0;
+  start();
+  MPI_Fetch_and_op(&one, &before, MPI_DOUBLE, right, 0, MPI_SUM, sums_win);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, sums_win);
+  stop("Fetch_and_op");
+  expect(before == 2 * (rank + 1) && sums[0] == 2 * (left + 1) + 1, "MPI_Fetch_and_op");
+  MPI_Win_fence(0, counter_win);
+  long long compare = 0, mine = rank + 1, found = -1;
+  start();
+  MPI_Compare_and_swap(&mine, &compare, &found, MPI_LONG_LONG, right, 0, counter_win);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, counter_win);
+  stop("Compare_and_swap");
+  expect(found == 0 && counter == left + 1, "MPI_Compare_and_swap");
 
   start();
   MPI_Win_lock(MPI_LOCK_SHARED, right, 0, bytes_win);
@@ -138,6 +160,7 @@ int main(int argc, char** argv) {
   alltoallw(1);
   alltoallw(0);
 
+  MPI_Win_free(&counter_win);
   MPI_Win_free(&sums_win);
   MPI_Win_free(&bytes_win);
   printf("one_sided rank %d:%s\n", rank, line);
