@@ -4,7 +4,9 @@
 // request and the data have crossed, T(0) + T(k) after its start; a get-accumulate, fetch-and-op or
 // compare-and-swap that sends k bytes and brings r back is busy o + (k - 1) G and done T(k) + T(r) after its start.
 // MPI_Win_fence is a barrier that no rank enters before its own operations on the window are done; MPI_Win_unlock /
-// unlock_all / flush / flush_all wait until they are. The data moves through the PMPI_ calls unchanged.
+// unlock_all / flush / flush_all wait until they are. The request of MPI_Rput / Raccumulate completes when the
+// origin's buffer is free, that of MPI_Rget / Rget_accumulate when the data is there. The data moves through the
+// PMPI_ calls unchanged.
 #include <mpi.h>
 
 #include <algorithm>
@@ -82,8 +84,8 @@ int made(int rc, MPI_Comm comm, const MPI_Win* win) {
   return rc;
 }
 
-/// A put or accumulate of `bytes` to `target`, started now.
-void time_put(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
+/// A put or accumulate of `bytes` to `target`, started now; returns when the origin's buffer is free again.
+Cycle time_put(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
   RankState& rank = RankState::get();
   const Cycle begin = control_clock();
   const Cycle start = rank.next_send_start();
@@ -91,29 +93,41 @@ void time_put(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
   Windows::get().issued(win, start + rank.model().transfer(bytes), call);
   advance_control_clock(end);
   rank.record({call, begin, end, target, bytes, end, end});
+  return end;
 }
 
-/// A get of `bytes` from `target`, started now: its request goes out, the data comes back.
-void time_get(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
+/// A get of `bytes` from `target`, started now: its request goes out, the data comes back. Returns when the data
+/// is there.
+Cycle time_get(const char* call, int target, std::uint64_t bytes, MPI_Win win) {
   RankState& rank = RankState::get();
   const Cycle begin = control_clock();
   const Cycle start = rank.next_send_start();
   const Cycle end = start + rank.model().overhead();
-  Windows::get().issued(win, start + rank.model().transfer(0) + rank.model().transfer(bytes), call);
+  const Cycle done = start + rank.model().transfer(0) + rank.model().transfer(bytes);
+  Windows::get().issued(win, done, call);
   advance_control_clock(end);
   rank.record({call, begin, end, target, bytes, end, end});
+  return done;
 }
 
 /// An operation that sends `sent` bytes and brings `returned` bytes back (get-accumulate, fetch-and-op,
-/// compare-and-swap), started now: busy while its data goes out, done when the result has come back.
-void time_fetch(const char* call, int target, std::uint64_t sent, std::uint64_t returned, MPI_Win win) {
+/// compare-and-swap), started now: busy while its data goes out, done when the result has come back (returned).
+Cycle time_fetch(const char* call, int target, std::uint64_t sent, std::uint64_t returned, MPI_Win win) {
   RankState& rank = RankState::get();
   const Cycle begin = control_clock();
   const Cycle start = rank.next_send_start();
   const Cycle end = start + rank.model().send_busy(sent);
-  Windows::get().issued(win, start + rank.model().transfer(sent) + rank.model().transfer(returned), call);
+  const Cycle done = start + rank.model().transfer(sent) + rank.model().transfer(returned);
+  Windows::get().issued(win, done, call);
   advance_control_clock(end);
   rank.record({call, begin, end, target, sent + returned, end, end});
+  return done;
+}
+
+/// A request-based operation's request: its wait or test moves the clock to `done`.
+int requested(int rc, const MPI_Request* request, Cycle done) {
+  if (rc == MPI_SUCCESS) RankState::get().add_local_completion(*request, done);
+  return rc;
 }
 
 void complete_own(const char* call, int target, MPI_Win win) {
@@ -198,6 +212,43 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
     m::time_fetch("MPI_Compare_and_swap", target_rank, 2 * bytes, bytes, win);
   }
   return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, type, target_rank, target_disp, win);
+}
+
+int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  const int rc = PMPI_Rput(origin_addr, origin_count, origin_type, target_rank, target_disp, target_count, target_type,
+                           win, request);
+  if (!RankState::get().timed()) return rc;
+  return m::requested(rc, request, m::time_put("MPI_Rput", target_rank, message_bytes(origin_count, origin_type), win));
+}
+
+int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win,
+                    MPI_Request* request) {
+  const int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_type, target_rank, target_disp, target_count,
+                                  target_type, op, win, request);
+  if (!RankState::get().timed()) return rc;
+  return m::requested(rc, request,
+                      m::time_put("MPI_Raccumulate", target_rank, message_bytes(origin_count, origin_type), win));
+}
+
+int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  const int rc = PMPI_Rget(origin_addr, origin_count, origin_type, target_rank, target_disp, target_count, target_type,
+                           win, request);
+  if (!RankState::get().timed()) return rc;
+  return m::requested(rc, request, m::time_get("MPI_Rget", target_rank, message_bytes(origin_count, origin_type), win));
+}
+
+int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_type, void* result_addr,
+                        int result_count, MPI_Datatype result_type, int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win, MPI_Request* request) {
+  const int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_type, result_addr, result_count, result_type,
+                                      target_rank, target_disp, target_count, target_type, op, win, request);
+  if (!RankState::get().timed()) return rc;
+  return m::requested(rc, request,
+                      m::time_fetch("MPI_Rget_accumulate", target_rank, message_bytes(origin_count, origin_type),
+                                    message_bytes(result_count, result_type), win));
 }
 
 int MPI_Win_fence(int assert_flags, MPI_Win win) {

@@ -143,10 +143,35 @@ bool RankState::take_pending(MPI_Request request, PendingReceive& out) {
   return true;
 }
 
+void RankState::add_local_completion(MPI_Request request, Cycle done) {
+  const std::lock_guard lock(mutex_);
+  pending_.erase(request);  // as in start_collective
+  local_completions_[request] = done;
+}
+
 void RankState::complete(MPI_Request key, const MPI_Status& status, const char* call, Cycle begin) {
   PendingReceive receive;
   if (take_pending(key, receive)) {
     complete_receive(receive.comm, status, call, begin);
+    return;
+  }
+  std::optional<Cycle> done;
+  {
+    const std::lock_guard lock(mutex_);
+    if (const auto it = local_completions_.find(key); it != local_completions_.end()) {
+      done = it->second;
+      local_completions_.erase(it);
+    }
+  }
+  if (done) {
+    const Cycle now = control_clock();
+    const Cycle end = std::max(now, *done);
+    {
+      const std::lock_guard lock(mutex_);
+      wait_cycles_ += end - now;
+    }
+    advance_control_clock(end);
+    record({call, begin, end, -1, 0, now, end});
     return;
   }
   std::unique_ptr<PendingCollective> collective;
@@ -183,6 +208,7 @@ void RankState::start_collective(MPI_Comm comm, const char* call, Cycle cost, st
   // A request completed by a call not intercepted may have left this handle behind; a collective's timing buffers
   // must outlive its reduction, so an old one is kept until finish().
   pending_.erase(request);
+  local_completions_.erase(request);
   if (auto& old = collectives_[request]; old) freed_collectives_.push_back(std::move(old));
   collectives_[request] = std::move(collective);
 }
@@ -213,6 +239,7 @@ void RankState::forget(MPI_Request request) {
   const std::lock_guard lock(mutex_);
   persistent_.erase(request);
   pending_.erase(request);
+  local_completions_.erase(request);
   if (const auto it = collectives_.find(request); it != collectives_.end()) {
     freed_collectives_.push_back(std::move(it->second));
     collectives_.erase(it);

@@ -101,6 +101,10 @@ class RankState {
   /// receive rule, a non-blocking collective the collective's; anything else takes no simulated time.
   void complete(MPI_Request key, const MPI_Status& status, const char* call, Cycle begin);
 
+  /// A request-based one-sided operation (MPI_Rput, Rget ...) started as `request`: the wait or test that completes
+  /// it moves the clock to `done`.
+  void add_local_completion(MPI_Request request, Cycle done);
+
   /// After a non-blocking collective started as `request`: its entry clock and cost start their max on the shadow.
   void start_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes, MPI_Request request);
 
@@ -151,6 +155,7 @@ class RankState {
   std::map<MPI_Request, PendingReceive> pending_;
   std::map<MPI_Request, std::unique_ptr<PendingCollective>> collectives_;  // unique_ptr: the buffers must not move
   std::map<MPI_Request, PersistentRequest> persistent_;
+  std::map<MPI_Request, Cycle> local_completions_;  // request-based one-sided operations: when each is done
   std::map<MPI_Message, MPI_Comm> messages_;
   std::vector<std::unique_ptr<PendingCollective>> freed_collectives_;  // MPI_Request_free'd: timed out at finish
   // Stamps sent with PMPI_Isend, kept until complete (a deque: the buffers must not move).

@@ -156,6 +156,22 @@ int main(int argc, char** argv) {
   expect(window_bytes[2048] == pattern(left, 2048) && window_bytes[BYTES - 1] == pattern(left, BYTES - 1),
          "MPI_Put in a lock epoch");
 
+  MPI_Request request;
+  memset(in_msg, 0, sizeof in_msg);
+  MPI_Win_lock_all(0, bytes_win);
+  start();
+  MPI_Rget(in_msg, BYTES, MPI_CHAR, right, 0, BYTES, MPI_CHAR, bytes_win, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  stop("Rget");
+  expect(in_msg[0] == pattern(rank, 0) && in_msg[BYTES - 1] == pattern(rank, BYTES - 1), "MPI_Rget");
+  start();
+  MPI_Rput(out_msg, BYTES, MPI_CHAR, right, 0, BYTES, MPI_CHAR, bytes_win, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  stop("Rput");
+  start();
+  MPI_Win_unlock_all(bytes_win);
+  stop("Unlock_all");
+
   MPI_Barrier(MPI_COMM_WORLD);
   alltoallw(1);
   alltoallw(0);
