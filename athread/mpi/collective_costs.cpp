@@ -63,16 +63,26 @@ CollectiveCost ring_v_cost(const NetworkModel& model, MPI_Comm comm, const int c
   return {static_cast<Cycle>(ranks - 1) * model.transfer(largest), total};
 }
 
-CollectiveCost pairwise_v_cost(const NetworkModel& model, MPI_Comm comm, const int counts[], MPI_Datatype type) {
+namespace {
+
+/// Pairwise exchange: the sum of T(bytes_to(j)) over the other ranks j.
+template <typename BytesTo>
+CollectiveCost pairwise_cost(const NetworkModel& model, MPI_Comm comm, BytesTo bytes_to) {
   const int ranks = ranks_of(comm);
   const int me = rank_in(comm);
   CollectiveCost cost;
   for (int j = 0; j < ranks; ++j) {
-    const std::uint64_t bytes = message_bytes(counts[j], type);
+    const std::uint64_t bytes = bytes_to(j);
     cost.bytes += bytes;
     if (j != me) cost.cycles += model.transfer(bytes);
   }
   return cost;
+}
+
+}  // namespace
+
+CollectiveCost pairwise_v_cost(const NetworkModel& model, MPI_Comm comm, const int counts[], MPI_Datatype type) {
+  return pairwise_cost(model, comm, [&](int j) { return message_bytes(counts[j], type); });
 }
 
 CollectiveCost gatherv_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, int sendcount,
@@ -95,6 +105,14 @@ CollectiveCost alltoallv_cost(const NetworkModel& model, MPI_Comm comm, const vo
                               MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
   const bool in_place = sendbuf == MPI_IN_PLACE;
   return pairwise_v_cost(model, comm, in_place ? recvcounts : sendcounts, in_place ? recvtype : sendtype);
+}
+
+CollectiveCost alltoallw_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, const int sendcounts[],
+                              const MPI_Datatype sendtypes[], const int recvcounts[], const MPI_Datatype recvtypes[]) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const int* counts = in_place ? recvcounts : sendcounts;
+  const MPI_Datatype* types = in_place ? recvtypes : sendtypes;
+  return pairwise_cost(model, comm, [&](int j) { return message_bytes(counts[j], types[j]); });
 }
 
 }  // namespace ldmsim::athread::mpi

@@ -47,5 +47,9 @@ CollectiveCost scatterv_cost(const NetworkModel& model, MPI_Comm comm, const int
 /// MPI_Alltoallv / Ialltoallv from their arguments (MPI_IN_PLACE: the receive counts describe both ways).
 CollectiveCost alltoallv_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, const int sendcounts[],
                               MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype);
+/// MPI_Alltoallw / Ialltoallw: pairwise exchange as alltoallv, each block with its own type (MPI_IN_PLACE: the
+/// receive counts and types describe both ways).
+CollectiveCost alltoallw_cost(const NetworkModel& model, MPI_Comm comm, const void* sendbuf, const int sendcounts[],
+                              const MPI_Datatype sendtypes[], const int recvcounts[], const MPI_Datatype recvtypes[]);
 
 }  // namespace ldmsim::athread::mpi

@@ -144,6 +144,17 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                  void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                  MPI_Comm comm) {
+  RankState& rank = RankState::get();
+  if (rank.timed()) {
+    m::timed(comm, "MPI_Alltoallw",
+             m::alltoallw_cost(rank.model(), comm, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes));
+  }
+  return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+}
+
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
                        MPI_Comm comm) {
   RankState& rank = RankState::get();

@@ -152,6 +152,18 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                     request);
 }
 
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                   void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm, MPI_Request* request) {
+  RankState& rank = RankState::get();
+  const int rc =
+      PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+  if (!rank.timed()) return rc;
+  return m::started(rc, comm, "MPI_Ialltoallw",
+                    m::alltoallw_cost(rank.model(), comm, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes),
+                    request);
+}
+
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
                         MPI_Comm comm, MPI_Request* request) {
   RankState& rank = RankState::get();

@@ -79,13 +79,9 @@ void RankState::free_shadow(MPI_Comm comm) {
 void RankState::stamp_send(MPI_Comm comm, int dest, int tag, std::uint64_t bytes, const char* call) {
   const MPI_Comm twin = shadow(comm, call);
   const Cycle now = control_clock();
-  Cycle start = now;
+  const Cycle start = next_send_start();
   {
     const std::lock_guard lock(mutex_);
-    // One gap between the starts of two sends of this rank.
-    if (has_sent_) start = std::max(now, last_send_ + model_.gap());
-    has_sent_ = true;
-    last_send_ = start;
     reap_sends();
     bytes_sent_ += bytes;
     stamps_in_flight_.emplace_back(MPI_REQUEST_NULL, Stamp{start, bytes});
@@ -95,6 +91,16 @@ void RankState::stamp_send(MPI_Comm comm, int dest, int tag, std::uint64_t bytes
   const Cycle end = start + model_.send_busy(bytes);
   advance_control_clock(end);
   record({call, now, end, dest, bytes, end, end});
+}
+
+Cycle RankState::next_send_start() {
+  const Cycle now = control_clock();
+  const std::lock_guard lock(mutex_);
+  // One gap between the starts of two sends of this rank.
+  const Cycle start = has_sent_ ? std::max(now, last_send_ + model_.gap()) : now;
+  has_sent_ = true;
+  last_send_ = start;
+  return start;
 }
 
 void RankState::complete_receive(MPI_Comm comm, const MPI_Status& status, const char* call, Cycle begin) {
@@ -137,10 +143,35 @@ bool RankState::take_pending(MPI_Request request, PendingReceive& out) {
   return true;
 }
 
+void RankState::add_local_completion(MPI_Request request, Cycle done) {
+  const std::lock_guard lock(mutex_);
+  pending_.erase(request);  // as in start_collective
+  local_completions_[request] = done;
+}
+
 void RankState::complete(MPI_Request key, const MPI_Status& status, const char* call, Cycle begin) {
   PendingReceive receive;
   if (take_pending(key, receive)) {
     complete_receive(receive.comm, status, call, begin);
+    return;
+  }
+  std::optional<Cycle> done;
+  {
+    const std::lock_guard lock(mutex_);
+    if (const auto it = local_completions_.find(key); it != local_completions_.end()) {
+      done = it->second;
+      local_completions_.erase(it);
+    }
+  }
+  if (done) {
+    const Cycle now = control_clock();
+    const Cycle end = std::max(now, *done);
+    {
+      const std::lock_guard lock(mutex_);
+      wait_cycles_ += end - now;
+    }
+    advance_control_clock(end);
+    record({call, begin, end, -1, 0, now, end});
     return;
   }
   std::unique_ptr<PendingCollective> collective;
@@ -177,6 +208,7 @@ void RankState::start_collective(MPI_Comm comm, const char* call, Cycle cost, st
   // A request completed by a call not intercepted may have left this handle behind; a collective's timing buffers
   // must outlive its reduction, so an old one is kept until finish().
   pending_.erase(request);
+  local_completions_.erase(request);
   if (auto& old = collectives_[request]; old) freed_collectives_.push_back(std::move(old));
   collectives_[request] = std::move(collective);
 }
@@ -207,6 +239,7 @@ void RankState::forget(MPI_Request request) {
   const std::lock_guard lock(mutex_);
   persistent_.erase(request);
   pending_.erase(request);
+  local_completions_.erase(request);
   if (const auto it = collectives_.find(request); it != collectives_.end()) {
     freed_collectives_.push_back(std::move(it->second));
     collectives_.erase(it);
@@ -251,10 +284,10 @@ void RankState::wait(MPI_Request* request, MPI_Status* status, const std::string
       what);
 }
 
-void RankState::time_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes) {
+void RankState::time_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes, Cycle ready) {
   const MPI_Comm twin = shadow(comm, call);
   const Cycle begin = control_clock();
-  const std::uint64_t mine[2] = {begin, cost};
+  const std::uint64_t mine[2] = {std::max(begin, ready), cost};
   std::uint64_t latest[2] = {begin, cost};
   MPI_Request request = MPI_REQUEST_NULL;
   PMPI_Iallreduce(mine, latest, 2, MPI_UINT64_T, MPI_MAX, twin, &request);
@@ -267,6 +300,17 @@ void RankState::time_collective(MPI_Comm comm, const char* call, Cycle cost, std
   const Cycle end = latest[0] + latest[1];
   advance_control_clock(end);
   record({call, begin, end, -1, bytes, begin, latest[0]});
+}
+
+void RankState::wait_for_own(const char* call, int peer, Cycle until) {
+  const Cycle begin = control_clock();
+  const Cycle end = std::max(begin, until);
+  {
+    const std::lock_guard lock(mutex_);
+    wait_cycles_ += end - begin;
+  }
+  advance_control_clock(end);
+  record({call, begin, end, peer, 0, begin, end});
 }
 
 void RankState::record(CallRecord call) {

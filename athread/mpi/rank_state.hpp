@@ -87,6 +87,9 @@ class RankState {
   /// Sender side of a message of `bytes` to `dest`: its send time (the control core's clock, no earlier than one gap
   /// after the previous send), the stamp sent on the shadow communicator, and the sender's busy time charged.
   void stamp_send(MPI_Comm comm, int dest, int tag, std::uint64_t bytes, const char* call);
+  /// The start of a send (or one-sided put, get, accumulate) the control core begins now: no earlier than one gap
+  /// after the rank's previous one.
+  Cycle next_send_start();
   /// Receiver side, once the data of a receive has arrived (status names source and tag): receives its stamp and
   /// moves the clock to max(clock + o, send time + transfer time).
   void complete_receive(MPI_Comm comm, const MPI_Status& status, const char* call, Cycle begin);
@@ -97,6 +100,10 @@ class RankState {
   /// Completes request `key` (its handle before the wait or test that completed it): a receive applies the
   /// receive rule, a non-blocking collective the collective's; anything else takes no simulated time.
   void complete(MPI_Request key, const MPI_Status& status, const char* call, Cycle begin);
+
+  /// A request-based one-sided operation (MPI_Rput, Rget ...) started as `request`: the wait or test that completes
+  /// it moves the clock to `done`.
+  void add_local_completion(MPI_Request request, Cycle done);
 
   /// After a non-blocking collective started as `request`: its entry clock and cost start their max on the shadow.
   void start_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes, MPI_Request request);
@@ -119,7 +126,11 @@ class RankState {
   /// ranks may see different sizes, as MPI_IN_PLACE or insignificant arguments make them), every rank leaving at the
   /// latest entry plus the cost.
   /// `bytes`: the rank's payload (for the stats).
-  void time_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes = 0);
+  /// `ready`: the rank enters no earlier than it (MPI_Win_fence: when its one-sided operations complete).
+  void time_collective(MPI_Comm comm, const char* call, Cycle cost, std::uint64_t bytes = 0, Cycle ready = 0);
+  /// A call that waits for nothing but this rank's own operations to complete at `until`: the clock moves there
+  /// (waiting, when it is later than now) and the call is recorded.
+  void wait_for_own(const char* call, int peer, Cycle until);
 
   void record(CallRecord call);
   /// The latest rank's clock at MPI_Finalize (the run's makespan).
@@ -144,6 +155,7 @@ class RankState {
   std::map<MPI_Request, PendingReceive> pending_;
   std::map<MPI_Request, std::unique_ptr<PendingCollective>> collectives_;  // unique_ptr: the buffers must not move
   std::map<MPI_Request, PersistentRequest> persistent_;
+  std::map<MPI_Request, Cycle> local_completions_;  // request-based one-sided operations: when each is done
   std::map<MPI_Message, MPI_Comm> messages_;
   std::vector<std::unique_ptr<PendingCollective>> freed_collectives_;  // MPI_Request_free'd: timed out at finish
   // Stamps sent with PMPI_Isend, kept until complete (a deque: the buffers must not move).
