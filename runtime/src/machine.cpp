@@ -8,6 +8,7 @@
 #include <set>
 
 #include "launch_state.hpp"
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/sim/host_pages.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "ldmsim/trace/file.hpp"
@@ -238,13 +239,25 @@ std::vector<const TraceRecorder*> Machine::trace() const {
   return out;
 }
 
+namespace {
+/// The header with the machine's checking reports as "check" when checking is on (trace summary and report show
+/// them), unless the caller put its own there.
+nlohmann::json with_check_reports(const Machine& machine, const nlohmann::json& run_info) {
+  nlohmann::json header = run_info.is_object() ? run_info : nlohmann::json::object();
+  if (enabled_checks(machine).any() && !header.contains("check")) {
+    header["check"] = check_reports_json(check_reports(machine));
+  }
+  return header;
+}
+}  // namespace
+
 void Machine::write_trace(const std::filesystem::path& file, const nlohmann::json& run_info) const {
   impl_->require_idle("write_trace");
-  detail::write_node_trace(*impl_->node, file, run_info, stats().cycles);
+  detail::write_node_trace(*impl_->node, file, with_check_reports(*this, run_info), stats().cycles);
 }
 
 void Machine::write_trace_after_crash(const std::filesystem::path& file, const nlohmann::json& run_info) const {
-  detail::write_node_trace(*impl_->node, file, run_info, stats().cycles);
+  detail::write_node_trace(*impl_->node, file, with_check_reports(*this, run_info), stats().cycles);
 }
 
 namespace detail {
