@@ -17,8 +17,8 @@ constexpr std::string_view kHead = R"HTML(<!DOCTYPE html>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; background: #fff; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 8px 0; } td, th { padding: 3px 8px; border: 1px solid #ddd; text-align: right; }
-th { background: #f4f4f4; } td.l, th.l { text-align: left; }
-.fault { color: #b00; font-weight: bold; } .ok { color: #070; }
+th { background: #f4f4f4; } td.l, th.l, #check-table td:last-child { text-align: left; }
+.fault { color: #b00; font-weight: bold; } .ok { color: #070; } .check { color: #a50; font-weight: bold; }
 .groups { display: flex; flex-wrap: wrap; gap: 18px; } .group { text-align: center; }
 svg text { font: 11px system-ui, sans-serif; fill: #333; }
 svg.chart { width: 100%; height: auto; max-width: 1100px; display: block; }
@@ -40,6 +40,7 @@ svg.chart { width: 100%; height: auto; max-width: 1100px; display: block; }
 <h2>Request sizes</h2><div id="histogram"></div>
 <h2>Slowest requests</h2><div id="slowest"></div>
 <h2>Faults and lint warnings</h2><div id="issues"></div>
+<h2 id="check-heading" hidden>Checking reports</h2><p class="legend" id="check-legend"></p><div id="check"></div>
 <script type="application/json" id="summary-data">)HTML";
 
 constexpr std::string_view kTail = R"HTML(</script>
@@ -127,6 +128,15 @@ constexpr std::string_view kTail = R"HTML(</script>
         S.fault.cycle + " (cg " + S.fault.cg + ", core " + S.fault.core + ", kernel " + S.fault.kernel + "): " + S.fault.message));
   } else {
     info.appendChild(el("p", {class: "ok"}, "Trace complete."));
+  }
+  // Checking reports (a run with checking on): one per site, with how often it happened.
+  const checks = Array.isArray(S.check) ? S.check : null;
+  const checkOccurrences = checks ? checks.reduce((n, r) => n + (r.count || 0), 0) : 0;
+  if (checks) {
+    info.appendChild(el("p", checks.length ? {class: "check", id: "check-banner"} : {class: "ok", id: "check-banner"},
+        checks.length ? "Checking found " + checks.length + " bug site" + (checks.length === 1 ? "" : "s") + " (" +
+            checkOccurrences + " occurrence" + (checkOccurrences === 1 ? "" : "s") + "): see Checking reports below."
+                      : "Checking was on and found nothing."));
   }
   // Ranks of an MPI run: one bar per rank over the makespan, split into time outside MPI calls, in them and
   // waiting in them, with the busiest core's DMA time as a thin bar under it; then a table.
@@ -337,10 +347,20 @@ constexpr std::string_view kTail = R"HTML(</script>
   [0, 0.5, 1].forEach(v => scale.appendChild(svg("text", {x: 20 + 280 * v, y: 28, "text-anchor": "middle"},
                                                   (100 * v) + "%")));
   document.getElementById("heatmap-scale-box").appendChild(scale);
+  // The trapped core and the cores with checking reports (their first occurrences) are outlined.
+  const trapped = S.fault && typeof S.fault === "object" ? S.fault.cg + ":" + S.fault.core : null;
+  const reportsAt = {};
+  (checks || []).forEach(r => { const k = r.cg + ":" + r.core; reportsAt[k] = (reportsAt[k] || 0) + 1; });
+  if (trapped || checks && checks.length) {
+    document.getElementById("heatmap-legend").textContent += " Outlined: " +
+        (trapped ? "red, the core that trapped (cg " + S.fault.cg + " core " + S.fault.core + ")" : "") +
+        (trapped && checks && checks.length ? "; " : "") +
+        (checks && checks.length ? "orange, cores where a checking report first occurred" : "") + ".";
+  }
   const heat = document.getElementById("heatmap");
   S.groups.forEach(g => {
     const box = el("div", {class: "group"});
-    const w = cols * cell + 2, h = rows * cell + 2;
+    const w = cols * cell + 4, h = rows * cell + 4;
     const s = svg("svg", {width: w, height: h, id: "heatmap-cg" + g.cg, role: "img"});
     const byCore = {};
     g.cores.forEach(c => { byCore[c.row * cols + c.col] = c; });
@@ -349,11 +369,16 @@ constexpr std::string_view kTail = R"HTML(</script>
       for (let col = 0; col < cols; col++) {
         const c = byCore[row * cols + col];
         const v = c ? Math.max(0, Math.min(1, c.dma_busy_fraction || 0)) : 0;
-        const r = svg("rect", {x: 1 + col * cell, y: 1 + row * cell, width: cell - 2, height: cell - 2,
-                               fill: c ? heatColor(v) : "#eeeeee", stroke: "#999", "class": c ? "heat-cell" : "heat-cell idle"});
+        const key = g.cg + ":" + (row * cols + col);
+        const isTrapped = key === trapped, reports = reportsAt[key] || 0;
+        const mark = isTrapped ? " trapped" : reports ? " checked" : "";
+        const r = svg("rect", {x: 2 + col * cell, y: 2 + row * cell, width: cell - 4, height: cell - 4,
+                               fill: c ? heatColor(v) : "#eeeeee", stroke: isTrapped ? "#d00" : reports ? "#e80" : "#999",
+                               "stroke-width": mark ? 3 : 1, "class": (c ? "heat-cell" : "heat-cell idle") + mark});
         r.appendChild(svg("title", {}, "cg " + g.cg + " core " + row + "," + col + ": " + (c ? c.requests + " requests, " +
             bytes(c.get_bytes + c.put_bytes) + ", DMA-busy " + pct(c.dma_busy_fraction) + ", busy " + pct(c.busy_fraction) +
-            ", waiting " + pct(c.waiting_fraction) : "no DMA requests")));
+            ", waiting " + pct(c.waiting_fraction) : "no DMA requests") + (isTrapped ? "; TRAPPED here" : "") +
+            (reports ? "; first occurrence of " + reports + " checking report" + (reports === 1 ? "" : "s") : "")));
         s.appendChild(r);
       }
     }
@@ -436,6 +461,18 @@ constexpr std::string_view kTail = R"HTML(</script>
   issues.appendChild(table("issues-table", ["kind", "what", "cg", "core", "cycle", "message"],
       S.issues.map(i => [i.kind, i.what, i.cg, i.core < 0 ? "-" : Math.floor(i.core / cols) + "," + (i.core % cols),
                          i.cycle, i.message]), 2));
+  if (checks) {
+    document.getElementById("check-heading").hidden = false;
+    document.getElementById("check-legend").textContent = checks.length
+        ? "One row per bug site (docs/checking.md), its first occurrence and how often it happened; the message " +
+          "names the DMA requests, buffers and, for athread code, the source line."
+        : "Checking was on: no reports.";
+    const model = checks.some(r => r.model);
+    document.getElementById("check").appendChild(table("check-table",
+        ["kind"].concat(model ? ["model"] : [], ["kernel", "count", "cg", "core", "cycle", "message"]),
+        checks.map(r => [r.kind].concat(model ? [r.model || "-"] : [], [r.kernel, r.count, r.cg,
+            Math.floor(r.core / cols) + "," + (r.core % cols), r.cycle, r.message])), model ? 3 : 2));
+  }
   const done = el("div", {id: "report-rendered", hidden: "hidden"}, "ok");
   document.body.appendChild(done);
 })();

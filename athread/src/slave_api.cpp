@@ -9,6 +9,7 @@
 #include "check_hooks.hpp"
 #include "ldmsim/runtime/check_names.hpp"
 #include "ldmsim/runtime/core.hpp"
+#include "ldmsim/runtime/lint_sites.hpp"
 #include "ldmsim_athread_common.h"
 #include "ldmsim_simd_cxx.h"
 #include "session.hpp"
@@ -32,6 +33,18 @@ DmaMode to_mode(SlaveContext& ctx, int mode, const char* api) {
                        mode));
   }
 }
+
+/// While alive, the core's lint warnings name the program's call at `site` (its return address) and its line.
+class LintCodeSite {
+ public:
+  LintCodeSite(Core& core, std::uintptr_t site) : core_(core) { set_lint_code_site(core_, site, describe_site); }
+  ~LintCodeSite() { set_lint_code_site(core_, 0, nullptr); }
+  LintCodeSite(const LintCodeSite&) = delete;
+  LintCodeSite& operator=(const LintCodeSite&) = delete;
+
+ private:
+  Core& core_;
+};
 
 /// Rethrows a runtime trap about the call's arguments with the athread call's name in front.
 [[noreturn]] void rethrow_named(const Fault& f, const char* api) {
@@ -152,6 +165,7 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   DmaHandle handle;
   try {
     SwitchGuard guard(ctx);
+    const LintCodeSite lint_site(*ctx.core, site);
     handle = ctx.core->dma(r);
   } catch (const Fault& f) {
     if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
@@ -308,6 +322,7 @@ void __ldmsim_athread_simd_misaligned(const char* api, const void* addr, size_t 
   ++__ldmsim_simd_work.ldm_accesses;
   if (ctx.simd_misaligned_reported) return;
   ctx.simd_misaligned_reported = true;
+  const LintCodeSite lint_site(*ctx.core, reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)));
   ctx.core->lint(
       fmt::format("{}: address {} is not aligned to {} bytes (charged as two ldm accesses; later "
                   "misaligned vector accesses of this core in this spawn are not reported); hint: use "

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/host_stopwatch.hpp"
 
@@ -31,6 +32,20 @@ void check_sizes(const Layout& layout, std::size_t logical, std::size_t padded) 
     throw ConfigError(fmt::format("staging a {} tensor: {} logical and {} padded elements for a layout of {}",
                                   layout.shape.str(), logical, padded, layout.total));
   }
+}
+
+/// Marks the elements of a `total`-element tensor at `base` outside the layout's logical runs as defined. The runs
+/// come in increasing order for every layout; one that did not would only leave some of its elements marked too.
+void mark_padding_defined(Machine& machine, DeviceAddr base, const Layout& layout, std::size_t total) {
+  std::size_t next = 0;  // elements before it are runs or marked
+  const auto gap_to = [&](std::size_t to) {
+    if (to > next) mark_device_defined(machine, base + next * sizeof(f16), (to - next) * sizeof(f16));
+  };
+  for_each_run(layout, [&](std::size_t, std::size_t to, std::size_t len) {
+    gap_to(to);
+    next = std::max(next, to + len);
+  });
+  gap_to(total);
 }
 
 }  // namespace
@@ -72,8 +87,11 @@ DeviceTensor allocate_tensor(Machine& machine, const std::string& name, const Pa
   DeviceTensor t;
   t.name = name;
   t.plan = plan;
-  // Main memory hands out zeroed bytes (a freed region is cleared), so the padding needs no upload.
-  t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1), AllocOptions{.name = name});
+  // Main memory hands out zeroed bytes (a freed region is cleared), so the padding needs no upload; for the init
+  // check (docs/checking.md) those zeros are defined, the elements the producing kernel writes are not yet.
+  const std::size_t total = std::max<std::size_t>(plan.layout.total, 1);
+  t.ptr = machine.alloc<f16>(total, AllocOptions{.name = name});
+  if (enabled_checks(machine).init) mark_padding_defined(machine, t.ptr.addr(), plan.layout, total);
   if (stats != nullptr) {
     stats->host_seconds += watch.elapsed();
     stats->bytes_added += plan.added_bytes();

@@ -56,6 +56,7 @@ void enable_checks(Machine& machine, CheckSet checks) {
   auto& state = machine.host_state<detail::CheckState>();
   state.checks = checks;
   state.groups.clear();
+  if (!checks.init) state.device.forget_all();  // allocations made while it is off count as written
 }
 
 void set_check_buffer_namer(Machine& machine, BufferNamer namer) {
@@ -64,6 +65,11 @@ void set_check_buffer_namer(Machine& machine, BufferNamer namer) {
 
 void set_check_ldm_namer(Machine& machine, LdmNamer namer) {
   machine.host_state<detail::CheckState>().ldm_namer = std::move(namer);
+}
+
+void mark_device_defined(Machine& machine, DeviceAddr addr, std::uint64_t bytes) {
+  if (!enabled_checks(machine).init) return;
+  machine.host_state<detail::CheckState>().device.mark(addr, addr + bytes);
 }
 
 CheckSet enabled_checks(const Machine& machine) {

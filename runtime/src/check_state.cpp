@@ -53,13 +53,13 @@ bool main_overlaps(const DmaRequest& a, const DmaRequest& b) {
 
 GroupCheck& CheckState::group(int cg, const Arch& arch, const MainMemory& memory) {
   auto& slot = groups[cg];
-  if (!slot) slot = std::make_unique<GroupCheck>(checks, cg, arch, memory, namer, ldm_namer);
+  if (!slot) slot = std::make_unique<GroupCheck>(checks, cg, arch, memory, namer, ldm_namer, device);
   return *slot;
 }
 
 GroupCheck::GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemory& memory, const BufferNamer& namer,
-                       const LdmNamer& ldm_namer)
-    : checks_(checks), cg_(cg), arch_(arch), memory_(memory), namer_(namer), ldm_namer_(ldm_namer) {
+                       const LdmNamer& ldm_namer, const DeviceInit& device)
+    : checks_(checks), cg_(cg), arch_(arch), memory_(memory), namer_(namer), ldm_namer_(ldm_namer), device_(device) {
   for (std::uint32_t i = 0; i < arch.cores_per_group(); ++i) {
     cores_.push_back(std::make_unique<CoreCheckImpl>(*this, static_cast<int>(i)));
   }
@@ -72,6 +72,8 @@ void GroupCheck::start_launch(const std::string& kernel, const std::vector<const
   with_groups_ = with_groups && checks_.races;
   node_epoch_ = 0;
   launch_log_.clear();
+  launch_puts_.clear();
+  suspects_.clear();
   clocks_ = std::move(clocks);
   recs_.clear();
   reset_clocks();
@@ -92,6 +94,7 @@ void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycl
   rec.where = std::exchange(c.next_where_, nullptr);
   rec.node_epoch = node_epoch_;
   if (with_groups_) launch_log_.push_back(rec);
+  if (checks_.init && device_.tracking()) check_device_init(rec);
   if (checks_.races) {
     for (std::uint32_t index : c.open_) {
       const Rec& old = recs_[index];
@@ -150,6 +153,59 @@ void GroupCheck::close(std::uint32_t index, Cycle at, bool by_wait) {
                       "bytes written to main memory are not defined",
                       r.core, describe(r), at));
     }
+  }
+}
+
+void GroupCheck::check_device_init(const Rec& rec) {
+  const DmaRequest& q = rec.request;
+  std::vector<std::pair<DeviceAddr, DeviceAddr>> unwritten;
+  std::vector<std::pair<DeviceAddr, DeviceAddr>> missing;
+  for (std::uint64_t k = 0; k < q.block_count(); ++k) {
+    const DeviceAddr lo = q.main + k * q.block_pitch();
+    const DeviceAddr hi = lo + q.block_bytes();
+    if (q.op == DmaOp::kPut) {
+      launch_puts_.add(lo, hi);
+      continue;
+    }
+    unwritten.clear();
+    device_.unwritten(lo, hi, unwritten);
+    for (const auto& [a, b] : unwritten) launch_puts_.subtract_from(a, b, missing);
+  }
+  if (!missing.empty()) suspects_.push_back({rec, std::move(missing)});
+}
+
+void finish_device_init(const std::vector<GroupCheck*>& groups, DeviceInit& device) {
+  for (GroupCheck* g : groups) {
+    for (GroupCheck::Suspect& s : g->suspects_) {
+      // Other groups' puts of this launch: written, whatever their time (unordered ones are races).
+      std::vector<std::pair<DeviceAddr, DeviceAddr>> left = std::move(s.unwritten);
+      for (GroupCheck* other : groups) {
+        if (other == g || other->launch_puts_.empty()) continue;
+        std::vector<std::pair<DeviceAddr, DeviceAddr>> next;
+        for (const auto& [a, b] : left) other->launch_puts_.subtract_from(a, b, next);
+        left = std::move(next);
+      }
+      if (left.empty()) continue;
+      std::uint64_t bytes = 0;
+      for (const auto& [a, b] : left) bytes += b - a;
+      const auto [lo, hi] = left.front();
+      const Region* region = g->memory_.find_region(lo, 1);
+      const std::string where = region != nullptr ? fmt::format(" (bytes {} to {} of its {})", lo - region->base,
+                                                                hi - region->base, region->bytes)
+                                                  : std::string();
+      const GroupCheck::Rec& r = s.rec;
+      g->add("uninit-device-read",
+             fmt::format("{} get{} of '{}'", r.request.api, GroupCheck::site_key(r), g->buffer(lo)), r.core, r.issue,
+             fmt::format("core {} {} reads main-memory bytes [0x{:x}, 0x{:x}) of '{}'{}{} that nothing wrote since "
+                         "it was allocated (no host write or upload, no put before it)",
+                         r.core, g->describe(r), lo, hi, g->buffer(lo), where,
+                         bytes > hi - lo ? fmt::format(", {} such bytes in all", bytes) : std::string()));
+    }
+    g->suspects_.clear();
+  }
+  for (GroupCheck* g : groups) {
+    for (const auto& [lo, hi] : g->launch_puts_.ranges()) device.mark(lo, hi);
+    g->launch_puts_.clear();
   }
 }
 
@@ -419,7 +475,15 @@ bool CoreCheckImpl::checks_init() const {
 void CoreCheckImpl::mark_written(LdmAddr offset, std::uint64_t bytes) {
   if (written_.empty()) return;
   const std::uint64_t end = std::min<std::uint64_t>(offset + bytes, written_.size() * 64);
-  for (std::uint64_t i = offset; i < end; ++i) written_[i / 64] |= 1ull << (i % 64);
+  for (std::uint64_t i = offset; i < end;) {
+    if (i % 64 == 0 && i + 64 <= end) {  // a whole word at once: gets mark kilobytes
+      written_[i / 64] = ~0ull;
+      i += 64;
+    } else {
+      written_[i / 64] |= 1ull << (i % 64);
+      ++i;
+    }
+  }
 }
 
 bool CoreCheckImpl::written(LdmAddr offset, std::uint64_t bytes) const {

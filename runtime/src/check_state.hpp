@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device_init.hpp"
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/runtime/check.hpp"
 #include "ldmsim/runtime/check_names.hpp"
@@ -64,14 +65,15 @@ class CoreCheckImpl final : public CoreCheck {
 class GroupCheck {
  public:
   GroupCheck(CheckSet checks, int cg, const Arch& arch, const MainMemory& memory, const BufferNamer& namer,
-             const LdmNamer& ldm_namer);
+             const LdmNamer& ldm_namer, const DeviceInit& device);
 
   const CheckSet& checks() const { return checks_; }
   CoreCheckImpl& core(int id) { return *cores_[static_cast<std::size_t>(id)]; }
 
   // ---- from the runtime, on the group's host thread ----
   /// A launch starts: `ldm` and `clocks` hold each core's ldm (host view) and clock. `with_groups`: other core groups
-  /// run in the same launch, so its requests are kept for sweep_across_groups.
+  /// (or other models' launches) run at the same time, so its requests are kept for sweep_across_groups (and
+  /// ContextRaces).
   void start_launch(const std::string& kernel, const std::vector<const std::byte*>& ldm,
                     std::vector<const Cycle*> clocks, std::uint64_t ldm_bytes, bool with_groups);
   void on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id);
@@ -91,6 +93,8 @@ class GroupCheck {
  private:
   friend class CoreCheckImpl;
   friend void sweep_across_groups(const std::vector<GroupCheck*>& groups);
+  friend void finish_device_init(const std::vector<GroupCheck*>& groups, DeviceInit& device);
+  friend class ContextRaces;
   struct Rec {
     int core = 0;
     DmaRequest request;
@@ -107,6 +111,9 @@ class GroupCheck {
     std::uint32_t node_epoch = 0;  // node barriers the group had passed at issue
   };
   void close(std::uint32_t index, Cycle at, bool by_wait);
+  /// The init check of device memory at a request's issue: a put's blocks join launch_puts_; a get's blocks that no
+  /// host write, earlier launch or earlier put of this group wrote make it a suspect.
+  void check_device_init(const Rec& rec);
   void sweep();
   bool ordered(const Rec& a, const Rec& b) const;
   void add(std::string_view kind, const std::string& site, int core, Cycle cycle, std::string message);
@@ -137,6 +144,13 @@ class GroupCheck {
   bool with_groups_ = false;
   std::uint32_t node_epoch_ = 0;
   std::vector<Rec> launch_log_;  // with_groups_: the launch's requests, for sweep_across_groups
+  const DeviceInit& device_;     // written bytes of tracked allocations before this launch
+  RangeSet launch_puts_;         // main memory this group's puts wrote in this launch
+  struct Suspect {
+    Rec rec;
+    std::vector<std::pair<DeviceAddr, DeviceAddr>> unwritten;  // at issue
+  };
+  std::vector<Suspect> suspects_;  // gets of bytes not known to be written at their issue
 };
 
 /// After a launch of several core groups (on the control core, every group finished): reports pairs of requests of
@@ -144,9 +158,15 @@ class GroupCheck {
 /// main memory; their own barriers order nothing across groups). Reports go to the group of the later request.
 void sweep_across_groups(const std::vector<GroupCheck*>& groups);
 
+/// After every launch (on the control core, every group finished): reports the suspect gets whose bytes no group's
+/// put of the launch wrote either (other groups' puts count whatever their time: an unordered pair is a race the
+/// sweeps report), then marks the launch's puts in `device`.
+void finish_device_init(const std::vector<GroupCheck*>& groups, DeviceInit& device);
+
 /// The machine's checks (a HostState of its control core, shared with its views).
 struct CheckState {
   CheckSet checks;
+  DeviceInit device;                                  // written bytes of allocations made while the init check is on
   BufferNamer namer;                                  // empty: allocation names
   LdmNamer ldm_namer;                                 // empty: ldm offsets only
   std::map<int, std::unique_ptr<GroupCheck>> groups;  // by node core group; made on the control core

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "context_races.hpp"
 #include "context_session.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "machine_impl.hpp"
@@ -102,6 +103,7 @@ std::vector<std::exception_ptr> ConcurrentMachine::run(const std::vector<std::fu
   // simulated-time order.
   detail::ContextSession session;
   node_->session = &session;
+  node_->context_races.reset();  // an earlier run's programs are ordered before these
   std::thread host([&] {
     boost::fibers::use_scheduling_algorithm<detail::CycleOrderedScheduler>();
     std::size_t live = programs.size();

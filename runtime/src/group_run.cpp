@@ -513,12 +513,21 @@ void GroupRun::wake_blocked() {
 
 void GroupRun::record_warning(const Core& core, std::string_view api, std::string_view field,
                               const std::string& message) {
-  group_.shared.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, message});
+  // The code the request was made for, where its layer names it (athread: the program's call and line).
+  std::uint64_t code_site = 0;
+  std::string text = message;
+  const auto& code_sites = core.group_state_->get<LintCodeSites>().by_core;
+  if (const auto it = code_sites.find(&core); it != code_sites.end()) {
+    code_site = it->second.first;
+    if (it->second.second != nullptr) text += fmt::format(" [called from {}]", it->second.second(code_site));
+  }
+  group_.shared.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, text});
   const bool first = lint_->add(
-      LintSite{name_, std::string(api), std::string(field), group_.shared.cg, core.id(), core.cycle(), 1, message});
+      LintSite{name_, std::string(api), std::string(field), group_.shared.cg, core.id(), core.cycle(), 1, text},
+      code_site);
   // One log line per site: a bad request in a loop every core runs would otherwise log once per request.
   dma_log_->log(first ? spdlog::level::warn : spdlog::level::debug, "[{} {}:{}] lint: {}", core.cycle(),
-                group_.shared.cg, core.id(), message);
+                group_.shared.cg, core.id(), text);
 }
 
 void GroupRun::on_deadlock(const std::vector<GroupRun*>& together) {

@@ -5,6 +5,7 @@
 #include <boost/fiber/operations.hpp>
 
 #include "check_state.hpp"
+#include "context_races.hpp"
 #include "context_session.hpp"
 #include "scheduler.hpp"
 
@@ -33,7 +34,9 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
       together.back().push_back(runs_.back().get());
     }
   }
-  if (runs_.size() > 1) {
+  // Other groups of the launch, or other models' launches of a pipelined run, run at the same time: the requests are
+  // kept for the checks between them.
+  if (runs_.size() > 1 || machine_.node->session != nullptr) {
     for (const auto& run : runs_) run->share_launch_with_groups();
   }
   *machine_.launch_active = true;
@@ -140,6 +143,11 @@ std::optional<Fault> LaunchState::join() {
     if (run->checks() != nullptr) checks.push_back(run->checks());
   }
   if (checks.size() > 1) sweep_across_groups(checks);
+  if (!checks.empty()) finish_device_init(checks, machine_.host_state->get<CheckState>().device);
+  if (!checks.empty() && machine_.node->session != nullptr && checks.front()->checks().races) {
+    if (!machine_.node->context_races) machine_.node->context_races = std::make_shared<ContextRaces>();
+    machine_.node->context_races->add_launch(machine_.context, machine_.label, checks, machine_.memory);
+  }
   joined_ = true;
   *machine_.launch_active = false;
   for (const auto& run : runs_) {

@@ -7,20 +7,30 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "ldmsim/runtime/core.hpp"
 #include "ldmsim/runtime/machine.hpp"
 #include "lint_state.hpp"
 
 namespace ldmsim {
 namespace detail {
 
-bool LintGroup::add(LintSite site) {
-  const std::string key = fmt::format("{}|{}|{}", site.kernel, site.api, site.field);
+bool LintGroup::add(LintSite site, std::uint64_t code_site) {
+  const std::string key = fmt::format("{}|{}|{}|{:x}", site.kernel, site.api, site.field, code_site);
   auto [it, fresh] = sites.try_emplace(key, std::move(site));
   if (!fresh) ++it->second.count;  // a group's warnings come in its cores' simulated-time order: the first is kept
   return fresh;
 }
 
 }  // namespace detail
+
+void set_lint_code_site(Core& core, std::uint64_t site, LintSiteText where) {
+  auto& sites = core.group_state<detail::LintCodeSites>().by_core;
+  if (site == 0) {
+    sites.erase(&core);
+  } else {
+    sites[&core] = {site, where};
+  }
+}
 
 std::vector<LintSite> lint_sites(const Machine& machine) {
   std::vector<LintSite> out;

@@ -7,7 +7,10 @@
 #include <functional>
 #include <set>
 
+#include "check_state.hpp"
+#include "context_races.hpp"
 #include "launch_state.hpp"
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/sim/host_pages.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "ldmsim/trace/file.hpp"
@@ -107,14 +110,30 @@ const MainMemory& Machine::memory() const {
   return impl_->memory;
 }
 
+namespace {
+/// The written bytes of the machine's allocations, when the init check is on (docs/checking.md), else null.
+detail::DeviceInit* device_init(detail::MachineImpl& impl) {
+  auto* state = impl.host_state->find<detail::CheckState>();
+  return state != nullptr && state->checks.init ? &state->device : nullptr;
+}
+}  // namespace
+
 DeviceAddr Machine::allocate_bytes(std::size_t bytes, const AllocOptions& where) {
   impl_->require_idle("alloc");
-  return impl_->memory.allocate(bytes, where.alignment, impl_->physical_group(where.cg), where.name);
+  const DeviceAddr base = impl_->memory.allocate(bytes, where.alignment, impl_->physical_group(where.cg), where.name);
+  if (detail::DeviceInit* init = device_init(*impl_)) init->on_alloc(base, bytes);
+  return base;
 }
 
 void Machine::free_bytes(DeviceAddr base) {
   impl_->require_idle("free");
+  if (impl_->node->context_races) {
+    if (const Region* region = impl_->memory.find_region(base, 1)) {
+      impl_->node->context_races->forget(region->base, region->end());
+    }
+  }
   impl_->memory.free(base);
+  if (auto* state = impl_->host_state->find<detail::CheckState>()) state->device.on_free(base);
 }
 
 void Machine::write_bytes(DeviceAddr dst, std::span<const std::byte> src) {
@@ -124,6 +143,7 @@ void Machine::write_bytes(DeviceAddr dst, std::span<const std::byte> src) {
     throw ConfigError(fmt::format("upload of {} bytes to 0x{:x} is not inside one allocated region", src.size(), dst));
   }
   impl_->memory.write(dst, src);
+  if (detail::DeviceInit* init = device_init(*impl_)) init->mark(dst, dst + src.size());
 }
 
 void Machine::upload_shared(DevicePtr<f16> dst, const SharedHalves& values) {
@@ -134,6 +154,7 @@ void Machine::upload_shared(DevicePtr<f16> dst, const SharedHalves& values) {
                                   values.size(), dst.addr()));
   }
   impl_->memory.lend(dst.addr(), values.shared(), std::as_bytes(values.span()));
+  if (detail::DeviceInit* init = device_init(*impl_)) init->mark(region->base, region->end());
 }
 
 void Machine::read_bytes(DeviceAddr src, std::span<std::byte> dst) const {
@@ -207,6 +228,7 @@ void Machine::reset() {
   }
   MainMemory& memory = impl_->memory;
   for (const Region& region : memory.regions()) memory.free(region.base);
+  if (auto* state = impl_->host_state->find<detail::CheckState>()) state->device.forget_all();
   for (const auto& group : impl_->node->groups) group->reset(impl_->node->arch, memory, impl_->options);
   for (const auto& group : impl_->groups) {
     group->stats = GroupStats{};
@@ -238,13 +260,25 @@ std::vector<const TraceRecorder*> Machine::trace() const {
   return out;
 }
 
+namespace {
+/// The header with the machine's checking reports as "check" when checking is on (trace summary and report show
+/// them), unless the caller put its own there.
+nlohmann::json with_check_reports(const Machine& machine, const nlohmann::json& run_info) {
+  nlohmann::json header = run_info.is_object() ? run_info : nlohmann::json::object();
+  if (enabled_checks(machine).any() && !header.contains("check")) {
+    header["check"] = check_reports_json(check_reports(machine));
+  }
+  return header;
+}
+}  // namespace
+
 void Machine::write_trace(const std::filesystem::path& file, const nlohmann::json& run_info) const {
   impl_->require_idle("write_trace");
-  detail::write_node_trace(*impl_->node, file, run_info, stats().cycles);
+  detail::write_node_trace(*impl_->node, file, with_check_reports(*this, run_info), stats().cycles);
 }
 
 void Machine::write_trace_after_crash(const std::filesystem::path& file, const nlohmann::json& run_info) const {
-  detail::write_node_trace(*impl_->node, file, run_info, stats().cycles);
+  detail::write_node_trace(*impl_->node, file, with_check_reports(*this, run_info), stats().cycles);
 }
 
 namespace detail {

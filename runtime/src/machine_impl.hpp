@@ -26,6 +26,7 @@ namespace ldmsim::detail {
 
 class LaunchState;
 class ContextSession;
+class ContextRaces;
 
 /// A lazily committed host mapping (local stores of a group).
 class HostMapping {
@@ -74,6 +75,9 @@ struct NodeState {
   /// inside run(), and a sequential run only from the running program's context, so no two contexts' launches
   /// ever run on different host threads at once (they share the physical cores, engines and trace).
   int sequential_context = -1;
+  /// With checking on in a pipelined run: every context's requests, for races between them (made by the first
+  /// launch that checks; dropped at each ConcurrentMachine::run).
+  std::shared_ptr<ContextRaces> context_races;
 };
 
 /// One context's side of a core group: its clock and stats, and its cores' fiber stacks and fibers.

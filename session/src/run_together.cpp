@@ -5,8 +5,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
@@ -65,6 +68,23 @@ std::string error_text(const std::exception_ptr& error) {
   } catch (...) {
     return "an exception that is not a std::exception";
   }
+}
+
+/// The node trace's "check": every model's reports, each naming its model, in order of first occurrence.
+nlohmann::json models_check_reports(const nlohmann::json& models) {
+  std::vector<nlohmann::json> all;
+  for (const nlohmann::json& model : models) {
+    if (!model.contains("check")) continue;
+    for (nlohmann::json report : model["check"]) {
+      report["model"] = model["name"];
+      all.push_back(std::move(report));
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return std::make_tuple(a["cycle"].get<Cycle>(), a["cg"].get<int>(), a["core"].get<int>()) <
+           std::make_tuple(b["cycle"].get<Cycle>(), b["cg"].get<int>(), b["core"].get<int>());
+  });
+  return nlohmann::json(std::move(all));
 }
 
 std::optional<Fault> fault_of(const std::exception_ptr& error) {
@@ -245,7 +265,9 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
       if (first_failure) {
         if (auto f = fault_of(together.errors[*first_failure])) fault = fault_json(*f);
       }
-      node.write_trace(top->trace(), {{"run", run_info}, {"fault", fault}});
+      nlohmann::json header = {{"run", run_info}, {"fault", fault}};
+      if (config_.check.any()) header["check"] = models_check_reports(together.summary["models"]);
+      node.write_trace(top->trace(), header);
     }
     top->complete();
   }

@@ -101,3 +101,20 @@ TEST_CASE("ldmsim run --check with several models reports per model, sequential 
     CHECK(own["check"].empty());
   }
 }
+
+TEST_CASE("the node trace of models run together under --check says what checking found", "[cli][check]") {
+  ScratchDir dir("check-models-trace");
+  const std::string examples = std::string(LDMSIM_SOURCE_DIR) + "/examples/";
+  const CliResult r = run_cli("run " + examples + "relu6_block.json " + examples + "cnn_block.json --arch sw26010" +
+                              " --concurrent --check all --out " + dir.str("out"));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const CliResult summary = run_cli("trace summary " + dir.str("out/trace.ldmtrace"));
+  REQUIRE(summary.code == 0);
+  CHECK_THAT(summary.output, Catch::Contains("check: no reports"));
+  const CliResult json = run_cli("trace summary --json " + dir.str("out/trace.ldmtrace"), true);
+  REQUIRE(json.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.output);
+  REQUIRE(j.contains("check"));
+  CHECK(j["check"].empty());
+}

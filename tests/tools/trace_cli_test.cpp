@@ -30,12 +30,14 @@ Result cli(const std::string& args, bool stdout_only = false) {
   return run_cli(args, stdout_only);
 }
 
-/// The demo on the tiny arch, once per test program (clean run in "ok", trapped run in "trap").
+/// The demo on the tiny arch, once per test program (clean run in "ok", trapped run in "trap", a run with a checking
+/// report in "race").
 const Scratch& demo_runs() {
   static const Scratch dir("runs");
   static const bool done = [] {
     REQUIRE(cli("run --arch tiny -q --out " + dir.str("ok")).code == 0);
     REQUIRE(cli("run --arch tiny -q --demo-fault --out " + dir.str("trap")).code == 3);
+    REQUIRE(cli("run --arch tiny -q --demo-race --check races --out " + dir.str("race")).code == 4);
     return true;
   }();
   (void)done;
@@ -331,6 +333,40 @@ TEST_CASE("report renders in headless chromium without script errors", "[cli][re
   CHECK_THAT(dom, Contains("id=\"heatmap-cg0\"") && Contains("class=\"heat-cell\""));
   CHECK_THAT(dom, Contains("id=\"bandwidth-chart\"") && Contains("id=\"histogram-chart\""));
   CHECK_THAT(dom, Contains("id=\"summary-table\"") && Contains("id=\"fault-banner\""));
+  CHECK_THAT(dom, Contains("data-problems=\"0\""));
+  // The trapped core is outlined in the heat map, and only it.
+  CHECK(count_of(dom, "class=\"heat-cell trapped\"") + count_of(dom, "class=\"heat-cell idle trapped\"") == 1);
+  CHECK(dom.find("id=\"check-table\"") == std::string::npos);  // checking was off
+}
+
+TEST_CASE("trace summary and report show a run's checking reports and mark the core", "[cli][report][check]") {
+  const auto& runs = demo_runs();
+  // The trace header carries the reports: the text and JSON summaries list them.
+  const Result text = cli("trace summary " + runs.str("race/trace.ldmtrace"));
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.output, Contains("check: 1 report (1 occurrence)") &&
+                              Contains("check put-source (1 time): kernel scale, core group 0, core 1"));
+  const Result json = cli("trace summary --json " + runs.str("race"), true);
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.output);
+  REQUIRE(j["check"].size() == 1);
+  CHECK(j["check"][0]["kind"] == "put-source");
+  CHECK(j["check"][0]["core"] == 1);
+  CHECK(j["check"][0]["count"] == 1);
+  // A run without checking has no "check" at all (not an empty list that would say "checked, found nothing").
+  const Result plain = cli("trace summary " + runs.str("ok/trace.ldmtrace"));
+  CHECK(plain.output.find("check:") == std::string::npos);
+
+  Scratch dir("report-check");
+  REQUIRE(cli("report " + runs.str("race") + " -o " + dir.str("r.html")).code == 0);
+  CHECK_THAT(read_file(dir.path / "r.html"), Contains("put-source"));
+  const std::string dom = render_checked(dir, "r.html", "r-checked.html");
+  if (dom.empty()) return;
+  CHECK_THAT(dom, Contains("id=\"report-rendered\""));
+  CHECK_THAT(dom, Contains("id=\"check-banner\"") && Contains("Checking found 1 bug site (1 occurrence)"));
+  CHECK_THAT(dom, Contains("id=\"check-table\"") && Contains(">put-source</td>"));
+  CHECK(count_of(dom, "class=\"heat-cell checked\"") == 1);  // core 1, where the report occurred
+  CHECK(dom.find("heat-cell trapped\"") == std::string::npos);
   CHECK_THAT(dom, Contains("data-problems=\"0\""));
 }
 

@@ -138,3 +138,32 @@ TEST_CASE("hostile traces cannot inflate per-group or per-core tables", "[trace-
                       Catch::Contains("core group 200000 out of range"));
   }
 }
+
+TEST_CASE("a header's checking reports are summarised, fields of the wrong type read as defaults", "[trace-summary]") {
+  TempDir dir;
+  ldmsim::TraceRecorder g(0, true);
+  const ldmsim::TraceRecorder* p = &g;
+  nlohmann::json h = header(100);
+  h["check"] = nlohmann::json::array(
+      {{{"kind", "dma-race"}, {"kernel", "k"}, {"cg", 0}, {"core", 2}, {"cycle", 40}, {"count", 3}, {"message", "m"}},
+       {{"kind", 7}, {"cg", "zero"}, {"core", -1e300}, {"count", "many"}},
+       "not an object"});
+  ldmsim::write_trace(dir / "c.ldmtrace", h, std::span<const ldmsim::TraceRecorder* const>(&p, 1));
+  const auto s = ldmsim::summarize_trace(dir / "c.ldmtrace");
+  REQUIRE(s.checked);
+  REQUIRE(s.check.size() == 2);
+  CHECK(s.check[0].count == 3);
+  CHECK(s.check[1].kind == "?");
+  CHECK(s.check[1].cg == 0);
+  CHECK(s.check[1].count == 1);
+  CHECK_THAT(ldmsim::format_summary(s),
+             Catch::Contains("check: 2 reports (4 occurrences)") &&
+                 Catch::Contains("check dma-race (3 times): kernel k, core group 0, core 2"));
+  CHECK(ldmsim::to_json(s)["check"].size() == 2);
+  // No "check" in the header: checking was off, and the summary does not pretend it found nothing.
+  ldmsim::write_trace(dir / "o.ldmtrace", header(100), std::span<const ldmsim::TraceRecorder* const>(&p, 1));
+  const auto off = ldmsim::summarize_trace(dir / "o.ldmtrace");
+  CHECK_FALSE(off.checked);
+  CHECK_FALSE(ldmsim::to_json(off).contains("check"));
+  CHECK(ldmsim::format_summary(off).find("check:") == std::string::npos);
+}

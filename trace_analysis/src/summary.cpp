@@ -151,6 +151,22 @@ SummaryBuilder::SummaryBuilder(const nlohmann::json& header, SummaryOptions opti
   summary_.seconds = json_or<double>(header, "seconds", 0.0);
   summary_.run = header.value("run", nlohmann::json());
   summary_.fault = header.value("fault", nlohmann::json());
+  read_check_reports(header);
+}
+
+void SummaryBuilder::read_check_reports(const nlohmann::json& header) {
+  // Written by the run when checking was on; fields of the wrong type read as their defaults (a damaged header
+  // is still summarised).
+  const auto it = header.find("check");
+  if (it == header.end() || !it->is_array()) return;
+  summary_.checked = true;
+  for (const nlohmann::json& r : *it) {
+    if (!r.is_object()) continue;
+    summary_.check.push_back({json_or<std::string>(r, "kind", "?"), json_or<std::string>(r, "model", ""),
+                              json_or<std::string>(r, "kernel", "?"), json_or<int>(r, "cg", 0),
+                              json_or<int>(r, "core", 0), json_or<Cycle>(r, "cycle", 0),
+                              json_or<std::uint64_t>(r, "count", 1), json_or<std::string>(r, "message", "")});
+  }
 }
 
 GroupSummary& SummaryBuilder::group(int cg) {
@@ -431,6 +447,15 @@ nlohmann::json to_json(const TraceSummary& s) {
                              {"cycle", i.cycle},
                              {"message", i.text}});
   }
+  if (s.checked) {
+    out["check"] = nlohmann::json::array();
+    for (const auto& r : s.check) {
+      nlohmann::json entry = {{"kind", r.kind},   {"kernel", r.kernel}, {"cg", r.cg},          {"core", r.core},
+                              {"cycle", r.cycle}, {"count", r.count},   {"message", r.message}};
+      if (!r.model.empty()) entry["model"] = r.model;
+      out["check"].push_back(std::move(entry));
+    }
+  }
   return out;
 }
 
@@ -536,6 +561,20 @@ std::string format_summary(const TraceSummary& s, const SummaryView& view) {
   }
   const std::uint64_t kept = s.issues.size();
   if (s.faults + s.lint_markers > kept) line(fmt::format("  ... {} more not shown", s.faults + s.lint_markers - kept));
+  if (s.checked) {
+    std::uint64_t occurrences = 0;
+    for (const auto& r : s.check) occurrences += r.count;
+    line("");
+    line(s.check.empty() ? std::string("check: no reports")
+                         : fmt::format("check: {} report{} ({} occurrence{})", s.check.size(),
+                                       s.check.size() == 1 ? "" : "s", occurrences, occurrences == 1 ? "" : "s"));
+    for (const auto& r : s.check) {
+      if (!shown(r.cg)) continue;
+      line(fmt::format("  {}check {} ({} time{}): kernel {}, core group {}, core {}, cycle {}: {}",
+                       r.model.empty() ? "" : "model " + r.model + ": ", r.kind, r.count, r.count == 1 ? "" : "s",
+                       r.kernel, r.cg, r.core, r.cycle, r.message));
+    }
+  }
   return out;
 }
 

@@ -99,7 +99,7 @@ double simulated_cycles_per_step(Machine& trial, const CellShape& shape, std::si
   args.y_h = matrix(bs, s.hidden);
   if (s.kind == CellKind::kLstm) args.y_c = matrix(bs, s.hidden);
   args.tasks = {StepTask{.group = 0, .groups = static_cast<int>(m.groups), .dir = 0, .b0 = 0, .b1 = bs}};
-  allocate_scratch(scratch, s, m, args.tasks, "trial");
+  allocate_scratch(trial, scratch, s, m, args.tasks, "trial");
   const auto cycles_of = [&](std::size_t steps) {
     args.shape.seq = steps;
     // The trial's groups start at the latest clock: a group the trials have not used yet would otherwise start in

@@ -68,8 +68,9 @@ struct StepArgs {
 std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups, int groups_per_task = 1);
 /// The widest batch slice of the tasks.
 std::size_t widest_slice(const std::vector<StepTask>& tasks);
-/// Allocates each task's scratch in its group's memory, owned by `scratch`.
-void allocate_scratch(DeviceScratch& scratch, const CellShape& shape, const RecurrentMapping& mapping,
+/// Allocates each task's scratch in its group's memory, owned by `scratch`, with the exchange buffers' pad columns
+/// zeroed.
+void allocate_scratch(Machine& machine, DeviceScratch& scratch, const CellShape& shape, const RecurrentMapping& mapping,
                       std::vector<StepTask>& tasks, const std::string& label);
 
 /// Builds W(n) and its bias for every direction (device buffers the caller allocated) from the op's W, R and B

@@ -77,7 +77,7 @@ class RecurrentOp final : public BoundOp {
     recurrent::stage_gate_matrices(m, shape_, ref(in[1]), ref(in[2]), optional(3), matrices, biases, label + ":gates");
     args.gate_matrix.assign(matrices.begin(), matrices.end());
     args.gate_bias.assign(biases.begin(), biases.end());
-    recurrent::allocate_scratch(scratch, shape_, args.mapping, args.tasks, label);
+    recurrent::allocate_scratch(m, scratch, shape_, args.mapping, args.tasks, label);
     recurrent::run_steps(m, args, label);
   }
 

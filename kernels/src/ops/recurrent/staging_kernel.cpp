@@ -97,15 +97,23 @@ std::vector<StepTask> plan_tasks(const CellShape& shape, int core_groups, int gr
   return tasks;
 }
 
-void allocate_scratch(DeviceScratch& scratch, const CellShape& shape, const RecurrentMapping& m,
+void allocate_scratch(Machine& machine, DeviceScratch& scratch, const CellShape& shape, const RecurrentMapping& m,
                       std::vector<StepTask>& tasks, const std::string& label) {
   const std::size_t rows = 4 * m.units_per_core, h_pitch = shape.gate_layout().h_pitch();
+  // Cores publish columns [0, hidden) of an exchange row; the products read whole column blocks, so the pad columns
+  // [hidden, h_pitch) are read against zero weights and must hold zeros (not whatever the memory held).
+  const std::vector<float> pad(h_pitch - std::min(h_pitch, shape.hidden), 0.0f);
+  const auto exchange = [&](std::size_t bs, const AllocOptions& where) {
+    const DevicePtr<float> h = scratch.alloc<float>(bs * h_pitch, where);
+    for (std::size_t b = 0; b < bs && !pad.empty(); ++b) machine.upload(h + b * h_pitch + shape.hidden, pad);
+    return h;
+  };
   for (StepTask& t : tasks) {
     const std::size_t bs = t.b1 - t.b0;
     const AllocOptions where{.cg = t.group, .name = label + ":recurrent scratch"};
-    for (auto& h : t.h_exchange) h = scratch.alloc<float>(bs * h_pitch, where);
+    for (auto& h : t.h_exchange) h = exchange(bs, where);
     if (shape.two_pass()) {
-      for (auto& rh : t.rh_exchange) rh = scratch.alloc<float>(bs * h_pitch, where);
+      for (auto& rh : t.rh_exchange) rh = exchange(bs, where);
     }
     const auto groups = static_cast<std::size_t>(t.groups);
     if (m.ep > 1) t.partials = scratch.alloc<float>(groups * m.ep * m.cores_per_part * rows * bs, where);

@@ -20,7 +20,7 @@ class Core;
 /// Which check classes run.
 struct CheckSet {
   bool races = false;   ///< DMA-DMA overlaps in main memory and ldm, ldm used while a request is in flight
-  bool init = false;    ///< reads of ldm bytes never written since the kernel started
+  bool init = false;    ///< reads of ldm / device bytes never written since the kernel started / their allocation
   bool bounds = false;  ///< accesses outside the allocation they started in
   bool any() const { return races || init || bounds; }
   friend bool operator==(const CheckSet&, const CheckSet&) = default;
@@ -51,6 +51,9 @@ using BufferNamer = std::function<std::string(DeviceAddr)>;
 void enable_checks(Machine& machine, CheckSet checks);
 /// Names buffers in the machine's reports (the athread layer: host arrays by their symbol).
 void set_check_buffer_namer(Machine& machine, BufferNamer namer);
+/// Tells the init check that device bytes [addr, addr + bytes) hold defined data though nothing wrote them: memory
+/// the allocator hands out zeroed and code deliberately relies on (staging's padding). No effect when it is off.
+void mark_device_defined(Machine& machine, DeviceAddr addr, std::uint64_t bytes);
 /// The checks the machine runs.
 CheckSet enabled_checks(const Machine& machine);
 /// Every report so far, one per site, in order of first occurrence (cycle, cg, core): the same for any thread count.

@@ -1,6 +1,7 @@
 // Lint warnings grouped by site: a bad request in a loop that every core runs is one site with a count, not one
 // warning per request (the trace still marks every request). A site is the kernel, the call and the first bad
-// field; each keeps its first occurrence (earliest cycle, then core group, then core).
+// field (and, for code that names it, the code site); each keeps its first occurrence (earliest cycle, then core
+// group, then core).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 namespace ldmsim {
 
 class Machine;
+class Core;
 
 /// One lint site.
 struct LintSite {
@@ -32,5 +34,13 @@ std::vector<LintSite> lint_sites(const Machine& machine);
 std::string format_lint_site(const LintSite& site);
 /// The sites as stats.json's `lint` array.
 nlohmann::json lint_sites_json(const std::vector<LintSite>& sites);
+
+/// Describes a code site for a warning ("slave code in f at f.c:12"); called only when a warning is recorded.
+using LintSiteText = std::string (*)(std::uint64_t site);
+
+/// The code on whose behalf `core` makes its next requests and warnings (the athread layer: the program's call):
+/// its warnings are sites of their own per code site, and their message (also the trace marker's) ends with
+/// "[called from WHERE]". `site` 0 forgets it. Call on the core's own fiber.
+void set_lint_code_site(Core& core, std::uint64_t site, LintSiteText where);
 
 }  // namespace ldmsim

@@ -102,6 +102,18 @@ struct SizeHistogram {
   static std::size_t bucket(std::uint32_t length);
 };
 
+/// A checking report the run wrote into the trace header's "check" (docs/checking.md): one bug site.
+struct TraceCheckReport {
+  std::string kind;   ///< dma-race, ldm-race, put-source, uninit-read, reply-reset, bounds
+  std::string model;  ///< the model it belongs to in a run of several models (else empty)
+  std::string kernel;
+  int cg = 0;  ///< first occurrence
+  int core = 0;
+  Cycle cycle = 0;
+  std::uint64_t count = 1;
+  std::string message;
+};
+
 /// The whole summary.
 struct TraceSummary {
   nlohmann::json run;    ///< the header's "run" object (workload, ...) or null
@@ -118,8 +130,10 @@ struct TraceSummary {
   std::vector<TraceIssue> issues;       ///< faults and lint warnings in file order (up to max_issues)
   std::uint64_t faults = 0;
   std::uint64_t lint_markers = 0;
-  bool has_run_stats = false;     ///< busy/waiting fractions came from a stats.json
-  std::vector<LayerSpan> layers;  ///< the run's layers, from the same stats.json (empty without one)
+  bool checked = false;                 ///< the run had checking on (the header has a "check" array)
+  std::vector<TraceCheckReport> check;  ///< its reports, one per site, in order of first occurrence
+  bool has_run_stats = false;           ///< busy/waiting fractions came from a stats.json
+  std::vector<LayerSpan> layers;        ///< the run's layers, from the same stats.json (empty without one)
 
   std::uint64_t requests() const;
   std::uint64_t bytes() const;
@@ -143,6 +157,7 @@ class SummaryBuilder {
   CoreSummary& core(GroupSummary& g, std::size_t id);
   void add_event(GroupSummary& g, const DmaEvent& e);
   void add_marker(GroupSummary& g, const Marker& m);
+  void read_check_reports(const nlohmann::json& header);
   void keep_slow(int cg, const DmaEvent& e);
 
   SummaryOptions options_;
