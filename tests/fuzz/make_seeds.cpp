@@ -39,7 +39,7 @@ using ldmsim::Marker;
 using ldmsim::MarkerKind;
 using ldmsim::TraceCodec;
 
-/// What Machine::write_trace writes, shortened: the keys the summary and exports read.
+/// What Machine::write_trace writes, shortened: the keys the summary and exports read (a checking report too).
 nlohmann::json header(std::uint64_t cycles) {
   return {{"arch",
            {{"name", "sw26010"},
@@ -48,7 +48,15 @@ nlohmann::json header(std::uint64_t cycles) {
           {"cycles", cycles},
           {"seconds", static_cast<double>(cycles) / 1.45e9},
           {"run", {{"tool_version", "0.1.0"}, {"workload", "fuzz-seed"}}},
-          {"fault", nullptr}};
+          {"fault", nullptr},
+          {"check", nlohmann::json::array({{{"kind", "dma-race"},
+                                            {"model", "fuzz-seed"},
+                                            {"kernel", "seed_kernel"},
+                                            {"cg", 1},
+                                            {"core", 7},
+                                            {"cycle", 1200},
+                                            {"count", 2},
+                                            {"message", "a put overlaps a get of the same bytes"}}})}};
 }
 
 /// `n` varied events of 64 cores: every op/mode/status combination, strided ones, extreme field values.
