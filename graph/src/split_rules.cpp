@@ -58,7 +58,13 @@ bool b_rows_are_outputs(const OpNode& op) {
 std::vector<SplitAxis> matrix_axes(const Graph& g, const OpNode& op) {
   const Shape& a = shape_of(g, op, 0);
   const SplitGeometry geometry = op.bound->split_geometry();
-  if (geometry.batched || geometry.trans_a) return {};
+  if (geometry.trans_a) return {};
+  if (geometry.batched) {
+    // A batch of one A [1.., M, K] times a 2-D B (a transformer's projection) is one product: its columns split.
+    const Shape& b = shape_of(g, op, 1);
+    if (b.rank() != 2 || a.rank() < 2 || a.product(0, a.rank() - 2) != 1) return {};
+    return {axis_of(g, op, "cols", 1, 1, -1)};
+  }
   std::vector<SplitAxis> out{axis_of(g, op, "rows", 0, 0, 0)};
   // The inner dimension: fc's X must hold it on axis 1 alone (a matrix, or [n, c, 1, 1]).
   const bool inner = !geometry.flattens_a || a.rank() == 2 || a.product(2, a.rank()) == 1;
@@ -203,7 +209,8 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     w.regions[1] = range(b_rows_are_outputs(op) ? 1 : 0, begin, end);
     if (op.inputs.size() == 3) w.dropped[2] = begin != 0;  // the bias or C is added once, by the first piece
   } else if (r == "cols") {
-    w.regions[1] = range(axis.axis, begin, end), w.regions[y] = range(1, begin, end);
+    const std::size_t out_cols = shape_of(graph, op, y).rank() - 1;  // 1, or the last axis of a batch of one
+    w.regions[1] = range(axis.axis, begin, end), w.regions[y] = range(out_cols, begin, end);
     if (op.inputs.size() == 3) {
       const Shape& c = shape_of(graph, op, 2);
       const Shape& out = shape_of(graph, op, y);

@@ -409,3 +409,30 @@ TEST_CASE("no single op's move lowers the chosen plan's estimate on a graph with
   }
   CHECK(alternatives > 3 * static_cast<int>(g.ops().size()));
 }
+
+TEST_CASE("a matmul of a batch of one by a 2-D weight splits by columns", "[graph][split][auto]") {
+  // A transformer projection's shape: A [1, M, K] is one product, so its columns split as a 2-D matmul's do; the
+  // pieces sum in the same order, so the output is the whole op's bit for bit.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"a": {"shape": [1, 64, 96], "init": {"normal": [0, 1], "seed": 1}},
+                "b": {"shape": [96, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const std::vector<SplitAxis> axes = split_axes(g, g.ops()[0]);
+  REQUIRE(axes.size() == 1);
+  CHECK(axes[0].rule == "cols");
+  const Arch arch = Arch::preset("sw26010pro");
+  const SplitOptions on{.enabled = true};
+  const SplitPlan plan = plan_split(g, arch, on);
+  REQUIRE(plan.ops[0]);
+  const PieceWork w = piece_work(g, g.ops()[0], plan.ops[0]->axis, 0, 32, nullptr);
+  CHECK(w.regions[2].axis == 2);  // the output's last axis
+  CHECK(run_output(g, arch, on, "y") == run_output(g, arch, {}, "y"));
+  // A batch of two products is not cut: the rule cuts one product.
+  const Graph two = from(json::parse(R"({
+    "tensors": {"a": {"shape": [2, 64, 96], "init": {"normal": [0, 1], "seed": 1}},
+                "b": {"shape": [96, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  CHECK(split_axes(two, two.ops()[0]).empty());
+}
