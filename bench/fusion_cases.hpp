@@ -66,6 +66,24 @@ inline json attention_softmax(std::uint64_t heads, std::uint64_t seq) {
   return w;
 }
 
+/// A whole attention of `heads` heads as transformers export it: scores = q kt, scaled, a key mask added, softmax over
+/// the keys, times v. q [heads, seq, depth], kt [heads, depth, keys], v [heads, keys, value], mask [heads, 1, keys].
+inline json attention(std::uint64_t heads, std::uint64_t seq, std::uint64_t depth, std::uint64_t keys,
+                      std::uint64_t value) {
+  json w;
+  w["name"] = fmt::format("attention_{}x{}x{}x{}x{}", heads, seq, depth, keys, value);
+  w["tensors"] = {{"q", tensor({heads, seq, depth}, -1, 1, 1)},
+                  {"kt", tensor({heads, depth, keys}, -1, 1, 2)},
+                  {"v", tensor({heads, keys, value}, -1, 1, 3)},
+                  {"mask", tensor({heads, 1, keys}, -4, 0, 4)},
+                  {"scale", scalar(0.125)}};
+  w["ops"] = {op("matmul", {"q", "kt"}, "scores"), op("mul", {"scores", "scale"}, "scaled"),
+              op("add", {"scaled", "mask"}, "masked"), op("softmax", {"masked"}, "probs", {{"axis", -1}}),
+              op("matmul", {"probs", "v"}, "y")};
+  w["outputs"] = {"y"};
+  return w;
+}
+
 /// The tail of a BERT-base MLP's first layer: bias add and GELU as erf, for `tokens` tokens.
 inline json gelu_tail(std::uint64_t tokens, std::uint64_t ffn) {
   json w;

@@ -214,7 +214,10 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     if (op.inputs.size() == 3) {
       const Shape& c = shape_of(graph, op, 2);
       const Shape& out = shape_of(graph, op, y);
-      if (c.rank() >= 1 && c[c.rank() - 1] == out[1] && out[1] > 1) w.regions[2] = range(c.rank() - 1, begin, end);
+      // C (or a matmul's bias) follows the output's columns when it has them (a broadcast column stays whole).
+      if (c.rank() >= 1 && c[c.rank() - 1] == out[out_cols] && out[out_cols] > 1) {
+        w.regions[2] = range(c.rank() - 1, begin, end);
+      }
     }
   } else if (r == "elementwise") {
     elementwise_work(graph, op, axis, begin, end, w);

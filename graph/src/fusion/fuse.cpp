@@ -47,15 +47,23 @@ std::vector<StoreFold> plan_folds(const Graph& graph) {
     if (p.outputs.size() != 1 || !p.attrs.is_object()) continue;
     StoreFold f{.op = p.index};
     std::size_t value = p.outputs[0];  // what the store writes so far
-    const OpNode* add = p.bound->folds_residual() ? sole_reader(value) : nullptr;
+    const bool residual = p.bound->folds_residual(), bias = p.bound->folds_bias();
+    const OpNode* add = residual || bias ? sole_reader(value) : nullptr;
     if (add != nullptr && claimed[add->index] == 0 && role(*add) == StoreFoldRole::kResidualAdd &&
         add->inputs.size() == 2 && add->inputs[0] != add->inputs[1]) {
       const std::size_t skip = add->inputs[0] == value ? 1 : 0;
-      // No broadcast; and not one of the conv's own inputs, which it wants laid out otherwise than a residual (an
-      // op gets one copy of a tensor it reads twice).
+      // Not one of the op's own inputs, which it wants laid out otherwise (an op gets one copy of a tensor it reads
+      // twice). A residual has the output's shape (no broadcast); a bias is a vector over the output's last axis.
       const bool own_input = std::find(p.inputs.begin(), p.inputs.end(), add->inputs[skip]) != p.inputs.end();
-      if (!own_input && graph.tensor(add->inputs[skip]).shape == graph.tensor(value).shape) {
+      const Shape& other = graph.tensor(add->inputs[skip]).shape;
+      const Shape& out = graph.tensor(value).shape;
+      const bool fits = residual ? other == out
+                                 : out.rank() > 0 && other.rank() > 0 && other.rank() <= out.rank() &&
+                                       other[other.rank() - 1] == out[out.rank() - 1] &&
+                                       other.elements() == out[out.rank() - 1];
+      if (!own_input && fits) {
         f.add = add->index;
+        f.bias = bias;
         f.residual_first = skip == 0;
         value = add->outputs[0];
       }
@@ -75,7 +83,7 @@ std::vector<StoreFold> plan_folds(const Graph& graph) {
 /// are its bounds).
 nlohmann::json folded_attrs(const Graph& graph, const StoreFold& f) {
   nlohmann::json attrs = graph.ops()[f.op].attrs;
-  if (f.add) attrs["residual"] = f.residual_first ? "before" : "after";
+  if (f.add) attrs[f.bias ? "bias" : "residual"] = f.residual_first ? "before" : "after";
   if (f.activation) {
     const OpNode& activation = graph.ops()[*f.activation];
     nlohmann::json folded = activation.attrs.is_object() ? activation.attrs : nlohmann::json::object();
@@ -125,6 +133,23 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       lowered.push_back(std::move(low));
     }
     result.groups.push_back(std::move(g));
+  }
+  // Groups between two batched products run with them in one kernel; a product joins one group at most.
+  std::vector<std::optional<fusion::AttentionMatch>> attention(lowered.size());
+  if (options.attention) {
+    std::vector<char> in_fold(graph.ops().size(), 0), claimed(graph.ops().size(), 0);
+    for (std::size_t o = 0; o < graph.ops().size(); ++o) in_fold[o] = fold_of[o] ? 1 : 0;
+    for (std::size_t g = 0; g < lowered.size(); ++g) {
+      auto match = fusion::match_attention(graph, lowered[g], in_fold, arch, policy);
+      if (!match || std::any_of(match->ops.begin(), match->ops.end(), [&](std::size_t o) { return claimed[o] != 0; })) {
+        continue;
+      }
+      for (std::size_t o : match->ops) {
+        claimed[o] = 1;
+        group_of[o] = g;
+      }
+      attention[g] = std::move(match);
+    }
   }
   // Contracted nodes, ordered by Kahn's algorithm with the smallest first op first.
   std::vector<Node> nodes;
@@ -189,10 +214,21 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
     if (const auto g = nodes[n].group) {
       const fusion::LoweredGroup& low = lowered[*g];
       FusionGroup& report = result.groups[fused_group_index[*g]];
-      const std::size_t index =
-          out.add_bound_op("fused", names(low.inputs), names(low.outputs), low.bind(graph, *report.mapping, arch.name),
-                           group_name(graph, low.ops));
-      report.kernel = out.ops()[index].label();
+      if (const auto& m = attention[*g]) {
+        const std::size_t index =
+            out.add_bound_op("attention", names(m->inputs), names({m->output}),
+                             fusion::bind_attention(graph, low, *m, arch.name), group_name(graph, m->ops));
+        report.kernel = out.ops()[index].label();
+        report.attention =
+            fmt::format("with {} (scores){} and {} (output): {}", graph.ops()[m->first].label(),
+                        m->scaling ? fmt::format(", {} (scales Q)", graph.ops()[*m->scaling].label()) : std::string(),
+                        graph.ops()[m->second].label(), m->mapping.str());
+      } else {
+        const std::size_t index =
+            out.add_bound_op("fused", names(low.inputs), names(low.outputs),
+                             low.bind(graph, *report.mapping, arch.name), group_name(graph, low.ops));
+        report.kernel = out.ops()[index].label();
+      }
     } else if (const auto f = nodes[n].fold) {
       StoreFold& fold = result.folds[*f];
       const OpNode& producer = graph.ops()[fold.op];
@@ -218,10 +254,12 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
 
 std::string FusedGraph::describe(const Graph& original) const {
   std::string out = fmt::format(
-      "fusion: {} candidate group{}, {} fused; {} residual add{} and {} activation{} folded into a store\n",
+      "fusion: {} candidate group{}, {} fused; {} residual add{}, {} bias add{} and {} activation{} folded into a "
+      "store\n",
       groups.size(), groups.size() == 1 ? "" : "s",
       std::count_if(groups.begin(), groups.end(), [](const FusionGroup& g) { return g.mapping.has_value(); }),
-      residual_folds(), residual_folds() == 1 ? "" : "s", activation_folds(), activation_folds() == 1 ? "" : "s");
+      residual_folds(), residual_folds() == 1 ? "" : "s", bias_folds(), bias_folds() == 1 ? "" : "s",
+      activation_folds(), activation_folds() == 1 ? "" : "s");
   for (const StoreFold& f : folds) {
     std::vector<std::string> ops;
     for (std::size_t o : fold_ops(f)) ops.push_back(original.ops()[o].label());
@@ -241,7 +279,9 @@ std::string FusedGraph::describe(const Graph& original) const {
                        backbones.empty() ? "none (point-wise)" : fmt::format("{}", fmt::join(backbones, ", ")));
     out += fmt::format("    frame {} {}\n", g.frame.shape.str(), g.frame.str());
     out += fmt::format("    values: {}\n", fmt::join(g.values, ", "));
-    if (g.mapping) {
+    if (!g.attention.empty()) {
+      out += fmt::format("    attention kernel {}: {}\n", g.kernel, g.attention);
+    } else if (g.mapping) {
       out += fmt::format("    kernel {}: {}, {} B of ldm per core\n", g.kernel, g.mapping->str(), g.mapping->ldm_bytes);
     } else {
       out += fmt::format("    not fused: {}\n", g.not_fused);
@@ -261,7 +301,12 @@ std::size_t FusedGraph::activation_folds() const {
 
 std::size_t FusedGraph::residual_folds() const {
   return static_cast<std::size_t>(
-      std::count_if(folds.begin(), folds.end(), [](const StoreFold& f) { return f.add.has_value(); }));
+      std::count_if(folds.begin(), folds.end(), [](const StoreFold& f) { return f.add.has_value() && !f.bias; }));
+}
+
+std::size_t FusedGraph::bias_folds() const {
+  return static_cast<std::size_t>(
+      std::count_if(folds.begin(), folds.end(), [](const StoreFold& f) { return f.add.has_value() && f.bias; }));
 }
 
 }  // namespace ldmsim

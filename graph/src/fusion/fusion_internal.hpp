@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "ldmsim/graph/fusion.hpp"
+#include "ldmsim/kernels/attention_kernel.hpp"
 
 namespace ldmsim::fusion {
 
@@ -53,5 +57,35 @@ struct LoweredGroup {
   std::vector<std::size_t> ops;
 };
 LoweredGroup lower_group(const Graph& graph, const std::vector<std::size_t>& ops, const FusionFrame& frame);
+
+/// Ops (in a topological order) run as one: the reference composes theirs (from the tensors `inputs` to `outputs`),
+/// the tolerance and flops are their sums.
+struct Composed {
+  std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference;
+  Tolerance tolerance{0.0, 0.0};
+  std::uint64_t flops = 0;
+};
+Composed compose_members(const Graph& graph, const std::vector<std::size_t>& ops,
+                         const std::vector<std::size_t>& inputs, const std::vector<std::size_t>& outputs);
+
+/// A fused group that reads the scores of a batched product and whose one output alone feeds a second product
+/// (attention: softmax(Q Kt ...) V), run with both products in one kernel (docs/fusion.md, "Attention").
+struct AttentionMatch {
+  std::size_t first = 0, second = 0;  ///< the products' op indices
+  std::size_t score_input = 0;        ///< the program input the first product's result loads into
+  AttentionShape shape;
+  QueryScale scale = QueryScale::kNone;
+  std::optional<std::size_t> scaling;  ///< the op that scales Q (its input is the op's Q, its scalar the last input)
+  AttentionMapping mapping;
+  std::vector<std::size_t> inputs;  ///< Q, Kt, V, then the group's inputs but the scores
+  std::size_t output = 0;           ///< the second product's result
+  std::vector<std::size_t> ops;     ///< the products and the group's ops, in order
+};
+/// The attention form of a lowered group, when its shapes and ldm allow one; `folded`: ops that fold into a store.
+/// A div or mul of Q by a scalar joins it too, unless `policy` stages tensors unpadded (the scalar is read as a word).
+std::optional<AttentionMatch> match_attention(const Graph& graph, const LoweredGroup& group,
+                                              const std::vector<char>& folded, const Arch& arch, StagingPolicy policy);
+std::shared_ptr<const BoundOp> bind_attention(const Graph& graph, const LoweredGroup& group,
+                                              const AttentionMatch& match, const std::string& arch);
 
 }  // namespace ldmsim::fusion

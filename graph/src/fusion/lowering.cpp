@@ -181,19 +181,15 @@ LoweredGroup lower_group(const Graph& graph, const std::vector<std::size_t>& ops
   return Lowering(graph, ops, frame).run();
 }
 
-std::shared_ptr<const BoundOp> LoweredGroup::bind(const Graph& graph, FusedMapping mapping,
-                                                  const std::string& arch) const {
-  std::vector<Shape> in, out;
-  for (std::size_t t : inputs) in.push_back(graph.tensor(t).shape);
-  for (std::size_t t : outputs) out.push_back(graph.tensor(t).shape);
-  Tolerance tolerance{0.0, 0.0};
-  std::uint64_t flops = 0;
+Composed compose_members(const Graph& graph, const std::vector<std::size_t>& ops,
+                         const std::vector<std::size_t>& inputs, const std::vector<std::size_t>& outputs) {
+  Composed c;
   for (std::size_t o : ops) {
     // Errors of a chain add up to first order: the group allows the sum of its members' tolerances.
     const Tolerance t = graph.ops()[o].bound->tolerance();
-    tolerance.abs += t.abs;
-    tolerance.rel += t.rel;
-    flops += graph.ops()[o].bound->cost().flops;
+    c.tolerance.abs += t.abs;
+    c.tolerance.rel += t.rel;
+    c.flops += graph.ops()[o].bound->cost().flops;
   }
   struct Member {
     std::shared_ptr<const BoundOp> op;
@@ -202,7 +198,7 @@ std::shared_ptr<const BoundOp> LoweredGroup::bind(const Graph& graph, FusedMappi
   };
   std::vector<Member> members;
   for (std::size_t o : ops) members.push_back({graph.ops()[o].bound, graph.ops()[o].inputs, graph.ops()[o].outputs[0]});
-  auto reference = [members, inputs = inputs, outputs = outputs](std::span<const HostTensor> given) {
+  c.reference = [members, inputs, outputs](std::span<const HostTensor> given) {
     std::map<std::size_t, HostTensor> env;
     for (std::size_t k = 0; k < inputs.size(); ++k) env[inputs[k]] = given[k];
     for (const Member& m : members) {
@@ -214,8 +210,17 @@ std::shared_ptr<const BoundOp> LoweredGroup::bind(const Graph& graph, FusedMappi
     for (std::size_t t : outputs) result.push_back(env.at(t));
     return result;
   };
-  return make_fused_op(program, std::move(mapping), std::move(in), std::move(out), std::move(reference), tolerance,
-                       flops, arch);
+  return c;
+}
+
+std::shared_ptr<const BoundOp> LoweredGroup::bind(const Graph& graph, FusedMapping mapping,
+                                                  const std::string& arch) const {
+  std::vector<Shape> in, out;
+  for (std::size_t t : inputs) in.push_back(graph.tensor(t).shape);
+  for (std::size_t t : outputs) out.push_back(graph.tensor(t).shape);
+  Composed c = compose_members(graph, ops, inputs, outputs);
+  return make_fused_op(program, std::move(mapping), std::move(in), std::move(out), std::move(c.reference), c.tolerance,
+                       c.flops, arch);
 }
 
 }  // namespace ldmsim::fusion

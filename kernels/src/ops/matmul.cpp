@@ -38,15 +38,18 @@ struct MatrixDims {
   float alpha = 1.0f, beta = 1.0f;
   Shape out;
   Activation activation;
+  /// matmul's folded bias (input 2, a vector over the output's columns): none, or the add's first / second operand.
+  enum class Bias : std::uint8_t { kNone, kBefore, kAfter } bias = Bias::kNone;
 };
 
 /// What matmul and gemm share: operand shapes, batch maps, the output matrix and the kernel launch.
 class MatrixOp final : public BoundOp {
  public:
-  MatrixOp(std::span<const Shape> in, MatrixDims d, SplitGeometry split)
-      : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)), split_(split) {}
+  MatrixOp(std::span<const Shape> in, MatrixDims d, SplitGeometry split, bool is_matmul = false)
+      : BoundOp({in.begin(), in.end()}, {d.out}), d_(std::move(d)), split_(split), is_matmul_(is_matmul) {}
   InputRole input_role(std::size_t i) const override { return i == 0 ? InputRole::kData : InputRole::kParameter; }
   bool folds_activation() const override { return !d_.activation; }
+  bool folds_bias() const override { return is_matmul_ && d_.bias == MatrixDims::Bias::kNone && !d_.activation; }
   SplitGeometry split_geometry() const override { return split_; }
   PaddingSpec padding(std::size_t index) const override {
     // Y's rows start at even elements, so its blocks can split rows among cores (PaddingSpec::even_rows).
@@ -74,6 +77,8 @@ class MatrixOp final : public BoundOp {
                        .yl = out[0].layout(),
                        .activation = d_.activation};
     if (job.has_addend) job.c = Addend{stored(in[2], d_.c), d_.beta};
+    job.addend_rounded = d_.bias != MatrixDims::Bias::kNone;
+    job.addend_first = d_.bias == MatrixDims::Bias::kBefore;
     metrics_ = {{"blocking", run_matrix_multiply(machine, label, job)}};
     if (d_.activation) metrics_["activation"] = d_.activation.to_json();
   }
@@ -108,6 +113,7 @@ class MatrixOp final : public BoundOp {
 
   MatrixDims d_;
   SplitGeometry split_;
+  bool is_matmul_;
   mutable nlohmann::json metrics_;  ///< the last run's blocking
 };
 
@@ -207,12 +213,35 @@ std::unique_ptr<BoundOp> bind_fc(std::string_view name, const JsonField& attrs, 
   return std::make_unique<MatrixOp>(in, std::move(d), SplitGeometry{.trans_b = true, .flattens_a = true});
 }
 
+/// matmul's attribute "bias" ("before" or "after": the folded add's order) and its input 2, a vector [..., N] of
+/// N elements added to every output row.
+MatrixDims::Bias parse_bias(std::string_view name, const JsonField& attrs, std::span<const Shape> in, std::size_t n) {
+  const auto v = attrs.find("bias");
+  std::string order;
+  if (v) {
+    order = v->json().is_string() ? v->string() : "";
+    if (order != "before" && order != "after") v->fail("must be \"after\" (Y = A B + bias) or \"before\" (bias + A B)");
+  }
+  if (order.empty() != (in.size() == 2)) {
+    reject(name, in.size() == 2 ? "attribute bias needs a third input (the bias vector)"
+                                : "a third input is a bias vector: give attribute bias (\"before\" or \"after\")");
+  }
+  if (order.empty()) return MatrixDims::Bias::kNone;
+  const Shape& c = in[2];
+  if (c.rank() == 0 || c[c.rank() - 1] != n || c.elements() != n) {
+    reject(name, fmt::format("the bias {} must be a vector of the output's {} columns", c.str(), n));
+  }
+  return order == "before" ? MatrixDims::Bias::kBefore : MatrixDims::Bias::kAfter;
+}
+
 std::unique_ptr<BoundOp> bind_matmul(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
-  check_attrs(attrs, {"activation"});
-  MatrixDims d = infer_matmul(name, in);
+  check_attrs(attrs, {"activation", "bias"});
+  MatrixDims d = infer_matmul(name, in.first(2));
+  d.bias = parse_bias(name, attrs, in, d.n);
+  if (d.bias != MatrixDims::Bias::kNone) d.c = {1, 1, d.n, false};
   d.activation = Activation::parse(name, attrs);
   const bool batched = in[0].rank() != 2 || in[1].rank() != 2;  // the split rule cuts one [M, K] x [K, N] only
-  return std::make_unique<MatrixOp>(in, std::move(d), SplitGeometry{.batched = batched});
+  return std::make_unique<MatrixOp>(in, std::move(d), SplitGeometry{.batched = batched}, true);
 }
 
 std::unique_ptr<BoundOp> bind_gemm(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
@@ -226,7 +255,7 @@ std::unique_ptr<BoundOp> bind_gemm(std::string_view name, const JsonField& attrs
 
 void add_matmul_kinds(OperatorRegistry& registry) {
   registry.add(
-      std::make_unique<FunctionKind>("matmul", Arity{2, 2, 1}, bind_matmul, OperatorTraits{SplitRule::kMatrix}));
+      std::make_unique<FunctionKind>("matmul", Arity{2, 3, 1}, bind_matmul, OperatorTraits{SplitRule::kMatrix}));
   registry.add(std::make_unique<FunctionKind>("gemm", Arity{2, 3, 1}, bind_gemm, OperatorTraits{SplitRule::kMatrix}));
   registry.add(std::make_unique<FunctionKind>("fc", Arity{2, 3, 1}, bind_fc, OperatorTraits{SplitRule::kMatrix}));
 }

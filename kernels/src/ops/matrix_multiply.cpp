@@ -807,6 +807,16 @@ class BlockRunner {
         }
         continue;
       }
+      if (job_.addend_rounded) {  // a folded bias add: the ops' bits
+        const float* c = addend.data() + (c_rows == 1 ? 0 : r * (c_cols == 1 ? 1 : width));
+        for (std::size_t j = 0; j < width; ++j) out[j] = alpha * in[j];
+        round_to_fp16(out, width);
+        for (std::size_t j = 0; j < width; ++j) {
+          const float cv = c[c_cols == 1 ? 0 : j];
+          out[j] = job_.addend_first ? add_value(cv, out[j]) : add_value(out[j], cv);
+        }
+        continue;
+      }
       for (std::size_t j = 0; j < width; ++j) {
         float v = alpha * in[j];
         if (job_.has_row_bias) v += row_bias_[g % row_bias_.size()];

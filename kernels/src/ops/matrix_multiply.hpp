@@ -90,6 +90,10 @@ struct MatrixMultiply {
   float alpha = 1.0f;
   bool has_addend = false;
   Addend c;
+  /// The addend is added to the value the product would have stored (fp16), in add's arithmetic (add_value;
+  /// `addend_first`: C was the add's first operand), as a folded bias add; beta is 1.
+  bool addend_rounded = false;
+  bool addend_first = false;
   bool has_row_bias = false;
   StoredMatrix row_bias;  ///< [1, count]: output row g gets row_bias[g % count] (conv's bias per channel)
   /// Constant packs (docs/splitting.md): when set, each core fetches its pack by one DMA and takes the row bias

@@ -24,6 +24,8 @@ namespace ldmsim {
 struct FusionOptions {
   /// Cores the mappings may use (0: every core of the arch): the method's examples map onto a few idle cores.
   std::uint32_t cores = 0;
+  /// A group between two batched products (softmax(Q Kt) V) runs with both products in one kernel.
+  bool attention = true;
 };
 
 /// One candidate group and what became of it.
@@ -35,6 +37,8 @@ struct FusionGroup {
   std::string kernel;                   ///< the fused op's label in the fused graph; empty when not fused
   std::string not_fused;                ///< why not (a single op, ldm), when not fused
   std::vector<std::string> values;      ///< "name [o, k, i]": each value's index propagation
+  /// "with A (scores) and B (output): ..." when the group runs with the products around it in one kernel (attention).
+  std::string attention;
 };
 
 /// Ops folded into the store of the op before them: an add of a residual (a conv's attribute "residual") and a relu
@@ -43,7 +47,8 @@ struct FusionGroup {
 struct StoreFold {
   std::size_t op = 0;                     ///< op indices in the original graph
   std::optional<std::size_t> add;         ///< the add whose other input became the residual
-  bool residual_first = false;            ///< the residual was the add's first input
+  bool residual_first = false;            ///< the residual (or bias) was the add's first input
+  bool bias = false;                      ///< the add's other input is a vector over the last axis (matmul's "bias")
   std::optional<std::size_t> activation;  ///< the relu or clip
   std::string kernel;                     ///< the folded op's label in the fused graph
 };
@@ -52,6 +57,7 @@ struct FusedGraph {
   Graph graph;                      ///< the graph with every fused group replaced by one op
   std::vector<FusionGroup> groups;  ///< candidate groups in order of their first op
   std::vector<StoreFold> folds;     ///< in the original graph's order
+  std::size_t bias_folds() const;
   std::size_t activation_folds() const;
   std::size_t residual_folds() const;
   /// For --dump-graph: each group, its backbones, frame, value patterns, mapping and kernel.

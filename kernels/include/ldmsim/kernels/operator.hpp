@@ -99,6 +99,10 @@ class BoundOp {
   /// stored) and has neither a residual nor an activation yet: the fusion pass then folds an add that alone reads
   /// its output into it.
   virtual bool folds_residual() const { return false; }
+  /// True when the op takes attribute "bias" (a last input, a vector over its output's last axis, added to its output
+  /// as it is stored) and has neither a bias nor an activation yet: the fusion pass then folds an add of such a
+  /// vector that alone reads its output into it.
+  virtual bool folds_bias() const { return false; }
   /// Constant packing (docs/splitting.md): the slices of its inputs each worker of a machine of `arch` reads,
   /// when the op's kernel can take them from one pack per core; `constant[i]`: input i's values are fixed before
   /// the run. Tensors in the layouts run() will get. nullopt (the default): the op reads its inputs itself.

@@ -1,0 +1,56 @@
+// Attention in one kernel (docs/fusion.md, "Attention"): the fused program of a softmax group whose rows are the
+// score rows of a batched product, together with that product and the one that reads its result. For each batch b:
+// scores = Q[b] Kt[b] (Q [S, D], Kt [D, T]), the program maps the score rows (with its other inputs: a scale, a mask)
+// to probabilities P[b] [S, T], and Y[b] = P[b] V[b] (V [T, E]). Scores and probabilities never leave ldm. Each core
+// group takes whole batches (or parts of one's rows, when batches are fewer than groups); its first core reads the
+// batch's Kt and V once for all of its cores (BCAST), and every core multiplies its query rows.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ldmsim/kernels/fused_kernel.hpp"
+
+namespace ldmsim {
+
+/// The products' sizes: `batches` batches of Q [s, d], Kt [d, t], V [t, e].
+struct AttentionShape {
+  std::uint64_t batches = 1, s = 1, d = 1, t = 1, e = 1;
+};
+
+/// What is done to Q's elements before the first product, as the op that made Q did (a transformer's 1 / sqrt(d),
+/// exported as a div or mul by a scalar): the result is rounded to fp16 as that op stores it. The scalar is the
+/// attention op's last input.
+enum class QueryScale : std::uint8_t { kNone, kMultiply, kDivide };
+
+struct AttentionMapping {
+  FusedMapping program;     ///< the program's tiles (tile_rows query rows at once) and resident inputs
+  std::uint64_t parts = 1;  ///< each batch's query rows are cut into this many parts, so that every group has work
+  /// Kt and V in two ldm buffers: the group's next batch is read while this one is used.
+  bool prefetch = false;
+  /// Per program input: the same for every query row of a batch (a key mask), so read once per batch with Kt and V.
+  std::vector<bool> per_batch;
+  /// "query rows 2 per tile, batches of 2 in 1 part, ..." for --dump-graph.
+  std::string str() const;
+};
+
+/// The mapping of `program` (one output: the probabilities; `score_input` the input its scores load into) between
+/// the products of `shape` on `arch`; nullopt when D, T or E is odd (the kernel reads and writes whole rows as
+/// 4-byte words) or when one batch's Kt and V with a query row's values do not fit a core's ldm.
+std::optional<AttentionMapping> choose_attention_mapping(const FusedProgram& program, std::size_t score_input,
+                                                         const AttentionShape& shape, const Arch& arch);
+
+/// The bound op: inputs Q [batch..., S, D], Kt [batch..., D, T], V [batch..., T, E], then the program's inputs but
+/// the scores, in order, then (`scale` not kNone) the scalar Q is scaled by; output Y [batch..., S, E]. `reference` and
+/// `tolerance` compose the members' (the mapping is for the arch named `arch`: run() refuses another).
+std::shared_ptr<const BoundOp> make_attention_op(
+    FusedProgram program, std::size_t score_input, AttentionShape shape, QueryScale scale, AttentionMapping mapping,
+    std::vector<Shape> inputs, Shape output,
+    std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference, Tolerance tolerance,
+    std::uint64_t flops, std::string arch);
+
+}  // namespace ldmsim

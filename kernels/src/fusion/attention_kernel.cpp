@@ -1,0 +1,253 @@
+// The attention kernel's device code: a core group takes its items (a batch, or a part of one's query rows), its
+// first core reads the batch's Kt and V for every core of the group at once (BCAST), and each core runs the fused
+// program over its query rows, tile by tile, with the scores made from Q in ldm (supply) and the probabilities
+// multiplied by V in ldm (consume).
+#include <array>
+
+#include "../ops/tile_math.hpp"
+#include "../ops/tile_memo.hpp"
+#include "attention_impl.hpp"
+#include "fused_core.hpp"
+
+namespace ldmsim::fusion {
+
+std::uint64_t attention_buffer_bytes(const AttentionShape& s, std::uint64_t tile_rows, std::uint64_t batches) {
+  const std::uint64_t halves = batches * (s.d * s.t + s.t * s.e) + tile_rows * (s.d + s.e) + 8;
+  return halves * sizeof(f16) + (2 * batches + 2) * Ldm::kDefaultAlignment;
+}
+
+std::vector<bool> per_batch_inputs(const FusedProgram& program, std::size_t score_input) {
+  const FusionFrame& f = program.frame;
+  std::vector<bool> per_batch(program.inputs.size(), false);
+  if (f.k_begin == 0) return per_batch;
+  for (std::size_t k = 0; k < program.inputs.size(); ++k) {
+    const FusedValue& v = program.values[program.inputs[k]];
+    per_batch[k] = k != score_input && v.rows(f) > 1 && v.dims[f.k_begin - 1] == 1;
+  }
+  return per_batch;
+}
+
+std::uint64_t per_batch_bytes(const FusedProgram& program, const std::vector<bool>& per_batch, std::uint64_t batches) {
+  std::uint64_t bytes = 0;
+  for (std::size_t k = 0; k < per_batch.size(); ++k) {
+    if (per_batch[k]) {
+      bytes +=
+          (program.values[program.inputs[k]].row_elements(program.frame) + 4) * sizeof(f16) + Ldm::kDefaultAlignment;
+    }
+  }
+  return bytes * batches;
+}
+
+namespace {
+
+class AttentionCore final : public FusedCore {
+ public:
+  AttentionCore(Core& core, const AttentionArgs& a)
+      : FusedCore(core, a.program), at_(a), score_(p_.inputs[a.score_input]), probs_(p_.outputs[0]) {}
+
+  void run_attention() {
+    const AttentionShape& s = at_.shape;
+    const std::uint64_t groups = core_.arch().core_groups, items = s.batches * at_.parts;
+    const auto me = static_cast<std::uint64_t>(core_.id()), cores = static_cast<std::uint64_t>(core_.group_size());
+    // The same allocations in the same order on every core: Kt and V land at the same ldm address everywhere, as
+    // the BCAST read needs. Q's buffer first: the first tile's read goes out before anything else.
+    auto& ldm = core_.ldm();
+    q_ = ldm.alloc<f16>(m_.tile_rows * s.d + 4);
+    y_ = ldm.alloc<f16>(m_.tile_rows * s.e + 4);
+    const auto first_tile = [&](std::uint64_t item) {
+      const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
+      const Range mine = row_share(part.size(), cores, me, false);
+      const std::uint64_t first = item / at_.parts * s.s + part.begin;
+      return Range{first + mine.begin, first + std::min<std::uint64_t>(mine.end, mine.begin + m_.tile_rows)};
+    };
+    const auto cg = static_cast<std::uint64_t>(core_.cg());
+    if (cg < items && !first_tile(cg).empty()) prepare(first_tile(cg));
+    if (at_.scale != QueryScale::kNone) read_scale();
+    allocate(m_.tile_rows, {0, f_.k()});
+    for (std::size_t b = 0; b < (at_.prefetch ? 2u : 1u); ++b) {
+      kt_[b] = ldm.alloc<f16>(s.d * s.t);
+      v_[b] = ldm.alloc<f16>(s.t * s.e);
+      per_batch_[b].resize(p_.inputs.size());
+      for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
+        if ((*at_.per_batch)[k]) per_batch_[b][k] = ldm.alloc<f16>(p_.values[p_.inputs[k]].row_elements(f_) + 4);
+      }
+    }
+    const std::uint64_t none = s.batches;
+    std::uint64_t loaded = none;
+    for (std::uint64_t item = cg; item < items; item += groups) {
+      batch_ = item / at_.parts;
+      // The item's first Q rows are read before the group waits for its batch (they do not depend on it).
+      if (item != cg && !first_tile(item).empty()) prepare(first_tile(item));
+      if (batch_ != loaded) load_batch(me, item + groups < items ? (item + groups) / at_.parts : none);
+      loaded = batch_;
+      const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
+      const Range mine = row_share(part.size(), cores, me, false);
+      const std::uint64_t first = batch_ * s.s + part.begin;
+      for (std::uint64_t at = mine.begin; at < mine.end; at += m_.tile_rows) {
+        run_tile({first + at, first + std::min<std::uint64_t>(mine.end, at + m_.tile_rows)});
+      }
+    }
+    finish();
+    pending_y_.wait();
+  }
+
+ protected:
+  bool supplied(std::size_t input) const override { return input == at_.score_input || (*at_.per_batch)[input]; }
+  bool consumed(std::size_t output) const override { return output == 0; }
+
+  /// Reads the tile's Q rows while the program's inputs are read.
+  void prepare(Range rows) override {
+    if (q_rows_.begin == rows.begin && q_rows_.end == rows.end) return;  // read ahead of its batch
+    const AttentionShape& s = at_.shape;
+    q_read_ = core_.get(q_.first(rows.size() * s.d), at_.q + rows.begin * s.d);
+    q_rows_ = rows;
+  }
+
+  /// scores = Q rows x Kt, rounded to fp16 as a stored product would be.
+  void supply(Range rows) override {
+    const AttentionShape& s = at_.shape;
+    const std::uint64_t n = rows.size();
+    for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
+      if (!(*at_.per_batch)[k]) continue;
+      const std::size_t v = p_.inputs[k];
+      const std::uint64_t count = p_.values[v].row_elements(f_), first = batch_row(k, batch_) % 2;
+      for (std::uint64_t r = rows.begin; r < rows.end; ++r) {
+        ops::to_floats(per_batch_[slot_][k], first, count, row_ptr(v, r, r - rows.begin));
+      }
+    }
+    q_read_.wait();
+    q_rows_ = {};
+    q_floats_.resize(n * s.d);
+    ops::to_floats(q_, 0, n * s.d, q_floats_.data());
+    if (at_.scale != QueryScale::kNone) {  // the scaling op's arithmetic and rounding
+      const bool divide = at_.scale == QueryScale::kDivide;
+      for (float& x : q_floats_) x = divide ? x / scale_ : x * scale_;
+      round_to_half(q_floats_.data(), q_floats_.size());
+      core_.compute({.flops = n * s.d});
+    }
+    float* scores = row_ptr(score_, rows.begin, 0);  // the tile's rows, t floats apart
+    std::fill_n(scores, n * s.t, 0.0f);
+    ops::multiply_add(q_floats_.data(), unpacked(0), scores, n, s.t, s.d, s.t, ops::b_pitch_for(s.t));
+    round_to_half(scores, n * s.t);
+    core_.compute(core_.arch().compute.matmul_tile(DataType::kF32, n, s.t, s.d, false));
+  }
+
+  /// Y rows = probabilities (rounded to fp16) x V, put as fp16.
+  void consume(Range rows) override {
+    const AttentionShape& s = at_.shape;
+    const std::uint64_t n = rows.size();
+    float* probs = row_ptr(probs_, rows.begin, 0);
+    round_to_half(probs, n * s.t);
+    y_floats_.assign(n * s.e, 0.0f);
+    ops::multiply_add(probs, unpacked(1), y_floats_.data(), n, s.e, s.t, s.e, ops::b_pitch_for(s.e));
+    core_.compute(core_.arch().compute.matmul_tile(DataType::kF32, n, s.e, s.t, false));
+    pending_y_.wait();
+    ops::to_halves(y_floats_.data(), n * s.e, y_);
+    pending_y_ = core_.put(at_.y + rows.begin * s.e, LdmSpan<const f16>(y_.first(n * s.e)));
+  }
+
+ private:
+  /// Reads Q's scale (one element of a word-padded scalar) into scale_.
+  void read_scale() {
+    LdmSpan<f16> word = core_.ldm().alloc<f16>(2);
+    core_.get(word, at_.scalar).wait();
+    scale_ = static_cast<float>(word.data()[0]);
+  }
+
+  /// Every core of the group passes both barriers: the first keeps the buffers until the last core is done with the
+  /// previous batch, the second holds every core until the group's read has landed. With two buffers the first core
+  /// then reads the group's `next` batch into the other one (free: every core is past the previous batch).
+  void load_batch(std::uint64_t me, std::uint64_t next) {
+    const AttentionShape& s = at_.shape;
+    if (loads_ > 0) core_.barrier();  // every core of the group makes the same loads
+    if (at_.prefetch && loads_ > 0) slot_ ^= 1;
+    ++loads_;
+    if (me == 0) {
+      if (ahead_batch_ != batch_) read_batch(batch_, slot_);
+      for (DmaHandle& h : ahead_) h.wait();
+      ahead_batch_ = s.batches;
+      if (at_.prefetch && next < s.batches && next != batch_) {
+        read_batch(next, slot_ ^ 1);
+        ahead_batch_ = next;
+      }
+    }
+    core_.barrier();
+  }
+
+  /// Reads batch b's Kt and V into buffer `slot` of every core of the group, each cut into as many whole-word parts
+  /// as the engine has channels (one request is served by one channel, at its share of the bandwidth).
+  void read_batch(std::uint64_t b, std::size_t slot) {
+    const AttentionShape& s = at_.shape;
+    ahead_.clear();
+    const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels() / 2);
+    const auto read = [&](LdmSpan<f16> to, DevicePtr<const f16> from, std::uint64_t n) {
+      for (std::size_t k = 0; k < parts; ++k) {
+        const Range r = tiling::split_even(n, parts, k);
+        if (!r.empty()) ahead_.push_back(core_.bcast_get(to.subspan(r.begin, r.size()), from + r.begin));
+      }
+    };
+    read(kt_[slot], at_.kt + b * s.d * s.t, s.d * s.t);
+    read(v_[slot], at_.v + b * s.t * s.e, s.t * s.e);
+    for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
+      if (!(*at_.per_batch)[k]) continue;
+      // The op refuses a layout padded inside (AttentionOp::run): logical elements are at their offsets.
+      const std::uint64_t count = p_.values[p_.inputs[k]].row_elements(f_), first = batch_row(k, b);
+      ahead_.push_back(tiling::get_range_as(core_, tiling::ReadMode::kBcast, per_batch_[slot][k], a_.in[k],
+                                            a_.in_layout[k].total, {first, first + count})
+                           .handle);
+    }
+  }
+
+  /// The first logical element of batch b's row of per-batch input k.
+  std::uint64_t batch_row(std::size_t k, std::uint64_t b) const {
+    const std::size_t v = p_.inputs[k];
+    return index_[v](b * at_.shape.s) * p_.values[v].row_elements(f_);
+  }
+
+  /// The batch's Kt (which 0) or V (1) as floats, rows padded to b_pitch_for. Every core of the group holds the
+  /// same values, so the host unpacks them once per thread (TileMemo) and every core is still charged its work. The
+  /// pointer is used before the fiber can switch.
+  const float* unpacked(std::uint64_t which) {
+    const AttentionShape& s = at_.shape;
+    const std::uint64_t rows = which == 0 ? s.d : s.t, cols = which == 0 ? s.t : s.e;
+    const std::size_t pitch = ops::b_pitch_for(cols);
+    ops::TileMemo& memo = ops::TileMemo::of(core_);
+    memo.scratch_key().assign({at_.memo_source, batch_, which});
+    if (const std::vector<float>* found = memo.find()) return found->data();
+    std::vector<float>& tile = memo.insert(rows * pitch);
+    const LdmSpan<f16> from = which == 0 ? kt_[slot_] : v_[slot_];
+    for (std::uint64_t r = 0; r < rows; ++r) ops::to_floats(from, r * cols, cols, tile.data() + r * pitch);
+    ops::zero_padding(tile.data(), rows, cols, pitch);
+    return tile.data();
+  }
+
+  void round_to_half(float* values, std::uint64_t n) {
+    halves_.resize(n);
+    floats_to_halves(std::span<const float>(values, n), halves_);
+    halves_to_floats(halves_, std::span<float>(values, n));
+  }
+
+  const AttentionArgs& at_;
+  std::size_t score_, probs_;  // value ids
+  std::uint64_t batch_ = 0;
+  float scale_ = 1.0f;                  // Q's (at_.scale)
+  std::array<LdmSpan<f16>, 2> kt_, v_;  // one batch's, or two (prefetch)
+  std::size_t slot_ = 0;                // the buffer of the batch in use
+  std::uint64_t loads_ = 0;
+  std::vector<DmaHandle> ahead_;  // core 0: the reads of batch ahead_batch_ (Kt, V)
+  std::uint64_t ahead_batch_ = ~std::uint64_t{0};
+  std::array<std::vector<LdmSpan<f16>>, 2> per_batch_;  // per slot, per program input: its batch row (fp16)
+  LdmSpan<f16> q_, y_;
+  DmaHandle q_read_, pending_y_;
+  Range q_rows_;  // the rows q_read_ reads (empty once used)
+  std::vector<float> q_floats_, y_floats_;
+  std::vector<f16> halves_;
+};
+
+}  // namespace
+
+void attention_kernel(Core& core, const AttentionArgs& args) {
+  AttentionCore(core, args).run_attention();
+}
+
+}  // namespace ldmsim::fusion

@@ -1,0 +1,179 @@
+// The attention op: Q, Kt, V and Y seen as 2-D matrices of whole rows ([batches * rows, cols], unpadded: every
+// column count is even), the program's other inputs as the fused op sees them ([their rows, their row's elements]).
+#include <fmt/format.h>
+
+#include "../ops/op_support.hpp"
+#include "../ops/tile_memo.hpp"
+#include "attention_impl.hpp"
+
+namespace ldmsim {
+
+std::string AttentionMapping::str() const {
+  return fmt::format("query rows {} per tile, each batch in {} part{}{}, {} B of ldm per core", program.tile_rows,
+                     parts, parts == 1 ? "" : "s", prefetch ? ", the next batch's Kt and V read ahead" : "",
+                     program.ldm_bytes);
+}
+
+std::optional<AttentionMapping> choose_attention_mapping(const FusedProgram& program, std::size_t score_input,
+                                                         const AttentionShape& shape, const Arch& arch) {
+  if (shape.d % 2 == 1 || shape.t % 2 == 1 || shape.e % 2 == 1 || shape.batches == 0 || shape.s == 0) {
+    return std::nullopt;
+  }
+  if (program.outputs.size() != 1 || score_input >= program.inputs.size() || program.frame.i() != 1 ||
+      program.frame.k() != shape.t || program.frame.rows() != shape.batches * shape.s) {
+    return std::nullopt;
+  }
+  AttentionMapping m;
+  // Every group gets an item when batches are fewer than groups: each batch's rows are cut into parts.
+  const std::uint64_t groups = arch.core_groups, cores = arch.cores_per_group();
+  m.parts = std::min<std::uint64_t>(shape.s, (groups + shape.batches - 1) / shape.batches);
+  const std::uint64_t part_rows = (shape.s + m.parts - 1) / m.parts;
+  const std::uint64_t per_core = std::max<std::uint64_t>(1, (part_rows + cores - 1) / cores);
+  FusedMapping& p = m.program;
+  // Only row-invariant inputs are read whole: a core's rows all lie in one or two batches, so a per-batch input (a
+  // key mask) is read a tile's rows at a time, not every batch's by every core.
+  p.resident = fusion::choose_resident(program, arch);
+  for (std::size_t k = 0; k < program.inputs.size(); ++k) {
+    const FusedValue& v = program.values[program.inputs[k]];
+    if (k == score_input || v.rows(program.frame) > 1) p.resident[k] = false;
+  }
+  m.per_batch = fusion::per_batch_inputs(program, score_input);
+  const std::size_t slots = fusion::plan_slots(program, p.resident).slots;
+  const auto bytes = [&](std::uint64_t tile, std::uint64_t batches) {
+    return fusion::ldm_bytes(program, p.resident, slots, tile, 1) +
+           fusion::attention_buffer_bytes(shape, tile, batches) +
+           fusion::per_batch_bytes(program, m.per_batch, batches);
+  };
+  // Tiles of up to 16 rows: more only grow ldm, the products' rate saturates well before.
+  std::uint64_t tile = std::min<std::uint64_t>(per_core, 16);
+  while (tile > 1 && bytes(tile, 1) > arch.ldm_bytes) tile /= 2;
+  if (bytes(tile, 1) > arch.ldm_bytes) return std::nullopt;
+  // A group with more than one batch reads the next one's Kt and V behind this one's work when ldm holds both.
+  const std::uint64_t items = shape.batches * m.parts;
+  m.prefetch = items > groups && bytes(tile, 2) <= arch.ldm_bytes;
+  p.tile_rows = tile;
+  p.team = 1;
+  p.workers = static_cast<std::uint32_t>(arch.total_cores());
+  p.ldm_bytes = bytes(tile, m.prefetch ? 2 : 1);
+  return m;
+}
+
+namespace {
+
+using Reference = std::function<std::vector<HostTensor>(std::span<const HostTensor>)>;
+
+class AttentionOp final : public BoundOp {
+ public:
+  AttentionOp(FusedProgram program, std::size_t score_input, AttentionShape shape, QueryScale scale,
+              AttentionMapping mapping, std::vector<Shape> in, Shape out, Reference reference, Tolerance tolerance,
+              std::uint64_t flops, std::string arch)
+      : BoundOp(std::move(in), {std::move(out)}),
+        program_(std::move(program)),
+        score_input_(score_input),
+        shape_(shape),
+        scale_(scale),
+        mapping_(std::move(mapping)),
+        slots_(fusion::plan_slots(program_, mapping_.program.resident)),
+        reference_(std::move(reference)),
+        tolerance_(tolerance),
+        flops_(flops),
+        arch_(std::move(arch)) {}
+
+  Shape4 view(std::size_t index) const override {
+    const AttentionShape& s = shape_;
+    if (index == 0) return Shape4::from_dims({s.batches * s.s, s.d});
+    if (index == 1) return Shape4::from_dims({s.batches * s.d, s.t});
+    if (index == 2) return Shape4::from_dims({s.batches * s.t, s.e});
+    if (index == input_shapes().size()) return Shape4::from_dims({s.batches * s.s, s.e});
+    if (scale_ != QueryScale::kNone && index + 1 == input_shapes().size()) return Shape4::from_dims({1});
+    const FusedValue& v = program_.values[program_.inputs[program_input(index)]];
+    return Shape4::from_dims({v.rows(program_.frame), v.row_elements(program_.frame)});
+  }
+  PaddingSpec padding(std::size_t index) const override {
+    if (index < 3 || index == input_shapes().size()) {
+      return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
+    }
+    return PaddingSpec{PaddingClass::kOneD};
+  }
+
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    if (m.arch().name != arch_) {
+      ops::reject(label, fmt::format("the attention kernel was mapped for arch {}, not {}: fuse the graph for the "
+                                     "arch it runs on",
+                                     arch_, m.arch().name));
+    }
+    const auto whole_rows = [&](const DeviceTensor& t) {
+      if (!t.layout().only_tail_padded()) {
+        ops::reject(label, fmt::format("'{}' is stored with padding inside its rows ({}); the attention kernel reads "
+                                       "whole rows: stage it unpadded",
+                                       t.name, t.plan.describe()));
+      }
+    };
+    for (std::size_t k = 0; k < 3; ++k) whole_rows(in[k]);
+    whole_rows(out[0]);
+    fusion::AttentionArgs a;
+    a.program = fusion::KernelArgs{&program_, &mapping_.program, &slots_, {}, {}, {}, {}, {}};
+    for (std::size_t k = 0; k < program_.inputs.size(); ++k) {
+      if (k == score_input_) {
+        a.program.in.emplace_back();
+        a.program.in_layout.emplace_back();
+        continue;
+      }
+      const DeviceTensor& t = in[3 + (k < score_input_ ? k : k - 1)];
+      if (mapping_.per_batch[k]) whole_rows(t);  // read a row at a time by BCAST
+      a.program.in.emplace_back(t.ptr);
+      a.program.in_layout.push_back(t.layout());
+    }
+    a.program.out.emplace_back();
+    a.program.out_layout.emplace_back();
+    a.score_input = score_input_;
+    a.shape = shape_;
+    a.parts = mapping_.parts;
+    a.prefetch = mapping_.prefetch;
+    a.per_batch = &mapping_.per_batch;
+    a.q = DevicePtr<const f16>(in[0].ptr);
+    a.kt = DevicePtr<const f16>(in[1].ptr);
+    a.v = DevicePtr<const f16>(in[2].ptr);
+    a.y = out[0].ptr;
+    a.scale = scale_;
+    if (scale_ != QueryScale::kNone) a.scalar = DevicePtr<const f16>(in.back().ptr);
+    a.memo_source = ops::TileMemo::next_source_id();
+    ops::launch_all(m, label, fusion::attention_kernel, a);
+  }
+
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override { return reference_(in); }
+  OpCost cost() const override { return {flops_, mapping_.program.ldm_bytes}; }
+  Tolerance tolerance() const override { return tolerance_; }
+
+ private:
+  /// The program input an op input (>= 3) feeds: the op's inputs skip the scores.
+  std::size_t program_input(std::size_t index) const {
+    const std::size_t k = index - 3;
+    return k < score_input_ ? k : k + 1;
+  }
+
+  FusedProgram program_;
+  std::size_t score_input_;
+  AttentionShape shape_;
+  QueryScale scale_;
+  AttentionMapping mapping_;
+  fusion::SlotPlan slots_;
+  Reference reference_;
+  Tolerance tolerance_;
+  std::uint64_t flops_;
+  std::string arch_;
+};
+
+}  // namespace
+
+std::shared_ptr<const BoundOp> make_attention_op(FusedProgram program, std::size_t score_input, AttentionShape shape,
+                                                 QueryScale scale, AttentionMapping mapping, std::vector<Shape> inputs,
+                                                 Shape output, Reference reference, Tolerance tolerance,
+                                                 std::uint64_t flops, std::string arch) {
+  return std::make_shared<AttentionOp>(std::move(program), score_input, shape, scale, std::move(mapping),
+                                       std::move(inputs), std::move(output), std::move(reference), tolerance, flops,
+                                       std::move(arch));
+}
+
+}  // namespace ldmsim

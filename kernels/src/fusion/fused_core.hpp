@@ -1,0 +1,367 @@
+// Private: one core's run of a fused program (fused_kernel.cpp runs it as is; the attention kernel derives from it):
+// per core, its rows (or its part of a row's K in a team), tile by tile: every streamed input's reads in flight at
+// once, the program's steps on fp32 ldm slots, the outputs put as whole 4-byte words. A team's partial reductions go
+// through main memory behind a group barrier.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "../ops/op_support.hpp"
+#include "../ops/reduction_math.hpp"
+#include "fused_kernel_impl.hpp"
+#include "fused_layout.hpp"
+
+namespace ldmsim::fusion {
+
+using tiling::Range;
+
+/// The row index a value has for a frame row: the frame row's coordinates with the value's broadcast axes at 0.
+class RowIndex {
+ public:
+  RowIndex(const FusionFrame& f, const FusedValue& v) {
+    std::uint64_t stride = 1;
+    for (std::size_t a = f.k_begin; a-- > 0;) {
+      dims_.push_back(f.shape[a]);
+      strides_.push_back(v.dims[a] == 1 ? 0 : stride);
+      stride *= v.dims[a];
+    }
+  }
+  std::uint64_t operator()(std::uint64_t row) const {
+    std::uint64_t index = 0;
+    for (std::size_t a = 0; a < dims_.size(); ++a) {
+      index += row % dims_[a] * strides_[a];
+      row /= dims_[a];
+    }
+    return index;
+  }
+
+ private:
+  std::vector<std::uint64_t> dims_, strides_;  // innermost row axis first
+};
+
+/// One core's run of the program. A kernel that computes some inputs in ldm or uses some outputs there (the
+/// attention kernel: its scores come from a product, its probabilities go into another) derives and overrides the
+/// hooks; the program never reads those inputs from nor writes those outputs to main memory.
+class FusedCore {
+ public:
+  FusedCore(Core& core, const KernelArgs& a)
+      : core_(core), a_(a), p_(*a.program), m_(*a.mapping), f_(p_.frame), slots_(*a.slots) {
+    for (const FusedValue& v : p_.values) index_.emplace_back(f_, v);
+  }
+  FusedCore(const FusedCore&) = delete;
+  FusedCore& operator=(const FusedCore&) = delete;
+  virtual ~FusedCore() = default;
+
+  void run() {
+    if (m_.team > 1) {
+      run_team();
+      return;
+    }
+    const std::size_t me = tiling::worker_index(core_);
+    if (me >= m_.workers) return;
+    const Range share = row_share(f_.rows(), m_.workers, me, m_.row_pairs);
+    if (share.empty()) return;
+    allocate(m_.tile_rows, {0, f_.k()});
+    for (std::uint64_t at = share.begin; at < share.end; at += m_.tile_rows) {
+      run_tile({at, std::min<std::uint64_t>(share.end, at + m_.tile_rows)});
+    }
+    finish();
+  }
+
+ protected:
+  /// External input k is computed in ldm by supply(), not read.
+  virtual bool supplied(std::size_t /*input*/) const { return false; }
+  /// External output k is used in ldm by consume(), not written.
+  virtual bool consumed(std::size_t /*output*/) const { return false; }
+  /// Called first for each tile: issues reads the supply will wait for, so they overlap the inputs' reads.
+  virtual void prepare(Range /*rows*/) {}
+  /// Fills the supplied inputs' rows of the tile (after the other inputs' reads landed).
+  virtual void supply(Range /*rows*/) {}
+  /// Uses the consumed outputs' rows of the tile (after the program's steps).
+  virtual void consume(Range /*rows*/) {}
+
+  /// A team of m_.team cores of this core group per row; teams interleaved over the groups; every core of a group
+  /// passes the same number of barriers (the group's busiest team's), idle ones included.
+  void run_team() {
+    const std::uint32_t team = m_.team, groups = core_.arch().core_groups;
+    const std::uint32_t teams_per_group = static_cast<std::uint32_t>(core_.group_size()) / team;
+    const std::uint64_t teams = std::max<std::uint64_t>(1, m_.workers / team);
+    const std::uint64_t my_team =
+        static_cast<std::uint64_t>(core_.id()) / team * groups + static_cast<std::uint64_t>(core_.cg());
+    member_ = static_cast<std::uint32_t>(core_.id()) % team;
+    team_slot_ = static_cast<std::uint32_t>(core_.id()) / team;
+    const auto items_of = [&](std::uint64_t t) {
+      return t < teams && t < f_.rows() ? (f_.rows() - t + teams - 1) / teams : 0;
+    };
+    std::uint64_t rounds = 0;
+    for (std::uint32_t slot = 0; slot < teams_per_group; ++slot) {
+      rounds = std::max(rounds,
+                        items_of(static_cast<std::uint64_t>(slot) * groups + static_cast<std::uint64_t>(core_.cg())));
+    }
+    const Range k = tiling::split_even(f_.k(), team, member_);
+    allocate(1, k);
+    const std::uint64_t mine = items_of(my_team);
+    for (std::uint64_t round = 0; round < rounds; ++round) {
+      parity_ = round % 2;
+      if (round < mine) {
+        run_tile({my_team + round * teams, my_team + round * teams + 1});
+      } else {
+        for (std::size_t r = 0; r < p_.reductions(); ++r) core_.barrier();
+      }
+    }
+    finish();
+  }
+
+  std::uint64_t block_of(const FusedValue& v) const { return (v.k ? k_.size() : 1) * (v.i ? f_.i() : 1); }
+
+  void allocate(std::uint64_t tile_rows, Range k) {
+    k_ = k;
+    const std::uint64_t block = tile_rows * max_k_part(f_.k(), m_.team) * f_.i();
+    auto& ldm = core_.ldm();
+    for (std::size_t s = 0; s < slots_.slots; ++s) slot_buf_.push_back(ldm.alloc<float>(block));
+    resident_.assign(p_.values.size(), nullptr);
+    streamed_.resize(p_.inputs.size());
+    half_ = ldm.alloc<f16>(block + 4);
+    staging_ = ldm.alloc<f16>(block + 4);
+    put_buf_ = ldm.alloc<f16>(block + tile_rows + 4);  // a padded layout adds up to one element per row
+    for (std::size_t k_in = 0; k_in < p_.inputs.size(); ++k_in) {
+      const std::size_t v = p_.inputs[k_in];
+      if (supplied(k_in)) continue;
+      if (!m_.resident[k_in]) {
+        streamed_[k_in] = ldm.alloc<f16>(streamed_buffer_elements(block, tile_rows));
+        continue;
+      }
+      if (resident_[v] != nullptr) continue;  // one input feeding two operands
+      const FusedValue& val = p_.values[v];
+      const std::uint64_t n = val.rows(f_) * val.row_elements(f_);
+      resident_[v] = ldm.alloc<float>(n).data();
+      for (std::uint64_t done = 0; done < n; done += half_.size() - 4) {
+        const std::uint64_t len = std::min<std::uint64_t>(half_.size() - 4, n - done);
+        tiling::gather(core_, staging_, a_.in[k_in], a_.in_layout[k_in], done, len, half_.data());
+        ops::to_floats(half_, 0, len, resident_[v] + done);
+      }
+    }
+    if (m_.team > 1) {
+      partial_ = ldm.alloc<float>(f_.i());
+      exchange_ = ldm.alloc<float>(static_cast<std::size_t>(m_.team) * f_.i());
+    }
+  }
+
+  /// Where row `row` (tile row `t`) of value v starts, and the K offset its index adds (resident values hold
+  /// every K; slots only this core's part).
+  float* row_ptr(std::size_t v, std::uint64_t row, std::uint64_t t) {
+    const FusedValue& val = p_.values[v];
+    if (resident_[v] != nullptr) {
+      const std::uint64_t ii = val.i ? f_.i() : 1;
+      return resident_[v] + index_[v](row) * val.row_elements(f_) + (val.k ? k_.begin * ii : 0);
+    }
+    return slot_buf_[slots_.slot[v]].data() + t * block_of(val);
+  }
+
+  void run_tile(Range rows) {
+    prepare(rows);
+    load(rows);
+    supply(rows);
+    for (const FusedStep& s : p_.steps) {
+      if (s.kind == FusedStep::Kind::kPointwise) {
+        pointwise(s, rows);
+      } else {
+        reduce(s, rows);
+      }
+    }
+    store(rows);
+    consume(rows);
+  }
+
+  /// Issues every streamed input's reads of the tile, then waits and converts them.
+  void load(Range rows) {
+    struct Pending {
+      std::size_t input;
+      tiling::RangeRead read;
+      std::size_t at;  // in the input's read buffer
+      std::uint64_t t, count;
+      float* dst;
+    };
+    std::vector<Pending> pending;
+    std::vector<std::pair<float*, std::uint64_t>> copies;
+    for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
+      const std::size_t v = p_.inputs[k];
+      if (m_.resident[k] || loaded_by_earlier(k) || supplied(k)) continue;
+      const FusedValue& val = p_.values[v];
+      const std::uint64_t n = block_of(val), row_elements = val.row_elements(f_);
+      const std::uint64_t offset = val.k ? k_.begin * (val.i ? f_.i() : 1) : 0;
+      std::size_t at = 0;
+      for (std::uint64_t r = rows.begin; r < rows.end;) {
+        const std::uint64_t t = r - rows.begin, first = index_[v](r);
+        float* dst = row_ptr(v, r, t);
+        if (r > rows.begin && first == index_[v](r - 1)) {  // a row broadcast: copy the previous row in ldm
+          copies.emplace_back(dst, n);
+          ++r;
+          continue;
+        }
+        std::uint64_t run = 1;  // consecutive rows of the value read as one when each is read whole
+        while (n == row_elements && r + run < rows.end && index_[v](r + run) == first + run) ++run;
+        const std::uint64_t logical = first * row_elements + offset, count = n * run;
+        const Layout& layout = a_.in_layout[k];
+        if (layout.only_tail_padded()) {
+          const Range span{logical, logical + count};
+          pending.push_back(
+              {k, tiling::get_range(core_, streamed_[k].subspan(at, count + 2), a_.in[k], layout.total, span), at, t,
+               count, dst});
+          at += tiling::ceil_even(count + 2);  // the next read's ldm address stays on a 4-byte word
+        } else {
+          tiling::gather(core_, staging_, a_.in[k], layout, logical, count, half_.data());
+          ops::to_floats(half_, 0, count, dst);
+        }
+        r += run;
+      }
+    }
+    for (Pending& q : pending) {
+      q.read.handle.wait();
+      ops::to_floats(streamed_[q.input], q.at + q.read.first, q.count, q.dst);
+    }
+    // Row broadcasts copy the previous row once its read has landed (in row order: a copy may copy a copy).
+    for (auto [dst, n] : copies) std::copy_n(dst - n, n, dst);
+  }
+
+  /// True when an earlier external input loads the same value (one tensor read by two ops of the group).
+  bool loaded_by_earlier(std::size_t k) const {
+    return std::find(p_.inputs.begin(), p_.inputs.begin() + static_cast<std::ptrdiff_t>(k), p_.inputs[k]) !=
+           p_.inputs.begin() + static_cast<std::ptrdiff_t>(k);
+  }
+
+  void pointwise(const FusedStep& s, Range rows) {
+    const FusedValue& rv = p_.values[s.result];
+    const std::uint64_t kn = rv.k ? k_.size() : 1, in = rv.i ? f_.i() : 1;
+    const FusedValue& av = p_.values[s.args[0]];
+    const FusedValue* bv = s.args.size() > 1 ? &p_.values[s.args[1]] : nullptr;
+    const std::uint64_t ai = av.i ? f_.i() : 1, bi = bv != nullptr && bv->i ? f_.i() : 1;
+    for (std::uint64_t r = rows.begin; r < rows.end; ++r) {
+      const std::uint64_t t = r - rows.begin;
+      float* y = row_ptr(s.result, r, t);
+      const float* x0 = row_ptr(s.args[0], r, t);
+      const float* x1 = bv != nullptr ? row_ptr(s.args[1], r, t) : nullptr;
+      for (std::uint64_t kk = 0; kk < kn; ++kk) {
+        const float* a0 = x0 + (av.k ? kk * ai : 0);
+        const float* b0 = x1 != nullptr ? x1 + (bv->k ? kk * bi : 0) : nullptr;
+        float* out = y + kk * in;
+        if (s.run) {
+          s.run(a0, av.i ? 1 : 0, b0, b0 != nullptr && bv->i ? 1 : 0, out, in);
+          continue;
+        }
+        for (std::uint64_t ii = 0; ii < in; ++ii) {
+          out[ii] = s.fn(a0[av.i ? ii : 0], b0 != nullptr ? b0[bv->i ? ii : 0] : 0.0f);
+        }
+      }
+    }
+    core_.compute({.flops = s.flops * kn * in * rows.size()});
+  }
+
+  void reduce(const FusedStep& s, Range rows) {
+    const FusedValue& av = p_.values[s.args[0]];
+    const std::uint64_t in = av.i ? f_.i() : 1, kn = av.k ? k_.size() : 1;
+    for (std::uint64_t r = rows.begin; r < rows.end; ++r) {
+      const std::uint64_t t = r - rows.begin;
+      const float* x = row_ptr(s.args[0], r, t);
+      float* y = row_ptr(s.result, r, t);
+      for (std::uint64_t ii = 0; ii < in; ++ii) {
+        float acc = ops::initial(s.mode);
+        if (av.k) {
+          double sum = 0.0;  // sums accumulate in double, as the unfused reduction's do per chunk
+          for (std::uint64_t kk = 0; kk < kn; ++kk) {
+            const float v = x[kk * in + ii];
+            if (s.mode == ReduceMode::kSum || s.mode == ReduceMode::kMean) {
+              sum += v;
+            } else {
+              acc = ops::combine(s.mode, acc, v);
+            }
+          }
+          if (s.mode == ReduceMode::kSum || s.mode == ReduceMode::kMean) acc = static_cast<float>(sum);
+        } else if (!k_.empty()) {  // a value constant along K: its K copies
+          acc =
+              s.mode == ReduceMode::kSum || s.mode == ReduceMode::kMean ? x[ii] * static_cast<float>(k_.size()) : x[ii];
+        }
+        y[ii] = acc;
+      }
+      if (m_.team > 1) exchange(s, y, in);
+      if (s.mode == ReduceMode::kMean) {
+        for (std::uint64_t ii = 0; ii < in; ++ii) y[ii] /= static_cast<float>(f_.k());
+      }
+    }
+    core_.compute({.flops = kn * in * rows.size()});
+  }
+
+  /// Combines the team's partials of one reduction (in member order: the result is the same on every member).
+  void exchange(const FusedStep& s, float* y, std::uint64_t in) {
+    const std::size_t reduction = static_cast<std::size_t>(&s - p_.steps.data());
+    const std::uint64_t I = f_.i(), team = m_.team;
+    // scratch: [team slot][parity][step][member][I] floats in this core group's main memory.
+    const std::uint64_t base =
+        ((static_cast<std::uint64_t>(team_slot_) * 2 + parity_) * p_.steps.size() + reduction) * team * I;
+    std::copy_n(y, in, partial_.data());
+    core_
+        .put(a_.scratch[static_cast<std::size_t>(core_.cg())] + (base + member_ * I),
+             LdmSpan<const float>(partial_.first(in)))
+        .wait();
+    core_.barrier();
+    core_.get(exchange_, DevicePtr<const float>(a_.scratch[static_cast<std::size_t>(core_.cg())] + base)).wait();
+    for (std::uint64_t ii = 0; ii < in; ++ii) {
+      float acc = ops::initial(s.mode);
+      for (std::uint64_t m = 0; m < team; ++m) acc = ops::combine(s.mode, acc, exchange_.data()[m * I + ii]);
+      y[ii] = acc;
+    }
+    core_.compute({.flops = team * in});
+  }
+
+  void store(Range rows) {
+    for (std::size_t k = 0; k < p_.outputs.size(); ++k) {
+      if (consumed(k)) continue;
+      const std::size_t v = p_.outputs[k];
+      const FusedValue& val = p_.values[v];
+      const Layout& layout = a_.out_layout[k];
+      const std::uint64_t pitch = layout.chw_pitch, ii = val.i ? f_.i() : 1;
+      const std::uint64_t n = block_of(val);
+      if (m_.team > 1 && ((!val.k && member_ != 0) || n == 0)) continue;
+      const std::uint64_t first = rows.begin * pitch + (m_.team > 1 && val.k ? k_.begin * ii : 0);
+      const std::uint64_t last = (rows.end - 1) * pitch + (m_.team > 1 && val.k ? k_.begin * ii : 0) + n;
+      // A word is whole: an odd end takes the next element, which is padding (a row's column or the tail).
+      const std::uint64_t end = std::min<std::uint64_t>(tiling::ceil_even(last), layout.total);
+      if (end - first > put_buf_.size()) {  // the mapping's ldm plan and the layouts disagree: a bug, not input
+        throw std::logic_error(fmt::format("fused kernel: {} elements of output {} exceed its {}-element put buffer",
+                                           end - first, k, put_buf_.size()));
+      }
+      pending_put_.wait();
+      auto out = put_buf_.first(end - first);
+      std::fill(out.span().begin(), out.span().end(), f16{});
+      for (std::uint64_t r = rows.begin; r < rows.end; ++r) {
+        const float* src = row_ptr(v, r, r - rows.begin);
+        ops::to_halves(src, n, out.subspan((r - rows.begin) * pitch, n));
+      }
+      pending_put_ = core_.put(a_.out[k] + first, LdmSpan<const f16>(out));
+    }
+  }
+
+  void finish() { pending_put_.wait(); }
+
+  Core& core_;
+  const KernelArgs& a_;
+  const FusedProgram& p_;
+  const FusedMapping& m_;
+  const FusionFrame& f_;
+  const SlotPlan& slots_;
+  std::vector<RowIndex> index_;
+  Range k_;
+  std::vector<LdmSpan<float>> slot_buf_;
+  std::vector<float*> resident_;
+  std::vector<LdmSpan<f16>> streamed_;
+  LdmSpan<f16> half_, staging_, put_buf_;
+  LdmSpan<float> partial_, exchange_;
+  DmaHandle pending_put_;
+  std::uint32_t member_ = 0, team_slot_ = 0;
+  std::uint64_t parity_ = 0;
+};
+
+}  // namespace ldmsim::fusion

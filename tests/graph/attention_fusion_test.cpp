@@ -1,0 +1,116 @@
+// Attention in one kernel: a softmax group between two batched products (scores = Q Kt, Y = P V) fuses with both
+// products when shapes and ldm allow; fused and unfused runs agree within their allowance; the shapes it does not
+// take (odd columns, a broadcast batch, probabilities read elsewhere, Kt and V beyond ldm) keep the products apart.
+#include <catch2/catch.hpp>
+
+#include "fusion_support.hpp"
+
+using namespace ldmsim;
+using nlohmann::json;
+
+namespace {
+
+std::size_t ops_of_type(const Graph& g, const std::string& type) {
+  return static_cast<std::size_t>(
+      std::count_if(g.ops().begin(), g.ops().end(), [&](const OpNode& op) { return op.type == type; }));
+}
+
+/// Fused (with attention) and unfused outputs agree, on `arch`.
+test::FusionRun run_attention(const json& w, const Arch& arch) {
+  const Graph g = test::graph_of(w);
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(ops_of_type(f.graph, "attention") == 1);
+  CHECK(ops_of_type(f.graph, "matmul") == 0);
+  CHECK(f.graph.ops().size() == 1);
+  REQUIRE(f.groups.size() == 1);
+  CHECK_THAT(f.groups[0].attention, Catch::Contains("(scores)") && Catch::Contains("(output)"));
+  CHECK_THAT(f.describe(g), Catch::Contains("attention kernel"));
+  test::FusionRun run = test::run_both(g, arch);
+  test::check_agree(run);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("attention between two batched products runs as one kernel and agrees with the unfused ops",
+          "[graph][fusion][attention]") {
+  // Batches at least the groups, fewer (each batch's query rows cut into parts), odd query rows, one batch.
+  // `faster`: each group's cores get several query rows per batch. With 5 rows of depth 4 on 4 cores the per-batch
+  // barriers and one core's second row outweigh what the kernel saves (docs/fusion.md, "Attention").
+  struct Case {
+    unsigned groups;
+    json workload;
+    bool faster;
+  };
+  for (const Case& c : std::vector<Case>{{2, fusion_cases::attention(4, 16, 8, 24, 8), true},
+                                         {4, fusion_cases::attention(2, 17, 8, 24, 6), true},
+                                         {2, fusion_cases::attention(3, 5, 4, 10, 12), false},
+                                         {4, fusion_cases::attention(1, 33, 16, 40, 16), true}}) {
+    CAPTURE(c.groups, c.workload["name"]);
+    const test::FusionRun run = run_attention(c.workload, test::small_arch(c.groups));
+    // Scores and probabilities never go to main memory.
+    CHECK(run.fused_dma_bytes() < run.unfused_dma_bytes());
+    if (c.faster) CHECK(run.fused_cycles() < run.unfused_cycles());
+  }
+}
+
+TEST_CASE("the attention kernel is deterministic across host threads", "[graph][fusion][attention]") {
+  const Graph g = test::graph_of(fusion_cases::attention(3, 20, 8, 16, 8));
+  const Arch arch = test::small_arch(4);
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(ops_of_type(f.graph, "attention") == 1);
+  MachineOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  Machine m1(arch, one), m4(arch, four);
+  const ExecutionResult r1 = execute(f.graph, m1), r4 = execute(f.graph, m4);
+  CHECK(r1.outputs == r4.outputs);
+  CHECK(r1.stats["cycles"] == r4.stats["cycles"]);
+}
+
+TEST_CASE("attention off: the softmax group fuses alone and the products stay", "[graph][fusion][attention]") {
+  const Graph g = test::graph_of(fusion_cases::attention(2, 8, 8, 8, 8));
+  const FusedGraph f = fuse(g, test::small_arch(), StagingPolicy::kMethod, FusionOptions{.attention = false});
+  CHECK(ops_of_type(f.graph, "attention") == 0);
+  CHECK(ops_of_type(f.graph, "fused") == 1);
+  CHECK(ops_of_type(f.graph, "matmul") == 2);
+  CHECK(f.groups.at(0).attention.empty());
+}
+
+TEST_CASE("shapes the attention kernel does not take keep the products apart", "[graph][fusion][attention]") {
+  const Arch arch = test::small_arch();
+  const auto expect_apart = [&](const json& w) {
+    const Graph g = test::graph_of(w);
+    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+    CHECK(ops_of_type(f.graph, "attention") == 0);
+    CHECK(ops_of_type(f.graph, "matmul") == 2);
+    test::check_agree(test::run_both(g, arch));
+  };
+  SECTION("an odd depth: rows of Q are not whole 4-byte words") {
+    expect_apart(fusion_cases::attention(2, 8, 7, 8, 8));
+  }
+  SECTION("odd keys and values") {
+    expect_apart(fusion_cases::attention(2, 8, 8, 9, 5));
+  }
+  SECTION("a Kt shared by every batch (broadcast)") {
+    json w = fusion_cases::attention(2, 8, 8, 8, 8);
+    w["tensors"]["kt"] = fusion_cases::tensor({1, 8, 8}, -1, 1, 2);
+    expect_apart(w);
+  }
+  SECTION("the probabilities are also a graph output") {
+    json w = fusion_cases::attention(2, 8, 8, 8, 8);
+    w["outputs"].push_back("probs");
+    expect_apart(w);
+  }
+  SECTION("the scores are read outside the group") {
+    json w = fusion_cases::attention(2, 8, 8, 8, 8);
+    w["ops"].push_back(fusion_cases::op("relu", {"scores"}, "r"));
+    w["outputs"].push_back("r");
+    const Graph g = test::graph_of(w);
+    CHECK(ops_of_type(fuse(g, arch, StagingPolicy::kMethod).graph, "attention") == 0);
+  }
+  SECTION("one batch's Kt and V do not fit a core's ldm") {
+    // 2 x 64 x 256 fp16 elements each: 64 KiB, the whole ldm.
+    expect_apart(fusion_cases::attention(1, 8, 64, 256, 64));
+  }
+}
