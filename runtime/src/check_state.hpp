@@ -76,7 +76,10 @@ class GroupCheck {
   /// ContextRaces).
   void start_launch(const std::string& kernel, const std::vector<const std::byte*>& ldm,
                     std::vector<const Cycle*> clocks, std::uint64_t ldm_bytes, bool with_groups);
-  void on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id);
+  /// `code_site`: the kernel code that issued it (code_site.hpp; 0: not known); the core's layer's site
+  /// (set_issue_site) takes precedence.
+  void on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id,
+                std::uint64_t code_site = 0);
   void on_wait(int core, std::uint64_t id, Cycle at);
   void on_wait_all(int core, Cycle at);
   /// A barrier of `scope` released; `row` / `col`: the releasing core's.
