@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "context_races.hpp"
 #include "device_init.hpp"
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/runtime/check.hpp"
@@ -173,6 +175,13 @@ struct CheckState {
   BufferNamer namer;                                  // empty: allocation names
   LdmNamer ldm_namer;                                 // empty: ldm offsets only
   std::map<int, std::unique_ptr<GroupCheck>> groups;  // by node core group; made on the control core
+  /// The control core whose launches follow (set_launch_control), and the races between control cores' launches.
+  struct Control {
+    std::uint32_t id = 0;
+    std::string label;
+  };
+  std::optional<Control> control;
+  ContextRaces control_races{"the host threads' spawns share no barrier (host synchronization is not seen)"};
 
   GroupCheck& group(int cg, const Arch& arch, const MainMemory& memory);
 };
