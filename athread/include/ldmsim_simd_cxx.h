@@ -258,9 +258,11 @@ LDMSIM_SIMD_MIXED(/)
 #undef LDMSIM_SIMD_MIXED
 
 /* An access not aligned to the vector size spans two aligned vectors: one more ldm access. simd_load / simd_store
- * report it (a lint warning, once per core per spawn); simd_loadu / simd_storeu are meant for it. */
+ * report it (a lint warning, once per core per spawn); simd_loadu / simd_storeu are meant for it. These three are
+ * always inlined (also at -O0), as the C API's functions are: the report's code address then lies in the program's
+ * own function, whose line the layer finds by walking out of the inlined scopes. */
 template <class V>
-inline void check_aligned(const void* addr, const char* api, bool aligned) {
+__attribute__((always_inline)) inline void check_aligned(const void* addr, const char* api, bool aligned) {
   if (reinterpret_cast<uintptr_t>(addr) % sizeof(V) == 0) return;
   if (aligned) {
     __ldmsim_athread_simd_misaligned(api, addr, sizeof(V));  // counts the second access
@@ -270,13 +272,13 @@ inline void check_aligned(const void* addr, const char* api, bool aligned) {
 }
 /* Loads and stores between ldm and a vector register (one ldm access each, two when misaligned). */
 template <class V, class P>
-inline void load(V& var, const P* addr, const char* api, bool aligned) {
+__attribute__((always_inline)) inline void load(V& var, const P* addr, const char* api, bool aligned) {
   check_aligned<V>(addr, api, aligned);
   memcpy(&var, static_cast<const void*>(addr), sizeof(V));
   ++__ldmsim_simd_work.ldm_accesses;
 }
 template <class V, class P>
-inline void store(const V& var, P* addr, const char* api, bool aligned) {
+__attribute__((always_inline)) inline void store(const V& var, P* addr, const char* api, bool aligned) {
   check_aligned<V>(addr, api, aligned);
   memcpy(static_cast<void*>(addr), &var, sizeof(V));
   ++__ldmsim_simd_work.ldm_accesses;

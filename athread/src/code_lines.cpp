@@ -18,16 +18,29 @@ namespace ldmsim::athread {
 
 namespace {
 
-// The code at pc was inlined from ldmsim's headers (athread_get calling into the layer): walk the inlined scopes
-// from the innermost out to the first call site in the program's own files.
+// The code at pc was inlined from ldmsim's headers (athread_get calling into the layer, or simd_load's helpers
+// calling one another): walk the inlined instances from the innermost out to the first call site in the program's
+// own files.
 void step_out_of_headers(Dwfl_Module* module, std::uintptr_t pc, CodeLine& here) {
   Dwarf_Addr bias = 0;
   Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias);
   Dwarf_Files* files = nullptr;
   std::size_t file_count = 0;
   if (unit == nullptr || dwarf_getsrcfiles(unit, &files, &file_count) != 0) return;
+  // dwarf_getscopes continues past the innermost inlined instance with the scopes of the inlined function's own
+  // definition; the instances it was inlined into (a header helper inlined into another) are its parents in the
+  // DIE tree, which dwarf_getscopes_die lists.
+  Dwarf_Die* found = nullptr;
+  const int found_count = dwarf_getscopes(unit, pc - bias, &found);
   Dwarf_Die* scopes = nullptr;
-  const int count = dwarf_getscopes(unit, pc - bias, &scopes);
+  int count = 0;
+  for (int i = 0; i < found_count; ++i) {
+    if (dwarf_tag(&found[i]) == DW_TAG_inlined_subroutine) {
+      count = dwarf_getscopes_die(&found[i], &scopes);
+      break;
+    }
+  }
+  std::free(found);  // NOLINT(cppcoreguidelines-no-malloc): libdw allocates it with malloc
   for (int i = 0; i < count && is_athread_header(here.file); ++i) {
     if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
     Dwarf_Attribute call_file;

@@ -349,6 +349,10 @@ int spawn(void (*fn)(void*), void* arg, const char* name, bool all_groups) {
   spec.node_sync = true;  // the groups of a spawn run together, so athread_ssync_node can join them
   control.spawned_name = spec.name;
   control.trap.clear();
+  // Spawns of different host threads share host memory and no barrier: the checker compares their requests.
+  const int thread = host_thread_index();
+  ldmsim::set_launch_control(*s.machine, static_cast<std::uint32_t>(thread),
+                             thread == 0 ? std::string("the main thread") : fmt::format("host thread {}", thread));
   control.launch = s.machine->launch_kernel(
       std::move(spec), [fn, arg](ldmsim::Core& core) { ldmsim::athread::run_slave(core, fn, arg); });
   control.spawned = true;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <source_location>
 
 #include "buffer_names.hpp"
 #include "check_hooks.hpp"
@@ -166,7 +167,7 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   try {
     SwitchGuard guard(ctx);
     const LintCodeSite lint_site(*ctx.core, site);
-    handle = ctx.core->dma(r);
+    handle = ctx.core->dma(r, std::source_location{});  // the program's own line is named through `site`
   } catch (const Fault& f) {
     if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
     // The runtime names the region the request starts in; here a region is a whole host mapping, so the host

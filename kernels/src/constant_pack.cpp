@@ -120,7 +120,7 @@ std::size_t PackView::find(std::uint32_t input) const {
   throw PackError(fmt::format("constant pack: no entry of input {}", input));
 }
 
-PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer) {
+PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer, std::source_location site) {
   const std::size_t me = tiling::worker_index(core);
   if (me >= packs.addr.size() || packs.addr[me] == 0) return {};
   const std::size_t bytes = packs.bytes[me];
@@ -129,7 +129,7 @@ PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer) 
         fmt::format("constant pack: core's pack is {} bytes, its buffer {}", bytes, buffer.size() * sizeof(f16)));
   }
   const LdmSpan<f16> dst = buffer.first(bytes / sizeof(f16));
-  return {core.get(dst, DevicePtr<const f16>(packs.addr[me])), bytes};
+  return {core.get(dst, DevicePtr<const f16>(packs.addr[me]), site), bytes};
 }
 
 LdmSpan<f16> alloc_pack_buffer(Core& core, const StagedPacks& packs) {

@@ -73,15 +73,15 @@ double span_cost(const Core& core, DevicePtr<const f16> start, std::size_t lengt
 
 /// Reads `length` contiguous elements from `start` into buf[0, length) in span pieces, all in flight at once.
 void read_span(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> start, std::size_t length,
-               BlockRead& read) {
+               BlockRead& read, std::source_location site) {
   read.strided_ = true;
   for_each_span_piece(core, length, [&](std::size_t from, std::size_t to) {
-    read.handles_.push_back(get_as(core, mode, buf.subspan(from, to - from), start + from));
+    read.handles_.push_back(get_as(core, mode, buf.subspan(from, to - from), start + from, 0, 0, site));
   });
 }
 
 BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
-                    ReadMode mode) {
+                    ReadMode mode, std::source_location site) {
   BlockRead read;
   if (block.rows == 0 || block.count == 0) return read;
   const std::size_t begin = floor_even(block.first);
@@ -95,7 +95,7 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
     const std::size_t span = last_end - begin;
     if (block.pitch > width && span <= buf.size() &&
         span_cost(core, base + begin, span) < strided_cost(core, base + begin, block, width)) {
-      read_span(core, mode, buf, base + begin, span, read);
+      read_span(core, mode, buf, base + begin, span, read, site);
       read.first_ = block.first - begin;
       read.row_elements_ = block.pitch;
       return read;
@@ -109,9 +109,10 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
       auto dst = buf.subspan(r0 * width, (r1 - r0) * width);
       const DevicePtr<const f16> src = base + begin + r0 * block.pitch;
       if (block.pitch == width || r1 - r0 == 1) {
-        read.handles_.push_back(get_as(core, mode, dst, src));
+        read.handles_.push_back(get_as(core, mode, dst, src, 0, 0, site));
       } else {
-        read.handles_.push_back(get_as(core, mode, dst, src, width * sizeof(f16), (block.pitch - width) * sizeof(f16)));
+        read.handles_.push_back(
+            get_as(core, mode, dst, src, width * sizeof(f16), (block.pitch - width) * sizeof(f16), site));
       }
     }
     return read;
@@ -121,7 +122,7 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
   const std::size_t span_end = block.first + (block.rows - 1) * block.pitch + block.count;
   const std::size_t end = ceil_even(span_end) <= total ? ceil_even(span_end) : span_end;
   if (end - begin <= buf.size() && fits_fields(core, (end - begin) * sizeof(f16), 0, 0)) {
-    read_span(core, mode, buf, base + begin, end - begin, read);
+    read_span(core, mode, buf, base + begin, end - begin, read, site);
     read.first_ = block.first - begin;
     read.row_elements_ = block.pitch;
     return read;
@@ -129,27 +130,28 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
   const std::size_t slot = ceil_even(block.count) + 2;
   for (std::size_t r = 0; r < block.rows; ++r) {
     const std::size_t at = block.first + r * block.pitch;
-    RangeRead one = get_range_as(core, mode, buf.subspan(r * slot, slot), base, total, {at, at + block.count});
+    RangeRead one = get_range_as(core, mode, buf.subspan(r * slot, slot), base, total, {at, at + block.count}, site);
     read.handles_.push_back(one.handle);
     read.starts_.push_back(r * slot + one.first);
   }
   return read;
 }
 
-std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, const BlockShape& block) {
+std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, const BlockShape& block,
+                                 std::source_location site) {
   std::vector<DmaHandle> handles;
   if (block.rows == 0 || block.count == 0) return handles;
   const std::size_t elements = block.rows * block.count;
   const LdmSpan<const f16> src(buf.first(elements));
   const std::size_t gap = block.pitch - block.count;
   if (block.rows == 1 || gap == 0) {
-    handles.push_back(core.put(base + block.first, src));
+    handles.push_back(core.put(base + block.first, src, site));
   } else if (fits_fields(core, elements * sizeof(f16), block.count * sizeof(f16), gap * sizeof(f16))) {
-    handles.push_back(core.put_strided(base + block.first, src, block.count * sizeof(f16), gap * sizeof(f16)));
+    handles.push_back(core.put_strided(base + block.first, src, block.count * sizeof(f16), gap * sizeof(f16), site));
   } else {
     for (std::size_t r = 0; r < block.rows; ++r) {
       handles.push_back(core.put(base + block.first + r * block.pitch,
-                                 LdmSpan<const f16>(buf.subspan(r * block.count, block.count))));
+                                 LdmSpan<const f16>(buf.subspan(r * block.count, block.count)), site));
     }
   }
   return handles;

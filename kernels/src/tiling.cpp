@@ -15,7 +15,7 @@ std::size_t fit_elements(Core& core, std::size_t buffers, std::size_t cap, std::
 }
 
 DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes,
-                 std::size_t stride_bytes) {
+                 std::size_t stride_bytes, std::source_location site) {
   if (mode == ReadMode::kPlan) return {};
   DmaRequest r;
   r.op = DmaOp::kGet;
@@ -28,22 +28,22 @@ DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f1
   r.api = mode == ReadMode::kRow     ? "tiling::get (ROW)"
           : mode == ReadMode::kBcast ? "tiling::get (BCAST)"
                                      : "tiling::get";
-  return core.dma(r);
+  return core.dma(r, site);
 }
 
 RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
-                       Range r) {
+                       Range r, std::source_location site) {
   const std::size_t begin = floor_even(r.begin);
   const std::size_t end = ceil_even(r.end) <= total ? ceil_even(r.end) : r.end;
-  return RangeRead{get_as(core, mode, buf.first(end - begin), base + begin), r.begin - begin};
+  return RangeRead{get_as(core, mode, buf.first(end - begin), base + begin, 0, 0, site), r.begin - begin};
 }
 
 void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
-            std::size_t count, f16* out) {
+            std::size_t count, f16* out, std::source_location site) {
   if (count == 0) return;
   const Range span{layout.offset_of(first), layout.offset_of(first + count - 1) + 1};
   if (span.size() + 2 <= buf.size()) {
-    const RangeRead read = get_range(core, buf, base, layout.total, span);
+    const RangeRead read = get_range(core, buf, base, layout.total, span, site);
     read.handle.wait();
     for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
       std::copy_n(buf.data() + read.first + (offset - span.begin), n, out + (logical - first));
@@ -54,7 +54,7 @@ void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layou
   for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
     for (std::size_t done = 0; done < n; done += piece) {
       const std::size_t len = std::min(piece, n - done);
-      const RangeRead read = get_range(core, buf, base, layout.total, {offset + done, offset + done + len});
+      const RangeRead read = get_range(core, buf, base, layout.total, {offset + done, offset + done + len}, site);
       read.handle.wait();
       std::copy_n(buf.data() + read.first, len, out + (logical - first) + done);
     }

@@ -59,6 +59,11 @@ void enable_checks(Machine& machine, CheckSet checks) {
   if (!checks.init) state.device.forget_all();  // allocations made while it is off count as written
 }
 
+void set_launch_control(Machine& machine, std::uint32_t control, std::string label) {
+  if (!enabled_checks(machine).races) return;
+  machine.host_state<detail::CheckState>().control = detail::CheckState::Control{control, std::move(label)};
+}
+
 void set_check_buffer_namer(Machine& machine, BufferNamer namer) {
   machine.host_state<detail::CheckState>().namer = std::move(namer);
 }

@@ -9,6 +9,8 @@
 #include <tuple>
 #include <utility>
 
+#include "code_site.hpp"
+
 namespace ldmsim::detail {
 
 namespace {
@@ -80,7 +82,8 @@ void GroupCheck::start_launch(const std::string& kernel, const std::vector<const
   for (std::size_t i = 0; i < cores_.size(); ++i) cores_[i]->start_launch(ldm[i], ldm_bytes, checks_.init);
 }
 
-void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id) {
+void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id,
+                          std::uint64_t code_site) {
   CoreCheckImpl& c = *cores_[static_cast<std::size_t>(core)];
   const int row = core / static_cast<int>(arch_.cols);
   Rec rec;
@@ -92,6 +95,10 @@ void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycl
   rec.snapshot = static_cast<std::uint32_t>(clocks_vc_[static_cast<std::size_t>(core)].size() - 1);
   rec.site = std::exchange(c.next_site_, 0);
   rec.where = std::exchange(c.next_where_, nullptr);
+  if (rec.where == nullptr && code_site != 0) {
+    rec.site = code_site;
+    rec.where = code_site_text;
+  }
   rec.node_epoch = node_epoch_;
   if (with_groups_) launch_log_.push_back(rec);
   if (checks_.init && device_.tracking()) check_device_init(rec);
@@ -113,7 +120,8 @@ void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycl
           ldm_meets(old.request, static_cast<LdmAddr>(request.ldm),
                     static_cast<LdmAddr>(request.ldm + request.length))) {
         add("ldm-race",
-            fmt::format("{} {} over in-flight {} {}", request.api, verb(request), old.request.api, verb(old.request)),
+            fmt::format("{} {}{} over in-flight {} {}{}", request.api, verb(request), site_key(rec), old.request.api,
+                        verb(old.request), site_key(old)),
             core, issue,
             fmt::format("core {} issued {} on ldm bytes that its {} still uses (it was not waited for)", core,
                         describe(rec), describe(old)));
@@ -148,7 +156,7 @@ void GroupCheck::close(std::uint32_t index, Cycle at, bool by_wait) {
   if (by_wait && r.request.op == DmaOp::kPut && checks_.races) {
     const CoreCheckImpl& c = *cores_[static_cast<std::size_t>(r.core)];
     if (c.ldm_ != nullptr && hash_source(r) != r.source_hash) {
-      add("put-source", fmt::format("{} source changed", r.request.api), r.core, at,
+      add("put-source", fmt::format("{}{} source changed", r.request.api, site_key(r)), r.core, at,
           fmt::format("core {} changed the ldm source of {} before waiting for it (seen at its wait, cycle {}): the "
                       "bytes written to main memory are not defined",
                       r.core, describe(r), at));

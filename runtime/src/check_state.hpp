@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "context_races.hpp"
 #include "device_init.hpp"
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/runtime/check.hpp"
@@ -76,7 +78,10 @@ class GroupCheck {
   /// ContextRaces).
   void start_launch(const std::string& kernel, const std::vector<const std::byte*>& ldm,
                     std::vector<const Cycle*> clocks, std::uint64_t ldm_bytes, bool with_groups);
-  void on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id);
+  /// `code_site`: the kernel code that issued it (code_site.hpp; 0: not known); the core's layer's site
+  /// (set_issue_site) takes precedence.
+  void on_issue(int core, const DmaRequest& request, Cycle issue, Cycle end, std::uint64_t id,
+                std::uint64_t code_site = 0);
   void on_wait(int core, std::uint64_t id, Cycle at);
   void on_wait_all(int core, Cycle at);
   /// A barrier of `scope` released; `row` / `col`: the releasing core's.
@@ -170,6 +175,13 @@ struct CheckState {
   BufferNamer namer;                                  // empty: allocation names
   LdmNamer ldm_namer;                                 // empty: ldm offsets only
   std::map<int, std::unique_ptr<GroupCheck>> groups;  // by node core group; made on the control core
+  /// The control core whose launches follow (set_launch_control), and the races between control cores' launches.
+  struct Control {
+    std::uint32_t id = 0;
+    std::string label;
+  };
+  std::optional<Control> control;
+  ContextRaces control_races{"the host threads' spawns share no barrier (host synchronization is not seen)"};
 
   GroupCheck& group(int cg, const Arch& arch, const MainMemory& memory);
 };

@@ -49,17 +49,15 @@ const ContextRaces::Range* ContextRaces::meet(const std::map<DeviceAddr, Range>&
   return nullptr;
 }
 
-std::string ContextRaces::describe(const Record& record, const Origin& origin, const MainMemory& memory) const {
+std::string ContextRaces::describe(const Record& record, const Origin& origin, const GroupCheck& g) {
   const DmaRequest& q = origin.request;
-  const Region* region = memory.find_region(q.main, 1);
-  const std::string buffer = region == nullptr      ? fmt::format("0x{:x}", q.main)
-                             : region->name.empty() ? fmt::format("allocation at 0x{:x}", region->base)
-                                                    : region->name;
+  const std::string buffer = g.buffer(q.main);
   return fmt::format(
-      "model {} kernel {} core group {} core {} {} ({} {}, {} bytes, main [0x{:x}, 0x{:x}) in '{}', "
-      "issued at cycle {})",
+      "{} kernel {} core group {} core {} {} ({} {}, {} bytes, main [0x{:x}, 0x{:x}) in '{}', "
+      "issued at cycle {}{})",
       record.label, record.kernels[origin.kernel], origin.cg, origin.core, q.api, to_string(q.mode),
-      q.op == DmaOp::kGet ? "get" : "put", q.length, q.main, q.main_end(), buffer, origin.issue);
+      q.op == DmaOp::kGet ? "get" : "put", q.length, q.main, q.main_end(), buffer, origin.issue,
+      origin.where != nullptr ? " by " + origin.where(origin.site) : std::string());
 }
 
 void ContextRaces::forget(DeviceAddr lo, DeviceAddr hi) {
@@ -99,12 +97,12 @@ void ContextRaces::add_launch(std::uint32_t context, const std::string& label, c
                  fmt::format("models {} {} / {} {}{} on '{}'", o.api, o.op == DmaOp::kGet ? "get" : "put", q.api,
                              put ? "put" : "get", GroupCheck::site_key(r), g->buffer(at)),
                  r.core, r.issue,
-                 fmt::format("{} and model {} core group {} core {} {} overlap in main memory at 0x{:x}: models run at "
-                             "the same time share no barrier, so the result depends on which reaches memory first",
-                             describe(other, hit->origin, memory), label, g->cg_, r.core, g->describe(r), at));
+                 fmt::format("{} and {} core group {} core {} {} overlap in main memory at 0x{:x}: {}, so the result "
+                             "depends on which reaches memory first",
+                             describe(other, hit->origin, *g), label, g->cg_, r.core, g->describe(r), at, why_));
           reported = true;
         }
-        insert(put ? own.writes : own.reads, lo, hi, base, Origin{kernel, g->cg_, r.core, r.issue, q});
+        insert(put ? own.writes : own.reads, lo, hi, base, Origin{kernel, g->cg_, r.core, r.issue, q, r.site, r.where});
       }
     }
   }

@@ -1,15 +1,18 @@
-// Races between models run at the same time on one node (ConcurrentMachine, pipelined; docs/checking.md): the
-// contexts' programs share main memory and no barrier, so any two requests of different contexts that overlap in
-// main memory, at least one a put, race whatever their times. Each context's requests so far are kept as merged
-// main-memory ranges (reads and writes, per allocation), each with the first request that touched it.
+// Races between launches of programs that share main memory and no barrier (docs/checking.md): models run at the
+// same time on one node (ConcurrentMachine, pipelined), and athread spawns of different host threads. Any two
+// requests of different contexts (models, host threads) that overlap in main memory, at least one a put, race
+// whatever their times. Each context's requests so far are kept as merged main-memory ranges (reads and writes, per
+// allocation), each with the first request that touched it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ldmsim/dma/request.hpp"
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/sim/main_memory.hpp"
 
 namespace ldmsim::detail {
@@ -18,9 +21,12 @@ class GroupCheck;
 
 class ContextRaces {
  public:
-  /// After a launch of context `context` (named `label`) in which `groups` checked races: reports each of its
-  /// requests that overlaps another context's earlier request with at least one put (to the launch's group), then
-  /// adds them to the context's record. On the node's one pipelined thread, in launch join order.
+  /// `why`: the reason such a pair races, for the reports ("models run at the same time share no barrier").
+  explicit ContextRaces(std::string why) : why_(std::move(why)) {}
+  /// After a launch of context `context` (named `label` in reports: "model NAME", "host thread N") in which `groups`
+  /// checked races: reports each of its requests that overlaps another context's earlier request with at least one
+  /// put (to the launch's group), then adds them to the context's record. In launch join order (models: on the
+  /// node's one pipelined thread; athread: under the layer's lock).
   void add_launch(std::uint32_t context, const std::string& label, const std::vector<GroupCheck*>& groups,
                   const MainMemory& memory);
   /// Main memory [lo, hi) was freed: a later allocation there is another buffer, ordered after every request made
@@ -35,6 +41,8 @@ class ContextRaces {
     int core = 0;
     Cycle issue = 0;
     DmaRequest request;
+    std::uint64_t site = 0;  // the issuing code, when known (GroupCheck::Rec)
+    SiteText where = nullptr;
   };
   struct Range {
     DeviceAddr hi = 0;
@@ -51,8 +59,10 @@ class ContextRaces {
                      const Origin& origin);
   /// The first range of `ranges` meeting [lo, hi), or null.
   static const Range* meet(const std::map<DeviceAddr, Range>& ranges, DeviceAddr lo, DeviceAddr hi, DeviceAddr* at);
-  std::string describe(const Record& record, const Origin& origin, const MainMemory& memory) const;
+  /// The origin's request, its buffer named as `g` names buffers.
+  static std::string describe(const Record& record, const Origin& origin, const GroupCheck& g);
 
+  std::string why_;
   std::map<std::uint32_t, Record> contexts_;
 };
 

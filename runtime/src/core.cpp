@@ -9,6 +9,7 @@
 #include <boost/fiber/operations.hpp>
 #include <cmath>
 
+#include "code_site.hpp"
 #include "group_run.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "scheduler.hpp"
@@ -16,17 +17,21 @@
 namespace ldmsim {
 namespace {
 
+/// Inserts `text` before the message's hint (at its end when it has none).
+void insert_before_hint(std::string& message, const std::string& text) {
+  const std::size_t hint = message.find("; hint: ");
+  message.insert(hint == std::string::npos ? message.size() : hint, text);
+}
+
 /// A trap's message with the allocation its main-memory side starts in, before the hint (an out-of-bounds trap
 /// already names the nearest region).
 std::string name_main_buffer(const DmaViolation& v, const DmaRequest& request, const MainMemory& memory) {
   if (v.kind == FaultKind::kDmaOutOfBounds) return v.message;
   const Region* region = memory.find_region(request.main, 1);
   if (region == nullptr || region->name.empty()) return v.message;
-  const std::string where = fmt::format(" [main memory: byte {} of '{}' ({} bytes)]", request.main - region->base,
-                                        region->name, region->bytes);
   std::string message = v.message;
-  const std::size_t hint = message.find("; hint: ");
-  message.insert(hint == std::string::npos ? message.size() : hint, where);
+  insert_before_hint(message, fmt::format(" [main memory: byte {} of '{}' ({} bytes)]", request.main - region->base,
+                                          region->name, region->bytes));
   return message;
 }
 
@@ -104,7 +109,7 @@ void Core::lint(const std::string& message) {
   group_->record_warning(*this, std::string_view(message).substr(0, message.find(':')), {}, message);
 }
 
-DmaHandle Core::dma(const DmaRequest& request) {
+DmaHandle Core::dma(const DmaRequest& request, std::source_location site) {
   enter(request.api);
   DmaEngine& engine = group_->engine();
   const Cycle issue_cost = engine.issue_cycles(request);
@@ -114,19 +119,26 @@ DmaHandle Core::dma(const DmaRequest& request) {
   DmaResult result = engine.execute(request, id_, cycle_, group_->ldm_window());
   if (result.trapped) {
     const DmaViolation& v = *result.violation;
-    trap(v.kind, name_main_buffer(v, request, group_->memory()),
+    std::string message = name_main_buffer(v, request, group_->memory());
+    if (const std::uint64_t code = detail::code_site_of(site); code != 0) {
+      insert_before_hint(message, fmt::format(" [called from {}]", detail::code_site_text(code)));
+    }
+    trap(v.kind, std::move(message),
          v.field.empty() ? std::nullopt : std::optional<FaultField>(FaultField{v.field, v.value}));
   }
   if (result.violation) {
     ++stats_->lint_warnings;
-    group_->record_warning(*this, request.api, result.violation->field, result.violation->message);
+    group_->record_warning(*this, request.api, result.violation->field, result.violation->message,
+                           detail::code_site_of(site));
   }
   ++stats_->dma_requests;
   (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;
   if (result.remote) stats_->dma_remote_bytes += request.length;
   const std::uint64_t id = next_request_id_++;
   pending_.push_back(Pending{id, result.timing.end, request});
-  if (detail::GroupCheck* checks = group_->checks()) checks->on_issue(id_, request, cycle_, result.timing.end, id);
+  if (detail::GroupCheck* checks = group_->checks()) {
+    checks->on_issue(id_, request, cycle_, result.timing.end, id, detail::code_site_of(site));
+  }
   spdlog::logger& log = group_->dma_log();
   if (log.should_log(spdlog::level::trace)) {
     log.trace("[{} {}:{}] {} {} {} bytes main 0x{:x} ldm 0x{:x} -> done at {}", cycle_, node_cg_, id_,

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "code_site.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "scheduler.hpp"
 
@@ -512,14 +513,16 @@ void GroupRun::wake_blocked() {
 }
 
 void GroupRun::record_warning(const Core& core, std::string_view api, std::string_view field,
-                              const std::string& message) {
-  // The code the request was made for, where its layer names it (athread: the program's call and line).
-  std::uint64_t code_site = 0;
+                              const std::string& message, std::uint64_t code_site) {
+  // The code the request was made for, where its layer names it (athread: the program's call and line), else the
+  // kernel's own call.
   std::string text = message;
   const auto& code_sites = core.group_state_->get<LintCodeSites>().by_core;
   if (const auto it = code_sites.find(&core); it != code_sites.end()) {
     code_site = it->second.first;
     if (it->second.second != nullptr) text += fmt::format(" [called from {}]", it->second.second(code_site));
+  } else if (code_site != 0) {
+    text += fmt::format(" [called from {}]", code_site_text(code_site));
   }
   group_.shared.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, text});
   const bool first = lint_->add(

@@ -106,7 +106,10 @@ class GroupRun {
   void record_host_error();
   /// Records a lint warning (an alignment violation the lint policy let through) of call `api` (`field`: a DMA
   /// request's first bad field): a trace marker each time, a log line (and a new lint site) the first time per site.
-  void record_warning(const Core& core, std::string_view api, std::string_view field, const std::string& message);
+  /// `code_site`: the kernel code the warning is about (code_site.hpp), 0 when not known; a site the core's layer
+  /// set (set_lint_code_site) takes precedence.
+  void record_warning(const Core& core, std::string_view api, std::string_view field, const std::string& message,
+                      std::uint64_t code_site = 0);
 
  private:
   friend class CoreRunners;  // runs run_core on a kept fiber

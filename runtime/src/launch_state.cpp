@@ -34,9 +34,11 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
       together.back().push_back(runs_.back().get());
     }
   }
-  // Other groups of the launch, or other models' launches of a pipelined run, run at the same time: the requests are
-  // kept for the checks between them.
-  if (runs_.size() > 1 || machine_.node->session != nullptr) {
+  // Other groups of the launch, other models' launches of a pipelined run, or other control cores' launches run at
+  // the same time: the requests are kept for the checks between them.
+  const CheckState* checking = machine_.host_state->find<CheckState>();
+  const bool controls = checking != nullptr && checking->checks.races && checking->control.has_value();
+  if (runs_.size() > 1 || machine_.node->session != nullptr || controls) {
     for (const auto& run : runs_) run->share_launch_with_groups();
   }
   *machine_.launch_active = true;
@@ -145,8 +147,13 @@ std::optional<Fault> LaunchState::join() {
   if (checks.size() > 1) sweep_across_groups(checks);
   if (!checks.empty()) finish_device_init(checks, machine_.host_state->get<CheckState>().device);
   if (!checks.empty() && machine_.node->session != nullptr && checks.front()->checks().races) {
-    if (!machine_.node->context_races) machine_.node->context_races = std::make_shared<ContextRaces>();
-    machine_.node->context_races->add_launch(machine_.context, machine_.label, checks, machine_.memory);
+    if (!machine_.node->context_races) {
+      machine_.node->context_races = std::make_shared<ContextRaces>("models run at the same time share no barrier");
+    }
+    machine_.node->context_races->add_launch(machine_.context, "model " + machine_.label, checks, machine_.memory);
+  } else if (!checks.empty() && checks.front()->checks().races) {
+    CheckState& state = machine_.host_state->get<CheckState>();
+    if (state.control) state.control_races.add_launch(state.control->id, state.control->label, checks, machine_.memory);
   }
   joined_ = true;
   *machine_.launch_active = false;

@@ -87,14 +87,14 @@ void pick(const f16* lowest, std::uint64_t step, bool reversed, std::uint64_t n,
 }  // namespace
 
 void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmSpan<f16> staging, std::int64_t start,
-                      std::int64_t stride, std::uint64_t n, f16* out) {
+                      std::int64_t stride, std::uint64_t n, f16* out, std::source_location site) {
   if (!xl.only_tail_padded()) {  // padding inside the input (naive staging): logical runs through its layout
     if (stride == 1) {
-      tiling::gather(core, staging, x, xl, static_cast<std::size_t>(start), n, out);
+      tiling::gather(core, staging, x, xl, static_cast<std::size_t>(start), n, out, site);
     } else {
       for (std::uint64_t j = 0; j < n; ++j) {
         tiling::gather(core, staging, x, xl, static_cast<std::size_t>(start + static_cast<std::int64_t>(j) * stride), 1,
-                       out + j);
+                       out + j, site);
       }
     }
     return;
@@ -102,7 +102,7 @@ void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmS
   const std::uint64_t step = magnitude(stride);
   if (step == 0) {  // a broadcast row: one element repeated
     auto read = tiling::get_range(core, staging, x, xl.total,
-                                  {static_cast<std::size_t>(start), static_cast<std::size_t>(start) + 1});
+                                  {static_cast<std::size_t>(start), static_cast<std::size_t>(start) + 1}, site);
     read.handle.wait();
     std::fill_n(out, n, staging.data()[read.first]);
     return;
@@ -114,7 +114,7 @@ void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmS
     const std::int64_t first = start + static_cast<std::int64_t>(j0) * stride;
     const std::int64_t lowest = stride > 0 ? first : first + static_cast<std::int64_t>(c - 1) * stride;
     const auto lo = static_cast<std::size_t>(lowest);
-    auto read = tiling::get_range(core, staging, x, xl.total, {lo, lo + (c - 1) * step + 1});
+    auto read = tiling::get_range(core, staging, x, xl.total, {lo, lo + (c - 1) * step + 1}, site);
     read.handle.wait();
     pick(staging.data() + read.first, step, stride < 0, c, out + j0);
   }

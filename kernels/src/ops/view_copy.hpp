@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,7 +43,8 @@ void run_view_copy(Machine& machine, const std::string& label, const StridedView
 /// Kernel side: input elements start + j * stride (j < n) of x into out (ldm), through `staging` (at least 4
 /// elements): span by span in pieces of the staging buffer, one element read once for a stride of 0.
 void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmSpan<f16> staging, std::int64_t start,
-                      std::int64_t stride, std::uint64_t n, f16* out);
+                      std::int64_t stride, std::uint64_t n, f16* out,
+                      std::source_location site = std::source_location::current());
 
 /// The fp32 reference: the view's elements in C order, computed coordinate by coordinate.
 std::vector<float> view_reference(const StridedView& view, std::span<const float> x);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -88,7 +89,8 @@ struct PackFetch {
   std::size_t bytes = 0;
   std::span<const std::byte> data(LdmSpan<f16> buffer) const { return std::as_bytes(buffer.span()).first(bytes); }
 };
-PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer);
+PackFetch fetch_pack(Core& core, const StagedPacks& packs, LdmSpan<f16> buffer,
+                     std::source_location site = std::source_location::current());
 
 /// An ldm buffer for any core's pack: on a DMA transaction and a whole number of them long, so the buffers a
 /// kernel allocates after it keep the alignment they would have without it.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <unordered_map>
 #include <vector>
 
@@ -53,17 +54,20 @@ class BlockRead {
   std::vector<DmaHandle> take_handles() { return std::move(handles_); }
 
  private:
-  friend BlockRead get_block(Core&, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, const BlockShape&, ReadMode);
-  friend void read_span(Core&, ReadMode, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, BlockRead&);
+  friend BlockRead get_block(Core&, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, const BlockShape&, ReadMode,
+                             std::source_location);
+  friend void read_span(Core&, ReadMode, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, BlockRead&,
+                        std::source_location);
   std::vector<DmaHandle> handles_;
   bool strided_ = false;
   std::size_t first_ = 0, row_elements_ = 0;
   std::vector<std::size_t> starts_;
 };
 
-/// Issues the reads of `block` of a device buffer of `total` elements into buf (block_buffer_elements).
+/// Issues the reads of `block` of a device buffer of `total` elements into buf (block_buffer_elements). `site`: the
+/// kernel code they are made for (tiling::get_as).
 BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
-                    ReadMode mode = ReadMode::kPe);
+                    ReadMode mode = ReadMode::kPe, std::source_location site = std::source_location::current());
 
 /// Prices block reads the way get_block issues them (strided or span, cut into pieces) with the arch's own DMA
 /// timing model. Where a block starts is given in elements from a transaction-aligned base (device buffers are);
@@ -140,6 +144,7 @@ class ReadPricer {
 /// Writes rows x count elements packed in buf (row r at buf[r * count]) to `block` of a device buffer. The caller
 /// owns whole 4-byte words: block.first and count even with an even pitch, or (odd pitch) count == pitch and
 /// block.first even, so the rows form one contiguous even range. Returns the handles to wait for.
-std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, const BlockShape& block);
+std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, const BlockShape& block,
+                                 std::source_location site = std::source_location::current());
 
 }  // namespace ldmsim::tiling

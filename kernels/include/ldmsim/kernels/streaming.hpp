@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <source_location>
 #include <span>
 #include <vector>
 
@@ -30,7 +31,7 @@ inline std::size_t streaming_tile(Core& core, std::size_t streamed) {
 /// tile n is computed; a buffer's put is waited for only when that buffer comes round again, after the compute.
 template <typename F>
 void stream_dealt_tiles(Core& core, std::span<const DevicePtr<const f16>> inputs, DevicePtr<f16> out, std::size_t total,
-                        std::size_t max_tile, F&& fn) {
+                        std::size_t max_tile, F&& fn, std::source_location site = std::source_location::current()) {
   const std::vector<Range> tiles = dealt_tiles(core, total, max_tile);
   if (tiles.empty()) return;
   const std::size_t tile = tiles.front().size(), count = inputs.size();
@@ -46,7 +47,8 @@ void stream_dealt_tiles(Core& core, std::span<const DevicePtr<const f16>> inputs
   const auto result = std::make_unique_for_overwrite<float[]>(tile);
   std::array<std::span<const float>, kMaxStreamedInputs> views{};
   auto issue = [&](Range r, std::size_t slot) {
-    for (std::size_t k = 0; k < count; ++k) gets[slot][k] = core.get(in[slot][k].first(r.size()), inputs[k] + r.begin);
+    for (std::size_t k = 0; k < count; ++k)
+      gets[slot][k] = core.get(in[slot][k].first(r.size()), inputs[k] + r.begin, site);
   };
   issue(tiles[0], 0);
   for (std::size_t n = 0, slot = 0; n < tiles.size(); ++n, slot ^= 1) {
@@ -61,7 +63,7 @@ void stream_dealt_tiles(Core& core, std::span<const DevicePtr<const f16>> inputs
     fn(t, std::span<const std::span<const float>>(views.data(), count), std::span<float>(result.get(), t.size()));
     puts[slot].wait();  // the previous put from this buffer must be done before it is overwritten
     floats_to_halves(std::span<const float>(result.get(), t.size()), ys[slot].first(t.size()).span());
-    puts[slot] = put_range(core, out, ys[slot], t);
+    puts[slot] = put_range(core, out, ys[slot], t, site);
   }
   puts[0].wait();
   puts[1].wait();

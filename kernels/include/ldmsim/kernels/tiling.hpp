@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <vector>
 
 #include "ldmsim/kernels/padding.hpp"
@@ -143,26 +144,28 @@ struct RangeRead {
 enum class ReadMode : std::uint8_t { kPe, kRow, kPlan, kBcast };
 
 /// A get of dst.size() elements from src (bsize/stride in bytes for a strided one) issued as `mode` says; an
-/// empty handle for kPlan.
+/// empty handle for kPlan. `site`, here and in every helper below that issues requests: the kernel code the request
+/// is made for, named by checking reports, lint warnings and traps (Core::dma); by default the helper's caller.
 DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f16> src, std::size_t bsize_bytes = 0,
-                 std::size_t stride_bytes = 0);
+                 std::size_t stride_bytes = 0, std::source_location site = std::source_location::current());
 
 /// get_range issued as `mode` says.
 RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total,
-                       Range r);
+                       Range r, std::source_location site = std::source_location::current());
 
 /// Reads elements r of a device buffer of `total` elements into buf (which must hold r.size() + 2 elements). The
 /// read starts at the even element below r.begin and ends at the even element above r.end when that stays inside
 /// the buffer; otherwise (an odd total: an unpadded tensor) it ends at r.end and the DMA engine judges it.
-inline RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, Range r) {
-  return get_range_as(core, ReadMode::kPe, buf, base, total, r);
+inline RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, Range r,
+                           std::source_location site = std::source_location::current()) {
+  return get_range_as(core, ReadMode::kPe, buf, base, total, r, site);
 }
 
 /// Reads the logical elements [first, first + count) of a tensor stored in `layout` at `base` into out[0, count)
 /// (ldm memory), through the staging buffer `buf`: one widened read when their span in the layout fits buf
 /// (padding between them included), else one read per contiguous run, in pieces of buf. Blocks until done.
 void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
-            std::size_t count, f16* out);
+            std::size_t count, f16* out, std::source_location site = std::source_location::current());
 
 /// Writes this core's destination tiles (a share of at least `min_share` elements: kStreamingShare for streaming
 /// kernels, less when each output element costs many reads) of an output stored in `layout` at `out` from logical
@@ -171,11 +174,13 @@ void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layou
 /// tile); they are then placed in the tile by the layout (padding zero) and the tile is put.
 template <typename F>
 void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill,
-                          std::size_t min_share = kStreamingShare);
+                          std::size_t min_share = kStreamingShare,
+                          std::source_location site = std::source_location::current());
 
 /// Writes buf[0, r.size()) to elements r of a device buffer (a destination tile: r.begin even).
-inline DmaHandle put_range(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, Range r) {
-  return core.put(base + r.begin, LdmSpan<const f16>(buf.first(r.size())));
+inline DmaHandle put_range(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, Range r,
+                           std::source_location site = std::source_location::current()) {
+  return core.put(base + r.begin, LdmSpan<const f16>(buf.first(r.size())), site);
 }
 
 /// Destination tiles written asynchronously from two alternating ldm buffers: a buffer's previous put is waited for
@@ -192,7 +197,9 @@ class TileWriter {
     return buffers_[slot_];
   }
   /// Puts the buffer next() returned to elements r of the output.
-  void put(Range r) { pending_[slot_] = put_range(*core_, base_, buffers_[slot_], r); }
+  void put(Range r, std::source_location site = std::source_location::current()) {
+    pending_[slot_] = put_range(*core_, base_, buffers_[slot_], r, site);
+  }
   void finish() {
     pending_[0].wait();
     pending_[1].wait();
@@ -207,7 +214,8 @@ class TileWriter {
 };
 
 template <typename F>
-void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill, std::size_t min_share) {
+void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill, std::size_t min_share,
+                          std::source_location site) {
   const Range share = my_share(core, layout.total, min_share);
   if (share.empty()) return;
   // Destination tiles are half the staging buffer, so a source span with up to 2x padding is still one read.
@@ -225,7 +233,7 @@ void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, 
         std::copy_n(logical.data() + (l - first), n, placed.data() + (offset - t.begin));
       });
     }
-    put_range(core, out, dst, t).wait();
+    put_range(core, out, dst, t, site).wait();
   });
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <source_location>
 
 #include "../op_support.hpp"
 #include "../tile_math.hpp"
@@ -80,15 +81,16 @@ SlotMask h_slots(const CellShape& s) {
 /// runs touch).
 template <typename T>
 DmaHandle get_rows(Core& core, LdmSpan<T> dst, DevicePtr<const T> src, std::size_t rows, std::size_t run,
-                   std::size_t pitch) {
-  if (rows == 1 || pitch == run) return core.get(dst.first(rows * run), src);
-  return core.get_strided(dst.first(rows * run), src, run * sizeof(T), (pitch - run) * sizeof(T));
+                   std::size_t pitch, std::source_location site = std::source_location::current()) {
+  if (rows == 1 || pitch == run) return core.get(dst.first(rows * run), src, site);
+  return core.get_strided(dst.first(rows * run), src, run * sizeof(T), (pitch - run) * sizeof(T), site);
 }
 template <typename T>
-DmaHandle put_rows(Core& core, DevicePtr<T> dst, LdmSpan<T> src, std::size_t rows, std::size_t run, std::size_t pitch) {
+DmaHandle put_rows(Core& core, DevicePtr<T> dst, LdmSpan<T> src, std::size_t rows, std::size_t run, std::size_t pitch,
+                   std::source_location site = std::source_location::current()) {
   const LdmSpan<const T> from(src.first(rows * run));
-  if (rows == 1 || pitch == run) return core.put(dst, from);
-  return core.put_strided(dst, from, run * sizeof(T), (pitch - run) * sizeof(T));
+  if (rows == 1 || pitch == run) return core.put(dst, from, site);
+  return core.put_strided(dst, from, run * sizeof(T), (pitch - run) * sizeof(T), site);
 }
 
 /// This core's block of W(n): resident (read once, kept in ldm, converted once) or streamed in row chunks per use.

@@ -49,6 +49,11 @@ using BufferNamer = std::function<std::string(DeviceAddr)>;
 
 /// Turns the checks on (or off with an empty set) for the machine's later launches (and its group views').
 void enable_checks(Machine& machine, CheckSet checks);
+/// The control core making the machine's next launches (the athread layer: the spawning host thread), named `label`
+/// in reports ("host thread 1"). Launches of different control cores share main memory and no barrier: each is
+/// checked against the others' launches so far, as models run together are (docs/checking.md). No effect unless
+/// the races check is on; once called, every later launch belongs to some control core.
+void set_launch_control(Machine& machine, std::uint32_t control, std::string label);
 /// Names buffers in the machine's reports (the athread layer: host arrays by their symbol).
 void set_check_buffer_namer(Machine& machine, BufferNamer namer);
 /// Tells the init check that device bytes [addr, addr + bytes) hold defined data though nothing wrote them: memory

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -149,45 +150,54 @@ class Core {
   std::size_t dma_channels() const;
   Ldm& ldm();
 
-  /// Issues a fully general request (api names the caller in diagnostics).
-  DmaHandle dma(const DmaRequest& request);
+  /// Issues a fully general request (api names the caller in diagnostics). `site` is the code that issued it:
+  /// checking reports, lint warnings and traps name its file and line (the default, the caller's line, costs one
+  /// pointer; a default-constructed location names none). The same holds for every request call below.
+  DmaHandle dma(const DmaRequest& request, std::source_location site = std::source_location::current());
 
   /// Contiguous PE-mode get of dst.size() elements.
   template <typename T>
-  DmaHandle get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src) {
-    return dma(make(DmaOp::kGet, DmaMode::kPe, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::get"));
+  DmaHandle get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src,
+                std::source_location site = std::source_location::current()) {
+    return dma(make(DmaOp::kGet, DmaMode::kPe, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::get"), site);
   }
   /// Contiguous PE-mode put of src.size() elements.
   template <typename T>
-  DmaHandle put(DevicePtr<T> dst, std::type_identity_t<LdmSpan<const T>> src) {
-    return dma(make(DmaOp::kPut, DmaMode::kPe, dst.addr(), src.ldm_addr(), src.size_bytes(), 0, 0, "Core::put"));
+  DmaHandle put(DevicePtr<T> dst, std::type_identity_t<LdmSpan<const T>> src,
+                std::source_location site = std::source_location::current()) {
+    return dma(make(DmaOp::kPut, DmaMode::kPe, dst.addr(), src.ldm_addr(), src.size_bytes(), 0, 0, "Core::put"), site);
   }
   /// Strided get: blocks of bsize bytes in main memory, `stride` bytes skipped between blocks, packed in ldm.
   template <typename T>
   DmaHandle get_strided(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src, std::size_t bsize_bytes,
-                        std::size_t stride_bytes) {
+                        std::size_t stride_bytes, std::source_location site = std::source_location::current()) {
     return dma(make(DmaOp::kGet, DmaMode::kPe, src.addr(), dst.ldm_addr(), dst.size_bytes(), bsize_bytes, stride_bytes,
-                    "Core::get_strided"));
+                    "Core::get_strided"),
+               site);
   }
   /// Strided put: packed ldm data scattered to blocks of bsize bytes, `stride` bytes skipped between blocks.
   template <typename T>
   DmaHandle put_strided(DevicePtr<T> dst, std::type_identity_t<LdmSpan<const T>> src, std::size_t bsize_bytes,
-                        std::size_t stride_bytes) {
+                        std::size_t stride_bytes, std::source_location site = std::source_location::current()) {
     return dma(make(DmaOp::kPut, DmaMode::kPe, dst.addr(), src.ldm_addr(), src.size_bytes(), bsize_bytes, stride_bytes,
-                    "Core::put_strided"));
+                    "Core::put_strided"),
+               site);
   }
   /// BCAST get: fills the same ldm range of every core of the group whose row bit is set in row_mask.
   template <typename T>
-  DmaHandle bcast_get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src, std::uint32_t row_mask = ~0u) {
+  DmaHandle bcast_get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src, std::uint32_t row_mask = ~0u,
+                      std::source_location site = std::source_location::current()) {
     DmaRequest r =
         make(DmaOp::kGet, DmaMode::kBcast, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::bcast_get");
     r.row_mask = row_mask;
-    return dma(r);
+    return dma(r, site);
   }
   /// ROW get: fills the same ldm range of every core of this core's row.
   template <typename T>
-  DmaHandle row_get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src) {
-    return dma(make(DmaOp::kGet, DmaMode::kRow, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::row_get"));
+  DmaHandle row_get(LdmSpan<T> dst, std::type_identity_t<DevicePtr<const T>> src,
+                    std::source_location site = std::source_location::current()) {
+    return dma(make(DmaOp::kGet, DmaMode::kRow, src.addr(), dst.ldm_addr(), dst.size_bytes(), 0, 0, "Core::row_get"),
+               site);
   }
 
   /// Engine time the group's timing model would charge a PE get of `length` bytes from `src` (strided when

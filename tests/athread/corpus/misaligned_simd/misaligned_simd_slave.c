@@ -26,7 +26,7 @@ void stencil3(void) {
   }
   t1 = athread_time_cycle();
   for (c = 4; c < N - 4; c += 4) {
-    simd_load(left, &a[c - 1]);
+    simd_load(left, &a[c - 1]); /* @misaligned: the first misaligned access of each core */
     simd_load(mid, &a[c]);
     simd_load(right, &a[c + 1]);
     simd_store(left + 2.0 * mid + right, &b[c]);
