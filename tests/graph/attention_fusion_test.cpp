@@ -35,8 +35,9 @@ test::FusionRun run_attention(const json& w, const Arch& arch) {
 TEST_CASE("attention between two batched products runs as one kernel and agrees with the unfused ops",
           "[graph][fusion][attention]") {
   // Batches at least the groups, fewer (each batch's query rows cut into parts), odd query rows, one batch.
-  // `faster`: each group's cores get several query rows per batch. With 5 rows of depth 4 on 4 cores the per-batch
-  // barriers and one core's second row outweigh what the kernel saves (docs/fusion.md, "Attention").
+  // `faster`: the work spreads evenly. 3 batches of 5 rows on 2 groups of 4 cores give group 0 two batches and its
+  // first core 2 rows of each, 4 row products where the unfused products give every core 2 (docs/fusion.md,
+  // "Attention").
   struct Case {
     unsigned groups;
     json workload;
@@ -66,6 +67,40 @@ TEST_CASE("the attention kernel is deterministic across host threads", "[graph][
   const ExecutionResult r1 = execute(f.graph, m1), r4 = execute(f.graph, m4);
   CHECK(r1.outputs == r4.outputs);
   CHECK(r1.stats["cycles"] == r4.stats["cycles"]);
+}
+
+TEST_CASE("the attention kernel reads the query rows with Kt and V when ldm holds them", "[graph][fusion][attention]") {
+  const Graph g = test::graph_of(fusion_cases::attention(4, 256, 32, 32, 32));
+  // 64 KiB of ldm holds a batch's Q rows (16 KiB) with Kt, V and the program's tiles; 24 KiB does not.
+  Arch roomy = test::small_arch(2), tight = roomy;
+  tight.ldm_bytes = 24 * 1024;
+  const FusedGraph with_q = fuse(g, roomy, StagingPolicy::kMethod), without_q = fuse(g, tight, StagingPolicy::kMethod);
+  REQUIRE(ops_of_type(with_q.graph, "attention") == 1);
+  REQUIRE(ops_of_type(without_q.graph, "attention") == 1);
+  CHECK_THAT(with_q.describe(g), Catch::Contains("Q read with Kt and V"));
+  CHECK_THAT(without_q.describe(g), !Catch::Contains("Q read with Kt and V"));
+  Machine m_with(roomy), m_without(tight);
+  const ExecutionResult a = execute(with_q.graph, m_with), b = execute(without_q.graph, m_without);
+  // The same arithmetic on the same values; the same bytes, in one request per batch instead of one per core.
+  CHECK(a.outputs == b.outputs);
+  CHECK(a.stats["dma_bytes"] == b.stats["dma_bytes"]);
+  CHECK(a.stats["dma_requests"].get<std::uint64_t>() < b.stats["dma_requests"].get<std::uint64_t>());
+}
+
+TEST_CASE("reading the query rows with Kt and V saves cycles where requests cost", "[graph][fusion][attention]") {
+  // Two BERT-base heads on one sw26010pro core group: 64 cores each read 2 query rows (256 B, mostly request
+  // overhead) unless the group's read brings them. 96 KiB of ldm holds two batches' Kt and V but not their Q.
+  const Graph g = test::graph_of(fusion_cases::attention(2, 128, 64, 128, 64));
+  Arch roomy = Arch::preset("sw26010pro"), tight = roomy;
+  roomy.core_groups = tight.core_groups = 1;
+  tight.ldm_bytes = 96 * 1024;
+  const FusedGraph with_q = fuse(g, roomy, StagingPolicy::kMethod), without_q = fuse(g, tight, StagingPolicy::kMethod);
+  REQUIRE_THAT(with_q.describe(g), Catch::Contains("Q read with Kt and V, the next batch read ahead"));
+  REQUIRE_THAT(without_q.describe(g), Catch::Contains("each batch in 1 part, the next batch read ahead"));
+  Machine m_with(roomy), m_without(tight);
+  const ExecutionResult a = execute(with_q.graph, m_with), b = execute(without_q.graph, m_without);
+  CHECK(a.outputs == b.outputs);
+  CHECK(a.stats["cycles"].get<std::uint64_t>() < b.stats["cycles"].get<std::uint64_t>());
 }
 
 TEST_CASE("attention off: the softmax group fuses alone and the products stay", "[graph][fusion][attention]") {

@@ -15,6 +15,7 @@ struct AttentionArgs {
   AttentionShape shape;
   std::uint64_t parts = 1;
   bool prefetch = false;
+  bool q_broadcast = false;
   const std::vector<bool>* per_batch = nullptr;  ///< AttentionMapping::per_batch
   DevicePtr<const f16> q, kt, v;                 ///< [batches * s, d], [batches * d, t], [batches * t, e], unpadded
   QueryScale scale = QueryScale::kNone;
@@ -25,9 +26,10 @@ struct AttentionArgs {
 
 void attention_kernel(Core& core, const AttentionArgs& args);
 
-/// ldm bytes a core holds for `batches` batches' Kt and V and `tile_rows` query rows' Q and Y (beyond the
-/// program's).
-std::uint64_t attention_buffer_bytes(const AttentionShape& shape, std::uint64_t tile_rows, std::uint64_t batches);
+/// ldm bytes a core holds for `batches` batches' Kt and V (with `q_rows` query rows of Q each when Q is read by
+/// BCAST, else a tile's) and `tile_rows` query rows' Y (beyond the program's).
+std::uint64_t attention_buffer_bytes(const AttentionShape& shape, std::uint64_t tile_rows, std::uint64_t batches,
+                                     std::uint64_t q_rows);
 
 /// Per program input: whether its value is the same for every query row of a batch (its query-row axis is 1) but
 /// not for every batch (those are read whole, resident).

@@ -1,7 +1,7 @@
 // The attention kernel's device code: a core group takes its items (a batch, or a part of one's query rows), its
-// first core reads the batch's Kt and V for every core of the group at once (BCAST), and each core runs the fused
-// program over its query rows, tile by tile, with the scores made from Q in ldm (supply) and the probabilities
-// multiplied by V in ldm (consume).
+// first core reads the batch's Kt and V (and the item's Q rows, when ldm holds them) for every core of the group at
+// once (BCAST), and each core runs the fused program over its query rows, tile by tile, with the scores made from Q
+// in ldm (supply) and the probabilities multiplied by V in ldm (consume).
 #include <array>
 
 #include "../ops/tile_math.hpp"
@@ -11,9 +11,11 @@
 
 namespace ldmsim::fusion {
 
-std::uint64_t attention_buffer_bytes(const AttentionShape& s, std::uint64_t tile_rows, std::uint64_t batches) {
-  const std::uint64_t halves = batches * (s.d * s.t + s.t * s.e) + tile_rows * (s.d + s.e) + 8;
-  return halves * sizeof(f16) + (2 * batches + 2) * Ldm::kDefaultAlignment;
+std::uint64_t attention_buffer_bytes(const AttentionShape& s, std::uint64_t tile_rows, std::uint64_t batches,
+                                     std::uint64_t q_rows) {
+  const std::uint64_t q = q_rows > 0 ? batches * q_rows * s.d : tile_rows * s.d;
+  const std::uint64_t halves = batches * (s.d * s.t + s.t * s.e) + q + tile_rows * s.e + 10;
+  return halves * sizeof(f16) + (3 * batches + 3) * Ldm::kDefaultAlignment;
 }
 
 std::vector<bool> per_batch_inputs(const FusedProgram& program, std::size_t score_input) {
@@ -52,8 +54,9 @@ class AttentionCore final : public FusedCore {
     // The same allocations in the same order on every core: Kt and V land at the same ldm address everywhere, as
     // the BCAST read needs. Q's buffer first: the first tile's read goes out before anything else.
     auto& ldm = core_.ldm();
-    q_ = ldm.alloc<f16>(m_.tile_rows * s.d + 4);
+    if (!at_.q_broadcast) q_ = ldm.alloc<f16>(m_.tile_rows * s.d + 4);
     y_ = ldm.alloc<f16>(m_.tile_rows * s.e + 4);
+    if (at_.scale != QueryScale::kNone) scale_word_ = ldm.alloc<f16>(2);
     const auto first_tile = [&](std::uint64_t item) {
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
       const Range mine = row_share(part.size(), cores, me, false);
@@ -61,28 +64,28 @@ class AttentionCore final : public FusedCore {
       return Range{first + mine.begin, first + std::min<std::uint64_t>(mine.end, mine.begin + m_.tile_rows)};
     };
     const auto cg = static_cast<std::uint64_t>(core_.cg());
-    if (cg < items && !first_tile(cg).empty()) prepare(first_tile(cg));
-    if (at_.scale != QueryScale::kNone) read_scale();
+    if (!at_.q_broadcast && cg < items && !first_tile(cg).empty()) prepare(first_tile(cg));
     allocate(m_.tile_rows, {0, f_.k()});
+    const std::uint64_t part_rows = (s.s + at_.parts - 1) / at_.parts;  // the largest part
     for (std::size_t b = 0; b < (at_.prefetch ? 2u : 1u); ++b) {
       kt_[b] = ldm.alloc<f16>(s.d * s.t);
       v_[b] = ldm.alloc<f16>(s.t * s.e);
+      if (at_.q_broadcast) q_block_[b] = ldm.alloc<f16>(part_rows * s.d);
       per_batch_[b].resize(p_.inputs.size());
       for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
         if ((*at_.per_batch)[k]) per_batch_[b][k] = ldm.alloc<f16>(p_.values[p_.inputs[k]].row_elements(f_) + 4);
       }
     }
-    const std::uint64_t none = s.batches;
-    std::uint64_t loaded = none;
+    // A group's items are of different batches (parts <= groups), so each item loads its batch.
     for (std::uint64_t item = cg; item < items; item += groups) {
       batch_ = item / at_.parts;
       // The item's first Q rows are read before the group waits for its batch (they do not depend on it).
-      if (item != cg && !first_tile(item).empty()) prepare(first_tile(item));
-      if (batch_ != loaded) load_batch(me, item + groups < items ? (item + groups) / at_.parts : none);
-      loaded = batch_;
+      if (!at_.q_broadcast && item != cg && !first_tile(item).empty()) prepare(first_tile(item));
+      load_item(me, item, item + groups < items ? item + groups : items);
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
       const Range mine = row_share(part.size(), cores, me, false);
       const std::uint64_t first = batch_ * s.s + part.begin;
+      item_first_row_ = first;
       for (std::uint64_t at = mine.begin; at < mine.end; at += m_.tile_rows) {
         run_tile({first + at, first + std::min<std::uint64_t>(mine.end, at + m_.tile_rows)});
       }
@@ -95,8 +98,9 @@ class AttentionCore final : public FusedCore {
   bool supplied(std::size_t input) const override { return input == at_.score_input || (*at_.per_batch)[input]; }
   bool consumed(std::size_t output) const override { return output == 0; }
 
-  /// Reads the tile's Q rows while the program's inputs are read.
+  /// Reads the tile's Q rows while the program's inputs are read (unless the group's read brought them).
   void prepare(Range rows) override {
+    if (at_.q_broadcast) return;
     if (q_rows_.begin == rows.begin && q_rows_.end == rows.end) return;  // read ahead of its batch
     const AttentionShape& s = at_.shape;
     q_read_ = core_.get(q_.first(rows.size() * s.d), at_.q + rows.begin * s.d);
@@ -115,10 +119,14 @@ class AttentionCore final : public FusedCore {
         ops::to_floats(per_batch_[slot_][k], first, count, row_ptr(v, r, r - rows.begin));
       }
     }
-    q_read_.wait();
-    q_rows_ = {};
     q_floats_.resize(n * s.d);
-    ops::to_floats(q_, 0, n * s.d, q_floats_.data());
+    if (at_.q_broadcast) {
+      ops::to_floats(q_block_[slot_], (rows.begin - item_first_row_) * s.d, n * s.d, q_floats_.data());
+    } else {
+      q_read_.wait();
+      q_rows_ = {};
+      ops::to_floats(q_, 0, n * s.d, q_floats_.data());
+    }
     if (at_.scale != QueryScale::kNone) {  // the scaling op's arithmetic and rounding
       const bool divide = at_.scale == QueryScale::kDivide;
       for (float& x : q_floats_) x = divide ? x / scale_ : x * scale_;
@@ -147,37 +155,37 @@ class AttentionCore final : public FusedCore {
   }
 
  private:
-  /// Reads Q's scale (one element of a word-padded scalar) into scale_.
-  void read_scale() {
-    LdmSpan<f16> word = core_.ldm().alloc<f16>(2);
-    core_.get(word, at_.scalar).wait();
-    scale_ = static_cast<float>(word.data()[0]);
-  }
-
   /// Every core of the group passes both barriers: the first keeps the buffers until the last core is done with the
-  /// previous batch, the second holds every core until the group's read has landed. With two buffers the first core
-  /// then reads the group's `next` batch into the other one (free: every core is past the previous batch).
-  void load_batch(std::uint64_t me, std::uint64_t next) {
-    const AttentionShape& s = at_.shape;
-    if (loads_ > 0) core_.barrier();  // every core of the group makes the same loads
-    if (at_.prefetch && loads_ > 0) slot_ ^= 1;
+  /// previous item, the second holds every core until the group's read has landed. With two buffers the first core
+  /// then reads the group's `next` item into the other one (free: every core is past the previous item); `next` is
+  /// the item count when there is none. The first load also brings Q's scale (one element of a word-padded scalar)
+  /// to every core, one request for the group.
+  void load_item(std::uint64_t me, std::uint64_t item, std::uint64_t next) {
+    const std::uint64_t items = at_.shape.batches * at_.parts;
+    const bool first = loads_ == 0;
+    if (!first) core_.barrier();  // every core of the group makes the same loads
+    if (at_.prefetch && !first) slot_ ^= 1;
     ++loads_;
     if (me == 0) {
-      if (ahead_batch_ != batch_) read_batch(batch_, slot_);
+      if (ahead_item_ != item) read_item(item, slot_);
+      if (first && at_.scale != QueryScale::kNone) ahead_.push_back(core_.bcast_get(scale_word_, at_.scalar));
       for (DmaHandle& h : ahead_) h.wait();
-      ahead_batch_ = s.batches;
-      if (at_.prefetch && next < s.batches && next != batch_) {
-        read_batch(next, slot_ ^ 1);
-        ahead_batch_ = next;
+      ahead_item_ = items;
+      if (at_.prefetch && next < items) {
+        read_item(next, slot_ ^ 1);
+        ahead_item_ = next;
       }
     }
     core_.barrier();
+    if (first && at_.scale != QueryScale::kNone) scale_ = static_cast<float>(scale_word_.data()[0]);
   }
 
-  /// Reads batch b's Kt and V into buffer `slot` of every core of the group, each cut into as many whole-word parts
-  /// as the engine has channels (one request is served by one channel, at its share of the bandwidth).
-  void read_batch(std::uint64_t b, std::size_t slot) {
+  /// Reads the item's batch's Kt and V (and the item's Q rows, q_broadcast) into buffer `slot` of every core of the
+  /// group, each cut into as many whole-word parts as the engine has channels (one request is served by one
+  /// channel, at its share of the bandwidth).
+  void read_item(std::uint64_t item, std::size_t slot) {
     const AttentionShape& s = at_.shape;
+    const std::uint64_t b = item / at_.parts;
     ahead_.clear();
     const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels() / 2);
     const auto read = [&](LdmSpan<f16> to, DevicePtr<const f16> from, std::uint64_t n) {
@@ -188,6 +196,10 @@ class AttentionCore final : public FusedCore {
     };
     read(kt_[slot], at_.kt + b * s.d * s.t, s.d * s.t);
     read(v_[slot], at_.v + b * s.t * s.e, s.t * s.e);
+    if (at_.q_broadcast) {
+      const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
+      read(q_block_[slot], at_.q + (b * s.s + part.begin) * s.d, part.size() * s.d);
+    }
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
       if (!(*at_.per_batch)[k]) continue;
       // The op refuses a layout padded inside (AttentionOp::run): logical elements are at their offsets.
@@ -234,8 +246,11 @@ class AttentionCore final : public FusedCore {
   std::array<LdmSpan<f16>, 2> kt_, v_;  // one batch's, or two (prefetch)
   std::size_t slot_ = 0;                // the buffer of the batch in use
   std::uint64_t loads_ = 0;
-  std::vector<DmaHandle> ahead_;  // core 0: the reads of batch ahead_batch_ (Kt, V)
-  std::uint64_t ahead_batch_ = ~std::uint64_t{0};
+  std::vector<DmaHandle> ahead_;  // core 0: the reads of item ahead_item_ (Kt, V, Q)
+  std::uint64_t ahead_item_ = ~std::uint64_t{0};
+  std::array<LdmSpan<f16>, 2> q_block_;  // per slot: the item's Q rows (q_broadcast)
+  std::uint64_t item_first_row_ = 0;     // Q's row of the item's first query row
+  LdmSpan<f16> scale_word_;
   std::array<std::vector<LdmSpan<f16>>, 2> per_batch_;  // per slot, per program input: its batch row (fp16)
   LdmSpan<f16> q_, y_;
   DmaHandle q_read_, pending_y_;

@@ -9,9 +9,9 @@
 namespace ldmsim {
 
 std::string AttentionMapping::str() const {
-  return fmt::format("query rows {} per tile, each batch in {} part{}{}, {} B of ldm per core", program.tile_rows,
-                     parts, parts == 1 ? "" : "s", prefetch ? ", the next batch's Kt and V read ahead" : "",
-                     program.ldm_bytes);
+  return fmt::format("query rows {} per tile, each batch in {} part{}{}{}, {} B of ldm per core", program.tile_rows,
+                     parts, parts == 1 ? "" : "s", q_broadcast ? ", Q read with Kt and V" : "",
+                     prefetch ? ", the next batch read ahead" : "", program.ldm_bytes);
 }
 
 std::optional<AttentionMapping> choose_attention_mapping(const FusedProgram& program, std::size_t score_input,
@@ -39,22 +39,34 @@ std::optional<AttentionMapping> choose_attention_mapping(const FusedProgram& pro
   }
   m.per_batch = fusion::per_batch_inputs(program, score_input);
   const std::size_t slots = fusion::plan_slots(program, p.resident).slots;
-  const auto bytes = [&](std::uint64_t tile, std::uint64_t batches) {
+  const auto bytes = [&](std::uint64_t tile, std::uint64_t batches, bool q_broadcast) {
     return fusion::ldm_bytes(program, p.resident, slots, tile, 1) +
-           fusion::attention_buffer_bytes(shape, tile, batches) +
+           fusion::attention_buffer_bytes(shape, tile, batches, q_broadcast ? part_rows : 0) +
            fusion::per_batch_bytes(program, m.per_batch, batches);
   };
   // Tiles of up to 16 rows: more only grow ldm, the products' rate saturates well before.
   std::uint64_t tile = std::min<std::uint64_t>(per_core, 16);
-  while (tile > 1 && bytes(tile, 1) > arch.ldm_bytes) tile /= 2;
-  if (bytes(tile, 1) > arch.ldm_bytes) return std::nullopt;
-  // A group with more than one batch reads the next one's Kt and V behind this one's work when ldm holds both.
-  const std::uint64_t items = shape.batches * m.parts;
-  m.prefetch = items > groups && bytes(tile, 2) <= arch.ldm_bytes;
+  while (tile > 1 && bytes(tile, 1, false) > arch.ldm_bytes) tile /= 2;
+  if (bytes(tile, 1, false) > arch.ldm_bytes) return std::nullopt;
+  // A group with more than one item reads the next one behind this one's work when ldm holds both; and the item's
+  // Q rows with Kt and V when ldm holds them: one BCAST of the block moves the bytes of the cores' own reads without
+  // a request per core (each a few rows, mostly request overhead). Reading ahead saves more than the BCAST of Q
+  // (two batches of BERT-base on one sw26010pro group: both 16.7k cycles, ahead only 20.4k, Q only 21.7k).
+  const auto fits = [&](std::uint64_t batches, bool q_broadcast) {
+    return bytes(tile, batches, q_broadcast) <= arch.ldm_bytes;
+  };
+  const bool several = shape.batches * m.parts > groups;
+  if (several && fits(2, true)) {
+    m.prefetch = m.q_broadcast = true;
+  } else if (several && fits(2, false)) {
+    m.prefetch = true;
+  } else {
+    m.q_broadcast = fits(1, true);
+  }
   p.tile_rows = tile;
   p.team = 1;
   p.workers = static_cast<std::uint32_t>(arch.total_cores());
-  p.ldm_bytes = bytes(tile, m.prefetch ? 2 : 1);
+  p.ldm_bytes = bytes(tile, m.prefetch ? 2 : 1, m.q_broadcast);
   return m;
 }
 
@@ -131,6 +143,7 @@ class AttentionOp final : public BoundOp {
     a.shape = shape_;
     a.parts = mapping_.parts;
     a.prefetch = mapping_.prefetch;
+    a.q_broadcast = mapping_.q_broadcast;
     a.per_batch = &mapping_.per_batch;
     a.q = DevicePtr<const f16>(in[0].ptr);
     a.kt = DevicePtr<const f16>(in[1].ptr);

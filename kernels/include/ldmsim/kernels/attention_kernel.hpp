@@ -32,9 +32,12 @@ struct AttentionMapping {
   std::uint64_t parts = 1;  ///< each batch's query rows are cut into this many parts, so that every group has work
   /// Kt and V in two ldm buffers: the group's next batch is read while this one is used.
   bool prefetch = false;
+  /// The item's query rows are read once for every core of the group (BCAST, with Kt and V) instead of by each
+  /// core: one read of the whole block instead of a small request per core.
+  bool q_broadcast = false;
   /// Per program input: the same for every query row of a batch (a key mask), so read once per batch with Kt and V.
   std::vector<bool> per_batch;
-  /// "query rows 2 per tile, batches of 2 in 1 part, ..." for --dump-graph.
+  /// "query rows 2 per tile, each batch in 1 part, ..." for --dump-graph.
   std::string str() const;
 };
 
