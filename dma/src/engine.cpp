@@ -25,6 +25,7 @@ DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue, L
     violation = validate_shape(request, arch_, window.bytes);
   }
   if (!violation) violation = validate_main_range(request, memory_);
+  if (!violation) violation = validate_replica_write(request, memory_);
   if (violation) {
     result.violation = std::move(violation);
     result.trapped = true;
@@ -32,6 +33,20 @@ DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue, L
     record(request, core, issue, result.timing, DmaStatus::kTrapped);
     return result;
   }
+  // A constant replicated in every group's memory is read from this group's copy (the trace shows that address).
+  if (memory_.has_replicas()) {
+    if (const auto copy = memory_.replica_of(request.main, request.main_end() - request.main, cg_);
+        copy && *copy != request.main) {
+      DmaRequest local = request;
+      local.main = *copy;
+      return execute_checked(local, core, issue, window, std::move(result));
+    }
+  }
+  return execute_checked(request, core, issue, window, std::move(result));
+}
+
+DmaResult DmaEngine::execute_checked(const DmaRequest& request, int core, Cycle issue, LdmWindow window,
+                                     DmaResult result) {
   result.timing = model_->schedule(request, issue, core);
   // Another group's memory (arch dma.remote): once the local engine is done, the bytes cross the group's link
   // to the other groups, one request after another in arrival order (the group's share of the network), then

@@ -185,4 +185,15 @@ std::optional<DmaViolation> validate_main_range(const DmaRequest& request, const
                    "check the tile offset and length against the tensor's size (padding included)");
 }
 
+std::optional<DmaViolation> validate_replica_write(const DmaRequest& request, const MainMemory& memory) {
+  if (request.op != DmaOp::kPut || !memory.has_replicas()) return std::nullopt;
+  if (!memory.replica_of(request.main, request.main_end() - request.main, 0)) return std::nullopt;
+  const Region* region = memory.find_region(request.main, request.main_end() - request.main);
+  return violation(FaultKind::kInvalidArgument, request, "main address", request.main,
+                   fmt::format("the put writes '{}', a constant held in every core group's memory (each group reads "
+                               "its own copy, so one group's write would leave the others' stale)",
+                               region == nullptr || region->name.empty() ? "unnamed" : region->name),
+                   "write results into a tensor the op produces, never into a constant");
+}
+
 }  // namespace ldmsim

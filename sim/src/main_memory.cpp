@@ -73,6 +73,11 @@ void MainMemory::free(DeviceAddr base) {
   if (it == regions_.end())
     throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
   drop_loans(base);
+  // A replicated region, or a copy of one: the replication ends (the other copies stay live regions).
+  replicas_.erase(base);
+  std::erase_if(replicas_, [base](const auto& entry) {
+    return std::find(entry.second.copies.begin(), entry.second.copies.end(), base) != entry.second.copies.end();
+  });
   const Region region = it->second;
   regions_.erase(it);
   allocated_bytes_ -= region.bytes;
@@ -148,18 +153,43 @@ void MainMemory::lend(DeviceAddr base, std::shared_ptr<const void> owner, std::s
   loan->base = base;
   loan->bytes = bytes;
   loan->owner = std::move(owner);
-  loans_.push_back(std::move(loan));
+  loans_.emplace(base, std::move(loan));
+}
+
+void MainMemory::add_replica(DeviceAddr base, int cg, DeviceAddr copy) {
+  const auto from = regions_.find(base), to = regions_.find(copy);
+  if (from == regions_.end() || to == regions_.end() || from->second.bytes != to->second.bytes || cg < 0 ||
+      static_cast<std::uint32_t>(cg) >= core_groups_ || to->second.cg != cg || base == copy) {
+    throw std::logic_error(fmt::format(
+        "main memory: 0x{:x} cannot be core group {}'s copy of 0x{:x} (both live regions of one size, the copy in "
+        "that group's memory)",
+        copy, cg, base));
+  }
+  Replicas& r = replicas_[base];
+  r.bytes = from->second.bytes;
+  r.copies.resize(core_groups_, 0);
+  r.copies[static_cast<std::size_t>(cg)] = copy;
+}
+
+std::optional<DeviceAddr> MainMemory::replica_of(DeviceAddr addr, std::uint64_t bytes, int cg) const {
+  auto it = replicas_.upper_bound(addr);
+  if (it == replicas_.begin()) return std::nullopt;
+  --it;
+  const auto& [base, r] = *it;
+  if (addr - base >= r.bytes || bytes > r.bytes - (addr - base)) return std::nullopt;
+  const DeviceAddr copy = r.copies[static_cast<std::size_t>(cg)];
+  return copy == 0 ? addr : copy + (addr - base);
 }
 
 void MainMemory::drop_loans(DeviceAddr base) {
-  std::erase_if(loans_, [base](const std::unique_ptr<Loan>& loan) {
-    return loan->base == base || loan->copied.load(std::memory_order_relaxed);
+  std::erase_if(loans_, [base](const auto& entry) {
+    return entry.first == base || entry.second->copied.load(std::memory_order_relaxed);
   });
 }
 
 std::size_t MainMemory::lent_regions() const {
-  return static_cast<std::size_t>(std::count_if(loans_.begin(), loans_.end(), [](const std::unique_ptr<Loan>& loan) {
-    return !loan->copied.load(std::memory_order_acquire);
+  return static_cast<std::size_t>(std::count_if(loans_.begin(), loans_.end(), [](const auto& entry) {
+    return !entry.second->copied.load(std::memory_order_acquire);
   }));
 }
 
@@ -172,8 +202,15 @@ void MainMemory::read_chunk(std::uint64_t offset, std::byte* out, std::size_t n)
   }
 }
 
+std::map<DeviceAddr, std::unique_ptr<MainMemory::Loan>>::const_iterator MainMemory::first_loan_from(
+    DeviceAddr addr) const {
+  auto it = loans_.upper_bound(addr);
+  return it == loans_.begin() ? it : std::prev(it);
+}
+
 void MainMemory::read_lent(std::uint64_t offset, std::byte* out, std::size_t n) const {
-  for (const auto& loan : loans_) {
+  for (auto it = first_loan_from(kBase + offset); it != loans_.end() && it->first - kBase < offset + n; ++it) {
+    const Loan* loan = it->second.get();
     const std::uint64_t from = loan->base - kBase, to = from + loan->bytes.size();
     if (to <= offset || from >= offset + n || loan->copied.load(std::memory_order_acquire)) continue;
     // Loans never overlap (one per region): the pieces before and after this one hold no part of it.
@@ -202,7 +239,8 @@ void MainMemory::read(DeviceAddr addr, std::span<std::byte> out) const {
 }
 
 void MainMemory::copy_loans(DeviceAddr addr, std::uint64_t bytes) {
-  for (const auto& loan : loans_) {
+  for (auto it = first_loan_from(addr); it != loans_.end() && it->first < addr + bytes; ++it) {
+    Loan* loan = it->second.get();
     if (loan->base + loan->bytes.size() <= addr || loan->base >= addr + bytes) continue;
     if (loan->copied.load(std::memory_order_acquire)) continue;
     const std::lock_guard lock(copy_mutex_);

@@ -78,3 +78,49 @@ TEST_CASE("an arch without dma.remote prices remote memory as local", "[runtime]
    }).join();
   CHECK(m.stats().dma_remote_bytes() == 2048);  // still counted: where the data lives is a fact, not a price
 }
+
+TEST_CASE("a replicated constant is read from each group's own copy, and a put into it traps", "[runtime][remote]") {
+  Machine m(two_groups());
+  const auto home = m.alloc<f16>(1024, {.cg = 0, .name = "weights"});
+  const auto copy = m.alloc<f16>(1024, {.cg = 1, .name = "weights"});
+  // Different values in the copy only to see which one a group reads (replicas hold the same bytes).
+  m.upload(home, std::vector<f16>(1024, f16(1.0f)));
+  m.upload(copy, std::vector<f16>(1024, f16(2.0f)));
+  m.memory().add_replica(home.addr(), 1, copy.addr());
+  const auto seen = m.alloc<f16>(2 * 1024, {.cg = 0});
+  m.launch(LaunchSpec{.groups = {0, 1}, .name = "read"}, [&](Core& core) {
+     if (core.id() != 0) return;
+     auto tile = core.ldm().alloc<f16>(1024);
+     core.get(tile, DevicePtr<const f16>(home)).wait();
+     if (core.cg() == 1) return;  // group 1 reads its copy locally; only group 0 writes (locally) what it saw
+     core.put(seen, LdmSpan<const f16>(tile)).wait();
+   }).join();
+  CHECK(m.stats().groups[1].dma_remote_bytes() == 0);
+  CHECK(m.stats().groups[0].dma_remote_bytes() == 0);
+  std::vector<f16> got(1024);
+  m.download(got, DevicePtr<const f16>(seen));
+  CHECK(static_cast<float>(got[0]) == 1.0f);
+  // Group 1's get went to its copy: read it back through a kernel of group 1 writing what it saw.
+  const auto seen1 = m.alloc<f16>(1024, {.cg = 1});
+  m.launch(LaunchSpec{.groups = {1}, .name = "read1"}, [&](Core& core) {
+     if (core.id() != 0) return;
+     auto tile = core.ldm().alloc<f16>(1024);
+     core.get(tile, DevicePtr<const f16>(home)).wait();
+     core.put(seen1, LdmSpan<const f16>(tile)).wait();
+   }).join();
+  m.download(got, DevicePtr<const f16>(seen1));
+  CHECK(static_cast<float>(got[0]) == 2.0f);
+  CHECK(m.stats().groups[1].dma_remote_bytes() == 0);
+  // Writing a replicated constant would leave the other copies stale: the put traps, naming it.
+  try {
+    m.launch(LaunchSpec{.groups = {1}, .name = "write"}, [&](Core& core) {
+       if (core.id() != 0) return;
+       auto tile = core.ldm().alloc<f16>(64);
+       core.put(home, LdmSpan<const f16>(tile)).wait();
+     }).join();
+    FAIL("the put into a replicated constant did not trap");
+  } catch (const Fault& f) {
+    CHECK(f.kind() == FaultKind::kInvalidArgument);
+    CHECK_THAT(f.what(), Catch::Contains("'weights'") && Catch::Contains("every core group's memory"));
+  }
+}

@@ -1,6 +1,6 @@
 // Device main memory: deterministic first-fit addresses per core-group window, alignment, reuse and coalescing after
 // free, freed bytes reading back as zero, find_region boundaries, lazy commit of huge nodes, concurrent writes, and
-// bytes lent to a region (read in place until its first write copies them).
+// bytes lent to a region (read in place until its first write copies them), and replicated regions.
 #include "ldmsim/sim/main_memory.hpp"
 
 #include <atomic>
@@ -548,4 +548,33 @@ TEST_CASE("lending again, or over written bytes, replaces the region's contents 
   mem.lend(at, first, *first);  // a copied region lent again: its new contents
   mem.read(at, got);
   CHECK(got == *first);
+}
+
+TEST_CASE("a replicated region resolves to each group's copy until either is freed", "[memory][replica]") {
+  MainMemory mem(3, 1ull << 24);
+  const DeviceAddr base = mem.allocate(4096, 256, 0, "weights");
+  const DeviceAddr copy1 = mem.allocate(4096, 256, 1, "weights"), copy2 = mem.allocate(4096, 256, 2, "weights");
+  CHECK_FALSE(mem.has_replicas());
+  CHECK_FALSE(mem.replica_of(base, 4096, 1).has_value());
+  mem.add_replica(base, 1, copy1);
+  REQUIRE(mem.has_replicas());
+  CHECK(mem.replica_of(base + 100, 200, 1) == copy1 + 100);
+  CHECK(mem.replica_of(base + 100, 200, 0) == base + 100);  // the region's own group, and a group without a copy
+  CHECK(mem.replica_of(base + 100, 200, 2) == base + 100);
+  CHECK_FALSE(mem.replica_of(base + 4000, 200, 1).has_value());  // not inside the region
+  CHECK_FALSE(mem.replica_of(copy1, 16, 1).has_value());         // a copy is not itself replicated
+  mem.add_replica(base, 2, copy2);
+  CHECK(mem.replica_of(base, 4096, 2) == copy2);
+  // A copy of another size, in another group's memory, or not a region's base is refused.
+  const DeviceAddr small = mem.allocate(1024, 256, 1);
+  CHECK_THROWS_AS(mem.add_replica(base, 1, small), std::logic_error);
+  CHECK_THROWS_AS(mem.add_replica(base, 2, copy1), std::logic_error);
+  CHECK_THROWS_AS(mem.add_replica(base + 4, 1, copy1), std::logic_error);
+  // Freeing a copy ends the replication (its address may be reused); so does freeing the region.
+  mem.free(copy2);
+  CHECK_FALSE(mem.has_replicas());
+  CHECK(mem.replica_of(base, 4096, 1) == std::nullopt);
+  mem.add_replica(base, 1, copy1);
+  mem.free(base);
+  CHECK_FALSE(mem.has_replicas());
 }

@@ -48,6 +48,8 @@ class DmaEngine {
   DmaResult execute(const DmaRequest& request, int core, Cycle issue, LdmWindow window = {});
 
  private:
+  /// execute() once the request passed every check (`result` holds a lint warning, if any), on the address it reads.
+  DmaResult execute_checked(const DmaRequest& request, int core, Cycle issue, LdmWindow window, DmaResult result);
   void move(const DmaRequest& request, int core, std::uint64_t window_offset);
   std::byte* ldm_of(int core) const { return ldm_base_ + static_cast<std::size_t>(core) * arch_.ldm_bytes; }
   void record(const DmaRequest& request, int core, Cycle issue, DmaTiming timing, DmaStatus status);

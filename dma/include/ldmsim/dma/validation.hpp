@@ -34,5 +34,8 @@ std::optional<DmaViolation> validate_fields(const DmaRequest& request, const Arc
 std::optional<DmaViolation> validate_shape(const DmaRequest& request, const Arch& arch, std::uint64_t ldm_bytes = 0);
 /// Checks that the main-memory side lies inside one live region.
 std::optional<DmaViolation> validate_main_range(const DmaRequest& request, const MainMemory& memory);
+/// A put into a region replicated in every core group's memory (MainMemory::add_replica, a constant): it would
+/// change one group's copy only. nullopt for every other request.
+std::optional<DmaViolation> validate_replica_write(const DmaRequest& request, const MainMemory& memory);
 
 }  // namespace ldmsim

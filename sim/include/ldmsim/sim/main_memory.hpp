@@ -67,6 +67,16 @@ class MainMemory {
   void lend(DeviceAddr base, std::shared_ptr<const void> owner, std::span<const std::byte> bytes);
   /// Live regions whose contents are still lent (not yet copied by a write).
   std::size_t lent_regions() const;
+  /// Group `cg` reads the live region at `base` from `copy` instead: a live region of the same size in cg's window
+  /// holding the same bytes (a constant replicated in every group's memory, so that each group reads it locally;
+  /// docs/splitting.md). On the control core, like allocate; std::logic_error when either is not the base of a live
+  /// region, the sizes differ or `copy` is not in cg's window. Freeing `base` or any copy ends its replication.
+  void add_replica(DeviceAddr base, int cg, DeviceAddr copy);
+  /// When [addr, addr + bytes) lies in a region with replicas: where group `cg` reads those bytes (in its copy, or
+  /// addr itself when cg has none); nullopt otherwise.
+  std::optional<DeviceAddr> replica_of(DeviceAddr addr, std::uint64_t bytes, int cg) const;
+  /// True when some region has replicas (a DMA engine looks requests up only then).
+  bool has_replicas() const { return !replicas_.empty(); }
   /// Commits and populates the host pages behind [addr, addr + bytes) (see host_pages.hpp), stopping early once
   /// `stop` is set: the bytes still read as before (zero where never written), only their first touch moves here.
   void prefault(DeviceAddr addr, std::uint64_t bytes, const std::atomic<bool>& stop);
@@ -113,11 +123,19 @@ class MainMemory {
   std::map<DeviceAddr, Region> regions_;                         // by base
   std::vector<std::map<DeviceAddr, std::uint64_t>> free_lists_;  // per cg: base -> bytes
   std::map<DeviceAddr, std::uint64_t> dirty_;  // freed bytes not zeroed yet: base -> bytes, each within one chunk
-  // Loans of live regions, few (a run holds the constants of an op or two): changed only on the control core
-  // (lend and free also drop the loans copied since), scanned by every read and write while any is held. One
+  // Loans of live regions by base (they never overlap: one per region): changed only on the control core (lend
+  // and free also drop the loans copied since), looked up by every read and write while any is held. One
   // copy_mutex_ serialises the copies that first writes make from any thread.
-  std::vector<std::unique_ptr<Loan>> loans_;
+  std::map<DeviceAddr, std::unique_ptr<Loan>> loans_;
+  /// The first loan that may overlap [addr, ...): the last one starting at or before addr, else the first after.
+  std::map<DeviceAddr, std::unique_ptr<Loan>>::const_iterator first_loan_from(DeviceAddr addr) const;
   std::mutex copy_mutex_;
+  /// Replicated regions by base: their size and each group's copy (0: none). Changed on the control core only.
+  struct Replicas {
+    std::uint64_t bytes = 0;
+    std::vector<DeviceAddr> copies;
+  };
+  std::map<DeviceAddr, Replicas> replicas_;
   std::uint64_t allocated_bytes_ = 0;
 };
 
