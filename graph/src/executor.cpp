@@ -44,12 +44,19 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
   check_runnable(graph, plan, machine.arch());
   RunState state(graph, plan, machine, options);
   SplitPlan split = plan_split(graph, machine.arch(), options.split, &plan);
-  // A cost-aware plan that splits nothing is the whole machine's (the same runs as `--split off`).
+  // A cost-aware plan that splits nothing runs on the whole machine as `--split off` does, with its constants in
+  // every group's memory.
   const bool splits = std::any_of(split.ops.begin(), split.ops.end(), [](const auto& s) { return s.has_value(); });
-  const bool whole = !options.split.enabled || machine.arch().core_groups < 2 || (options.split.cost_aware && !splits);
+  const bool several = machine.arch().core_groups > 1;
+  const bool whole = !options.split.enabled || !several || (options.split.cost_aware && !splits);
   const std::vector<PlacementChoice> choices = split.choices;
+  std::optional<SplitRunRecord> whole_plan;
+  if (whole && options.split.enabled && several) {
+    whole_plan = SplitRunRecord{"auto", std::string(to_string(split.options.rounding)), split.options.pack_constants, 0,
+                                split.estimated_cycles};
+  }
   const std::unique_ptr<Placement> placement =
-      whole ? whole_machine_placement(state) : split_placement(state, std::move(split));
+      whole ? whole_machine_placement(state, std::move(whole_plan)) : split_placement(state, std::move(split));
   std::size_t freed = 0;
   // An op's host time: every step since the previous op's (its inputs' staging and re-layouts, its run, its
   // progress callbacks). Host times are kept out of stats (not deterministic).

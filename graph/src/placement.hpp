@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -88,8 +89,10 @@ class Placement {
   virtual void summarize(RunSummary& /*summary*/) const {}
 };
 
-/// Every op runs on every core group, with its tensors in one placement each (the plan's).
-std::unique_ptr<Placement> whole_machine_placement(RunState& state);
+/// Every op runs on every core group, with its tensors in one placement each (the plan's). With `plan` (a cost-aware
+/// plan that splits nothing, on a machine of several groups) constants also have a copy in every group's memory, and
+/// the run's summary records the plan.
+std::unique_ptr<Placement> whole_machine_placement(RunState& state, std::optional<SplitRunRecord> plan = std::nullopt);
 /// Split ops run one sub-op per core group on that group's pieces (docs/splitting.md).
 std::unique_ptr<Placement> split_placement(RunState& state, SplitPlan split);
 

@@ -89,7 +89,9 @@ json to_json(const RunSummary& s, std::span<const OpRecord> ops) {
                       {"mode", split->mode},
                       {"rounding", split->rounding},
                       {"constant_packs", split->constant_packs},
-                      {"ops_split", split->ops_split}};
+                      {"ops_split", split->ops_split},
+                      {"replicated_constants", split->replicated_constants},
+                      {"replicated_bytes", split->replicated_bytes}};
     if (split->mode == "auto") stats["split"]["estimated_cycles"] = std::llround(split->estimated_cycles);
   }
   return stats;

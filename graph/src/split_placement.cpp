@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "constant_replicas.hpp"
 #include "ldmsim/graph/tags.hpp"
 #include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
@@ -81,7 +82,8 @@ class SplitPlacement final : public Placement {
         machine_(state.machine),
         split_(std::move(split)),
         registry_(graph_.registry()),
-        held_(graph_.tensors().size()) {
+        held_(graph_.tensors().size()),
+        replicas_(state) {
     for (std::uint32_t g = 0; g < machine_.arch().core_groups; ++g)
       views_.push_back(machine_.group_view({static_cast<int>(g)}));
   }
@@ -100,10 +102,13 @@ class SplitPlacement final : public Placement {
   std::vector<f16> download(std::size_t t) override;
   void summarize(RunSummary& summary) const override {
     summary.split = SplitRunRecord{split_.options.cost_aware ? "auto" : "on",
-                                   std::string(to_string(split_.options.rounding)), split_.options.pack_constants,
+                                   std::string(to_string(split_.options.rounding)),
+                                   split_.options.pack_constants,
                                    static_cast<std::size_t>(std::count_if(split_.ops.begin(), split_.ops.end(),
                                                                           [](const auto& s) { return s.has_value(); })),
-                                   split_.estimated_cycles};
+                                   split_.estimated_cycles,
+                                   replicas_.constants(),
+                                   replicas_.bytes()};
   }
 
  private:
@@ -166,6 +171,7 @@ class SplitPlacement final : public Placement {
   std::vector<std::unique_ptr<Machine>> views_;
   std::vector<std::vector<Copy>> held_;
   std::map<std::pair<std::size_t, int>, GroupPiece> pieces_;
+  ConstantReplicas replicas_;  ///< a whole op's constants, held in every group's memory
 };
 
 const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
@@ -305,6 +311,9 @@ void SplitPlacement::stage(const Step& step) {
   if (copies.empty()) {
     const DeviceTensor t = s_.stage(machine_, node.name, step.plan, initial);
     copies.push_back(Copy{t, 0, TensorRegion{}, 0});
+    if (op != nullptr && first->kind == Step::Kind::kRun && is_constant_tensor(graph_, step.tensor)) {
+      for (const ReplicaCopy& c : replicas_.replicate(t)) copies.push_back(Copy{c.tensor, c.group, TensorRegion{}, 0});
+    }
   } else if (!copies.front().region.whole) {
     // Rows the first consumer skips (a strided conv's) may be read by others: staged too, in group 0's memory.
     const std::size_t axis = copies.front().region.axis;
@@ -436,10 +445,9 @@ void SplitPlacement::run_piece(const OpNode& op, const GroupPiece& p, int g, std
   std::vector<bool> constant;
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     if (p.work.dropped[k]) continue;
-    const TensorNode& node = graph_.tensor(op.inputs[k]);
     tensors.push_back(op.inputs[k]);
     regions.push_back(p.work.regions[k]);
-    constant.push_back(!node.producer && is_constant(category_of(graph_, op.inputs[k])));
+    constant.push_back(is_constant_tensor(graph_, op.inputs[k]));
   }
   const auto plan = p.bound->pack_plan(view(g).arch(), in, out, constant);
   if (!plan) return p.bound->run(view(g), in, out, label);

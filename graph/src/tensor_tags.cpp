@@ -42,6 +42,10 @@ bool is_constant(TensorCategory c) {
   return c == TensorCategory::kConstantNeuron || c == TensorCategory::kConstantWeight;
 }
 
+bool is_constant_tensor(const Graph& g, std::size_t t) {
+  return !g.tensor(t).producer && is_constant(category_of(g, t));
+}
+
 namespace {
 
 StaticTags static_tags(const Graph& g, std::size_t t) {

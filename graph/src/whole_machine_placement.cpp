@@ -1,9 +1,12 @@
 // The whole-machine placement (placement.hpp): every op runs on every core group, each tensor has one device copy
-// in the layout the plan gives it, and a re-layout is the `relayout:NAME` kernel on the whole machine.
+// in the layout the plan gives it, and a re-layout is the `relayout:NAME` kernel on the whole machine. For a
+// cost-aware plan that splits nothing, constants also have a copy in every other group's memory (their replicas).
 #include <fmt/format.h>
 
 #include <optional>
 
+#include "constant_replicas.hpp"
+#include "ldmsim/graph/tags.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/sim/fault.hpp"
 #include "placement.hpp"
@@ -14,12 +17,16 @@ namespace {
 
 class WholeMachine final : public Placement {
  public:
-  explicit WholeMachine(RunState& state) : s_(state), device_(state.graph.tensors().size()) {}
+  WholeMachine(RunState& state, std::optional<SplitRunRecord> plan)
+      : s_(state), device_(state.graph.tensors().size()), replica_copies_(device_.size()), plan_(std::move(plan)) {
+    if (plan_ && state.machine.arch().core_groups > 1) replicas_.emplace(state);
+  }
 
   void stage(const Step& step) override {
     const TensorNode& node = s_.graph.tensor(step.tensor);
     device_[step.tensor] =
         for_op(step.op, [&] { return s_.stage(s_.machine, node.name, step.plan, initial_values(node)); });
+    replicate(step.tensor);
   }
 
   void relayout(const Step& step) override {
@@ -31,8 +38,10 @@ class WholeMachine final : public Placement {
     const RunStats s1 = s_.machine.stats();
     s_.relayouts.push_back({node.name, step.op, from.plan.describe(), to.plan.describe(), s1.cycles - s0.cycles,
                             s0.cycles, s1.cycles, s1.dma_bytes() - s0.dma_bytes()});
+    release_replicas(step.tensor);
     s_.release(from);
     device_[step.tensor] = to;
+    replicate(step.tensor);
   }
 
   void hand_over(const Step& step) override {
@@ -42,10 +51,13 @@ class WholeMachine final : public Placement {
     t.name = s_.graph.tensor(step.tensor).name;
     t.plan = step.plan;
     device_[step.tensor] = t;
+    replica_copies_[step.tensor] = std::move(replica_copies_[op.inputs[0]]);  // they go with the buffer
+    replica_copies_[op.inputs[0]].clear();
     s_.record_hand_over(op, t.name, step.plan, s_.graph.tensor(op.inputs[0]).name);
   }
 
   void free(const Step& step) override {
+    release_replicas(step.tensor);
     s_.release(*device_[step.tensor]);
     device_[step.tensor].reset();
   }
@@ -76,7 +88,27 @@ class WholeMachine final : public Placement {
     return stage_out(s_.machine, *device_[tensor], &s_.staging);
   }
 
+  void summarize(RunSummary& summary) const override {
+    if (!plan_) return;
+    summary.split = *plan_;
+    if (replicas_) {
+      summary.split->replicated_constants = replicas_->constants();
+      summary.split->replicated_bytes = replicas_->bytes();
+    }
+  }
+
  private:
+  /// A constant's copies in the other groups' memories, when the plan holds constants there.
+  void replicate(std::size_t t) {
+    if (!replicas_ || !is_constant_tensor(s_.graph, t)) return;
+    replica_copies_[t] = replicas_->replicate(*device_[t]);
+  }
+  void release_replicas(std::size_t t) {
+    if (!replicas_) return;
+    replicas_->release(replica_copies_[t]);
+    replica_copies_[t].clear();
+  }
+
   /// f(), with a ConfigError (main memory full) naming the op whose step it is.
   template <typename F>
   auto for_op(std::size_t op, F&& f) -> decltype(f()) {
@@ -91,12 +123,15 @@ class WholeMachine final : public Placement {
 
   RunState& s_;
   std::vector<std::optional<DeviceTensor>> device_;
+  std::vector<std::vector<ReplicaCopy>> replica_copies_;  // per tensor
+  std::optional<SplitRunRecord> plan_;                    // a cost-aware plan that splits nothing
+  std::optional<ConstantReplicas> replicas_;
 };
 
 }  // namespace
 
-std::unique_ptr<Placement> whole_machine_placement(RunState& state) {
-  return std::make_unique<WholeMachine>(state);
+std::unique_ptr<Placement> whole_machine_placement(RunState& state, std::optional<SplitRunRecord> plan) {
+  return std::make_unique<WholeMachine>(state, std::move(plan));
 }
 
 }  // namespace ldmsim::executor_detail

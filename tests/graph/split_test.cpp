@@ -239,6 +239,45 @@ TEST_CASE("a split conv layer runs faster than the unsplit one when remote memor
   }
 }
 
+TEST_CASE("a whole op's constants are held in every group's memory, each group reading its own copy",
+          "[graph][split]") {
+  // A batch of matrices by a 2-D weight runs whole (no rule cuts a batch of several products): split off, groups 1..
+  // read the weight from group 0's memory; split on, each reads its own copy, and the outputs are the same.
+  const auto graph = [](bool constant) {
+    json w = json::parse(R"({
+      "tensors": {"x": {"shape": [4, 32, 64], "init": {"normal": [0, 1], "seed": 1}},
+                  "w": {"shape": [64, 128], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+      "ops": [{"type": "matmul", "inputs": ["x", "w"], "outputs": ["y"]}],
+      "outputs": ["y"]})");
+    w["tensors"]["w"]["constant"] = constant;
+    return from(w);
+  };
+  const Graph g = graph(true), given = graph(false);  // `given`: the weight is a run-time parameter, not a constant
+  const std::uint64_t w_bytes = 64 * 128 * 2;
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = priced(preset);
+    const std::uint64_t others = arch.core_groups - 1;
+    const Run off = run(g, arch, false), on = run(g, arch, true), on_given = run(given, arch, true);
+    CHECK(on.result.outputs.at("y") == off.result.outputs.at("y"));
+    CHECK(on.result.stats["split"]["ops_split"] == 0);
+    CHECK(on.result.stats["split"]["replicated_constants"] == 1);
+    CHECK(on.result.stats["split"]["replicated_bytes"].get<std::uint64_t>() >= others * w_bytes);
+    // Only constants are copied: with the weight given at run time the groups read it from group 0's memory, as
+    // split off does; as a constant, none of its bytes cross a link.
+    CHECK(on_given.result.stats["split"]["replicated_constants"] == 0);
+    CHECK(remote_bytes(on_given.result) == remote_bytes(off.result));
+    CHECK(remote_bytes(on.result) < remote_bytes(off.result));
+    CHECK(on.result.stats["cycles"] < off.result.stats["cycles"]);
+    CHECK(on.result.stats["device_memory"]["peak_tensor_bytes"].get<std::uint64_t>() >=
+          off.result.stats["device_memory"]["peak_tensor_bytes"].get<std::uint64_t>() + others * w_bytes);
+    // Reads of the copies are traced at their own addresses, the same for any number of host threads.
+    const Run two = run(g, arch, true, 2);
+    CHECK(two.trace == on.trace);
+    CHECK(two.result.stats["cycles"] == on.result.stats["cycles"]);
+  }
+}
+
 TEST_CASE("a consumer split another way gets its pieces by exchange between groups", "[graph][split]") {
   // relu splits [2, 6, 9, 9] along h (its largest); the pool pads, so it cannot take rows with a halo and splits
   // along c: its pieces are gathered and cut.

@@ -73,7 +73,7 @@ TEST_CASE("an ONNX model runs --split auto unless told otherwise, a workload JSO
     INFO(r.output);
     REQUIRE(r.code == 0);
     const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / dir / "stats.json"));
-    // auto records each op's placement even when it splits none (the run is then off's).
+    // auto records each op's placement, and its split record, even when it splits none.
     if (stats.contains("split")) return stats["split"]["mode"].get<std::string>();
     return std::string(stats["ops"][0].contains("placement") ? "auto" : "off");
   };

@@ -103,6 +103,9 @@ struct SplitRunRecord {
   bool constant_packs = false;
   std::size_t ops_split = 0;
   double estimated_cycles = 0;  ///< the cost-aware choice's estimate of the run (mode "auto")
+  /// Constants read by whole ops, held in every core group's memory: how many, and the bytes of their extra copies.
+  std::size_t replicated_constants = 0;
+  std::uint64_t replicated_bytes = 0;
 };
 
 /// The run as a whole: stats.json's fields around the ops.

@@ -31,6 +31,8 @@ std::string_view to_string(TensorCategory category) noexcept;
 TensorCategory category_of(const Graph& g, std::size_t t);
 /// Constant neurons and constant weights: values fixed in the model, known before it runs.
 bool is_constant(TensorCategory category);
+/// Tensor `t` of `g` has no producer and is a constant: its values are staged once and never change.
+bool is_constant_tensor(const Graph& g, std::size_t t);
 
 /// From the graph.
 struct StaticTags {

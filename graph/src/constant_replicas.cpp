@@ -1,0 +1,46 @@
+// Constants in every core group's memory (constant_replicas.hpp).
+#include "constant_replicas.hpp"
+
+#include "ldmsim/sim/fault.hpp"
+
+namespace ldmsim::executor_detail {
+
+ConstantReplicas::ConstantReplicas(RunState& state) : s_(state) {
+  views_.resize(state.machine.arch().core_groups);
+  for (std::size_t g = 1; g < views_.size(); ++g) views_[g] = state.machine.group_view({static_cast<int>(g)});
+}
+
+std::vector<ReplicaCopy> ConstantReplicas::replicate(const DeviceTensor& home) {
+  std::vector<ReplicaCopy> copies;
+  MainMemory& memory = s_.machine.memory();
+  const Region* region = memory.find_region(home.ptr.addr(), 1);
+  if (views_.size() < 2 || region == nullptr || region->base != home.ptr.addr()) return copies;
+  // The staged bytes (padding included), read once and lent to every copy: host memory holds them once.
+  const DeviceAddr base = region->base;
+  auto bytes = std::make_shared<std::vector<std::byte>>(region->bytes);
+  s_.machine.read_bytes(base, *bytes);
+  for (std::size_t g = 1; g < views_.size(); ++g) {
+    DeviceTensor copy;
+    try {
+      copy = s_.allocate(*views_[g], home.name, home.plan);
+    } catch (const ConfigError&) {
+      continue;  // that group's memory is full: its cores read group 0's copy
+    }
+    if (const Region* made = memory.find_region(copy.ptr.addr(), 1); made == nullptr || made->bytes != bytes->size()) {
+      s_.release(copy);  // not the same extent (cannot happen for one plan): that group reads group 0's copy
+      continue;
+    }
+    memory.lend(copy.ptr.addr(), bytes, std::span<const std::byte>(*bytes));
+    memory.add_replica(base, static_cast<int>(g), copy.ptr.addr());
+    copies.push_back({static_cast<int>(g), copy});
+  }
+  if (!copies.empty()) ++constants_;
+  bytes_ += copies.size() * bytes->size();
+  return copies;
+}
+
+void ConstantReplicas::release(const std::vector<ReplicaCopy>& copies) {
+  for (const ReplicaCopy& c : copies) s_.release(c.tensor);
+}
+
+}  // namespace ldmsim::executor_detail
