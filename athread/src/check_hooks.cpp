@@ -48,9 +48,10 @@ std::string describe_site(std::uint64_t pc) {
   if (dladdr(reinterpret_cast<void*>(pc), &info) == 0 || info.dli_fname == nullptr) {
     return "slave code (address unknown)";
   }
-  const std::string function = info.dli_sname != nullptr ? fmt::format(" in {}", info.dli_sname) : std::string();
+  std::string function = info.dli_sname != nullptr ? fmt::format(" in {}", info.dli_sname) : std::string();
   // The call's return address: one past the access (or the call into the layer).
   if (const std::optional<CodeLine> line = code_line(pc - 1)) {
+    if (function.empty() && !line->function.empty()) function = fmt::format(" in {}", line->function);
     return fmt::format("slave code{} at {}:{}", function, line->file, line->line);
   }
   // No line information (built without -g): the place in the object, the same in every run.
