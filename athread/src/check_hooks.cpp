@@ -32,6 +32,8 @@ void start_checks(SlaveContext& ctx) {
   if (g_slave_accesses_reported) {
     ctx.check->program_observes_completion();
     ctx.check_accesses = true;
+  } else {
+    ctx.check->program_waits_unseen();  // its reply spins are plain loads: completion is known at the charge only
   }
 }
 
