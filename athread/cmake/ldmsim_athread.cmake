@@ -115,7 +115,8 @@ function(ldmsim_add_athread_program name)
     endforeach()
   endif()
   if(ARG_CHECK)
-    # -rdynamic: reports name host arrays by their symbols (dladdr). The allocation functions are wrapped so that
+    # -rdynamic: host arrays are named from the dynamic symbol table (dladdr; without it, from .symtab through libdw,
+    # the same names, a little slower to find). The allocation functions are wrapped so that
     # `bounds` knows the program's heap blocks (athread/check/heap_blocks.cpp).
     target_link_libraries(${name} PRIVATE ldmsim::athread_check)
     target_link_options(${name} PRIVATE -rdynamic
