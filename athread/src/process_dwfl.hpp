@@ -15,8 +15,7 @@ namespace ldmsim::athread {
 class ProcessDwfl {
  public:
   ProcessDwfl();
-  /// The module holding address `at` (also in its zero-filled .bss); null when none does (heap, stack) or libdw
-  /// cannot read the process. `code`:
+  /// The module holding address `at`; null when none does (heap, stack) or libdw cannot read the process. `code`:
   /// `at` is code, which some module holds, so none holding it means a module loaded since: the mappings are read
   /// again.
   Dwfl_Module* module_at(std::uintptr_t at, bool code);
