@@ -3,6 +3,7 @@
 // instrumentation is used (not address-sanitizer's) because it reports every access, also the direct accesses to
 // globals such as a __thread_local reply counter, which address-sanitizer leaves out when they are in bounds.
 // Linked only into programs built with CHECK; nothing of libtsan is used.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -53,3 +54,11 @@ extern "C" void __tsan_write_range(void* addr, std::size_t size) {
 extern "C" void __tsan_init() {}
 extern "C" void __tsan_vptr_update(void**, void*) {}
 extern "C" void __tsan_vptr_read(void**) {}
+// Fences (`__atomic_thread_fence`, which the sw_64 `memb` idiom becomes, and `__atomic_signal_fence`) access no
+// memory: nothing to check, only the fence itself to keep.
+extern "C" void __tsan_atomic_thread_fence(int /*order*/) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+extern "C" void __tsan_atomic_signal_fence(int /*order*/) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}

@@ -32,6 +32,8 @@ void start_checks(SlaveContext& ctx) {
   if (g_slave_accesses_reported) {
     ctx.check->program_observes_completion();
     ctx.check_accesses = true;
+  } else {
+    ctx.check->program_waits_unseen();  // its reply spins are plain loads: completion is known at the charge only
   }
 }
 
@@ -48,9 +50,10 @@ std::string describe_site(std::uint64_t pc) {
   if (dladdr(reinterpret_cast<void*>(pc), &info) == 0 || info.dli_fname == nullptr) {
     return "slave code (address unknown)";
   }
-  const std::string function = info.dli_sname != nullptr ? fmt::format(" in {}", info.dli_sname) : std::string();
+  std::string function = info.dli_sname != nullptr ? fmt::format(" in {}", info.dli_sname) : std::string();
   // The call's return address: one past the access (or the call into the layer).
   if (const std::optional<CodeLine> line = code_line(pc - 1)) {
+    if (function.empty() && !line->function.empty()) function = fmt::format(" in {}", line->function);
     return fmt::format("slave code{} at {}:{}", function, line->file, line->line);
   }
   // No line information (built without -g): the place in the object, the same in every run.

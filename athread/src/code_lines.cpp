@@ -55,7 +55,8 @@ void step_out_of_headers(Dwfl_Module* module, std::uintptr_t pc, CodeLine& here)
     }
     const char* name = dwarf_filesrc(files, file_index, nullptr, nullptr);
     if (name == nullptr) break;
-    here = CodeLine{name, static_cast<int>(line)};
+    here.file = name;
+    here.line = static_cast<int>(line);
   }
   std::free(scopes);  // NOLINT(cppcoreguidelines-no-malloc): libdw allocates it with malloc
 }
@@ -68,7 +69,8 @@ std::optional<CodeLine> resolve(std::uintptr_t pc) {
   int number = 0;
   const char* file = entry == nullptr ? nullptr : dwfl_lineinfo(entry, nullptr, &number, nullptr, nullptr, nullptr);
   if (file == nullptr) return std::nullopt;
-  CodeLine here{file, number};
+  const char* function = dwfl_module_addrname(module, pc);  // also a symbol only .symtab holds (no -rdynamic)
+  CodeLine here{file, number, function != nullptr ? function : ""};
   if (is_athread_header(here.file)) step_out_of_headers(module, pc, here);
   return here;
 }

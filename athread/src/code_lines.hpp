@@ -14,6 +14,7 @@ namespace ldmsim::athread {
 struct CodeLine {
   std::string file;  ///< as the compiler recorded it (absolute for the project's builds)
   int line = 0;
+  std::string function;  ///< the function holding the code, from the full symbol table (empty when none names it)
 };
 
 /// The source line of the code at address `pc` (an instruction address: a call's return address minus one); none

@@ -35,10 +35,40 @@ DmaMode to_mode(SlaveContext& ctx, int mode, const char* api) {
   }
 }
 
-/// While alive, the core's lint warnings name the program's call at `site` (its return address) and its line.
+/// A DMA call of the program: its two sides, as a trap or lint warning about it names them.
+struct DmaCall {
+  const SlaveContext* ctx = nullptr;
+  const void* mem = nullptr;  // the host pointer
+  const void* ldm = nullptr;  // the slave pointer
+  LdmAddr ldm_offset = 0;
+};
+
+/// "main-memory side: host pointer P, byte N of host array 'A' (B bytes); ldm side: ...; called from slave code ...".
+std::string dma_call_text(const DmaCall& call, std::uint64_t site) {
+  return fmt::format("main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}; called from {}",
+                     call.mem, host_array_text(reinterpret_cast<std::uintptr_t>(call.mem)), call.ldm, call.ldm_offset,
+                     ldm_array_text(*call.ctx, call.ldm_offset), describe_site(site));
+}
+
+std::string lint_dma_text(std::uint64_t site, const void* call) {
+  return dma_call_text(*static_cast<const DmaCall*>(call), site);
+}
+
+std::string lint_code_text(std::uint64_t site, const void* /*context*/) {
+  return "called from " + describe_site(site);
+}
+
+/// While alive, the core's lint warnings name the program's call at `site` (its return address) and its line, and
+/// for a DMA call (`call`) both of its buffers, as a trap does.
 class LintCodeSite {
  public:
-  LintCodeSite(Core& core, std::uintptr_t site) : core_(core) { set_lint_code_site(core_, site, describe_site); }
+  LintCodeSite(Core& core, std::uintptr_t site, const DmaCall* call = nullptr) : core_(core) {
+    if (call != nullptr) {
+      set_lint_code_site(core_, site, lint_dma_text, call);
+    } else {
+      set_lint_code_site(core_, site, lint_code_text);
+    }
+  }
   ~LintCodeSite() { set_lint_code_site(core_, 0, nullptr); }
   LintCodeSite(const LintCodeSite&) = delete;
   LintCodeSite& operator=(const LintCodeSite&) = delete;
@@ -164,9 +194,10 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
   if (r.op == DmaOp::kGet) s.mirror.before_get(s.machine->memory(), r);
   if (ctx.check != nullptr) set_issue_site(*ctx.check, site, describe_site);
   DmaHandle handle;
+  const DmaCall call{&ctx, mem, ldm, static_cast<LdmAddr>(ref.offset)};
   try {
     SwitchGuard guard(ctx);
-    const LintCodeSite lint_site(*ctx.core, site);
+    const LintCodeSite lint_site(*ctx.core, site, &call);
     handle = ctx.core->dma(r, std::source_location{});  // the program's own line is named through `site`
   } catch (const Fault& f) {
     if (f.kind() != FaultKind::kDmaMisaligned && f.kind() != FaultKind::kDmaOutOfBounds) throw;
@@ -176,11 +207,7 @@ void __ldmsim_athread_dma(const char* api, int get, int mode, const void* mem, c
     if (const auto at = detail.find(" [main memory: "); at != std::string::npos) {
       detail.erase(at, detail.find(']', at) + 1 - at);
     }
-    throw f.with_detail(
-        fmt::format("{} [main-memory side: host pointer {}{}; ldm side: {} at ldm offset 0x{:x}{}; "
-                    "called from {}]",
-                    detail, mem, host_array_text(main_host), ldm, ref.offset, ldm_array_text(ctx, ref.offset),
-                    describe_site(site)));
+    throw f.with_detail(fmt::format("{} [{}]", detail, dma_call_text(call, site)));
   }
   if (r.op == DmaOp::kPut) s.mirror.after_put(s.machine->memory(), r);
   if (stack && r.op == DmaOp::kGet) {

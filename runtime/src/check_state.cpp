@@ -105,7 +105,9 @@ void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycl
   if (checks_.races) {
     for (std::uint32_t index : c.open_) {
       const Rec& old = recs_[index];
-      if ((request.op == DmaOp::kPut || old.request.op == DmaOp::kPut) && main_overlaps(request, old.request)) {
+      // With the program's waits unseen, `old` may well have been waited for: not known to be in flight.
+      if (!c.waits_unseen_ && (request.op == DmaOp::kPut || old.request.op == DmaOp::kPut) &&
+          main_overlaps(request, old.request)) {
         add("dma-race",
             fmt::format("same-core {} {}{} / {} {}{} on '{}'", old.request.api, verb(old.request), site_key(old),
                         request.api, verb(request), site_key(rec), buffer(request.main)),
@@ -127,7 +129,10 @@ void GroupCheck::on_issue(int core, const DmaRequest& request, Cycle issue, Cycl
                         describe(rec), describe(old)));
       }
     }
-    if (request.op == DmaOp::kPut && !c.observes_ && c.ldm_ != nullptr) rec.source_hash = hash_source(rec);
+    if (request.op == DmaOp::kPut && !c.observes_ && !c.waits_unseen_ && c.ldm_ != nullptr) {
+      rec.source_hash = hash_source(rec);
+      rec.hashed = true;
+    }
   }
   if (checks_.init && !c.written_.empty() && request.op == DmaOp::kGet) {
     // A get defines the bytes it brings, in every receiving core's ldm.
@@ -155,7 +160,7 @@ void GroupCheck::close(std::uint32_t index, Cycle at, bool by_wait) {
   r.done = clocks_vc_[me].back()[me];
   if (by_wait && r.request.op == DmaOp::kPut && checks_.races) {
     const CoreCheckImpl& c = *cores_[static_cast<std::size_t>(r.core)];
-    if (c.ldm_ != nullptr && hash_source(r) != r.source_hash) {
+    if (r.hashed && c.ldm_ != nullptr && hash_source(r) != r.source_hash) {
       add("put-source", fmt::format("{}{} source changed", r.request.api, site_key(r)), r.core, at,
           fmt::format("core {} changed the ldm source of {} before waiting for it (seen at its wait, cycle {}): the "
                       "bytes written to main memory are not defined",
@@ -467,6 +472,7 @@ std::uint64_t GroupCheck::hash_source(const Rec& r) const {
 
 void CoreCheckImpl::start_launch(const std::byte* ldm, std::uint64_t ldm_bytes, bool track_init) {
   observes_ = false;
+  waits_unseen_ = false;
   ldm_ = ldm;
   open_.clear();
   if (!track_init) {

@@ -33,6 +33,7 @@ class CoreCheckImpl final : public CoreCheck {
  public:
   CoreCheckImpl(GroupCheck& group, int core) : group_(group), core_(core) {}
   void program_observes_completion() override { observes_ = true; }
+  void program_waits_unseen() override { waits_unseen_ = true; }
   void observed(std::uint64_t request_id) override;
   void ldm_access(LdmAddr offset, std::uint64_t bytes, bool write, bool init, std::uint64_t site,
                   SiteText where) override;
@@ -56,6 +57,7 @@ class CoreCheckImpl final : public CoreCheck {
   GroupCheck& group_;
   int core_;
   bool observes_ = false;               // completion is what the program observes (athread reply counters)
+  bool waits_unseen_ = false;           // the program's waits are not seen: completion is known only late
   const std::byte* ldm_ = nullptr;      // host view of the core's ldm (its context's window)
   std::vector<std::uint32_t> open_;     // indices into GroupCheck::recs_ of requests in flight
   std::vector<std::uint64_t> written_;  // one bit per ldm byte; empty unless the init check is on
@@ -109,6 +111,7 @@ class GroupCheck {
     std::uint32_t snapshot = 0;     // the issuing core's vector clock at issue (index into clocks_[core])
     std::uint32_t done = ~0u;       // the issuing core's own clock component at completion (~0: in flight)
     std::uint64_t source_hash = 0;  // a put's ldm source at issue (checked at its wait)
+    bool hashed = false;            // source_hash was taken (the wait compares it)
     bool open = true;
     bool access_reported = false;  // the core's own accesses to it were reported (once per request)
     std::uint64_t site = 0;        // the issuing code, when known (set_issue_site)

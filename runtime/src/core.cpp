@@ -23,15 +23,21 @@ void insert_before_hint(std::string& message, const std::string& text) {
   message.insert(hint == std::string::npos ? message.size() : hint, text);
 }
 
+/// " [main memory: byte N of 'NAME' (B bytes)]": the allocation a request's main-memory side starts in (empty when
+/// none or unnamed).
+std::string main_buffer_text(const DmaRequest& request, const MainMemory& memory) {
+  const Region* region = memory.find_region(request.main, 1);
+  if (region == nullptr || region->name.empty()) return {};
+  return fmt::format(" [main memory: byte {} of '{}' ({} bytes)]", request.main - region->base, region->name,
+                     region->bytes);
+}
+
 /// A trap's message with the allocation its main-memory side starts in, before the hint (an out-of-bounds trap
 /// already names the nearest region).
 std::string name_main_buffer(const DmaViolation& v, const DmaRequest& request, const MainMemory& memory) {
   if (v.kind == FaultKind::kDmaOutOfBounds) return v.message;
-  const Region* region = memory.find_region(request.main, 1);
-  if (region == nullptr || region->name.empty()) return v.message;
   std::string message = v.message;
-  insert_before_hint(message, fmt::format(" [main memory: byte {} of '{}' ({} bytes)]", request.main - region->base,
-                                          region->name, region->bytes));
+  insert_before_hint(message, main_buffer_text(request, memory));
   return message;
 }
 
@@ -129,7 +135,7 @@ DmaHandle Core::dma(const DmaRequest& request, std::source_location site) {
   if (result.violation) {
     ++stats_->lint_warnings;
     group_->record_warning(*this, request.api, result.violation->field, result.violation->message,
-                           detail::code_site_of(site));
+                           detail::code_site_of(site), main_buffer_text(request, group_->memory()));
   }
   ++stats_->dma_requests;
   (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;

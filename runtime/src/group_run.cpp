@@ -513,16 +513,20 @@ void GroupRun::wake_blocked() {
 }
 
 void GroupRun::record_warning(const Core& core, std::string_view api, std::string_view field,
-                              const std::string& message, std::uint64_t code_site) {
-  // The code the request was made for, where its layer names it (athread: the program's call and line), else the
-  // kernel's own call.
+                              const std::string& message, std::uint64_t code_site, std::string_view buffer) {
+  // The code the request was made for, where its layer names it (athread: the program's call and line, and the
+  // buffers in its terms), else the kernel's own call and the allocation, named as a trap names them.
   std::string text = message;
   const auto& code_sites = core.group_state_->get<LintCodeSites>().by_core;
   if (const auto it = code_sites.find(&core); it != code_sites.end()) {
-    code_site = it->second.first;
-    if (it->second.second != nullptr) text += fmt::format(" [called from {}]", it->second.second(code_site));
-  } else if (code_site != 0) {
-    text += fmt::format(" [called from {}]", code_site_text(code_site));
+    code_site = it->second.site;
+    if (it->second.where != nullptr) text += fmt::format(" [{}]", it->second.where(code_site, it->second.context));
+  } else {
+    if (!buffer.empty()) {
+      const std::size_t hint = text.find("; hint: ");
+      text.insert(hint == std::string::npos ? text.size() : hint, buffer);
+    }
+    if (code_site != 0) text += fmt::format(" [called from {}]", code_site_text(code_site));
   }
   group_.shared.trace.mark({MarkerKind::kLintWarning, core.cycle(), core.id(), 0, text});
   const bool first = lint_->add(

@@ -108,8 +108,10 @@ class GroupRun {
   /// request's first bad field): a trace marker each time, a log line (and a new lint site) the first time per site.
   /// `code_site`: the kernel code the warning is about (code_site.hpp), 0 when not known; a site the core's layer
   /// set (set_lint_code_site) takes precedence.
+  /// `buffer`: the allocation the request's main-memory side starts in (" [main memory: ...]"), put before the hint
+  /// unless the layer's site names the buffers itself.
   void record_warning(const Core& core, std::string_view api, std::string_view field, const std::string& message,
-                      std::uint64_t code_site = 0);
+                      std::uint64_t code_site = 0, std::string_view buffer = {});
 
  private:
   friend class CoreRunners;  // runs run_core on a kept fiber

@@ -23,12 +23,12 @@ bool LintGroup::add(LintSite site, std::uint64_t code_site) {
 
 }  // namespace detail
 
-void set_lint_code_site(Core& core, std::uint64_t site, LintSiteText where) {
+void set_lint_code_site(Core& core, std::uint64_t site, LintSiteText where, const void* context) {
   auto& sites = core.group_state<detail::LintCodeSites>().by_core;
   if (site == 0) {
     sites.erase(&core);
   } else {
-    sites[&core] = {site, where};
+    sites[&core] = {site, where, context};
   }
 }
 

@@ -23,7 +23,12 @@ struct LintGroup {
 /// In each launch thread's HostState (Core::group_state): the code site each core of the thread's fibers makes its
 /// requests for (set_lint_code_site), by core.
 struct LintCodeSites {
-  std::unordered_map<const Core*, std::pair<std::uint64_t, LintSiteText>> by_core;
+  struct Site {
+    std::uint64_t site = 0;
+    LintSiteText where = nullptr;
+    const void* context = nullptr;
+  };
+  std::unordered_map<const Core*, Site> by_core;
 };
 
 /// The machine's lint tables (a HostState of its control core, shared with its views).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include "check_state.hpp"
 #include "context_races.hpp"
@@ -282,12 +283,46 @@ void Machine::write_trace_after_crash(const std::filesystem::path& file, const n
 }
 
 namespace detail {
+namespace {
+/// The run's first trap (earliest cycle, then core group, then core) from the groups' fault markers, in the form
+/// stats.json gives a fault ({kind, cg, core, cycle, kernel, message}); null when nothing trapped.
+nlohmann::json first_fault_record(const NodeState& node) {
+  nlohmann::json first = nullptr;
+  std::tuple<Cycle, int, int> first_at{};
+  for (const auto& group : node.groups) {
+    std::string kernel;  // the launch the marker belongs to
+    for (const Marker& m : group->trace.markers()) {
+      if (m.kind == MarkerKind::kLaunchBegin) kernel = m.text;
+      if (m.kind != MarkerKind::kFault) continue;
+      const std::tuple<Cycle, int, int> at{m.cycle, group->cg, m.core};
+      if (!first.is_null() && !(at < first_at)) continue;
+      const auto kind = static_cast<FaultKind>(m.value);
+      // The marker holds the fault's what(): its detail follows the prefix Fault formats.
+      const std::string location =
+          m.core >= 0 ? fmt::format("cg {} core {}", group->cg, m.core) : fmt::format("cg {}", group->cg);
+      const std::string prefix =
+          fmt::format("trap {}: {}{} at cycle {}: ", to_string(kind), location,
+                      kernel.empty() ? std::string() : fmt::format(" in kernel '{}'", kernel), m.cycle);
+      first = {{"kind", std::string(to_string(kind))},
+               {"cg", group->cg},
+               {"core", m.core},
+               {"cycle", m.cycle},
+               {"kernel", kernel},
+               {"message", m.text.starts_with(prefix) ? m.text.substr(prefix.size()) : m.text}};
+      first_at = at;
+    }
+  }
+  return first;
+}
+}  // namespace
+
 void write_node_trace(const NodeState& node, const std::filesystem::path& file, nlohmann::json header, Cycle cycles) {
   if (!header.is_object()) header = nlohmann::json::object();
   header["arch"] = node.arch.to_json();
   header["cycles"] = cycles;
   header["seconds"] = static_cast<double>(cycles) / node.arch.clock_hz;
-  if (!header.contains("fault")) header["fault"] = nullptr;
+  // A trapped run's trace says so (trace summary: "complete up to the fault"), unless the caller gave the fault.
+  if (!header.contains("fault")) header["fault"] = first_fault_record(node);
   std::vector<const TraceRecorder*> groups;
   for (const auto& group : node.groups) groups.push_back(&group->trace);
   ::ldmsim::write_trace(file, header, std::span<const TraceRecorder* const>(groups), node.options.trace_codec);

@@ -123,3 +123,31 @@ TEST_CASE("a lint warning names its call and two calls are two lint sites", "[ch
   CHECK_THAT(markers[0], Catch::EndsWith(first));  // the trace marks each request in issue order
   CHECK_THAT(markers[1], Catch::EndsWith(second));
 }
+
+TEST_CASE("a lint warning names the allocation as the trap of the same request does", "[check][sites][modes]") {
+  const auto run = [](AlignmentPolicy policy, std::string& text) {
+    Machine m{Arch::preset("tiny"), MachineOptions{.alignment = policy}};
+    const DeviceAddr x = m.allocate_bytes(64, AllocOptions{.name = "weights"});
+    const auto fault = trap_of(m.launch(LaunchSpec{.name = "legacy"}, [x](Core& core) {
+      if (core.id() != 2) return;
+      const LdmAddr at = core.ldm().alloc_bytes(32);
+      core.dma(testing::dma_get(x + 6, at, 8)).wait();  // main address 2 mod 4
+    }));
+    if (fault) {
+      text = fault->detail();
+    } else if (const std::vector<LintSite> sites = lint_sites(m); sites.size() == 1) {
+      text = sites[0].message;
+    }
+  };
+  std::string trapped;
+  std::string linted;
+  run(AlignmentPolicy::kTrap, trapped);
+  run(AlignmentPolicy::kLint, linted);
+  const std::string buffer = " [main memory: byte 6 of 'weights' (64 bytes)]";
+  for (const std::string& text : {trapped, linted}) {
+    INFO(text);
+    const std::size_t at = text.find(buffer);
+    REQUIRE(at != std::string::npos);
+    CHECK(at < text.find("; hint: "));
+  }
+}

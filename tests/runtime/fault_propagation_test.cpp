@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -200,6 +201,19 @@ TEST_CASE("the trace recorded before a fault is kept, with a fault marker", "[fa
   std::vector<DmaEvent> read_events;
   back[0].for_each_dma([&](const DmaEvent& e) { read_events.push_back(e); });
   CHECK(read_events == events);
+
+  // Written without a fault in the run info, the header still says the run trapped (trace summary: "complete up to
+  // the fault"), as stats.json gives the fault.
+  m.write_trace(file);
+  const nlohmann::json header = TraceReader(file).header();
+  std::filesystem::remove(file);
+  REQUIRE(header["fault"].is_object());
+  CHECK(header["fault"]["kind"] == "dma-misaligned");
+  CHECK(header["fault"]["cg"] == 0);
+  CHECK(header["fault"]["core"] == 0);
+  CHECK(header["fault"]["cycle"] == 20);
+  CHECK(header["fault"]["kernel"] == "traced");
+  CHECK(header["fault"]["message"] == f->detail());
 }
 
 TEST_CASE("destroying an unjoined faulted launch neither throws nor terminates", "[fault]") {

@@ -81,6 +81,11 @@ class CoreCheck {
   /// The program learns of completions itself (reply counters): from now on in this launch a request stays in
   /// flight, for the checks, until observed() says the program saw it complete, not until Core::wait.
   virtual void program_observes_completion() = 0;
+  /// The program learns of completions itself but nothing sees it (athread code built without CHECK: its reply
+  /// spins are plain loads): in this launch a request completes for the checks only when its layer charges its
+  /// time, which can be long after the program waited, so the checks that hang on when the core's own request
+  /// completed (its put's source changed before the wait, its later requests on the same main memory) are skipped.
+  virtual void program_waits_unseen() = 0;
   /// The program saw request `request_id` (DmaHandle::id) complete.
   virtual void observed(std::uint64_t request_id) = 0;
   /// A load (write = false) or store of `bytes` ldm bytes at `offset` by the core; `site` identifies the code

@@ -35,12 +35,15 @@ std::string format_lint_site(const LintSite& site);
 /// The sites as stats.json's `lint` array.
 nlohmann::json lint_sites_json(const std::vector<LintSite>& sites);
 
-/// Describes a code site for a warning ("slave code in f at f.c:12"); called only when a warning is recorded.
-using LintSiteText = std::string (*)(std::uint64_t site);
+/// Describes a warning's code site, and what else its layer knows of the call, as the text of the bracket that ends
+/// the warning ("called from slave code in f at f.c:12", or "main-memory side: ...; called from ..."); `context` is
+/// the one given to set_lint_code_site. Called only when a warning is recorded.
+using LintSiteText = std::string (*)(std::uint64_t site, const void* context);
 
 /// The code on whose behalf `core` makes its next requests and warnings (the athread layer: the program's call):
 /// its warnings are sites of their own per code site, and their message (also the trace marker's) ends with
-/// "[called from WHERE]". `site` 0 forgets it. Call on the core's own fiber.
-void set_lint_code_site(Core& core, std::uint64_t site, LintSiteText where);
+/// "[WHERE(site, context)]" in place of the runtime's name of the request's allocation. `site` 0 forgets it. Call on
+/// the core's own fiber; `context` must live until the site is forgotten.
+void set_lint_code_site(Core& core, std::uint64_t site, LintSiteText where, const void* context = nullptr);
 
 }  // namespace ldmsim
