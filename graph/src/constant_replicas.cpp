@@ -5,16 +5,18 @@
 
 namespace ldmsim::executor_detail {
 
-ConstantReplicas::ConstantReplicas(RunState& state) : s_(state) {
-  views_.resize(state.machine.arch().core_groups);
-  for (std::size_t g = 1; g < views_.size(); ++g) views_[g] = state.machine.group_view({static_cast<int>(g)});
-}
+ConstantReplicas::ConstantReplicas(RunState& state) : s_(state) {}
 
 std::vector<ReplicaCopy> ConstantReplicas::replicate(const DeviceTensor& home) {
   std::vector<ReplicaCopy> copies;
   MainMemory& memory = s_.machine.memory();
   const Region* region = memory.find_region(home.ptr.addr(), 1);
-  if (views_.size() < 2 || region == nullptr || region->base != home.ptr.addr()) return copies;
+  const std::uint32_t groups = s_.machine.arch().core_groups;
+  if (groups < 2 || region == nullptr || region->base != home.ptr.addr()) return copies;
+  if (views_.empty()) {  // made at the first constant: a run may replicate none
+    views_.resize(groups);
+    for (std::size_t g = 1; g < groups; ++g) views_[g] = s_.machine.group_view({static_cast<int>(g)});
+  }
   // The staged bytes (padding included), read once and lent to every copy: host memory holds them once.
   const DeviceAddr base = region->base;
   auto bytes = std::make_shared<std::vector<std::byte>>(region->bytes);

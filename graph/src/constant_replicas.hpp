@@ -34,7 +34,7 @@ class ConstantReplicas {
 
  private:
   RunState& s_;
-  std::vector<std::unique_ptr<Machine>> views_;  // per group; [0] unused
+  std::vector<std::unique_ptr<Machine>> views_;  // per group, made when first needed; [0] unused
   std::size_t constants_ = 0;
   std::uint64_t bytes_ = 0;
 };
