@@ -19,7 +19,7 @@ class WholeMachine final : public Placement {
  public:
   WholeMachine(RunState& state, std::optional<SplitRunRecord> plan)
       : s_(state), device_(state.graph.tensors().size()), replica_copies_(device_.size()), plan_(std::move(plan)) {
-    if (plan_ && state.machine.arch().core_groups > 1) replicas_.emplace(state);
+    if (plan_) replicas_.emplace(state);
   }
 
   void stage(const Step& step) override {
