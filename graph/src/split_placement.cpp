@@ -30,7 +30,17 @@ struct Copy {
   TensorRegion region;    ///< of the logical tensor
   Cycle ready = 0;        ///< when the work that wrote it ended
   bool gathered = false;  ///< put together by a gather (for one consumer) rather than written by the producer
+  /// Written by work on every group (a whole op, a whole-machine re-layout or gather). Another such step goes on
+  /// on each group at that group's own clock, as the whole-machine placement runs consecutive ops; work on one
+  /// group waits for `ready`.
+  bool per_group = false;
 };
+
+/// The cycle a step must wait for before it reads `c`: none for whole-machine work reading a copy whole-machine
+/// work wrote (each group already holds its own end of that work), else the end of the work that wrote it.
+Cycle wait_for(const Copy& c, bool whole_machine) {
+  return whole_machine && c.per_group ? 0 : c.ready;
+}
 
 /// One group's share of a split op: its pieces' work, bound as one sub-op.
 struct GroupPiece {
@@ -253,7 +263,7 @@ Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const
     part.begin[axis] = at - offset;
     if (!r.whole && r.axis != axis) part.begin[r.axis] = r.begin;  // a box: the consumer's range of another axis
     parts.push_back(std::move(part));
-    ready = std::max(ready, best->ready);
+    ready = std::max(ready, wait_for(*best, whole_machine));
     at = end;
   }
   const DeviceTensor out = allocate(view(g), node.name, want);
@@ -261,7 +271,7 @@ Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const
       whole_machine ? fmt::format("gather:{}", node.name) : fmt::format("gather:{}@cg{}", node.name, g);
   const Cycle end =
       run_on(g, whole_machine, ready, [&](Machine& on) { gather_parts(on, out_shape, axis, parts, out, label); });
-  return Copy{out, g, r, end, true};
+  return Copy{out, g, r, end, true, whole_machine};
 }
 
 const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want,
@@ -274,9 +284,9 @@ const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, 
     DeviceTensor to = allocate(view(g), node.name, want);
     const std::string label =
         whole_machine ? fmt::format("relayout:{}", node.name) : fmt::format("relayout:{}@cg{}", node.name, g);
-    const Cycle end =
-        run_on(g, whole_machine, c->ready, [&](Machine& on) { ldmsim::relayout(on, c->tensor, to, label); });
-    return keep(t, Copy{to, g, r, end});
+    const Cycle end = run_on(g, whole_machine, wait_for(*c, whole_machine),
+                             [&](Machine& on) { ldmsim::relayout(on, c->tensor, to, label); });
+    return keep(t, Copy{to, g, r, end, false, whole_machine});
   }
   // Cut from a whole copy, or put together from pieces (with a box of another axis when the consumer's differs).
   return keep(t, assemble(t, r, g, want, whole_machine));
@@ -483,7 +493,7 @@ void SplitPlacement::run_whole(const OpNode& op) {
     const Copy& c = obtain(op.inputs[k], TensorRegion{}, 0, plans[k], true);
     in.push_back(c.tensor);
     in.back().plan = plans[k];
-    ready = std::max(ready, c.ready);
+    ready = std::max(ready, wait_for(c, true));
     layouts[c.tensor.name] = plans[k].describe();
   }
   for (std::size_t k = 0; k < op.outputs.size(); ++k) {
@@ -493,7 +503,8 @@ void SplitPlacement::run_whole(const OpNode& op) {
   machine_.start_no_earlier(all_groups(), ready);
   op.bound->run(machine_, in, out, op.label());
   const RunStats s1 = machine_.stats();
-  for (std::size_t k = 0; k < op.outputs.size(); ++k) keep(op.outputs[k], Copy{out[k], 0, TensorRegion{}, s1.cycles});
+  for (std::size_t k = 0; k < op.outputs.size(); ++k)
+    keep(op.outputs[k], Copy{out[k], 0, TensorRegion{}, s1.cycles, false, true});
   s_.record(op, s0, s1, std::move(layouts));
 }
 

@@ -402,6 +402,44 @@ TEST_CASE("a broadcast operand's split does not pick the op's dimension", "[grap
   CHECK(on.result.outputs.at("y") == off.result.outputs.at("y"));
 }
 
+TEST_CASE("after a split op, consecutive whole ops run each group at its own clock, as a run without splits does",
+          "[graph][split]") {
+  // relu splits; the softmaxes run whole on every group, reading group 0's memory (the others remotely, so groups
+  // end each softmax at different cycles). The first softmax waits for every relu piece; the second starts on
+  // each group when that group ended the first, not when the slowest did.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [8, 64, 64], "init": {"normal": [0, 1], "seed": 3}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "softmax", "inputs": ["r"], "outputs": ["s1"]},
+            {"type": "softmax", "inputs": ["s1"], "outputs": ["s2"]}],
+    "outputs": ["s2"]})"));
+  const Arch arch = priced("sw26010pro");
+  const SplitPlan split = plan_split(g, arch, {true, SplitRounding::kExact});
+  REQUIRE(split.ops[0].has_value());
+  REQUIRE_FALSE(split.ops[1].has_value());
+  REQUIRE_FALSE(split.ops[2].has_value());
+  MachineOptions options;
+  Machine m(arch, options);
+  ExecuteOptions exec;
+  exec.split = {true, SplitRounding::kExact};
+  const ExecutionResult on = execute(g, m, exec);
+  // Per group: when it began the second softmax and ended the first (launch markers, at the group's clock).
+  std::vector<Cycle> began(m.trace().size(), 0), ended(m.trace().size(), 0);
+  for (const TraceRecorder* recorder : m.trace()) {
+    std::string launch;
+    for (const Marker& marker : recorder->markers()) {
+      if (marker.kind == MarkerKind::kLaunchBegin) launch = marker.text;
+      const auto at = static_cast<std::size_t>(recorder->cg());
+      if (marker.kind == MarkerKind::kLaunchBegin && marker.text == "softmax#2") began[at] = marker.cycle;
+      if (marker.kind == MarkerKind::kLaunchEnd && launch == "softmax#1") ended[at] = marker.cycle;
+    }
+  }
+  const Cycle slowest = *std::max_element(ended.begin(), ended.end());
+  CHECK(*std::min_element(ended.begin(), ended.end()) < slowest);  // the groups' ends differ
+  CHECK(began == ended);
+  CHECK(on.outputs.at("s2") == run(g, arch, false).result.outputs.at("s2"));
+}
+
 TEST_CASE("split runs are identical for any number of host threads", "[graph][split]") {
   const Graph g = from(conv_chain());
   const Arch arch = priced("sw26010");
