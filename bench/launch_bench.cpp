@@ -1,4 +1,5 @@
-// Launch + join of an empty kernel on all 384 cores of sw26010pro (issue 2), with one and two host threads.
+// Launch + join of an empty kernel on all 384 cores of sw26010pro, with one and two host threads: from the caller's
+// thread, and from the control core on the machine's first launch thread (Machine::run_control, as `execute` runs).
 // Wall-clock time: the work happens on the launch's host threads; the CPU column is the whole process.
 #include "bench_support.hpp"
 
@@ -10,9 +11,24 @@ void BM_LaunchJoinEmpty(benchmark::State& state) {
   state.counters["cores"] = m.arch().total_cores();
 }
 
+void BM_LaunchJoinEmptyAsControl(benchmark::State& state) {
+  ldmsim::Machine m{ldmsim::Arch::preset("sw26010pro"), {.threads = static_cast<unsigned>(state.range(0))}};
+  m.run_control([&] {
+    for (auto _ : state) m.launch(ldmsim::AllGroups, [](ldmsim::Core&) {}).join();
+  });
+  state.counters["cores"] = m.arch().total_cores();
+}
+
 }  // namespace
 
 BENCHMARK(BM_LaunchJoinEmpty)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchJoinEmptyAsControl)
     ->ArgName("threads")
     ->Arg(1)
     ->Arg(2)

@@ -39,8 +39,11 @@ ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptio
   return execute(graph, plan_execution(graph, options.staging), machine, options);
 }
 
-ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
-                        const ExecuteOptions& options) {
+namespace {
+
+/// execute's work, on the thread of the machine's control core.
+ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
+                             const ExecuteOptions& options) {
   check_runnable(graph, plan, machine.arch());
   RunState state(graph, plan, machine, options);
   SplitPlan split = plan_split(graph, machine.arch(), options.split, &plan);
@@ -102,6 +105,15 @@ ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& 
   result.ops = std::move(state.ops);
   result.stats = to_json(result.summary, result.ops);
   result.host_times = host_times_json(result.summary, result.ops);
+  return result;
+}
+
+}  // namespace
+
+ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
+                        const ExecuteOptions& options) {
+  ExecutionResult result;
+  machine.run_control([&] { result = execute_here(graph, plan, machine, options); }, options.poll);
   return result;
 }
 

@@ -1,8 +1,11 @@
 // The host threads that run a machine's launches. They live as long as the machine (and its group views), so a
 // launch neither starts a thread nor sets up a fiber scheduler: each worker installs the cycle-ordered scheduler
 // once and then waits for jobs. A group's core fibers, once made on a worker, stay there (core_runners.hpp).
+// The control core may run on worker 0 (run_control): its launches then run worker 0's share on the spot, with no
+// handoff between host threads, which cost more than an empty launch's own work on a virtual machine.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -31,12 +34,19 @@ class LaunchWorkers {
     start(std::move(jobs));
     wait();
   }
+  /// Runs `control` on worker 0's thread and returns when it has returned, throwing what it threw. While it runs,
+  /// a round it starts gives worker 0's job to no thread: its wait() runs that job right there, then waits for the
+  /// other workers. `poll`, when given, runs on the calling thread about every `every` meanwhile. From worker 0's
+  /// thread (a nested call) `control` just runs. Not from another worker.
+  void run_control(const std::function<void()>& control, const std::function<void()>& poll,
+                   std::chrono::milliseconds every);
 
  private:
   struct Slot {
     std::thread thread;
     std::function<void()> job;
     bool has_job = false;
+    bool nested = false;  ///< the job is of a round the control started on worker 0
     std::condition_variable work;
   };
   void serve(Slot& slot);
@@ -44,7 +54,9 @@ class LaunchWorkers {
   std::vector<Slot> slots_;
   std::mutex mutex_;
   std::condition_variable done_;
-  std::size_t pending_ = 0;
+  std::size_t pending_ = 0;           ///< jobs of the round started from outside
+  std::size_t nested_pending_ = 0;    ///< jobs on other workers of the round the control started
+  std::function<void()> inline_job_;  ///< worker 0's job of the control's round: run by its wait()
   bool stop_ = false;
 };
 

@@ -78,6 +78,12 @@ MainMemory& Machine::memory() {
   return impl_->memory;
 }
 
+void Machine::run_control(const std::function<void()>& control, const std::function<void()>& poll,
+                          std::chrono::milliseconds every) {
+  if (!impl_->workers) return control();
+  impl_->workers->run_control(control, poll, every);
+}
+
 void Machine::prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t main_bytes,
                                    const std::atomic<bool>& stop) {
   impl_->require_idle("prefault_host_memory");  // a running launch may write these pages

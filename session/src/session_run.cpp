@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
@@ -101,10 +103,21 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   options.staging = model.staging();
   options.split = split_for(config_, model.format());
   LayerLdmProbe ldm_probe(machine);
-  options.progress = [&request, &ldm_probe](const OpNode& op, const nlohmann::json& entry) {
+  // should_stop is asked on this thread (a Python stop request can only be read here): once before the run, then
+  // after each op when the run stays on this thread, else every 50 ms while the run goes on on the machine's launch
+  // thread (execute's poll); never again once it said stop.
+  std::atomic<bool> stop{false};
+  const std::thread::id caller = std::this_thread::get_id();
+  const auto ask = [&request, &stop] {
+    if (!stop && request.should_stop && request.should_stop()) stop = true;
+  };
+  if (request.should_stop) options.poll = ask;
+  ask();
+  options.progress = [&request, &ldm_probe, &stop, &ask, caller](const OpNode& op, const nlohmann::json& entry) {
     ldm_probe.op_done();
     if (request.progress) request.progress(op, entry);
-    if (request.should_stop && request.should_stop()) throw RunInterrupted("the run was interrupted");
+    if (std::this_thread::get_id() == caller) ask();
+    if (stop) throw RunInterrupted("the run was interrupted");
   };
   const TraceWriter write_trace = [&machine](const std::filesystem::path& file, const nlohmann::json& info) {
     machine.write_trace(file, info);

@@ -26,6 +26,10 @@ struct ExecuteOptions {
   std::function<void(const OpNode&, const nlohmann::json&)> progress;
   /// Called after each op with its record (before its host_seconds are known).
   std::function<void(const OpNode&, const OpRecord&)> on_op;
+  /// The run goes on on the machine's first launch thread (Machine::run_control), so `progress` and `on_op` may be
+  /// called on another thread than the caller's; `poll`, when given, is called on the caller's thread about every
+  /// 50 ms meanwhile (never when the run stays on the caller's thread). It must not throw.
+  std::function<void()> poll;
 };
 
 /// What a run produced.
@@ -50,8 +54,8 @@ void check_runnable(const Graph& graph, const ExecutionPlan& plan, const Arch& a
 /// hold at the plan's peak (committed on the host as it is written), plus twice the fp16 bytes of every graph input
 /// and output (their host values, and a staging or download copy of each). docs/user-guide.md "Host memory".
 std::uint64_t host_memory_bound(const Graph& graph, const ExecutionPlan& plan);
-/// Plans (default passes) and runs `graph` on `machine`. Faults propagate; ConfigError before anything is
-/// allocated when a tensor cannot fit the machine's memory.
+/// Plans (default passes) and runs `graph` on `machine`, as its control core (Machine::run_control). Faults
+/// propagate; ConfigError before anything is allocated when a tensor cannot fit the machine's memory.
 ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptions& options = {});
 /// Runs an existing plan.
 ExecutionResult execute(const Graph& graph, const ExecutionPlan& plan, Machine& machine,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -168,6 +169,14 @@ class Machine {
     return launch(LaunchSpec{}, std::forward<F>(kernel), std::forward<Args>(args)...);
   }
   Launch launch_kernel(LaunchSpec spec, Kernel kernel);
+  /// Runs `control` as this machine's control core and returns when it has, throwing what it threw: on the host
+  /// thread that runs the machine's first launch worker, so the launches `control` makes (and joins) run there
+  /// without a handoff between host threads. Nothing simulated changes. `poll`, when given, runs on the calling
+  /// thread about every `every` while `control` runs, for what must be read there (Python's Ctrl-C); it must not
+  /// throw. Without launch workers (a context of a ConcurrentMachine), and when already `control` of this
+  /// machine, `control` runs on the calling thread and `poll` never runs. `control` must join its launches.
+  void run_control(const std::function<void()>& control, const std::function<void()>& poll = {},
+                   std::chrono::milliseconds every = std::chrono::milliseconds(50));
 
   // ---- core-group views and ordering (the executor's split runs, docs/splitting.md) ----
   /// A Machine that sees only `groups` of this one, renumbered 0..k-1: its arch has k core groups, its launches

@@ -52,9 +52,12 @@ struct RunRequest {
   std::map<std::string, TensorValues> inputs;
   /// Write the run's files there; none when unset.
   std::optional<RunOutputs> outputs;
-  /// Called after each op with the op and its entry of stats["ops"].
+  /// Called after each op with the op and its entry of stats["ops"], on the thread of the machine's control core
+  /// (Machine::run_control), which need not be the caller's.
   std::function<void(const OpNode&, const nlohmann::json&)> progress;
-  /// Polled after each op; when it returns true the run stops with RunInterrupted.
+  /// Polled on the caller's thread: before the run, then about every 50 ms (after each op when the run stays on
+  /// that thread). Once it returned true (and it is not polled again) the run stops with RunInterrupted after the
+  /// op that is running, or after the first op.
   std::function<bool()> should_stop;
 };
 
