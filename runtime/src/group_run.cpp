@@ -159,7 +159,7 @@ Cycle GroupRun::latest_cycle() const {
 
 void GroupRun::run_core(int id) noexcept {
   Core& core = *cores_[static_cast<std::size_t>(id)];
-  auto& order = boost::this_fiber::properties<CoreOrder>();
+  CoreOrder& order = running_order();
   core.order_ = &order;
   const auto [low, high] = group_.stacks.bounds(static_cast<std::size_t>(id));
   core.stack_low_ = reinterpret_cast<std::uintptr_t>(low);

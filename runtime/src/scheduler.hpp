@@ -5,6 +5,7 @@
 
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
+#include <boost/fiber/operations.hpp>
 #include <boost/fiber/properties.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -38,6 +39,13 @@ class CoreOrder : public boost::fibers::fiber_properties {
   std::uint32_t id = 0;
   const CycleOrderedScheduler* scheduler = nullptr;  ///< the algorithm of the fiber's host thread
 };
+
+/// The running fiber's key. boost::this_fiber::properties dynamic_casts at every call (a core's fiber starts each
+/// launch with one); every fiber of a thread with this scheduler has a CoreOrder once it has been made ready.
+inline CoreOrder& running_order() {
+  auto* props = boost::fibers::context::active()->get_properties();
+  return props != nullptr ? *static_cast<CoreOrder*>(props) : boost::this_fiber::properties<CoreOrder>();
+}
 
 class CycleOrderedScheduler final : public boost::fibers::algo::algorithm_with_properties<CoreOrder> {
  public:

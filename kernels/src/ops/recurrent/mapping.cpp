@@ -226,7 +226,9 @@ MappingChoice choose_mapping(Machine& machine, const CellShape& s, std::size_t f
   const TrialMachine::Key key{s.kind, s.linear_before_reset, s.input,   s.hidden,     s.seq, s.batch,
                               s.dirs, s.reverse_first,       forced_ep, forced_groups};
   if (const auto it = trial.choices.find(key); it != trial.choices.end()) return it->second;
-  MappingChoice choice = search_mapping(trial.machine, s, forced_ep, forced_groups);
+  // As the trial's control core: its many small launches then need no handoff between host threads.
+  MappingChoice choice;
+  trial.machine.run_control([&] { choice = search_mapping(trial.machine, s, forced_ep, forced_groups); });
   trial.choices.emplace(key, choice);
   return choice;
 }
