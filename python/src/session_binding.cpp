@@ -170,8 +170,9 @@ void check_dtype(const std::string& dtype) {
   }
 }
 
-// The run's stop request: polled by the session after each op on the thread that called run(). A pending signal
-// (Ctrl-C) runs its Python handler there; the exception it raises is kept and raised again once the run stopped.
+// The run's stop request: polled by the session on the thread that called run(), before the run and every 50 ms
+// while it goes on. A pending signal (Ctrl-C) runs its Python handler there; the exception it raises is kept and
+// raised again once the run stopped.
 class InterruptCheck {
  public:
   bool operator()() {
@@ -188,7 +189,7 @@ class InterruptCheck {
     }
     throw py::error_already_set();
   }
-  ~InterruptCheck() {  // a check that fired but whose run finished anyway (its last op): drop the error
+  ~InterruptCheck() {  // a check that fired but whose run ended otherwise (a fault came first): drop the error
     Py_XDECREF(type_);
     Py_XDECREF(value_);
     Py_XDECREF(traceback_);

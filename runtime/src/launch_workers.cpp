@@ -3,6 +3,7 @@
 
 #include <boost/fiber/operations.hpp>
 #include <exception>
+#include <stdexcept>
 #include <utility>
 
 #include "scheduler.hpp"
@@ -30,6 +31,12 @@ LaunchWorkers::~LaunchWorkers() {
 void LaunchWorkers::start(std::vector<std::function<void()>> jobs) {
   const bool nested = t_controlling == this;
   std::lock_guard lock(mutex_);
+  // A job given to a worker that has one would be lost, and its round would never end.
+  for (std::size_t w = 0; w < jobs.size() && w < slots_.size(); ++w) {
+    if (jobs[w] && ((nested && w == 0) ? static_cast<bool>(inline_job_) : slots_[w].has_job)) {
+      throw std::logic_error("launch workers: a round was started before the previous one was waited for");
+    }
+  }
   for (std::size_t w = 0; w < jobs.size() && w < slots_.size(); ++w) {
     if (!jobs[w]) continue;
     if (nested && w == 0) {  // this thread is worker 0: wait() runs it
@@ -53,7 +60,7 @@ void LaunchWorkers::wait() {
   if (t_controlling == this) {
     if (inline_job_) std::exchange(inline_job_, nullptr)();
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return nested_pending_ == 0; });
+    nested_done_.wait(lock, [this] { return nested_pending_ == 0; });
     return;
   }
   std::unique_lock lock(mutex_);
@@ -63,7 +70,7 @@ void LaunchWorkers::wait() {
 void LaunchWorkers::run_control(const std::function<void()>& control, const std::function<void()>& poll,
                                 std::chrono::milliseconds every) {
   if (t_controlling == this) return control();
-  std::exception_ptr error;
+  std::exception_ptr error, poll_error;
   std::vector<std::function<void()>> jobs(1);
   jobs[0] = [this, &control, &error] {
     t_controlling = this;
@@ -72,6 +79,8 @@ void LaunchWorkers::run_control(const std::function<void()>& control, const std:
     } catch (...) {
       error = std::current_exception();
     }
+    // A round `control` started and did not wait for (a launch it did not join) ends here, not on another thread.
+    wait();
     t_controlling = nullptr;
   };
   start(std::move(jobs));
@@ -79,13 +88,21 @@ void LaunchWorkers::run_control(const std::function<void()>& control, const std:
     std::unique_lock lock(mutex_);
     while (!done_.wait_for(lock, every, [this] { return pending_ == 0; })) {
       lock.unlock();
-      poll();
+      try {
+        poll();
+      } catch (...) {  // the control still runs on what this frame holds: wait for it, then throw
+        poll_error = std::current_exception();
+        lock.lock();
+        break;
+      }
       lock.lock();
     }
+    done_.wait(lock, [this] { return pending_ == 0; });
   } else {
     wait();
   }
   if (error) std::rethrow_exception(error);
+  if (poll_error) std::rethrow_exception(poll_error);
 }
 
 void LaunchWorkers::serve(Slot& slot) {
@@ -101,7 +118,11 @@ void LaunchWorkers::serve(Slot& slot) {
     job = nullptr;  // whatever the job held goes before the round is reported done
     lock.lock();
     slot.has_job = false;
-    if (--(nested ? nested_pending_ : pending_) == 0) done_.notify_all();
+    if (nested) {
+      if (--nested_pending_ == 0) nested_done_.notify_all();
+    } else if (--pending_ == 0) {
+      done_.notify_all();
+    }
   }
 }
 

@@ -25,7 +25,7 @@ class LaunchWorkers {
 
   unsigned size() const { return static_cast<unsigned>(slots_.size()); }
   /// Hands jobs[w] to worker w (an empty function: none) and returns at once. The previous round must have been
-  /// waited for. Jobs must not throw.
+  /// waited for (std::logic_error otherwise, nothing handed). Jobs must not throw.
   void start(std::vector<std::function<void()>> jobs);
   /// Blocks until every job of the round has returned.
   void wait();
@@ -36,8 +36,10 @@ class LaunchWorkers {
   }
   /// Runs `control` on worker 0's thread and returns when it has returned, throwing what it threw. While it runs,
   /// a round it starts gives worker 0's job to no thread: its wait() runs that job right there, then waits for the
-  /// other workers. `poll`, when given, runs on the calling thread about every `every` meanwhile. From worker 0's
-  /// thread (a nested call) `control` just runs. Not from another worker.
+  /// other workers; a round it leaves unwaited is waited for when it returns. `poll`, when given, runs on the
+  /// calling thread about every `every` meanwhile; what it throws is thrown once `control` has returned (after what
+  /// `control` threw, which wins), and it is not polled again. From worker 0's thread (a nested call) `control`
+  /// just runs. Not from another worker.
   void run_control(const std::function<void()>& control, const std::function<void()>& poll,
                    std::chrono::milliseconds every);
 
@@ -53,10 +55,11 @@ class LaunchWorkers {
 
   std::vector<Slot> slots_;
   std::mutex mutex_;
-  std::condition_variable done_;
-  std::size_t pending_ = 0;           ///< jobs of the round started from outside
-  std::size_t nested_pending_ = 0;    ///< jobs on other workers of the round the control started
-  std::function<void()> inline_job_;  ///< worker 0's job of the control's round: run by its wait()
+  std::condition_variable done_;         ///< the round started from outside ended
+  std::condition_variable nested_done_;  ///< the control's round ended on the other workers
+  std::size_t pending_ = 0;              ///< jobs of the round started from outside
+  std::size_t nested_pending_ = 0;       ///< jobs on other workers of the round the control started
+  std::function<void()> inline_job_;     ///< worker 0's job of the control's round: run by its wait()
   bool stop_ = false;
 };
 

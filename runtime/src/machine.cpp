@@ -80,6 +80,7 @@ MainMemory& Machine::memory() {
 
 void Machine::run_control(const std::function<void()>& control, const std::function<void()>& poll,
                           std::chrono::milliseconds every) {
+  impl_->require_idle("run_control");  // the launch's round would still hold worker 0
   if (!impl_->workers) return control();
   impl_->workers->run_control(control, poll, every);
 }

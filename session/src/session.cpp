@@ -116,6 +116,8 @@ Model Session::finish_load(Model model, ReadModel read, std::size_t contexts) {
 std::shared_ptr<Machine> Session::take_machine(const Arch& arch) {
   const std::lock_guard lock(machines_mutex_);
   std::unique_ptr<Spare> spare = std::move(spare_);
+  // A spare that a load on another thread is still prefaulting (its import helper holds it) stays with that load.
+  if (spare && spare->machine.use_count() > 1) spare_ = std::move(spare);
   if (spare && spare->arch == arch) {
     warm_ = std::move(spare->machine);
   } else if (reusable(warm_, arch)) {

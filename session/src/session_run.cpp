@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <thread>
 
 #include "ldmsim/frontends/npy.hpp"
@@ -105,14 +106,27 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   LayerLdmProbe ldm_probe(machine);
   // should_stop is asked on this thread (a Python stop request can only be read here): once before the run, then
   // after each op when the run stays on this thread, else every 50 ms while the run goes on on the machine's launch
-  // thread (execute's poll); never again once it said stop.
+  // thread (execute's poll); never again once it said stop. What it throws stops the run and is thrown instead of
+  // RunInterrupted. A stop seen after the last op still stops the run: the request was made while it ran.
   std::atomic<bool> stop{false};
+  std::exception_ptr stop_error;  // written and read on this thread only
   const std::thread::id caller = std::this_thread::get_id();
-  const auto ask = [&request, &stop] {
-    if (!stop && request.should_stop && request.should_stop()) stop = true;
+  const auto ask = [&request, &stop, &stop_error] {
+    if (stop || !request.should_stop) return;
+    try {
+      if (request.should_stop()) stop = true;
+    } catch (...) {
+      stop_error = std::current_exception();
+      stop = true;
+    }
+  };
+  const auto interrupted = [&stop_error] {
+    if (stop_error) std::rethrow_exception(stop_error);
+    throw RunInterrupted("the run was interrupted");
   };
   if (request.should_stop) options.poll = ask;
   ask();
+  if (stop) interrupted();
   options.progress = [&request, &ldm_probe, &stop, &ask, caller](const OpNode& op, const nlohmann::json& entry) {
     ldm_probe.op_done();
     if (request.progress) request.progress(op, entry);
@@ -126,6 +140,8 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   ExecutionResult executed;
   try {
     executed = execute(graph, model.plan(), machine, options);
+  } catch (const RunInterrupted&) {
+    interrupted();
   } catch (const Fault& fault) {
     // A trapped run leaves a consistent set: stats.json and the trace, both recording the fault, and none of
     // this model's .npy outputs (an earlier run's would look like results).
@@ -139,6 +155,7 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
     }
     throw;
   }
+  if (stop) interrupted();
   nlohmann::json phases = model.host_phases();
   phases["execute_seconds"] = clock.lap();
   result.stats = std::move(executed.stats);

@@ -116,3 +116,28 @@ TEST_CASE("the control core is another host thread, polled from the caller, and 
   // The machine goes on after both.
   m.run_control([&] { m.launch(LaunchSpec{.name = "empty"}, [](Core&) {}).join(); });
 }
+
+TEST_CASE("a poll that throws ends the control first, and the control cannot start during a launch", "[launch]") {
+  Machine m(Arch::preset("tiny"));
+  std::atomic<bool> finished{false};
+  const auto control = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    m.launch(LaunchSpec{.name = "empty"}, [](Core&) {}).join();
+    finished = true;
+  };
+  int polls = 0;
+  CHECK_THROWS_WITH(m.run_control(
+                        control,
+                        [&] {
+                          ++polls;
+                          throw std::runtime_error("poll failed");
+                        },
+                        std::chrono::milliseconds(1)),
+                    "poll failed");
+  CHECK(finished);    // the control ran to its end before the poll's error came out
+  CHECK(polls == 1);  // and was not polled again
+  Launch running = m.launch(LaunchSpec{.name = "empty"}, [](Core&) {});
+  CHECK_THROWS_AS(m.run_control([] {}), std::logic_error);
+  running.join();
+  m.run_control([] {});
+}

@@ -1,11 +1,15 @@
 // The library-level run API: loading by content, runs with the caller's inputs, run directories, traps, stops.
 #include "ldmsim/session/session.hpp"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "ldmsim/frontends/npy.hpp"
@@ -283,6 +287,38 @@ TEST_CASE("a stopped run raises RunInterrupted and leaves no files in a director
   CHECK_THROWS_AS(session.run(model, request), RunInterrupted);
   CHECK(polls == 1);
   CHECK_FALSE(std::filesystem::exists(dir / "out"));
+}
+
+TEST_CASE("a stop request asked for later stops the run, and what it throws reaches the caller") {
+  TempDir dir("session");
+  Session session;
+  const Model model = session.load(dir.write("w.json", kReluWorkload));
+  RunRequest request;
+  request.outputs = RunOutputs{dir / "out", {}};
+  // Asked on the caller's thread while the run goes on elsewhere: a stop request that only says stop once the
+  // run has gone on for a while (the relu run is short, so it may be seen after the last op) still stops it.
+  std::atomic<int> polls{0};
+  const auto begun = std::chrono::steady_clock::now();
+  const std::thread::id caller = std::this_thread::get_id();
+  bool on_caller = true;
+  request.should_stop = [&] {
+    ++polls;
+    on_caller = on_caller && std::this_thread::get_id() == caller;
+    return polls > 1;
+  };
+  request.progress = [&](const OpNode&, const nlohmann::json&) {
+    while (polls < 2 && std::chrono::steady_clock::now() - begun < std::chrono::seconds(20))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  CHECK_THROWS_AS(session.run(model, request), RunInterrupted);
+  CHECK(polls == 2);
+  CHECK(on_caller);
+  CHECK_FALSE(std::filesystem::exists(dir / "out"));
+  request.progress = nullptr;
+  request.should_stop = []() -> bool { throw std::invalid_argument("no stop flag"); };
+  CHECK_THROWS_WITH(session.run(model, request), "no stop flag");
+  request.should_stop = nullptr;
+  CHECK(session.run(model, request).outputs.count("z") == 1);  // the session goes on
 }
 
 TEST_CASE("models run together write one directory per model and the machine's summary") {

@@ -173,8 +173,10 @@ class Machine {
   /// thread that runs the machine's first launch worker, so the launches `control` makes (and joins) run there
   /// without a handoff between host threads. Nothing simulated changes. `poll`, when given, runs on the calling
   /// thread about every `every` while `control` runs, for what must be read there (Python's Ctrl-C); it must not
-  /// throw. Without launch workers (a context of a ConcurrentMachine), and when already `control` of this
-  /// machine, `control` runs on the calling thread and `poll` never runs. `control` must join its launches.
+  /// throw (if it does, the run still ends first, then that is thrown). Without launch workers (a context of a
+  /// ConcurrentMachine), and when already `control` of this machine or of a group view sharing its workers,
+  /// `control` runs on the calling thread and `poll` never runs. A launch `control` leaves unjoined ends when it
+  /// returns. std::logic_error during a launch.
   void run_control(const std::function<void()>& control, const std::function<void()>& poll = {},
                    std::chrono::milliseconds every = std::chrono::milliseconds(50));
 

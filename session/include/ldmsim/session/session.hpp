@@ -56,8 +56,9 @@ struct RunRequest {
   /// (Machine::run_control), which need not be the caller's.
   std::function<void(const OpNode&, const nlohmann::json&)> progress;
   /// Polled on the caller's thread: before the run, then about every 50 ms (after each op when the run stays on
-  /// that thread). Once it returned true (and it is not polled again) the run stops with RunInterrupted after the
-  /// op that is running, or after the first op.
+  /// that thread). Once it returned true (it is not polled again) the run stops with RunInterrupted: before it
+  /// starts, after the op that is running, or at its end when the last op had run. What it throws stops the run the
+  /// same way and is thrown instead of RunInterrupted.
   std::function<bool()> should_stop;
 };
 
