@@ -21,19 +21,12 @@ void BM_LaunchJoinEmptyAsControl(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_LaunchJoinEmpty)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->UseRealTime()
-    ->MeasureProcessCPUTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_LaunchJoinEmptyAsControl)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->UseRealTime()
-    ->MeasureProcessCPUTime()
-    ->Unit(benchmark::kMicrosecond);
+/// One and two host threads; wall-clock time, with the whole process's CPU time beside it.
+void per_thread_count(benchmark::internal::Benchmark* b) {
+  b->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK(BM_LaunchJoinEmpty)->Apply(per_thread_count);
+BENCHMARK(BM_LaunchJoinEmptyAsControl)->Apply(per_thread_count);
 
 BENCHMARK_MAIN();
