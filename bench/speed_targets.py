@@ -9,7 +9,8 @@
 - two host threads against one on ResNet-50 (whole process, simulated cycles compared);
 - peak RSS of each cold run (`/usr/bin/time -f %M`);
 - host time per simulated DMA request (execute phase / requests, amortized over the networks) and the fixed cost
-  of an empty launch on all 384 cores of sw26010pro (bench/launch_bench, if built).
+  of an empty launch on all 384 cores of sw26010pro, from the control core as `execute` launches and from the
+  caller's thread (bench/launch_bench, if built).
 
 Needs Debian's python3-torch and python3-torchvision (too heavy for CI; docs/benchmarks.md has the results).
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/speed_targets.py --ldmsim build/tools/ldmsim
@@ -125,17 +126,20 @@ print(json.dumps(times))
 
 
 def launch_cost_us(ldmsim):
-    """The empty-launch benchmark's wall time per launch with one thread, from bench/launch_bench."""
+    """The empty-launch benchmark's wall time per launch with one thread, from bench/launch_bench: {benchmark name:
+    us}, a launch from the caller's thread (BM_LaunchJoinEmpty) and from the control core as `execute` launches
+    (BM_LaunchJoinEmptyAsControl)."""
     binary = Path(ldmsim).resolve().parent.parent / "bench" / "launch_bench"
     if not binary.exists():
         return None
     proc = subprocess.run([str(binary), "--benchmark_format=json", "--benchmark_repetitions=5",
                            "--benchmark_report_aggregates_only=true"], capture_output=True, text=True, check=True)
     rows = json.loads(proc.stdout)["benchmarks"]
+    costs = {}
     for row in rows:
         if row.get("aggregate_name") == "median" and "threads:1" in row["run_name"].replace("/", ":"):
-            return row["real_time"] * {"ns": 1e-3, "us": 1, "ms": 1e3}[row["time_unit"]]
-    return None
+            costs[row["run_name"].split("/")[0]] = row["real_time"] * {"ns": 1e-3, "us": 1, "ms": 1e3}[row["time_unit"]]
+    return costs or None
 
 
 def main():
@@ -210,7 +214,9 @@ def main():
     print(f"\nexecute host time per simulated DMA request, amortized: {total_execute / total_requests * 1e9:.0f} ns")
     launch = launch_cost_us(args.ldmsim)
     if launch is not None:
-        print(f"empty launch on all 384 cores of sw26010pro, 1 thread: {launch:.1f} us")
+        print(f"empty launch on all 384 cores of sw26010pro, 1 thread: "
+              f"{launch.get('BM_LaunchJoinEmptyAsControl', float('nan')):.1f} us as execute launches (control core), "
+              f"{launch.get('BM_LaunchJoinEmpty', float('nan')):.1f} us from the caller's thread")
 
 
 if __name__ == "__main__":
