@@ -10,7 +10,7 @@
 - peak RSS of each cold run (`/usr/bin/time -f %M`);
 - host time per simulated DMA request (execute phase / requests, amortized over the networks) and the fixed cost
   of an empty launch on all 384 cores of sw26010pro, from the control core as `execute` launches and from the
-  caller's thread (bench/launch_bench, if built).
+  caller's thread, with and without a trace (bench/launch_bench, if built).
 
 Needs Debian's python3-torch and python3-torchvision (too heavy for CI; docs/benchmarks.md has the results).
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/speed_targets.py --ldmsim build/tools/ldmsim
@@ -128,7 +128,7 @@ print(json.dumps(times))
 def launch_cost_us(ldmsim):
     """The empty-launch benchmark's wall time per launch with one thread, from bench/launch_bench: {benchmark name:
     us}, a launch from the caller's thread (BM_LaunchJoinEmpty) and from the control core as `execute` launches
-    (BM_LaunchJoinEmptyAsControl)."""
+    (BM_LaunchJoinEmptyAsControl, and BM_LaunchJoinEmptyAsControlNoTrace on a machine that records no trace)."""
     binary = Path(ldmsim).resolve().parent.parent / "bench" / "launch_bench"
     if not binary.exists():
         return None
@@ -215,8 +215,9 @@ def main():
     launch = launch_cost_us(args.ldmsim)
     if launch is not None:
         print(f"empty launch on all 384 cores of sw26010pro, 1 thread: "
-              f"{launch.get('BM_LaunchJoinEmptyAsControl', float('nan')):.1f} us as execute launches (control core), "
-              f"{launch.get('BM_LaunchJoinEmpty', float('nan')):.1f} us from the caller's thread")
+              f"{launch.get('BM_LaunchJoinEmptyAsControl', float('nan')):.1f} us as execute launches (control core; "
+              f"{launch.get('BM_LaunchJoinEmptyAsControlNoTrace', float('nan')):.1f} us without a trace, as with "
+              f"--no-trace), {launch.get('BM_LaunchJoinEmpty', float('nan')):.1f} us from the caller's thread")
 
 
 if __name__ == "__main__":

@@ -36,38 +36,78 @@ const char* scope_name(Scope scope) {
 
 GroupRun::GroupRun(MachineImpl& machine, GroupContext& group, int cg_seen, const Kernel& kernel, std::string name,
                    NodeSync* node)
-    : machine_(machine),
-      group_(group),
-      kernel_(kernel),
-      name_(machine.launch_name(name)),
-      node_(node),
-      cores_(machine.arch.cores_per_group()),
-      dma_log_(logger("dma")) {
-  const Arch& a = machine_.arch;
+    : machine_(&machine), group_(group), kernel_(&kernel), cores_(machine.arch.cores_per_group()) {
+  const Arch& a = machine.arch;
+  slots_.emplace_back().expected = static_cast<std::uint32_t>(a.cores_per_group());
+  for (std::uint32_t r = 0; r < a.rows; ++r) slots_.emplace_back().expected = a.cols;
+  for (std::uint32_t c = 0; c < a.cols; ++c) slots_.emplace_back().expected = a.rows;
+  begin(machine, cg_seen, kernel, std::move(name), node);
+}
+
+std::unique_ptr<GroupRun> GroupRun::take(MachineImpl& machine, GroupContext& group, int cg, const Kernel& kernel,
+                                         std::string name, NodeSync* node) {
+  std::unique_ptr<GroupRun> run = std::move(group.spare_run);
+  const Arch& a = machine.arch;
+  // A spare fits when its group's shape is the launching machine's (a shared node's contexts and views share it).
+  if (!run || run->cores_.capacity() != a.cores_per_group() || run->slots_.size() != 1 + a.rows + a.cols) {
+    return std::make_unique<GroupRun>(machine, group, cg, kernel, std::move(name), node);
+  }
+  run->begin(machine, cg, kernel, std::move(name), node);
+  return run;
+}
+
+void GroupRun::give_back(std::unique_ptr<GroupRun> run) {
+  GroupContext& group = run->group_;
+  run->cores_.clear();  // a core refers to the launch's kernel and host state: none outlives its launch
+  group.spare_run = std::move(run);
+}
+
+void GroupRun::begin(MachineImpl& machine, int cg_seen, const Kernel& kernel, std::string name, NodeSync* node) {
+  machine_ = &machine;
+  kernel_ = &kernel;
+  name_ = machine.launch_name(name);
+  node_ = node;
+  with_groups_ = false;
+  dma_log_ = logger("dma");
+  const Arch& a = machine.arch;
   const int n = static_cast<int>(a.cores_per_group());
   dma_channels_ = a.dma.channels();
   start_cycle_ = group_.stats.cycles;
-  if (auto* checks = machine_.host_state->find<CheckState>(); checks != nullptr && checks->checks.any()) {
+  check_state_ = nullptr;
+  checks_ = nullptr;
+  node_passes_.clear();
+  node_sweeps_ = 0;
+  if (auto* checks = machine.host_state->find<CheckState>(); checks != nullptr && checks->checks.any()) {
     check_state_ = checks;
-    checks_ = &checks->group(group_.shared.cg, machine_.arch, machine_.memory);
+    checks_ = &checks->group(group_.shared.cg, machine.arch, machine.memory);
     node_passes_.assign(static_cast<std::size_t>(n), 0);
   }
-  lint_ = &machine_.host_state->get<LintState>().groups[group_.shared.cg];
+  lint_ = &machine.host_state->get<LintState>().groups[group_.shared.cg];
   states_.assign(static_cast<std::size_t>(n), State::kReady);
   barrier_notes_.assign(static_cast<std::size_t>(n), {});
   reg_notes_.assign(static_cast<std::size_t>(n), {});
+  reg_queues_.reset();
   reg_queue_count_ = static_cast<std::size_t>(2 * n);
   condition_notes_.assign(static_cast<std::size_t>(n), {});
-  slots_.emplace_back().expected = static_cast<std::uint32_t>(n);
-  for (std::uint32_t r = 0; r < a.rows; ++r) slots_.emplace_back().expected = a.cols;
-  for (std::uint32_t c = 0; c < a.cols; ++c) slots_.emplace_back().expected = a.rows;
-  const std::uint64_t physical_ldm = machine_.node->arch.ldm_bytes;
-  const std::uint64_t window = machine_.ldm_window().offset;
+  for (Slot& slot : slots_) {
+    slot.arrived = 0;
+    slot.latest_arrival = 0;
+    slot.release = 0;
+    slot.generation = 0;
+    slot.waiting.clear();
+  }
+  live_ = 0;
+  on_exit_ = nullptr;
+  aborted_ = false;
+  first_fault_.reset();
+  host_error_ = nullptr;
+  const std::uint64_t physical_ldm = machine.node->arch.ldm_bytes;
+  const std::uint64_t window = machine.ldm_window().offset;
   // Scheduler keys unique on the host thread: the groups of a node-synchronised launch, and every context of a
   // shared node, run as fibers of one thread.
-  const std::uint32_t key_base =
-      (machine_.context * machine_.node->arch.core_groups + static_cast<std::uint32_t>(cg())) *
-      static_cast<std::uint32_t>(n);
+  const std::uint32_t key_base = (machine.context * machine.node->arch.core_groups + static_cast<std::uint32_t>(cg())) *
+                                 static_cast<std::uint32_t>(n);
+  cores_.clear();
   for (int id = 0; id < n; ++id) {
     const int cols = static_cast<int>(a.cols);
     std::byte* ldm = group_.shared.ldm.data() + static_cast<std::size_t>(id) * physical_ldm + window;
@@ -119,7 +159,7 @@ void GroupRun::start(std::function<void()> on_exit, HostState& host_state,
       ldm.push_back(core->ldm_.bytes(0));
       clocks.push_back(&core->cycle_);
     }
-    checks_->start_launch(name_, ldm, std::move(clocks), machine_.arch.ldm_bytes, with_groups_);
+    checks_->start_launch(name_, ldm, std::move(clocks), machine_->arch.ldm_bytes, with_groups_);
   }
   guarded([&] {
     group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
@@ -169,7 +209,7 @@ void GroupRun::run_core(int id) noexcept {
     core.sync_point();  // take this core's place in simulated-time order before running any kernel code
     core.resume();      // and, on a shared node, its physical core
     if (!aborted_) {
-      kernel_(core);
+      (*kernel_)(core);
       core.check_exit();
     }
   } catch (const Fault& fault) {
@@ -197,7 +237,7 @@ void GroupRun::run_core(int id) noexcept {
 }
 
 GroupRun::Slot& GroupRun::slot_for(const Core& core, Scope scope) {
-  const Arch& a = machine_.arch;
+  const Arch& a = machine_->arch;
   switch (scope) {
     case Scope::kGroup:
       return slots_[0];
@@ -220,7 +260,7 @@ void GroupRun::barrier(Core& core, Scope scope) {
   const Cycle arrival = core.cycle_;
   slot.latest_arrival = std::max(slot.latest_arrival, arrival);
   if (++slot.arrived == slot.expected) {
-    slot.release = slot.latest_arrival + machine_.arch.barrier_cycles;
+    slot.release = slot.latest_arrival + machine_->arch.barrier_cycles;
     ++slot.generation;
     slot.arrived = 0;
     slot.latest_arrival = 0;
@@ -279,16 +319,16 @@ void GroupRun::wake(int core, Cycle at) {
 }
 
 void GroupRun::reg_put(Core& core, RegBus bus, int dst, const RegValue& value) {
-  const RegisterCommArch& comm = machine_.arch.register_comm;
+  const RegisterCommArch& comm = machine_->arch.register_comm;
   const char* bus_name = bus == RegBus::kRow ? "row" : "column";
   if (!comm.available) {
     core.trap(FaultKind::kInvalidArgument,
               fmt::format("register communication (a {} put) is not available on arch '{}'; hint: exchange data "
                           "through DMA or, on SW26010-Pro, RMA",
-                          bus_name, machine_.arch.name));
+                          bus_name, machine_->arch.name));
   }
   const bool row_bus = bus == RegBus::kRow;
-  const int width = static_cast<int>(row_bus ? machine_.arch.cols : machine_.arch.rows);
+  const int width = static_cast<int>(row_bus ? machine_->arch.cols : machine_->arch.rows);
   const int self = row_bus ? core.col() : core.row();
   if (dst < 0 || dst > width || dst == self) {
     core.trap(FaultKind::kInvalidArgument,
@@ -301,8 +341,8 @@ void GroupRun::reg_put(Core& core, RegBus bus, int dst, const RegValue& value) {
   core.stats_->busy_cycles += comm.put_cycles;
   for (int k = 0; k < width; ++k) {
     if (k == self || (dst != width && k != dst)) continue;
-    const int target = row_bus ? core.row() * static_cast<int>(machine_.arch.cols) + k
-                               : k * static_cast<int>(machine_.arch.cols) + core.col();
+    const int target = row_bus ? core.row() * static_cast<int>(machine_->arch.cols) + k
+                               : k * static_cast<int>(machine_->arch.cols) + core.col();
     RegQueue& q = reg_queue(target, bus);
     if (q.values.size() >= comm.buffer_entries) {  // full: wait until the receiver takes a value
       const Cycle since = core.cycle_;
@@ -321,11 +361,11 @@ void GroupRun::reg_put(Core& core, RegBus bus, int dst, const RegValue& value) {
 }
 
 RegValue GroupRun::reg_get(Core& core, RegBus bus) {
-  const RegisterCommArch& comm = machine_.arch.register_comm;
+  const RegisterCommArch& comm = machine_->arch.register_comm;
   if (!comm.available) {
     core.trap(FaultKind::kInvalidArgument,
               fmt::format("register communication (a {} get) is not available on arch '{}'",
-                          bus == RegBus::kRow ? "row" : "column", machine_.arch.name));
+                          bus == RegBus::kRow ? "row" : "column", machine_->arch.name));
   }
   RegQueue& q = reg_queue(core.id(), bus);
   if (q.values.empty()) {
@@ -367,7 +407,7 @@ void GroupRun::block(Core& core, State state, boost::fibers::condition_variable_
 }
 
 Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
-  const Arch& a = machine_.arch;
+  const Arch& a = machine_->arch;
   const RmaArch& rma = a.rma;
   if (!rma.available) {
     core.trap(FaultKind::kInvalidArgument,
@@ -397,8 +437,8 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
   }
   const std::vector<int> receivers =
       r.op == RmaOp::kPut ? core.rma_receivers(r.scope, r.peer) : std::vector<int>{core.id()};
-  std::byte* const base = group_.shared.ldm.data() + machine_.ldm_window().offset;
-  const std::uint64_t stride = machine_.node->arch.ldm_bytes;
+  std::byte* const base = group_.shared.ldm.data() + machine_->ldm_window().offset;
+  const std::uint64_t stride = machine_->node->arch.ldm_bytes;
   const auto at = [&](int id, LdmAddr offset) { return base + static_cast<std::size_t>(id) * stride + offset; };
   const int source = r.op == RmaOp::kPut ? core.id() : r.peer;
   const LdmAddr from = r.op == RmaOp::kPut ? r.local : r.remote;
@@ -483,7 +523,7 @@ void GroupRun::idle_core(Core& core, Cycle until) {
 }
 
 void GroupRun::dma_wait(Core& core, Cycle until) {
-  if (core.physical_ != nullptr) core.physical_->dma_wait(machine_.context, core.cycle_, until);
+  if (core.physical_ != nullptr) core.physical_->dma_wait(machine_->context, core.cycle_, until);
 }
 
 void GroupRun::take_core(Core& core) {
@@ -496,7 +536,7 @@ void GroupRun::take_core(Core& core) {
   }
   if (aborted_) throw Aborted{};
   states_[id] = State::kReady;
-  const Cycle start = physical.take(machine_.context, core.cycle_, machine_.arch.context_switch_cycles);
+  const Cycle start = physical.take(machine_->context, core.cycle_, machine_->arch.context_switch_cycles);
   core.stats_->context_wait_cycles += start - core.cycle_;
   core.cycle_ = start;
 }

@@ -36,6 +36,12 @@ class GroupRun {
   GroupRun(MachineImpl& machine, GroupContext& group, int cg, const Kernel& kernel, std::string name, NodeSync* node);
   GroupRun(const GroupRun&) = delete;
   GroupRun& operator=(const GroupRun&) = delete;
+  /// A run for a launch of `group`: the group's spare (the run of its last launch, its cores' blocks and notes
+  /// still allocated and warm in the host's caches) set up afresh, else a new one.
+  static std::unique_ptr<GroupRun> take(MachineImpl& machine, GroupContext& group, int cg, const Kernel& kernel,
+                                        std::string name, NodeSync* node);
+  /// Hands a finished run back to its group as the spare for the next launch.
+  static void give_back(std::unique_ptr<GroupRun> run);
 
   /// Runs every core to completion on the calling host thread (which must use CycleOrderedScheduler).
   /// Never throws: problems become faults.
@@ -68,14 +74,14 @@ class GroupRun {
   int cg() const { return group_.shared.cg; }
 
   // ---- used by Core ----
-  const Arch& arch() const { return machine_.arch; }
+  const Arch& arch() const { return machine_->arch; }
   std::size_t dma_channels() const { return dma_channels_; }
   const std::string& kernel_name() const { return name_; }
   bool aborted() const { return aborted_; }
   DmaEngine& engine() { return *group_.shared.engine; }
-  const MainMemory& memory() const { return machine_.memory; }
+  const MainMemory& memory() const { return machine_->memory; }
   /// The part of each core's store the launch's context owns.
-  LdmWindow ldm_window() const { return machine_.ldm_window(); }
+  LdmWindow ldm_window() const { return machine_->ldm_window(); }
   spdlog::logger& dma_log() const { return *dma_log_; }
   /// The group's checks (docs/checking.md), null when the machine checks nothing.
   GroupCheck* checks() const { return checks_; }
@@ -136,9 +142,13 @@ class GroupRun {
   /// One line per core of this group: its state, for the deadlock dump; raises `latest` to the latest clock.
   std::string core_states(bool name_group, Cycle& latest) const;
 
-  MachineImpl& machine_;
+  /// Sets every piece of launch state for a launch of `kernel` (the constructor's, and take()'s on a spare):
+  /// a spare keeps only its allocations.
+  void begin(MachineImpl& machine, int cg_seen, const Kernel& kernel, std::string name, NodeSync* node);
+
+  MachineImpl* machine_;  // the launching machine (a view of the group's machine launches through itself)
   GroupContext& group_;
-  const Kernel& kernel_;
+  const Kernel* kernel_;
   std::string name_;
   NodeSync* node_;
   bool with_groups_ = false;
@@ -153,11 +163,15 @@ class GroupRun {
   class CoreBlock {
    public:
     explicit CoreBlock(std::size_t n) : storage_(std::make_unique_for_overwrite<Storage[]>(n)) { cores_.reserve(n); }
-    ~CoreBlock() {
-      for (std::size_t i = cores_.size(); i-- > 0;) cores_[i]->~Core();
-    }
+    ~CoreBlock() { clear(); }
     CoreBlock(const CoreBlock&) = delete;
     CoreBlock& operator=(const CoreBlock&) = delete;
+    /// Destroys every core, keeping the storage.
+    void clear() {
+      for (std::size_t i = cores_.size(); i-- > 0;) cores_[i]->~Core();
+      cores_.clear();
+    }
+    std::size_t capacity() const { return cores_.capacity(); }
     /// Where the next core goes; add() it once constructed there.
     void* next() { return &storage_[cores_.size()]; }
     Core& add(Core* core) { return *cores_.emplace_back(core); }

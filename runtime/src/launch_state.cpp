@@ -28,8 +28,8 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
     }
     together.emplace_back();
     for (int cg : set) {
-      runs_.push_back(std::make_unique<GroupRun>(machine_, *machine_.groups[static_cast<std::size_t>(cg)], cg, kernel_,
-                                                 name, node));
+      runs_.push_back(
+          GroupRun::take(machine_, *machine_.groups[static_cast<std::size_t>(cg)], cg, kernel_, name, node));
       if (node != nullptr) node->add(*runs_.back(), machine_.arch.cores_per_group());
       together.back().push_back(runs_.back().get());
     }
@@ -164,6 +164,10 @@ std::optional<Fault> LaunchState::join() {
     auto key = [](const Fault& x) { return std::make_tuple(x.cycle(), x.cg(), x.core()); };
     if (!fault_ || key(*f) < key(*fault_)) fault_ = *f;
   }
+  // Here, not at destruction: a Launch handle may outlive its machine, and with it the groups.
+  sets_.clear();
+  for (auto& run : runs_) GroupRun::give_back(std::move(run));
+  runs_.clear();
   return fault_;
 }
 

@@ -52,6 +52,8 @@ GroupContext::GroupContext(GroupState& shared_group, const Arch& arch, const Mac
   stats.cores.resize(arch.cores_per_group());
 }
 
+GroupContext::~GroupContext() = default;  // here, where GroupRun is complete
+
 std::filesystem::path spill_directory(const MachineOptions& options) {
   if (!options.trace_spill_dir.empty()) return options.trace_spill_dir;
   std::error_code ec;

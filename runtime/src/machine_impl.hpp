@@ -25,6 +25,7 @@
 namespace ldmsim::detail {
 
 class LaunchState;
+class GroupRun;
 class ContextSession;
 class ContextRaces;
 
@@ -83,11 +84,15 @@ struct NodeState {
 /// One context's side of a core group: its clock and stats, and its cores' fiber stacks and fibers.
 struct GroupContext {
   GroupContext(GroupState& shared, const Arch& arch, const MachineOptions& options);
+  ~GroupContext();
+  GroupContext(const GroupContext&) = delete;
+  GroupContext& operator=(const GroupContext&) = delete;
 
   GroupState& shared;
   GroupStats stats;
   StackPool stacks;
-  CoreRunners runners;  // on a node of one context: the cores' fibers, kept between launches
+  CoreRunners runners;                  // on a node of one context: the cores' fibers, kept between launches
+  std::unique_ptr<GroupRun> spare_run;  // the last launch's run, set up afresh by the next (GroupRun::take)
 };
 
 class MachineImpl {

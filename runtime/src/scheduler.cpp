@@ -7,13 +7,18 @@
 namespace ldmsim::detail {
 
 void CycleOrderedScheduler::awakened(boost::fibers::context* ctx, CoreOrder& order) noexcept {
-  Entry entry{order.cycle, order.id, seq_++, ctx};
   if (!ctx->is_context(boost::fibers::type::worker_context)) {
-    entry.cycle = kNoCycle;  // the control core and the dispatcher run only when no compute core is ready
-    entry.id = std::numeric_limits<std::uint32_t>::max();
+    // The control core and the dispatcher run only when no compute core is ready.
+    last_.push_back(Entry{kNoCycle, std::numeric_limits<std::uint32_t>::max(), seq_++, ctx});
+    return;
   }
-  ready_.push_back(entry);
-  std::push_heap(ready_.begin(), ready_.end(), Later{});
+  const Entry entry{order.cycle, order.id, seq_++, ctx};
+  if (in_order_head_ == in_order_.size() || !Later{}(in_order_.back(), entry)) {
+    in_order_.push_back(entry);
+  } else {
+    heap_.push_back(entry);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
 }
 
 boost::fibers::fiber_properties* CycleOrderedScheduler::new_properties(boost::fibers::context* ctx) {
@@ -22,17 +27,34 @@ boost::fibers::fiber_properties* CycleOrderedScheduler::new_properties(boost::fi
   return props;
 }
 
+const CycleOrderedScheduler::Entry* CycleOrderedScheduler::first() const noexcept {
+  const Entry* queued = in_order_head_ < in_order_.size() ? &in_order_[in_order_head_] : nullptr;
+  if (!heap_.empty() && (queued == nullptr || Later{}(*queued, heap_.front()))) return &heap_.front();
+  if (queued != nullptr) return queued;
+  return last_.empty() ? nullptr : &last_.front();
+}
+
 bool CycleOrderedScheduler::earlier_ready(Cycle cycle, std::uint32_t id) const noexcept {
-  if (ready_.empty()) return false;
-  const Entry& first = ready_.front();
-  return first.cycle < cycle || (first.cycle == cycle && first.id < id);
+  const Entry* entry = first();
+  return entry != nullptr && (entry->cycle < cycle || (entry->cycle == cycle && entry->id < id));
 }
 
 boost::fibers::context* CycleOrderedScheduler::pick_next() noexcept {
-  if (ready_.empty()) return nullptr;
-  std::pop_heap(ready_.begin(), ready_.end(), Later{});
-  boost::fibers::context* ctx = ready_.back().ctx;
-  ready_.pop_back();
+  const Entry* entry = first();
+  if (entry == nullptr) return nullptr;
+  boost::fibers::context* ctx = entry->ctx;
+  if (!last_.empty() && entry == &last_.front()) {
+    last_.pop_front();
+  } else if (!heap_.empty() && entry == &heap_.front()) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    heap_.pop_back();
+  } else if (++in_order_head_ == in_order_.size()) {
+    in_order_.clear();
+    in_order_head_ = 0;
+  } else if (in_order_head_ >= 1024 && 2 * in_order_head_ >= in_order_.size()) {  // never drained: drop the taken
+    in_order_.erase(in_order_.begin(), in_order_.begin() + static_cast<std::ptrdiff_t>(in_order_head_));
+    in_order_head_ = 0;
+  }
   return ctx;
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -51,7 +52,9 @@ class CycleOrderedScheduler final : public boost::fibers::algo::algorithm_with_p
  public:
   void awakened(boost::fibers::context* ctx, CoreOrder& order) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
-  bool has_ready_fibers() const noexcept override { return !ready_.empty(); }
+  bool has_ready_fibers() const noexcept override {
+    return in_order_head_ < in_order_.size() || !heap_.empty() || !last_.empty();
+  }
   boost::fibers::fiber_properties* new_properties(boost::fibers::context* ctx) override;
   /// True when a ready compute core has a smaller key than (cycle, id). Boost's yield() switches to the best
   /// *other* ready fiber before re-queueing the yielding one, so a core must yield only when this holds.
@@ -73,7 +76,18 @@ class CycleOrderedScheduler final : public boost::fibers::algo::algorithm_with_p
       return a.seq > b.seq;
     }
   };
-  std::vector<Entry> ready_;  // binary min-heap
+  /// The earliest ready entry, or null.
+  const Entry* first() const noexcept;
+  // Ready fibers in three parts, the order the same as one heap's (the keys are unique by seq):
+  // - `in_order_`, compute cores that arrived in key order (a launch wakes its cores in core order, and a core
+  //   mostly re-queues after every other ready one), taken from `in_order_head_` in O(1);
+  // - `heap_`, a binary min-heap of the other compute cores;
+  // - `last_`, the control core and the dispatcher (the largest key, first in first out), which would otherwise
+  //   sit at the back of `in_order_` and turn every core woken after them away from it.
+  std::vector<Entry> in_order_;
+  std::size_t in_order_head_ = 0;
+  std::vector<Entry> heap_;
+  std::deque<Entry> last_;
   std::uint64_t seq_ = 0;
   std::mutex mutex_;
   std::condition_variable wakeup_;

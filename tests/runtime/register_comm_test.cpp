@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -145,4 +146,36 @@ TEST_CASE("register puts to themselves, out of the row or on an arch without the
   }));
   REQUIRE(none);
   CHECK_THAT(std::string(none->what()), Catch::Contains("not available on arch 'sw26010pro'"));
+}
+
+TEST_CASE("a value no core received and a barrier a fault left half passed do not reach the next launch",
+          "[regcomm][launch]") {
+  Machine m{Arch::preset("tiny")};
+  // The first launch leaves a value in core 1's row buffer and cores 2 and 3 at a group barrier when core 0 traps.
+  const DeviceAddr x = m.allocate_bytes(64, {.alignment = 64});
+  const auto first = trap_of(m.launch(LaunchSpec{.name = "leaves"}, [x](Core& core) {
+    if (core.id() == 0) {
+      core.reg_put(RegBus::kRow, 1, value_of(111));
+      core.compute({.cycles = 50});
+      auto buf = core.ldm().alloc<std::byte>(64);
+      core.get(buf, DevicePtr<const std::byte>(x)).wait();  // a sync point: cores 2 and 3 reach the barrier first
+      throw std::runtime_error("stop here");
+    }
+    if (core.id() >= 2) core.barrier();
+  }));
+  REQUIRE(first);
+  CHECK(first->kind() == FaultKind::kKernelException);
+  // The next launch sees only its own value, and its barrier needs all four cores again.
+  std::uint64_t got = 0;
+  Cycle start = 0, released = 0;
+  m.launch(LaunchSpec{.name = "fresh"}, [&](Core& core) {
+     if (core.id() == 0) start = core.cycle();
+     if (core.id() == 0) core.reg_put(RegBus::kRow, 1, value_of(222));
+     if (core.id() == 1) got = number_in(core.reg_get(RegBus::kRow));
+     if (core.id() == 3) core.compute({.cycles = 30});
+     core.barrier();
+     if (core.id() == 0) released = core.cycle();
+   }).join();
+  CHECK(got == 222);
+  CHECK(released >= start + 30);  // waited for core 3
 }
