@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "layer_table.hpp"
@@ -18,6 +19,7 @@
 #include "ldmsim/sim/utf8.hpp"
 #include "ldmsim/trace_analysis/units_text.hpp"
 #include "model_flags.hpp"
+#include "process_exit.hpp"
 
 namespace ldmsim::cli {
 
@@ -47,8 +49,13 @@ void check_layers_csv_path(const std::filesystem::path& csv, const Model& model,
 void run_workload_command(const std::string& workload, const ModelRunArgs& args) {
   const HostStopwatch clock;
   if (!args.layers_csv.empty()) check_output_target(args.layers_csv, "--layers-csv file");
-  Session session(args.model.config(args.machine));
-  const Model model = session.load(workload, args.model.read_options());
+  // Both live until the process exits, and are not torn down there (process_exit.hpp).
+  const auto kept_session = std::make_shared<Session>(args.model.config(args.machine));
+  keep_until_exit(kept_session);
+  Session& session = *kept_session;
+  const auto kept_model = std::make_shared<const Model>(session.load(workload, args.model.read_options()));
+  keep_until_exit(kept_model);
+  const Model& model = *kept_model;
   if (!args.layers_csv.empty()) check_layers_csv_path(args.layers_csv, model, args);
   print_notes(model);
   if (args.dump_graph) {

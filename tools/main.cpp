@@ -14,6 +14,7 @@
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "ldmsim/sim/utf8.hpp"
+#include "process_exit.hpp"
 
 namespace {
 
@@ -25,9 +26,8 @@ void hide_empty_defaults(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) hide_empty_defaults(*sub);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+/// The command line's work; main() exits with its code.
+int run_command_line(int argc, char** argv) {
   CLI::App app{"ldmsim: a simulated Sunway-like local-store many-core processor and its runtime"};
   app.require_subcommand(1);
   app.option_defaults()->always_capture_default();  // every --help shows each option's default
@@ -92,4 +92,10 @@ int main(int argc, char** argv) {
     return ldmsim::cli::kExitBadInput;
   }
   return ldmsim::cli::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ldmsim::cli::exit_without_teardown(run_command_line(argc, argv));
 }

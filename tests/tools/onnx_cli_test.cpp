@@ -143,6 +143,8 @@ TEST_CASE("a model's layers: progress table, stats.json, report and Perfetto exp
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Catch::Contains("slowest 5 of 10 layers:"));
+  // The last line, printed just before the process exits without teardown: flushed into the pipe.
+  CHECK_THAT(r.output, Catch::Contains("wrote 1 output(s), " + (out.path / "stats.json").string()));
   const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "stats.json"));
   REQUIRE(stats["ops"].size() == 10);
   std::uint64_t previous_end = 0, dma = 0;
