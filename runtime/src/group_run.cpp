@@ -162,7 +162,7 @@ void GroupRun::start(std::function<void()> on_exit, HostState& host_state,
     checks_->start_launch(name_, ldm, std::move(clocks), machine_->arch.ldm_bytes, with_groups_);
   }
   guarded([&] {
-    group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
+    if (group_.shared.trace.enabled()) group_.shared.trace.mark({MarkerKind::kLaunchBegin, start_cycle_, -1, 0, name_});
     if (workers) {
       group_.runners.ensure(worker, workers);
     } else {
@@ -187,7 +187,7 @@ void GroupRun::finish() noexcept {
     const Cycle end = latest_cycle();
     group_.stats.cycles = end;
     ++group_.stats.launches;
-    group_.shared.trace.mark({MarkerKind::kLaunchEnd, end, -1, 0, name_});
+    if (group_.shared.trace.enabled()) group_.shared.trace.mark({MarkerKind::kLaunchEnd, end, -1, 0, name_});
   });
 }
 
@@ -231,8 +231,10 @@ void GroupRun::run_core(int id) noexcept {
   stats.ldm_high_water = std::max(stats.ldm_high_water, core.ldm_.high_water());
   states_[static_cast<std::size_t>(id)] = State::kExited;
   // The launch's ldm high-water rides on the exit marker: per-layer ldm use is read from it (docs/trace-format.md).
-  group_.shared.trace.mark(
-      {MarkerKind::kCoreExit, core.cycle_, id, static_cast<std::uint32_t>(core.ldm_.high_water()), {}});
+  // (Checked first: a marker is built, with its string, only to be recorded.)
+  if (group_.shared.trace.enabled())
+    group_.shared.trace.mark(
+        {MarkerKind::kCoreExit, core.cycle_, id, static_cast<std::uint32_t>(core.ldm_.high_water()), {}});
   if (--live_ == 0 && on_exit_) on_exit_();
 }
 
@@ -269,7 +271,9 @@ void GroupRun::barrier(Core& core, Scope scope) {
       states_[static_cast<std::size_t>(waiter)] = State::kReady;
     }
     slot.waiting.clear();
-    group_.shared.trace.mark({MarkerKind::kBarrier, slot.release, core.id(), static_cast<std::uint32_t>(scope), {}});
+    if (group_.shared.trace.enabled()) {
+      group_.shared.trace.mark({MarkerKind::kBarrier, slot.release, core.id(), static_cast<std::uint32_t>(scope), {}});
+    }
     if (checks_ != nullptr) checks_->on_barrier(scope, core.row(), core.col());
     slot.released.notify_all();
   } else {
