@@ -8,7 +8,9 @@
 #include <iostream>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Torn down where asked (cmake -DLDMSIM_CLI_TEARDOWN=ON; the debug and ubsan presets) and under a sanitizer.
+#if defined(LDMSIM_EXIT_TEARS_DOWN)
+#elif defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define LDMSIM_EXIT_TEARS_DOWN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)

@@ -9,7 +9,8 @@
 namespace ldmsim::cli {
 
 /// Keeps `object` alive until the process exits, where it is not destroyed (unless exit_without_teardown is built
-/// to tear down: under a sanitizer, so that leak checks still see everything freed).
+/// to tear down: with LDMSIM_CLI_TEARDOWN, as the debug and ubsan presets are, or under a sanitizer, so that leak
+/// checks and destructors still run).
 void keep_until_exit(std::shared_ptr<const void> object);
 
 /// Flushes stdout, stderr and every logger, then ends the process with `code` without running destructors (files

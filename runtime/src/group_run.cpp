@@ -49,7 +49,8 @@ std::unique_ptr<GroupRun> GroupRun::take(MachineImpl& machine, GroupContext& gro
   std::unique_ptr<GroupRun> run = std::move(group.spare_run);
   const Arch& a = machine.arch;
   // A spare fits when its group's shape is the launching machine's (a shared node's contexts and views share it).
-  if (!run || run->cores_.capacity() != a.cores_per_group() || run->slots_.size() != 1 + a.rows + a.cols) {
+  if (!run || run->cores_.capacity() != a.cores_per_group() || run->slots_.size() != 1 + a.rows + a.cols ||
+      run->slots_[1].expected != a.cols) {
     return std::make_unique<GroupRun>(machine, group, cg, kernel, std::move(name), node);
   }
   run->begin(machine, cg, kernel, std::move(name), node);
@@ -59,6 +60,14 @@ std::unique_ptr<GroupRun> GroupRun::take(MachineImpl& machine, GroupContext& gro
 void GroupRun::give_back(std::unique_ptr<GroupRun> run) {
   GroupContext& group = run->group_;
   run->cores_.clear();  // a core refers to the launch's kernel and host state: none outlives its launch
+  // Nothing of the launch stays reachable from the spare (the machine may be a view that goes away).
+  run->machine_ = nullptr;
+  run->kernel_ = nullptr;
+  run->node_ = nullptr;
+  run->on_exit_ = nullptr;
+  run->check_state_ = nullptr;
+  run->checks_ = nullptr;
+  run->lint_ = nullptr;
   group.spare_run = std::move(run);
 }
 

@@ -156,7 +156,6 @@ std::optional<Fault> LaunchState::join() {
     if (state.control) state.control_races.add_launch(state.control->id, state.control->label, checks, machine_.memory);
   }
   joined_ = true;
-  *machine_.launch_active = false;
   for (const auto& run : runs_) {
     if (!host_error_) host_error_ = run->host_error();
     const auto& f = run->fault();
@@ -168,6 +167,7 @@ std::optional<Fault> LaunchState::join() {
   sets_.clear();
   for (auto& run : runs_) GroupRun::give_back(std::move(run));
   runs_.clear();
+  *machine_.launch_active = false;
   return fault_;
 }
 

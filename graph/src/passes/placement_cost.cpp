@@ -181,7 +181,7 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
   Estimate slowest;
   for (const auto& [begin, end] : s.blocks) {
     if (begin == end) continue;
-    const PieceWork w = piece_work(graph, op, s.axis, begin, end, op.attrs);
+    const PieceWork w = piece_work(graph, op, s.axis, begin, end, nullptr);
     std::vector<TensorRegion> regions = w.regions;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (w.dropped[k]) regions[k] = TensorRegion{false, 0, 0, 0};

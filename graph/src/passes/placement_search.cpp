@@ -53,7 +53,7 @@ Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const
   for (std::size_t g = 0; g < groups; ++g) {
     const auto [begin, end] = s.blocks[g];
     if (begin == end) continue;
-    const PieceWork w = piece_work(graph, op, s.axis, begin, end, op.attrs);
+    const PieceWork w = piece_work(graph, op, s.axis, begin, end, nullptr);
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (!w.dropped[k]) c.needs[k][g] = normalized(graph, op.inputs[k], w.regions[k]);
     }

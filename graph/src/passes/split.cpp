@@ -128,17 +128,17 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
     auto& [begin, end] = s.blocks[static_cast<std::size_t>(p.group)];
     const std::uint64_t first = std::min(p.first, axis.extent), last = std::min(p.last + 1, axis.extent);
     if (first >= last) continue;  // padding only
-    if (!nonempty(piece_work(graph, op, axis, first, last, op.attrs))) return std::nullopt;
+    if (!nonempty(piece_work(graph, op, axis, first, last, nullptr))) return std::nullopt;
     if (begin == end) begin = first;
     end = last;
   }
   for (const auto& [begin, end] : s.blocks) {
-    if (begin < end && !nonempty(piece_work(graph, op, axis, begin, end, op.attrs))) return std::nullopt;
+    if (begin < end && !nonempty(piece_work(graph, op, axis, begin, end, nullptr))) return std::nullopt;
   }
   s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
   bool data = false, model = false;
   for (const SplitPiece& p : s.pieces) {
-    const PieceWork w = piece_work(graph, op, axis, p.first, p.last + 1, op.attrs);
+    const PieceWork w = piece_work(graph, op, axis, p.first, p.last + 1, nullptr);
     for (std::size_t t = 0; t < w.regions.size(); ++t) {
       if (w.regions[t].whole) continue;
       s.tensor_pieces[t].push_back(w.regions[t]);

@@ -117,6 +117,7 @@ class ConvOp final : public BoundOp {
     packing::PackPlan plan;
     const std::vector<std::int32_t> flat = flat_offsets(in[0].layout());
     auto& halves = plan.derived.emplace_back();  // each int32 as the fp16 bit pairs the device stores
+    halves.reserve(2 * flat.size());
     for (const std::int32_t v : flat) {
       const auto bits = static_cast<std::uint32_t>(v);
       halves.push_back(f16::from_bits(static_cast<std::uint16_t>(bits & 0xffffu)));
@@ -136,8 +137,14 @@ class ConvOp final : public BoundOp {
  private:
   /// The offset table of implicit-precomp: (offset, row, column) per row of the weight matrix.
   std::vector<std::int32_t> flat_offsets(const Layout& xl) const {
+    const std::vector<OffsetEntry> table = offset_table(g_, xl);
     std::vector<std::int32_t> flat;
-    for (const OffsetEntry& e : offset_table(g_, xl)) flat.insert(flat.end(), {e.offset, e.row, e.column});
+    flat.reserve(3 * table.size());
+    for (const OffsetEntry& e : table) {
+      flat.push_back(e.offset);
+      flat.push_back(e.row);
+      flat.push_back(e.column);
+    }
     return flat;
   }
 
