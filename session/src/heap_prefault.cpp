@@ -22,6 +22,9 @@ namespace {
 constexpr std::size_t kBlockBytes = std::size_t{16} << 20;  // under the 32 MiB mmap threshold set below
 constexpr std::size_t kStepBytes = std::size_t{2} << 20;    // populated per call, so the parse can overlap
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
+// Less than a step is left to fault in as the import touches it: a few hundred small pages cost less than the
+// helper's populating a whole block (huge pages: a 500 kB LSTM model's import waited up to 35 ms on it).
+constexpr std::uint64_t kMinBytes = kStepBytes;
 constexpr int kDefaultThreshold = 128 * 1024;  // glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD defaults
 
 /// The first page boundary at or after `at`.
@@ -69,7 +72,7 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes, std::function<void(const std::at
   std::byte* begin = nullptr;
   std::byte* end = nullptr;
 #if defined(__GLIBC__)
-  if (bytes > 0) {
+  if (bytes >= kMinBytes) {
     bytes = std::min(bytes, kMaxBytes);
     std::vector<void*> blocks;
     blocks.reserve((bytes + kBlockBytes - 1) / kBlockBytes);  // nothing to throw once the allocator is tuned
@@ -91,6 +94,8 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes, std::function<void(const std::at
                     (i == 0 || block > static_cast<std::byte*>(blocks[i - 1]));
       }
       for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
+      // The heap grew by whole blocks; the import needs `bytes` of them (whole steps, so whole huge pages).
+      if (from_heap) end = std::min(end, page_up(begin) + (bytes + kStepBytes - 1) / kStepBytes * kStepBytes);
       // Not glibc's brk heap (an interposed allocator, a sanitizer): nothing to populate.
       if (from_heap) {
         ask_huge_pages(begin, end);

@@ -17,7 +17,8 @@ namespace ldmsim {
 
 class HeapPrefault {
  public:
-  /// Populates about `bytes` of free heap from a helper thread (capped at 1 GiB). While it lives, blocks up to
+  /// Populates about `bytes` of free heap from a helper thread (capped at 1 GiB; nothing under 2 MiB, which the
+  /// import faults in for less than the helper would spend). While it lives, blocks up to
   /// 32 MiB come from the heap (not mmap) and freed heap memory is kept; the destructor sets glibc's default
   /// thresholds back (its dynamic mmap threshold stays off, as after any mallopt). Populates nothing where the heap
   /// is not glibc's contiguous one (another allocator, a sanitizer) or the kernel lacks MADV_POPULATE_WRITE

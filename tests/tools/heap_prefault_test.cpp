@@ -49,6 +49,18 @@ TEST_CASE("a heap prefault of nothing does nothing", "[cli][prefault]") {
   CHECK(prefault.populating() == 0);
 }
 
+TEST_CASE("a heap prefault populates what was asked, not the whole block it grew the heap by", "[cli][prefault]") {
+  {
+    ldmsim::HeapPrefault small(std::size_t{1} << 20);  // a small model: its pages fault in as it is read
+    CHECK(small.populating() == 0);
+  }
+  constexpr std::size_t kBytes = std::size_t{3} << 20;  // the heap grows by one 16 MiB block
+  ldmsim::HeapPrefault prefault(kBytes);
+  prefault.finish();
+  CHECK(prefault.populating() >= kBytes);
+  CHECK(prefault.populating() <= kBytes + (std::size_t{2} << 20));
+}
+
 TEST_CASE("a heap prefault runs its follow-up on the helper and tells it when the import is over", "[cli][prefault]") {
   std::atomic<bool> started{false}, saw_stop{false};
   std::thread::id helper;
