@@ -22,8 +22,8 @@ namespace {
 constexpr std::size_t kBlockBytes = std::size_t{16} << 20;  // under the 32 MiB mmap threshold set below
 constexpr std::size_t kStepBytes = std::size_t{2} << 20;    // populated per call, so the parse can overlap
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
-// Less than a step is left to fault in as the import touches it: a few hundred small pages cost less than the
-// helper's populating a whole block (huge pages: a 500 kB LSTM model's import waited up to 35 ms on it).
+// Less than a step is left to fault in as the import touches it: a few hundred pages cost less than the helper's
+// thread (a 500 kB LSTM model's import once waited up to 35 ms on a populated 16 MiB block).
 constexpr std::uint64_t kMinBytes = kStepBytes;
 constexpr int kDefaultThreshold = 128 * 1024;  // glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD defaults
 
@@ -47,23 +47,6 @@ void populate(std::byte* begin, std::byte* end, const std::atomic<bool>& stop, s
     at += n;
     done += n;
   }
-}
-
-/// Transparent huge pages for the whole pages of [begin, end) where the kernel gives them on request (THP
-/// "madvise" or "always"): the import's strings fill the range densely, so this costs no memory, and a 2 MiB page is
-/// populated for much less than its 512 small ones. The range ends at the heap's break, and memory the heap grows by
-/// later is a mapping of its own (the flags differ), so it keeps small pages. Best effort: without THP, nothing.
-void ask_huge_pages(std::byte* begin, std::byte* end) {
-#if defined(MADV_HUGEPAGE)
-  std::byte* first = page_up(begin);
-  // The range ends at the break, a page boundary; rounded down anyway so the request never passes `end`.
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto* last = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(end) & ~(page - 1));
-  if (last > first) madvise(first, static_cast<std::size_t>(last - first), MADV_HUGEPAGE);
-#else
-  (void)begin;
-  (void)end;
-#endif
 }
 
 }  // namespace
@@ -94,12 +77,12 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes, std::function<void(const std::at
                     (i == 0 || block > static_cast<std::byte*>(blocks[i - 1]));
       }
       for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
-      // The heap grew by whole blocks; the import needs `bytes` of them (whole steps, so whole huge pages).
-      if (from_heap) end = std::min(end, page_up(begin) + (bytes + kStepBytes - 1) / kStepBytes * kStepBytes);
-      // Not glibc's brk heap (an interposed allocator, a sanitizer): nothing to populate.
+      // The heap grew by whole blocks; the import needs `bytes` of them (in whole steps). Small pages: asked for
+      // transparent huge pages here, a populate often waited on the host's zeroing or the kernel's compaction
+      // (docs/benchmarks.md).
       if (from_heap) {
-        ask_huge_pages(begin, end);
-      } else {
+        end = std::min(end, page_up(begin) + (bytes + kStepBytes - 1) / kStepBytes * kStepBytes);
+      } else {  // not glibc's brk heap (an interposed allocator, a sanitizer): nothing to populate
         begin = end = nullptr;
       }
     }

@@ -2,8 +2,8 @@
 // rounded to fp16, into a buffer of its own, and a first touch costs ~0.4-0.6 ms per MB on the VMs measured
 // (docs/benchmarks.md). HeapPrefault grows the main thread's heap by the bytes the import is about to allocate and
 // has a helper thread populate those pages while the caller reads the model, so the reading mostly finds its pages
-// already there. It asks for transparent huge pages there: populated that way the helper keeps ahead of the parse
-// (ResNet-18's import 24.7 -> 20.7 ms, when protobuf still copied the weights). Once done it runs a follow-up the
+// already there (in small pages: huge pages made the import wait on the host's zeroing and the kernel's compaction,
+// docs/benchmarks.md). Once done it runs a follow-up the
 // caller gives (`ldmsim run` commits the machine's first local-store and device pages) until the import ends.
 #pragma once
 
@@ -22,7 +22,7 @@ class HeapPrefault {
   /// 32 MiB come from the heap (not mmap) and freed heap memory is kept; the destructor sets glibc's default
   /// thresholds back (its dynamic mmap threshold stays off, as after any mallopt). Populates nothing where the heap
   /// is not glibc's contiguous one (another allocator, a sanitizer) or the kernel lacks MADV_POPULATE_WRITE
-  /// (before Linux 5.14; the huge pages are still asked for there, and the import's own touches fault them in).
+  /// (before Linux 5.14: the import's own touches fault the pages in).
   /// `then`: more work for the helper once the heap is populated (or at once where nothing is), given the flag
   /// the destructor sets: it should return soon after.
   explicit HeapPrefault(std::uint64_t bytes, std::function<void(const std::atomic<bool>& stop)> then = {});
