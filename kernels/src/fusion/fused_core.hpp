@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -19,19 +20,21 @@ namespace ldmsim::fusion {
 using tiling::Range;
 
 /// The row index a value has for a frame row: the frame row's coordinates with the value's broadcast axes at 0.
+/// Built per value by every core of every launch, so it allocates nothing.
 class RowIndex {
  public:
   RowIndex(const FusionFrame& f, const FusedValue& v) {
     std::uint64_t stride = 1;
     for (std::size_t a = f.k_begin; a-- > 0;) {
-      dims_.push_back(f.shape[a]);
-      strides_.push_back(v.dims[a] == 1 ? 0 : stride);
+      dims_[axes_] = f.shape[a];
+      strides_[axes_] = v.dims[a] == 1 ? 0 : stride;
+      ++axes_;
       stride *= v.dims[a];
     }
   }
   std::uint64_t operator()(std::uint64_t row) const {
     std::uint64_t index = 0;
-    for (std::size_t a = 0; a < dims_.size(); ++a) {
+    for (std::size_t a = 0; a < axes_; ++a) {
       index += row % dims_[a] * strides_[a];
       row /= dims_[a];
     }
@@ -39,7 +42,8 @@ class RowIndex {
   }
 
  private:
-  std::vector<std::uint64_t> dims_, strides_;  // innermost row axis first
+  std::array<std::uint64_t, Shape::kMaxRank> dims_{}, strides_{};  // innermost row axis first
+  std::size_t axes_ = 0;
 };
 
 /// One core's run of the program. A kernel that computes some inputs in ldm or uses some outputs there (the
@@ -49,6 +53,7 @@ class FusedCore {
  public:
   FusedCore(Core& core, const KernelArgs& a)
       : core_(core), a_(a), p_(*a.program), m_(*a.mapping), f_(p_.frame), slots_(*a.slots) {
+    index_.reserve(p_.values.size());
     for (const FusedValue& v : p_.values) index_.emplace_back(f_, v);
   }
   FusedCore(const FusedCore&) = delete;
