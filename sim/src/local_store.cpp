@@ -10,13 +10,16 @@ LdmAllocator::LdmAllocator(std::uint64_t capacity) : capacity_(capacity) {}
 std::optional<LdmAddr> LdmAllocator::allocate(std::uint64_t bytes, std::uint64_t alignment) {
   if (bytes == 0 || alignment == 0 || (alignment & (alignment - 1)) != 0) return std::nullopt;
   std::uint64_t candidate = 0;
-  for (const auto& [offset, size] : live_) {
-    if (offset >= candidate && offset - candidate >= bytes) break;
-    candidate = (offset + size + alignment - 1) & ~(alignment - 1);
+  std::size_t at = 0;  // where the new block goes: before the first block it fits below
+  for (; at < live_.size(); ++at) {
+    const Block& b = live_[at];
+    if (b.offset >= candidate && b.offset - candidate >= bytes) break;
+    candidate = (b.offset + b.bytes + alignment - 1) & ~(alignment - 1);
   }
   if (candidate > capacity_ || capacity_ - candidate < bytes) return std::nullopt;
   const auto offset = static_cast<LdmAddr>(candidate);
-  live_.emplace(offset, bytes);
+  if (live_.empty()) live_.reserve(8);
+  live_.insert(live_.begin() + static_cast<std::ptrdiff_t>(at), Block{offset, bytes});
   used_ += bytes;
   high_water_ = std::max(high_water_, used_);
   peak_extent_ = std::max(peak_extent_, candidate + bytes);
@@ -24,9 +27,10 @@ std::optional<LdmAddr> LdmAllocator::allocate(std::uint64_t bytes, std::uint64_t
 }
 
 bool LdmAllocator::free(LdmAddr offset) {
-  auto it = live_.find(offset);
-  if (it == live_.end()) return false;
-  used_ -= it->second;
+  const auto it =
+      std::lower_bound(live_.begin(), live_.end(), offset, [](const Block& b, LdmAddr at) { return b.offset < at; });
+  if (it == live_.end() || it->offset != offset) return false;
+  used_ -= it->bytes;
   live_.erase(it);
   return true;
 }
@@ -39,9 +43,9 @@ void LdmAllocator::reset() {
 LdmShortfall LdmAllocator::shortfall(std::uint64_t requested) const {
   std::uint64_t largest = 0;
   std::uint64_t cursor = 0;
-  for (const auto& [offset, size] : live_) {
-    largest = std::max(largest, offset - std::min<std::uint64_t>(offset, cursor));
-    cursor = std::max<std::uint64_t>(cursor, offset + size);
+  for (const Block& b : live_) {
+    largest = std::max(largest, b.offset - std::min<std::uint64_t>(b.offset, cursor));
+    cursor = std::max<std::uint64_t>(cursor, b.offset + b.bytes);
   }
   largest = std::max(largest, capacity_ - std::min(capacity_, cursor));
   return LdmShortfall{requested, capacity_ - used_, largest, high_water_};

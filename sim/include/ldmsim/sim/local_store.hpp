@@ -4,9 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "ldmsim/sim/types.hpp"
 
@@ -44,7 +44,13 @@ class LdmAllocator {
   std::uint64_t used_ = 0;
   std::uint64_t high_water_ = 0;
   std::uint64_t peak_extent_ = 0;
-  std::map<LdmAddr, std::uint64_t> live_;  // offset -> bytes
+  struct Block {
+    LdmAddr offset;
+    std::uint64_t bytes;
+  };
+  // By offset. A core holds a few blocks at a time, and a core's allocator lives for one launch: a vector allocates
+  // once per launch where a map allocated per block.
+  std::vector<Block> live_;
 };
 
 }  // namespace ldmsim
