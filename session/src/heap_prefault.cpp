@@ -77,8 +77,8 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes, std::function<void(const std::at
                     (i == 0 || block > static_cast<std::byte*>(blocks[i - 1]));
       }
       for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
-      // The heap grew by whole blocks; the import needs `bytes` of them (in whole steps). Small pages: asked for
-      // transparent huge pages here, a populate often waited on the host's zeroing or the kernel's compaction
+      // The heap grew by whole blocks; the import needs `bytes` of them (in whole steps), in small pages: populated
+      // as transparent huge pages they often made the import wait on the host's zeroing or the kernel's compaction
       // (docs/benchmarks.md).
       if (from_heap) {
         end = std::min(end, page_up(begin) + (bytes + kStepBytes - 1) / kStepBytes * kStepBytes);
