@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <unordered_map>
 
 #include "fusion_internal.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -99,6 +100,20 @@ std::string group_name(const Graph& graph, const std::vector<std::size_t>& ops) 
   std::string joined = fmt::format("{}", fmt::join(names, "+"));
   if (joined.size() > 160) joined = fmt::format("{}+...+{} ({} ops)", names.front(), names.back(), names.size());
   return joined;
+}
+
+/// Folds the fused graph's view chains; the kernels the report names keep their labels' meaning.
+void relabel_after_view_chains(FusedGraph& result) {
+  std::vector<std::string> labels;
+  Graph folded = fusion::fold_view_chains(result.graph, result.view_chains, labels);
+  if (result.view_chains.empty()) return;
+  std::unordered_map<std::string, std::string> renamed;
+  for (const OpNode& op : result.graph.ops()) renamed.emplace(op.label(), labels[op.index]);
+  for (FusionGroup& g : result.groups) {
+    if (!g.kernel.empty()) g.kernel = renamed.at(g.kernel);
+  }
+  for (StoreFold& f : result.folds) f.kernel = renamed.at(f.kernel);
+  result.graph = std::move(folded);
 }
 
 }  // namespace
@@ -249,6 +264,9 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   }
   if (emitted != nodes.size()) throw std::logic_error("fusion: the contracted graph has a cycle");
   for (std::size_t t : graph.outputs()) out.mark_output(graph.tensor(t).name);
+  // Naive staging pads inside rows, which a view copy reads element by element: one copy of a whole chain then
+  // costs more than the chain's first copy (the slice) plus copies of unpadded intermediates.
+  if (options.view_chains && policy != StagingPolicy::kNaive) relabel_after_view_chains(result);
   return result;
 }
 
@@ -265,6 +283,9 @@ std::string FusedGraph::describe(const Graph& original) const {
     for (std::size_t o : fold_ops(f)) ops.push_back(original.ops()[o].label());
     out += fmt::format("  folded into {}'s store: {} (kernel {})\n", ops.front(),
                        fmt::join(ops.begin() + 1, ops.end(), ", "), f.kernel);
+  }
+  for (const ViewChainFold& v : view_chains) {
+    out += fmt::format("  view chain {}: {} copied once, as one strided view\n", v.kernel, fmt::join(v.ops, ", "));
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const FusionGroup& g = groups[i];

@@ -88,4 +88,9 @@ std::optional<AttentionMatch> match_attention(const Graph& graph, const LoweredG
 std::shared_ptr<const BoundOp> bind_attention(const Graph& graph, const LoweredGroup& group,
                                               const AttentionMatch& match, const std::string& arch);
 
+/// `graph` with every chain of view steps holding two or more copies (each op reading the one output of the op before
+/// it, that output read by nothing else and not a graph output) replaced by one op of type "view"; `folds` receives
+/// each chain, `labels` each op's label in the result (empty for an op of a chain).
+Graph fold_view_chains(const Graph& graph, std::vector<ViewChainFold>& folds, std::vector<std::string>& labels);
+
 }  // namespace ldmsim::fusion

@@ -208,6 +208,11 @@ class TransposeOp final : public BoundOp {
   }
   OpCost cost() const override { return {0, 0}; }
   Tolerance tolerance() const override { return {0.0, 0.0}; }
+  /// The permutation when the transpose copies a view of its input (kView), else nullopt.
+  std::optional<std::vector<std::size_t>> view_permutation() const {
+    if (plan_ != TransposePlan::kView) return std::nullopt;
+    return perm_;
+  }
   nlohmann::json run_metrics() const override {
     static constexpr const char* kNames[] = {"view", "swap", "swap-then-view"};
     return {{"transpose", kNames[static_cast<int>(plan_)]}};
@@ -245,6 +250,11 @@ std::unique_ptr<BoundOp> bind_transpose(std::string_view name, const JsonField& 
 }
 
 }  // namespace
+
+std::optional<std::vector<std::size_t>> view_transpose_permutation(const BoundOp& op) {
+  const auto* transpose = dynamic_cast<const TransposeOp*>(&op);
+  return transpose == nullptr ? std::nullopt : transpose->view_permutation();
+}
 
 void add_transpose_kind(OperatorRegistry& registry) {
   registry.add(std::make_unique<FunctionKind>("transpose", Arity{1, 1, 1}, bind_transpose));

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <source_location>
 #include <span>
 #include <string>
@@ -46,6 +47,9 @@ void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmS
                       std::int64_t stride, std::uint64_t n, f16* out,
                       std::source_location site = std::source_location::current());
 
+/// The permutation of a transpose that copies a view of its input (it keeps the last axis last), else nullopt.
+std::optional<std::vector<std::size_t>> view_transpose_permutation(const BoundOp& op);
+
 /// The fp32 reference: the view's elements in C order, computed coordinate by coordinate.
 std::vector<float> view_reference(const StridedView& view, std::span<const float> x);
 
@@ -68,6 +72,7 @@ class ViewOp final : public BoundOp {
   }
   OpCost cost() const override { return {0, 0}; }
   Tolerance tolerance() const override { return {0.0, 0.0}; }
+  const StridedView& strided_view() const { return view_; }
   std::unique_ptr<BoundOp> with_element_type(DType type) const override {
     if (view_.widened(units_of(type)).canonical().dims.size() > Shape::kMaxRank) return nullptr;
     return std::make_unique<ViewOp>(input_shapes()[0], output_shapes()[0], view_, type);

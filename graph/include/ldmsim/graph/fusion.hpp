@@ -8,6 +8,9 @@
 // layer normalisation) as long as every value of the group propagates the backbone's index and no cycle through an
 // outside op appears. Each group of two or more ops becomes one "fused" op whose kernel runs the group on ldm tiles;
 // a group whose smallest mapping does not fit ldm stays unfused.
+//
+// Last, chains of ops that only rearrange elements (a transformer's slice, reshape and transpose of q, k and v)
+// become one strided copy each.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,15 @@ struct FusionOptions {
   std::uint32_t cores = 0;
   /// A group between two batched products (softmax(Q Kt) V) runs with both products in one kernel.
   bool attention = true;
+  /// A chain of ops that only rearrange elements (slice, expand, reshape, transpose keeping the last axis last),
+  /// with two or more copies among them, becomes one strided copy ("view").
+  bool view_chains = true;
+};
+
+/// A chain of view steps that became one op of type "view" (one strided copy of the chain's input).
+struct ViewChainFold {
+  std::vector<std::string> ops;  ///< the chain's op labels, in the graph the chain was found in
+  std::string kernel;            ///< the view op's label in the fused graph
 };
 
 /// One candidate group and what became of it.
@@ -54,9 +66,10 @@ struct StoreFold {
 };
 
 struct FusedGraph {
-  Graph graph;                      ///< the graph with every fused group replaced by one op
-  std::vector<FusionGroup> groups;  ///< candidate groups in order of their first op
-  std::vector<StoreFold> folds;     ///< in the original graph's order
+  Graph graph;                             ///< the graph with every fused group replaced by one op
+  std::vector<FusionGroup> groups;         ///< candidate groups in order of their first op
+  std::vector<StoreFold> folds;            ///< in the original graph's order
+  std::vector<ViewChainFold> view_chains;  ///< in graph order
   std::size_t bias_folds() const;
   std::size_t activation_folds() const;
   std::size_t residual_folds() const;
