@@ -1,5 +1,6 @@
-// The fusion pass's last step: chains of view steps (ldmsim/kernels/view_chain.hpp) become one strided copy. Each
-// op of a chain would read and write every element once; the composed copy does it once for the whole chain.
+// The fusion pass's last step: chains of view steps (ldmsim/kernels/view_chain.hpp) become one strided copy, or one
+// swap reading in place when a transpose that moves the last axis ends them. Each op of a chain would read and
+// write every element once; the composed op does it once for the whole chain.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,12 +13,14 @@ namespace ldmsim::fusion {
 
 namespace {
 
-/// The op that alone reads `op`'s one output when it is a view step and the output is not a graph output.
+/// The op that alone reads `op`'s one output when it is a view step (or a swap, which ends a chain) and the output
+/// is not a graph output.
 const OpNode* next_step(const Graph& graph, const OpNode& op) {
   const TensorNode& out = graph.tensor(op.outputs[0]);
   if (out.is_output || out.consumers.size() != 1) return nullptr;
   const OpNode& reader = graph.ops()[out.consumers[0]];
-  return reader.inputs.size() == 1 && is_view_step(*reader.bound) ? &reader : nullptr;
+  const bool step = is_view_step(*reader.bound) || is_swap_step(*reader.bound);
+  return reader.inputs.size() == 1 && step ? &reader : nullptr;
 }
 
 struct Chain {
@@ -35,6 +38,7 @@ Chain chain_from(const Graph& graph, const OpNode& first) {
     if (!composed) break;
     chain.ops.push_back(op->index);
     chain.composed = std::move(composed);
+    if (is_swap_step(*op->bound)) break;  // a swap ends a chain: what follows reads its transposed matrices
   }
   return chain;
 }

@@ -6,6 +6,7 @@
 // is read column by column as strided blocks of one element per row; a padded input is gathered element by element.
 // Any other permutation is such a swap (the output's last axis brought last) followed by a view copy.
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "ldmsim/kernels/matrix_block.hpp"
@@ -23,6 +24,8 @@ struct TransposeArgs {
   Layout xl;
   DevicePtr<f16> y;
   Layout yl;
+  // Where the matrices are in x: row r of matrix b starts at offset + b * batch + r * pitch (0: packed, n and m * n).
+  std::uint64_t offset = 0, pitch = 0, batch = 0;
 };
 
 void transpose_kernel(Core& core, const TransposeArgs& a) {
@@ -31,6 +34,7 @@ void transpose_kernel(Core& core, const TransposeArgs& a) {
   const bool flat = a.xl.only_tail_padded();
   const std::size_t rows_per_read = std::max<std::size_t>(1, (chunk + 2) / tiling::block_buffer_elements(1, 1));
   const std::uint64_t m = a.m, n = a.n;
+  const std::uint64_t pitch = a.pitch == 0 ? n : a.pitch, batch = a.batch == 0 ? m * n : a.batch;
   tiling::write_gathered_tiles(
       core, a.y, a.yl,
       [&](std::size_t first, std::size_t last, LdmSpan<f16>, LdmSpan<f16> logical) {
@@ -39,14 +43,14 @@ void transpose_kernel(Core& core, const TransposeArgs& a) {
           const std::uint64_t b = at / (m * n), col = (at / m) % n, row0 = at % m;
           const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(m - row0, last - at));
           f16* out = logical.data() + (at - first);
-          const std::uint64_t source = (b * m + row0) * n + col;
+          const std::uint64_t source = a.offset + b * batch + row0 * pitch + col;
           // Whole output rows of this matrix available from here, and how many one read can hold.
           const std::uint64_t whole = row0 == 0 ? std::min<std::uint64_t>((last - at) / m, n - col) : 0;
           const std::uint64_t fit = (chunk + 2) / m >= 4 ? tiling::floor_even((chunk + 2) / m - 2) : 0;
           if (flat && std::min(whole, fit) >= 2) {
             const auto k = static_cast<std::size_t>(std::min(whole, fit));
             auto read = tiling::get_block(core, staging, a.x, a.xl.total,
-                                          {.first = b * m * n + col, .pitch = n, .rows = m, .count = k});
+                                          {.first = a.offset + b * batch + col, .pitch = pitch, .rows = m, .count = k});
             read.wait();
             for (std::size_t r = 0; r < m; ++r) {
               const f16* run = staging.data() + read.start(r);
@@ -59,13 +63,13 @@ void transpose_kernel(Core& core, const TransposeArgs& a) {
             for (std::size_t done = 0; done < count; done += rows_per_read) {
               const std::size_t rows = std::min(rows_per_read, count - done);
               auto read = tiling::get_block(core, staging, a.x, a.xl.total,
-                                            {.first = source + done * n, .pitch = n, .rows = rows, .count = 1});
+                                            {.first = source + done * pitch, .pitch = pitch, .rows = rows, .count = 1});
               read.wait();
               for (std::size_t r = 0; r < rows; ++r) out[done + r] = staging.data()[read.start(r)];
             }
           } else {
             for (std::size_t r = 0; r < count; ++r) {
-              tiling::gather(core, staging, a.x, a.xl, source + r * n, 1, out + r);
+              tiling::gather(core, staging, a.x, a.xl, source + r * pitch, 1, out + r);
             }
           }
           at += count;
@@ -213,6 +217,15 @@ class TransposeOp final : public BoundOp {
     if (plan_ != TransposePlan::kView) return std::nullopt;
     return perm_;
   }
+  /// {batches, m, n} when the transpose swaps the last two axes of [batches, m, n] (kSwap), else nullopt.
+  std::optional<std::array<std::uint64_t, 3>> swapped_matrices() const {
+    if (plan_ != TransposePlan::kSwap) return std::nullopt;
+    const auto& d = reduced_.dims;
+    const std::size_t k = d.size();
+    std::uint64_t batches = 1;
+    for (std::size_t i = 0; i + 2 < k; ++i) batches *= d[i];
+    return std::array<std::uint64_t, 3>{batches, d[k - 2], d[k - 1]};
+  }
   nlohmann::json run_metrics() const override {
     static constexpr const char* kNames[] = {"view", "swap", "swap-then-view"};
     return {{"transpose", kNames[static_cast<int>(plan_)]}};
@@ -222,6 +235,38 @@ class TransposeOp final : public BoundOp {
   std::vector<std::size_t> perm_;
   ReducedPermutation reduced_;
   TransposePlan plan_ = TransposePlan::kView;
+};
+
+/// A swap of the last two axes of matrices read in place from a view of a larger input (a slice of it): matrix b's
+/// row r starts at element offset + b * batch + r * pitch of x.
+class StridedSwapOp final : public BoundOp {
+ public:
+  StridedSwapOp(Shape x, Shape y, const StridedSwap& swap) : BoundOp({std::move(x)}, {std::move(y)}), swap_(swap) {}
+  PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+           const std::string& label) const override {
+    launch_all(m, label, transpose_kernel,
+               TransposeArgs{swap_.m, swap_.n, DevicePtr<const f16>(in[0].ptr), in[0].layout(), out[0].ptr,
+                             out[0].layout(), swap_.offset, swap_.pitch, swap_.batch});
+  }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    const StridedSwap& s = swap_;
+    HostTensor out{output_shapes()[0], std::vector<float>(s.batches * s.m * s.n)};
+    for (std::uint64_t b = 0; b < s.batches; ++b) {
+      for (std::uint64_t col = 0; col < s.n; ++col) {
+        for (std::uint64_t row = 0; row < s.m; ++row) {
+          out.data[(b * s.n + col) * s.m + row] = in[0].data[s.offset + b * s.batch + row * s.pitch + col];
+        }
+      }
+    }
+    return {out};
+  }
+  OpCost cost() const override { return {0, 0}; }
+  Tolerance tolerance() const override { return {0.0, 0.0}; }
+  nlohmann::json run_metrics() const override { return {{"transpose", "swap"}}; }
+
+ private:
+  StridedSwap swap_;
 };
 
 std::unique_ptr<BoundOp> bind_transpose(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
@@ -254,6 +299,15 @@ std::unique_ptr<BoundOp> bind_transpose(std::string_view name, const JsonField& 
 std::optional<std::vector<std::size_t>> view_transpose_permutation(const BoundOp& op) {
   const auto* transpose = dynamic_cast<const TransposeOp*>(&op);
   return transpose == nullptr ? std::nullopt : transpose->view_permutation();
+}
+
+std::optional<std::array<std::uint64_t, 3>> swapped_matrices(const BoundOp& op) {
+  const auto* transpose = dynamic_cast<const TransposeOp*>(&op);
+  return transpose == nullptr ? std::nullopt : transpose->swapped_matrices();
+}
+
+std::unique_ptr<BoundOp> strided_swap(Shape x, Shape y, const StridedSwap& swap) {
+  return std::make_unique<StridedSwapOp>(std::move(x), std::move(y), swap);
 }
 
 void add_transpose_kind(OperatorRegistry& registry) {

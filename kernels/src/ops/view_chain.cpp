@@ -102,10 +102,35 @@ bool one_f16_in_one_out(const BoundOp& op) {
          op.dtype(1) == DType::kF16;
 }
 
+/// The swap `op` (of [batches, m, n]) of the tensor `v` views in x, read in place: the matrices' rows must be runs
+/// of x (columns one apart) at one pitch, the matrices at one stride.
+std::unique_ptr<BoundOp> swap_of(const Shape& x, const StridedView& v, const BoundOp& op) {
+  const auto matrices = ops::swapped_matrices(op);
+  const Shape& in = op.input_shapes()[0];
+  if (!std::equal(in.dims().begin(), in.dims().end(), v.dims.begin(), v.dims.end())) return nullptr;
+  const std::optional<StridedView> as = reshaped(v, *matrices);
+  if (!as || !inside(v, x.elements())) return nullptr;
+  const std::int64_t batch = as->strides[0], pitch = as->strides[1];
+  if (as->strides[2] != 1 || pitch < static_cast<std::int64_t>((*matrices)[2]) || batch < 0 || as->offset < 0) {
+    return nullptr;
+  }
+  ops::StridedSwap swap;
+  swap.batches = (*matrices)[0], swap.m = (*matrices)[1], swap.n = (*matrices)[2];
+  swap.offset = static_cast<std::uint64_t>(as->offset);
+  swap.pitch = static_cast<std::uint64_t>(pitch);
+  swap.batch = static_cast<std::uint64_t>(batch);
+  if (swap.batches > 1 && swap.batch == 0) return nullptr;  // 0 means packed to the kernel
+  return ops::strided_swap(x, op.output_shapes()[0], swap);
+}
+
 }  // namespace
 
 bool is_reinterpretation(const BoundOp& op) {
   return one_f16_in_one_out(op) && op.reinterprets_input();
+}
+
+bool is_swap_step(const BoundOp& op) {
+  return one_f16_in_one_out(op) && ops::swapped_matrices(op).has_value();
 }
 
 bool is_view_step(const BoundOp& op) {
@@ -122,6 +147,7 @@ std::unique_ptr<BoundOp> compose_view_chain(std::span<const BoundOp* const> chai
   v.strides = natural_strides(v.dims);
   for (std::size_t i = 0; i < chain.size(); ++i) {
     const BoundOp& op = *chain[i];
+    if (i > 0 && i + 1 == chain.size() && is_swap_step(op)) return swap_of(x, v, op);
     if (!is_view_step(op)) return nullptr;
     const Shape& in = op.input_shapes()[0];
     const Shape& out = op.output_shapes()[0];

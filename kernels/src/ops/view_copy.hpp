@@ -50,6 +50,18 @@ void read_strided_run(Core& core, DevicePtr<const f16> x, const Layout& xl, LdmS
 /// The permutation of a transpose that copies a view of its input (it keeps the last axis last), else nullopt.
 std::optional<std::vector<std::size_t>> view_transpose_permutation(const BoundOp& op);
 
+/// {batches, m, n} when `op` is a transpose that swaps the last two axes of [batches, m, n] (rows and columns
+/// transposed in ldm), else nullopt.
+std::optional<std::array<std::uint64_t, 3>> swapped_matrices(const BoundOp& op);
+
+/// Matrices read in place from a larger input: matrix b's row r starts at element offset + b * batch + r * pitch.
+struct StridedSwap {
+  std::uint64_t batches = 1, m = 1, n = 1;
+  std::uint64_t offset = 0, pitch = 1, batch = 0;
+};
+/// An op writing the swap (transpose of the last two axes) of those matrices of an input of shape x, as y.
+std::unique_ptr<BoundOp> strided_swap(Shape x, Shape y, const StridedSwap& swap);
+
 /// The fp32 reference: the view's elements in C order, computed coordinate by coordinate.
 std::vector<float> view_reference(const StridedView& view, std::span<const float> x);
 
