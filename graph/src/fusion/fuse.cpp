@@ -94,14 +94,6 @@ nlohmann::json folded_attrs(const Graph& graph, const StoreFold& f) {
   return attrs;
 }
 
-std::string group_name(const Graph& graph, const std::vector<std::size_t>& ops) {
-  std::vector<std::string> names;
-  for (std::size_t o : ops) names.push_back(graph.ops()[o].layer());
-  std::string joined = fmt::format("{}", fmt::join(names, "+"));
-  if (joined.size() > 160) joined = fmt::format("{}+...+{} ({} ops)", names.front(), names.back(), names.size());
-  return joined;
-}
-
 /// Folds the fused graph's view chains; the kernels the report names keep their labels' meaning.
 void relabel_after_view_chains(FusedGraph& result) {
   std::vector<std::string> labels;
@@ -209,18 +201,8 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
     if (pending[n] == 0) ready.push(n);
   }
   Graph& out = result.graph;
-  out.name = graph.name;
-  out.arch = graph.arch;
-  out.staging = graph.staging;
-  out.set_registry(graph.shared_registry());
-  for (const TensorNode& t : graph.tensors()) {
-    if (t.is_input()) out.add_input(t.name, t.shape, t.init, t.dtype);
-  }
-  const auto names = [&](const std::vector<std::size_t>& tensors) {
-    std::vector<std::string> v;
-    for (std::size_t t : tensors) v.push_back(graph.tensor(t).name);
-    return v;
-  };
+  out = fusion::inputs_of(graph);
+  const auto names = [&](const std::vector<std::size_t>& tensors) { return fusion::tensor_names(graph, tensors); };
   std::size_t emitted = 0;
   while (!ready.empty()) {
     const std::size_t n = ready.top();
@@ -232,7 +214,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       if (const auto& m = attention[*g]) {
         const std::size_t index =
             out.add_bound_op("attention", names(m->inputs), names({m->output}),
-                             fusion::bind_attention(graph, low, *m, arch.name), group_name(graph, m->ops));
+                             fusion::bind_attention(graph, low, *m, arch.name), fusion::joined_name(graph, m->ops));
         report.kernel = out.ops()[index].label();
         report.attention =
             fmt::format("with {} (scores){} and {} (output): {}", graph.ops()[m->first].label(),
@@ -241,7 +223,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       } else {
         const std::size_t index =
             out.add_bound_op("fused", names(low.inputs), names(low.outputs),
-                             low.bind(graph, *report.mapping, arch.name), group_name(graph, low.ops));
+                             low.bind(graph, *report.mapping, arch.name), fusion::joined_name(graph, low.ops));
         report.kernel = out.ops()[index].label();
       }
     } else if (const auto f = nodes[n].fold) {
@@ -252,7 +234,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       const nlohmann::json attrs = folded_attrs(graph, fold);
       const std::size_t index =
           out.add_op(graph.registry(), producer.type, inputs, names(graph.ops()[nodes[n].ops.back()].outputs),
-                     JsonField(attrs, "the fusion pass's store fold"), group_name(graph, nodes[n].ops));
+                     JsonField(attrs, "the fusion pass's store fold"), fusion::joined_name(graph, nodes[n].ops));
       fold.kernel = out.ops()[index].label();
     } else {
       const OpNode& op = graph.ops()[nodes[n].ops[0]];

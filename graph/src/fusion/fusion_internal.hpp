@@ -88,6 +88,13 @@ std::optional<AttentionMatch> match_attention(const Graph& graph, const LoweredG
 std::shared_ptr<const BoundOp> bind_attention(const Graph& graph, const LoweredGroup& group,
                                               const AttentionMatch& match, const std::string& arch);
 
+/// A graph with `graph`'s name, arch, staging, registry and inputs, and no op: what a contraction of it starts from.
+Graph inputs_of(const Graph& graph);
+/// The names of `tensors` of `graph`.
+std::vector<std::string> tensor_names(const Graph& graph, const std::vector<std::size_t>& tensors);
+/// The layer names of `ops` joined by "+" (shortened to the first and last past 160 characters): a contracted op's.
+std::string joined_name(const Graph& graph, const std::vector<std::size_t>& ops);
+
 /// `graph` with every chain of view steps holding two or more copies (each op reading the one output of the op before
 /// it, that output read by nothing else and not a graph output) replaced by one op of type "view"; `folds` receives
 /// each chain, `labels` each op's label in the result (empty for an op of a chain).

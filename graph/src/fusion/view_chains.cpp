@@ -1,8 +1,6 @@
 // The fusion pass's last step: chains of view steps (ldmsim/kernels/view_chain.hpp) become one strided copy, or one
 // swap reading in place when a transpose that moves the last axis ends them. Each op of a chain would read and
 // write every element once; the composed op does it once for the whole chain.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -48,14 +46,6 @@ std::size_t copies_in(const Graph& graph, const Chain& chain) {
       chain.ops.begin(), chain.ops.end(), [&](std::size_t o) { return !is_reinterpretation(*graph.ops()[o].bound); }));
 }
 
-std::string chain_name(const Graph& graph, const std::vector<std::size_t>& ops) {
-  std::vector<std::string> names;
-  for (std::size_t o : ops) names.push_back(graph.ops()[o].layer());
-  std::string joined = fmt::format("{}", fmt::join(names, "+"));
-  if (joined.size() > 160) joined = fmt::format("{}+...+{} ({} ops)", names.front(), names.back(), names.size());
-  return joined;
-}
-
 }  // namespace
 
 Graph fold_view_chains(const Graph& graph, std::vector<ViewChainFold>& folds, std::vector<std::string>& labels) {
@@ -69,25 +59,14 @@ Graph fold_view_chains(const Graph& graph, std::vector<ViewChainFold>& folds, st
     for (std::size_t o : chain.ops) taken[o] = 1;
     ending_at[chain.ops.back()] = std::move(chain);
   }
-  Graph out;
-  out.name = graph.name;
-  out.arch = graph.arch;
-  out.staging = graph.staging;
-  out.set_registry(graph.shared_registry());
-  for (const TensorNode& t : graph.tensors()) {
-    if (t.is_input()) out.add_input(t.name, t.shape, t.init, t.dtype);
-  }
-  const auto names = [&](const std::vector<std::size_t>& tensors) {
-    std::vector<std::string> v;
-    for (std::size_t t : tensors) v.push_back(graph.tensor(t).name);
-    return v;
-  };
+  Graph out = inputs_of(graph);
+  const auto names = [&](const std::vector<std::size_t>& tensors) { return tensor_names(graph, tensors); };
   labels.assign(n, std::string());
   for (const OpNode& op : graph.ops()) {
     if (const auto& chain = ending_at[op.index]) {
       const OpNode& first = graph.ops()[chain->ops.front()];
       const std::size_t index = out.add_bound_op("view", names(first.inputs), names(op.outputs), chain->composed,
-                                                 chain_name(graph, chain->ops));
+                                                 joined_name(graph, chain->ops));
       ViewChainFold fold;
       for (std::size_t o : chain->ops) fold.ops.push_back(graph.ops()[o].label());
       fold.kernel = out.ops()[index].label();
