@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "fusion_support.hpp"
+#include "ldmsim/kernels/attention_kernel.hpp"
 
 using namespace ldmsim;
 using fusion_cases::op;
@@ -77,4 +78,92 @@ TEST_CASE("a slice, reshape and transpose chain becomes one strided copy with th
   const FusedGraph kept = fuse(g, arch, StagingPolicy::kMethod, off);
   CHECK(kept.view_chains.empty());
   CHECK(ops_of_type(kept.graph, "view") == 0);
+}
+
+namespace {
+
+/// Multi-head attention on one [tokens, 1, 3 * heads * dim] projection as torch exports it: q, k and v split into
+/// heads, softmax(q kt * scale + mask) v, the heads merged back to [tokens, heads * dim].
+json attention_block(std::uint64_t tokens, std::uint64_t heads, std::uint64_t dim) {
+  json w = qkv_split(tokens, heads, dim);
+  w["name"] = "attention_block";
+  w["tensors"]["mask"] = tensor({heads, 1, tokens}, -4, 0, 4);
+  w["tensors"]["scale"] = fusion_cases::scalar(0.25);
+  for (const json& o : {op("matmul", {"q", "kt"}, "scores"), op("mul", {"scores", "scale"}, "scaled"),
+                        op("add", {"scaled", "mask"}, "masked"), op("softmax", {"masked"}, "probs", {{"axis", -1}}),
+                        op("matmul", {"probs", "v"}, "y"), op("transpose", {"y"}, "merged", {{"perm", {1, 0, 2}}}),
+                        op("reshape", {"merged"}, "out", {{"shape", {tokens, heads * dim}}})}) {
+    w["ops"].push_back(o);
+  }
+  w["outputs"] = {"out"};
+  return w;
+}
+
+ExecutionResult run_fused(const Graph& g, const Arch& arch, const FusionOptions& options) {
+  Machine machine(arch);
+  return execute(fuse(g, arch, StagingPolicy::kMethod, options).graph, machine, ExecuteOptions{});
+}
+
+}  // namespace
+
+TEST_CASE("an attention kernel reads q, k and v where the projection holds them and writes the merged heads",
+          "[graph][fusion][view_chain][attention]") {
+  const Arch arch = Arch::preset("sw26010pro");
+  const Graph g = test::graph_of(attention_block(32, 4, 16));
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.attention_views.size() == 1);
+  CHECK(f.attention_views[0].roles == std::vector<std::string>{"Q", "K", "V", "Y"});
+  CHECK(ops_of_type(f.graph, "attention") == 1);
+  CHECK(ops_of_type(f.graph, "view") == 0);
+  CHECK(ops_of_type(f.graph, "transpose") == 0);
+  CHECK_THAT(f.describe(g), Catch::Contains("reads and writes in place") && Catch::Contains("read in place by"));
+  // The attention op reads the projection three times, at the three parts' offsets.
+  const OpNode& attention =
+      *std::find_if(f.graph.ops().begin(), f.graph.ops().end(), [](const OpNode& o) { return o.type == "attention"; });
+  CHECK(f.graph.tensor(attention.inputs[0]).name == "x");
+  CHECK(f.graph.tensor(attention.inputs[1]).name == "x");
+  CHECK(f.graph.tensor(attention.inputs[2]).name == "x");
+
+  FusionOptions copies;
+  copies.view_chains = false;
+  const ExecutionResult in_place = run_fused(g, arch, FusionOptions{}), copied = run_fused(g, arch, copies);
+  CHECK(in_place.outputs.at("out") == copied.outputs.at("out"));  // the same arithmetic, other addresses
+  CHECK(in_place.stats["cycles"].get<std::uint64_t>() < copied.stats["cycles"].get<std::uint64_t>());
+  CHECK(in_place.stats["dma_bytes"].get<std::uint64_t>() < copied.stats["dma_bytes"].get<std::uint64_t>());
+
+  // Placements the kernel cannot take are refused: a row off a whole word, Y's rows written twice.
+  const FusedGraph packed = fuse(g, arch, StagingPolicy::kMethod, copies);
+  const OpNode& plain = *std::find_if(packed.graph.ops().begin(), packed.graph.ops().end(),
+                                      [](const OpNode& o) { return o.type == "attention"; });
+  const std::array<Shape, 3> sources{Shape{32, 1, 192}, Shape{32, 1, 192}, Shape{32, 1, 192}};
+  AttentionViews good;
+  good.q = {0, 16, 192};
+  good.kt = {64, 16, 192};
+  good.k_rows = true;
+  good.v = {128, 16, 192};
+  good.y = {0, 16, 64};
+  CHECK(attention_with_views(*plain.bound, sources, Shape{32, 4, 16}, good) != nullptr);
+  AttentionViews odd = good;
+  odd.q.offset = 1;
+  CHECK(attention_with_views(*plain.bound, sources, Shape{32, 4, 16}, odd) == nullptr);
+  AttentionViews twice = good;
+  twice.y.batch = 0;
+  CHECK(attention_with_views(*plain.bound, sources, Shape{32, 4, 16}, twice) == nullptr);
+  AttentionViews outside = good;
+  outside.v.offset = 192;
+  CHECK(attention_with_views(*plain.bound, sources, Shape{32, 4, 16}, outside) == nullptr);
+}
+
+TEST_CASE("an attention kernel reading in place is deterministic across host threads",
+          "[graph][fusion][view_chain][attention]") {
+  const Arch arch = Arch::preset("sw26010pro");
+  const FusedGraph f = fuse(test::graph_of(attention_block(32, 12, 16)), arch, StagingPolicy::kMethod);
+  REQUIRE(f.attention_views.size() == 1);
+  MachineOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  Machine m1(arch, one), m4(arch, four);
+  const ExecutionResult r1 = execute(f.graph, m1), r4 = execute(f.graph, m4);
+  CHECK(r1.outputs == r4.outputs);
+  CHECK(r1.stats == r4.stats);
 }

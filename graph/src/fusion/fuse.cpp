@@ -94,18 +94,38 @@ nlohmann::json folded_attrs(const Graph& graph, const StoreFold& f) {
   return attrs;
 }
 
-/// Folds the fused graph's view chains; the kernels the report names keep their labels' meaning.
-void relabel_after_view_chains(FusedGraph& result) {
-  std::vector<std::string> labels;
-  Graph folded = fusion::fold_view_chains(result.graph, result.view_chains, labels);
-  if (result.view_chains.empty()) return;
+/// `folded` becomes the fused graph; the kernels the report names keep their meaning (`labels`: each op's label in
+/// `folded`, empty for a dropped op, which names no kernel).
+std::unordered_map<std::string, std::string> take_folded(FusedGraph& result, Graph folded,
+                                                         const std::vector<std::string>& labels) {
   std::unordered_map<std::string, std::string> renamed;
   for (const OpNode& op : result.graph.ops()) renamed.emplace(op.label(), labels[op.index]);
-  for (FusionGroup& g : result.groups) {
-    if (!g.kernel.empty()) g.kernel = renamed.at(g.kernel);
-  }
-  for (StoreFold& f : result.folds) f.kernel = renamed.at(f.kernel);
+  const auto rename = [&](std::string& kernel) {
+    if (!kernel.empty()) kernel = renamed.at(kernel);
+  };
+  for (FusionGroup& g : result.groups) rename(g.kernel);
+  for (StoreFold& f : result.folds) rename(f.kernel);
   result.graph = std::move(folded);
+  return renamed;
+}
+
+/// Folds the fused graph's view chains, then the views around attention kernels.
+void fold_views(FusedGraph& result) {
+  std::vector<std::string> labels;
+  Graph chains = fusion::fold_view_chains(result.graph, result.view_chains, labels);
+  if (!result.view_chains.empty()) take_folded(result, std::move(chains), labels);
+  Graph attention = fusion::fold_views_into_attention(result.graph, result.attention_views, labels);
+  if (result.attention_views.empty()) return;
+  const auto renamed = take_folded(result, std::move(attention), labels);
+  for (ViewChainFold& v : result.view_chains) {  // a chain's view op an attention kernel absorbed names that kernel
+    if (const std::string& now = renamed.at(v.kernel); !now.empty()) {
+      v.kernel = now;
+      continue;
+    }
+    for (const AttentionViewFold& a : result.attention_views) {
+      if (std::find(a.ops.begin(), a.ops.end(), v.kernel) != a.ops.end()) v.kernel = a.kernel;
+    }
+  }
 }
 
 }  // namespace
@@ -248,7 +268,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   for (std::size_t t : graph.outputs()) out.mark_output(graph.tensor(t).name);
   // Naive staging pads inside rows, which a view copy reads element by element: one copy of a whole chain then
   // costs more than the chain's first copy (the slice) plus copies of unpadded intermediates.
-  if (options.view_chains && policy != StagingPolicy::kNaive) relabel_after_view_chains(result);
+  if (options.view_chains && policy != StagingPolicy::kNaive) fold_views(result);
   return result;
 }
 
@@ -267,7 +287,17 @@ std::string FusedGraph::describe(const Graph& original) const {
                        fmt::join(ops.begin() + 1, ops.end(), ", "), f.kernel);
   }
   for (const ViewChainFold& v : view_chains) {
-    out += fmt::format("  view chain {}: {} copied once, as one strided view\n", v.kernel, fmt::join(v.ops, ", "));
+    if (v.kernel.rfind("view#", 0) == 0) {
+      out += fmt::format("  view chain {}: {} copied once, as one strided view\n", v.kernel, fmt::join(v.ops, ", "));
+    } else {
+      out += fmt::format("  view chain {}: read in place by {}\n", fmt::join(v.ops, ", "), v.kernel);
+    }
+  }
+  for (const AttentionViewFold& v : attention_views) {
+    std::vector<std::string> ops;
+    for (std::size_t i = 0; i < v.ops.size(); ++i) ops.push_back(fmt::format("{} ({})", v.ops[i], v.roles[i]));
+    out += fmt::format("  attention kernel {} reads and writes in place what these would have copied: {}\n", v.kernel,
+                       fmt::join(ops, ", "));
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const FusionGroup& g = groups[i];

@@ -100,4 +100,10 @@ std::string joined_name(const Graph& graph, const std::vector<std::size_t>& ops)
 /// each chain, `labels` each op's label in the result (empty for an op of a chain).
 Graph fold_view_chains(const Graph& graph, std::vector<ViewChainFold>& folds, std::vector<std::string>& labels);
 
+/// `graph` with each attention op reading its Q, Kt (or K) and V in place where a view op that only it reads takes
+/// them from, and writing Y where a transpose (keeping the last axis) that alone reads Y would put it; those ops
+/// dropped. `folds` and `labels` as fold_view_chains gives them.
+Graph fold_views_into_attention(const Graph& graph, std::vector<AttentionViewFold>& folds,
+                                std::vector<std::string>& labels);
+
 }  // namespace ldmsim::fusion

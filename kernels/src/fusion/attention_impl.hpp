@@ -17,10 +17,11 @@ struct AttentionArgs {
   bool prefetch = false;
   bool q_broadcast = false;
   const std::vector<bool>* per_batch = nullptr;  ///< AttentionMapping::per_batch
-  DevicePtr<const f16> q, kt, v;                 ///< [batches * s, d], [batches * d, t], [batches * t, e], unpadded
+  DevicePtr<const f16> q, kt, v;                 ///< hold Q [s, d], Kt [d, t] (or K [t, d]) and V [t, e] per batch
   QueryScale scale = QueryScale::kNone;
   DevicePtr<const f16> scalar;    ///< Q's scale (scale not kNone)
   DevicePtr<f16> y;               ///< [batches * s, e], unpadded
+  AttentionViews views;           ///< where q's, kt's, v's and y's matrices lie (packed: in the order above)
   std::uint64_t memo_source = 0;  ///< TileMemo source id of this launch's Kt and V floats
 };
 

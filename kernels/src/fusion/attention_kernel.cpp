@@ -91,7 +91,7 @@ class AttentionCore final : public FusedCore {
       }
     }
     finish();
-    pending_y_.wait();
+    wait_y();
   }
 
  protected:
@@ -103,7 +103,9 @@ class AttentionCore final : public FusedCore {
     if (at_.q_broadcast) return;
     if (q_rows_.begin == rows.begin && q_rows_.end == rows.end) return;  // read ahead of its batch
     const AttentionShape& s = at_.shape;
-    q_read_ = core_.get(q_.first(rows.size() * s.d), at_.q + rows.begin * s.d);
+    q_read_.clear();
+    read_rows(q_read_, tiling::ReadMode::kPe, q_.first(rows.size() * s.d), at_.q, at_.views.q, rows.begin / s.s,
+              rows.begin % s.s, rows.size(), s.d, 1);
     q_rows_ = rows;
   }
 
@@ -123,7 +125,7 @@ class AttentionCore final : public FusedCore {
     if (at_.q_broadcast) {
       ops::to_floats(q_block_[slot_], (rows.begin - item_first_row_) * s.d, n * s.d, q_floats_.data());
     } else {
-      q_read_.wait();
+      for (DmaHandle& h : q_read_) h.wait();
       q_rows_ = {};
       ops::to_floats(q_, 0, n * s.d, q_floats_.data());
     }
@@ -149,9 +151,9 @@ class AttentionCore final : public FusedCore {
     y_floats_.assign(n * s.e, 0.0f);
     ops::multiply_add(probs, unpacked(1), y_floats_.data(), n, s.e, s.t, s.e, ops::b_pitch_for(s.e));
     core_.compute(core_.arch().compute.matmul_tile(DataType::kF32, n, s.e, s.t, false));
-    pending_y_.wait();
+    wait_y();
     ops::to_halves(y_floats_.data(), n * s.e, y_);
-    pending_y_ = core_.put(at_.y + rows.begin * s.e, LdmSpan<const f16>(y_.first(n * s.e)));
+    put_rows(rows, n);
   }
 
  private:
@@ -188,17 +190,17 @@ class AttentionCore final : public FusedCore {
     const std::uint64_t b = item / at_.parts;
     ahead_.clear();
     const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels() / 2);
-    const auto read = [&](LdmSpan<f16> to, DevicePtr<const f16> from, std::uint64_t n) {
-      for (std::size_t k = 0; k < parts; ++k) {
-        const Range r = tiling::split_even(n, parts, k);
-        if (!r.empty()) ahead_.push_back(core_.bcast_get(to.subspan(r.begin, r.size()), from + r.begin));
-      }
-    };
-    read(kt_[slot], at_.kt + b * s.d * s.t, s.d * s.t);
-    read(v_[slot], at_.v + b * s.t * s.e, s.t * s.e);
+    const auto bcast = tiling::ReadMode::kBcast;
+    const AttentionViews& v = at_.views;
+    if (v.k_rows) {
+      read_rows(ahead_, bcast, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts);
+    } else {
+      read_rows(ahead_, bcast, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts);
+    }
+    read_rows(ahead_, bcast, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts);
     if (at_.q_broadcast) {
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
-      read(q_block_[slot], at_.q + (b * s.s + part.begin) * s.d, part.size() * s.d);
+      read_rows(ahead_, bcast, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts);
     }
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
       if (!(*at_.per_batch)[k]) continue;
@@ -208,6 +210,73 @@ class AttentionCore final : public FusedCore {
                                             a_.in_layout[k].total, {first, first + count})
                            .handle);
     }
+  }
+
+  /// Issues the reads of rows [row, row + rows) of batch b's matrix of `cols` elements per row, placed in `base` by
+  /// `at`, into `to` (packed), in `parts` requests of whole rows (as many elements each when the rows are packed).
+  /// A strided request carries the gaps between rows when the engine's fields hold them, else each row is one.
+  void read_rows(std::vector<DmaHandle>& into, tiling::ReadMode mode, LdmSpan<f16> to, DevicePtr<const f16> base,
+                 const MatrixPlacement& at, std::uint64_t b, std::uint64_t row, std::uint64_t rows, std::uint64_t cols,
+                 std::size_t parts) {
+    const DevicePtr<const f16> first = base + at.offset + b * at.batch + row * at.pitch;
+    if (at.pitch == cols || rows == 1) {
+      const std::uint64_t n = rows * cols;
+      for (std::size_t k = 0; k < parts; ++k) {
+        const Range r = tiling::split_even(n, parts, k);
+        if (r.empty()) continue;
+        const LdmSpan<f16> piece = to.subspan(r.begin, r.size());
+        into.push_back(mode == tiling::ReadMode::kBcast ? core_.bcast_get(piece, first + r.begin)
+                                                        : core_.get(piece, first + r.begin));
+      }
+      return;
+    }
+    const std::size_t run = cols * sizeof(f16), gap = (at.pitch - cols) * sizeof(f16);
+    for (std::size_t k = 0; k < parts; ++k) {
+      const Range r = tiling::split_even(rows, parts, k);
+      if (r.empty()) continue;
+      const LdmSpan<f16> piece = to.subspan(r.begin * cols, r.size() * cols);
+      if (fits_fields(piece.size_bytes(), run, gap)) {
+        into.push_back(tiling::get_as(core_, mode, piece, first + r.begin * at.pitch, run, gap));
+        continue;
+      }
+      for (std::uint64_t i = r.begin; i < r.end; ++i) {
+        into.push_back(tiling::get_as(core_, mode, to.subspan(i * cols, cols), first + i * at.pitch));
+      }
+    }
+  }
+
+  /// Puts the tile's n rows of Y (in y_) where the views place them: one request, strided when rows are apart.
+  void put_rows(Range rows, std::uint64_t n) {
+    const AttentionShape& s = at_.shape;
+    const MatrixPlacement& at = at_.views.y;
+    const DevicePtr<f16> first = at_.y + at.offset + rows.begin / s.s * at.batch + rows.begin % s.s * at.pitch;
+    const LdmSpan<const f16> src(y_.first(n * s.e));
+    if (at.pitch == s.e || n == 1) {
+      pending_y_.push_back(core_.put(first, src));
+      return;
+    }
+    const std::size_t run = s.e * sizeof(f16), gap = (at.pitch - s.e) * sizeof(f16);
+    if (fits_fields(src.size_bytes(), run, gap)) {
+      pending_y_.push_back(core_.put_strided(first, src, run, gap));
+      return;
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+      pending_y_.push_back(core_.put(first + i * at.pitch, LdmSpan<const f16>(y_.subspan(i * s.e, s.e))));
+    }
+  }
+
+  void wait_y() {
+    for (DmaHandle& h : pending_y_) h.wait();
+    pending_y_.clear();
+  }
+
+  /// Whether a request's length, run and gap fit the engine's fields.
+  bool fits_fields(std::size_t length, std::size_t run, std::size_t gap) const {
+    const DmaFieldWidths& f = core_.arch().dma.fields;
+    const auto below = [](std::size_t value, std::uint32_t bits) {
+      return bits >= 64 || value < (std::uint64_t{1} << bits);
+    };
+    return below(length, f.length_bits) && below(run, f.bsize_bits) && below(gap, f.stride_bits);
   }
 
   /// The first logical element of batch b's row of per-batch input k.
@@ -228,7 +297,15 @@ class AttentionCore final : public FusedCore {
     if (const std::vector<float>* found = memo.find()) return found->data();
     std::vector<float>& tile = memo.insert(rows * pitch);
     const LdmSpan<f16> from = which == 0 ? kt_[slot_] : v_[slot_];
-    for (std::uint64_t r = 0; r < rows; ++r) ops::to_floats(from, r * cols, cols, tile.data() + r * pitch);
+    if (which == 0 && at_.views.k_rows) {  // ldm holds K [t, d]: Kt's column j is K's row j
+      k_row_.resize(s.d);
+      for (std::uint64_t j = 0; j < s.t; ++j) {
+        ops::to_floats(from, j * s.d, s.d, k_row_.data());
+        for (std::uint64_t r = 0; r < s.d; ++r) tile[r * pitch + j] = k_row_[r];
+      }
+    } else {
+      for (std::uint64_t r = 0; r < rows; ++r) ops::to_floats(from, r * cols, cols, tile.data() + r * pitch);
+    }
     ops::zero_padding(tile.data(), rows, cols, pitch);
     return tile.data();
   }
@@ -253,8 +330,9 @@ class AttentionCore final : public FusedCore {
   LdmSpan<f16> scale_word_;
   std::array<std::vector<LdmSpan<f16>>, 2> per_batch_;  // per slot, per program input: its batch row (fp16)
   LdmSpan<f16> q_, y_;
-  DmaHandle q_read_, pending_y_;
-  Range q_rows_;  // the rows q_read_ reads (empty once used)
+  std::vector<DmaHandle> q_read_, pending_y_;
+  std::vector<float> k_row_;  // one row of K as floats (views.k_rows)
+  Range q_rows_;              // the rows q_read_ reads (empty once used)
   std::vector<float> q_floats_, y_floats_;
   std::vector<f16> halves_;
 };

@@ -2,6 +2,8 @@
 // column count is even), the program's other inputs as the fused op sees them ([their rows, their row's elements]).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "../ops/op_support.hpp"
 #include "../ops/tile_memo.hpp"
 #include "attention_impl.hpp"
@@ -74,6 +76,31 @@ namespace {
 
 using Reference = std::function<std::vector<HostTensor>(std::span<const HostTensor>)>;
 
+/// Q, Kt, V and Y as packed [batches * rows, cols] tensors of their own.
+AttentionViews packed_views(const AttentionShape& s) {
+  AttentionViews v;
+  v.q = {0, s.s * s.d, s.d};
+  v.kt = {0, s.d * s.t, s.t};
+  v.v = {0, s.t * s.e, s.e};
+  v.y = {0, s.s * s.e, s.e};
+  return v;
+}
+
+/// Whether `at` places `batches` matrices of `rows` runs of `cols` elements inside a tensor of `elements`, each run
+/// starting on a whole word (an even element) and runs of one matrix not overlapping.
+bool placed_inside(const MatrixPlacement& at, std::uint64_t batches, std::uint64_t rows, std::uint64_t cols,
+                   std::uint64_t elements) {
+  if (cols % 2 != 0 || at.offset % 2 != 0 || (batches > 1 && at.batch % 2 != 0) || (rows > 1 && at.pitch % 2 != 0)) {
+    return false;
+  }
+  if (rows > 1 && at.pitch < cols) return false;
+  if (at.offset > elements || cols > elements - at.offset) return false;
+  std::uint64_t room = elements - at.offset - cols;  // what the last run may start past the first
+  if (batches > 1 && (at.batch == 0 || batches - 1 > room / at.batch)) return false;
+  room -= (batches - 1) * at.batch;
+  return rows <= 1 || (at.pitch > 0 && rows - 1 <= room / at.pitch);
+}
+
 class AttentionOp final : public BoundOp {
  public:
   AttentionOp(FusedProgram program, std::size_t score_input, AttentionShape shape, QueryScale scale,
@@ -89,9 +116,16 @@ class AttentionOp final : public BoundOp {
         reference_(std::move(reference)),
         tolerance_(tolerance),
         flops_(flops),
-        arch_(std::move(arch)) {}
+        arch_(std::move(arch)) {
+    packed_ = {input_shapes()[0], input_shapes()[1], input_shapes()[2], output_shapes()[0]};
+  }
+
+  /// This op reading its operands from (and writing Y into) other tensors, as attention_with_views says.
+  std::shared_ptr<const BoundOp> with_views(const std::array<Shape, 3>& sources, const Shape& y_shape,
+                                            const AttentionViews& views) const;
 
   Shape4 view(std::size_t index) const override {
+    if (views_ && placed(index)) return BoundOp::view(index);  // whole words at element offsets: no inner padding
     const AttentionShape& s = shape_;
     if (index == 0) return Shape4::from_dims({s.batches * s.s, s.d});
     if (index == 1) return Shape4::from_dims({s.batches * s.d, s.t});
@@ -102,6 +136,7 @@ class AttentionOp final : public BoundOp {
     return Shape4::from_dims({v.rows(program_.frame), v.row_elements(program_.frame)});
   }
   PaddingSpec padding(std::size_t index) const override {
+    if (views_ && placed(index)) return PaddingSpec{PaddingClass::kOneD};
     if (index < 3 || index == input_shapes().size()) {
       return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
     }
@@ -149,13 +184,32 @@ class AttentionOp final : public BoundOp {
     a.kt = DevicePtr<const f16>(in[1].ptr);
     a.v = DevicePtr<const f16>(in[2].ptr);
     a.y = out[0].ptr;
+    a.views = views_ ? *views_ : packed_views(shape_);
     a.scale = scale_;
     if (scale_ != QueryScale::kNone) a.scalar = DevicePtr<const f16>(in.back().ptr);
     a.memo_source = ops::TileMemo::next_source_id();
     ops::launch_all(m, label, fusion::attention_kernel, a);
   }
 
-  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override { return reference_(in); }
+  std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
+    if (!views_) return reference_(in);
+    const AttentionShape& s = shape_;
+    const AttentionViews& v = *views_;
+    std::vector<HostTensor> inner(in.begin(), in.end());
+    inner[0] = picked(in[0], v.q, s.batches, s.s, s.d, false, packed_.q_shape);
+    inner[1] = picked(in[1], v.kt, s.batches, s.d, s.t, v.k_rows, packed_.kt_shape);
+    inner[2] = picked(in[2], v.v, s.batches, s.t, s.e, false, packed_.v_shape);
+    const HostTensor y = reference_(inner)[0];
+    HostTensor out{output_shapes()[0], std::vector<float>(output_shapes()[0].elements())};
+    for (std::uint64_t b = 0; b < s.batches; ++b) {
+      for (std::uint64_t r = 0; r < s.s; ++r) {
+        const float* row = y.data.data() + (b * s.s + r) * s.e;
+        std::copy(row, row + s.e,
+                  out.data.begin() + static_cast<std::ptrdiff_t>(v.y.offset + b * v.y.batch + r * v.y.pitch));
+      }
+    }
+    return {out};
+  }
   OpCost cost() const override { return {flops_, mapping_.program.ldm_bytes}; }
   Tolerance tolerance() const override { return tolerance_; }
 
@@ -166,7 +220,34 @@ class AttentionOp final : public BoundOp {
     return k < score_input_ ? k : k + 1;
   }
 
+  /// Whether op operand `index` (an input, or the output at input_shapes().size()) is a product operand: Q, Kt, V or Y.
+  bool placed(std::size_t index) const { return index < 3 || index == input_shapes().size(); }
+
+  /// Operands' shapes as the op had them packed (the reference's).
+  struct PackedShapes {
+    Shape q_shape, kt_shape, v_shape, y_shape;
+  };
+
+  /// The [batches, rows, cols] matrices `at` places in `t`, as a packed tensor of `shape` (`columns`: t holds each
+  /// matrix's transpose, [cols, rows], placed by `at`).
+  static HostTensor picked(const HostTensor& t, const MatrixPlacement& at, std::uint64_t batches, std::uint64_t rows,
+                           std::uint64_t cols, bool columns, const Shape& shape) {
+    HostTensor out{shape, std::vector<float>(batches * rows * cols)};
+    for (std::uint64_t b = 0; b < batches; ++b) {
+      for (std::uint64_t r = 0; r < rows; ++r) {
+        for (std::uint64_t c = 0; c < cols; ++c) {
+          const std::uint64_t source =
+              columns ? at.offset + b * at.batch + c * at.pitch + r : at.offset + b * at.batch + r * at.pitch + c;
+          out.data[(b * rows + r) * cols + c] = t.data[source];
+        }
+      }
+    }
+    return out;
+  }
+
   FusedProgram program_;
+  std::optional<AttentionViews> views_;
+  PackedShapes packed_;
   std::size_t score_input_;
   AttentionShape shape_;
   QueryScale scale_;
@@ -178,7 +259,43 @@ class AttentionOp final : public BoundOp {
   std::string arch_;
 };
 
+std::shared_ptr<const BoundOp> AttentionOp::with_views(const std::array<Shape, 3>& sources, const Shape& y_shape,
+                                                       const AttentionViews& views) const {
+  const AttentionShape& s = shape_;
+  if (views_) return nullptr;  // views of views: compose them first
+  if (!placed_inside(views.q, s.batches, s.s, s.d, sources[0].elements()) ||
+      !placed_inside(views.kt, s.batches, views.k_rows ? s.t : s.d, views.k_rows ? s.d : s.t, sources[1].elements()) ||
+      !placed_inside(views.v, s.batches, s.t, s.e, sources[2].elements()) ||
+      !placed_inside(views.y, s.batches, s.s, s.e, y_shape.elements()) || y_shape.elements() != s.batches * s.s * s.e) {
+    return nullptr;
+  }
+  // Y's rows fill y_shape exactly once.
+  std::vector<char> written(y_shape.elements(), 0);
+  for (std::uint64_t b = 0; b < s.batches; ++b) {
+    for (std::uint64_t r = 0; r < s.s; ++r) {
+      for (std::uint64_t c = 0; c < s.e; ++c) {
+        char& w = written[views.y.offset + b * views.y.batch + r * views.y.pitch + c];
+        if (w != 0) return nullptr;
+        w = 1;
+      }
+    }
+  }
+  std::vector<Shape> in = input_shapes();
+  std::copy(sources.begin(), sources.end(), in.begin());
+  auto copy = std::make_shared<AttentionOp>(program_, score_input_, shape_, scale_, mapping_, std::move(in), y_shape,
+                                            reference_, tolerance_, flops_, arch_);
+  copy->views_ = views;
+  copy->packed_ = packed_;  // the reference's operands keep their packed shapes
+  return copy;
+}
+
 }  // namespace
+
+std::shared_ptr<const BoundOp> attention_with_views(const BoundOp& op, const std::array<Shape, 3>& sources,
+                                                    const Shape& y_shape, const AttentionViews& views) {
+  const auto* attention = dynamic_cast<const AttentionOp*>(&op);
+  return attention == nullptr ? nullptr : attention->with_views(sources, y_shape, views);
+}
 
 std::shared_ptr<const BoundOp> make_attention_op(FusedProgram program, std::size_t score_input, AttentionShape shape,
                                                  QueryScale scale, AttentionMapping mapping, std::vector<Shape> inputs,

@@ -264,6 +264,7 @@ class StridedSwapOp final : public BoundOp {
   OpCost cost() const override { return {0, 0}; }
   Tolerance tolerance() const override { return {0.0, 0.0}; }
   nlohmann::json run_metrics() const override { return {{"transpose", "swap"}}; }
+  const StridedSwap& swap() const { return swap_; }
 
  private:
   StridedSwap swap_;
@@ -308,6 +309,11 @@ std::optional<std::array<std::uint64_t, 3>> swapped_matrices(const BoundOp& op) 
 
 std::unique_ptr<BoundOp> strided_swap(Shape x, Shape y, const StridedSwap& swap) {
   return std::make_unique<StridedSwapOp>(std::move(x), std::move(y), swap);
+}
+
+std::optional<StridedSwap> strided_swap_of(const BoundOp& op) {
+  const auto* swap = dynamic_cast<const StridedSwapOp*>(&op);
+  return swap == nullptr ? std::nullopt : std::optional<StridedSwap>(swap->swap());
 }
 
 void add_transpose_kind(OperatorRegistry& registry) {

@@ -4,6 +4,7 @@
 #include "ldmsim/kernels/view_chain.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -172,6 +173,35 @@ std::unique_ptr<BoundOp> compose_view_chain(std::span<const BoundOp* const> chai
   }
   if (!inside(v, x.elements())) return nullptr;
   return std::make_unique<ops::ViewOp>(x, chain.back()->output_shapes()[0], std::move(v));
+}
+
+std::optional<ViewMatrices> view_matrices(const BoundOp& op, std::uint64_t batches, std::uint64_t rows,
+                                          std::uint64_t cols) {
+  if (op.output_shapes().size() != 1 || op.output_shapes()[0].elements() != batches * rows * cols) return std::nullopt;
+  if (const auto* view = dynamic_cast<const ops::ViewOp*>(&op)) {
+    const std::array<std::uint64_t, 3> dims{batches, rows, cols};
+    const std::optional<StridedView> as = reshaped(view->strided_view(), dims);
+    if (!as || as->offset < 0 || as->strides[0] < 0 || as->strides[1] < 0 || as->strides[2] != 1) return std::nullopt;
+    return ViewMatrices{{static_cast<std::uint64_t>(as->offset), static_cast<std::uint64_t>(as->strides[0]),
+                         static_cast<std::uint64_t>(as->strides[1])},
+                        false};
+  }
+  if (const auto swap = ops::strided_swap_of(op)) {
+    // The swap writes matrices [n, m] of its input's [m, n]; the output's [rows, cols] matrices are `per` = n / rows
+    // consecutive row blocks of each: output matrix b is columns [j * rows, (j + 1) * rows) of input matrix b / per
+    // (j = b % per), at element offset + (b / per) * batch + j * rows. One stride when that is linear in b.
+    if (rows == 0 || swap->m != cols || swap->n % rows != 0 || swap->batches * (swap->n / rows) != batches) {
+      return std::nullopt;
+    }
+    const std::uint64_t per = swap->n / rows;
+    std::uint64_t stride = swap->batch;
+    if (per > 1) {
+      if (swap->batches > 1 && swap->batch != swap->n) return std::nullopt;
+      stride = rows;
+    }
+    return ViewMatrices{{swap->offset, stride, swap->pitch}, true};
+  }
+  return std::nullopt;
 }
 
 }  // namespace ldmsim

@@ -61,6 +61,8 @@ struct StridedSwap {
 };
 /// An op writing the swap (transpose of the last two axes) of those matrices of an input of shape x, as y.
 std::unique_ptr<BoundOp> strided_swap(Shape x, Shape y, const StridedSwap& swap);
+/// The matrices `op` swaps when it is such an op, else nullopt.
+std::optional<StridedSwap> strided_swap_of(const BoundOp& op);
 
 /// The fp32 reference: the view's elements in C order, computed coordinate by coordinate.
 std::vector<float> view_reference(const StridedView& view, std::span<const float> x);

@@ -30,14 +30,23 @@ struct FusionOptions {
   /// A group between two batched products (softmax(Q Kt) V) runs with both products in one kernel.
   bool attention = true;
   /// A chain of ops that only rearrange elements (slice, expand, reshape, transpose keeping the last axis last),
-  /// with two or more copies among them, becomes one strided copy ("view").
+  /// with two or more copies among them, becomes one strided copy ("view"); an attention kernel then reads its
+  /// operands where such views (and the heads' merge after it) place them.
   bool view_chains = true;
 };
 
 /// A chain of view steps that became one op of type "view" (one strided copy of the chain's input).
 struct ViewChainFold {
   std::vector<std::string> ops;  ///< the chain's op labels, in the graph the chain was found in
-  std::string kernel;            ///< the view op's label in the fused graph
+  std::string kernel;            ///< the view op's label in the fused graph (or the attention op's that reads in place)
+};
+
+/// View ops an attention kernel absorbed: it reads Q, Kt (or K) and V where they view their inputs, and writes Y
+/// where the transpose after it would have put Y.
+struct AttentionViewFold {
+  std::string kernel;              ///< the attention op's label in the fused graph
+  std::vector<std::string> ops;    ///< the absorbed ops' labels, in the graph they were found in
+  std::vector<std::string> roles;  ///< per absorbed op: "Q", "Kt", "K" (read as rows, transposed), "V" or "Y"
 };
 
 /// One candidate group and what became of it.
@@ -66,10 +75,11 @@ struct StoreFold {
 };
 
 struct FusedGraph {
-  Graph graph;                             ///< the graph with every fused group replaced by one op
-  std::vector<FusionGroup> groups;         ///< candidate groups in order of their first op
-  std::vector<StoreFold> folds;            ///< in the original graph's order
-  std::vector<ViewChainFold> view_chains;  ///< in graph order
+  Graph graph;                                     ///< the graph with every fused group replaced by one op
+  std::vector<FusionGroup> groups;                 ///< candidate groups in order of their first op
+  std::vector<StoreFold> folds;                    ///< in the original graph's order
+  std::vector<ViewChainFold> view_chains;          ///< in graph order
+  std::vector<AttentionViewFold> attention_views;  ///< in graph order
   std::size_t bias_folds() const;
   std::size_t activation_folds() const;
   std::size_t residual_folds() const;

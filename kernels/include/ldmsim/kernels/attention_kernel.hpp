@@ -6,6 +6,7 @@
 // batch's Kt and V once for all of its cores (BCAST), and every core multiplies its query rows.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ldmsim/kernels/fused_kernel.hpp"
+#include "ldmsim/kernels/view_chain.hpp"
 
 namespace ldmsim {
 
@@ -55,5 +57,21 @@ std::shared_ptr<const BoundOp> make_attention_op(
     std::vector<Shape> inputs, Shape output,
     std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference, Tolerance tolerance,
     std::uint64_t flops, std::string arch);
+
+/// The attention op's products' operands read from (and Y written into) other tensors in place: Q's [s, d] rows,
+/// Kt's [d, t] rows (or, `k_rows`, K's [t, d] rows, multiplied transposed), V's [t, e] rows and Y's [s, e] rows of
+/// each batch, placed in their tensors as MatrixPlacement says. A transformer's q/k/v split and its heads' merge
+/// then copy nothing.
+struct AttentionViews {
+  MatrixPlacement q, kt, v, y;
+  bool k_rows = false;
+};
+
+/// `op`, an attention op, reading Q, Kt (or K) and V from tensors of `sources` and writing Y into a tensor of
+/// `y_shape` through `views`; the program's other inputs as before. nullptr when `op` is not an attention op, a
+/// placement leaves its tensor or a row does not start on a whole word, or Y's rows do not fill `y_shape` exactly
+/// once.
+std::shared_ptr<const BoundOp> attention_with_views(const BoundOp& op, const std::array<Shape, 3>& sources,
+                                                    const Shape& y_shape, const AttentionViews& views);
 
 }  // namespace ldmsim

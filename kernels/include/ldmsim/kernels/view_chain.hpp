@@ -4,12 +4,20 @@
 // element once instead of once per op.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "ldmsim/kernels/operator.hpp"
 
 namespace ldmsim {
+
+/// Where matrices lie in a tensor: row r of matrix b begins at element offset + b * batch + r * pitch, its elements
+/// one apart.
+struct MatrixPlacement {
+  std::uint64_t offset = 0, batch = 0, pitch = 0;
+};
 
 /// True when `op` rearranges the fp16 elements of its one input as a strided view of it (slice, expand), a
 /// reinterpretation (reshape, flatten) or a transpose that keeps the last axis last.
@@ -27,5 +35,16 @@ bool is_reinterpretation(const BoundOp& op);
 /// nullptr when an op is not a view step or the composition is not one strided view (a reshape that merges axes
 /// the steps before it made non-contiguous), or the swap's rows are not runs of the input.
 std::unique_ptr<BoundOp> compose_view_chain(std::span<const BoundOp* const> chain);
+
+/// Where the output of `op`, a composed view op (compose_view_chain), seen as [batches, rows, cols], lies in the op's
+/// input: as rows of the input (`transposed` false), or, for a chain that ends in a swap, as columns: the output's
+/// matrix b is the transpose of the input's [cols, rows] matrix b placed there (`transposed` true). nullopt when the
+/// rows (or the swapped matrices' rows) are not runs of the input.
+struct ViewMatrices {
+  MatrixPlacement at;
+  bool transposed = false;
+};
+std::optional<ViewMatrices> view_matrices(const BoundOp& op, std::uint64_t batches, std::uint64_t rows,
+                                          std::uint64_t cols);
 
 }  // namespace ldmsim
