@@ -128,6 +128,19 @@ void fold_views(FusedGraph& result) {
   }
 }
 
+/// Reshapes whose input is read after them stop copying (fusion::reshape_back); every kernel label the report
+/// names moves with its op.
+void reshape_back(FusedGraph& result) {
+  std::vector<std::string> labels;
+  Graph back = fusion::reshape_back(result.graph, labels);
+  if (back.ops().empty()) return;
+  const auto renamed = take_folded(result, std::move(back), labels);
+  for (ViewChainFold& v : result.view_chains) {
+    if (const auto it = renamed.find(v.kernel); it != renamed.end()) v.kernel = it->second;
+  }
+  for (AttentionViewFold& a : result.attention_views) a.kernel = renamed.at(a.kernel);
+}
+
 }  // namespace
 
 FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, const FusionOptions& options) {
@@ -269,6 +282,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   // Naive staging pads inside rows, which a view copy reads element by element: one copy of a whole chain then
   // costs more than the chain's first copy (the slice) plus copies of unpadded intermediates.
   if (options.view_chains && policy != StagingPolicy::kNaive) fold_views(result);
+  if (options.reshape_back) reshape_back(result);
   return result;
 }
 

@@ -106,4 +106,9 @@ Graph fold_view_chains(const Graph& graph, std::vector<ViewChainFold>& folds, st
 Graph fold_views_into_attention(const Graph& graph, std::vector<AttentionViewFold>& folds,
                                 std::vector<std::string>& labels);
 
+/// `graph` with the later readers of each reshape's (or flatten's) input reading its output reshaped back, inserted
+/// before the first of them, where that lets both reshapes hand their buffer over; an empty graph when there is no
+/// such reshape. `labels`: each op's label in the result.
+Graph reshape_back(const Graph& graph, std::vector<std::string>& labels);
+
 }  // namespace ldmsim::fusion

@@ -33,6 +33,8 @@ struct FusionOptions {
   /// with two or more copies among them, becomes one strided copy ("view"); an attention kernel then reads its
   /// operands where such views (and the heads' merge after it) place them.
   bool view_chains = true;
+  /// The later readers of a reshape's input read its output reshaped back, so neither reshape copies.
+  bool reshape_back = true;
 };
 
 /// A chain of view steps that became one op of type "view" (one strided copy of the chain's input).
