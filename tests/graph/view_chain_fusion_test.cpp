@@ -206,4 +206,18 @@ TEST_CASE("a reshape whose input is read after it hands its buffer over to a res
   late["outputs"] = {"out", "y2", "zb"};
   const FusedGraph kept_copy = fuse(test::graph_of(late), arch, StagingPolicy::kMethod);
   CHECK_FALSE(kept_copy.graph.find("x:back").has_value());
+  // Two reshapes of one input, a tensor already named x:back: one reshape back, under a name of its own.
+  json twice = w;
+  twice["tensors"]["x:back"] = tensor({1}, 0, 1, 3);
+  twice["ops"].insert(twice["ops"].begin() + 2, op("reshape", {"x"}, "y3", {{"shape", {32, 2, 32}}}));
+  twice["ops"].push_back(op("reshape", {"y3"}, "out3", {{"shape", {2048}}}));
+  twice["ops"].push_back(op("add", {"x:back", "x:back"}, "out4"));
+  twice["outputs"] = {"out", "out3", "out4"};
+  const Graph g2 = test::graph_of(twice);
+  const FusedGraph f2 = fuse(g2, arch, StagingPolicy::kMethod);
+  CHECK(f2.graph.find("x:back2").has_value());
+  CHECK_FALSE(f2.graph.find("x:back3").has_value());
+  Machine m1(arch), m2(arch);
+  const ExecutionResult folded2 = execute(f2.graph, m1), plain2 = execute(g2, m2);
+  CHECK(folded2.outputs == plain2.outputs);
 }

@@ -36,9 +36,13 @@ std::optional<std::size_t> later_reader(const Graph& graph, const OpNode& op) {
 
 Graph reshape_back(const Graph& graph, std::vector<std::string>& labels) {
   const std::size_t n = graph.ops().size();
-  std::vector<std::vector<std::size_t>> before(n);  // reshapes to insert before op i
+  std::vector<std::vector<std::size_t>> before(n);    // reshapes to insert before op i
+  std::vector<char> done(graph.tensors().size(), 0);  // one reshape back per tensor: its later readers all move
   for (const OpNode& op : graph.ops()) {
-    if (const auto first = later_reader(graph, op)) before[*first].push_back(op.index);
+    const auto first = later_reader(graph, op);
+    if (!first || done[op.inputs[0]]) continue;
+    done[op.inputs[0]] = 1;
+    before[*first].push_back(op.index);
   }
   labels.assign(n, std::string());
   if (std::all_of(before.begin(), before.end(), [](const auto& b) { return b.empty(); })) return Graph{};
@@ -48,7 +52,8 @@ Graph reshape_back(const Graph& graph, std::vector<std::string>& labels) {
     for (std::size_t r : before[op.index]) {
       const OpNode& reshape = graph.ops()[r];
       const TensorNode& x = graph.tensor(reshape.inputs[0]);
-      const std::string back = fmt::format("{}:back", x.name);
+      std::string back = fmt::format("{}:back", x.name);
+      for (int k = 2; graph.find(back) || out.find(back); ++k) back = fmt::format("{}:back{}", x.name, k);
       const nlohmann::json attrs = {{"shape", x.shape.dims()}};
       out.add_op(graph.registry(), "reshape", {graph.tensor(reshape.outputs[0]).name}, {back},
                  JsonField(attrs, "the fusion pass's reshape back"), fmt::format("{}:back", reshape.layer()));
