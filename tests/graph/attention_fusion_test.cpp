@@ -112,6 +112,36 @@ TEST_CASE("attention off: the softmax group fuses alone and the products stay", 
   CHECK(f.groups.at(0).attention.empty());
 }
 
+TEST_CASE("an odd number of keys and a softmax without a mask still make one attention kernel",
+          "[graph][fusion][attention]") {
+  // A ViT's class token makes the tokens odd: Kt's rows are odd, read as one packed block of d * t elements.
+  const test::FusionRun odd = run_attention(fusion_cases::attention(4, 17, 8, 17, 8), test::small_arch(2));
+  CHECK(odd.fused_dma_bytes() < odd.unfused_dma_bytes());  // scores and probabilities stay in ldm
+  // No mask: the softmax alone between the products (and the scale before it) joins them.
+  json plain = fusion_cases::attention(4, 16, 8, 16, 8);
+  plain["ops"] = {fusion_cases::op("matmul", {"q", "kt"}, "scores"), fusion_cases::op("mul", {"scores", "scale"}, "s"),
+                  fusion_cases::op("softmax", {"s"}, "probs", {{"axis", -1}}),
+                  fusion_cases::op("matmul", {"probs", "v"}, "y")};
+  const test::FusionRun maskless = run_attention(plain, test::small_arch(2));
+  CHECK(maskless.fused_dma_bytes() < maskless.unfused_dma_bytes());
+  json lone = plain;
+  lone["ops"] = {fusion_cases::op("matmul", {"q", "kt"}, "scores"),
+                 fusion_cases::op("softmax", {"scores"}, "probs", {{"axis", -1}}),
+                 fusion_cases::op("matmul", {"probs", "v"}, "y")};
+  const Graph g = test::graph_of(lone);
+  const FusedGraph f = fuse(g, test::small_arch(2), StagingPolicy::kMethod);
+  REQUIRE(ops_of_type(f.graph, "attention") == 1);
+  REQUIRE(f.groups.size() == 1);
+  CHECK(f.groups[0].ops.size() == 1);
+  test::check_agree(test::run_both(g, test::small_arch(2)));
+  // A softmax alone that no products surround stays as it is: not a fused op of one.
+  json alone = lone;
+  alone["ops"] = {fusion_cases::op("softmax", {"q"}, "y", {{"axis", -1}})};
+  const FusedGraph kept = fuse(test::graph_of(alone), test::small_arch(2), StagingPolicy::kMethod);
+  CHECK(ops_of_type(kept.graph, "softmax") == 1);
+  CHECK(kept.groups.empty());
+}
+
 TEST_CASE("shapes the attention kernel does not take keep the products apart", "[graph][fusion][attention]") {
   const Arch arch = test::small_arch();
   const auto expect_apart = [&](const json& w) {

@@ -153,7 +153,21 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   for (std::size_t i = 0; i < result.folds.size(); ++i) {
     for (std::size_t o : fold_ops(result.folds[i])) fold_of[o] = i, folded[o] = o != result.folds[i].op ? 1 : 0;
   }
-  for (const auto& ops : fusion::find_groups(graph, folded)) {
+  std::vector<char> in_fold(graph.ops().size(), 0);
+  for (std::size_t o = 0; o < graph.ops().size(); ++o) in_fold[o] = fold_of[o] ? 1 : 0;
+  std::vector<std::vector<std::size_t>> candidates = fusion::find_groups(graph, folded);
+  if (options.attention) {  // a softmax alone between two products (attention without a mask) may join them
+    std::vector<char> grouped(graph.ops().size(), 0);
+    for (const auto& ops : candidates) {
+      for (std::size_t o : ops) grouped[o] = 1;
+    }
+    for (const OpNode& op : graph.ops()) {
+      if (op.type == "softmax" && !grouped[op.index] && !in_fold[op.index]) candidates.push_back({op.index});
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  }
+  for (const auto& ops : candidates) {
     FusionGroup g;
     g.ops = ops;
     fusion::LoweredGroup low;
@@ -163,6 +177,8 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       g.mapping = choose_fused_mapping(low.program, arch, policy, options.cores);
       if (g.mapping) break;
     }
+    // A lone op is a candidate only for an attention kernel: otherwise it runs as it is.
+    if (ops.size() == 1 && (!g.mapping || !fusion::match_attention(graph, low, in_fold, arch, policy))) continue;
     for (const FusedValue& v : low.program.values) {
       g.values.push_back(fmt::format("{} {}", v.name, v.pattern(g.frame)));
     }
@@ -177,8 +193,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   // Groups between two batched products run with them in one kernel; a product joins one group at most.
   std::vector<std::optional<fusion::AttentionMatch>> attention(lowered.size());
   if (options.attention) {
-    std::vector<char> in_fold(graph.ops().size(), 0), claimed(graph.ops().size(), 0);
-    for (std::size_t o = 0; o < graph.ops().size(); ++o) in_fold[o] = fold_of[o] ? 1 : 0;
+    std::vector<char> claimed(graph.ops().size(), 0);
     for (std::size_t g = 0; g < lowered.size(); ++g) {
       auto match = fusion::match_attention(graph, lowered[g], in_fold, arch, policy);
       if (!match || std::any_of(match->ops.begin(), match->ops.end(), [&](std::size_t o) { return claimed[o] != 0; })) {

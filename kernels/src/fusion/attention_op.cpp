@@ -18,7 +18,9 @@ std::string AttentionMapping::str() const {
 
 std::optional<AttentionMapping> choose_attention_mapping(const FusedProgram& program, std::size_t score_input,
                                                          const AttentionShape& shape, const Arch& arch) {
-  if (shape.d % 2 == 1 || shape.t % 2 == 1 || shape.e % 2 == 1 || shape.batches == 0 || shape.s == 0) {
+  // Q's and Y's rows (d, e elements) are whole words; Kt's rows may be odd: a batch's Kt is read as one block of
+  // d * t elements (even), unpadded.
+  if (shape.d % 2 == 1 || shape.e % 2 == 1 || shape.batches == 0 || shape.s == 0) {
     return std::nullopt;
   }
   if (program.outputs.size() != 1 || score_input >= program.inputs.size() || program.frame.i() != 1 ||
@@ -137,6 +139,7 @@ class AttentionOp final : public BoundOp {
   }
   PaddingSpec padding(std::size_t index) const override {
     if (views_ && placed(index)) return PaddingSpec{PaddingClass::kOneD};
+    if (index == 1 && shape_.t % 2 == 1) return PaddingSpec{PaddingClass::kOneD};  // odd rows stay packed
     if (index < 3 || index == input_shapes().size()) {
       return PaddingSpec{PaddingClass::kTwoD, Unit::kSample, Unit::kSample, index == input_shapes().size()};
     }
