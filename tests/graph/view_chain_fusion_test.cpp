@@ -116,7 +116,11 @@ TEST_CASE("an attention kernel reads q, k and v where the projection holds them 
   CHECK(ops_of_type(f.graph, "attention") == 1);
   CHECK(ops_of_type(f.graph, "view") == 0);
   CHECK(ops_of_type(f.graph, "transpose") == 0);
-  CHECK_THAT(f.describe(g), Catch::Contains("reads and writes in place") && Catch::Contains("read in place by"));
+  // Named by the ops of the graph given to fuse(): the chains' members and the merge's transpose.
+  CHECK_THAT(f.describe(g), Catch::Contains("reads and writes in place") && Catch::Contains("read in place by") &&
+                                Catch::Contains("slice#0+reshape#1+transpose#2 (Q)") &&
+                                Catch::Contains("slice#3+reshape#4+transpose#5 (K)") &&
+                                Catch::Contains("transpose#14 (Y)"));
   // The attention op reads the projection three times, at the three parts' offsets.
   const OpNode& attention =
       *std::find_if(f.graph.ops().begin(), f.graph.ops().end(), [](const OpNode& o) { return o.type == "attention"; });
@@ -152,6 +156,29 @@ TEST_CASE("an attention kernel reads q, k and v where the projection holds them 
   AttentionViews outside = good;
   outside.v.offset = 192;
   CHECK(attention_with_views(*plain.bound, sources, Shape{32, 4, 16}, outside) == nullptr);
+}
+
+TEST_CASE("an attention kernel reads K's rows where two transposes made Kt of them", "[graph][fusion][view_chain]") {
+  // k [tokens, heads, dim] -> [heads, tokens, dim] -> Kt [heads, dim, tokens]: each head's K is one swapped matrix.
+  json w = attention_block(40, 3, 10);
+  json ops = json::array();
+  for (const json& o : w["ops"]) {
+    if (o["outputs"][0] == "kt") {
+      ops.push_back(op("transpose", {"k1"}, "k2", {{"perm", {1, 0, 2}}}));
+      ops.push_back(op("transpose", {"k2"}, "kt", {{"perm", {0, 2, 1}}}));
+    } else {
+      ops.push_back(o);
+    }
+  }
+  w["ops"] = ops;
+  const Arch arch = Arch::preset("sw26010");
+  const Graph g = test::graph_of(w);
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.attention_views.size() == 1);
+  CHECK(f.attention_views[0].roles == std::vector<std::string>{"Q", "K", "V", "Y"});
+  FusionOptions copies;
+  copies.view_chains = false;
+  CHECK(run_fused(g, arch, FusionOptions{}).outputs.at("out") == run_fused(g, arch, copies).outputs.at("out"));
 }
 
 TEST_CASE("an attention kernel reading in place is deterministic across host threads",
@@ -192,7 +219,9 @@ TEST_CASE("a reshape whose input is read after it hands its buffer over to a res
   copying.reshape_back = false;
   const Graph kept = fuse(g, arch, StagingPolicy::kMethod, copying).graph;
   CHECK(hand_overs(f.graph) == 3);  // x to y, y to x:back, z to zb
-  CHECK(hand_overs(kept) == 1);     // z to zb: y is a copy while x lives on
+  // Naive staging pads [1, 64, 32] and [64, 1, 32] differently: no hand-over either way, so no reshape back.
+  CHECK_FALSE(fuse(g, arch, StagingPolicy::kNaive).graph.find("x:back").has_value());
+  CHECK(hand_overs(kept) == 1);  // z to zb: y is a copy while x lives on
   Machine a(arch), b(arch);
   const ExecutionResult r = execute(f.graph, a), c = execute(kept, b);
   CHECK(r.outputs.at("out") == c.outputs.at("out"));

@@ -30,7 +30,7 @@ const OpNode* sole_reader(const Graph& graph, std::size_t t) {
   return &graph.ops()[node.consumers[0]];
 }
 
-/// The view op that makes input k of `op` for it alone, when it is a view of whole-word rows of another tensor.
+/// The view op that makes input k of `op` for it alone (whether its rows can be read in place is checked later).
 const OpNode* sole_view(const Graph& graph, const OpNode& op, std::size_t k) {
   const std::size_t t = op.inputs[k];
   const auto producer = graph.tensor(t).producer;

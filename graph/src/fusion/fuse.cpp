@@ -109,21 +109,42 @@ std::unordered_map<std::string, std::string> take_folded(FusedGraph& result, Gra
   return renamed;
 }
 
-/// Folds the fused graph's view chains, then the views around attention kernels.
-void fold_views(FusedGraph& result) {
+/// Folds the fused graph's view chains, then the views around attention kernels. The reports name the ops of the
+/// graph given to fuse() (`original`: a single op's label in the fused graph -> its label there); an absorbed chain
+/// is named by its ops joined with "+".
+void fold_views(FusedGraph& result, std::unordered_map<std::string, std::string> original) {
+  const auto named = [&](const std::string& label) {
+    const auto it = original.find(label);
+    return it == original.end() ? label : it->second;
+  };
   std::vector<std::string> labels;
   Graph chains = fusion::fold_view_chains(result.graph, result.view_chains, labels);
-  if (!result.view_chains.empty()) take_folded(result, std::move(chains), labels);
+  if (!result.view_chains.empty()) {
+    std::unordered_map<std::string, std::string> next;  // the same, for the graph with the chains folded
+    for (const OpNode& op : result.graph.ops()) {
+      if (!labels[op.index].empty()) next[labels[op.index]] = named(op.label());
+    }
+    for (ViewChainFold& v : result.view_chains) {
+      for (std::string& op : v.ops) op = named(op);
+      next[v.kernel] = fmt::format("{}", fmt::join(v.ops, "+"));
+    }
+    original = std::move(next);
+    take_folded(result, std::move(chains), labels);
+  }
   Graph attention = fusion::fold_views_into_attention(result.graph, result.attention_views, labels);
   if (result.attention_views.empty()) return;
+  for (AttentionViewFold& a : result.attention_views) {
+    for (std::string& op : a.ops) op = named(op);
+  }
   const auto renamed = take_folded(result, std::move(attention), labels);
   for (ViewChainFold& v : result.view_chains) {  // a chain's view op an attention kernel absorbed names that kernel
     if (const std::string& now = renamed.at(v.kernel); !now.empty()) {
       v.kernel = now;
       continue;
     }
+    const std::string joined = fmt::format("{}", fmt::join(v.ops, "+"));
     for (const AttentionViewFold& a : result.attention_views) {
-      if (std::find(a.ops.begin(), a.ops.end(), v.kernel) != a.ops.end()) v.kernel = a.kernel;
+      if (std::find(a.ops.begin(), a.ops.end(), joined) != a.ops.end()) v.kernel = a.kernel;
     }
   }
 }
@@ -252,6 +273,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   out = fusion::inputs_of(graph);
   const auto names = [&](const std::vector<std::size_t>& tensors) { return fusion::tensor_names(graph, tensors); };
   std::size_t emitted = 0;
+  std::unordered_map<std::string, std::string> original;  // a single op's label in `out` -> in `graph`
   while (!ready.empty()) {
     const std::size_t n = ready.top();
     ready.pop();
@@ -286,7 +308,9 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       fold.kernel = out.ops()[index].label();
     } else {
       const OpNode& op = graph.ops()[nodes[n].ops[0]];
-      out.add_bound_op(op.type, names(op.inputs), names(op.outputs), op.bound, op.name, op.attrs);
+      const std::size_t index =
+          out.add_bound_op(op.type, names(op.inputs), names(op.outputs), op.bound, op.name, op.attrs);
+      original[out.ops()[index].label()] = op.label();
     }
     for (std::size_t s : successors[n]) {
       if (--pending[s] == 0) ready.push(s);
@@ -294,10 +318,10 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   }
   if (emitted != nodes.size()) throw std::logic_error("fusion: the contracted graph has a cycle");
   for (std::size_t t : graph.outputs()) out.mark_output(graph.tensor(t).name);
-  // Naive staging pads inside rows, which a view copy reads element by element: one copy of a whole chain then
-  // costs more than the chain's first copy (the slice) plus copies of unpadded intermediates.
-  if (options.view_chains && policy != StagingPolicy::kNaive) fold_views(result);
-  if (options.reshape_back) reshape_back(result);
+  // Naive staging pads inside rows: views are read element by element and reshapes of differently padded tensors
+  // cannot hand their buffer over, so neither rewrite pays there.
+  if (options.view_chains && policy != StagingPolicy::kNaive) fold_views(result, std::move(original));
+  if (options.reshape_back && policy != StagingPolicy::kNaive) reshape_back(result);
   return result;
 }
 

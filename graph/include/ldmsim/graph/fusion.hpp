@@ -33,7 +33,8 @@ struct FusionOptions {
   /// with two or more copies among them, becomes one strided copy ("view"); an attention kernel then reads its
   /// operands where such views (and the heads' merge after it) place them.
   bool view_chains = true;
-  /// The later readers of a reshape's input read its output reshaped back, so neither reshape copies.
+  /// The later readers of a reshape's input read its output reshaped back, so both reshapes hand their buffer over
+  /// (not under naive staging, whose layouts of the two differ).
   bool reshape_back = true;
 };
 
