@@ -60,11 +60,7 @@ TEST_CASE("the attention kernel is deterministic across host threads", "[graph][
   const Arch arch = test::small_arch(4);
   const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
   REQUIRE(ops_of_type(f.graph, "attention") == 1);
-  MachineOptions one, four;
-  one.threads = 1;
-  four.threads = 4;
-  Machine m1(arch, one), m4(arch, four);
-  const ExecutionResult r1 = execute(f.graph, m1), r4 = execute(f.graph, m4);
+  const auto [r1, r4] = test::run_one_and_four_threads(f.graph, arch);
   CHECK(r1.outputs == r4.outputs);
   CHECK(r1.stats["cycles"] == r4.stats["cycles"]);
 }

@@ -295,6 +295,15 @@ inline std::map<std::string, Allowance> allowances(const Graph& g) {
   return result;
 }
 
+/// `g` run on one host thread and on four (determinism checks).
+inline std::pair<ExecutionResult, ExecutionResult> run_one_and_four_threads(const Graph& g, const Arch& arch) {
+  MachineOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  Machine m1(arch, one), m4(arch, four);
+  return {execute(g, m1), execute(g, m4)};
+}
+
 inline FusionRun run_both(const Graph& g, const Arch& arch, StagingPolicy policy = StagingPolicy::kMethod) {
   FusionRun run;
   ExecuteOptions options;

@@ -203,11 +203,7 @@ TEST_CASE("fused runs are deterministic across host threads and staging policies
   const FusedGraph f = fuse(g, arch, StagingPolicy::kNaive);
   const FusionRun naive = test::run_both(g, arch, StagingPolicy::kNaive);
   test::check_agree(naive);
-  MachineOptions one, four;
-  one.threads = 1;
-  four.threads = 4;
-  Machine m1(arch, one), m4(arch, four);
-  const ExecutionResult r1 = execute(f.graph, m1), r4 = execute(f.graph, m4);
+  const auto [r1, r4] = test::run_one_and_four_threads(f.graph, arch);
   CHECK(r1.outputs == r4.outputs);
   CHECK(r1.stats["cycles"] == r4.stats["cycles"]);
 }

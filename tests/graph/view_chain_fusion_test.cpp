@@ -186,11 +186,7 @@ TEST_CASE("an attention kernel reading in place is deterministic across host thr
   const Arch arch = Arch::preset("sw26010pro");
   const FusedGraph f = fuse(test::graph_of(attention_block(32, 12, 16)), arch, StagingPolicy::kMethod);
   REQUIRE(f.attention_views.size() == 1);
-  MachineOptions one, four;
-  one.threads = 1;
-  four.threads = 4;
-  Machine m1(arch, one), m4(arch, four);
-  const ExecutionResult r1 = execute(f.graph, m1), r4 = execute(f.graph, m4);
+  const auto [r1, r4] = test::run_one_and_four_threads(f.graph, arch);
   CHECK(r1.outputs == r4.outputs);
   CHECK(r1.stats == r4.stats);
 }
