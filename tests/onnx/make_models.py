@@ -476,6 +476,15 @@ def single_op_models(directory):
           ("zeros", np.zeros((2, 3), np.float32)), ("row1", np.array([[1]])),
           ("values", np.array([[1.0, 2.0, 3.0]], np.float32)), ("ratio0", np.array(0.0, np.float32)),
           ("training", np.array(True))])
+    # Pow and Sqrt of constants fold (a transformer's `scores / d ** 0.5`); an integer Pow keeps integers.
+    case("power_folds", x4, x4 / 8.0 * 2.0 + 8.0,
+         [helper.make_node("Pow", ["d", "half"], ["root_d"], name="scale_pow"),
+          helper.make_node("Sqrt", ["four"], ["two"], name="root_sqrt"),
+          helper.make_node("Pow", ["two_i", "three_i"], ["eight_i"], name="int_pow"),
+          helper.make_node("Cast", ["eight_i"], ["eight"], name="to_float", to=TensorProto.FLOAT),
+          mk("Div", ["x", "root_d"], ["a"]), mk("Mul", ["a", "two"], ["b"]), mk("Add", ["b", "eight"], ["y"])],
+         [("d", np.array(64.0)), ("half", np.array(0.5)), ("four", np.array(4.0)), ("two_i", np.array(2)),
+          ("three_i", np.array(3))])
     small = fp16(rng.normal(size=(1, 4, 5, 6)))
     wt, bt = weights(4, 3, 2, 2), weights(3)
     case("conv_transpose_up2", small, conv_transpose(small, wt, bt, stride=(2, 2)),

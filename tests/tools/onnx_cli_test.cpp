@@ -136,6 +136,19 @@ TEST_CASE("PyTorch's shape computations fold at import, in opset 11 and 13 forms
   }
 }
 
+TEST_CASE("Pow and Sqrt of constants fold at import", "[cli][onnx]") {
+  const ScratchDir out("onnx-power-folds");
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --no-trace --dump-graph --out '{}'",
+                                     model("op_power_folds.onnx"), model("op_power_folds_x.npy"), out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(worst_excess(out.path / "y.npy", models() / "op_power_folds_y.npy") <= 0);
+  CHECK_THAT(r.output, Catch::Contains("Pow x2") && Catch::Contains("Sqrt x1"));
+  for (const char* folded : {"scale_pow", "root_sqrt", "int_pow"}) {
+    CHECK_THAT(r.output, !Catch::Contains(fmt::format("'{}'", folded)));
+  }
+}
+
 TEST_CASE("a model's layers: progress table, stats.json, report and Perfetto export", "[cli][onnx][report]") {
   const ScratchDir out("onnx-layers");
   const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010 --fusion off --out '{}'",

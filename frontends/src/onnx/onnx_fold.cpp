@@ -495,6 +495,39 @@ void fold_arithmetic(NodeTranslator& t, const std::string& type, bool c_fmod) {
   t.define(broadcast_map(x, y, *dims, f));
 }
 
+/// Pow and Sqrt of constants (a transformer's scale 1 / sqrt(head dim) written as `d ** 0.5`), in double as the other
+/// folds compute. The result has the base's type (ONNX): an integer base takes whole non-negative exponents only.
+void fold_power(NodeTranslator& t, const std::string& type) {
+  const Constant& x = *t.known(0);
+  if (type == "Sqrt") {
+    if (x.integer) {
+      t.problem("Sqrt of an integer tensor (ONNX defines it for floats only)");
+      return;
+    }
+    if (!check_size(t, x.dims)) return;
+    Constant out = x;
+    for (double& v : out.values) v = std::sqrt(v);
+    out.source = nullptr, out.streamed = nullptr;
+    t.define(std::move(out));
+    return;
+  }
+  const Constant& y = *t.known(1);
+  const auto dims = combined_dims(t, x, y);
+  if (!dims) return;
+  if (x.integer &&
+      std::any_of(y.values.begin(), y.values.end(), [](double q) { return q < 0 || q != std::trunc(q); })) {
+    t.problem("Pow of an integer base needs whole non-negative exponents");
+    return;
+  }
+  Constant out = broadcast_map(x, y, *dims, [](double p, double q) { return std::pow(p, q); });
+  out.integer = x.integer, out.boolean = false;
+  if (x.integer && std::any_of(out.values.begin(), out.values.end(), [](double v) { return std::abs(v) > 0x1p53; })) {
+    t.problem("Pow of integers overflows what the import holds exactly (2^53)");
+    return;
+  }
+  t.define(std::move(out));
+}
+
 /// ScatterND of constants (Swin's shifted-window mask, built by assigning regions of a zero tensor): data with the
 /// slices that `indices` name replaced by `updates` (reduction "none", the only one before opset 16's).
 void fold_scatter_nd(NodeTranslator& t) {
@@ -778,6 +811,12 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx) 
   } else if ((type == "Add" || type == "Sub" || type == "Mul" || type == "Div") && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {});
     if (t.arity(2, 2, 1)) fold_arithmetic(t, type, false);
+  } else if (type == "Pow" && all_inputs_known(t)) {
+    const Attributes a(node, t.problems(), {});
+    if (t.arity(2, 2, 1)) fold_power(t, type);
+  } else if (type == "Sqrt" && all_inputs_known(t)) {
+    const Attributes a(node, t.problems(), {});
+    if (t.arity(1, 1, 1)) fold_power(t, type);
   } else if (type == "Mod" && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {"fmod"});
     if (t.arity(2, 2, 1)) fold_arithmetic(t, type, a.integer("fmod", 0) != 0);
