@@ -12,11 +12,6 @@ namespace ldmsim::tiling {
 namespace {
 
 /// True when a request with these byte fields fits the arch's descriptor widths.
-bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::size_t stride) {
-  const DmaFieldWidths& f = core.arch().dma.fields;
-  const auto below = [](std::size_t v, std::uint32_t bits) { return bits >= 64 || v < (std::uint64_t{1} << bits); };
-  return below(length, f.length_bits) && below(bsize, f.bsize_bits) && below(stride, f.stride_bits);
-}
 
 /// How many requests to cut a read of `bytes` into: the timing model serves requests on parallel channels, so
 /// one big request moves at a channel's share of the bandwidth; pieces of at least kMinPieceBytes, at most one
@@ -70,6 +65,12 @@ double span_cost(const Core& core, DevicePtr<const f16> start, std::size_t lengt
 }
 
 }  // namespace
+
+bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::size_t stride) {
+  const DmaFieldWidths& f = core.arch().dma.fields;
+  const auto below = [](std::size_t v, std::uint32_t bits) { return bits >= 64 || v < (std::uint64_t{1} << bits); };
+  return below(length, f.length_bits) && below(bsize, f.bsize_bits) && below(stride, f.stride_bits);
+}
 
 /// Reads `length` contiguous elements from `start` into buf[0, length) in span pieces, all in flight at once.
 void read_span(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<const f16> start, std::size_t length,

@@ -8,6 +8,7 @@
 #include "../ops/tile_memo.hpp"
 #include "attention_impl.hpp"
 #include "fused_core.hpp"
+#include "ldmsim/kernels/matrix_block.hpp"
 
 namespace ldmsim::fusion {
 
@@ -235,7 +236,7 @@ class AttentionCore final : public FusedCore {
       const Range r = tiling::split_even(rows, parts, k);
       if (r.empty()) continue;
       const LdmSpan<f16> piece = to.subspan(r.begin * cols, r.size() * cols);
-      if (fits_fields(piece.size_bytes(), run, gap)) {
+      if (tiling::fits_fields(core_, piece.size_bytes(), run, gap)) {
         into.push_back(tiling::get_as(core_, mode, piece, first + r.begin * at.pitch, run, gap));
         continue;
       }
@@ -256,7 +257,7 @@ class AttentionCore final : public FusedCore {
       return;
     }
     const std::size_t run = s.e * sizeof(f16), gap = (at.pitch - s.e) * sizeof(f16);
-    if (fits_fields(src.size_bytes(), run, gap)) {
+    if (tiling::fits_fields(core_, src.size_bytes(), run, gap)) {
       pending_y_.push_back(core_.put_strided(first, src, run, gap));
       return;
     }
@@ -268,15 +269,6 @@ class AttentionCore final : public FusedCore {
   void wait_y() {
     for (DmaHandle& h : pending_y_) h.wait();
     pending_y_.clear();
-  }
-
-  /// Whether a request's length, run and gap fit the engine's fields.
-  bool fits_fields(std::size_t length, std::size_t run, std::size_t gap) const {
-    const DmaFieldWidths& f = core_.arch().dma.fields;
-    const auto below = [](std::size_t value, std::uint32_t bits) {
-      return bits >= 64 || value < (std::uint64_t{1} << bits);
-    };
-    return below(length, f.length_bits) && below(run, f.bsize_bits) && below(gap, f.stride_bits);
   }
 
   /// The first logical element of batch b's row of per-batch input k.

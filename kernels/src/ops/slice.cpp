@@ -41,8 +41,7 @@ std::unique_ptr<BoundOp> bind_slice(std::string_view name, const JsonField& attr
     for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
   }
   if (steps.empty()) steps.assign(starts.size(), 1);
-  std::vector<std::int64_t> natural(rank, 1);
-  for (std::size_t d = rank; d-- > 1;) natural[d - 1] = natural[d] * static_cast<std::int64_t>(x[d]);
+  const std::vector<std::int64_t> natural = natural_strides(x.dims());
   StridedView view;
   view.dims.assign(x.dims().begin(), x.dims().end());
   view.strides = natural;

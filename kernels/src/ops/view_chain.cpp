@@ -14,13 +14,8 @@ namespace ldmsim {
 
 namespace {
 
+using ops::natural_strides;
 using ops::StridedView;
-
-std::vector<std::int64_t> natural_strides(std::span<const std::uint64_t> dims) {
-  std::vector<std::int64_t> natural(dims.size(), 1);
-  for (std::size_t d = dims.size(); d-- > 1;) natural[d - 1] = natural[d] * static_cast<std::int64_t>(dims[d]);
-  return natural;
-}
 
 /// `v` (whose elements are those of a tensor of v.dims) seen as a tensor of `dims`: axes regrouped within runs of
 /// axes that step over each other exactly; nullopt when a new axis would span two such runs.

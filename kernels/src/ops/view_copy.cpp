@@ -46,9 +46,14 @@ StridedView StridedView::widened(std::size_t units) const {
   return w;
 }
 
-StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const std::size_t> perm) {
+std::vector<std::int64_t> natural_strides(std::span<const std::uint64_t> dims) {
   std::vector<std::int64_t> natural(dims.size(), 1);
   for (std::size_t d = dims.size(); d-- > 1;) natural[d - 1] = natural[d] * static_cast<std::int64_t>(dims[d]);
+  return natural;
+}
+
+StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const std::size_t> perm) {
+  const std::vector<std::int64_t> natural = natural_strides(dims);
   StridedView v;
   for (const std::size_t p : perm) {
     v.dims.push_back(dims[p]);

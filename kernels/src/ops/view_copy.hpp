@@ -33,6 +33,9 @@ struct StridedView {
   StridedView widened(std::size_t units) const;
 };
 
+/// The strides, in elements, of a C-order tensor of `dims`.
+std::vector<std::int64_t> natural_strides(std::span<const std::uint64_t> dims);
+
 /// The view of `perm` over a C-order tensor of `dims` (output axis d is input axis perm[d]).
 StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const std::size_t> perm);
 

@@ -27,6 +27,9 @@ struct BlockShape {
   std::size_t count = 0;
 };
 
+/// Whether a request of `length` bytes, runs of `bsize` and gaps of `stride` bytes fits the arch's DMA fields.
+bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::size_t stride);
+
 /// Elements of ldm a block read needs (each run widened by up to 2 elements).
 inline std::size_t block_buffer_elements(std::size_t rows, std::size_t count) {
   return rows * (ceil_even(count) + 2);
