@@ -12,6 +12,7 @@
 
 #include "constant_replicas.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "ldmsim/kernels/fused_kernel.hpp"
 #include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/sim/fault.hpp"
@@ -198,6 +199,18 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
   }
   if (s.axis.rule == kOneGroupRule) {  // the whole op on one group: bound as it is
     p.bound = op.bound;
+    return pieces_.emplace(key, std::move(p)).first->second;
+  }
+  if (const FusedProgram* program = fused_program(*op.bound)) {  // a fused kernel's rows: the program, cut
+    const std::size_t frame_axis = s.axis.axis + program->frame.shape.rank() -
+                                   graph_.tensor(op.outputs[s.axis.operand - op.inputs.size()]).shape.rank();
+    p.bound = fused_rows(*op.bound, frame_axis, begin, end, view(g).arch());
+    if (!p.bound) {
+      throw ConfigError(
+          fmt::format("{} ({}): its rows [{}, {}) for core group {} fit no mapping of one group's "
+                      "cores; hint: --split off runs it whole",
+                      op.label(), s.axis.rule, begin, end, g));
+    }
     return pieces_.emplace(key, std::move(p)).first->second;
   }
   std::vector<Shape> shapes;

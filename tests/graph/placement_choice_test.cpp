@@ -410,7 +410,7 @@ TEST_CASE("no single op's move lowers the chosen plan's estimate on a graph with
   CHECK(alternatives > 3 * static_cast<int>(g.ops().size()));
 }
 
-TEST_CASE("a matmul of a batch of one by a 2-D weight splits by columns", "[graph][split][auto]") {
+TEST_CASE("a matmul of a batch of A by a 2-D weight splits by columns", "[graph][split][auto]") {
   // A transformer projection's shape: A [1, M, K] is one product, so its columns split as a 2-D matmul's do; the
   // pieces sum in the same order, so the output is the whole op's bit for bit.
   const Graph g = from(json::parse(R"({
@@ -428,11 +428,30 @@ TEST_CASE("a matmul of a batch of one by a 2-D weight splits by columns", "[grap
   const PieceWork w = piece_work(g, g.ops()[0], plan.ops[0]->axis, 0, 32, nullptr);
   CHECK(w.regions[2].axis == 2);  // the output's last axis
   CHECK(run_output(g, arch, on, "y") == run_output(g, arch, {}, "y"));
-  // A batch of two products is not cut: the rule cuts one product.
+  // A batch of several A's by one B ([S, B, H] by a weight) is one product too: its columns split alike, and the
+  // output is the whole op's bit for bit.
   const Graph two = from(json::parse(R"({
+    "tensors": {"a": {"shape": [12, 3, 96], "init": {"normal": [0, 1], "seed": 1}},
+                "b": {"shape": [96, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
+                "c": {"shape": [256], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "ops": [{"type": "matmul", "inputs": ["a", "b", "c"], "outputs": ["y"], "attrs": {"bias": "after"}}],
+    "outputs": ["y"]})"));
+  const std::vector<SplitAxis> two_axes = split_axes(two, two.ops()[0]);
+  REQUIRE(two_axes.size() == 1);
+  CHECK(two_axes[0].rule == "cols");
+  const SplitPlan two_plan = plan_split(two, arch, on);
+  REQUIRE(two_plan.ops[0]);
+  const PieceWork piece = piece_work(two, two.ops()[0], two_plan.ops[0]->axis, 64, 128, nullptr);
+  CHECK(piece.regions[0].whole);                                        // A whole
+  CHECK((piece.regions[1].axis == 1 && piece.regions[1].begin == 64));  // B's columns
+  CHECK((piece.regions[2].axis == 0 && piece.regions[2].end == 128));   // the bias's
+  CHECK((piece.regions[3].axis == 2 && piece.regions[3].begin == 64));  // the output's last axis
+  CHECK(run_output(two, arch, on, "y") == run_output(two, arch, {}, "y"));
+  // A batch of B's is several products: not cut.
+  const Graph batched_b = from(json::parse(R"({
     "tensors": {"a": {"shape": [2, 64, 96], "init": {"normal": [0, 1], "seed": 1}},
-                "b": {"shape": [96, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+                "b": {"shape": [2, 96, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
     "ops": [{"type": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}],
     "outputs": ["y"]})"));
-  CHECK(split_axes(two, two.ops()[0]).empty());
+  CHECK(split_axes(batched_b, batched_b.ops()[0]).empty());
 }

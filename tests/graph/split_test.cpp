@@ -241,19 +241,20 @@ TEST_CASE("a split conv layer runs faster than the unsplit one when remote memor
 
 TEST_CASE("a whole op's constants are held in every group's memory, each group reading its own copy",
           "[graph][split]") {
-  // A batch of matrices by a 2-D weight runs whole (no rule cuts a batch of several products): split off, groups 1..
-  // read the weight from group 0's memory; split on, each reads its own copy, and the outputs are the same.
+  // A batch of matrices by a batch of weights runs whole (no rule cuts a batch of several products): split off,
+  // groups 1.. read the weights from group 0's memory; split on, each reads its own copy, and the outputs are the
+  // same.
   const auto graph = [](bool constant) {
     json w = json::parse(R"({
       "tensors": {"x": {"shape": [4, 32, 64], "init": {"normal": [0, 1], "seed": 1}},
-                  "w": {"shape": [64, 128], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+                  "w": {"shape": [4, 64, 128], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
       "ops": [{"type": "matmul", "inputs": ["x", "w"], "outputs": ["y"]}],
       "outputs": ["y"]})");
     w["tensors"]["w"]["constant"] = constant;
     return from(w);
   };
   const Graph g = graph(true), given = graph(false);  // `given`: the weight is a run-time parameter, not a constant
-  const std::uint64_t w_bytes = 64 * 128 * 2;
+  const std::uint64_t w_bytes = 4 * 64 * 128 * 2;
   for (const char* preset : {"sw26010", "sw26010pro"}) {
     INFO(preset);
     const Arch arch = priced(preset);

@@ -293,7 +293,7 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       } else {
         const std::size_t index =
             out.add_bound_op("fused", names(low.inputs), names(low.outputs),
-                             low.bind(graph, *report.mapping, arch.name), fusion::joined_name(graph, low.ops));
+                             low.bind(graph, *report.mapping, arch.name, policy), fusion::joined_name(graph, low.ops));
         report.kernel = out.ops()[index].label();
       }
     } else if (const auto f = nodes[n].fold) {

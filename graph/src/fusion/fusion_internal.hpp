@@ -53,7 +53,8 @@ struct LoweredGroup {
   FusedProgram program;
   std::vector<std::size_t> inputs;   ///< external input tensors, as the fused op reads them
   std::vector<std::size_t> outputs;  ///< external output tensors
-  std::shared_ptr<const BoundOp> bind(const Graph& graph, FusedMapping mapping, const std::string& arch) const;
+  std::shared_ptr<const BoundOp> bind(const Graph& graph, FusedMapping mapping, const std::string& arch,
+                                      StagingPolicy policy) const;
   std::vector<std::size_t> ops;
 };
 LoweredGroup lower_group(const Graph& graph, const std::vector<std::size_t>& ops, const FusionFrame& frame);

@@ -213,14 +213,14 @@ Composed compose_members(const Graph& graph, const std::vector<std::size_t>& ops
   return c;
 }
 
-std::shared_ptr<const BoundOp> LoweredGroup::bind(const Graph& graph, FusedMapping mapping,
-                                                  const std::string& arch) const {
+std::shared_ptr<const BoundOp> LoweredGroup::bind(const Graph& graph, FusedMapping mapping, const std::string& arch,
+                                                  StagingPolicy policy) const {
   std::vector<Shape> in, out;
   for (std::size_t t : inputs) in.push_back(graph.tensor(t).shape);
   for (std::size_t t : outputs) out.push_back(graph.tensor(t).shape);
   Composed c = compose_members(graph, ops, inputs, outputs);
   return make_fused_op(program, std::move(mapping), std::move(in), std::move(out), std::move(c.reference), c.tolerance,
-                       c.flops, arch);
+                       c.flops, arch, policy);
 }
 
 }  // namespace ldmsim::fusion

@@ -159,11 +159,12 @@ Estimate PlacementCostModel::whole(const Graph& graph, const OpNode& op) const {
   if (op.bound->split_geometry().window && matrix_family(graph, op) && op.inputs.size() > 1) {
     load.read_bytes += static_cast<double>(graph.tensor(op.inputs[1]).logical_bytes()) * (groups - 1) / groups;
   }
-  // One product (fc, gemm, a matmul of one matrix) is dealt to the groups by blocks of its rows or of its columns,
-  // whichever reads less: each group reads its share of one operand and the whole of the other.
+  // One product (fc, gemm, a matmul of one matrix or of a batch of A's by one B) is dealt to the groups by blocks
+  // of its rows or of its columns, whichever reads less: each group reads its share of one operand and the whole of
+  // the other.
   const Shape& y = graph.tensor(op.outputs[0]).shape;
   if (!op.bound->split_geometry().window && matrix_family(graph, op) && op.inputs.size() > 1 &&
-      (y.rank() < 3 || y.product(0, y.rank() - 2) == 1)) {
+      (y.rank() < 3 || y.product(0, y.rank() - 2) == 1 || graph.tensor(op.inputs[1]).shape.rank() <= 2)) {
     const double a = static_cast<double>(graph.tensor(op.inputs[0]).logical_bytes());
     const double b = static_cast<double>(graph.tensor(op.inputs[1]).logical_bytes());
     load.read_bytes += std::min(a, b) * (groups - 1) / groups;

@@ -13,7 +13,7 @@ class FusedOp final : public BoundOp {
  public:
   FusedOp(FusedProgram program, FusedMapping mapping, std::vector<Shape> in, std::vector<Shape> out,
           std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference, Tolerance tolerance,
-          std::uint64_t flops, std::string arch)
+          std::uint64_t flops, std::string arch, StagingPolicy policy)
       : BoundOp(std::move(in), std::move(out)),
         program_(std::move(program)),
         mapping_(std::move(mapping)),
@@ -21,7 +21,8 @@ class FusedOp final : public BoundOp {
         reference_(std::move(reference)),
         tolerance_(tolerance),
         flops_(flops),
-        arch_(std::move(arch)) {}
+        arch_(std::move(arch)),
+        policy_(policy) {}
 
   Shape4 view(std::size_t index) const override {
     const FusedValue& v = value_of(index);
@@ -77,6 +78,10 @@ class FusedOp final : public BoundOp {
   OpCost cost() const override { return {flops_, mapping_.ldm_bytes}; }
   Tolerance tolerance() const override { return tolerance_; }
 
+  const FusedProgram& program() const { return program_; }
+  const FusedMapping& mapping() const { return mapping_; }
+  StagingPolicy policy() const { return policy_; }
+
  private:
   const FusedValue& value_of(std::size_t index) const {
     const std::size_t n = input_shapes().size();
@@ -90,6 +95,7 @@ class FusedOp final : public BoundOp {
   Tolerance tolerance_;
   std::uint64_t flops_;
   std::string arch_;
+  StagingPolicy policy_;
 };
 
 }  // namespace
@@ -97,9 +103,49 @@ class FusedOp final : public BoundOp {
 std::shared_ptr<const BoundOp> make_fused_op(
     FusedProgram program, FusedMapping mapping, std::vector<Shape> inputs, std::vector<Shape> outputs,
     std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference, Tolerance tolerance,
-    std::uint64_t flops, std::string arch) {
+    std::uint64_t flops, std::string arch, StagingPolicy policy) {
   return std::make_shared<FusedOp>(std::move(program), std::move(mapping), std::move(inputs), std::move(outputs),
-                                   std::move(reference), tolerance, flops, std::move(arch));
+                                   std::move(reference), tolerance, flops, std::move(arch), policy);
+}
+
+const FusedProgram* fused_program(const BoundOp& op) {
+  const auto* fused = dynamic_cast<const FusedOp*>(&op);
+  return fused == nullptr ? nullptr : &fused->program();
+}
+
+std::shared_ptr<const BoundOp> fused_rows(const BoundOp& op, std::size_t axis, std::uint64_t begin, std::uint64_t end,
+                                          const Arch& arch) {
+  const auto& fused = dynamic_cast<const FusedOp&>(op);
+  const FusedProgram& whole = fused.program();
+  const std::uint64_t extent = whole.frame.shape[axis];
+  if (axis >= whole.frame.k_begin || begin >= end || end > extent) {
+    throw ConfigError(fmt::format("fused_rows: rows [{}, {}) of frame axis {} are not rows of {}", begin, end, axis,
+                                  whole.frame.str()));
+  }
+  FusedProgram piece = whole;
+  std::vector<std::uint64_t> dims(whole.frame.shape.dims().begin(), whole.frame.shape.dims().end());
+  dims[axis] = end - begin;
+  piece.frame.shape = Shape(dims, "a fused piece's frame");
+  for (FusedValue& v : piece.values) {
+    if (v.dims[axis] == extent) v.dims[axis] = end - begin;
+  }
+  const auto cut = [&](const Shape& shape, std::size_t value) {
+    const auto at = fused_tensor_axis(whole, shape, value, axis);
+    if (!at) return shape;
+    std::vector<std::uint64_t> d(shape.dims().begin(), shape.dims().end());
+    d[*at] = end - begin;
+    return Shape(d, "a fused piece's tensor");
+  };
+  std::vector<Shape> in, out;
+  for (std::size_t k = 0; k < whole.inputs.size(); ++k) in.push_back(cut(op.input_shapes()[k], whole.inputs[k]));
+  for (std::size_t k = 0; k < whole.outputs.size(); ++k) out.push_back(cut(op.output_shapes()[k], whole.outputs[k]));
+  // The whole op's team size: every row's reductions then add their partial sums in the same order.
+  std::optional<FusedMapping> mapping = choose_fused_mapping(piece, arch, fused.policy(), 0, fused.mapping().team);
+  if (!mapping) return nullptr;
+  auto reference = [piece, out](std::span<const HostTensor> given) { return evaluate_program(piece, given, out); };
+  const std::uint64_t flops = fused.cost().flops * (end - begin) / std::max<std::uint64_t>(1, extent);
+  return std::make_shared<FusedOp>(piece, *mapping, std::move(in), std::move(out), std::move(reference),
+                                   fused.tolerance(), flops, arch.name, fused.policy());
 }
 
 }  // namespace ldmsim

@@ -114,7 +114,7 @@ constexpr std::uint64_t kMaxTileElements = 16384;
 }  // namespace
 
 std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Arch& arch, StagingPolicy policy,
-                                                 std::uint32_t cores) {
+                                                 std::uint32_t cores, std::uint32_t want_team) {
   const FusionFrame& f = p.frame;
   const std::uint32_t group = arch.cores_per_group();
   const std::uint64_t workers = cores == 0 ? arch.total_cores() : std::min<std::uint64_t>(cores, arch.total_cores());
@@ -135,8 +135,9 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
       f.k() >= 4 && p.reductions() > 0 && group > 1 && workers >= 2 && !(odd_rows && policy == StagingPolicy::kNone);
   // Cut rows when they are fewer than the idle cores and each core would still get a worthwhile part.
   constexpr std::uint64_t kMinTeamPart = 512;
-  std::uint32_t team = 1;
-  if (team_possible) {
+  if (want_team > 1 && !team_possible) return std::nullopt;
+  std::uint32_t team = std::max<std::uint32_t>(1, want_team);
+  if (want_team == 0 && team_possible) {
     while (team * 2 <= group && rows * team * 2 <= workers && f.k() / (team * 2) * f.i() >= kMinTeamPart &&
            f.k() / (team * 2) >= 2) {
       team *= 2;
@@ -161,11 +162,14 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
       m.ldm_bytes = bytes(tile, 1);
       return m;
     }
-    if (!team_possible) return std::nullopt;
+    if (!team_possible || want_team == 1) return std::nullopt;
     team = 2;  // one row does not fit one core: cut it
   }
   for (; team <= group && f.k() / team >= 2; team *= 2) {
-    if (!fits(1, team)) continue;
+    if (!fits(1, team)) {
+      if (want_team != 0) return std::nullopt;
+      continue;
+    }
     m.tile_rows = 1;
     m.team = team;
     // Teams live inside one core group: a group of 6 cores holds one team of 4 (its other two cores idle).

@@ -124,6 +124,8 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
                                    const Arch& arch);
 /// The rule of an op run whole on one core group, its tensors in that group's memory (a placement of `--split auto`).
 inline constexpr const char* kOneGroupRule = "one-group";
+/// The rule of a fused kernel cut along one of its frame's row axes (each piece runs the program on its rows).
+inline constexpr const char* kFusedRowsRule = "fused-rows";
 /// `op` run whole on core group `group` alone: one piece, the whole op, its inputs and outputs in that group's memory.
 OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group);
 /// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:

@@ -11,11 +11,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ldmsim/kernels/fusion_form.hpp"
 #include "ldmsim/kernels/operator.hpp"
+#include "ldmsim/kernels/padding.hpp"
 #include "ldmsim/sim/arch.hpp"
 
 namespace ldmsim {
@@ -78,16 +80,39 @@ struct FusedMapping {
 };
 
 /// The cheapest mapping that fits ldm on `arch`: rows spliced onto cores, or a row's K cut across a team when rows
-/// are fewer than idle cores (or one row does not fit one core). `cores` limits the cores used (0: all); nullopt
-/// when even a row cut across a whole core group does not fit.
+/// are fewer than idle cores (or one row does not fit one core). `cores` limits the cores used (0: all);
+/// `want_team` (0: any) asks for teams of that size, which fixes the order of every reduction's partial sums;
+/// nullopt when even a row cut across a whole core group does not fit, or the wanted team does not.
 std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& program, const Arch& arch, StagingPolicy policy,
-                                                 std::uint32_t cores = 0);
+                                                 std::uint32_t cores = 0, std::uint32_t want_team = 0);
 
-/// The bound op of a fused group: the program, its mapping (for the arch named `arch`: run() refuses another),
-/// the shapes of its external tensors, and a reference (the members' references composed) with its tolerance.
+/// The bound op of a fused group: the program, its mapping (chosen under `policy` for the arch named `arch`: run()
+/// refuses another), the shapes of its external tensors, and a reference (the members' references composed) with
+/// its tolerance.
 std::shared_ptr<const BoundOp> make_fused_op(
     FusedProgram program, FusedMapping mapping, std::vector<Shape> inputs, std::vector<Shape> outputs,
     std::function<std::vector<HostTensor>(std::span<const HostTensor>)> reference, Tolerance tolerance,
-    std::uint64_t flops, std::string arch);
+    std::uint64_t flops, std::string arch, StagingPolicy policy);
+
+/// The program of a fused op; nullptr for any other op.
+const FusedProgram* fused_program(const BoundOp& op);
+
+/// True when a fused op can be cut along its frame's row axis `axis`: every external tensor either holds that
+/// axis whole (its dims are its shape, right-aligned to the frame) or broadcasts along it.
+bool fused_rows_cut(const FusedProgram& program, std::span<const Shape> tensors, std::size_t axis);
+
+/// The axis of `tensor` that frame axis `axis` is (right-aligned), or nullopt when the tensor broadcasts along it.
+std::optional<std::size_t> fused_tensor_axis(const FusedProgram& program, const Shape& tensor, std::size_t value,
+                                             std::size_t axis);
+
+/// Rows [begin, end) of a fused op's frame axis `axis` (fused_rows_cut) as an op of its own, mapped for `arch` (a
+/// core group's, for a piece of a split run); its reference evaluates the program on the host. nullptr when no
+/// mapping fits.
+std::shared_ptr<const BoundOp> fused_rows(const BoundOp& op, std::size_t axis, std::uint64_t begin, std::uint64_t end,
+                                          const Arch& arch);
+
+/// Runs a program on the host in fp32, its external inputs given as tensors of its values' dims.
+std::vector<HostTensor> evaluate_program(const FusedProgram& program, std::span<const HostTensor> inputs,
+                                         std::span<const Shape> output_shapes);
 
 }  // namespace ldmsim
