@@ -117,11 +117,11 @@ std::shared_ptr<const BoundOp> fused_rows(const BoundOp& op, std::size_t axis, s
                                           const Arch& arch) {
   const auto& fused = dynamic_cast<const FusedOp&>(op);
   const FusedProgram& whole = fused.program();
-  const std::uint64_t extent = whole.frame.shape[axis];
-  if (axis >= whole.frame.k_begin || begin >= end || end > extent) {
+  if (axis >= whole.frame.k_begin || begin >= end || end > whole.frame.shape[axis]) {
     throw ConfigError(fmt::format("fused_rows: rows [{}, {}) of frame axis {} are not rows of {}", begin, end, axis,
                                   whole.frame.str()));
   }
+  const std::uint64_t extent = whole.frame.shape[axis];
   FusedProgram piece = whole;
   std::vector<std::uint64_t> dims(whole.frame.shape.dims().begin(), whole.frame.shape.dims().end());
   dims[axis] = end - begin;

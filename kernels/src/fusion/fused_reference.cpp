@@ -62,28 +62,35 @@ void pointwise(const FusedProgram& p, const FusedStep& step, std::vector<std::ve
   data[step.result] = std::move(y);
 }
 
+/// Reduces over the frame's K block as the kernel does: sums in double, a value constant along K counted K times,
+/// a mean divided by K.
 void reduce(const FusedProgram& p, const FusedStep& step, std::vector<std::vector<float>>& data) {
   const auto& dims = p.values[step.result].dims;
-  const auto& in_dims = p.values[step.args[0]].dims;
+  const FusedValue& arg = p.values[step.args[0]];
   const std::vector<float>& x = data[step.args[0]];
-  const auto sx = broadcast_strides(in_dims);
-  std::vector<std::uint64_t> block(in_dims.size(), 1);
-  for (std::size_t a = p.frame.k_begin; a < p.frame.k_end; ++a) block[a] = in_dims[a];
-  const auto count = static_cast<float>(elements(block));
+  const auto sx = broadcast_strides(arg.dims);
+  std::vector<std::uint64_t> block(arg.dims.size(), 1);
+  for (std::size_t a = p.frame.k_begin; a < p.frame.k_end; ++a) block[a] = arg.dims[a];
+  const bool sums = step.mode == ReduceMode::kSum || step.mode == ReduceMode::kMean;
+  const auto k = static_cast<float>(p.frame.k());
   std::vector<float> y(elements(dims));
   for_each_index(dims, [&](std::uint64_t flat, const std::vector<std::uint64_t>& at) {
     float acc = step.mode == ReduceMode::kMax   ? -std::numeric_limits<float>::infinity()
                 : step.mode == ReduceMode::kMin ? std::numeric_limits<float>::infinity()
                                                 : 0.0f;
+    double sum = 0.0;
     std::vector<std::uint64_t> here = at;
-    for_each_index(block, [&](std::uint64_t, const std::vector<std::uint64_t>& k) {
-      for (std::size_t a = p.frame.k_begin; a < p.frame.k_end; ++a) here[a] = k[a];
+    for_each_index(block, [&](std::uint64_t, const std::vector<std::uint64_t>& kk) {
+      for (std::size_t a = p.frame.k_begin; a < p.frame.k_end; ++a) here[a] = kk[a];
       const float v = x[offset(here, sx)];
-      acc = step.mode == ReduceMode::kMax   ? std::max(acc, v)
-            : step.mode == ReduceMode::kMin ? std::min(acc, v)
-                                            : acc + v;
+      if (sums) {
+        sum += v;
+      } else {
+        acc = step.mode == ReduceMode::kMax ? std::max(acc, v) : std::min(acc, v);
+      }
     });
-    y[flat] = step.mode == ReduceMode::kMean ? acc / count : acc;
+    if (sums) acc = arg.k ? static_cast<float>(sum) : static_cast<float>(sum) * k;
+    y[flat] = step.mode == ReduceMode::kMean ? acc / k : acc;
   });
   data[step.result] = std::move(y);
 }
