@@ -79,6 +79,11 @@ TEST_CASE("the placement estimate is the arch's roofline per core group", "[grap
   // Gathered for a whole op, every group moves a quarter: groups 1-3 read the three quarters of theirs that other
   // memories hold and write it all into group 0's.
   CHECK(model.exchange(g, relu.outputs[0], held, need, true).cycles == Approx(launch + (8192.0 * 3 / 4 + 8192) / 8));
+  // Every group of a split consumer needs it whole (a conv cut by output channels): the first gathers a copy into
+  // its memory and the others read that copy in place, over their links, once it is there.
+  const std::vector<std::optional<TensorRegion>> all_whole(4, TensorRegion{});
+  CHECK(model.exchange(g, relu.outputs[0], held, all_whole).cycles ==
+        Approx(launch + 32768.0 * 3 / 4 / 8 + 32768.0 / 8));
   // A copy of exactly the region a group needs costs nothing to hand over.
   std::vector<std::optional<TensorRegion>> own(4);
   own[1] = held.groups[1];

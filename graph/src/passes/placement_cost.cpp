@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/graph/placement_choice.hpp"
@@ -230,6 +231,7 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
     const double remote = remote_bytes_per_cycle_ > 0 ? remote_bytes / remote_bytes_per_cycle_ : 0;
     slowest = std::max(slowest, launch_cycles_ + std::max(bytes * relayout_rate_cycles, remote));
   };
+  std::optional<double> first_whole_gather;
   for (std::size_t g = 0; g < need.size(); ++g) {
     if (!need[g]) continue;
     const TensorRegion& r = *need[g];
@@ -273,7 +275,19 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       return remote_bytes_per_cycle_ > 0 ? std::max(0.0, remote) / remote_bytes_per_cycle_ : 0;
     };
     if (!whole_machine) {
-      slowest = std::max(slowest, launch_cycles_ + std::max(local_cycles, remote_cycles(bytes - local)));
+      const double gather = launch_cycles_ + std::max(local_cycles, remote_cycles(bytes - local));
+      if (r.whole && !held.whole) {
+        // The whole tensor from pieces: the first group that needs it gathers a copy into its memory, and the
+        // others read that copy in place, over their links, once it is there (SplitPlacement::obtain).
+        if (!first_whole_gather) {
+          first_whole_gather = gather;
+          slowest = std::max(slowest, gather);
+        } else {
+          slowest = std::max(slowest, *first_whole_gather + remote_cycles(bytes));
+        }
+        continue;
+      }
+      slowest = std::max(slowest, gather);
       continue;
     }
     // A whole op's input is gathered into group 0's memory by every group, a share each: a group reads what its

@@ -241,13 +241,17 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   state[n - 1] =
       static_cast<std::size_t>(std::min_element(best[n - 1].begin(), best[n - 1].end()) - best[n - 1].begin());
   for (std::size_t i = n - 1; i > 0; --i) state[i - 1] = back[i][state[i]];
-  refine(pricer, cands, consumers_of(graph), state);
+  const auto consumers = consumers_of(graph);
+  refine(pricer, cands, consumers, state);
   plan.estimated_cycles = pricer.total(state);
   // Never a plan estimated slower than `--split off` (every op whole): neither the path search nor the refinement
-  // guarantees it on a graph with branches.
+  // guarantees it on a graph with branches. Then refined from there, since single moves may lower it too.
   const std::vector<std::size_t> off(n, 0);
-  const double off_cycles = pricer.total(off);
-  if (off_cycles <= plan.estimated_cycles) state = off, plan.estimated_cycles = off_cycles;
+  if (pricer.total(off) <= plan.estimated_cycles) {
+    state = off;
+    refine(pricer, cands, consumers, state);
+    plan.estimated_cycles = pricer.total(state);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     Candidate& chosen = cands[i][state[i]];
     PlacementChoice& choice = plan.choices[i];
