@@ -14,6 +14,19 @@
 
 namespace ldmsim::detail {
 
+namespace {
+
+/// madvise(MADV_GUARD_INSTALL), Linux 6.13 and later (uapi mman-common.h): a guard page that faults like PROT_NONE
+/// without splitting the mapping, so the stacks stay one memory map and cost no mprotect each. Older kernels
+/// refuse it (EINVAL) and the pool protects each guard page instead.
+constexpr int kMadvGuardInstall = 102;
+
+bool install_guard(std::byte* page_start, std::size_t page) {
+  return madvise(page_start, page, kMadvGuardInstall) == 0;
+}
+
+}  // namespace
+
 StackPool::StackPool(std::size_t stacks, std::size_t stack_bytes) : stacks_(stacks) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   stack_bytes_ = (stack_bytes + page - 1) / page * page;
@@ -22,6 +35,17 @@ StackPool::StackPool(std::size_t stacks, std::size_t stack_bytes) : stacks_(stac
   void* base = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) throw std::bad_alloc();
   base_ = static_cast<std::byte*>(base);
+  if (stacks_ > 0 && install_guard(base_, page)) {
+    for (std::size_t i = 1; i < stacks_; ++i) {
+      if (!install_guard(base_ + i * slot_bytes_, page)) {
+        munmap(base_, mapped_bytes_);
+        base_ = nullptr;
+        throw ConfigError(fmt::format("cannot install the guard page of fiber stack {} of {} ({})", i, stacks_,
+                                      std::strerror(errno)));
+      }
+    }
+    return;
+  }
   for (std::size_t i = 0; i < stacks_; ++i) {
     if (mprotect(base_ + i * slot_bytes_, page, PROT_NONE) != 0) {
       munmap(base_, mapped_bytes_);
