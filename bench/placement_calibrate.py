@@ -6,17 +6,20 @@ and fits per arch, by least squares on log(simulated / estimated) with non-negat
 
     cycles = launch_f * launch + max(compute_f * compute, local_f * local, remote_f * remote) + exchange_f * exchange
 
-with one set of four factors per cost class (conv, vector-conv, fused, other; matrix ops keep the plain roofline) and one
+with one set of four factors per cost class (conv, vector-conv, fused, pool, concat, other; matrix ops keep the plain roofline) and one
 exchange factor. Prints the fit as the C++ rows to paste, the median simulated / estimated ratio and the share of
 ops within 25% before (as the run estimated) and after, and the same for each network left out of the fit.
 
 Needs Debian's python3-torch, python3-torchvision and python3-scipy.
 Usage: /usr/bin/python3 bench/placement_calibrate.py --ldmsim build/tools/ldmsim [--out DIR] [--arch ...]
-       [--models ...] [--reuse] [--also DIR ...]   (--reuse: read the auto runs already in DIR; --also: fit the
-       ops of earlier auto runs too, which chose other placements)
+       [--models ...] [--reuse] [--also DIR ...] [--classes pool concat]   (--reuse: read the auto runs already in
+       DIR; --also: fit the ops of earlier auto runs too, which chose other placements; --classes: fit only those
+       classes, the others' factors and the exchange factor staying as graph/src/passes/placement_calibration.cpp
+       has them)
 """
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -26,7 +29,8 @@ from scipy.optimize import least_squares
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import placement_bench  # noqa: E402
 
-CLASSES = ("conv", "vector-conv", "fused", "other")
+CLASSES = ("conv", "vector-conv", "fused", "pool", "concat", "other")
+EXCHANGE = 4 * len(CLASSES)  # the index of the exchange factor
 
 
 def ops_of(stats):
@@ -41,15 +45,41 @@ def predict(x, cls, t):
     if cls not in CLASSES:  # the plain roofline
         return t["launch"] + max(t["compute"], t["local"], t["remote"]) + t["exchange"]
     f = x[4 * CLASSES.index(cls):4 * CLASSES.index(cls) + 4]
-    return f[3] * t["launch"] + max(f[0] * t["compute"], f[1] * t["local"], f[2] * t["remote"]) + x[16] * t[
-        "exchange"]
+    return (f[3] * t["launch"] + max(f[0] * t["compute"], f[1] * t["local"], f[2] * t["remote"]) +
+            x[EXCHANGE] * t["exchange"])
 
 
-def fit(rows):
-    residuals = lambda x: [np.log(max(1e-9, predict(x, c, t)) / sim) for c, t, sim, _, _ in rows]  # noqa: E731
+def table_factors(arch):
+    """The factors placement_calibration.cpp holds for `arch`, in fit order (classes' four each, then exchange)."""
+    source = (Path(__file__).resolve().parent.parent / "graph/src/passes/placement_calibration.cpp").read_text()
+    match = re.search(r'arch_name == "' + re.escape(arch) + r'"\)\s*return PlacementCalibration\{(.*?)\};', source,
+                      re.S)
+    if not match:
+        sys.exit(f"placement_calibration.cpp has no row for {arch}")
+    values = [float(v) for v in re.findall(r"[-+0-9.e]+", match.group(1))]
+    if len(values) != EXCHANGE + 1:
+        sys.exit(f"placement_calibration.cpp's row for {arch} has {len(values)} factors, not {EXCHANGE + 1}")
+    return np.array(values)
+
+
+def fit(rows, fixed=None, classes=CLASSES):
+    """Every factor, or with `fixed` (the table's factors) only those of `classes`, over their ops alone."""
+    free = [i for k, c in enumerate(CLASSES) if c in classes for i in range(4 * k, 4 * k + 4)]
+    if fixed is None:
+        free.append(EXCHANGE)
+    else:
+        rows = [r for r in rows if r[0] in classes]
+    base = np.ones(EXCHANGE + 1) if fixed is None else fixed.copy()
+
+    def full(y):
+        x = base.copy()
+        x[free] = y
+        return x
+
+    residuals = lambda y: [np.log(max(1e-9, predict(full(y), c, t)) / sim) for c, t, sim, _, _ in rows]  # noqa: E731
     # The max makes the fit non-smooth: start from several scales and keep the best.
-    fits = [least_squares(residuals, np.full(17, start), bounds=(0, np.inf)) for start in (1.0, 2.0, 4.0)]
-    return min(fits, key=lambda f: f.cost).x
+    fits = [least_squares(residuals, np.full(len(free), start), bounds=(0, np.inf)) for start in (1.0, 2.0, 4.0)]
+    return full(min(fits, key=lambda f: f.cost).x)
 
 
 def summary(ratios):
@@ -66,6 +96,8 @@ def main():
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument("--also", nargs="*", default=[],
                         help="directories of earlier auto runs (other placements) whose ops join the fit")
+    parser.add_argument("--classes", nargs="+", choices=CLASSES,
+                        help="fit only these classes' factors, over their ops; the rest stay as the table has them")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -85,15 +117,17 @@ def main():
                 if earlier.exists():
                     per_model[name] += list(ops_of(json.loads(earlier.read_text())))
         rows = [r for rs in per_model.values() for r in rs]
-        x = fit(rows)
+        fixed = table_factors(arch) if args.classes else None
+        classes = args.classes or CLASSES
+        x = fit(rows, fixed, classes)
         print(f"## {arch}")
         print(f"as run: {summary([sim / est for _, _, sim, est, _ in rows])}")
         print(f"fitted: {summary([sim / predict(x, c, t) for c, t, sim, _, _ in rows])}")
         for name in args.models:
-            held = fit([r for m, rs in per_model.items() if m != name for r in rs])
+            held = fit([r for m, rs in per_model.items() if m != name for r in rs], fixed, classes)
             print(f"  {name} left out of the fit: {summary([sim / predict(held, c, t) for c, t, sim, _, _ in per_model[name]])}")
-        rows_cpp = ", ".join("{" + ", ".join(f"{v:.3g}" for v in x[4 * i:4 * i + 4]) + "}" for i in range(4))
-        print(f'  if (arch_name == "{arch}") return PlacementCalibration{{{rows_cpp}, {x[16]:.3g}}};')
+        rows_cpp = ", ".join("{" + ", ".join(f"{v:.3g}" for v in x[4 * i:4 * i + 4]) + "}" for i in range(len(CLASSES)))
+        print(f'  if (arch_name == "{arch}") return PlacementCalibration{{{rows_cpp}, {x[EXCHANGE]:.3g}}};')
 
 
 if __name__ == "__main__":

@@ -177,6 +177,30 @@ TEST_CASE("on a preset the estimate scales each roofline term by the preset's fi
     CHECK(PlacementCostModel::cost_class(g, g.ops()[0]) == CostClass::kConv);
     CHECK(PlacementCostModel::cost_class(g, g.ops()[1]) == CostClass::kOther);
   }
+  // Pools and concat have fits of their own: a concat is a copy, priced apart from the pools' overlapping reads.
+  const Graph h = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 8, 16, 16], "init": {"normal": [0, 1], "seed": 1}},
+                "z": {"shape": [1, 8, 16, 16], "init": {"normal": [0, 1], "seed": 2}}},
+    "ops": [{"type": "max_pool", "inputs": ["x"], "outputs": ["p"], "attrs": {"kernel": 3, "stride": 1, "pad": 1}},
+            {"type": "concat", "inputs": ["p", "z"], "outputs": ["y"], "attrs": {"axis": 1}}],
+    "outputs": ["y"]})"));
+  CHECK(PlacementCostModel::cost_class(h, h.ops()[0]) == CostClass::kPool);
+  CHECK(PlacementCostModel::cost_class(h, h.ops()[1]) == CostClass::kConcat);
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = Arch::preset(preset);
+    const auto calibration = placement_calibration(arch.name);
+    REQUIRE(calibration);
+    const PlacementCostModel fitted(arch), plain(arch, false);
+    for (const OpNode& op : h.ops()) {
+      const TermFactors f = calibration->of(PlacementCostModel::cost_class(h, op));
+      const CostTerms& t = fitted.whole(h, op).terms;
+      CHECK(fitted.whole(h, op).cycles ==
+            Approx(f.launch * t.launch + std::max({f.compute * t.compute, f.local * t.local, f.remote * t.remote})));
+    }
+    CHECK(calibration->of(CostClass::kPool).local != Approx(calibration->of(CostClass::kOther).local));
+    CHECK(calibration->of(CostClass::kConcat).local != Approx(calibration->of(CostClass::kOther).local));
+  }
   Arch own = Arch::preset("sw26010");
   own.name = "my-arch";
   CHECK_FALSE(placement_calibration(own.name));

@@ -94,6 +94,8 @@ CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
   if (rule == SplitRule::kConv)
     return op.bound->split_geometry().groups == 1 ? CostClass::kConv : CostClass::kVectorConv;
   if (rule == SplitRule::kMatrix) return CostClass::kMatrix;
+  if (rule == SplitRule::kPool) return CostClass::kPool;
+  if (rule == SplitRule::kConcat) return CostClass::kConcat;
   return op.type == "fused" ? CostClass::kFused : CostClass::kOther;
 }
 

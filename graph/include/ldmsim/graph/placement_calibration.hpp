@@ -11,8 +11,9 @@
 namespace ldmsim {
 
 /// The ops whose kernels share a cost structure: convs on the matrix engine, convs on the vector units (grouped or
-/// depthwise), fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), and everything else.
-enum class CostClass { kConv, kVectorConv, kMatrix, kFused, kOther };
+/// depthwise), fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), pools (windows whose reads
+/// overlap, and global pools), concat (a copy), and everything else.
+enum class CostClass { kConv, kVectorConv, kMatrix, kFused, kPool, kConcat, kOther };
 
 std::string_view to_string(CostClass c) noexcept;
 
@@ -24,7 +25,7 @@ struct TermFactors {
 /// A preset's fit: each roofline term of a group's launch scaled by its class's factor, and an exchange's roofline
 /// by one factor. fc/gemm/matmul keep the plain roofline (too few of them in the benchmark networks to fit).
 struct PlacementCalibration {
-  TermFactors conv, vector_conv, fused, other;
+  TermFactors conv, vector_conv, fused, pool, concat, other;
   double exchange = 1;
   TermFactors of(CostClass c) const {
     switch (c) {
@@ -34,6 +35,10 @@ struct PlacementCalibration {
         return vector_conv;
       case CostClass::kFused:
         return fused;
+      case CostClass::kPool:
+        return pool;
+      case CostClass::kConcat:
+        return concat;
       case CostClass::kOther:
         return other;
       case CostClass::kMatrix:
