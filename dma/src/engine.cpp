@@ -15,7 +15,8 @@ DmaEngine::DmaEngine(const Arch& arch, int cg, MainMemory& memory, DmaEventSink*
       events_(events),
       ldm_base_(ldm_base),
       lint_alignment_(lint_alignment),
-      model_(make_timing_model(arch)) {}
+      model_(make_timing_model(arch)),
+      copies_(ldm_base, arch.ldm_bytes, arch.cores_per_group()) {}
 
 DmaResult DmaEngine::execute(const DmaRequest& request, int core, Cycle issue, LdmWindow window) {
   DmaResult result;
@@ -71,6 +72,7 @@ void DmaEngine::move(const DmaRequest& request, int core, std::uint64_t window_o
   const std::uint64_t ldm = window_offset + request.ldm;
   std::byte* first = ldm_of(core) + ldm;
   if (request.op == DmaOp::kPut) {
+    copies_.before_read(core, ldm, ldm + request.length);
     for (std::uint64_t i = 0; i < blocks; ++i) {
       memory_.write(request.main + i * pitch, std::span<const std::byte>(first + i * block, block));
     }
@@ -92,20 +94,34 @@ void DmaEngine::move(const DmaRequest& request, int core, std::uint64_t window_o
     }
     first = ldm_of(receivers_first) + ldm;
   }
-  for (std::uint64_t i = 0; i < blocks; ++i) {
-    memory_.read(request.main + i * pitch, std::span<std::byte>(first + i * block, block));
-  }
-  if (request.mode == DmaMode::kPe) return;
+  const std::uint64_t end = ldm + request.length;
   // Every core of the receiving rows but the first receiver (a row's cores are numbered consecutively).
   const int cols = static_cast<int>(arch_.cols);
   const int rows = static_cast<int>(arch_.rows);
-  for (int r = receivers_first / cols; r < rows; ++r) {
-    const bool receives =
-        request.mode == DmaMode::kRow ? r == receivers_first / cols : ((request.row_mask >> r) & 1u) != 0;
-    if (!receives) continue;
-    for (int c = r * cols; c < (r + 1) * cols; ++c) {
-      if (c != receivers_first) std::memcpy(ldm_of(c) + ldm, first, request.length);
+  const auto for_other_receivers = [&](auto&& each) {
+    if (request.mode == DmaMode::kPe) return;
+    for (int r = receivers_first / cols; r < rows; ++r) {
+      const bool receives =
+          request.mode == DmaMode::kRow ? r == receivers_first / cols : ((request.row_mask >> r) & 1u) != 0;
+      if (!receives) continue;
+      for (int c = r * cols; c < (r + 1) * cols; ++c) {
+        if (c != receivers_first) each(c);
+      }
     }
+  };
+  // The other receivers' owed copies this overwrites go first, so that the first receiver's range, about to be
+  // overwritten, owes nothing to them.
+  if (!copies_.empty()) {
+    for_other_receivers([&](int c) { copies_.before_write(c, ldm, end); });
+    copies_.before_write(receivers_first, ldm, end);
+  }
+  for (std::uint64_t i = 0; i < blocks; ++i) {
+    memory_.read(request.main + i * pitch, std::span<std::byte>(first + i * block, block));
+  }
+  if (request.replicate_on_read) {
+    for_other_receivers([&](int c) { copies_.owe(c, receivers_first, ldm, end); });
+  } else {
+    for_other_receivers([&](int c) { std::memcpy(ldm_of(c) + ldm, first, request.length); });
   }
 }
 

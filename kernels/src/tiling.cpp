@@ -19,15 +19,16 @@ DmaHandle get_as(Core& core, ReadMode mode, LdmSpan<f16> dst, DevicePtr<const f1
   if (mode == ReadMode::kPlan) return {};
   DmaRequest r;
   r.op = DmaOp::kGet;
-  r.mode = mode == ReadMode::kRow ? DmaMode::kRow : mode == ReadMode::kBcast ? DmaMode::kBcast : DmaMode::kPe;
+  const bool row = mode == ReadMode::kRow || mode == ReadMode::kRowOnRead;
+  const bool bcast = mode == ReadMode::kBcast || mode == ReadMode::kBcastOnRead;
+  r.mode = row ? DmaMode::kRow : bcast ? DmaMode::kBcast : DmaMode::kPe;
+  r.replicate_on_read = mode == ReadMode::kRowOnRead || mode == ReadMode::kBcastOnRead;
   r.main = src.addr();
   r.ldm = dst.ldm_addr();
   r.length = dst.size_bytes();
   r.bsize = bsize_bytes;
   r.stride = stride_bytes;
-  r.api = mode == ReadMode::kRow     ? "tiling::get (ROW)"
-          : mode == ReadMode::kBcast ? "tiling::get (BCAST)"
-                                     : "tiling::get";
+  r.api = row ? "tiling::get (ROW)" : bcast ? "tiling::get (BCAST)" : "tiling::get";
   return core.dma(r, site);
 }
 

@@ -154,6 +154,14 @@ DmaHandle Core::dma(const DmaRequest& request, std::source_location site) {
   return DmaHandle(this, id, result.timing.end);
 }
 
+void Core::ready_ldm_bytes(std::uint64_t ldm_offset, std::uint64_t bytes) {
+  group_->engine().make_copies(id_, group_->ldm_window().offset + ldm_offset, bytes);
+}
+
+void Core::forget_ldm(std::uint64_t ldm_offset, std::uint64_t bytes) {
+  if (bytes != 0) group_->engine().free_ldm(id_, group_->ldm_window().offset + ldm_offset, bytes);
+}
+
 double Core::get_service_cycles(DeviceAddr src, std::size_t length, std::size_t bsize, std::size_t stride) const {
   return group_->engine().service_cycles(make(DmaOp::kGet, DmaMode::kPe, src, 0, length, bsize, stride, "estimate"));
 }
@@ -316,6 +324,7 @@ LdmAddr Ldm::alloc_bytes(std::size_t bytes, std::size_t alignment) {
 
 void Ldm::free_at(LdmAddr offset) {
   core_->enter("Ldm::free");
+  core_->forget_ldm(offset, allocator_.size_of(offset));
   if (!allocator_.free(offset)) {
     core_->trap(FaultKind::kInvalidArgument,
                 fmt::format("Ldm::free: ldm offset 0x{:x} is not a live allocation", offset));
@@ -324,6 +333,7 @@ void Ldm::free_at(LdmAddr offset) {
 
 void Ldm::reset() {
   core_->enter("Ldm::reset");
+  core_->forget_ldm(0, allocator_.capacity());
   allocator_.reset();
 }
 

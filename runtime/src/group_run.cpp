@@ -192,6 +192,7 @@ void GroupRun::finish() noexcept {
   guarded([this] {
     for (auto& fiber : fibers_) fiber.join();
     fibers_.clear();
+    engine().end_launch(ldm_window());  // the copies replicate_on_read gets still owe died with the buffers
     if (checks_ != nullptr) checks_->end_launch();
     const Cycle end = latest_cycle();
     group_.stats.cycles = end;
@@ -457,6 +458,9 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
   const LdmAddr from = r.op == RmaOp::kPut ? r.local : r.remote;
   const LdmAddr to = r.op == RmaOp::kPut ? r.remote : r.local;
   if (r.move_data) {
+    const std::uint64_t window = machine_->ldm_window().offset;  // the engine's copies owed there made first
+    engine().make_copies(source, window + from, r.bytes);
+    for (int id : receivers) engine().make_copies(id, window + to, r.bytes);
     // Through a copy: a broadcast whose source overlaps its destination gives every receiver the same bytes.
     const std::vector<std::byte> bytes(at(source, from), at(source, from) + r.bytes);
     for (int id : receivers) std::memcpy(at(id, to), bytes.data(), r.bytes);

@@ -35,6 +35,12 @@ bool LdmAllocator::free(LdmAddr offset) {
   return true;
 }
 
+std::uint64_t LdmAllocator::size_of(LdmAddr offset) const {
+  const auto it =
+      std::lower_bound(live_.begin(), live_.end(), offset, [](const Block& b, LdmAddr at) { return b.offset < at; });
+  return it == live_.end() || it->offset != offset ? 0 : it->bytes;
+}
+
 void LdmAllocator::reset() {
   live_.clear();
   used_ = 0;

@@ -738,6 +738,7 @@ class BlockRunner {
     if (const std::vector<float>* found = memo.find()) return found->data();
     std::vector<float>& tile = memo.insert();
     if (tile.size() < depth * pitch) tile.resize(depth * pitch);
+    core_.ready_ldm(set.b[t]);  // a member's copy of the leader's read is made when first read
     unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, pitch, tile);
     return tile.data();
   }
@@ -748,8 +749,10 @@ class BlockRunner {
     bool leader = false;
     bool group = false;
     Scope scope() const { return group ? Scope::kGroup : Scope::kRow; }
-    tiling::ReadMode read_mode() const {
+    /// `on_read`: the members read B only through stored_b_tile, which makes their copies first.
+    tiling::ReadMode read_mode(bool on_read) const {
       if (!leader) return tiling::ReadMode::kPlan;
+      if (on_read) return group ? tiling::ReadMode::kBcastOnRead : tiling::ReadMode::kRowOnRead;
       return group ? tiling::ReadMode::kBcast : tiling::ReadMode::kRow;
     }
   };
@@ -760,7 +763,8 @@ class BlockRunner {
   /// member still multiplies it, and tell members the chunk's B has landed.
   void multiply(const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1,
                 const TeamRole* team = nullptr) {
-    const tiling::ReadMode b_mode = team == nullptr ? tiling::ReadMode::kPe : team->read_mode();
+    const tiling::ReadMode b_mode =
+        team == nullptr ? tiling::ReadMode::kPe : team->read_mode(b_memo_ != 0 && job_.b_source == nullptr);
     if (team != nullptr) core_.barrier(team->scope());  // every member is done with the previous unit's buffers
     std::size_t current = 0;
     issue(sets_[current], lanes, i0, i1, j0, j1, 0, b_mode);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "ldmsim/dma/deferred_copies.hpp"
 #include "ldmsim/dma/event.hpp"
 #include "ldmsim/dma/request.hpp"
 #include "ldmsim/dma/timing_model.hpp"
@@ -46,6 +47,19 @@ class DmaEngine {
   /// Validates, times, moves and records a request issued at `issue` by cg-local core `core`, whose ldm
   /// addresses lie in `window` of every core's store (the trace records them relative to the window).
   DmaResult execute(const DmaRequest& request, int core, Cycle issue, LdmWindow window = {});
+  /// The copies replicate_on_read gets owe [offset, offset + bytes) of `core`'s physical store, made.
+  void make_copies(int core, std::uint64_t offset, std::uint64_t bytes) {
+    copies_.before_read(core, offset, offset + bytes);
+  }
+  /// [offset, offset + bytes) of `core`'s physical store freed: its owed copies there dropped, copies others are
+  /// owed from there made.
+  void free_ldm(int core, std::uint64_t offset, std::uint64_t bytes) {
+    copies_.before_write(core, offset, offset + bytes);
+  }
+  /// A launch addressing `window` of every store ended: the copies owed there dropped (its buffers died with it).
+  void end_launch(LdmWindow window) {
+    copies_.drop(window.offset, window.offset + (window.bytes != 0 ? window.bytes : arch_.ldm_bytes));
+  }
 
  private:
   /// execute() once the request passed every check (`result` holds a lint warning, if any), on the address it reads.
@@ -62,6 +76,7 @@ class DmaEngine {
   bool lint_alignment_;
   std::unique_ptr<TimingModel> model_;
   double remote_link_free_ = 0;  ///< when this group's link to other groups' memory is free (dma.remote)
+  DeferredCopies copies_;        ///< what replicate_on_read gets still owe their receivers
 };
 
 }  // namespace ldmsim

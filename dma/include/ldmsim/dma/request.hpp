@@ -32,6 +32,10 @@ struct DmaRequest {
   std::uint64_t stride = 0;
   std::uint32_t row_mask = ~0u;  ///< BCAST: rows that receive the data
   std::string_view api = "dma";  ///< the API call that issued it, for diagnostics ("Core::get", "athread_get")
+  /// BCAST/ROW get: the receivers other than the first get their copies when they read them (Core::ready_ldm) or
+  /// their range is next touched, not when the request lands (DeferredCopies). For kernels whose receivers read
+  /// such buffers through Core::ready_ldm only; time, trace and results are the same either way.
+  bool replicate_on_read = false;
 
   bool strided() const { return bsize != 0; }
   std::uint64_t block_bytes() const { return bsize != 0 ? bsize : length; }

@@ -200,6 +200,14 @@ class Core {
                site);
   }
 
+  /// Makes this core's copies of `span` that BCAST/ROW gets with DmaRequest::replicate_on_read still owe it; a
+  /// kernel that issues such gets reads their buffers on the receiving cores only after this call.
+  template <typename T>
+  void ready_ldm(LdmSpan<T> span) {
+    ready_ldm_bytes(span.ldm_addr(), span.size_bytes());
+  }
+  void ready_ldm_bytes(std::uint64_t ldm_offset, std::uint64_t bytes);
+
   /// Engine time the group's timing model would charge a PE get of `length` bytes from `src` (strided when
   /// bsize > 0), without issuing it: lets a kernel pick the cheaper of two ways to read the same data.
   double get_service_cycles(DeviceAddr src, std::size_t length, std::size_t bsize = 0, std::size_t stride = 0) const;
@@ -252,6 +260,8 @@ class Core {
  private:
   friend class detail::GroupRun;
   friend class Ldm;
+  /// Ldm::free: copies owed to [ldm_offset, ldm_offset + bytes) dropped, copies owed from there made.
+  void forget_ldm(std::uint64_t ldm_offset, std::uint64_t bytes);
   struct Pending {
     std::uint64_t id;
     Cycle end;

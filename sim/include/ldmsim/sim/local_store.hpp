@@ -29,6 +29,8 @@ class LdmAllocator {
   std::optional<LdmAddr> allocate(std::uint64_t bytes, std::uint64_t alignment);
   /// Frees an allocation by its offset; false when `offset` is not a live allocation.
   bool free(LdmAddr offset);
+  /// Bytes of the live allocation at `offset`; 0 when there is none.
+  std::uint64_t size_of(LdmAddr offset) const;
   /// Frees everything (the high-water mark is kept).
   void reset();
 
