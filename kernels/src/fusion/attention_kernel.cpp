@@ -192,13 +192,15 @@ class AttentionCore final : public FusedCore {
     ahead_.clear();
     const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels() / 2);
     const auto bcast = tiling::ReadMode::kBcast;
+    // Kt and V are read only through unpacked(), which makes a core's copy first: the host copies them on read.
+    const auto on_read = tiling::ReadMode::kBcastOnRead;
     const AttentionViews& v = at_.views;
     if (v.k_rows) {
-      read_rows(ahead_, bcast, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts);
+      read_rows(ahead_, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts);
     } else {
-      read_rows(ahead_, bcast, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts);
+      read_rows(ahead_, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts);
     }
-    read_rows(ahead_, bcast, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts);
+    read_rows(ahead_, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts);
     if (at_.q_broadcast) {
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
       read_rows(ahead_, bcast, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts);
@@ -226,8 +228,8 @@ class AttentionCore final : public FusedCore {
         const Range r = tiling::split_even(n, parts, k);
         if (r.empty()) continue;
         const LdmSpan<f16> piece = to.subspan(r.begin, r.size());
-        into.push_back(mode == tiling::ReadMode::kBcast ? core_.bcast_get(piece, first + r.begin)
-                                                        : core_.get(piece, first + r.begin));
+        into.push_back(mode == tiling::ReadMode::kPe ? core_.get(piece, first + r.begin)
+                                                     : tiling::get_as(core_, mode, piece, first + r.begin));
       }
       return;
     }
@@ -289,6 +291,7 @@ class AttentionCore final : public FusedCore {
     if (const std::vector<float>* found = memo.find()) return found->data();
     std::vector<float>& tile = memo.insert(rows * pitch);
     const LdmSpan<f16> from = which == 0 ? kt_[slot_] : v_[slot_];
+    core_.ready_ldm(from);                 // this core's copy of the group's read
     if (which == 0 && at_.views.k_rows) {  // ldm holds K [t, d]: Kt's column j is K's row j
       k_row_.resize(s.d);
       for (std::uint64_t j = 0; j < s.t; ++j) {
