@@ -1,6 +1,9 @@
 // Constants in every core group's memory (constant_replicas.hpp).
 #include "constant_replicas.hpp"
 
+#include <memory>
+#include <span>
+
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::executor_detail {
@@ -19,8 +22,9 @@ std::vector<ReplicaCopy> ConstantReplicas::replicate(const DeviceTensor& home) {
   }
   // The staged bytes (padding included), read once and lent to every copy: host memory holds them once.
   const DeviceAddr base = region->base;
-  auto bytes = std::make_shared<std::vector<std::byte>>(region->bytes);
-  s_.machine.read_bytes(base, *bytes);
+  const std::shared_ptr<std::byte[]> owner(new std::byte[region->bytes]);  // not zero-filled: read over
+  const std::span<std::byte> bytes(owner.get(), region->bytes);
+  s_.machine.read_bytes(base, bytes);
   for (std::size_t g = 1; g < views_.size(); ++g) {
     DeviceTensor copy;
     try {
@@ -28,12 +32,12 @@ std::vector<ReplicaCopy> ConstantReplicas::replicate(const DeviceTensor& home) {
     } catch (const ConfigError&) {
       continue;  // that group's memory is full: its cores read group 0's copy
     }
-    memory.lend(copy.ptr.addr(), bytes, std::span<const std::byte>(*bytes));
+    memory.lend(copy.ptr.addr(), owner, bytes);
     memory.add_replica(base, static_cast<int>(g), copy.ptr.addr());
     copies.push_back({static_cast<int>(g), copy});
   }
   if (!copies.empty()) ++constants_;
-  bytes_ += copies.size() * bytes->size();
+  bytes_ += copies.size() * bytes.size();
   return copies;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <span>
 
 #include "ldmsim/sim/fault.hpp"
@@ -231,11 +232,12 @@ class SkeletonReader {
     w.fd = fd_;
     w.file = &file_;
     const std::uint64_t count = bytes / sizeof(float);
-    // Not zero-filled: every value is written below (the file is at most 1 GiB, so is this).
-    std::shared_ptr<f16[]> halves(new f16[static_cast<std::size_t>(count)]);
-    if (!round_floats(in_, count, halves.get())) return false;
-    const f16* values = halves.get();
-    w.halves = SharedHalves(std::move(halves), values, static_cast<std::size_t>(count));
+    // Raw bytes, not f16s, whose constructor would zero them: every value is written below as bytes (the file is
+    // at most 1 GiB, so is this). f16 is trivially copyable, so the bytes hold its objects once written.
+    std::shared_ptr<std::byte[]> storage(new std::byte[static_cast<std::size_t>(count) * sizeof(f16)]);
+    f16* halves = std::launder(reinterpret_cast<f16*>(storage.get()));
+    if (!round_floats(in_, count, halves)) return false;
+    w.halves = SharedHalves(std::move(storage), halves, static_cast<std::size_t>(count));
     out_.weights.push_back(std::move(w));
     return true;
   }
