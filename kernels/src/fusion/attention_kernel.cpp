@@ -124,7 +124,9 @@ class AttentionCore final : public FusedCore {
     }
     q_floats_.resize(n * s.d);
     if (at_.q_broadcast) {
-      ops::to_floats(q_block_[slot_], (rows.begin - item_first_row_) * s.d, n * s.d, q_floats_.data());
+      const std::uint64_t at = (rows.begin - item_first_row_) * s.d;
+      core_.ready_ldm(q_block_[slot_].subspan(at, n * s.d));  // a core reads its own rows of the group's read
+      ops::to_floats(q_block_[slot_], at, n * s.d, q_floats_.data());
     } else {
       for (DmaHandle& h : q_read_) h.wait();
       q_rows_ = {};
@@ -191,8 +193,7 @@ class AttentionCore final : public FusedCore {
     const std::uint64_t b = item / at_.parts;
     ahead_.clear();
     const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels() / 2);
-    const auto bcast = tiling::ReadMode::kBcast;
-    // Kt and V are read only through unpacked(), which makes a core's copy first: the host copies them on read.
+    // Kt, V and the Q block are read only after Core::ready_ldm (unpacked(), supply()): the host copies on read.
     const auto on_read = tiling::ReadMode::kBcastOnRead;
     const AttentionViews& v = at_.views;
     if (v.k_rows) {
@@ -203,7 +204,7 @@ class AttentionCore final : public FusedCore {
     read_rows(ahead_, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts);
     if (at_.q_broadcast) {
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
-      read_rows(ahead_, bcast, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts);
+      read_rows(ahead_, on_read, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts);
     }
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
       if (!(*at_.per_batch)[k]) continue;
