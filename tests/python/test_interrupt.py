@@ -13,10 +13,14 @@ from conftest import long_chain_workload
 
 def test_keyboard_interrupt_stops_a_run_cleanly():
     session = ldmsim.Session(fusion=False)  # one op a step, so the run is long and has many stop points
-    model = session.load(long_chain_workload(ops=3000))
-    start = time.perf_counter()
-    full = session.run(model)
-    full_seconds = time.perf_counter() - start
+    # A chain long enough to interrupt on this host: doubled until a run takes half a second.
+    for ops in (3000, 6000, 12000, 24000):
+        model = session.load(long_chain_workload(ops=ops))
+        start = time.perf_counter()
+        full = session.run(model)
+        full_seconds = time.perf_counter() - start
+        if full_seconds > 0.5:
+            break
     assert full_seconds > 0.5, "the workload must run long enough to interrupt"
 
     timer = threading.Timer(full_seconds / 4, _thread.interrupt_main)
