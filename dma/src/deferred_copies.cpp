@@ -28,11 +28,15 @@ void DeferredCopies::settle(int core, std::uint64_t begin, std::uint64_t end, Mu
       continue;
     }
     if (must_make(owed)) make(core, owed);
-    --sourced_[static_cast<std::size_t>(owed.source)];
-    --owed_count_;
-    list[i] = list.back();  // order does not matter: owed ranges of one core never overlap
-    list.pop_back();
+    forget(list, i);
   }
+}
+
+void DeferredCopies::forget(std::vector<Owed>& list, std::size_t i) {
+  --sourced_[static_cast<std::size_t>(list[i].source)];
+  --owed_count_;
+  list[i] = list.back();  // order does not matter: owed ranges of one core never overlap
+  list.pop_back();
 }
 
 void DeferredCopies::before_read(int core, std::uint64_t begin, std::uint64_t end) {
@@ -55,10 +59,7 @@ void DeferredCopies::before_write(int core, std::uint64_t begin, std::uint64_t e
         continue;
       }
       make(static_cast<int>(c), owed);
-      --sourced_[static_cast<std::size_t>(core)];
-      --owed_count_;
-      list[i] = list.back();
-      list.pop_back();
+      forget(list, i);
     }
   }
 }

@@ -36,6 +36,8 @@ class DeferredCopies {
     std::uint64_t begin, end;
   };
   void make(int core, const Owed& owed);
+  /// Removes list[i] (a core's owed copy) and its counts.
+  void forget(std::vector<Owed>& list, std::size_t i);
   /// Drops `core`'s owed copies overlapping [begin, end), making those `must_make` says first.
   template <typename MustMake>
   void settle(int core, std::uint64_t begin, std::uint64_t end, MustMake must_make);
