@@ -11,21 +11,16 @@
 #include <system_error>
 #include <vector>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 namespace ldmsim {
 
 namespace {
 
-constexpr std::size_t kBlockBytes = std::size_t{16} << 20;  // under the 32 MiB mmap threshold set below
+constexpr std::size_t kBlockBytes = std::size_t{16} << 20;  // under the 32 MiB mmap threshold of HeapRetention
 constexpr std::size_t kStepBytes = std::size_t{2} << 20;    // populated per call, so the parse can overlap
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
 // Less than a step is left to fault in as the import touches it: a few hundred pages cost less than the helper's
 // thread (a 500 kB LSTM model's import once waited up to 35 ms on a populated 16 MiB block).
 constexpr std::uint64_t kMinBytes = kStepBytes;
-constexpr int kDefaultThreshold = 128 * 1024;  // glibc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD defaults
 
 /// The first page boundary at or after `at`.
 std::byte* page_up(std::byte* at) {
@@ -60,9 +55,7 @@ HeapPrefault::HeapPrefault(std::uint64_t bytes, std::function<void(const std::at
     std::vector<void*> blocks;
     blocks.reserve((bytes + kBlockBytes - 1) / kBlockBytes);  // nothing to throw once the allocator is tuned
     // Large blocks from the heap, and free heap kept, so the import's buffers land in the pages populated here.
-    mmap_tuned_ = mallopt(M_MMAP_THRESHOLD, 2 * static_cast<int>(kBlockBytes)) == 1;
-    trim_tuned_ = mallopt(M_TRIM_THRESHOLD, static_cast<int>(kMaxBytes)) == 1;
-    if (mmap_tuned_ && trim_tuned_) {
+    if (retention_.emplace(kMaxBytes).active()) {
       // Grow the heap by whole blocks and free them again: they merge into the free top of the heap (the first
       // may start in free space below the old break).
       for (std::uint64_t grown = 0; grown < bytes; grown += kBlockBytes) blocks.push_back(std::malloc(kBlockBytes));
@@ -113,12 +106,6 @@ void HeapPrefault::finish() {
 HeapPrefault::~HeapPrefault() {
   stop_ = true;  // the import is over (or failed): the rest would only cost time and memory
   finish();
-#if defined(__GLIBC__)
-  // glibc's default values; its dynamic mmap threshold stays off, as after any mallopt (keeping the raised
-  // thresholds instead measured no different on ResNet-18, and keeps more freed memory).
-  if (mmap_tuned_) mallopt(M_MMAP_THRESHOLD, kDefaultThreshold);
-  if (trim_tuned_) mallopt(M_TRIM_THRESHOLD, kDefaultThreshold);
-#endif
 }
 
 }  // namespace ldmsim

@@ -11,22 +11,24 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <thread>
+
+#include "heap_retention.hpp"
 
 namespace ldmsim {
 
 class HeapPrefault {
  public:
   /// Populates about `bytes` of free heap from a helper thread (capped at 1 GiB; nothing under 2 MiB, which the
-  /// import faults in for less than the helper would spend). While it lives, blocks up to
-  /// 32 MiB come from the heap (not mmap) and freed heap memory is kept; the destructor sets glibc's default
-  /// thresholds back (its dynamic mmap threshold stays off, as after any mallopt). Populates nothing where the heap
+  /// import faults in for less than the helper would spend). While it lives, a HeapRetention keeps up to 1 GiB of
+  /// freed heap and serves blocks up to 32 MiB from the heap (not mmap). Populates nothing where the heap
   /// is not glibc's contiguous one (another allocator, a sanitizer) or the kernel lacks MADV_POPULATE_WRITE
   /// (before Linux 5.14: the import's own touches fault the pages in).
   /// `then`: more work for the helper once the heap is populated (or at once where nothing is), given the flag
   /// the destructor sets: it should return soon after.
   explicit HeapPrefault(std::uint64_t bytes, std::function<void(const std::atomic<bool>& stop)> then = {});
-  /// Stops the helper thread (a failed or finished import needs no more pages) and sets the thresholds back.
+  /// Stops the helper thread (a failed or finished import needs no more pages) and lets go of its HeapRetention.
   ~HeapPrefault();
   HeapPrefault(const HeapPrefault&) = delete;
   HeapPrefault& operator=(const HeapPrefault&) = delete;
@@ -41,7 +43,7 @@ class HeapPrefault {
 
  private:
   std::size_t bytes_ = 0;
-  bool mmap_tuned_ = false, trim_tuned_ = false;
+  std::optional<HeapRetention> retention_;  // held while the import allocates
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> populated_{0};
   std::thread helper_;

@@ -1,0 +1,60 @@
+// The run's heap retention: blocks a launch frees stay with the process for the next launch, and glibc's defaults
+// come back once the last holder is gone.
+#include "heap_retention.hpp"
+
+#include <malloc.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+constexpr std::size_t kBlock = std::size_t{4} << 20;  // over glibc's default mmap threshold (128 KiB)
+
+/// Whether freeing a block of kBlock bytes (from the heap's free top when it holds enough) gives it back.
+bool freed_block_is_trimmed() {
+  void* block = std::malloc(kBlock);
+  REQUIRE(block != nullptr);
+  std::memset(block, 1, kBlock);
+  std::free(block);
+  return mallinfo2().keepcost < kBlock;
+}
+
+/// Whether a fresh block of kBlock bytes came from its own mapping rather than the heap.
+bool block_is_mapped() {
+  const std::size_t before = mallinfo2().hblks;
+  void* block = std::malloc(kBlock);
+  REQUIRE(block != nullptr);
+  std::memset(block, 1, kBlock);
+  const bool mapped = mallinfo2().hblks > before;
+  std::free(block);
+  return mapped;
+}
+
+}  // namespace
+
+TEST_CASE("a heap retention serves large blocks from the heap and keeps them once freed", "[cli][prefault]") {
+  {
+    const ldmsim::HeapRetention retention(std::size_t{64} << 20);
+    REQUIRE(retention.active());  // glibc on this platform
+    CHECK_FALSE(block_is_mapped());
+    CHECK(mallinfo2().keepcost >= kBlock);  // the freed block is the heap's free top, not trimmed
+  }
+  CHECK(freed_block_is_trimmed());  // glibc's default thresholds again
+  malloc_trim(0);
+  CHECK(block_is_mapped());
+}
+
+TEST_CASE("a heap retention lasts as long as its longest holder", "[cli][prefault]") {
+  const ldmsim::HeapRetention outer(std::size_t{64} << 20);
+  REQUIRE(outer.active());
+  {
+    const ldmsim::HeapRetention inner(std::size_t{1} << 20);
+    CHECK(inner.active());
+  }
+  CHECK_FALSE(block_is_mapped());
+  CHECK(mallinfo2().keepcost >= kBlock);  // the trim threshold is still the outer holder's
+  CHECK_FALSE(freed_block_is_trimmed());
+  malloc_trim(0);  // leave the heap as the other tests expect it
+}
