@@ -41,7 +41,14 @@ std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
   const std::size_t y = op.inputs.size();
   std::vector<SplitAxis> out{axis_of(g, op, "conv-n", 0, 0, 0), axis_of(g, op, "conv-h", y, 2, 2),
                              axis_of(g, op, "conv-w", y, 3, 3)};
-  if (op.bound->split_geometry().groups == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0, -1));
+  const std::uint64_t groups = op.bound->split_geometry().groups;
+  if (groups == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0, -1));
+  // A depthwise conv (one input and one output channel per group): its channels, each piece a depthwise conv of
+  // its own channels, reading only their planes. Last: the fixed rule (`--split on`) takes it only to keep a cut of
+  // its input's channels.
+  if (groups > 1 && shape_of(g, op, 0)[1] == groups && shape_of(g, op, y)[1] == groups) {
+    out.push_back(axis_of(g, op, "conv-g", y, 1, 1));
+  }
   return out;
 }
 
@@ -237,6 +244,10 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
   } else if (r == "conv-k") {
     w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
     if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.regions[2] = range(0, begin, end);  // the bias
+  } else if (r == "conv-g") {  // depthwise: channel c of X, filter c and bias c make channel c of Y
+    w.regions[0] = range(1, begin, end), w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
+    if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.regions[2] = range(0, begin, end);  // the bias
+    w.attrs["groups"] = end - begin;
   } else if (r == "rows") {
     w.regions[0] = range(axis.axis, begin, end), w.regions[y] = range(axis.axis, begin, end);
     // gemm's C (or a matmul's addend) follows the output's rows when it has them, aligned from the right (a

@@ -499,3 +499,44 @@ TEST_CASE("fc and gemm split their inner dimension and sum the partials by the t
   CHECK(max_difference(off.result.outputs.at("y"), on.result.outputs.at("y")) <= 4e-3);
   CHECK(remote_bytes(on.result) < remote_bytes(off.result) / 10);
 }
+
+TEST_CASE("a depthwise conv splits by channels, each piece reading only its own planes", "[graph][split]") {
+  // relu cuts [1, 64, 3, 3] along c (its largest dimension); the depthwise conv after it keeps that cut: each piece
+  // is a depthwise conv of its own channels (filters, bias and the residual cut alike), reading no other group's
+  // memory, with the whole op's outputs bit for bit.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 64, 3, 3], "init": {"normal": [0, 1], "seed": 5}},
+                "w": {"shape": [64, 1, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 6}},
+                "b": {"shape": [64], "init": {"uniform": [-0.1, 0.1], "seed": 7}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["r"]},
+            {"type": "conv", "inputs": ["r", "w", "b"], "outputs": ["y"], "attrs": {"pad": 1, "groups": 64}}],
+    "outputs": ["y"]})"));
+  const std::vector<SplitAxis> axes = split_axes(g, g.ops()[1]);
+  const auto by_channels =
+      std::find_if(axes.begin(), axes.end(), [](const SplitAxis& a) { return a.rule == "conv-g"; });
+  REQUIRE(by_channels != axes.end());
+  CHECK(by_channels->input_axis == 1);
+  CHECK(by_channels->extent == 64);
+  const PieceWork w = piece_work(g, g.ops()[1], *by_channels, 16, 40, json::object());
+  CHECK((w.regions[0].axis == 1 && w.regions[0].begin == 16 && w.regions[0].end == 40));  // X's planes
+  CHECK((w.regions[1].axis == 0 && w.regions[1].begin == 16 && w.regions[1].end == 40));  // their filters
+  CHECK((w.regions[2].axis == 0 && w.regions[2].end == 40));                              // and biases
+  CHECK((w.regions[3].axis == 1 && w.regions[3].begin == 16));
+  CHECK(w.attrs["groups"] == 24);
+  const Arch arch = priced("sw26010");
+  const SplitPlan split = plan_split(g, arch, {true, SplitRounding::kExact});
+  REQUIRE(split.ops[0]);
+  CHECK(split.ops[0]->axis.axis == 1);
+  REQUIRE(split.ops[1]);
+  CHECK(split.ops[1]->axis.rule == "conv-g");
+  const Run off = run(g, arch, false), on = run(g, arch, true);
+  CHECK(on.result.outputs.at("y") == off.result.outputs.at("y"));
+  CHECK(on.result.stats["ops"][1]["dma_remote_bytes"] == 0);
+  // A grouped conv with several channels per group is not cut so.
+  const Graph grouped = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 64, 3, 3], "init": {"normal": [0, 1], "seed": 5}},
+                "w": {"shape": [64, 2, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 6}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"pad": 1, "groups": 32}}],
+    "outputs": ["y"]})"));
+  for (const SplitAxis& a : split_axes(grouped, grouped.ops()[0])) CHECK(a.rule != "conv-g");
+}
