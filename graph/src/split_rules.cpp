@@ -42,7 +42,15 @@ std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
   std::vector<SplitAxis> out{axis_of(g, op, "conv-n", 0, 0, 0), axis_of(g, op, "conv-h", y, 2, 2),
                              axis_of(g, op, "conv-w", y, 3, 3)};
   const std::uint64_t groups = op.bound->split_geometry().groups;
-  if (groups == 1) out.push_back(axis_of(g, op, "conv-k", 1, 0, -1));
+  if (groups == 1) {
+    out.push_back(axis_of(g, op, "conv-k", 1, 0, -1));
+    // The input channels: each piece sums over its own, the reduction tree adds the partial outputs. Its input
+    // needs no exchange after a producer cut by channels (a depthwise conv before a 1x1 projection).
+    // Offered to the cost-aware choice only: the fixed rule would take it for a conv whose other dimensions are
+    // small, summing in another order than the whole op.
+    out.push_back(axis_of(g, op, "conv-c", 0, 1, 1, /*reduces=*/true));
+    out.back().cost_aware_only = true;
+  }
   // A depthwise conv (one input and one output channel per group): its channels, each piece a depthwise conv of
   // its own channels, reading only their planes. Last: the fixed rule (`--split on`) takes it only to keep a cut of
   // its input's channels.
@@ -244,6 +252,13 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
   } else if (r == "conv-k") {
     w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
     if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.regions[2] = range(0, begin, end);  // the bias
+  } else if (r == "conv-c") {  // X's channels and W's: a partial output; bias and residual added by the first piece
+    w.regions[0] = range(1, begin, end), w.regions[1] = range(1, begin, end);
+    if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.dropped[2] = begin != 0;
+    if (conv_residual(op) && begin != 0) {
+      w.dropped[y - 1] = true;
+      if (w.attrs.is_object()) w.attrs.erase("residual");
+    }
   } else if (r == "conv-g") {  // depthwise: channel c of X, filter c and bias c make channel c of Y
     w.regions[0] = range(1, begin, end), w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
     if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.regions[2] = range(0, begin, end);  // the bias

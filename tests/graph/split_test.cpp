@@ -540,3 +540,57 @@ TEST_CASE("a depthwise conv splits by channels, each piece reading only its own 
     "outputs": ["y"]})"));
   for (const SplitAxis& a : split_axes(grouped, grouped.ops()[0])) CHECK(a.rule != "conv-g");
 }
+
+TEST_CASE("a conv splits its input channels and sums the partials by the tree", "[graph][split]") {
+  // Offered to the cost-aware choice only, which takes it here: the output (2 channels of 8x8) is far smaller than
+  // the input. Each group convolves its channels of X with theirs of W; the first adds the bias and the residual,
+  // the tree adds the partial outputs and the relu runs on the sum. Only the order of the sums differs from the
+  // whole op.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 512, 8, 8], "init": {"normal": [0, 1], "seed": 5}},
+                "w": {"shape": [2, 512, 3, 3], "init": {"uniform": [-0.01, 0.01], "seed": 6}},
+                "b": {"shape": [2], "init": {"value": 0.25}},
+                "r": {"shape": [1, 2, 8, 8], "init": {"normal": [0, 1], "seed": 7}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w", "b", "r"], "outputs": ["y"],
+             "attrs": {"pad": 1, "residual": "after", "activation": "relu"}}],
+    "outputs": ["y"]})"));
+  const OpNode& conv = g.ops()[0];
+  const std::vector<SplitAxis> axes = split_axes(g, conv);
+  const auto by_inputs = std::find_if(axes.begin(), axes.end(), [](const SplitAxis& a) { return a.rule == "conv-c"; });
+  REQUIRE(by_inputs != axes.end());
+  CHECK(by_inputs->reduces);
+  CHECK(by_inputs->input_axis == 1);
+  CHECK(by_inputs->cost_aware_only);
+  const PieceWork first = piece_work(g, conv, *by_inputs, 0, 16, conv.attrs);
+  CHECK((first.regions[0].axis == 1 && first.regions[0].end == 16));  // X's channels
+  CHECK((first.regions[1].axis == 1 && first.regions[1].end == 16));  // W's input channels
+  CHECK_FALSE(first.dropped[2]);
+  CHECK_FALSE(first.dropped[3]);
+  CHECK(first.regions[4].whole);  // a partial output of every element
+  CHECK(first.attrs.contains("residual"));
+  const PieceWork later = piece_work(g, conv, *by_inputs, 16, 40, conv.attrs);
+  CHECK(later.dropped[2]);  // the bias and the residual are the first piece's
+  CHECK(later.dropped[3]);
+  CHECK_FALSE(later.attrs.contains("residual"));
+  const Arch arch = priced("sw26010");
+  const SplitOptions chosen{.enabled = true, .rounding = SplitRounding::kExact, .cost_aware = true};
+  const SplitPlan split = plan_split(g, arch, chosen);
+  REQUIRE(split.ops[0]);
+  CHECK(split.ops[0]->axis.rule == "conv-c");
+  const auto between_groups = std::count_if(split.ops[0]->tree.begin(), split.ops[0]->tree.end(), [](const auto& l) {
+    return std::any_of(l.begin(), l.end(), [](const ReductionPair& p) { return p.exchange == "cg"; });
+  });
+  CHECK(between_groups == 2);                                                  // 4 groups
+  const SplitPlan fixed = plan_split(g, arch, {true, SplitRounding::kExact});  // the fixed rule never takes it
+  CHECK((!fixed.ops[0] || fixed.ops[0]->axis.rule != "conv-c"));
+  const Run off = run(g, arch, false);
+  Machine m(arch);
+  ExecuteOptions options;
+  options.split = chosen;
+  const Run on{execute(g, m, options), {}};
+  CHECK(max_difference(off.result.outputs.at("y"), on.result.outputs.at("y")) <= 4e-3);
+  std::size_t zeros = 0;
+  for (const f16 v : on.result.outputs.at("y")) zeros += static_cast<float>(v) == 0.0f ? 1u : 0u;
+  CHECK(zeros > 0);  // the relu ran on the sum
+  CHECK(remote_bytes(on.result) < remote_bytes(off.result));
+}

@@ -18,21 +18,23 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
 }
 
 /// The candidates in the rule's order: the axis an input is already split along (it keeps its split: no exchange),
-/// then the first with D >= M, else the largest; the rest after them, in case those cannot be cut so.
+/// then the first with D >= M, else the largest; the rest after them, in case those cannot be cut so. Axes offered
+/// to the cost-aware choice only are not among them.
 std::vector<const SplitAxis*> candidates(const std::vector<SplitAxis>& axes, std::uint32_t memories,
                                          std::optional<std::size_t> held) {
   std::vector<const SplitAxis*> out;
   if (held) {
     for (const SplitAxis& a : axes) {
-      if (a.input_axis == static_cast<int>(*held) && a.extent >= 2 && !a.reduces) out.push_back(&a);
+      if (a.input_axis == static_cast<int>(*held) && a.extent >= 2 && !a.reduces && !a.cost_aware_only)
+        out.push_back(&a);
     }
   }
   for (const SplitAxis& a : axes) {
-    if (a.extent >= memories) out.push_back(&a);
+    if (a.extent >= memories && !a.cost_aware_only) out.push_back(&a);
   }
   std::vector<const SplitAxis*> rest;
   for (const SplitAxis& a : axes) {
-    if (a.extent < memories) rest.push_back(&a);
+    if (a.extent < memories && !a.cost_aware_only) rest.push_back(&a);
   }
   std::stable_sort(rest.begin(), rest.end(),
                    [](const SplitAxis* x, const SplitAxis* y) { return x->extent > y->extent; });

@@ -51,6 +51,8 @@ struct SplitAxis {
   /// The axis of each data input that this split cuts alike (an input split along it by its producer needs no
   /// exchange); -1: none (the split cuts a weight, or the inputs' axes differ from the output's).
   int input_axis = -1;
+  /// Offered to the cost-aware choice only (`--split auto`), not taken by the fixed rule (`--split on`).
+  bool cost_aware_only = false;
 };
 
 /// Which part of one of the op's tensors a piece needs: the whole tensor, or [begin, end) along `axis`.
