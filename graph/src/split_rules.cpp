@@ -52,8 +52,8 @@ std::vector<SplitAxis> conv_axes(const Graph& g, const OpNode& op) {
     out.back().cost_aware_only = true;
   }
   // A depthwise conv (one input and one output channel per group): its channels, each piece a depthwise conv of
-  // its own channels, reading only their planes. Last: the fixed rule (`--split on`) takes it only to keep a cut of
-  // its input's channels.
+  // its own channels, reading only their planes. Last: the fixed rule (`--split on`) takes it to keep a cut of its
+  // input's channels, or when no dimension before it has D >= M.
   if (groups > 1 && shape_of(g, op, 0)[1] == groups && shape_of(g, op, y)[1] == groups) {
     out.push_back(axis_of(g, op, "conv-g", y, 1, 1));
   }

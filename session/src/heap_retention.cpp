@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -28,6 +30,14 @@ Holders& holders() {
 }
 
 #if defined(__GLIBC__)
+/// The user set glibc's malloc thresholds (environment or tunables): theirs stay, nothing is raised or reset.
+bool user_tunes_malloc() {
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") != nullptr || std::getenv("MALLOC_TRIM_THRESHOLD_") != nullptr) return true;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables != nullptr && (std::strstr(tunables, "glibc.malloc.mmap_threshold") != nullptr ||
+                                 std::strstr(tunables, "glibc.malloc.trim_threshold") != nullptr);
+}
+
 int as_threshold(std::uint64_t bytes) {
   return static_cast<int>(std::min<std::uint64_t>(bytes, INT_MAX));
 }
@@ -37,17 +47,20 @@ int as_threshold(std::uint64_t bytes) {
 
 HeapRetention::HeapRetention(std::uint64_t keep_bytes) : keep_bytes_(keep_bytes) {
 #if defined(__GLIBC__)
+  if (user_tunes_malloc()) return;
   Holders& h = holders();
   const std::lock_guard lock(h.mutex);
-  const std::uint64_t keep = std::max(keep_bytes, h.keep.empty() ? 0 : *h.keep.rbegin());
-  if (mallopt(M_MMAP_THRESHOLD, kHeapBlockLimit) != 1 || mallopt(M_TRIM_THRESHOLD, as_threshold(keep)) != 1) {
-    if (h.keep.empty()) {  // none raised before: leave glibc as it was
+  const bool first = h.keep.empty();
+  const auto mine = h.keep.insert(keep_bytes);  // first: a throw leaves glibc untouched
+  if (mallopt(M_MMAP_THRESHOLD, kHeapBlockLimit) != 1 ||
+      mallopt(M_TRIM_THRESHOLD, as_threshold(*h.keep.rbegin())) != 1) {
+    h.keep.erase(mine);
+    if (first) {  // none raised before: leave glibc as it was
       mallopt(M_MMAP_THRESHOLD, kDefaultThreshold);
       mallopt(M_TRIM_THRESHOLD, kDefaultThreshold);
     }
     return;
   }
-  h.keep.insert(keep_bytes);
   active_ = true;
 #endif
 }

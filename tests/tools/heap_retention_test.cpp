@@ -58,3 +58,23 @@ TEST_CASE("a heap retention lasts as long as its longest holder", "[cli][prefaul
   CHECK_FALSE(freed_block_is_trimmed());
   malloc_trim(0);  // leave the heap as the other tests expect it
 }
+
+TEST_CASE("a heap retention leaves thresholds the user set alone", "[cli][prefault]") {
+  // The thresholds as the user's settings would have set them (and glibc's dynamic threshold off, as after them).
+  REQUIRE(mallopt(M_MMAP_THRESHOLD, 128 * 1024) == 1);
+  malloc_trim(0);
+  for (const auto& [name, value] : {std::pair{"MALLOC_TRIM_THRESHOLD_", "131072"},
+                                    std::pair{"GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=131072"}}) {
+    INFO(name);
+    REQUIRE(setenv(name, value, 1) == 0);
+    {
+      const ldmsim::HeapRetention retention(std::size_t{64} << 20);
+      CHECK_FALSE(retention.active());
+      CHECK(block_is_mapped());  // glibc's threshold, not the retention's
+    }
+    REQUIRE(unsetenv(name) == 0);
+  }
+  const ldmsim::HeapRetention retention(std::size_t{64} << 20);
+  CHECK(retention.active());
+  malloc_trim(0);
+}

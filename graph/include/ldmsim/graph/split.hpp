@@ -42,7 +42,8 @@ struct SplitOptions {
 
 /// One dimension an op can be split along (an entry of its priority list).
 struct SplitAxis {
-  std::string rule;  ///< "conv-n", "conv-h", "conv-w", "conv-k", "rows", "inner", "cols", "elementwise", "pool-n", ...
+  /// "conv-n", "conv-h", "conv-w", "conv-k", "conv-c", "conv-g", "rows", "inner", "cols", "elementwise", "pool-n", ...
+  std::string rule;
   std::size_t operand;   ///< the op's tensor whose dimension it is (inputs first, then outputs)
   std::size_t axis;      ///< that tensor's axis
   std::uint64_t extent;  ///< D
