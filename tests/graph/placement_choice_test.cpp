@@ -4,6 +4,8 @@
 // the same, within fp16 rounding where a split of the inner dimension sums in another order.
 #include "ldmsim/graph/placement_choice.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -12,6 +14,8 @@
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/sim/logging.hpp"
+#include "support/stderr_capture.hpp"
 
 using namespace ldmsim;
 using nlohmann::json;
@@ -473,4 +477,28 @@ TEST_CASE("a matmul of a batch of A by a 2-D weight splits by columns", "[graph]
     "ops": [{"type": "matmul", "inputs": ["a", "b"], "outputs": ["y"]}],
     "outputs": ["y"]})"));
   CHECK(split_axes(batched_b, batched_b.ops()[0]).empty());
+}
+
+TEST_CASE("the choice logs every op's candidates with their estimates at debug level", "[graph][split][auto]") {
+  const Graph g = relu_chain(2);
+  const Arch arch = simple_arch();
+  const auto log = logger("placement");
+  log->set_level(spdlog::level::debug);
+  SplitPlan plan;
+  const std::string text = test::capture_stderr([&] {
+    plan = plan_split(g, arch, {.enabled = true, .cost_aware = true});
+    log->flush();
+  });
+  log->set_level(spdlog::level::warn);
+  for (std::size_t i = 0; i < g.ops().size(); ++i) {
+    INFO(g.ops()[i].layer());
+    const std::string chosen = fmt::format("{}: {} (chosen) estimated {:.0f} cycles", g.ops()[i].layer(),
+                                           plan.choices[i].placement, plan.choices[i].estimated_cycles);
+    CHECK(text.find(chosen) != std::string::npos);
+    CHECK(text.find(fmt::format("{}: {} estimated", g.ops()[i].layer(), plan.choices[i].runner_up)) !=
+          std::string::npos);
+  }
+  // Silent at the default level.
+  const std::string quiet = test::capture_stderr([&] { plan_split(g, arch, {.enabled = true, .cost_aware = true}); });
+  CHECK(quiet.find("estimated") == std::string::npos);
 }

@@ -12,6 +12,7 @@
 
 #include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/sim/logging.hpp"
 
 namespace ldmsim {
 
@@ -201,6 +202,24 @@ Candidate candidate_of(const Graph& graph, const OpNode& op, const std::optional
   return split ? split_candidate(graph, op, *split, model, groups) : whole_candidate(graph, op, model, groups);
 }
 
+/// Every op's candidates with their estimates in the chosen plan's context (`SPDLOG_LEVEL=ldmsim.placement=debug`):
+/// what a placement lost by, term by term.
+void log_candidates(const Graph& graph, const PlanPricer& pricer, const std::vector<std::vector<Candidate>>& cands,
+                    const std::vector<std::size_t>& state) {
+  const auto log = logger("placement");
+  if (!log->should_log(spdlog::level::debug)) return;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    for (std::size_t c = 0; c < cands[i].size(); ++c) {
+      const Estimate e = pricer.input_cost(i, cands[i][c], state);
+      log->debug(
+          "{}: {}{} estimated {:.0f} cycles (compute {:.0f}, local {:.0f}, remote {:.0f}, exchange {:.0f}, "
+          "launch {:.0f})",
+          graph.ops()[i].layer(), cands[i][c].label, c == state[i] ? " (chosen)" : "", e.cycles, e.terms.compute,
+          e.terms.local, e.terms.remote, e.terms.exchange, e.terms.launch);
+    }
+  }
+}
+
 }  // namespace
 
 void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts) {
@@ -252,6 +271,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
     refine(pricer, cands, consumers, state);
     plan.estimated_cycles = pricer.total(state);
   }
+  log_candidates(graph, pricer, cands, state);
   for (std::size_t i = 0; i < n; ++i) {
     Candidate& chosen = cands[i][state[i]];
     PlacementChoice& choice = plan.choices[i];

@@ -1,5 +1,5 @@
-// Logging set-up: one named spdlog logger per component ("sim", "dma", "runtime", "tools"); the level comes
-// from SPDLOG_LEVEL (spdlog's env syntax) and can be overridden by the CLI's -v / -q.
+// Logging set-up: one named spdlog logger per component ("sim", "dma", "runtime", "tools", "placement"); the level
+// comes from SPDLOG_LEVEL (spdlog's env syntax) and can be overridden by the CLI's -v / -q.
 #pragma once
 
 #include <spdlog/logger.h>
