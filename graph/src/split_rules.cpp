@@ -65,6 +65,11 @@ bool conv_residual(const OpNode& op) {
   return op.bound->split_geometry().residual;
 }
 
+/// True when a conv has a bias (its third input; a folded residual comes after it).
+bool conv_bias(const OpNode& op) {
+  return op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3;
+}
+
 /// fc's W and gemm's B with transB hold one output column per row ([N, K]); otherwise B is [K, N].
 bool b_rows_are_outputs(const OpNode& op) {
   return op.bound->split_geometry().trans_b;
@@ -251,17 +256,17 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     spatial_work(graph, op, axis, begin, end, w);
   } else if (r == "conv-k") {
     w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
-    if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.regions[2] = range(0, begin, end);  // the bias
+    if (conv_bias(op)) w.regions[2] = range(0, begin, end);
   } else if (r == "conv-c") {  // X's channels and W's: a partial output; bias and residual added by the first piece
     w.regions[0] = range(1, begin, end), w.regions[1] = range(1, begin, end);
-    if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.dropped[2] = begin != 0;
+    if (conv_bias(op)) w.dropped[2] = begin != 0;
     if (conv_residual(op) && begin != 0) {
       w.dropped[y - 1] = true;
       if (w.attrs.is_object()) w.attrs.erase("residual");
     }
   } else if (r == "conv-g") {  // depthwise: channel c of X, filter c and bias c make channel c of Y
     w.regions[0] = range(1, begin, end), w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
-    if (op.inputs.size() - (conv_residual(op) ? 1 : 0) == 3) w.regions[2] = range(0, begin, end);  // the bias
+    if (conv_bias(op)) w.regions[2] = range(0, begin, end);
     w.attrs["groups"] = end - begin;
   } else if (r == "rows") {
     w.regions[0] = range(axis.axis, begin, end), w.regions[y] = range(axis.axis, begin, end);
