@@ -173,7 +173,7 @@ std::optional<DmaViolation> validate_main_range(const DmaRequest& request, const
   const std::uint64_t span = request.main_end() - request.main;
   if (request.main_end() >= request.main && memory.find_region(request.main, span) != nullptr) return std::nullopt;
   std::string where;
-  if (const Region* near = memory.nearest_region(request.main)) {
+  if (const std::optional<Region> near = memory.nearest_region(request.main)) {
     where = fmt::format("; the nearest region is '{}' [0x{:x}, 0x{:x}) of {} bytes",
                         near->name.empty() ? "unnamed" : near->name, near->base, near->end(), near->bytes);
   } else {

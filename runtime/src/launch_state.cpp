@@ -1,6 +1,8 @@
 // Launch execution across host threads (see launch_state.hpp).
 #include "launch_state.hpp"
 
+#include <fmt/format.h>
+
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/operations.hpp>
 
@@ -14,6 +16,19 @@ namespace ldmsim::detail {
 LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, Kernel kernel, std::string name,
                          const std::vector<std::vector<int>>& sync_sets)
     : machine_(machine), kernel_(std::move(kernel)) {
+  // A group's control launches on its own group only (another thread may be running the others), checked before
+  // anything of a group is touched.
+  if (const int own = current_group_control(); own >= 0) {
+    for (const int cg : groups) {
+      const int node_cg = machine_.groups[static_cast<std::size_t>(cg)]->shared.cg;
+      if (node_cg != own) {
+        throw std::logic_error(fmt::format(
+            "launch: the control of core group {} launched on core group {}; a group's control launches only on "
+            "its own group",
+            own, node_cg));
+      }
+    }
+  }
   // Without node-sync sets every group is a set of its own, with no node barrier.
   std::vector<std::vector<int>> sets = sync_sets;
   if (sets.empty()) {
@@ -28,6 +43,7 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
     }
     together.emplace_back();
     for (int cg : set) {
+      physical_.push_back(static_cast<std::size_t>(machine_.groups[static_cast<std::size_t>(cg)]->shared.cg));
       runs_.push_back(
           GroupRun::take(machine_, *machine_.groups[static_cast<std::size_t>(cg)], cg, kernel_, name, node));
       if (node != nullptr) node->add(*runs_.back(), machine_.arch.cores_per_group());
@@ -41,7 +57,7 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   if (runs_.size() > 1 || machine_.node->session != nullptr || controls) {
     for (const auto& run : runs_) run->share_launch_with_groups();
   }
-  *machine_.launch_active = true;
+  mark_active(true);
   if (ContextSession* session = machine_.node->session) {
     start_in_session(*session);
     return;
@@ -59,9 +75,37 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   }
 }
 
+void LaunchState::mark_active(bool active) {
+  for (const std::size_t cg : physical_) (*machine_.launch_active)[cg] = active ? 1 : 0;
+}
+
 void LaunchState::start_on_workers() {
-  const std::size_t workers = std::min<std::size_t>(machine_.threads, sets_.size());
-  const std::size_t quota = (sets_.size() + workers - 1) / workers;
+  if (const int here = LaunchWorkers::group_control_worker(machine_.workers.get()); here >= 0) {
+    // A group control launches on its own group, which this worker runs (run_group_controls deals group g to
+    // worker g mod workers and moves its fibers there): the launch runs at join(), here.
+    const std::size_t workers = machine_.workers->size();
+    for (const std::size_t cg : physical_) {
+      if (cg % workers != static_cast<std::size_t>(here)) {
+        mark_active(false);
+        throw std::logic_error(fmt::format(
+            "launch: a core group's control launched on core group {}, which another host thread runs", cg));
+      }
+    }
+    for (const auto& set : sets_) {
+      for (GroupRun* run : set) {
+        if (run->runners().home() >= 0 && run->runners().home() != here) {
+          mark_active(false);
+          throw std::logic_error("launch: a core group's fibers live on another host thread than its control");
+        }
+      }
+    }
+    inline_worker_ = here;
+    return;
+  }
+  // A group view's launch too goes to the worker its groups' fibers live on (a view counts the machine's workers).
+  const std::size_t workers = machine_.workers->size();
+  const std::size_t used = std::min<std::size_t>(workers, sets_.size());
+  const std::size_t quota = (sets_.size() + used - 1) / used;
   std::vector<std::vector<std::size_t>> sets_of(workers);
   for (std::size_t s = 0; s < sets_.size(); ++s) {
     int home = sets_[s].front()->runners().home();
@@ -85,6 +129,7 @@ void LaunchState::start_on_workers() {
   }
   std::vector<std::function<void()>> jobs(workers);
   for (std::size_t w = 0; w < workers; ++w) {
+    if (sets_of[w].empty()) continue;  // no handoff to a worker with nothing to run
     jobs[w] = [this, w, sets = std::move(sets_of[w]), &state = machine_.thread_state(w)] {
       for (const std::size_t s : sets) {
         GroupRun::run_together(sets_[s], state, machine_.workers, static_cast<int>(w));
@@ -138,6 +183,11 @@ std::optional<Fault> LaunchState::join() {
     for (const auto& run : runs_) run->finish();
     session_->remove(*this);
   }
+  if (inline_worker_ >= 0) {
+    HostState& state = machine_.thread_state(static_cast<std::size_t>(inline_worker_));
+    for (const auto& set : sets_) GroupRun::run_together(set, state, machine_.workers, inline_worker_);
+    inline_worker_ = -1;
+  }
   for (auto& thread : threads_) thread.join();
   if (on_workers_) machine_.workers->wait();
   std::vector<GroupCheck*> checks;  // every group has finished: races between them can be swept for
@@ -167,7 +217,7 @@ std::optional<Fault> LaunchState::join() {
   sets_.clear();
   for (auto& run : runs_) GroupRun::give_back(std::move(run));
   runs_.clear();
-  *machine_.launch_active = false;
+  mark_active(false);
   return fault_;
 }
 

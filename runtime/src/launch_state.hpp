@@ -45,6 +45,8 @@ class LaunchState {
   /// groups' kept fibers live on, at most ceil(sets / workers) sets each; groups whose fibers live elsewhere have
   /// them retired first.
   void start_on_workers();
+  /// Sets or clears the launch's groups in the machine's launch flags.
+  void mark_active(bool active);
 
   MachineImpl& machine_;
   Kernel kernel_;
@@ -54,6 +56,9 @@ class LaunchState {
   std::vector<std::thread> threads_;          // a node of several contexts, outside a session
   std::atomic<std::size_t> next_set_{0};      // the next set a host thread takes
   bool on_workers_ = false;
+  /// A group control's launch (LaunchWorkers::run_group_controls): its sets run at join(), on this worker's thread.
+  int inline_worker_ = -1;
+  std::vector<std::size_t> physical_;  // the node groups the launch runs on
   ContextSession* session_ = nullptr;
   CoreOrder* program_ = nullptr;  // the ordering key of the program's fiber that joins
   std::size_t running_ = 0;       // groups with live cores (session)

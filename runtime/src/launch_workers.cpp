@@ -15,6 +15,13 @@ namespace {
 /// The workers whose control core this thread (their worker 0) is running, if any.
 thread_local const LaunchWorkers* t_controlling = nullptr;
 
+/// The workers (and which of them) whose group control this thread runs (LaunchWorkers::run_group_controls).
+struct GroupControl {
+  const LaunchWorkers* workers = nullptr;
+  int worker = -1;
+};
+thread_local GroupControl t_group_control;
+
 }  // namespace
 
 LaunchWorkers::~LaunchWorkers() {
@@ -69,7 +76,7 @@ void LaunchWorkers::wait() {
 
 void LaunchWorkers::run_control(const std::function<void()>& control, const std::function<void()>& poll,
                                 std::chrono::milliseconds every) {
-  if (t_controlling == this) return control();
+  if (t_controlling == this || group_control_worker(this) >= 0) return control();
   std::exception_ptr error, poll_error;
   std::vector<std::function<void()>> jobs(1);
   jobs[0] = [this, &control, &error] {
@@ -103,6 +110,22 @@ void LaunchWorkers::run_control(const std::function<void()>& control, const std:
   }
   if (error) std::rethrow_exception(error);
   if (poll_error) std::rethrow_exception(poll_error);
+}
+
+void LaunchWorkers::run_group_controls(std::vector<std::function<void()>> jobs) {
+  for (std::size_t w = 0; w < jobs.size(); ++w) {
+    if (!jobs[w]) continue;
+    jobs[w] = [this, w, job = std::move(jobs[w])] {
+      const GroupControl outer = std::exchange(t_group_control, GroupControl{this, static_cast<int>(w)});
+      job();
+      t_group_control = outer;
+    };
+  }
+  run(std::move(jobs));
+}
+
+int LaunchWorkers::group_control_worker(const LaunchWorkers* workers) {
+  return t_group_control.workers == workers && workers != nullptr ? t_group_control.worker : -1;
 }
 
 void LaunchWorkers::serve(Slot& slot) {

@@ -39,9 +39,15 @@ class LaunchWorkers {
   /// other workers; a round it leaves unwaited is waited for when it returns. `poll`, when given, runs on the
   /// calling thread about every `every` meanwhile; what it throws is thrown once `control` has returned (after what
   /// `control` threw, which wins), and it is not polled again. From worker 0's thread (a nested call) `control`
-  /// just runs. Not from another worker.
+  /// just runs, as it does from a group control (run_group_controls). Not from another worker.
   void run_control(const std::function<void()>& control, const std::function<void()>& poll,
                    std::chrono::milliseconds every);
+  /// Runs jobs[w] on worker w, all at once, and returns when every one has returned (a round, as run() starts).
+  /// While a job runs, its thread is worker w's group control (group_control_worker): the launches it makes run
+  /// there, on the spot. Jobs must not throw.
+  void run_group_controls(std::vector<std::function<void()>> jobs);
+  /// The worker of `workers` whose group control this thread runs, or -1 when it runs none.
+  static int group_control_worker(const LaunchWorkers* workers);
 
  private:
   struct Slot {

@@ -141,7 +141,7 @@ void Machine::free_bytes(DeviceAddr base) {
     }
   }
   impl_->memory.free(base);
-  if (auto* state = impl_->host_state->find<detail::CheckState>()) state->device.on_free(base);
+  if (detail::DeviceInit* init = device_init(*impl_)) init->on_free(base);
 }
 
 void Machine::write_bytes(DeviceAddr dst, std::span<const std::byte> src) {

@@ -111,6 +111,7 @@ MachineImpl::MachineImpl(std::shared_ptr<NodeState> shared, Arch a, std::uint32_
       context(index),
       label(std::move(name)) {
   if (node->contexts == 1) workers = std::make_shared<LaunchWorkers>(threads);
+  launch_active = std::make_shared<std::vector<std::uint8_t>>(node->groups.size(), 0);
   groups.reserve(node->groups.size());
   for (const auto& group : node->groups) groups.push_back(std::make_shared<GroupContext>(*group, arch, options));
 }
@@ -170,7 +171,15 @@ void MachineImpl::join_active_launch() {
 }
 
 void MachineImpl::require_idle(const char* what) const {
-  if (*launch_active) {
+  // A launch on any group reads the memory's maps unlocked, unless group controls run (concurrent mode): then each
+  // control waits only for its own groups.
+  const bool active =
+      memory.concurrent()
+          ? std::any_of(
+                groups.begin(), groups.end(),
+                [this](const auto& group) { return (*launch_active)[static_cast<std::size_t>(group->shared.cg)] != 0; })
+          : std::any_of(launch_active->begin(), launch_active->end(), [](std::uint8_t on) { return on != 0; });
+  if (active) {
     throw std::logic_error(fmt::format("Machine::{} during a launch: join() the launch first", what));
   }
 }

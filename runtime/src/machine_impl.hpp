@@ -129,11 +129,13 @@ class MachineImpl {
   /// launches make their threads and fibers per launch, some inside a ContextSession's thread).
   std::shared_ptr<LaunchWorkers> workers;
   std::vector<std::shared_ptr<GroupContext>> groups;
-  /// True while a launch of this machine, or of a view sharing its groups, is in flight.
-  std::shared_ptr<bool> launch_active = std::make_shared<bool>(false);
+  /// Per node group: set while a launch of this machine, or of a view sharing its groups, runs on it. The control
+  /// core waits for every group (a launch reads the memory's maps unlocked); group controls (concurrent memory,
+  /// Machine::run_group_controls) each for their own, and each sets and reads only its groups'.
+  std::shared_ptr<std::vector<std::uint8_t>> launch_active;
   std::weak_ptr<LaunchState> active_launch;  // joined by ~Machine if the user never did
   /// The control core's host state (Machine::host_state), shared with group views.
-  std::shared_ptr<HostState> host_state = std::make_shared<HostState>();
+  std::shared_ptr<HostState> host_state = std::make_shared<HostState>(true);
   /// The compute cores' host state (Core::group_state), one per host thread of a launch (the i-th thread of every
   /// launch uses the i-th), kept across launches and shared with group views. Grown by the control core before a
   /// launch's threads start.
@@ -144,6 +146,9 @@ class MachineImpl {
   /// A group view (made by Machine::group_view) rather than a machine of its own.
   bool is_view = false;
 };
+
+/// The node core group whose control (Machine::run_group_controls) this thread runs now, or -1.
+int current_group_control();
 
 /// Writes the node's trace file: every group's recorder, `header` completed with the arch and `cycles`.
 void write_node_trace(const NodeState& node, const std::filesystem::path& file, nlohmann::json header, Cycle cycles);

@@ -24,13 +24,23 @@ std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
 }  // namespace
 
 MainMemory::MainMemory(std::uint32_t core_groups, std::uint64_t bytes_per_cg)
-    : core_groups_(core_groups), bytes_per_cg_(bytes_per_cg), free_lists_(core_groups) {
+    : core_groups_(core_groups), bytes_per_cg_(bytes_per_cg), free_lists_(core_groups), allocated_in_cg_(core_groups) {
   const std::uint64_t total = bytes_per_cg_ * core_groups_;
   chunk_count_ = (total + kChunkBytes - 1) / kChunkBytes;
   chunks_ = std::make_unique<std::atomic<std::byte*>[]>(chunk_count_);
   for (std::uint64_t i = 0; i < chunk_count_; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
   for (std::uint32_t cg = 0; cg < core_groups_; ++cg)
     free_lists_[cg].emplace(kBase + cg * bytes_per_cg_, bytes_per_cg_);
+}
+
+std::shared_lock<std::shared_mutex> MainMemory::read_lock() const {
+  if (!concurrent_.load(std::memory_order_relaxed)) return {};
+  return std::shared_lock(maps_mutex_);
+}
+
+std::unique_lock<std::shared_mutex> MainMemory::write_lock() {
+  if (!concurrent_.load(std::memory_order_relaxed)) return {};
+  return std::unique_lock(maps_mutex_);
 }
 
 MainMemory::~MainMemory() {
@@ -40,6 +50,7 @@ MainMemory::~MainMemory() {
 }
 
 DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, int cg, std::string name) {
+  const auto lock = write_lock();
   if (bytes == 0) throw ConfigError("main memory: cannot allocate 0 bytes");
   if (!is_power_of_two(alignment) || alignment < 4) {
     throw ConfigError(fmt::format("main memory: alignment {} must be a power of two >= 4", alignment));
@@ -59,16 +70,18 @@ DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, in
     clean(start, bytes);
     regions_.emplace(start, Region{start, bytes, cg, std::move(name)});
     allocated_bytes_ += bytes;
+    allocated_in_cg_[static_cast<std::size_t>(cg)] += bytes;
     return start;
   }
   throw ConfigError(
       fmt::format("main memory: cannot allocate {} bytes{} in core group {} (no free block that large; {} of "
-                  "the machine's {} bytes in use)",
-                  bytes, name.empty() ? std::string() : fmt::format(" for '{}'", name), cg, allocated_bytes_,
-                  bytes_per_cg_ * core_groups_));
+                  "the group's {} bytes in use)",
+                  bytes, name.empty() ? std::string() : fmt::format(" for '{}'", name), cg,
+                  allocated_in_cg_[static_cast<std::size_t>(cg)], bytes_per_cg_));
 }
 
 void MainMemory::free(DeviceAddr base) {
+  const auto lock = write_lock();
   auto it = regions_.find(base);
   if (it == regions_.end())
     throw ConfigError(fmt::format("main memory: 0x{:x} is not the base of a live region", base));
@@ -78,9 +91,11 @@ void MainMemory::free(DeviceAddr base) {
   std::erase_if(replicas_, [base](const auto& entry) {
     return std::find(entry.second.copies.begin(), entry.second.copies.end(), base) != entry.second.copies.end();
   });
+  replicated_.store(!replicas_.empty(), std::memory_order_relaxed);
   const Region region = it->second;
   regions_.erase(it);
   allocated_bytes_ -= region.bytes;
+  allocated_in_cg_[static_cast<std::size_t>(region.cg)] -= region.bytes;
   release(region.base, region.bytes);
   auto& free_list = free_lists_[static_cast<std::size_t>(region.cg)];
   auto [pos, inserted] = free_list.emplace(region.base, region.bytes);
@@ -99,6 +114,7 @@ void MainMemory::free(DeviceAddr base) {
 }
 
 const Region* MainMemory::find_region(DeviceAddr addr, std::uint64_t bytes) const {
+  const auto lock = read_lock();
   auto it = regions_.upper_bound(addr);
   if (it == regions_.begin()) return nullptr;
   --it;
@@ -107,18 +123,20 @@ const Region* MainMemory::find_region(DeviceAddr addr, std::uint64_t bytes) cons
   return &r;
 }
 
-const Region* MainMemory::nearest_region(DeviceAddr addr) const {
-  if (regions_.empty()) return nullptr;
+std::optional<Region> MainMemory::nearest_region(DeviceAddr addr) const {
+  const auto lock = read_lock();
+  if (regions_.empty()) return std::nullopt;
   auto it = regions_.upper_bound(addr);
-  if (it == regions_.begin()) return &it->second;
+  if (it == regions_.begin()) return it->second;
   auto prev = std::prev(it);
-  if (it == regions_.end()) return &prev->second;
+  if (it == regions_.end()) return prev->second;
   const std::uint64_t dist_prev = addr >= prev->second.end() ? addr - prev->second.end() : 0;
   const std::uint64_t dist_next = it->second.base - addr;
-  return dist_prev <= dist_next ? &prev->second : &it->second;
+  return dist_prev <= dist_next ? prev->second : it->second;
 }
 
 std::vector<Region> MainMemory::regions() const {
+  const auto lock = read_lock();
   std::vector<Region> out;
   out.reserve(regions_.size());
   for (const auto& [base, region] : regions_) out.push_back(region);
@@ -139,6 +157,7 @@ std::byte* MainMemory::chunk_for_write(std::uint64_t index) {
 }
 
 void MainMemory::lend(DeviceAddr base, std::shared_ptr<const void> owner, std::span<const std::byte> bytes) {
+  const auto lock = write_lock();
   const auto it = regions_.find(base);
   if (it == regions_.end() || it->second.bytes != bytes.size()) {
     throw std::logic_error(
@@ -157,6 +176,7 @@ void MainMemory::lend(DeviceAddr base, std::shared_ptr<const void> owner, std::s
 }
 
 void MainMemory::add_replica(DeviceAddr base, int cg, DeviceAddr copy) {
+  const auto lock = write_lock();
   const auto from = regions_.find(base), to = regions_.find(copy);
   if (from == regions_.end() || to == regions_.end() || from->second.bytes != to->second.bytes || cg < 0 ||
       static_cast<std::uint32_t>(cg) >= core_groups_ || to->second.cg != cg || base == copy) {
@@ -169,9 +189,11 @@ void MainMemory::add_replica(DeviceAddr base, int cg, DeviceAddr copy) {
   r.bytes = from->second.bytes;
   r.copies.resize(core_groups_, 0);
   r.copies[static_cast<std::size_t>(cg)] = copy;
+  replicated_.store(true, std::memory_order_relaxed);
 }
 
 std::optional<DeviceAddr> MainMemory::replica_of(DeviceAddr addr, std::uint64_t bytes, int cg) const {
+  const auto lock = read_lock();
   auto it = replicas_.upper_bound(addr);
   if (it == replicas_.begin()) return std::nullopt;
   --it;
@@ -188,6 +210,7 @@ void MainMemory::drop_loans(DeviceAddr base) {
 }
 
 std::size_t MainMemory::lent_regions() const {
+  const auto lock = read_lock();
   return static_cast<std::size_t>(std::count_if(loans_.begin(), loans_.end(), [](const auto& entry) {
     return !entry.second->copied.load(std::memory_order_acquire);
   }));
@@ -224,6 +247,7 @@ void MainMemory::read_lent(std::uint64_t offset, std::byte* out, std::size_t n) 
 }
 
 void MainMemory::read(DeviceAddr addr, std::span<std::byte> out) const {
+  const auto lock = read_lock();
   std::uint64_t offset = addr - kBase;
   std::size_t done = 0;
   while (done < out.size()) {
@@ -252,6 +276,7 @@ void MainMemory::copy_loans(DeviceAddr addr, std::uint64_t bytes) {
 
 void MainMemory::write(DeviceAddr addr, std::span<const std::byte> in) {
   if (in.empty()) return;
+  const auto lock = read_lock();  // the loans are read; the chunks commit lock-free
   if (!loans_.empty()) copy_loans(addr, in.size());
   write_chunks(addr, in);
 }

@@ -326,7 +326,7 @@ TEST_CASE("find_region accepts exactly the ranges inside one live region", "[mem
     CHECK(mem.nearest_region(0)->name == "a");
     mem.free(a);
     mem.free(b);
-    CHECK(mem.nearest_region(a) == nullptr);
+    CHECK_FALSE(mem.nearest_region(a).has_value());
     CHECK(mem.find_region(a, 4) == nullptr);
   }
 }

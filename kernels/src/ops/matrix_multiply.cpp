@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 
@@ -489,6 +490,7 @@ struct ArchSearches {
 
 /// The machine's blocking searches (Machine::host_state): per arch, the put memo, the mode and the count.
 struct BlockingSearches {
+  mutable std::mutex mutex;  // held by each search: several core groups' controls may run at once
   PerArch<ArchSearches> arches;
   PutMemo puts;
   BlockingSearch mode = BlockingSearch::kCached;
@@ -502,6 +504,7 @@ ChosenBlocking chosen_blocking(Machine& machine, const MatrixMultiply& job) {
   constexpr std::size_t kMaxJobs = 4096, kMaxWords = std::size_t{1} << 20, kMaxKeyWords = std::size_t{1} << 14;
   constexpr std::size_t kMaxPuts = std::size_t{1} << 16;
   BlockingSearches& searches = machine.host_state<BlockingSearches>();
+  const std::lock_guard lock(searches.mutex);
   ArchSearches& cache = searches.arches.of(machine.arch());
   if (cache.price->memos_full()) cache.price = std::make_unique<tiling::ReadPricer>(cache.arch);
   if (cache.broadcast->memos_full())
@@ -997,11 +1000,15 @@ void require_matrix_layout(const Layout& l, std::size_t rows, std::size_t cols, 
 
 std::uint64_t blocking_searches(const Machine& machine) {
   const BlockingSearches* searches = machine.find_host_state<BlockingSearches>();
-  return searches != nullptr ? searches->count : 0;
+  if (searches == nullptr) return 0;
+  const std::lock_guard lock(searches->mutex);
+  return searches->count;
 }
 
 void set_blocking_search(Machine& machine, BlockingSearch mode) {
-  machine.host_state<BlockingSearches>().mode = mode;
+  BlockingSearches& searches = machine.host_state<BlockingSearches>();
+  const std::lock_guard lock(searches.mutex);
+  searches.mode = mode;
 }
 
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -218,11 +219,19 @@ struct TrialMachine {
   std::map<Key, MappingChoice> choices;
 };
 
+/// Every arch's trial machine, searched by one control core at a time (several core groups' may run at once).
+struct TrialMachines {
+  std::mutex mutex;
+  PerArch<TrialMachine, 2> arches;
+};
+
 }  // namespace
 
 MappingChoice choose_mapping(Machine& machine, const CellShape& s, std::size_t forced_ep, std::size_t forced_groups) {
   check_forced_mapping(machine.arch(), s, forced_ep, forced_groups);
-  TrialMachine& trial = machine.host_state<PerArch<TrialMachine, 2>>().of(machine.arch());
+  TrialMachines& trials = machine.host_state<TrialMachines>();
+  const std::lock_guard lock(trials.mutex);
+  TrialMachine& trial = trials.arches.of(machine.arch());
   const TrialMachine::Key key{s.kind, s.linear_before_reset, s.input,   s.hidden,     s.seq, s.batch,
                               s.dirs, s.reverse_first,       forced_ep, forced_groups};
   if (const auto it = trial.choices.find(key); it != trial.choices.end()) return it->second;

@@ -7,16 +7,18 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace ldmsim {
 
 /// One instance of each type asked for, made (default-constructed) on first use and kept until the set is
-/// destroyed. Not thread-safe: each set has one user at a time (a machine's control core, or one host thread of a
-/// launch).
+/// destroyed. A set of one user at a time (one host thread of a launch) takes no lock; a shared set (a machine's
+/// control core, whose core groups' controls may run at once, Machine::run_group_controls) finds and makes its
+/// instances under a lock, and a type kept there must lock what it changes.
 class HostState {
  public:
-  HostState() = default;
+  explicit HostState(bool shared = false) : shared_(shared) {}
   HostState(const HostState&) = delete;
   HostState& operator=(const HostState&) = delete;
 
@@ -24,14 +26,16 @@ class HostState {
   template <typename T>
   T& get() {
     const std::size_t slot = slot_of<T>();
-    if (slot < slots_.size() && slots_[slot]) return *static_cast<T*>(slots_[slot].get());
-    return *static_cast<T*>(make(slot, [] { return Erased(new T, [](void* p) { delete static_cast<T*>(p); }); }));
+    if (!shared_ && slot < slots_.size() && slots_[slot]) return *static_cast<T*>(slots_[slot].get());
+    return *static_cast<T*>(
+        get_or_make(slot, [] { return Erased(new T, [](void* p) { delete static_cast<T*>(p); }); }));
   }
   /// This set's T if it was made, else null.
   template <typename T>
   T* find() const {
     const std::size_t slot = slot_of<T>();
-    return slot < slots_.size() ? static_cast<T*>(slots_[slot].get()) : nullptr;
+    if (!shared_) return slot < slots_.size() ? static_cast<T*>(slots_[slot].get()) : nullptr;
+    return static_cast<T*>(find_slot(slot));
   }
 
  private:
@@ -43,8 +47,11 @@ class HostState {
     return slot;
   }
   static std::size_t next_slot();
-  void* make(std::size_t slot, Erased (*create)());
+  void* get_or_make(std::size_t slot, Erased (*create)());
+  void* find_slot(std::size_t slot) const;
 
+  const bool shared_;
+  mutable std::mutex mutex_;  // taken only when shared_
   std::vector<Erased> slots_;
 };
 

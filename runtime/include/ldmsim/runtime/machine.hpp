@@ -183,9 +183,19 @@ class Machine {
   // ---- core-group views and ordering (the executor's split runs, docs/splitting.md) ----
   /// A Machine that sees only `groups` of this one, renumbered 0..k-1: its arch has k core groups, its launches
   /// run on those groups, AllocOptions::cg = i allocates in groups[i]'s memory, and its stats are those groups'.
-  /// It shares this machine's clocks, stats, memory, trace and launch flag (one launch at a time across both);
+  /// It shares this machine's clocks, stats, memory, trace and launch flags (one launch at a time across both, but
+  /// for the control cores of run_group_controls, one per group);
   /// faults and the trace name the node's groups. It must not outlive this machine.
   std::unique_ptr<Machine> group_view(std::vector<int> groups);
+  /// Runs controls[i] as the control core of core group groups[i] (distinct groups of this machine), several at
+  /// once when the machine has several host threads: each on the thread that runs its group's launches. A control
+  /// may launch only on a group view of its own group (std::logic_error otherwise), must join its launches before it
+  /// returns, may allocate only in that group's memory and must not share host data unlocked; controls do not nest
+  /// (std::logic_error). Simulated results never depend on the thread
+  /// count (each group has its own clock, engine and trace). Every control runs to its end; then the first
+  /// exception, in the order of `controls`, is thrown. They run one after another on a context of a shared node,
+  /// while checks are on (their records are the control core's), or with one host thread.
+  void run_group_controls(const std::vector<int>& groups, std::vector<std::function<void()>> controls);
   /// The next launch on each of `groups` starts no earlier than `cycle`: the control core joined work on other
   /// groups whose results these launches read. The groups idle until then.
   void start_no_earlier(const std::vector<int>& groups, Cycle cycle);

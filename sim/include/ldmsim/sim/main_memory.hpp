@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,7 +30,8 @@ struct Region {
 };
 
 /// The device main memory of a whole node. Allocation and free happen on the control core (not during a
-/// launch); reads and writes may come from any host thread concurrently (chunks commit lock-free).
+/// launch), or, in concurrent mode, on the control cores of several core groups at once (each in its group's
+/// window); reads and writes may come from any host thread concurrently (chunks commit lock-free).
 class MainMemory {
  public:
   /// Address of the first byte of core group 0's window; address 0 is never valid.
@@ -51,8 +53,9 @@ class MainMemory {
 
   /// The live region containing [addr, addr + bytes), or nullptr when the range is not inside one region.
   const Region* find_region(DeviceAddr addr, std::uint64_t bytes) const;
-  /// The live region nearest to addr (for diagnostics), or nullptr when there is none.
-  const Region* nearest_region(DeviceAddr addr) const;
+  /// The live region nearest to addr (for diagnostics; a copy, since in concurrent mode another group's control may
+  /// free it), or nullopt when there is none.
+  std::optional<Region> nearest_region(DeviceAddr addr) const;
   /// All live regions in address order.
   std::vector<Region> regions() const;
 
@@ -76,10 +79,16 @@ class MainMemory {
   /// addr itself when cg has none); nullopt otherwise.
   std::optional<DeviceAddr> replica_of(DeviceAddr addr, std::uint64_t bytes, int cg) const;
   /// True when some region has replicas (a DMA engine looks requests up only then).
-  bool has_replicas() const { return !replicas_.empty(); }
+  bool has_replicas() const { return replicated_.load(std::memory_order_relaxed); }
   /// Commits and populates the host pages behind [addr, addr + bytes) (see host_pages.hpp), stopping early once
   /// `stop` is set: the bytes still read as before (zero where never written), only their first touch moves here.
   void prefault(DeviceAddr addr, std::uint64_t bytes, const std::atomic<bool>& stop);
+
+  /// Concurrent mode (Machine::run_group_controls): allocation and free may then run on several host threads while
+  /// other threads' launches read and write, so the region, loan and replica maps are locked. Off (one control
+  /// core), nothing is locked. Switched while no launch runs.
+  void set_concurrent(bool on) { concurrent_.store(on, std::memory_order_relaxed); }
+  bool concurrent() const { return concurrent_.load(std::memory_order_relaxed); }
 
   std::uint64_t bytes_per_cg() const { return bytes_per_cg_; }
   std::uint32_t core_groups() const { return core_groups_; }
@@ -136,7 +145,14 @@ class MainMemory {
     std::vector<DeviceAddr> copies;
   };
   std::map<DeviceAddr, Replicas> replicas_;
+  std::atomic<bool> replicated_{false};  // !replicas_.empty(), read by every request without the maps' lock
   std::uint64_t allocated_bytes_ = 0;
+  std::vector<std::uint64_t> allocated_in_cg_;  // per window: a failed allocation names its own group's use
+  std::atomic<bool> concurrent_{false};
+  mutable std::shared_mutex maps_mutex_;  // taken only in concurrent mode
+  /// The maps for reading (shared) or changing (exclusive): locked in concurrent mode, else an empty lock.
+  std::shared_lock<std::shared_mutex> read_lock() const;
+  std::unique_lock<std::shared_mutex> write_lock();
 };
 
 }  // namespace ldmsim
