@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -167,7 +168,9 @@ class SplitPlacement final : public Placement {
     std::uint64_t cores = 0, bytes = 0, max_bytes = 0;
     std::vector<DeviceAddr> buffers;
   };
-  /// Runs group g's sub-op, with one pack of its constants per core when its kernel takes them.
+  /// Runs group g's sub-op, with one pack of its constants per core when its kernel takes them (their bytes are
+  /// counted in `totals`, for the caller's footprint). Runs as group g's control core (Machine::run_group_controls):
+  /// it touches only what g's view and `totals` hold.
   void run_piece(const OpNode& op, const GroupPiece& p, int g, std::span<const DeviceTensor> in,
                  std::span<const DeviceTensor> out, PackTotals& totals);
   void run_whole(const OpNode& op);
@@ -379,30 +382,56 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
   const RunStats s0 = machine_.stats();
   std::map<std::string, std::string> layouts;
   std::vector<std::vector<Copy>> results(op.outputs.size());  // per output, per group
-  PackTotals packs;
+  // Each group's inputs are obtained and its outputs allocated first, one group after another; then the groups'
+  // pieces run, at once when the machine has several host threads (each group's clock, engine and memory are its
+  // own, so the simulated result is the same).
+  struct PieceRun {
+    int g = 0;
+    const GroupPiece* piece = nullptr;
+    std::vector<DeviceTensor> in, out;
+    PackTotals packs;
+  };
+  std::vector<PieceRun> runs;
   for (std::size_t gi = 0; gi < views_.size(); ++gi) {
     const int g = static_cast<int>(gi);
     if (s.blocks[gi].first == s.blocks[gi].second) continue;
-    const GroupPiece& p = piece(op, g);
-    std::vector<DeviceTensor> in, out;
+    PieceRun& run = runs.emplace_back();
+    run.g = g;
+    run.piece = &piece(op, g);
+    const GroupPiece& p = *run.piece;
     Cycle ready = 0;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (p.work.dropped[k]) continue;
-      const PaddingPlan want = wanted(*p.bound, in.size());
+      const PaddingPlan want = wanted(*p.bound, run.in.size());
       const Copy& c = obtain(op.inputs[k], p.work.regions[k], g, want);
-      in.push_back(c.tensor);
-      in.back().plan = want;
+      run.in.push_back(c.tensor);
+      run.in.back().plan = want;
       ready = std::max(ready, c.ready);
     }
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-      out.push_back(allocate(view(g), graph_.tensor(op.outputs[k]).name, wanted(*p.bound, in.size() + k)));
+      run.out.push_back(allocate(view(g), graph_.tensor(op.outputs[k]).name, wanted(*p.bound, run.in.size() + k)));
     }
     machine_.start_no_earlier({g}, ready);
-    run_piece(op, p, g, in, out, packs);
+  }
+  std::vector<int> piece_groups;
+  std::vector<std::function<void()>> controls;
+  for (PieceRun& run : runs) {
+    piece_groups.push_back(run.g);
+    controls.push_back([this, &op, &run] { run_piece(op, *run.piece, run.g, run.in, run.out, run.packs); });
+  }
+  machine_.run_group_controls(piece_groups, std::move(controls));
+  PackTotals packs;
+  for (const PieceRun& run : runs) {
+    const GroupPiece& p = *run.piece;
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-      results[k].push_back(Copy{out[k], g, p.work.regions[op.inputs.size() + k], machine_.group_clock(g)});
-      layouts[fmt::format("{}@cg{}", out[k].name, g)] = out[k].plan.describe();
+      results[k].push_back(Copy{run.out[k], run.g, p.work.regions[op.inputs.size() + k], machine_.group_clock(run.g)});
+      layouts[fmt::format("{}@cg{}", run.out[k].name, run.g)] = run.out[k].plan.describe();
     }
+    s_.footprint.hold_bytes(run.packs.bytes);
+    packs.cores += run.packs.cores;
+    packs.bytes += run.packs.bytes;
+    packs.max_bytes = std::max(packs.max_bytes, run.packs.max_bytes);
+    packs.buffers.insert(packs.buffers.end(), run.packs.buffers.begin(), run.packs.buffers.end());
   }
   for (const DeviceAddr buffer : packs.buffers) machine_.free_bytes(buffer);
   s_.footprint.release_bytes(packs.bytes);
@@ -488,7 +517,6 @@ void SplitPlacement::run_piece(const OpNode& op, const GroupPiece& p, int g, std
   }
   const std::vector<std::span<const f16>> spans(values.begin(), values.end());
   const PackImage image = stage_packs(view(g), *plan, spans, label);
-  s_.footprint.hold_bytes(image.packs.total_bytes);
   p.bound->run_packed(view(g), in, out, label, image.packs);
   if (image.base != 0) totals.buffers.push_back(image.base);
   totals.cores += image.cores;
