@@ -38,6 +38,16 @@ Arch four_groups() {
   return arch;
 }
 
+/// A machine of four groups on `threads` host threads, with a view of each group.
+struct ViewedMachine {
+  explicit ViewedMachine(unsigned threads) : machine(four_groups(), MachineOptions{.threads = threads}) {
+    for (int g = 0; g < kGroups; ++g) views.push_back(machine.group_view({g}));
+  }
+  Machine& view(int g) { return *views[static_cast<std::size_t>(g)]; }
+  Machine machine;
+  std::vector<std::unique_ptr<Machine>> views;
+};
+
 struct Outcome {
   std::vector<std::vector<float>> values;
   nlohmann::json stats;
@@ -48,15 +58,12 @@ struct Outcome {
 /// Group g's control allocates a scratch region in its memory, launches add_ones g + 1 times on its data there
 /// (reading the ones from group 0's memory while group 0's control allocates and frees) and frees the scratch.
 Outcome per_group_work(unsigned threads, bool as_control) {
-  MachineOptions options;
-  options.threads = threads;
-  Machine m(four_groups(), options);
+  ViewedMachine vm(threads);
+  Machine& m = vm.machine;
   const auto ones = m.alloc<float>(64);
   m.upload(ones, std::vector<float>(64, 1.0f));
-  std::vector<std::unique_ptr<Machine>> views;
   std::vector<DevicePtr<float>> data;
   for (int g = 0; g < kGroups; ++g) {
-    views.push_back(m.group_view({g}));
     data.push_back(m.alloc<float>(kValues, AllocOptions{.cg = g}));
     m.upload(data.back(), std::vector<float>(kValues, static_cast<float>(g)));
   }
@@ -67,7 +74,7 @@ Outcome per_group_work(unsigned threads, bool as_control) {
   for (int g = 0; g < kGroups; ++g) {
     groups.push_back(g);
     controls.push_back([&, g] {
-      Machine& view = *views[static_cast<std::size_t>(g)];
+      Machine& view = vm.view(g);
       const auto scratch = view.alloc<float>(64 * static_cast<std::size_t>(g + 1));
       out.scratch[static_cast<std::size_t>(g)] = scratch.addr();
       for (int i = 0; i <= g; ++i) {
@@ -118,16 +125,13 @@ TEST_CASE("group controls give the results of one control running them in turn",
 TEST_CASE("every group control runs and the first error in their order is thrown", "[launch][group_controls]") {
   for (const unsigned threads : {1u, 2u}) {
     INFO("threads " << threads);
-    MachineOptions options;
-    options.threads = threads;
-    Machine m(four_groups(), options);
-    std::vector<std::unique_ptr<Machine>> views;
-    for (int g = 0; g < kGroups; ++g) views.push_back(m.group_view({g}));
+    ViewedMachine vm(threads);
+    Machine& m = vm.machine;
     std::atomic<int> ran{0};
     std::vector<std::function<void()>> controls;
     for (int g = 0; g < kGroups; ++g) {
       controls.push_back([&, g] {
-        views[static_cast<std::size_t>(g)]->launch(LaunchSpec{.name = "empty"}, [](Core&) {}).join();
+        vm.view(g).launch(LaunchSpec{.name = "empty"}, [](Core&) {}).join();
         ++ran;
         if (g == 1) throw ConfigError("control of group 1 failed");
         if (g == 3) throw std::runtime_error("control of group 3 failed");
@@ -144,32 +148,28 @@ TEST_CASE("every group control runs and the first error in their order is thrown
 TEST_CASE("a group control that launches on another group, or nests, is refused", "[launch][group_controls]") {
   for (const unsigned threads : {1u, 2u}) {
     INFO("threads " << threads);
-    MachineOptions options;
-    options.threads = threads;
-    Machine m(four_groups(), options);
-    std::vector<std::unique_ptr<Machine>> views;
-    for (int g = 0; g < kGroups; ++g) views.push_back(m.group_view({g}));
+    ViewedMachine vm(threads);
     std::atomic<int> finished{0};
     const auto empty = [](Core& core) { core.compute({.cycles = 3}); };
     std::vector<std::function<void()>> controls;
     // Group 0's control launches on group 1 (another thread's with two) and on group 2 (the same thread's).
     controls.push_back([&] {
-      CHECK_THROWS_AS(views[1]->launch(LaunchSpec{.name = "other"}, empty), std::logic_error);
-      CHECK_THROWS_AS(views[2]->launch(LaunchSpec{.name = "other"}, empty), std::logic_error);
-      CHECK_THROWS_AS(m.run_group_controls({3}, {[] {}}), std::logic_error);
+      CHECK_THROWS_AS(vm.view(1).launch(LaunchSpec{.name = "other"}, empty), std::logic_error);
+      CHECK_THROWS_AS(vm.view(2).launch(LaunchSpec{.name = "other"}, empty), std::logic_error);
+      CHECK_THROWS_AS(vm.machine.run_group_controls({3}, {[] {}}), std::logic_error);
       ++finished;
     });
     // Group 1's own launch, meanwhile, runs undisturbed.
     controls.push_back([&] {
-      views[1]->launch(LaunchSpec{.name = "own"}, empty).join();
+      vm.view(1).launch(LaunchSpec{.name = "own"}, empty).join();
       ++finished;
     });
-    m.run_group_controls({0, 1}, std::move(controls));
+    vm.machine.run_group_controls({0, 1}, std::move(controls));
     CHECK(finished == 2);
-    CHECK(m.group_clock(0) == 0);
-    CHECK(m.group_clock(1) == 3);
-    CHECK(m.group_clock(2) == 0);
-    m.launch(LaunchSpec{.name = "all"}, empty).join();  // nothing was left running
+    CHECK(vm.machine.group_clock(0) == 0);
+    CHECK(vm.machine.group_clock(1) == 3);
+    CHECK(vm.machine.group_clock(2) == 0);
+    vm.machine.launch(LaunchSpec{.name = "all"}, empty).join();  // nothing was left running
   }
 }
 
