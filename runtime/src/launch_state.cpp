@@ -81,16 +81,9 @@ void LaunchState::mark_active(bool active) {
 
 void LaunchState::start_on_workers() {
   if (const int here = LaunchWorkers::group_control_worker(machine_.workers.get()); here >= 0) {
-    // A group control launches on its own group, which this worker runs (run_group_controls deals group g to
-    // worker g mod workers and moves its fibers there): the launch runs at join(), here.
-    const std::size_t workers = machine_.workers->size();
-    for (const std::size_t cg : physical_) {
-      if (cg % workers != static_cast<std::size_t>(here)) {
-        mark_active(false);
-        throw std::logic_error(fmt::format(
-            "launch: a core group's control launched on core group {}, which another host thread runs", cg));
-      }
-    }
+    // A group control launches on its own group (the constructor checked), which this worker runs:
+    // run_group_controls deals group g to worker g mod workers and moves its fibers there. The launch runs at
+    // join(), here; fibers of another thread would be a broken invariant, never run from here.
     for (const auto& set : sets_) {
       for (GroupRun* run : set) {
         if (run->runners().home() >= 0 && run->runners().home() != here) {
