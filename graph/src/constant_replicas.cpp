@@ -20,11 +20,20 @@ std::vector<ReplicaCopy> ConstantReplicas::replicate(const DeviceTensor& home) {
     views_.resize(groups);
     for (std::size_t g = 1; g < groups; ++g) views_[g] = s_.machine.group_view({static_cast<int>(g)});
   }
-  // The staged bytes (padding included), read once and lent to every copy: host memory holds them once.
+  // The staged bytes (padding included), lent to every copy: host memory holds them once. A constant lent to its
+  // home region (staged from the model's buffer) lends that buffer on; otherwise its bytes are read once.
   const DeviceAddr base = region->base;
-  const std::shared_ptr<std::byte[]> owner(new std::byte[region->bytes]);  // not zero-filled: read over
-  const std::span<std::byte> bytes(owner.get(), region->bytes);
-  s_.machine.read_bytes(base, bytes);
+  std::shared_ptr<const void> owner;
+  std::span<const std::byte> bytes;
+  if (auto lent = memory.lent_bytes(base)) {
+    owner = std::move(lent->owner);
+    bytes = lent->bytes;
+  } else {
+    const std::shared_ptr<std::byte[]> read(new std::byte[region->bytes]);  // not zero-filled: read over
+    s_.machine.read_bytes(base, std::span<std::byte>(read.get(), region->bytes));
+    owner = read;
+    bytes = std::span<const std::byte>(read.get(), region->bytes);
+  }
   for (std::size_t g = 1; g < views_.size(); ++g) {
     DeviceTensor copy;
     try {

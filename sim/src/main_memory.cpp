@@ -209,6 +209,13 @@ void MainMemory::drop_loans(DeviceAddr base) {
   });
 }
 
+std::optional<MainMemory::LentBytes> MainMemory::lent_bytes(DeviceAddr base) const {
+  const auto lock = read_lock();
+  const auto it = loans_.find(base);
+  if (it == loans_.end() || it->second->copied.load(std::memory_order_acquire)) return std::nullopt;
+  return LentBytes{it->second->owner, it->second->bytes};
+}
+
 std::size_t MainMemory::lent_regions() const {
   const auto lock = read_lock();
   return static_cast<std::size_t>(std::count_if(loans_.begin(), loans_.end(), [](const auto& entry) {

@@ -457,6 +457,32 @@ TEST_CASE("lent bytes are read in place until the region's first write copies th
   CHECK(first_difference(got) == -1);  // a freed region's bytes, lent or copied, read as zero when reused
 }
 
+TEST_CASE("lent_bytes hands out a region's loan until a write copies it", "[memory]") {
+  MainMemory mem(2, 64 * kMiB);
+  const DeviceAddr at = mem.allocate(4096), plain = mem.allocate(4096);
+  CHECK_FALSE(mem.lent_bytes(at).has_value());  // nothing lent yet
+  auto lent = std::make_shared<std::vector<std::byte>>(bytes_of(4096, 5));
+  mem.lend(at, lent, *lent);
+  const auto loan = mem.lent_bytes(at);
+  REQUIRE(loan.has_value());
+  CHECK(loan->owner == lent);
+  CHECK(loan->bytes.data() == lent->data());
+  CHECK(loan->bytes.size() == 4096);
+  CHECK_FALSE(mem.lent_bytes(at + 4).has_value());  // only at the region's base
+  CHECK_FALSE(mem.lent_bytes(plain).has_value());
+  // Lent on to a region in another group's memory, the same bytes serve both, and outlive the first region.
+  const DeviceAddr copy = mem.allocate(4096, 256, 1);
+  mem.lend(copy, loan->owner, loan->bytes);
+  mem.free(at);
+  CHECK_FALSE(mem.lent_bytes(at).has_value());
+  std::vector<std::byte> got(4096);
+  mem.read(copy, got);
+  CHECK(got == *lent);
+  mem.write(copy + 8, bytes_of(4, 7));  // a write copies the loan: it is no longer handed out
+  CHECK_FALSE(mem.lent_bytes(copy).has_value());
+  CHECK(*lent == bytes_of(4096, 5));  // never written through
+}
+
 TEST_CASE("a lent region freed before any write leaves nothing behind", "[memory]") {
   MainMemory mem(1, 64 * kMiB);
   const DeviceAddr at = mem.allocate(5000);

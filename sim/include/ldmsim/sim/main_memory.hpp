@@ -70,6 +70,13 @@ class MainMemory {
   void lend(DeviceAddr base, std::shared_ptr<const void> owner, std::span<const std::byte> bytes);
   /// Live regions whose contents are still lent (not yet copied by a write).
   std::size_t lent_regions() const;
+  /// Bytes lent to the live region at `base` and their owner, while no write has copied them; nullopt otherwise.
+  /// Lets a copy of a lent region be lent the same bytes instead of reading them into a buffer of its own.
+  struct LentBytes {
+    std::shared_ptr<const void> owner;
+    std::span<const std::byte> bytes;
+  };
+  std::optional<LentBytes> lent_bytes(DeviceAddr base) const;
   /// Group `cg` reads the live region at `base` from `copy` instead: a live region of the same size in cg's window
   /// holding the same bytes (a constant replicated in every group's memory, so that each group reads it locally;
   /// docs/splitting.md). On the control core, like allocate; std::logic_error when either is not the base of a live
