@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "check_state.hpp"
+#include "launch_state.hpp"
 #include "lint_state.hpp"
 #include "machine_impl.hpp"
 
@@ -17,6 +20,17 @@ namespace {
 
 /// The node group whose control this thread runs (detail::current_group_control).
 thread_local int t_group_control = -1;
+/// Launches the control this thread runs has made (detail::note_group_control_launch).
+thread_local std::vector<std::weak_ptr<detail::LaunchState>> t_control_launches;
+
+/// Joins the launches the control left unjoined, whose handles it moved elsewhere: a launch made in a control runs
+/// on the control's thread, where its group's fibers live, so it cannot be run later from another. Their faults
+/// stay with their handles.
+void join_left_launches() {
+  for (const auto& made : std::exchange(t_control_launches, {})) {
+    if (const auto launch = made.lock()) launch->join();
+  }
+}
 
 /// Marks this thread as running group `cg`'s control for as long as it lives.
 class GroupControlScope {
@@ -48,6 +62,11 @@ int detail::current_group_control() {
   return t_group_control;
 }
 
+void detail::note_group_control_launch(const std::shared_ptr<LaunchState>& launch) {
+  std::erase_if(t_control_launches, [](const auto& made) { return made.expired(); });
+  t_control_launches.push_back(launch);
+}
+
 void Machine::run_group_controls(const std::vector<int>& groups, std::vector<std::function<void()>> controls) {
   detail::MachineImpl& impl = *impl_;
   if (detail::current_group_control() >= 0) {
@@ -69,7 +88,13 @@ void Machine::run_group_controls(const std::vector<int>& groups, std::vector<std
   const auto run = [&](std::size_t i) {
     try {
       const GroupControlScope scope(physical[i]);
-      controls[i]();
+      try {
+        controls[i]();
+      } catch (...) {
+        join_left_launches();
+        throw;
+      }
+      join_left_launches();
     } catch (...) {
       errors[i] = std::current_exception();
     }

@@ -211,6 +211,7 @@ Launch Machine::launch_kernel(LaunchSpec spec, Kernel kernel) {
   }
   auto state = std::make_shared<detail::LaunchState>(*impl_, groups, std::move(kernel), std::move(spec.name), sets);
   impl_->active_launch = state;
+  if (detail::current_group_control() >= 0) detail::note_group_control_launch(state);
   return Launch(std::move(state));
 }
 

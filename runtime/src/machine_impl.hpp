@@ -149,6 +149,9 @@ class MachineImpl {
 
 /// The node core group whose control (Machine::run_group_controls) this thread runs now, or -1.
 int current_group_control();
+/// Notes a launch made by the group control this thread runs, so that it ends when the control returns even if
+/// its Launch handle left the control unjoined.
+void note_group_control_launch(const std::shared_ptr<LaunchState>& launch);
 
 /// Writes the node's trace file: every group's recorder, `header` completed with the arch and `cycles`.
 void write_node_trace(const NodeState& node, const std::filesystem::path& file, nlohmann::json header, Cycle cycles);

@@ -181,3 +181,34 @@ TEST_CASE("group controls are refused a group listed twice or a count that does 
   CHECK_THROWS_AS(m.run_group_controls({1}, two), std::invalid_argument);
   CHECK_THROWS_AS(m.run_group_controls({0, 4}, two), ConfigError);
 }
+
+TEST_CASE("a launch a group control leaves unjoined has run when the controls return", "[launch][group_controls]") {
+  // Moved out of its control, the launch is joined by the caller afterwards: by then it has run, on its control's
+  // thread, and its fault is the caller's to see.
+  for (const unsigned threads : {1u, 2u}) {
+    INFO("threads " << threads);
+    ViewedMachine vm(threads);
+    Machine& m = vm.machine;
+    const auto x = m.alloc<float>(kValues, AllocOptions{.cg = 1});
+    m.upload(x, std::vector<float>(kValues, 2.0f));
+    std::vector<Launch> escaped(2);
+    std::vector<std::function<void()>> controls;
+    controls.push_back([&] {
+      escaped[0] = vm.view(0).launch(LaunchSpec{.name = "overrun"}, [](Core& core) {
+        auto buf = core.ldm().alloc<float>(64);
+        core.get(buf, DevicePtr<const float>(DeviceAddr{1} << 50)).wait();  // no region there: a fault
+      });
+    });
+    controls.push_back([&] {
+      escaped[1] = vm.view(1).launch(LaunchSpec{.name = "add_ones"}, add_ones, x, DevicePtr<const float>(x), kValues);
+    });
+    m.run_group_controls({0, 1}, std::move(controls));
+    CHECK(m.group_clock(1) > 0);  // ran before the controls returned
+    CHECK_THROWS_AS(escaped[0].join(), Fault);
+    escaped[1].join();
+    std::vector<float> values(kValues);
+    m.download(values, DevicePtr<const float>(x));
+    CHECK(values == std::vector<float>(kValues, 4.0f));
+    m.launch(LaunchSpec{.name = "all"}, [](Core& core) { core.compute({.cycles = 3}); }).join();  // machine idle
+  }
+}

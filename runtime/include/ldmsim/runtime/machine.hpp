@@ -189,8 +189,9 @@ class Machine {
   std::unique_ptr<Machine> group_view(std::vector<int> groups);
   /// Runs controls[i] as the control core of core group groups[i] (distinct groups of this machine), several at
   /// once when the machine has several host threads: each on the thread that runs its group's launches. A control
-  /// may launch only on a group view of its own group (std::logic_error otherwise), must join its launches before it
-  /// returns, may allocate only in that group's memory and must not share host data unlocked; controls do not nest
+  /// may launch only on a group view of its own group (std::logic_error otherwise), may allocate only in that group's
+  /// memory and must not share host data unlocked; a launch it leaves unjoined ends when it returns (its fault stays
+  /// with its Launch handle, for whoever joins it later); controls do not nest
   /// (std::logic_error). Simulated results never depend on the thread
   /// count (each group has its own clock, engine and trace). Every control runs to its end; then the first
   /// exception, in the order of `controls`, is thrown. They run one after another on a context of a shared node,
