@@ -103,7 +103,7 @@ void add_plan_command(CLI::App& app) {
   add_split_flags(*cmd, options->model.split);
   cmd->add_option("--conv-algo", options->model.conv_algo,
                   "Convolution algorithm for every conv that does not set its own \"algo\" (as for run)")
-      ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
+      ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp", "depthwise"}));
   cmd->add_option("--input", options->model.inputs,
                   "An ONNX model's input values: NAME=FILE.npy (repeatable; needed for symbolic dimensions)")
       ->allow_extra_args(false);

@@ -212,7 +212,7 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   run->add_option("--conv-algo", options->model.conv_algo,
                   "Convolution algorithm for every conv that does not set its own \"algo\" (docs/operators.md)")
-      ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp"}));
+      ->check(CLI::IsMember({"im2col", "direct", "implicit", "implicit-precomp", "depthwise"}));
   run->add_flag("--dump-graph", options->dump_graph,
                 "Print the workload's graph after the passes (fusion groups, layouts, re-layouts, frees) before "
                 "running it");

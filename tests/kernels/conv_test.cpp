@@ -205,8 +205,9 @@ TEST_CASE("conv attribute and shape errors name the op", "[kernels][conv]") {
                     Catch::Contains("conv: W [2, 3, 3, 3] must have C/groups = 4"));
   CHECK_THROWS_WITH(bind_op("conv", {x, w, Shape{3}}), Catch::Contains("conv: bias [3] must be [2]"));
   CHECK_THROWS_WITH(bind_op("conv", {Shape{4, 5, 5}, w}), Catch::Contains("X [4, 5, 5] must be 4-D"));
-  CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"algo", "winograd"}}),
-                    Catch::Contains("attrs.algo must be one of im2col, direct, implicit or implicit-precomp"));
+  CHECK_THROWS_WITH(
+      bind_op("conv", {x, w}, {{"algo", "winograd"}}),
+      Catch::Contains("attrs.algo must be one of im2col, direct, implicit, implicit-precomp or depthwise"));
   CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"pad", {1, 2, 3}}}), Catch::Contains("attrs.pad"));
   CHECK_THROWS_WITH(bind_op("conv", {x, w}, {{"dilation", {1, 0}}}), Catch::Contains("attrs.dilation"));
   // Offsets beyond 32 bits: implicit-precomp is refused when bound, naming the way out; direct takes it.

@@ -71,6 +71,29 @@ TEST_CASE("run --conv-algo picks the convolution algorithm, results are bit-iden
   CHECK_THAT(bad.output, Contains("--conv-algo"));
 }
 
+TEST_CASE("a depthwise conv runs the depthwise kernel unless told otherwise, with the same outputs", "[cli]") {
+  // relu6_block: a 3x3 conv, a depthwise conv (its relu6 an attribute), two 1x1 convs and an fc.
+  std::string first;
+  for (const char* flag : {"", "--conv-algo implicit-precomp", "--conv-algo depthwise"}) {
+    INFO(flag);
+    ScratchDir dir("depthwise-algo");
+    const CliResult r = run_cli(fmt::format("run {}/examples/relu6_block.json {} --no-trace --out {}",
+                                            LDMSIM_SOURCE_DIR, flag, dir.path.string()));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto stats = nlohmann::json::parse(read_file(dir.path / "stats.json"));
+    std::vector<std::string> algos;
+    for (const auto& op : stats["ops"]) {
+      if (op["metrics"].contains("algo")) algos.push_back(op["metrics"]["algo"].get<std::string>());
+    }
+    const std::string depthwise = std::string(flag).ends_with("implicit-precomp") ? "implicit-precomp" : "depthwise";
+    CHECK(algos == std::vector<std::string>{"implicit-precomp", depthwise, "implicit-precomp", "implicit-precomp"});
+    const std::string y = read_file(dir.path / "y.npy");
+    if (first.empty()) first = y;
+    CHECK(y == first);
+  }
+}
+
 TEST_CASE("run --dump-graph shows the fusion groups, and --fusion off runs every op on its own", "[cli][fusion]") {
   ScratchDir on("fusion-on"), off("fusion-off");
   const std::string workload = fmt::format("{}/bench/workloads/chain10.json", LDMSIM_SOURCE_DIR);

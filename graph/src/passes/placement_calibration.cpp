@@ -29,7 +29,7 @@ std::optional<PlacementCalibration> placement_calibration(std::string_view arch_
   // {compute, local, remote, launch} for conv, vector-conv, fused, pool, concat and other; then the exchange factor.
   if (arch_name == "sw26010")
     return PlacementCalibration{{1.95, 3.97, 2.73, 2.28},
-                                {10.1, 2.02, 1.01, 10.1},
+                                {2, 1.66, 0.929, 5.28},
                                 {11.7, 1.53, 1.19, 1.65},
                                 {1, 0.951, 0.841, 3.4},
                                 {1, 0.242, 4.66, 5.95},
@@ -37,7 +37,7 @@ std::optional<PlacementCalibration> placement_calibration(std::string_view arch_
                                 1.16};
   if (arch_name == "sw26010pro")
     return PlacementCalibration{{2, 2.58, 2.57, 3.81},
-                                {24.2, 1.94, 0.562, 12.1},
+                                {4, 1.26, 0.152, 12.7},
                                 {10.1, 2.06, 1.03e-12, 3.59},
                                 {4, 1.09, 0.764, 7.66},
                                 {4, 1.79e-12, 1.23, 9.88},

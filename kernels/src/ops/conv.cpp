@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "conv_tiles.hpp"
+#include "depthwise_conv.hpp"
 #include "ldmsim/sim/enum_names.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
@@ -26,7 +27,8 @@ namespace {
 constexpr auto kAlgoNames = enum_names<ConvAlgo>({{ConvAlgo::kIm2col, "im2col"},
                                                   {ConvAlgo::kDirect, "direct"},
                                                   {ConvAlgo::kImplicit, "implicit"},
-                                                  {ConvAlgo::kImplicitPrecomp, "implicit-precomp"}});
+                                                  {ConvAlgo::kImplicitPrecomp, "implicit-precomp"},
+                                                  {ConvAlgo::kDepthwise, "depthwise"}});
 
 /// Throws unless y lies apart from x in device memory: the tile algorithms read x while they write y, so in place
 /// they could only give racy results (and their tile memos take x as fixed while the kernel runs). im2col reads
@@ -174,6 +176,31 @@ class ConvOp final : public BoundOp {
     const DevicePtr<const f16> x(in[0].ptr);
     const Layout& xl = in[0].layout();
     switch (algo_) {
+      case ConvAlgo::kDepthwise: {
+        require_apart(in[0], out[0], label);
+        DepthwiseConv dw{.g = g_,
+                         .x = x,
+                         .w = DevicePtr<const f16>(in[1].ptr),
+                         .xl = xl,
+                         .wl = wl,
+                         .yl = out[0].layout(),
+                         .y = out[0].ptr,
+                         .activation = activation_};
+        if (has_bias_) {
+          dw.has_bias = true;
+          dw.bias = DevicePtr<const f16>(in[2].ptr);
+          dw.bias_layout = in[2].layout();
+        }
+        if (residual_ != Residual::kNone) {
+          dw.has_residual = true;
+          dw.residual_first = residual_ == Residual::kBefore;
+          dw.residual = DevicePtr<const f16>(in.back().ptr);
+          dw.residual_layout = in.back().layout();
+        }
+        run_depthwise_conv(machine, dw, label);
+        record(0, 0, nullptr);
+        return;
+      }
       case ConvAlgo::kIm2col: {
         const std::size_t pitch = tiling::ceil_even(g_.pq()), rows = g_.n * g_.groups * g_.depth();
         DeviceScratch scratch(machine);
@@ -353,12 +380,16 @@ std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs
   g.p = output_size(name, "height", g.h, g.pad_top, g.pad_bottom, g.r, g.dilation_h, g.stride_h);
   g.q = output_size(name, "width", g.w, g.pad_left, g.pad_right, g.s, g.dilation_w, g.stride_w);
   checked_mul(checked_mul(g.n, g.k, name), checked_mul(g.p, g.q, name), name);
-  ConvAlgo algo = ConvAlgo::kImplicitPrecomp;
+  // A depthwise conv runs its own kernel unless told otherwise (the same bits as the GEMM algorithms, fewer cycles).
+  ConvAlgo algo = is_depthwise(g) ? ConvAlgo::kDepthwise : ConvAlgo::kImplicitPrecomp;
   if (const auto a = attrs.find("algo")) {
     const auto parsed = kAlgoNames.parse(a->string());
     if (!parsed) a->fail(fmt::format("must be one of {}", kAlgoNames.list(", ", " or ")));
     algo = *parsed;
   }
+  // "depthwise" names the kernel for convs whose output channels each read one input channel; the rest of a network
+  // given it (--conv-algo depthwise) runs the default.
+  if (algo == ConvAlgo::kDepthwise && !is_depthwise(g)) algo = ConvAlgo::kImplicitPrecomp;
   // The preprocessor's table holds 32-bit offsets within a group's channels (padded pitches at most +1 each).
   const std::uint64_t span =
       checked_add(checked_mul(g.cg(), checked_mul(g.h + 1, g.w + 1, name), name),

@@ -14,9 +14,9 @@
 
 namespace ldmsim::ops {
 
-enum class ConvAlgo : std::uint8_t { kIm2col, kDirect, kImplicit, kImplicitPrecomp };
+enum class ConvAlgo : std::uint8_t { kIm2col, kDirect, kImplicit, kImplicitPrecomp, kDepthwise };
 std::string_view to_string(ConvAlgo algo) noexcept;
-/// Parses "im2col" | "direct" | "implicit" | "implicit-precomp" (ConfigError names the valid ones).
+/// Parses "im2col" | "direct" | "implicit" | "implicit-precomp" | "depthwise" (ConfigError names the valid ones).
 ConvAlgo parse_conv_algo(std::string_view name);
 
 struct ConvGeometry {
