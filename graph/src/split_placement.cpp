@@ -50,13 +50,6 @@ struct GroupPiece {
   std::shared_ptr<const BoundOp> bound;
 };
 
-Shape region_shape(const Shape& whole, const TensorRegion& r) {
-  if (r.whole) return whole;
-  std::vector<std::uint64_t> dims(whole.dims().begin(), whole.dims().end());
-  dims[r.axis] = r.end - r.begin;
-  return Shape(dims, "piece");
-}
-
 bool same_region(const TensorRegion& a, const TensorRegion& b) {
   return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
 }
@@ -216,14 +209,8 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
     }
     return pieces_.emplace(key, std::move(p)).first->second;
   }
-  std::vector<Shape> shapes;
-  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
-    if (!p.work.dropped[k]) shapes.push_back(region_shape(graph_.tensor(op.inputs[k]).shape, p.work.regions[k]));
-  }
-  nlohmann::json attrs = p.work.attrs.is_null() ? nlohmann::json::object() : p.work.attrs;
-  if (s.axis.reduces) attrs.erase("activation");  // pieces give partial sums: run_split activates the whole sum
   try {
-    p.bound = registry_.bind(op.type, JsonField(attrs, fmt::format("split of {}", op.label())), shapes);
+    p.bound = bind_piece(graph_, op, s.axis, p.work);
   } catch (const ConfigError& e) {  // the split rule should never cut such a piece: say where it came from
     throw ConfigError(
         fmt::format("{} ({}): its piece for core group {} cannot run ({}); hint: --split off runs it whole", op.label(),

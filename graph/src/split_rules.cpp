@@ -1,5 +1,7 @@
 // Per-operator split rules (see split.hpp, docs/splitting.md): the dimensions an op can be split along, in
 // priority order, and what a piece of each needs from the op's tensors.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "ldmsim/graph/split.hpp"
@@ -308,6 +310,24 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
   }
   if (conv_residual(op)) w.regions[y - 1] = w.regions[y];  // a conv's residual is read where its output is written
   return w;
+}
+
+Shape region_shape(const Shape& whole, const TensorRegion& r) {
+  if (r.whole) return whole;
+  std::vector<std::uint64_t> dims(whole.dims().begin(), whole.dims().end());
+  dims[r.axis] = r.end - r.begin;
+  return Shape(dims, "piece");
+}
+
+std::unique_ptr<BoundOp> bind_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis,
+                                    const PieceWork& work) {
+  std::vector<Shape> shapes;
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    if (!work.dropped[k]) shapes.push_back(region_shape(graph.tensor(op.inputs[k]).shape, work.regions[k]));
+  }
+  nlohmann::json attrs = work.attrs.is_null() ? nlohmann::json::object() : work.attrs;
+  if (axis.reduces) attrs.erase("activation");  // pieces give partial sums: the activation applies to the whole sum
+  return graph.registry().bind(op.type, JsonField(attrs, fmt::format("split of {}", op.label())), shapes);
 }
 
 }  // namespace ldmsim

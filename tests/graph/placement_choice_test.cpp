@@ -433,6 +433,51 @@ TEST_CASE("no single op's move lowers the chosen plan's estimate on a graph with
   CHECK(alternatives > 3 * static_cast<int>(g.ops().size()));
 }
 
+TEST_CASE("a conv on the matrix engine is priced by its kernel's own estimate, whole and by pieces",
+          "[graph][split][auto]") {
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 28, 28], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [48, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
+                "v": {"shape": [64, 48, 1, 1], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+            {"type": "conv", "inputs": ["c", "v"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  CHECK(PlacementCostModel::cost_class(g, g.ops()[0]) == CostClass::kConv);
+  CHECK(PlacementCostModel::cost_class(g, g.ops()[1]) == CostClass::kPointwiseConv);
+  const Arch arch = Arch::preset("sw26010pro");
+  Arch one_group = arch;
+  one_group.core_groups = 1;
+  const PlacementCostModel model(arch);
+  const SplitPlan plan = plan_split(g, arch, {.enabled = true, .cost_aware = false});
+  KernelEstimates memo;
+  for (const OpNode& op : g.ops()) {
+    INFO(op.layer());
+    // Whole: the kernel's estimate on the whole machine is the compute term, and there is no local term.
+    const Estimate whole = model.whole(g, op);
+    CHECK(whole.terms.compute == Approx(*op.bound->kernel_estimate(arch, memo)));
+    CHECK(whole.terms.local == 0);
+    // By output rows: each group's piece is the sub-op the executor binds, asked on one group.
+    const std::vector<SplitAxis> axes = split_axes(g, op);
+    const auto rows_axis =
+        std::find_if(axes.begin(), axes.end(), [](const SplitAxis& a) { return a.rule == "conv-h"; });
+    REQUIRE(rows_axis != axes.end());
+    const SplitAxis rows = *rows_axis;
+    const std::optional<OpSplit> s = split_along(g, op, rows, plan, arch);
+    REQUIRE(s);
+    std::size_t largest = 0;
+    for (std::size_t b = 0; b < s->blocks.size(); ++b) {
+      const auto extent = [&](std::size_t i) { return s->blocks[i].second - s->blocks[i].first; };
+      if (extent(b) > extent(largest) || (extent(b) == extent(largest) && b > 0 && b + 1 < s->blocks.size()))
+        largest = b;
+    }
+    const auto& [begin, end] = s->blocks[largest];
+    const auto piece = bind_piece(g, op, s->axis, piece_work(g, op, s->axis, begin, end, op.attrs));
+    const double piece_cycles = *piece->kernel_estimate(one_group, memo);
+    CHECK(model.split(g, op, *s).terms.compute == Approx(piece_cycles));
+    CHECK(piece_cycles < *op.bound->kernel_estimate(one_group, memo));  // a sixth of the rows on the same cores
+  }
+}
+
 TEST_CASE("a matmul of a batch of A by a 2-D weight splits by columns", "[graph][split][auto]") {
   // A transformer projection's shape: A [1, M, K] is one product, so its columns split as a 2-D matmul's do; the
   // pieces sum in the same order, so the output is the whole op's bit for bit.

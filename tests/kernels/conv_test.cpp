@@ -352,3 +352,27 @@ TEST_CASE("continuing_blocks: row blocks one plane apart with the same rows and 
   next.offset += 14 * 16;
   CHECK(continuing_blocks(std::vector<RowBlock>{strided, next}, 0, 14 * 16, 16) == 2);
 }
+
+TEST_CASE("a conv's kernel estimate is the blocking estimate its run reports", "[kernels][conv][estimate]") {
+  // The cost-aware placement asks a conv before it runs; the run's own search (staged by the padding method) must
+  // price the same job the same way.
+  const Arch arch = Arch::preset("sw26010pro");
+  const std::vector<Shape> shapes{Shape{1, 32, 28, 28}, Shape{48, 32, 3, 3}, Shape{48}};
+  KernelEstimates memo;
+  for (const char* algo : {"implicit-precomp", "implicit", "direct", "im2col"}) {
+    INFO(algo);
+    const nlohmann::json attrs{{"pad", 1}, {"algo", algo}};
+    const auto bound = bind_op("conv", shapes, attrs);
+    const std::optional<double> estimate = bound->kernel_estimate(arch, memo);
+    REQUIRE(estimate);
+    const auto r = run_op("conv", shapes, attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 3, {}, arch);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(std::llround(*estimate) == r.metrics["blocking"]["estimated_cycles"].get<long long>());
+    // Asked again: the memo's blocking, no new search.
+    const std::uint64_t searches = memo.searches();
+    CHECK(bound->kernel_estimate(arch, memo) == estimate);
+    CHECK(memo.searches() == searches);
+  }
+  // The depthwise kernel has no blocking to estimate.
+  CHECK_FALSE(bind_op("conv", {Shape{1, 8, 9, 9}, Shape{8, 1, 3, 3}}, {{"groups", 8}})->kernel_estimate(arch, memo));
+}

@@ -11,6 +11,7 @@
 
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/graph/placement_choice.hpp"
+#include "ldmsim/graph/split.hpp"
 #include "ldmsim/sim/compute_model.hpp"
 
 namespace ldmsim {
@@ -61,8 +62,11 @@ bool same(const TensorRegion& a, const TensorRegion& b) {
 
 PlacementCostModel::PlacementCostModel(const Arch& arch, bool calibrated)
     : arch_(arch),
+      group_arch_(arch),
       calibration_(calibrated ? placement_calibration(arch.name) : std::nullopt),
+      kernels_(std::make_shared<KernelEstimates>()),
       timing_(make_timing_model(arch)) {
+  group_arch_.core_groups = 1;
   read_bytes_per_cycle_ = rate(DmaOp::kGet, kTypicalRequestBytes);
   write_bytes_per_cycle_ = rate(DmaOp::kPut, kTypicalRequestBytes);
   remote_bytes_per_cycle_ = arch.dma.remote.bytes_per_cycle;
@@ -91,19 +95,27 @@ double PlacementCostModel::rate(DmaOp op, double block) const {
 CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
   const OperatorKind* kind = graph.registry().find(op.type);
   const SplitRule rule = kind == nullptr ? SplitRule::kNone : kind->traits().split;
-  if (rule == SplitRule::kConv)
-    return op.bound->split_geometry().groups == 1 ? CostClass::kConv : CostClass::kVectorConv;
+  if (rule == SplitRule::kConv) {
+    const SplitGeometry g = op.bound->split_geometry();
+    if (g.groups != 1) return CostClass::kVectorConv;
+    return g.kernel[0] * g.kernel[1] == 1 ? CostClass::kPointwiseConv : CostClass::kConv;
+  }
   if (rule == SplitRule::kMatrix) return CostClass::kMatrix;
   if (rule == SplitRule::kPool) return CostClass::kPool;
   if (rule == SplitRule::kConcat) return CostClass::kConcat;
   return op.type == "fused" ? CostClass::kFused : CostClass::kOther;
 }
 
-Estimate PlacementCostModel::priced(const GroupLoad& load, CostClass cls) const {
-  const bool matrix = cls == CostClass::kConv || cls == CostClass::kMatrix;
+std::optional<double> PlacementCostModel::kernel_cycles(const BoundOp& bound, CostClass cls, const Arch& arch) const {
+  if (cls != CostClass::kConv && cls != CostClass::kPointwiseConv) return std::nullopt;
+  return bound.kernel_estimate(arch, *kernels_);
+}
+
+Estimate PlacementCostModel::priced(const GroupLoad& load, CostClass cls, std::optional<double> kernel) const {
+  const bool matrix = cls == CostClass::kConv || cls == CostClass::kPointwiseConv || cls == CostClass::kMatrix;
   Estimate e;
-  e.terms.compute = load.flops / (matrix ? matrix_flops_per_cycle_ : flops_per_cycle_);
-  e.terms.local = load.read_bytes / read_bytes_per_cycle_ + load.write_bytes / write_bytes_per_cycle_;
+  e.terms.compute = kernel ? *kernel : load.flops / (matrix ? matrix_flops_per_cycle_ : flops_per_cycle_);
+  e.terms.local = kernel ? 0.0 : load.read_bytes / read_bytes_per_cycle_ + load.write_bytes / write_bytes_per_cycle_;
   e.terms.remote = remote_bytes_per_cycle_ > 0 ? load.remote_bytes / remote_bytes_per_cycle_ : 0;
   e.terms.launch = launch_cycles_;
   const TermFactors f = calibration_ ? calibration_->of(cls) : TermFactors{};
@@ -174,25 +186,51 @@ Estimate PlacementCostModel::whole(const Graph& graph, const OpNode& op) const {
   }
   // Every group's share is the same; group 0's is local, the others' remote.
   const CostClass cls = cost_class(graph, op);
-  const Estimate local = priced(load, cls);
+  const std::optional<double> kernel = kernel_cycles(*op.bound, cls, arch_);
+  const Estimate local = priced(load, cls, kernel);
   if (arch_.core_groups < 2) return local;
   load.remote_bytes = load.read_bytes + load.write_bytes;
-  return slower(local, priced(load, cls));
+  return slower(local, priced(load, cls, kernel));
 }
 
 Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpSplit& s) const {
   const CostClass cls = cost_class(graph, op);
   Estimate slowest;
+  // A kernel that estimates itself is asked about its largest piece (an inner one among equals: halos on both
+  // sides), bound as the split executor binds it; a smaller piece is priced by its share of that. Each ask is a
+  // blocking search, and pieces a row apart cost alike.
+  std::optional<double> largest_kernel;
+  std::uint64_t largest_extent = 0;
+  if (cls == CostClass::kConv || cls == CostClass::kPointwiseConv) {
+    std::size_t largest = 0;
+    for (std::size_t b = 0; b < s.blocks.size(); ++b) {
+      const std::uint64_t extent = s.blocks[b].second - s.blocks[b].first;
+      const bool inner = b > 0 && b + 1 < s.blocks.size();
+      if (extent > largest_extent || (extent == largest_extent && inner)) largest = b, largest_extent = extent;
+    }
+    if (largest_extent > 0) {
+      const auto& [begin, end] = s.blocks[largest];
+      const std::unique_ptr<BoundOp> piece =
+          s.axis.rule == kOneGroupRule
+              ? nullptr
+              : bind_piece(graph, op, s.axis, piece_work(graph, op, s.axis, begin, end, op.attrs));
+      largest_kernel = kernel_cycles(piece ? *piece : *op.bound, cls, group_arch_);
+    }
+  }
   for (const auto& [begin, end] : s.blocks) {
     if (begin == end) continue;
     const PieceWork w = piece_work(graph, op, s.axis, begin, end, nullptr);
+    std::optional<double> kernel;
+    if (largest_kernel) {
+      kernel = *largest_kernel * static_cast<double>(end - begin) / static_cast<double>(largest_extent);
+    }
     std::vector<TensorRegion> regions = w.regions;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (w.dropped[k]) regions[k] = TensorRegion{false, 0, 0, 0};
     }
     const double fraction =
         static_cast<double>(end - begin) / static_cast<double>(std::max<std::uint64_t>(1, s.axis.extent));
-    slowest = slower(slowest, priced(piece_load(graph, op, regions, fraction), cls));
+    slowest = slower(slowest, priced(piece_load(graph, op, regions, fraction), cls, kernel));
   }
   if (!s.axis.reduces) return slowest;
   // The tree's levels between groups: an add of two partials on the left group, one of them remote.

@@ -150,15 +150,35 @@ class ConvOp final : public BoundOp {
     return flat;
   }
 
-  void run_with(Machine& machine, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
-                const std::string& label, const packing::StagedPacks* packs) const {
-    const Layout& wl = in[1].layout();
-    MatrixMultiply job{.a = StoredMatrix{DevicePtr<const f16>(in[1].ptr), wl, g_.kg(), g_.depth(), false},
+  /// Where the GEMM algorithms find their operands: the run's tensors, or (for an estimate) the layouts staging
+  /// would give them at addresses that are never read.
+  struct Operands {
+    DevicePtr<const f16> x, w, bias, residual;
+    Layout xl, wl, bias_layout, residual_layout, yl;
+    DevicePtr<f16> y;
+  };
+
+  Operands operands(std::span<const DeviceTensor> in, std::span<const DeviceTensor> out) const {
+    Operands o{.x = DevicePtr<const f16>(in[0].ptr),
+               .w = DevicePtr<const f16>(in[1].ptr),
+               .xl = in[0].layout(),
+               .wl = in[1].layout(),
+               .yl = out[0].layout(),
+               .y = out[0].ptr};
+    if (has_bias_) o.bias = DevicePtr<const f16>(in[2].ptr), o.bias_layout = in[2].layout();
+    if (residual_ != Residual::kNone)
+      o.residual = DevicePtr<const f16>(in.back().ptr), o.residual_layout = in.back().layout();
+    return o;
+  }
+
+  /// The GEMM of every algorithm but its B operand.
+  MatrixMultiply gemm_job(const Operands& o) const {
+    MatrixMultiply job{.a = StoredMatrix{o.w, o.wl, g_.kg(), g_.depth(), false},
                        .m = g_.kg(),
                        .n = g_.pq(),
                        .k = g_.depth(),
-                       .y = out[0].ptr,
-                       .yl = out[0].layout(),
+                       .y = o.y,
+                       .yl = o.yl,
                        .activation = activation_};
     for (std::size_t b = 0; b < g_.n * g_.groups; ++b) {
       job.a_batch.push_back(b % g_.groups);
@@ -166,37 +186,90 @@ class ConvOp final : public BoundOp {
     }
     if (has_bias_) {
       job.has_row_bias = true;
-      job.row_bias = StoredMatrix{DevicePtr<const f16>(in[2].ptr), in[2].layout(), 1, g_.k, false};
+      job.row_bias = StoredMatrix{o.bias, o.bias_layout, 1, g_.k, false};
     }
     if (residual_ != Residual::kNone) {
       job.has_residual = true;
       job.residual_first = residual_ == Residual::kBefore;
-      job.residual = StoredMatrix{DevicePtr<const f16>(in.back().ptr), in.back().layout(), g_.n * g_.k, g_.pq(), false};
+      job.residual = StoredMatrix{o.residual, o.residual_layout, g_.n * g_.k, g_.pq(), false};
     }
+    return job;
+  }
+
+  /// im2col's image matrix: [N*groups*C/groups*R*S, P*Q] with an even row pitch.
+  Layout image_matrix_layout() const {
+    const std::size_t pitch = tiling::ceil_even(g_.pq()), rows = g_.n * g_.groups * g_.depth();
+    Layout cl = Layout::natural(Shape4::from_dims({rows, g_.pq()}));
+    cl.chw_pitch = pitch;
+    cl.total = rows * pitch;
+    return cl;
+  }
+
+ public:
+  std::optional<double> kernel_estimate(const Arch& arch, KernelEstimates& memo) const override {
+    if (algo_ == ConvAlgo::kDepthwise) return std::nullopt;
+    const auto layout = [&](std::size_t i) { return choose_plan(view(i), padding(i), StagingPolicy::kMethod).layout; };
+    // Addresses a transaction apart from nothing: the search prices reads by their offsets within transactions.
+    const auto at = [](std::size_t i) { return DeviceAddr{(i + 1) << 30}; };
+    const std::size_t y = input_shapes().size();
+    Operands o{.x = DevicePtr<const f16>(at(0)),
+               .w = DevicePtr<const f16>(at(1)),
+               .xl = layout(0),
+               .wl = layout(1),
+               .yl = layout(y),
+               .y = DevicePtr<f16>(at(y))};
+    if (has_bias_) o.bias = DevicePtr<const f16>(at(2)), o.bias_layout = layout(2);
+    if (residual_ != Residual::kNone) {
+      o.residual = DevicePtr<const f16>(at(y - 1)), o.residual_layout = layout(y - 1);
+    }
+    MatrixMultiply job = gemm_job(o);
+    switch (algo_) {
+      case ConvAlgo::kIm2col:
+        job.b = StoredMatrix{DevicePtr<const f16>(at(y + 1)), image_matrix_layout(), g_.depth(), g_.pq(), false};
+        return estimated_matrix_multiply(memo, arch, job);
+      case ConvAlgo::kDirect: {
+        const WindowTileSource source(g_, o.x, o.xl);
+        job.b_source = &source;
+        return estimated_matrix_multiply(memo, arch, job);
+      }
+      case ConvAlgo::kImplicit:
+      case ConvAlgo::kImplicitPrecomp: {
+        const DevicePtr<const std::int32_t> table(algo_ == ConvAlgo::kImplicitPrecomp ? at(y + 1) : DeviceAddr{0});
+        const RunTileSource source(g_, o.x, o.xl, table, arch.ldm_bytes);
+        job.b_source = &source;
+        return estimated_matrix_multiply(memo, arch, job);
+      }
+      case ConvAlgo::kDepthwise:
+        break;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  void run_with(Machine& machine, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
+                const std::string& label, const packing::StagedPacks* packs) const {
+    const Operands o = operands(in, out);
+    MatrixMultiply job = gemm_job(o);
     const DevicePtr<const f16> x(in[0].ptr);
     const Layout& xl = in[0].layout();
     switch (algo_) {
       case ConvAlgo::kDepthwise: {
         require_apart(in[0], out[0], label);
-        DepthwiseConv dw{.g = g_,
-                         .x = x,
-                         .w = DevicePtr<const f16>(in[1].ptr),
-                         .xl = xl,
-                         .wl = wl,
-                         .yl = out[0].layout(),
-                         .y = out[0].ptr,
-                         .activation = activation_};
-        if (has_bias_) {
-          dw.has_bias = true;
-          dw.bias = DevicePtr<const f16>(in[2].ptr);
-          dw.bias_layout = in[2].layout();
-        }
-        if (residual_ != Residual::kNone) {
-          dw.has_residual = true;
-          dw.residual_first = residual_ == Residual::kBefore;
-          dw.residual = DevicePtr<const f16>(in.back().ptr);
-          dw.residual_layout = in.back().layout();
-        }
+        const DepthwiseConv dw{.g = g_,
+                               .x = o.x,
+                               .w = o.w,
+                               .bias = o.bias,
+                               .residual = o.residual,
+                               .xl = o.xl,
+                               .wl = o.wl,
+                               .bias_layout = o.bias_layout,
+                               .residual_layout = o.residual_layout,
+                               .yl = o.yl,
+                               .y = o.y,
+                               .has_bias = has_bias_,
+                               .has_residual = residual_ != Residual::kNone,
+                               .residual_first = residual_ == Residual::kBefore,
+                               .activation = activation_};
         run_depthwise_conv(machine, dw, label);
         record(0, 0, nullptr);
         return;
@@ -208,10 +281,7 @@ class ConvOp final : public BoundOp {
                                                       AllocOptions{.name = label + ":im2col"});
         std::atomic<std::uint64_t> address_ops{0};
         launch_all(machine, label + ":im2col", im2col_kernel, Im2colArgs{g_, x, xl, col, pitch, &address_ops});
-        Layout cl = Layout::natural(Shape4::from_dims({rows, g_.pq()}));
-        cl.chw_pitch = pitch;
-        cl.total = rows * pitch;
-        job.b = StoredMatrix{DevicePtr<const f16>(col), cl, g_.depth(), g_.pq(), false};
+        job.b = StoredMatrix{DevicePtr<const f16>(col), image_matrix_layout(), g_.depth(), g_.pq(), false};
         record(rows * pitch * sizeof(f16), address_ops.load(), run_matrix_multiply(machine, label, job));
         return;
       }

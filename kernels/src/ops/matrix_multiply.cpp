@@ -499,13 +499,12 @@ struct BlockingSearches {
 
 /// choose_blocking, once per job description and arch on a machine: a network's identical layers (ResNet-18 has
 /// four sets of three or four) search once.
-ChosenBlocking chosen_blocking(Machine& machine, const MatrixMultiply& job) {
+ChosenBlocking chosen_blocking(BlockingSearches& searches, const Arch& arch, const MatrixMultiply& job) {
   // Bounds for a long-lived machine (it starts afresh past them); a key grows with the job's batches.
   constexpr std::size_t kMaxJobs = 4096, kMaxWords = std::size_t{1} << 20, kMaxKeyWords = std::size_t{1} << 14;
   constexpr std::size_t kMaxPuts = std::size_t{1} << 16;
-  BlockingSearches& searches = machine.host_state<BlockingSearches>();
   const std::lock_guard lock(searches.mutex);
-  ArchSearches& cache = searches.arches.of(machine.arch());
+  ArchSearches& cache = searches.arches.of(arch);
   if (cache.price->memos_full()) cache.price = std::make_unique<tiling::ReadPricer>(cache.arch);
   if (cache.broadcast->memos_full())
     cache.broadcast = std::make_unique<tiling::ReadPricer>(cache.arch, DmaMode::kBcast);
@@ -528,6 +527,10 @@ ChosenBlocking chosen_blocking(Machine& machine, const MatrixMultiply& job) {
     cache.chosen.emplace(std::move(key), chosen);
   }
   return chosen;
+}
+
+ChosenBlocking chosen_blocking(Machine& machine, const MatrixMultiply& job) {
+  return chosen_blocking(machine.host_state<BlockingSearches>(), machine.arch(), job);
 }
 
 /// Host scratch for a chunk's float tiles, shared by the cores a host thread runs (Core::group_state; a chunk is
@@ -1055,6 +1058,29 @@ std::vector<std::size_t> broadcast_batches(const Shape& input_batch, const Shape
     out[b] = index;
   }
   return out;
+}
+
+}  // namespace ldmsim::ops
+
+namespace ldmsim {
+
+/// A planner's searches (KernelEstimates): the state a machine keeps of its own, without a machine.
+struct KernelEstimates::Impl {
+  ops::BlockingSearches searches;
+};
+
+KernelEstimates::KernelEstimates() : impl_(std::make_unique<Impl>()) {}
+KernelEstimates::~KernelEstimates() = default;
+std::uint64_t KernelEstimates::searches() const {
+  return impl_->searches.count;
+}
+
+}  // namespace ldmsim
+
+namespace ldmsim::ops {
+
+double estimated_matrix_multiply(KernelEstimates& memo, const Arch& arch, const MatrixMultiply& job) {
+  return chosen_blocking(memo.impl().searches, arch, job).estimated_cycles;
 }
 
 }  // namespace ldmsim::ops

@@ -13,6 +13,7 @@
 
 #include "activation.hpp"
 #include "ldmsim/kernels/constant_pack.hpp"
+#include "ldmsim/kernels/kernel_estimates.hpp"
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
 
@@ -115,6 +116,10 @@ struct MatrixMultiply {
 /// Returns the blocking as JSON (block rows and columns, k chunk, how blocks were dealt, the estimate) for the
 /// op's run_metrics.
 nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, const MatrixMultiply& job);
+
+/// The cycles the blocking search estimates for `job` on `arch` (the blocking it would choose), searched once per job
+/// description and arch in `memo`. The job's device addresses are not read.
+double estimated_matrix_multiply(KernelEstimates& memo, const Arch& arch, const MatrixMultiply& job);
 
 /// Blocking searches run on `machine` (and its group views) so far: run_matrix_multiply reuses the blocking of an
 /// earlier job on the machine whose description (search_key: every field but device addresses) and arch are equal.

@@ -10,10 +10,11 @@
 
 namespace ldmsim {
 
-/// The ops whose kernels share a cost structure: convs on the matrix engine, convs on the vector units (grouped or
-/// depthwise), fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), pools (windows whose reads
-/// overlap, and global pools), concat (a copy), and everything else.
-enum class CostClass { kConv, kVectorConv, kMatrix, kFused, kPool, kConcat, kOther };
+/// The ops whose kernels share a cost structure: convs on the matrix engine with a window (whose tiles read each input
+/// row once per kernel row, in row blocks) and 1x1 convs (contiguous runs of whole planes), grouped and depthwise
+/// convs, fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), pools (windows whose reads overlap, and
+/// global pools), concat (a copy), and everything else.
+enum class CostClass { kConv, kPointwiseConv, kVectorConv, kMatrix, kFused, kPool, kConcat, kOther };
 
 std::string_view to_string(CostClass c) noexcept;
 
@@ -25,12 +26,14 @@ struct TermFactors {
 /// A preset's fit: each roofline term of a group's launch scaled by its class's factor, and an exchange's roofline
 /// by one factor. fc/gemm/matmul keep the plain roofline (too few of them in the benchmark networks to fit).
 struct PlacementCalibration {
-  TermFactors conv, vector_conv, fused, pool, concat, other;
+  TermFactors conv, pointwise_conv, vector_conv, fused, pool, concat, other;
   double exchange = 1;
   TermFactors of(CostClass c) const {
     switch (c) {
       case CostClass::kConv:
         return conv;
+      case CostClass::kPointwiseConv:
+        return pointwise_conv;
       case CostClass::kVectorConv:
         return vector_conv;
       case CostClass::kFused:

@@ -63,11 +63,16 @@ class PlacementCostModel {
   /// Bytes per cycle of the group's DMA engine for requests of `block` contiguous bytes (over its channels).
   double rate(DmaOp op, double block) const;
   /// One launch on a group with `load` (compute and DMA overlap; the remote link is the group's own), its terms
-  /// scaled by `cls`'s factors.
-  Estimate priced(const GroupLoad& load, CostClass cls) const;
+  /// scaled by `cls`'s factors. With `kernel` (the kernel's own estimate of its local work), that is the compute
+  /// term and there is no local one: the kernel priced its compute and local DMA together.
+  Estimate priced(const GroupLoad& load, CostClass cls, std::optional<double> kernel = std::nullopt) const;
+  /// The kernel's own estimate of `bound` on `arch` (convs on the matrix engine), else nullopt.
+  std::optional<double> kernel_cycles(const BoundOp& bound, CostClass cls, const Arch& arch) const;
 
   Arch arch_;
+  Arch group_arch_;                                  ///< one of its core groups (a split's piece runs on one)
   std::optional<PlacementCalibration> calibration_;  ///< nullopt: the plain roofline
+  std::shared_ptr<KernelEstimates> kernels_;         ///< the kernels' estimates so far (shared by copies)
   std::shared_ptr<const TimingModel> timing_;
   double read_bytes_per_cycle_ = 1, write_bytes_per_cycle_ = 1, remote_bytes_per_cycle_ = 0;
   double launch_cycles_ = 0, matrix_flops_per_cycle_ = 1, flops_per_cycle_ = 1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -121,6 +122,12 @@ std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op);
 /// are made from (the planner, which wants only the regions, passes null: copying them cost a fifth of its time).
 PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin,
                      std::uint64_t end, nlohmann::json attrs);
+/// The shape of region `r` of a tensor of shape `whole`.
+Shape region_shape(const Shape& whole, const TensorRegion& r);
+/// The sub-op a piece runs: `op`'s kind bound to the piece's inputs (`work.regions`, the dropped left out) and
+/// attributes (`work.attrs`; a reduction's pieces without the activation, which applies to their sum). Throws the
+/// kind's ConfigError when it refuses them.
+std::unique_ptr<BoundOp> bind_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis, const PieceWork& work);
 /// `op` cut along `axis` as the rule cuts it (mode, pieces, blocks, reduction tree); nullopt when a piece would need
 /// an empty part of a tensor (a conv's rows that read only padding).
 std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,

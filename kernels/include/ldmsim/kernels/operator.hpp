@@ -16,6 +16,7 @@
 #include "ldmsim/kernels/constant_pack.hpp"
 #include "ldmsim/kernels/dtype.hpp"
 #include "ldmsim/kernels/fusion_form.hpp"
+#include "ldmsim/kernels/kernel_estimates.hpp"
 #include "ldmsim/kernels/operator_traits.hpp"
 #include "ldmsim/kernels/padding.hpp"
 #include "ldmsim/kernels/shape.hpp"
@@ -85,6 +86,12 @@ class BoundOp {
   /// Measurements of the last run() that the machine's statistics do not show (conv: its algorithm, extra
   /// main-memory bytes, integer address operations); JSON null when there are none. Reported per op in stats.json.
   virtual nlohmann::json run_metrics() const { return nullptr; }
+  /// The simulated cycles the op's kernel expects on `arch` with every operand in its own core group's memory, as its
+  /// kernel plans itself (the matrix engine's blocking search); nullopt for a kernel without such an estimate.
+  /// `memo` keeps the searches for the next ask.
+  virtual std::optional<double> kernel_estimate(const Arch& /*arch*/, KernelEstimates& /*memo*/) const {
+    return std::nullopt;
+  }
   /// ConfigError when the op cannot run on a machine of `arch` (what run() would refuse there, e.g. more core groups
   /// than the arch has), checked before anything runs by `ldmsim run` and `ldmsim plan` alike.
   virtual void check_arch(const Arch& /*arch*/) const {}

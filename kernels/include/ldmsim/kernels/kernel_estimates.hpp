@@ -1,0 +1,28 @@
+// What an op's kernel expects to take before it runs (BoundOp::kernel_estimate): the blocking searches of the matrix
+// engine's jobs priced so far, kept for the planner that asks (the cost-aware placement prices every piece of every
+// placement it weighs, and a network's pieces repeat a few job shapes).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace ldmsim {
+
+class KernelEstimates {
+ public:
+  KernelEstimates();
+  ~KernelEstimates();
+  KernelEstimates(const KernelEstimates&) = delete;
+  KernelEstimates& operator=(const KernelEstimates&) = delete;
+
+  /// Blocking searches run so far (a job priced before is looked up, not searched).
+  std::uint64_t searches() const;
+
+  struct Impl;  ///< the kernels' own: kernels/src/ops/matrix_multiply.cpp
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ldmsim
