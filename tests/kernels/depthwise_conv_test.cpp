@@ -1,8 +1,8 @@
 // conv's "depthwise" algorithm: against the fp32 reference and bit for bit against implicit-precomp (the GEMM
 // algorithm it stands in for) on depthwise convs of every geometry (strides, one-sided pads, dilation, a channel
-// multiplier, several samples, planes larger than a tile and rows larger than the staging buffer), with bias,
-// residual and activation folded; a conv that is not depthwise runs implicit-precomp; faster in simulated cycles
-// on a MobileNet-V2 layer.
+// multiplier, several samples, planes larger than a tile, several tiles per core, rows and row segments larger than
+// the staging buffers, a batch whose taps do not fit ldm at once), with bias, residual and activation folded; a conv
+// that is not depthwise runs implicit-precomp; faster in simulated cycles on a MobileNet-V2 layer.
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
@@ -126,6 +126,60 @@ TEST_CASE("depthwise conv reads rows longer than its staging buffer in chunks", 
   nlohmann::json roomy = arch.to_json();
   roomy["core_groups"]["cores"]["ldm_bytes"] = 1 << 20;
   CHECK(run_conv(shapes, dw, arch).bits == run_conv(shapes, gemm, Arch::from_json(roomy)).bits);
+}
+
+TEST_CASE("depthwise conv writes several tiles per core, and the residual of each", "[kernels][conv][depthwise]") {
+  // 64 planes of 40x40 over small_arch's cores: eight planes a core, in tiles of four.
+  const Shape x{2, 32, 40, 40}, w{32, 1, 3, 3}, y{2, 32, 40, 40};
+  nlohmann::json attrs{
+      {"groups", 32}, {"pad", 1}, {"residual", "after"}, {"activation", "relu"}, {"algo", "depthwise"}};
+  const Arch arch = ldmsim::test::small_arch();
+  const auto r = run_op("conv", {x, w, Shape{32}, y}, attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 9);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  const Run direct = run_conv({x, w, Shape{32}, y}, attrs, arch);
+  attrs["algo"] = "implicit-precomp";
+  CHECK(direct.bits == run_conv({x, w, Shape{32}, y}, attrs, arch).bits);
+}
+
+TEST_CASE("depthwise conv reads a row segment wider than its buffers in column chunks", "[kernels][conv][depthwise]") {
+  // Two cores, one plane each: each output row segment (a tile) reads more columns than a window buffer holds.
+  nlohmann::json tree = Arch::preset("sw26010").to_json();
+  tree["core_groups"]["count"] = 1;
+  tree["core_groups"]["cores"]["rows"] = 1;
+  tree["core_groups"]["cores"]["cols"] = 2;
+  const Arch arch = Arch::from_json(tree);
+  tree["core_groups"]["cores"]["ldm_bytes"] = 1 << 20;
+  const Arch roomy = Arch::from_json(tree);
+  const std::vector<Shape> shapes{Shape{1, 2, 3, 40000}, Shape{2, 1, 3, 3}, Shape{2}};
+  nlohmann::json attrs{{"groups", 2}, {"pad", 1}, {"algo", "depthwise"}};
+  const auto r = run_op("conv", shapes, attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 4, {}, arch);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  const Run direct = run_conv(shapes, attrs, arch);
+  attrs["algo"] = "implicit-precomp";
+  CHECK(direct.bits == run_conv(shapes, attrs, roomy).bits);
+}
+
+TEST_CASE("depthwise conv of a large batch fits a 64 KiB local store", "[kernels][conv][depthwise][big]") {
+  // EfficientNet-B0's 5x5 depthwise layer of 1152 channels at batch 32 on one sw26010 group: 576 planes a core, every
+  // channel's taps more than a core can hold at once, so it reads them window by window.
+  nlohmann::json tree = Arch::preset("sw26010").to_json();
+  tree["core_groups"]["count"] = 1;
+  const Arch arch = Arch::from_json(tree);
+  const auto r = run_op("conv", {Shape{32, 1152, 7, 7}, Shape{1152, 1, 5, 5}, Shape{1152}},
+                        {{"groups", 1152}, {"pad", 2}}, StagingPolicy::kMethod, -1.0f, 1.0f, 6, {}, arch);
+  INFO(r.fault);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  CHECK(r.metrics["algo"] == "depthwise");
+}
+
+TEST_CASE("a conv of one group and one input channel is a product, not a depthwise conv",
+          "[kernels][conv][depthwise]") {
+  const auto r = run_op("conv", {Shape{1, 1, 12, 12}, Shape{8, 1, 3, 3}}, {{"pad", 1}}, StagingPolicy::kMethod);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.metrics["algo"] == "implicit-precomp");
 }
 
 TEST_CASE("algo depthwise on a conv that is not depthwise runs implicit-precomp", "[kernels][conv][depthwise]") {

@@ -210,11 +210,15 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
     }
     if (largest_extent > 0) {
       const auto& [begin, end] = s.blocks[largest];
-      const std::unique_ptr<BoundOp> piece =
-          s.axis.rule == kOneGroupRule
-              ? nullptr
-              : bind_piece(graph, op, s.axis, piece_work(graph, op, s.axis, begin, end, op.attrs));
-      largest_kernel = kernel_cycles(piece ? *piece : *op.bound, cls, group_arch_);
+      try {
+        const std::unique_ptr<BoundOp> piece =
+            s.axis.rule == kOneGroupRule
+                ? nullptr
+                : bind_piece(graph, op, s.axis, piece_work(graph, op, s.axis, begin, end, op.attrs));
+        largest_kernel = kernel_cycles(piece ? *piece : *op.bound, cls, group_arch_);
+      } catch (const ConfigError&) {
+        // A piece its kind refuses: the roofline prices the split (the executor, should it be chosen, says why).
+      }
     }
   }
   for (const auto& [begin, end] : s.blocks) {

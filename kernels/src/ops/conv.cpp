@@ -1,8 +1,9 @@
 // conv: Y = conv(X [N, C, H, W], W [K, C/groups, R, S]) + optional bias [K], ONNX Conv semantics (stride,
-// pad [top, left, bottom, right], dilation, groups). Every algorithm is the GEMM of conv_geometry.hpp on the
+// pad [top, left, bottom, right], dilation, groups). Four algorithms are the GEMM of conv_geometry.hpp on the
 // tiled matrix multiply engine, batched over (n, group); they differ in where the image matrix's tiles come
 // from (conv_tiles.hpp): im2col materialises it in main memory first; direct, implicit and implicit-precomp
-// build each tile in ldm from the input. Padding classes: X 1-D (tiles read any element range), W as the
+// build each tile in ldm from the input. A depthwise conv runs a direct kernel on the vector unit by default
+// (depthwise_conv.hpp), with the same bits. Padding classes: X 1-D (tiles read any element range), W as the
 // [K, C/groups*R*S] matrix (2-D), bias 1-D, Y as the [N*K, P*Q] matrix of output planes (2-D). An optional
 // "activation" (relu or clip, activation.hpp) is applied to each output as it is stored, after an optional
 // "residual": a last input of Y's shape added to the output rounded to fp16 (a conv + add the fusion pass folds).

@@ -16,41 +16,58 @@ namespace {
 
 /// Largest output tile a core writes at once (16 KiB of fp16, as the pools' tiles).
 constexpr std::size_t kMaxTile = 8192;
+/// The least each of the two window buffers keeps, so a tile never takes the whole store.
+constexpr std::size_t kLeastWindow = 512;
 
-/// The filter taps and biases of the output channels a core's planes use, as floats: channels first, first + 1, ...
-/// (mod K), `count` of them (at most K).
-struct ChannelParameters {
-  std::size_t k = 0, first = 0, count = 0;
-  std::vector<float> taps, bias;  ///< taps: rs() per channel
+/// The filter taps (and biases) of the output channels of a core's planes (up to plane_end), read from device
+/// memory as its planes reach them: channels first, first + 1, ... (mod K), at most `capacity` of them in ldm at once
+/// and no more than the planes left need (a core of a large batch may see every channel; its planes go through them
+/// in order, so each window is read once per pass).
+class ChannelWindow {
+ public:
+  ChannelWindow(Core& core, const DepthwiseConv& job, std::size_t capacity, std::size_t plane_end)
+      : core_(core),
+        job_(job),
+        capacity_(std::min(capacity, job.g.k)),
+        plane_end_(plane_end),
+        taps_(core.ldm().alloc<f16>(capacity_ * job.g.rs())) {
+    if (job.has_bias) bias_ = core.ldm().alloc<f16>(capacity_);
+  }
 
-  std::size_t index(std::size_t channel) const { return (channel + k - first) % k; }
+  /// The taps (rs() floats) of plane `plane`'s channel, read with the next planes' when not held.
+  const float* taps(std::size_t plane, LdmSpan<f16> staging) {
+    const std::size_t k = plane % job_.g.k;
+    if (count_ == 0 || index(k) >= count_) read_from(plane, staging);
+    return tap_values_.data() + index(k) * job_.g.rs();
+  }
+  /// Its bias (0 without one); after taps(plane).
+  float bias(std::size_t plane) const { return job_.has_bias ? bias_values_[index(plane % job_.g.k)] : 0.0f; }
+
+ private:
+  std::size_t index(std::size_t k) const { return (k + job_.g.k - first_) % job_.g.k; }
+
+  void read_from(std::size_t plane, LdmSpan<f16> staging) {
+    first_ = plane % job_.g.k, count_ = std::min(capacity_, plane_end_ > plane ? plane_end_ - plane : 1);
+    const std::size_t head = std::min(count_, job_.g.k - first_);  // channels before the wrap to channel 0
+    const auto read = [&](DevicePtr<const f16> base, const Layout& layout, std::size_t per_channel, LdmSpan<f16> ldm,
+                          std::vector<float>& into) {
+      tiling::gather(core_, staging, base, layout, first_ * per_channel, head * per_channel, ldm.data());
+      if (head < count_) {
+        tiling::gather(core_, staging, base, layout, 0, (count_ - head) * per_channel, ldm.data() + head * per_channel);
+      }
+      into.resize(count_ * per_channel);
+      to_floats(ldm, 0, count_ * per_channel, into.data());
+    };
+    read(job_.w, job_.wl, job_.g.rs(), taps_, tap_values_);
+    if (job_.has_bias) read(job_.bias, job_.bias_layout, 1, bias_, bias_values_);
+  }
+
+  Core& core_;
+  const DepthwiseConv& job_;
+  std::size_t capacity_, plane_end_, first_ = 0, count_ = 0;
+  LdmSpan<f16> taps_, bias_;
+  std::vector<float> tap_values_, bias_values_;
 };
-
-/// Reads the taps (and bias) of the output channels the planes [plane_begin, plane_end) use: a range of channels
-/// that may wrap around a sample's last channel (two reads then), all K when there are that many planes.
-ChannelParameters read_parameters(Core& core, const DepthwiseConv& job, LdmSpan<f16> staging, std::size_t plane_begin,
-                                  std::size_t plane_end) {
-  const ConvGeometry& g = job.g;
-  const std::size_t rs = g.rs();
-  ChannelParameters p{.k = g.k,
-                      .first = plane_end - plane_begin >= g.k ? 0 : plane_begin % g.k,
-                      .count = std::min(g.k, plane_end - plane_begin)};
-  const std::size_t head = std::min(p.count, g.k - p.first);  // channels before the wrap
-  const auto read = [&](DevicePtr<const f16> base, const Layout& layout, std::size_t per_channel,
-                        std::vector<float>& into) {
-    auto values = core.ldm().alloc<f16>(p.count * per_channel);
-    tiling::gather(core, staging, base, layout, p.first * per_channel, head * per_channel, values.data());
-    if (head < p.count) {
-      tiling::gather(core, staging, base, layout, 0, (p.count - head) * per_channel,
-                     values.data() + head * per_channel);
-    }
-    into.resize(p.count * per_channel);
-    to_floats(values, 0, p.count * per_channel, into.data());
-  };
-  read(job.w, job.wl, rs, p.taps);
-  if (job.has_bias) read(job.bias, job.bias_layout, 1, p.bias);
-  return p;
-}
 
 void depthwise_kernel(Core& core, const DepthwiseConv& job) {
   const ConvGeometry& g = job.g;
@@ -58,27 +75,18 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
   const std::size_t plane_pitch = job.yl.chw_pitch;
   const tiling::Range share = tiling::my_unit_share(core, job.yl.total, plane_pitch);
   if (share.empty()) return;
-  const std::size_t first_out = job.yl.logical_at_or_after(share.begin),
-                    last_out = job.yl.logical_at_or_after(share.end);
-  if (first_out >= last_out) {  // only padding: write its zeros
-    tiling::TileWriter writer(core, job.y, tiling::ceil_even(std::min(share.size(), kMaxTile)));
-    tiling::for_each_tile(share, kMaxTile, [&](tiling::Range t) {
-      LdmSpan<f16> out = writer.next();
-      std::fill(out.data(), out.data() + t.size(), f16{});
-      writer.put(t);
-    });
-    writer.finish();
-    return;
-  }
-  const std::size_t small_staging = tiling::fit_elements(core, 1, 2048);
-  auto staging = core.ldm().alloc<f16>(small_staging + 2);
-  const ChannelParameters params = read_parameters(core, job, staging, first_out / PQ, (last_out - 1) / PQ + 1);
-  // Tiles of whole planes when a plane fits a tile (no plane's rows read by two tiles); a residual needs a buffer of
-  // a tile's size too, so its tiles are half as large.
+  // The local store: the channel window (a sixteenth of the store at most, 4 KiB), the output tiles (and as many
+  // of the residual), then the two window buffers take what is left.
+  const std::size_t window_bytes = std::min<std::size_t>(4096, core.ldm().capacity() / 16);
+  const std::size_t last_plane = (job.yl.logical_at_or_after(share.end) + PQ - 1) / PQ;
+  ChannelWindow channels(core, job, std::max<std::size_t>(1, window_bytes / sizeof(f16) / (rs + 1)), last_plane);
+  const std::size_t tile_buffers = job.has_residual ? 3 : 2;
+  const std::size_t room =
+      tiling::fit_elements(core, tile_buffers, kMaxTile, 2 * (kLeastWindow + 2) * sizeof(f16) + 512);
+  // Tiles of whole planes when a plane fits a tile (no plane's rows read by two tiles).
   const std::size_t plane_step = plane_pitch % 2 == 0 ? plane_pitch : 2 * plane_pitch;
-  const std::size_t max_tile = job.has_residual ? kMaxTile / 2 : kMaxTile;
-  const std::size_t tile_unit = plane_step <= max_tile ? plane_step : 2;
-  const std::size_t tile = std::min(tiling::ceil_even(share.size()), max_tile / tile_unit * tile_unit);
+  const std::size_t tile_unit = plane_step <= room ? plane_step : 2;
+  const std::size_t tile = std::min(tiling::ceil_even(share.size()), room / tile_unit * tile_unit);
   tiling::TileWriter writer(core, job.y, tile);
   LdmSpan<f16> skip;
   if (job.has_residual) skip = core.ldm().alloc<f16>(tile);
@@ -107,7 +115,7 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
           const std::size_t plane = l / PQ, plane_end = std::min(last, (plane + 1) * PQ);
           const std::size_t n = plane / g.k, k = plane % g.k;
           const std::size_t in_plane = (n * g.c + k / g.kg()) * H * W;  // depthwise: the group's one channel
-          const float* taps = params.taps.data() + params.index(k) * rs;
+          const float* taps = channels.taps(plane, wide_staging);
           // Input rows [lo, hi) of the segment's output rows, in one read when they fit.
           const std::size_t p_first = (l % PQ) / Q, p_last = ((plane_end - 1) % PQ) / Q;
           const auto row_of = [&](std::size_t p, std::size_t r) -> std::ptrdiff_t {  // input row, maybe outside
@@ -171,7 +179,7 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
             }
             // The store: + bias in fp32, the residual added to the rounded sum, then the activation.
             float* out = ys.data() + (job.yl.offset_of(l) - t.begin);  // a row segment is contiguous in any layout
-            const float bias = job.has_bias ? params.bias[params.index(k)] : 0.0f;
+            const float bias = channels.bias(plane);
             for (std::size_t i = 0; i < q1 - q0; ++i) out[i] = job.has_bias ? acc[i] + bias : acc[i];
             if (job.has_residual) {
               round_to_fp16(out, q1 - q0);

@@ -12,9 +12,10 @@
 
 namespace ldmsim::ops {
 
-/// True when every output channel of `g` reads exactly one input channel.
+/// True when `g` is grouped and every output channel reads exactly one input channel (a conv of one input channel
+/// and one group is a plain product: [K, R*S] x [R*S, P*Q] on the matrix engine).
 inline bool is_depthwise(const ConvGeometry& g) {
-  return g.cg() == 1;
+  return g.groups > 1 && g.cg() == 1;
 }
 
 struct DepthwiseConv {
@@ -29,7 +30,8 @@ struct DepthwiseConv {
 
 /// Runs a depthwise conv (is_depthwise(job.g)) on every core of every group. Each output is the sum of its taps in
 /// kernel row, then column order from zero, plus the bias, in fp32 (the order the GEMM algorithms add the products
-/// of their single-channel image rows in, so the results are bit-identical to theirs); then the residual after
+/// of their single-channel image rows in, so the results are bit-identical to theirs for finite taps: a tap over the
+/// padding adds nothing here, where the GEMM adds tap x 0, NaN for an infinite tap); then the residual after
 /// rounding and the activation, as the multiply engine's store does.
 void run_depthwise_conv(Machine& machine, const DepthwiseConv& job, const std::string& label);
 

@@ -1072,6 +1072,7 @@ struct KernelEstimates::Impl {
 KernelEstimates::KernelEstimates() : impl_(std::make_unique<Impl>()) {}
 KernelEstimates::~KernelEstimates() = default;
 std::uint64_t KernelEstimates::searches() const {
+  const std::lock_guard lock(impl_->searches.mutex);
   return impl_->searches.count;
 }
 
