@@ -251,8 +251,8 @@ class ConvOp final : public BoundOp {
                 const std::string& label, const packing::StagedPacks* packs) const {
     const Operands o = operands(in, out);
     MatrixMultiply job = gemm_job(o);
-    const DevicePtr<const f16> x(in[0].ptr);
-    const Layout& xl = in[0].layout();
+    const DevicePtr<const f16> x = o.x;
+    const Layout& xl = o.xl;
     switch (algo_) {
       case ConvAlgo::kDepthwise: {
         require_apart(in[0], out[0], label);
