@@ -41,12 +41,19 @@ ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptio
 
 namespace {
 
+/// The kernels' estimates the cost-aware placement asked for on a machine (Machine::host_state).
+struct PlacementEstimates {
+  std::shared_ptr<KernelEstimates> kernels = std::make_shared<KernelEstimates>();
+};
+
 /// execute's work, on the thread of the machine's control core.
 ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Machine& machine,
                              const ExecuteOptions& options) {
   check_runnable(graph, plan, machine.arch());
   RunState state(graph, plan, machine, options);
-  SplitPlan split = plan_split(graph, machine.arch(), options.split, &plan);
+  // The placement's kernel estimates stay with the machine: a warm run plans again and finds them.
+  SplitPlan split =
+      plan_split(graph, machine.arch(), options.split, &plan, machine.host_state<PlacementEstimates>().kernels);
   // A cost-aware plan that splits nothing runs on the whole machine as `--split off` does, with its constants in
   // every group's memory.
   const bool splits = std::any_of(split.ops.begin(), split.ops.end(), [](const auto& s) { return s.has_value(); });

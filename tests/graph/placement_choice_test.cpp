@@ -478,6 +478,22 @@ TEST_CASE("a conv on the matrix engine is priced by its kernel's own estimate, w
   }
 }
 
+TEST_CASE("a plan made again with the same kernel estimates searches nothing and chooses the same",
+          "[graph][split][auto]") {
+  // A warm run plans again on the same machine, which keeps the estimates (executor.cpp).
+  const Arch arch = Arch::preset("sw26010pro");
+  const Graph g = residual_blocks(64, 28, 3);
+  const auto kernels = std::make_shared<KernelEstimates>();
+  const SplitOptions automatic{.enabled = true, .cost_aware = true};
+  const SplitPlan first = plan_split(g, arch, automatic, nullptr, kernels);
+  const std::uint64_t searches = kernels->searches();
+  CHECK(searches > 0);
+  const SplitPlan again = plan_split(g, arch, automatic, nullptr, kernels);
+  CHECK(kernels->searches() == searches);
+  CHECK(again.estimated_cycles == first.estimated_cycles);
+  CHECK(plan_split(g, arch, automatic).estimated_cycles == first.estimated_cycles);  // a memo of its own
+}
+
 TEST_CASE("a matmul of a batch of A by a 2-D weight splits by columns", "[graph][split][auto]") {
   // A transformer projection's shape: A [1, M, K] is one product, so its columns split as a 2-D matmul's do; the
   // pieces sum in the same order, so the output is the whole op's bit for bit.

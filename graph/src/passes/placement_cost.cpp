@@ -60,11 +60,11 @@ bool same(const TensorRegion& a, const TensorRegion& b) {
 
 }  // namespace
 
-PlacementCostModel::PlacementCostModel(const Arch& arch, bool calibrated)
+PlacementCostModel::PlacementCostModel(const Arch& arch, bool calibrated, std::shared_ptr<KernelEstimates> kernels)
     : arch_(arch),
       group_arch_(arch),
       calibration_(calibrated ? placement_calibration(arch.name) : std::nullopt),
-      kernels_(std::make_shared<KernelEstimates>()),
+      kernels_(kernels ? std::move(kernels) : std::make_shared<KernelEstimates>()),
       timing_(make_timing_model(arch)) {
   group_arch_.core_groups = 1;
   read_bytes_per_cycle_ = rate(DmaOp::kGet, kTypicalRequestBytes);

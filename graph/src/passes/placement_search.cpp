@@ -222,8 +222,9 @@ void log_candidates(const Graph& graph, const PlanPricer& pricer, const std::vec
 
 }  // namespace
 
-void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts) {
-  const PlacementCostModel model(arch);
+void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts,
+                       std::shared_ptr<KernelEstimates> kernels) {
+  const PlacementCostModel model(arch, true, std::move(kernels));
   const auto& ops = graph.ops();
   const std::size_t n = ops.size();
   plan.choices.assign(n, PlacementChoice{});

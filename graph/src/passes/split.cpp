@@ -180,7 +180,8 @@ std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcep
   return std::nullopt;
 }
 
-SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options, const ExecutionPlan* layouts) {
+SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options, const ExecutionPlan* layouts,
+                     std::shared_ptr<KernelEstimates> kernels) {
   SplitPlan plan;
   plan.options = options;
   plan.memories = arch.core_groups;
@@ -188,7 +189,7 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
   plan.ops.resize(graph.ops().size());
   if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
   if (options.cost_aware) {
-    choose_placements(graph, arch, plan, layouts);
+    choose_placements(graph, arch, plan, layouts, std::move(kernels));
     return plan;
   }
   std::vector<std::optional<std::size_t>> held_axis(graph.tensors().size());  // by its producer

@@ -42,8 +42,10 @@ struct Estimate {
 /// On a preset, each term is scaled by the factor fitted to its simulated runs (placement_calibration.hpp).
 class PlacementCostModel {
  public:
-  /// `calibrated` false: the plain roofline even on a preset.
-  explicit PlacementCostModel(const Arch& arch, bool calibrated = true);
+  /// `calibrated` false: the plain roofline even on a preset. `kernels`: where the kernels' own estimates are kept
+  /// (null: a memo of its own).
+  explicit PlacementCostModel(const Arch& arch, bool calibrated = true,
+                              std::shared_ptr<KernelEstimates> kernels = nullptr);
   /// Estimated cycles of `op` run whole: every group, its tensors in group 0's memory.
   Estimate whole(const Graph& graph, const OpNode& op) const;
   /// Estimated cycles of `op` split as `s` (each group its block; a reduction's tree of adds across groups).
@@ -85,7 +87,9 @@ GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<Ten
 /// Chooses every op's placement of `plan` (options.cost_aware): fills plan.ops, plan.choices and
 /// plan.estimated_cycles. With `layouts` (the graph's execution plan), an input its consumer wants in another layout
 /// than its producer wrote is priced with its re-layout.
-void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts = nullptr);
+/// `kernels`: where the kernels' estimates are kept (null: a memo of the choice's own).
+void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts = nullptr,
+                       std::shared_ptr<KernelEstimates> kernels = nullptr);
 
 /// A plan's estimate as the choice prices it: every op's own estimate under its placement (`plan.ops`, nullopt:
 /// whole) plus the exchanges its inputs need from where their producers' placements left them.

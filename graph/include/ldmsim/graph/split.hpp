@@ -139,8 +139,9 @@ inline constexpr const char* kFusedRowsRule = "fused-rows";
 /// `op` run whole on core group `group` alone: one piece, the whole op, its inputs and outputs in that group's memory.
 OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group);
 /// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:
-/// placement_choice.hpp, which prices re-layouts by the `layouts` of the graph's execution plan when given).
+/// placement_choice.hpp, which prices re-layouts by the `layouts` of the graph's execution plan when given, and keeps
+/// the kernels' estimates in `kernels` when given: a later plan on the same arch finds them).
 SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options,
-                     const ExecutionPlan* layouts = nullptr);
+                     const ExecutionPlan* layouts = nullptr, std::shared_ptr<KernelEstimates> kernels = nullptr);
 
 }  // namespace ldmsim
