@@ -41,6 +41,11 @@ bool matrix_family(const Graph& graph, const OpNode& op) {
   return rule == SplitRule::kMatrix || (rule == SplitRule::kConv && op.bound->split_geometry().groups == 1);
 }
 
+/// Classes whose kernels estimate themselves (BoundOp::kernel_estimate): convs of one group on the matrix engine.
+bool asks_kernel(CostClass cls) {
+  return cls == CostClass::kConv || cls == CostClass::kPointwiseConv;
+}
+
 /// Bytes of the part of `need` that `have` holds (both regions of one tensor).
 double overlap_bytes(const TensorNode& tensor, const TensorRegion& need, const TensorRegion& have) {
   if (have.whole) return region_bytes(tensor, need);
@@ -107,7 +112,7 @@ CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
 }
 
 std::optional<double> PlacementCostModel::kernel_cycles(const BoundOp& bound, CostClass cls, const Arch& arch) const {
-  if (cls != CostClass::kConv && cls != CostClass::kPointwiseConv) return std::nullopt;
+  if (!asks_kernel(cls)) return std::nullopt;
   return bound.kernel_estimate(arch, *kernels_);
 }
 
@@ -201,7 +206,7 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
   // blocking search, and pieces a row apart cost alike.
   std::optional<double> largest_kernel;
   std::uint64_t largest_extent = 0;
-  if (cls == CostClass::kConv || cls == CostClass::kPointwiseConv) {
+  if (asks_kernel(cls)) {
     std::size_t largest = 0;
     for (std::size_t b = 0; b < s.blocks.size(); ++b) {
       const std::uint64_t extent = s.blocks[b].second - s.blocks[b].first;

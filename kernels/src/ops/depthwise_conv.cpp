@@ -1,8 +1,9 @@
 // conv's depthwise kernel (depthwise_conv.hpp). The output, a [N*K, P*Q] matrix of planes, is dealt to every core of
 // every group in whole planes when there are enough of them (no input row is then read by two cores) and written in
-// tiles through two alternating buffers. A core reads each plane's filter taps and bias once, with those of the rest
-// of its share, and for each plane the input rows its tile's output rows need: all of them in one read when they fit
-// the staging buffer, else row by row in chunks of the columns needed, so a plane of any size works.
+// tiles through two alternating buffers sized to the free local store. A core reads its planes' filter taps and
+// biases a window of channels at a time (ChannelWindow), and for each plane the input rows its tile's output rows
+// need: all of them in one read when they fit the staging buffer, else row by row in chunks of the columns needed,
+// so a plane of any size and a batch of any channel count work.
 #include "depthwise_conv.hpp"
 
 #include <algorithm>
