@@ -52,8 +52,10 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
   check_runnable(graph, plan, machine.arch());
   RunState state(graph, plan, machine, options);
   // The placement's kernel estimates stay with the machine: a warm run plans again and finds them.
+  HostStopwatch planning;
   SplitPlan split =
       plan_split(graph, machine.arch(), options.split, &plan, machine.host_state<PlacementEstimates>().kernels);
+  const double placement_seconds = planning.lap();
   // A cost-aware plan that splits nothing runs on the whole machine as `--split off` does, with its constants in
   // every group's memory.
   const bool splits = std::any_of(split.ops.begin(), split.ops.end(), [](const auto& s) { return s.has_value(); });
@@ -108,6 +110,7 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
     result.outputs[node.name] = placement->download(t);
   }
   result.summary = state.summary(freed);
+  result.summary.placement_host_seconds = placement_seconds;
   placement->summarize(result.summary);
   result.ops = std::move(state.ops);
   result.stats = to_json(result.summary, result.ops);

@@ -105,7 +105,9 @@ json host_times_json(const RunSummary& summary, std::span<const OpRecord> ops) {
                        {"staging_host_seconds", op.staging_host_seconds},
                        {"host_seconds", op.host_seconds}});
   }
-  return {{"staging_host_seconds", summary.staging_host_seconds}, {"ops", std::move(entries)}};
+  return {{"staging_host_seconds", summary.staging_host_seconds},
+          {"placement_host_seconds", summary.placement_host_seconds},
+          {"ops", std::move(entries)}};
 }
 
 }  // namespace ldmsim

@@ -262,6 +262,7 @@ TEST_CASE("repeated workload runs give byte-identical stats.json, host times go 
     stats.push_back(read_file(dir.path / threads / "stats.json"));
     const auto host = nlohmann::json::parse(read_file(dir.path / threads / "host_times.json"));
     CHECK(host["staging_host_seconds"].get<double>() >= 0);
+    CHECK(host["placement_host_seconds"].get<double>() >= 0);
     CHECK(host["ops"].size() == nlohmann::json::parse(stats.back())["ops"].size());  // one per op that ran
     CHECK(host["ops"].size() == 4);  // cnn_block's 5 ops, its relu fused into the spatialbn before it
     double ops_seconds = 0;

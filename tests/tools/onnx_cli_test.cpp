@@ -275,6 +275,9 @@ TEST_CASE("an input not given gets seeded random values and says so", "[cli][onn
     REQUIRE(host["phases"].contains(phase));
     CHECK(host["phases"][phase].get<double>() >= 0);
   }
+  // The default placement (--split auto on sw26010's four groups) searched before the first op, and says how long.
+  CHECK(host["placement_host_seconds"].get<double>() > 0);
+  CHECK(host["placement_host_seconds"].get<double>() <= host["phases"]["execute_seconds"].get<double>());
 }
 
 TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX's own forms",
