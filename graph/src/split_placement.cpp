@@ -25,6 +25,68 @@ namespace {
 
 using nlohmann::json;
 
+/// `layout` (a view of a 4-D tensor's region in C order, without padding) with planes of `plane` elements (the
+/// view level whose elements below it are one plane) `pitch` apart, the levels above it stepping by as many of
+/// those as they hold; nullopt when the view cuts a plane.
+std::optional<Layout> plane_pitched(Layout layout, std::uint64_t plane, std::uint64_t pitch) {
+  const Shape4& s = layout.shape;
+  if (!layout.is_natural() || plane == 0 || s.elements() % plane != 0) return std::nullopt;
+  if (s.w == plane) {
+    layout.w_pitch = pitch, layout.hw_pitch = s.h * pitch, layout.chw_pitch = s.c * layout.hw_pitch;
+  } else if (s.hw() == plane) {
+    layout.hw_pitch = pitch, layout.chw_pitch = s.c * pitch;
+  } else if (s.chw() == plane) {
+    layout.chw_pitch = pitch;
+  } else {
+    return std::nullopt;
+  }
+  layout.total = s.n * layout.chw_pitch;
+  return layout;
+}
+
+/// A margin buffer's planes (docs/splitting.md, "Margin rows"): each plane holds the consumer's rows of one (n, c),
+/// `pitch` elements apart, a whole number of DMA transactions, with `lead` elements before its first row so that the
+/// producer's rows (`top` rows of `columns` into the plane) start on a transaction.
+struct MarginPlanes {
+  std::uint64_t columns = 0, rows = 0, top = 0, pitch = 0, lead = 0;
+  /// Elements from the buffer's start to row `r` of the consumer's region in plane 0.
+  std::uint64_t row_at(std::uint64_t r) const { return lead + r * columns; }
+};
+
+MarginPlanes margin_planes(const Shape& whole, const TensorRegion& region, std::uint64_t held_begin,
+                           std::uint64_t transaction) {
+  MarginPlanes m;
+  m.columns = whole[3];
+  m.rows = region.end - region.begin;
+  m.top = held_begin - region.begin;
+  m.lead = (transaction - m.top * m.columns % transaction) % transaction;
+  m.pitch = (m.lead + m.rows * m.columns + transaction - 1) / transaction * transaction;
+  return m;
+}
+
+/// The box of rows [begin, end) of a margin buffer's region (planes `m`, starting at `base`), as `plan` views the
+/// box's shape; nullopt when that view cuts a plane. Its extent, as a layout of its own would have it, ends within
+/// a plane past the buffer's planes: the buffer is allocated with a plane of room.
+std::optional<DeviceTensor> row_box(const DeviceTensor& base, const MarginPlanes& m, const TensorRegion& region,
+                                    std::uint64_t begin, std::uint64_t end, const PaddingPlan& plan) {
+  const std::optional<Layout> l = plane_pitched(plan.layout, (end - begin) * m.columns, m.pitch);
+  if (!l) return std::nullopt;
+  DeviceTensor box = base;
+  box.plan = plan;
+  box.plan.layout = *l;
+  box.owns_padding = false;
+  box.ptr = base.ptr + m.row_at(begin - region.begin);
+  return box;
+}
+
+/// True when every element of `box` lies on a 4-byte word exactly where `own` puts it (pitches of the same parity,
+/// an even start) and own's rows are whole words: a kernel's DMA legal on its own layout stays legal on the box.
+bool same_word_parity(const DeviceTensor& box, const Layout& own) {
+  const Layout& b = box.layout();
+  return box.ptr.addr() % 4 == 0 && b.w_pitch % 2 == own.w_pitch % 2 && b.hw_pitch % 2 == own.hw_pitch % 2 &&
+         b.chw_pitch % 2 == own.chw_pitch % 2 && own.chw_pitch % 2 == 0;
+}
+
 /// One device copy of (a part of) a tensor.
 struct Copy {
   DeviceTensor tensor;
@@ -36,6 +98,14 @@ struct Copy {
   /// on each group at that group's own clock, as the whole-machine placement runs consecutive ops; work on one
   /// group waits for `ready`.
   bool per_group = false;
+  /// A box of another copy's buffer (a producer's rows inside its consumer's margin buffer): never released alone.
+  bool borrowed = false;
+  /// Set while only these rows of `region` are written (a margin buffer waiting for its halo rows): no reader
+  /// takes the copy until obtain fills the rest.
+  std::optional<TensorRegion> filled;
+  /// The allocation to release when it is not `tensor` itself (a margin buffer's planes start past a lead).
+  std::optional<DeviceTensor> allocation;
+  std::optional<MarginPlanes> margins;  ///< a margin buffer's planes
 };
 
 /// The cycle a step must wait for before it reads `c`: none for whole-machine work reading a copy whole-machine
@@ -153,6 +223,19 @@ class SplitPlacement final : public Placement {
   Copy activate_sum(const OpNode& op, Copy sum);
   const Copy* find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const;
   Copy assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want, bool whole_machine);
+  /// Gathers region `r` of tensor `t` into `out` on group g (or the whole machine); the gather's end.
+  Cycle gather_into(std::size_t t, const TensorRegion& r, int g, const DeviceTensor& out, bool whole_machine);
+  /// The consumer's buffer a producer's piece `held` of output `t` on group g is written into, with room for the
+  /// consumer's halo rows (margin_rows), and the piece's box of it; nullopt where the piece gets a buffer of its own.
+  struct MarginBuffer {
+    DeviceTensor allocation, buffer, piece;
+    TensorRegion region;
+    MarginPlanes planes;
+  };
+  std::optional<MarginBuffer> margin_buffer(const OpNode& producer, std::size_t t, const TensorRegion& held, int g,
+                                            const PaddingPlan& own);
+  /// Gathers the halo rows of a margin buffer (around the rows its producer wrote); the copy is then complete.
+  void fill_margins(std::size_t t, Copy& c);
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
   void run_split(const OpNode& op, const OpSplit& s);
   /// An op's constant packs over its groups: staged buffers, held until every group ran (groups overlap in
@@ -222,7 +305,7 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
 const Copy* SplitPlacement::find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const {
   const Copy* best = nullptr;
   for (const Copy& c : held_[t]) {
-    if (!same_region(c.region, r)) continue;
+    if (c.filled || !same_region(c.region, r)) continue;
     if (want != nullptr && !c.tensor.layout().same_placement(want->layout)) continue;
     if (c.group == g) return &c;
     if (best == nullptr) best = &c;
@@ -232,6 +315,12 @@ const Copy* SplitPlacement::find_copy(std::size_t t, const TensorRegion& r, int 
 
 Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want,
                               bool whole_machine) {
+  const DeviceTensor out = allocate(view(g), graph_.tensor(t).name, want);
+  return Copy{out, g, r, gather_into(t, r, g, out, whole_machine), true, whole_machine};
+}
+
+Cycle SplitPlacement::gather_into(std::size_t t, const TensorRegion& r, int g, const DeviceTensor& out,
+                                  bool whole_machine) {
   const TensorNode& node = graph_.tensor(t);
   const Shape out_shape = region_shape(node.shape, r);
   // The sources: a whole copy (one in g's memory first), else the pieces along the producer's axis, walked from
@@ -249,7 +338,7 @@ Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const
     for (const bool allow_gathered : {false, true}) {
       if (best != nullptr) break;
       for (const Copy& c : held_[t]) {
-        if (c.region.whole || c.region.axis != axis || c.region.begin > at || c.region.end <= at) continue;
+        if (c.filled || c.region.whole || c.region.axis != axis || c.region.begin > at || c.region.end <= at) continue;
         if (c.gathered && !allow_gathered) continue;
         if (best == nullptr || c.region.end > best->region.end || (c.region.end == best->region.end && c.group == g))
           best = &c;
@@ -269,12 +358,68 @@ Copy SplitPlacement::assemble(std::size_t t, const TensorRegion& r, int g, const
     ready = std::max(ready, wait_for(*best, whole_machine));
     at = end;
   }
-  const DeviceTensor out = allocate(view(g), node.name, want);
   const std::string label =
       whole_machine ? fmt::format("gather:{}", node.name) : fmt::format("gather:{}@cg{}", node.name, g);
-  const Cycle end =
-      run_on(g, whole_machine, ready, [&](Machine& on) { gather_parts(on, out_shape, axis, parts, out, label); });
-  return Copy{out, g, r, end, true, whole_machine};
+  return run_on(g, whole_machine, ready, [&](Machine& on) { gather_parts(on, out_shape, axis, parts, out, label); });
+}
+
+std::optional<SplitPlacement::MarginBuffer> SplitPlacement::margin_buffer(const OpNode& producer, std::size_t t,
+                                                                          const TensorRegion& held, int g,
+                                                                          const PaddingPlan& own) {
+  if (producer.outputs.size() != 1) return std::nullopt;
+  const TensorNode& node = graph_.tensor(t);
+  if (node.consumers.size() != 1) return std::nullopt;
+  const OpNode& consumer = graph_.ops()[node.consumers.front()];
+  const auto& cut = split_.ops[consumer.index];
+  const auto gi = static_cast<std::size_t>(g);
+  if (!cut || cut->blocks[gi].first == cut->blocks[gi].second) return std::nullopt;
+  const GroupPiece& p = piece(consumer, g);
+  const auto k =
+      static_cast<std::size_t>(std::find(consumer.inputs.begin(), consumer.inputs.end(), t) - consumer.inputs.begin());
+  if (p.work.dropped[k] || !margin_rows(graph_, t, held, p.work.regions[k])) return std::nullopt;
+  const std::size_t at = static_cast<std::size_t>(
+      std::count(p.work.dropped.begin(), p.work.dropped.begin() + static_cast<std::ptrdiff_t>(k), false));
+  const PaddingPlan want = wanted(*p.bound, at);
+  const TensorRegion& region = p.work.regions[k];
+  // The consumer's buffer: its rows of every (n, c) in a plane of whole transactions, the producer's rows starting
+  // on one; the piece a box of it in the producer's own view of its shape.
+  const MarginPlanes m = margin_planes(node.shape, region, held.begin, machine_.arch().dma.transaction_bytes / 2);
+  const std::optional<Layout> planes = plane_pitched(want.layout, m.rows * m.columns, m.pitch);
+  if (!planes) return std::nullopt;
+  PaddingPlan allocated = want;  // the lead, the planes and a plane of room for the boxes' extents
+  allocated.layout = *planes;
+  allocated.layout.total += m.lead + m.pitch;
+  MarginBuffer b;
+  b.allocation = allocate(view(g), node.name, allocated);
+  b.buffer = b.allocation;
+  b.buffer.ptr = b.allocation.ptr + m.lead;
+  b.buffer.plan.layout = *planes;
+  const std::optional<DeviceTensor> box = row_box(b.allocation, m, region, held.begin, held.end, own);
+  if (!box || !same_word_parity(*box, own.layout)) {
+    release(b.allocation);
+    return std::nullopt;
+  }
+  b.piece = *box;
+  b.region = region;
+  b.planes = m;
+  return b;
+}
+
+void SplitPlacement::fill_margins(std::size_t t, Copy& c) {
+  const TensorRegion written = *c.filled;
+  const Shape& shape = graph_.tensor(t).shape;
+  Cycle ready = c.ready;
+  for (const auto& [begin, end] :
+       {std::make_pair(c.region.begin, written.begin), std::make_pair(written.end, c.region.end)}) {
+    if (begin == end) continue;
+    const TensorRegion rows{false, c.region.axis, begin, end};
+    const auto box = row_box(*c.allocation, *c.margins, c.region, begin, end, natural(region_shape(shape, rows)));
+    if (!box) throw std::logic_error(fmt::format("split executor: no box of rows of '{}'", graph_.tensor(t).name));
+    ready = std::max(ready, gather_into(t, rows, c.group, *box, false));
+  }
+  c.filled.reset();
+  c.ready = ready;
+  c.gathered = true;
 }
 
 const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want,
@@ -282,6 +427,13 @@ const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, 
   const TensorNode& node = graph_.tensor(t);
   // A copy of exactly this part in the wanted placement: in g's memory if there is one, else read in place.
   if (const Copy* c = find_copy(t, r, g, &want); c != nullptr && (c->group == g || r.whole)) return *c;
+  // The consumer's margin buffer on g, its producer's rows written: the halo rows go into its margins.
+  for (Copy& c : held_[t]) {
+    if (c.filled && c.group == g && !whole_machine && same_region(c.region, r)) {
+      fill_margins(t, c);
+      return c;
+    }
+  }
   // The same part in another placement: re-laid out on g.
   if (const Copy* c = find_copy(t, r, g, nullptr); c != nullptr) {
     DeviceTensor to = allocate(view(g), node.name, want);
@@ -376,6 +528,7 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     int g = 0;
     const GroupPiece* piece = nullptr;
     std::vector<DeviceTensor> in, out;
+    std::vector<std::optional<MarginBuffer>> margins;  ///< per output: the consumer's buffer it writes into
     PackTotals packs;
   };
   std::vector<PieceRun> runs;
@@ -392,11 +545,16 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
       const PaddingPlan want = wanted(*p.bound, run.in.size());
       const Copy& c = obtain(op.inputs[k], p.work.regions[k], g, want);
       run.in.push_back(c.tensor);
-      run.in.back().plan = want;
+      // The consumer's own view of the copy (a margin buffer keeps its planes' pitches).
+      if (!c.margins) run.in.back().plan = want;
       ready = std::max(ready, c.ready);
     }
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-      run.out.push_back(allocate(view(g), graph_.tensor(op.outputs[k]).name, wanted(*p.bound, run.in.size() + k)));
+      const PaddingPlan own = wanted(*p.bound, run.in.size() + k);
+      const std::size_t t = op.outputs[k];
+      run.margins.push_back(s.axis.reduces ? std::nullopt
+                                           : margin_buffer(op, t, p.work.regions[op.inputs.size() + k], g, own));
+      run.out.push_back(run.margins.back() ? run.margins.back()->piece : allocate(view(g), graph_.tensor(t).name, own));
     }
     machine_.start_no_earlier({g}, ready);
   }
@@ -408,11 +566,21 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
   }
   machine_.run_group_controls(piece_groups, std::move(controls));
   PackTotals packs;
+  std::vector<std::pair<std::size_t, Copy>> margin_copies;
   for (const PieceRun& run : runs) {
     const GroupPiece& p = *run.piece;
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
-      results[k].push_back(Copy{run.out[k], run.g, p.work.regions[op.inputs.size() + k], machine_.group_clock(run.g)});
+      const TensorRegion& region = p.work.regions[op.inputs.size() + k];
+      const Cycle ready = machine_.group_clock(run.g);
+      results[k].push_back(Copy{run.out[k], run.g, region, ready});
       layouts[fmt::format("{}@cg{}", run.out[k].name, run.g)] = run.out[k].plan.describe();
+      if (const auto& m = run.margins[k]) {  // the piece is a box of its consumer's buffer, held with it
+        results[k].back().borrowed = true;
+        Copy& buffer = margin_copies.emplace_back(op.outputs[k], Copy{m->buffer, run.g, m->region, ready}).second;
+        buffer.filled = region;
+        buffer.allocation = m->allocation;
+        buffer.margins = m->planes;
+      }
     }
     s_.footprint.hold_bytes(run.packs.bytes);
     packs.cores += run.packs.cores;
@@ -420,6 +588,7 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     packs.max_bytes = std::max(packs.max_bytes, run.packs.max_bytes);
     packs.buffers.insert(packs.buffers.end(), run.packs.buffers.begin(), run.packs.buffers.end());
   }
+  for (auto& [t, c] : margin_copies) keep(t, std::move(c));
   for (const DeviceAddr buffer : packs.buffers) machine_.free_bytes(buffer);
   s_.footprint.release_bytes(packs.bytes);
   for (std::size_t k = 0; k < op.outputs.size(); ++k) {
@@ -554,7 +723,8 @@ void SplitPlacement::hand_over(const Step& step) {
 }
 
 void SplitPlacement::free_all(std::size_t t) {
-  for (const Copy& c : held_[t]) release(c.tensor);
+  for (const Copy& c : held_[t])
+    if (!c.borrowed) release(c.allocation ? *c.allocation : c.tensor);
   held_[t].clear();
 }
 
@@ -568,7 +738,7 @@ std::vector<f16> SplitPlacement::download(std::size_t t) {
   std::vector<f16> out(node.shape.elements());
   std::vector<bool> done(node.shape[axis], false);
   for (const Copy& c : held_[t]) {
-    if (c.region.whole || c.region.axis != axis) continue;
+    if (c.filled || c.region.whole || c.region.axis != axis) continue;
     const std::vector<f16> part = stage_out(machine_, c.tensor, &s_.staging);
     const std::uint64_t length = c.region.end - c.region.begin;
     if (part.size() != outer * length * inner) {

@@ -1,7 +1,33 @@
 // The kernel tiling library (see tiling.hpp).
 #include "ldmsim/kernels/tiling.hpp"
 
+#include "ldmsim/kernels/matrix_block.hpp"
+
 namespace ldmsim::tiling {
+
+std::vector<DmaHandle> put_runs(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, std::span<const Run> runs,
+                                std::source_location site) {
+  std::vector<DmaHandle> handles;
+  std::size_t at = 0;  // in buf
+  for (std::size_t i = 0; i < runs.size();) {
+    // The longest stretch of runs of this length, each the same pitch after the one before.
+    std::size_t j = i + 1;
+    const std::size_t pitch = j < runs.size() ? runs[j].offset - runs[i].offset : runs[i].count;
+    while (j < runs.size() && runs[j].count == runs[i].count && runs[j].offset == runs[j - 1].offset + pitch &&
+           pitch >= runs[i].count) {
+      ++j;
+    }
+    if (j == i + 1) {
+      handles.push_back(core.put(base + runs[i].offset, LdmSpan<const f16>(buf.subspan(at, runs[i].count)), site));
+    } else {
+      const BlockShape block{runs[i].offset, pitch, j - i, runs[i].count};
+      for (DmaHandle& h : put_block(core, base, buf.subspan(at, block.rows * block.count), block, site))
+        handles.push_back(std::move(h));
+    }
+    for (; i < j; ++i) at += runs[i].count;
+  }
+  return handles;
+}
 
 std::size_t fit_elements_in(std::uint64_t capacity, std::uint64_t used, std::size_t buffers, std::size_t cap) {
   const std::uint64_t free = capacity > used ? capacity - used : 0;

@@ -239,6 +239,49 @@ TEST_CASE("a split conv layer runs faster than the unsplit one when remote memor
   }
 }
 
+TEST_CASE("a conv cut by rows writes into its consumer's buffer, so only the halo rows move", "[graph][split]") {
+  // x -> 1x1 conv -> t -> 3x3 conv -> y, both cut by rows: the first conv writes each group's rows into the middle
+  // of the buffer the second reads (margin rows), so a group's exchange copies the neighbours' halo rows only. With
+  // a second reader of t (the relu) the producer writes a buffer of its own and each group gathers its whole
+  // region: the same outputs, more bytes moved.
+  const auto graph = [](bool second_reader) {
+    json w = json::parse(R"({
+      "tensors": {"x": {"shape": [1, 16, 32, 32], "init": {"normal": [0, 1], "seed": 3}},
+                  "w1": {"shape": [16, 16, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 4}},
+                  "w2": {"shape": [16, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 5}}},
+      "ops": [{"type": "conv", "inputs": ["x", "w1"], "outputs": ["t"]},
+              {"type": "conv", "inputs": ["t", "w2"], "outputs": ["y"], "attrs": {"pad": 1}}],
+      "outputs": ["y"]})");
+    if (second_reader) {
+      w["ops"].push_back({{"type", "relu"}, {"inputs", {"t"}}, {"outputs", {"r"}}});
+      w["outputs"].push_back("r");
+    }
+    return from(w);
+  };
+  const Graph margins = graph(false), own_buffer = graph(true);
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = priced(preset);
+    const Run off = run(margins, arch, false), on = run(margins, arch, true), other = run(own_buffer, arch, true);
+    CHECK(on.result.outputs.at("y") == off.result.outputs.at("y"));
+    CHECK(other.result.outputs.at("y") == off.result.outputs.at("y"));
+    for (const Run* r : {&on, &other}) {
+      REQUIRE(r->result.stats["ops"][0]["split"]["rule"] == "conv-h");
+      REQUIRE(r->result.stats["ops"][1]["split"]["rule"] == "conv-h");
+    }
+    // The 3x3 conv's op record holds its groups' exchanges: with margin rows no group copies its own rows (8 rows
+    // of 16 planes of 32, read and written, on each of at least 3 groups).
+    const auto bytes = [](const Run& r) { return r.result.stats["ops"][1]["dma_bytes"].get<std::uint64_t>(); };
+    const std::uint64_t own_rows = 8 * 16 * 32 * sizeof(f16);
+    CHECK(bytes(on) + 3 * 2 * own_rows <= bytes(other));
+    CHECK(on.result.stats["cycles"] < other.result.stats["cycles"]);
+    // The same run on two host threads: the same trace and cycles.
+    const Run two = run(margins, arch, true, 2);
+    CHECK(two.trace == on.trace);
+    CHECK(two.result.outputs.at("y") == on.result.outputs.at("y"));
+  }
+}
+
 TEST_CASE("a whole op's constants are held in every group's memory, each group reading its own copy",
           "[graph][split]") {
   // A batch of matrices by a batch of weights runs whole (no rule cuts a batch of several products): split off,

@@ -304,6 +304,20 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       }
       if (held.groups[g]) local = overlap_bytes(tensor, r, *held.groups[g]);
     }
+    const auto remote_cycles = [&](double remote) {
+      return remote_bytes_per_cycle_ > 0 ? std::max(0.0, remote) / remote_bytes_per_cycle_ : 0;
+    };
+    if (!whole_machine && !held.whole && held.groups[g] && margin_rows(graph, t, *held.groups[g], r)) {
+      // The producer wrote its rows into the consumer's buffer (SplitPlacement's margin rows): a gather per margin
+      // moves only the halo rows, a block of them per plane.
+      const TensorRegion& own = *held.groups[g];
+      const double halo = region_bytes(tensor, r) - local;
+      const double margins = (r.begin < own.begin ? 1.0 : 0.0) + (own.end < r.end ? 1.0 : 0.0);
+      const double block = halo / margins / static_cast<double>(shape.product(0, r.axis));
+      const double moved = halo / rate(DmaOp::kGet, block) + halo / rate(DmaOp::kPut, block);
+      slowest = std::max(slowest, margins * launch_cycles_ + std::max(moved, remote_cycles(halo)));
+      continue;
+    }
     // The gather moves boxes: one contiguous block per index before the cut axis, of the rows the smaller of the
     // needed and the held region spans (small blocks cost whole transactions and a request each).
     const double bytes = region_bytes(tensor, r);
@@ -320,9 +334,6 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       }
     }
     const double local_cycles = bytes / rate(DmaOp::kGet, block) + bytes / rate(DmaOp::kPut, block);
-    const auto remote_cycles = [&](double remote) {
-      return remote_bytes_per_cycle_ > 0 ? std::max(0.0, remote) / remote_bytes_per_cycle_ : 0;
-    };
     if (!whole_machine) {
       const double gather = launch_cycles_ + std::max(local_cycles, remote_cycles(bytes - local));
       if (r.whole && !held.whole) {

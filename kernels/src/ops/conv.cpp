@@ -157,6 +157,7 @@ class ConvOp final : public BoundOp {
     DevicePtr<const f16> x, w, bias, residual;
     Layout xl, wl, bias_layout, residual_layout, yl;
     DevicePtr<f16> y;
+    bool y_owns_padding = true;  ///< false: Y is a box of a larger buffer (DeviceTensor::owns_padding)
   };
 
   Operands operands(std::span<const DeviceTensor> in, std::span<const DeviceTensor> out) const {
@@ -165,7 +166,8 @@ class ConvOp final : public BoundOp {
                .xl = in[0].layout(),
                .wl = in[1].layout(),
                .yl = out[0].layout(),
-               .y = out[0].ptr};
+               .y = out[0].ptr,
+               .y_owns_padding = out[0].owns_padding};
     if (has_bias_) o.bias = DevicePtr<const f16>(in[2].ptr), o.bias_layout = in[2].layout();
     if (residual_ != Residual::kNone)
       o.residual = DevicePtr<const f16>(in.back().ptr), o.residual_layout = in.back().layout();
@@ -180,6 +182,7 @@ class ConvOp final : public BoundOp {
                        .k = g_.depth(),
                        .y = o.y,
                        .yl = o.yl,
+                       .y_owns_padding = o.y_owns_padding,
                        .activation = activation_};
     for (std::size_t b = 0; b < g_.n * g_.groups; ++b) {
       job.a_batch.push_back(b % g_.groups);

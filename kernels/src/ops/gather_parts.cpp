@@ -35,6 +35,7 @@ struct GatherArgs {
   std::vector<PartArgs> parts;
   DevicePtr<f16> out;
   Layout out_layout;
+  bool out_owns_padding = true;  ///< false: a box of a larger buffer, whose gaps are not written
 };
 
 void gather_kernel(Core& core, const GatherArgs& a) {
@@ -69,7 +70,11 @@ void gather_kernel(Core& core, const GatherArgs& a) {
     const std::size_t j = p.whole_from == 0 ? 0 : p.whole_from - 1;
     shortest = std::min(shortest, (j == a.axis ? p.length : a.dims[j]) * a.stride[j]);
   }
-  tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, tiling::gather_share(shortest));
+  if (a.out_owns_padding) {
+    tiling::write_gathered_tiles(core, a.out, a.out_layout, fill, tiling::gather_share(shortest));
+  } else {
+    tiling::write_gathered_runs(core, a.out, a.out_layout, fill, tiling::gather_share(shortest));
+  }
 }
 
 }  // namespace
@@ -82,7 +87,7 @@ void gather_parts(Machine& machine, const Shape& shape, std::size_t axis, std::s
         fmt::format("{}: cannot gather {} parts along axis {} of {}", label, parts.size(), axis, shape.str()));
   }
   GatherArgs a;
-  a.rank = rank, a.axis = axis, a.out = to.ptr, a.out_layout = to.layout();
+  a.rank = rank, a.axis = axis, a.out = to.ptr, a.out_layout = to.layout(), a.out_owns_padding = to.owns_padding;
   for (std::size_t d = rank; d-- > 0;) {
     a.dims[d] = shape[d];
     a.stride[d] = d + 1 == rank ? 1 : a.stride[d + 1] * shape[d + 1];

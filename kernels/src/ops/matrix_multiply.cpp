@@ -798,7 +798,7 @@ class BlockRunner {
     const std::size_t width = j1 - j0, pitch = job_.yl.chw_pitch;
     const std::size_t stored_rows = job_.yl.total / pitch;
     const std::size_t g_end = g1 == job_.yl.shape.n ? stored_rows : g1;
-    const std::size_t count = b_.whole_rows ? pitch : (j1 == job_.n ? pitch : j1) - j0;
+    const std::size_t count = b_.whole_rows ? pitch : (j1 == job_.n && job_.y_owns_padding ? pitch : j1) - j0;
     std::vector<float>& values = values_;  // reused: a core writes a block per unit
     values.assign((g_end - g0) * count, 0.0f);
     const std::vector<float> addend = read_addend(g0, g1, j0, j1);

@@ -104,6 +104,9 @@ struct MatrixMultiply {
   std::uint32_t pack_bias_input = 0, pack_resident_input = 0;
   DevicePtr<f16> y;
   Layout yl;  ///< [batches * m, n]
+  /// False when Y is a box of a larger buffer (DeviceTensor::owns_padding): the store writes each row's n columns
+  /// only, never the padding after them.
+  bool y_owns_padding = true;
   /// A residual connection folded into the store: Y = activation(fp16(result) + R), the sum in add's arithmetic
   /// (add_value; `residual_first`: R was the add's first operand). R is stored as Y's [batches * m, n] matrix.
   bool has_residual = false;

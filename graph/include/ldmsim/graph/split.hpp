@@ -124,6 +124,11 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
                      std::uint64_t end, nlohmann::json attrs);
 /// The shape of region `r` of a tensor of shape `whole`.
 Shape region_shape(const Shape& whole, const TensorRegion& r);
+/// True when a conv's piece of tensor `t` on a group (`held`, rows of a 4-D tensor with rows of an even width) lies
+/// inside the region its only consumer's piece on that group reads (`need`: those rows and a halo), the consumer a
+/// conv too: the producer then writes into the middle of the consumer's buffer and only the halo rows move
+/// (docs/splitting.md, "Margin rows").
+bool margin_rows(const Graph& graph, std::size_t t, const TensorRegion& held, const TensorRegion& need);
 /// The sub-op a piece runs: `op`'s kind bound to the piece's inputs (`work.regions`, the dropped left out) and
 /// attributes (`work.attrs`; a reduction's pieces without the activation, which applies to their sum). Throws the
 /// kind's ConfigError when it refuses them.

@@ -18,6 +18,9 @@ struct DeviceTensor {
   std::string name;
   DevicePtr<f16> ptr;
   PaddingPlan plan;
+  /// False for a box of another tensor's buffer (a split producer's rows inside its consumer's buffer): the gaps of
+  /// its layout hold other data, so a kernel writes its logical elements only, never its padding.
+  bool owns_padding = true;
   const Layout& layout() const { return plan.layout; }
 };
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <source_location>
+#include <span>
 #include <vector>
 
 #include "ldmsim/kernels/padding.hpp"
@@ -178,6 +179,24 @@ void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, 
                           std::size_t min_share = kStreamingShare,
                           std::source_location site = std::source_location::current());
 
+/// A run of a layout: `count` elements from element `offset`.
+struct Run {
+  std::size_t offset = 0, count = 0;
+};
+
+/// Puts buf's elements, packed one run after another, to `runs` of a device buffer (whole 4-byte words each):
+/// consecutive runs of one length evenly spaced go as one strided request. Returns the handles to wait for.
+std::vector<DmaHandle> put_runs(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, std::span<const Run> runs,
+                                std::source_location site = std::source_location::current());
+
+/// write_gathered_tiles for a destination whose layout's gaps are not its own (DeviceTensor::owns_padding): each
+/// core's share of the logical elements, in tiles, each contiguous run of the layout put on its own; nothing between
+/// the runs is written. Runs must be whole 4-byte words (an even length at an even offset).
+template <typename F>
+void write_gathered_runs(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill,
+                         std::size_t min_share = kStreamingShare,
+                         std::source_location site = std::source_location::current());
+
 /// Writes buf[0, r.size()) to elements r of a device buffer (a destination tile: r.begin even).
 inline DmaHandle put_range(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, Range r,
                            std::source_location site = std::source_location::current()) {
@@ -236,6 +255,35 @@ void write_gathered_tiles(Core& core, DevicePtr<f16> out, const Layout& layout, 
     }
     put_range(core, out, dst, t, site).wait();
   });
+}
+
+template <typename F>
+void write_gathered_runs(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill, std::size_t min_share,
+                         std::source_location site) {
+  // Shares and tiles of whole runs where that gives every core work, so a tile's runs go as one strided put.
+  std::size_t run = 0;
+  for_each_run(layout, 0, layout.shape.elements(), [&](std::size_t, std::size_t, std::size_t n) {
+    if (run == 0) run = n;
+  });
+  const std::size_t runs_per_share = run == 0 ? 1 : std::max<std::size_t>(1, (min_share + run - 1) / run);
+  const Range share = my_unit_share(core, layout.shape.elements(), run * runs_per_share);
+  if (share.empty()) return;
+  const std::size_t unit = std::max<std::size_t>(2, run % 2 == 0 ? run : 2 * run);
+  const std::size_t tile = std::min(fit_elements(core, 4), ceil_even(share.size()));
+  auto staging = core.ldm().alloc<f16>(2 * tile + 2);
+  auto logical = core.ldm().alloc<f16>(tile);
+  std::vector<Run> runs;
+  for_each_tile(
+      share, tile,
+      [&](Range t) {
+        fill(t.begin, t.end, staging, logical);
+        runs.clear();
+        for_each_run(layout, t.begin, t.end, [&](std::size_t, std::size_t offset, std::size_t n) {
+          runs.push_back({offset, n});
+        });
+        for (DmaHandle& put : put_runs(core, out, logical, runs, site)) put.wait();
+      },
+      unit <= tile ? unit : 2);
 }
 
 }  // namespace ldmsim::tiling
