@@ -19,7 +19,9 @@ struct DeviceTensor {
   DevicePtr<f16> ptr;
   PaddingPlan plan;
   /// False for a box of another tensor's buffer (a split producer's rows inside its consumer's buffer): the gaps of
-  /// its layout hold other data, so a kernel writes its logical elements only, never its padding.
+  /// its layout belong to that buffer. The matrix engine and gather_parts then write its logical elements only; a
+  /// kernel that writes its layout's whole extent (the depthwise conv) gets such a box only where whatever it puts
+  /// in the gaps is written over afterwards (margin rows are gathered after their producer ran).
   bool owns_padding = true;
   const Layout& layout() const { return plan.layout; }
 };
