@@ -9,6 +9,7 @@
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/host_stopwatch.hpp"
 #include "placement.hpp"
+#include "placement_memo.hpp"
 
 namespace ldmsim {
 
@@ -41,9 +42,11 @@ ExecutionResult execute(const Graph& graph, Machine& machine, const ExecuteOptio
 
 namespace {
 
-/// The kernels' estimates the cost-aware placement asked for on a machine (Machine::host_state).
+/// The kernels' estimates the cost-aware placement asked for on a machine (Machine::host_state), and the last plan
+/// it made there.
 struct PlacementEstimates {
   std::shared_ptr<KernelEstimates> kernels = std::make_shared<KernelEstimates>();
+  PlacementMemo last;
 };
 
 /// execute's work, on the thread of the machine's control core.
@@ -51,10 +54,15 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
                              const ExecuteOptions& options) {
   check_runnable(graph, plan, machine.arch());
   RunState state(graph, plan, machine, options);
-  // The placement's kernel estimates stay with the machine: a warm run plans again and finds them.
+  // The placement's kernel estimates and its last plan stay with the machine: a warm run of the same model takes
+  // that plan; another model's plan finds the estimates.
   HostStopwatch planning;
+  PlacementEstimates& estimates = machine.host_state<PlacementEstimates>();
+  const SplitPlan* kept = estimates.last.find(graph, plan, options.split);
+  const bool placement_reused = kept != nullptr;
   SplitPlan split =
-      plan_split(graph, machine.arch(), options.split, &plan, machine.host_state<PlacementEstimates>().kernels);
+      kept != nullptr ? *kept : plan_split(graph, machine.arch(), options.split, &plan, estimates.kernels);
+  if (!placement_reused) estimates.last.keep(graph, plan, options.split, split);
   const double placement_seconds = planning.lap();
   // A cost-aware plan that splits nothing runs on the whole machine as `--split off` does, with its constants in
   // every group's memory.
@@ -111,6 +119,7 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
   }
   result.summary = state.summary(freed);
   result.summary.placement_host_seconds = placement_seconds;
+  result.summary.placement_reused = placement_reused;
   placement->summarize(result.summary);
   result.ops = std::move(state.ops);
   result.stats = to_json(result.summary, result.ops);

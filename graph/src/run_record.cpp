@@ -107,6 +107,7 @@ json host_times_json(const RunSummary& summary, std::span<const OpRecord> ops) {
   }
   return {{"staging_host_seconds", summary.staging_host_seconds},
           {"placement_host_seconds", summary.placement_host_seconds},
+          {"placement_reused", summary.placement_reused},
           {"ops", std::move(entries)}};
 }
 

@@ -494,6 +494,36 @@ TEST_CASE("a plan made again with the same kernel estimates searches nothing and
   CHECK(plan_split(g, arch, automatic).estimated_cycles == first.estimated_cycles);  // a memo of its own
 }
 
+TEST_CASE("a machine's next run of the same model takes its last plan, another model or option plans anew",
+          "[graph][split][auto]") {
+  // A Session's warm run executes a copy of the model's graph (its inputs set), sharing the bound ops.
+  const Arch arch = Arch::preset("sw26010pro");
+  const Graph g = residual_blocks(64, 28, 3);
+  Machine m(arch);
+  ExecuteOptions options;
+  options.split = {.enabled = true, .cost_aware = true};
+  const ExecutionResult first = execute(g, m, options);
+  CHECK_FALSE(first.host_times["placement_reused"].get<bool>());
+  m.reset();
+  const Graph copy = g;
+  const ExecutionResult again = execute(copy, m, options);
+  CHECK(again.host_times["placement_reused"].get<bool>());
+  CHECK(again.stats == first.stats);  // the same plan, the same run
+  CHECK(again.outputs == first.outputs);
+  // Another option, or a graph of other shapes, is planned again (and then kept in place of the last).
+  m.reset();
+  options.split.rounding = SplitRounding::kExact;
+  CHECK_FALSE(execute(copy, m, options).host_times["placement_reused"].get<bool>());
+  m.reset();
+  CHECK_FALSE(execute(residual_blocks(64, 14, 3), m, options).host_times["placement_reused"].get<bool>());
+  // The same model on a machine of its own plans anew.
+  Machine other(arch);
+  options.split.rounding = SplitRounding::kAlign;
+  const ExecutionResult fresh = execute(copy, other, options);
+  CHECK_FALSE(fresh.host_times["placement_reused"].get<bool>());
+  CHECK(fresh.stats == first.stats);
+}
+
 TEST_CASE("a matmul of a batch of A by a 2-D weight splits by columns", "[graph][split][auto]") {
   // A transformer projection's shape: A [1, M, K] is one product, so its columns split as a 2-D matmul's do; the
   // pieces sum in the same order, so the output is the whole op's bit for bit.

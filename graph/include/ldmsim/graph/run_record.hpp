@@ -126,6 +126,7 @@ struct RunSummary {
   std::optional<SplitRunRecord> split;  ///< set for a split run
   double staging_host_seconds = 0.0;    ///< host-side (not in stats.json)
   double placement_host_seconds = 0.0;  ///< host-side: choosing the ops' placements (plan_split) before the steps
+  bool placement_reused = false;        ///< host-side: the machine's last plan was taken (the same model again)
 };
 
 nlohmann::json to_json(const PlacementChoice& choice);
@@ -133,8 +134,8 @@ nlohmann::json to_json(const OpRecord& op);
 nlohmann::json to_json(const RelayoutRecord& relayout);
 /// stats.json as the executor writes it: the summary with `ops` in its "ops".
 nlohmann::json to_json(const RunSummary& summary, std::span<const OpRecord> ops);
-/// host_times.json: {staging_host_seconds, placement_host_seconds, ops: [{index, type, staging_host_seconds,
-/// host_seconds}]}.
+/// host_times.json: {staging_host_seconds, placement_host_seconds, placement_reused, ops: [{index, type,
+/// staging_host_seconds, host_seconds}]}.
 nlohmann::json host_times_json(const RunSummary& summary, std::span<const OpRecord> ops);
 
 }  // namespace ldmsim
