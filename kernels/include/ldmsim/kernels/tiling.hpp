@@ -190,8 +190,9 @@ std::vector<DmaHandle> put_runs(Core& core, DevicePtr<f16> base, LdmSpan<f16> bu
                                 std::source_location site = std::source_location::current());
 
 /// write_gathered_tiles for a destination whose layout's gaps are not its own (DeviceTensor::owns_padding): each
-/// core's share of the logical elements, in tiles, each contiguous run of the layout put on its own; nothing between
-/// the runs is written. Runs must be whole 4-byte words (an even length at an even offset).
+/// core's share of the logical elements (whole runs where that gives every core work), in tiles, a tile's runs put
+/// by put_runs; nothing between the runs is written. Runs must be whole 4-byte words (an even length at an even
+/// offset).
 template <typename F>
 void write_gathered_runs(Core& core, DevicePtr<f16> out, const Layout& layout, F&& fill,
                          std::size_t min_share = kStreamingShare,
