@@ -232,8 +232,7 @@ class SplitPlacement final : public Placement {
     TensorRegion region;
     MarginPlanes planes;
   };
-  std::optional<MarginBuffer> margin_buffer(const OpNode& producer, std::size_t t, const TensorRegion& held, int g,
-                                            const PaddingPlan& own);
+  std::optional<MarginBuffer> margin_buffer(std::size_t t, const TensorRegion& held, int g, const PaddingPlan& own);
   /// Gathers the halo rows of a margin buffer (around the rows its producer wrote); the copy is then complete.
   void fill_margins(std::size_t t, Copy& c);
   const Copy& keep(std::size_t t, Copy c) { return held_[t].emplace_back(std::move(c)); }
@@ -363,10 +362,8 @@ Cycle SplitPlacement::gather_into(std::size_t t, const TensorRegion& r, int g, c
   return run_on(g, whole_machine, ready, [&](Machine& on) { gather_parts(on, out_shape, axis, parts, out, label); });
 }
 
-std::optional<SplitPlacement::MarginBuffer> SplitPlacement::margin_buffer(const OpNode& producer, std::size_t t,
-                                                                          const TensorRegion& held, int g,
-                                                                          const PaddingPlan& own) {
-  if (producer.outputs.size() != 1) return std::nullopt;
+std::optional<SplitPlacement::MarginBuffer> SplitPlacement::margin_buffer(std::size_t t, const TensorRegion& held,
+                                                                          int g, const PaddingPlan& own) {
   const TensorNode& node = graph_.tensor(t);
   if (node.consumers.size() != 1) return std::nullopt;
   const OpNode& consumer = graph_.ops()[node.consumers.front()];
@@ -553,7 +550,7 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
       const PaddingPlan own = wanted(*p.bound, run.in.size() + k);
       const std::size_t t = op.outputs[k];
       run.margins.push_back(s.axis.reduces ? std::nullopt
-                                           : margin_buffer(op, t, p.work.regions[op.inputs.size() + k], g, own));
+                                           : margin_buffer(t, p.work.regions[op.inputs.size() + k], g, own));
       run.out.push_back(run.margins.back() ? run.margins.back()->piece : allocate(view(g), graph_.tensor(t).name, own));
     }
     machine_.start_no_earlier({g}, ready);

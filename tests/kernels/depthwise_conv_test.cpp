@@ -46,6 +46,21 @@ Run run_conv(const std::vector<Shape>& shapes, const nlohmann::json& attrs, cons
   return r;
 }
 
+/// Runs the depthwise algorithm on `shapes` with `attrs` (inputs seeded by `seed`, on `arch`): checks it against the
+/// fp32 reference and its output bit for bit against implicit-precomp's on `gemm_arch` (a larger store where the
+/// GEMM's tiles need one; the bits do not depend on it).
+void check_reference_and_gemm_bits(const std::vector<Shape>& shapes, nlohmann::json attrs, unsigned seed,
+                                   const Arch& arch, const Arch& gemm_arch) {
+  attrs["algo"] = "depthwise";
+  const auto r = run_op("conv", shapes, attrs, StagingPolicy::kMethod, -1.0f, 1.0f, seed, {}, arch);
+  INFO(r.fault);
+  REQUIRE_FALSE(r.trapped);
+  CHECK(r.max_excess <= 0);
+  const Run direct = run_conv(shapes, attrs, arch);
+  attrs["algo"] = "implicit-precomp";
+  CHECK(direct.bits == run_conv(shapes, attrs, gemm_arch).bits);
+}
+
 struct DepthwiseCase {
   Shape x, w;
   nlohmann::json attrs;
@@ -98,15 +113,9 @@ TEST_CASE("depthwise conv folds a residual and an activation as the GEMM algorit
   for (const char* residual : {"after", "before"}) {
     for (const nlohmann::json& activation :
          {nlohmann::json("relu"), nlohmann::json{{"type", "clip"}, {"min", 0.0}, {"max", 0.5}}}) {
-      nlohmann::json attrs{{"groups", 6}, {"pad", 1}, {"residual", residual}, {"activation", activation}};
+      const nlohmann::json attrs{{"groups", 6}, {"pad", 1}, {"residual", residual}, {"activation", activation}};
       INFO(attrs.dump());
-      attrs["algo"] = "depthwise";
-      const auto r = run_op("conv", {x, w, Shape{6}, y}, attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 5);
-      REQUIRE_FALSE(r.trapped);
-      CHECK(r.max_excess <= 0);
-      const Run direct = run_conv({x, w, Shape{6}, y}, attrs, arch);
-      attrs["algo"] = "implicit-precomp";
-      CHECK(direct.bits == run_conv({x, w, Shape{6}, y}, attrs, arch).bits);
+      check_reference_and_gemm_bits({x, w, Shape{6}, y}, attrs, 5, arch, arch);
     }
   }
 }
@@ -115,31 +124,19 @@ TEST_CASE("depthwise conv reads rows longer than its staging buffer in chunks", 
   // sw26010's 64 KiB local store: a 3-row window of 20,000-element rows does not fit one read.
   const Arch arch = Arch::preset("sw26010");
   const std::vector<Shape> shapes{Shape{1, 2, 4, 20000}, Shape{2, 1, 3, 3}, Shape{2}};
-  const nlohmann::json attrs{{"groups", 2}, {"pad", 1}, {"stride", {1, 3}}};
-  nlohmann::json dw = attrs, gemm = attrs;
-  dw["algo"] = "depthwise";
-  gemm["algo"] = "implicit-precomp";
-  const auto r = run_op("conv", shapes, dw, StagingPolicy::kMethod, -1.0f, 1.0f, 3, {}, arch);
-  REQUIRE_FALSE(r.trapped);
-  CHECK(r.max_excess <= 0);
-  // The GEMM algorithms need a larger local store for such rows; the bits do not depend on its size.
+  // The GEMM algorithms need a larger local store for such rows.
   nlohmann::json roomy = arch.to_json();
   roomy["core_groups"]["cores"]["ldm_bytes"] = 1 << 20;
-  CHECK(run_conv(shapes, dw, arch).bits == run_conv(shapes, gemm, Arch::from_json(roomy)).bits);
+  check_reference_and_gemm_bits(shapes, {{"groups", 2}, {"pad", 1}, {"stride", {1, 3}}}, 3, arch,
+                                Arch::from_json(roomy));
 }
 
 TEST_CASE("depthwise conv writes several tiles per core, and the residual of each", "[kernels][conv][depthwise]") {
   // 64 planes of 40x40 over small_arch's cores: eight planes a core, in tiles of four.
   const Shape x{2, 32, 40, 40}, w{32, 1, 3, 3}, y{2, 32, 40, 40};
-  nlohmann::json attrs{
-      {"groups", 32}, {"pad", 1}, {"residual", "after"}, {"activation", "relu"}, {"algo", "depthwise"}};
   const Arch arch = ldmsim::test::small_arch();
-  const auto r = run_op("conv", {x, w, Shape{32}, y}, attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 9);
-  REQUIRE_FALSE(r.trapped);
-  CHECK(r.max_excess <= 0);
-  const Run direct = run_conv({x, w, Shape{32}, y}, attrs, arch);
-  attrs["algo"] = "implicit-precomp";
-  CHECK(direct.bits == run_conv({x, w, Shape{32}, y}, attrs, arch).bits);
+  check_reference_and_gemm_bits(
+      {x, w, Shape{32}, y}, {{"groups", 32}, {"pad", 1}, {"residual", "after"}, {"activation", "relu"}}, 9, arch, arch);
 }
 
 TEST_CASE("depthwise conv reads a row segment wider than its buffers in column chunks", "[kernels][conv][depthwise]") {
@@ -152,13 +149,7 @@ TEST_CASE("depthwise conv reads a row segment wider than its buffers in column c
   tree["core_groups"]["cores"]["ldm_bytes"] = 1 << 20;
   const Arch roomy = Arch::from_json(tree);
   const std::vector<Shape> shapes{Shape{1, 2, 3, 40000}, Shape{2, 1, 3, 3}, Shape{2}};
-  nlohmann::json attrs{{"groups", 2}, {"pad", 1}, {"algo", "depthwise"}};
-  const auto r = run_op("conv", shapes, attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 4, {}, arch);
-  REQUIRE_FALSE(r.trapped);
-  CHECK(r.max_excess <= 0);
-  const Run direct = run_conv(shapes, attrs, arch);
-  attrs["algo"] = "implicit-precomp";
-  CHECK(direct.bits == run_conv(shapes, attrs, roomy).bits);
+  check_reference_and_gemm_bits(shapes, {{"groups", 2}, {"pad", 1}}, 4, arch, roomy);
 }
 
 TEST_CASE("depthwise conv of a large batch fits a 64 KiB local store", "[kernels][conv][depthwise][big]") {
