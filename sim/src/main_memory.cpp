@@ -357,7 +357,7 @@ void MainMemory::clean(DeviceAddr addr, std::uint64_t bytes) {
     const DeviceAddr from = std::max(piece, addr), to = std::min(piece_end, end);
     const std::uint64_t offset = from - kBase;  // one chunk: release records pieces within a chunk
     if (std::byte* chunk = chunks_[offset / kChunkBytes].load(std::memory_order_acquire)) {
-      std::memset(chunk + offset % kChunkBytes, 0, to - from);
+      zero_touched(chunk + offset % kChunkBytes, to - from);
     }
     it = dirty_.erase(it);
     if (piece < from) dirty_.emplace(piece, from - piece);

@@ -13,4 +13,9 @@ namespace ldmsim {
 /// other thread may write the range meanwhile.
 void populate_pages(std::byte* begin, std::size_t bytes, const std::atomic<bool>& stop);
 
+/// Zeroes [begin, begin + bytes) of a private anonymous mapping, skipping whole pages the process has never
+/// touched (neither present nor swapped out, per /proc/self/pagemap): those read as zero already, and writing
+/// zeros into them would only fault them in. Where pagemap cannot be read, zeroes everything.
+void zero_touched(std::byte* begin, std::size_t bytes);
+
 }  // namespace ldmsim
