@@ -288,7 +288,17 @@ double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch,
   // transaction) and whether it starts on an even element (runs are widened to even bounds): blocks whose starts
   // differ by whole periods of both share one price.
   if (first) first = *first % start_period_;
-  const BlockQuery query{rows, count, pitch, buffer, first.value_or(0), first.has_value()};
+  constexpr std::size_t kMax = std::numeric_limits<std::uint32_t>::max();
+  if (rows > kMax || count > kMax || pitch > kMax || buffer > kMax ||
+      start_period_ > std::numeric_limits<std::uint16_t>::max()) {
+    return price_block(rows, count, pitch, buffer, first);  // beyond the memo's fields: priced each time
+  }
+  const BlockQuery query{static_cast<std::uint32_t>(rows),
+                         static_cast<std::uint32_t>(count),
+                         static_cast<std::uint32_t>(pitch),
+                         static_cast<std::uint32_t>(buffer),
+                         static_cast<std::uint16_t>(first.value_or(0)),
+                         first.has_value()};
   return blocks_.get_or(query, [&] { return price_block(rows, count, pitch, buffer, first); });
 }
 

@@ -129,3 +129,15 @@ TEST_CASE("transactions of 1 and 2 bytes are priced", "[kernels]") {
     CHECK(price.block(6, 55, 112, 6 * 56) == price.block(6, 55, 112, 6 * 56, 6));
   }
 }
+
+TEST_CASE("the pricer prices blocks past its memo's 32-bit fields as it prices the same block within them",
+          "[kernels][tiling]") {
+  // A pitch whose difference is a whole number of transactions keeps every run's alignment, hence the price.
+  const tiling::ReadPricer price(Arch::preset("sw26010pro"));
+  const std::size_t wide = std::size_t{1} << 32;  // a multiple of any transaction in elements
+  REQUIRE(wide % price.transaction_elements() == 0);
+  for (const std::size_t first : {std::size_t{0}, std::size_t{6}}) {
+    CHECK(price.block(6, 55, 112 + wide, 6 * 56, first) == price.block(6, 55, 112, 6 * 56, first));
+  }
+  CHECK(price.block(6, 55, 112 + wide, 6 * 56) == price.block(6, 55, 112, 6 * 56));
+}

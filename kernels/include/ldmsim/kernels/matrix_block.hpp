@@ -126,7 +126,8 @@ class ReadPricer {
   std::uint64_t id_;
   /// What block() is asked; the control core ranks thousands of blockings whose reads repeat.
   struct BlockQuery {
-    std::size_t rows, count, pitch, buffer, first;
+    std::uint32_t rows, count, pitch, buffer;  // narrow fields: with its value a memo slot takes 32 bytes, not 64
+    std::uint16_t first;                       ///< within a start period
     bool first_known;
     bool operator==(const BlockQuery&) const = default;
   };

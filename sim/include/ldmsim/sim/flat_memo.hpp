@@ -44,7 +44,7 @@ class FlatMemo {
       rehash(2 * slots_.size());
       at = free_slot(key);
     }
-    slots_[at] = {key, value, true};
+    slots_[at] = {key, true, value};
     ++size_;
     return value;
   }
@@ -58,10 +58,10 @@ class FlatMemo {
 
  private:
   static constexpr std::size_t kInitialSlots = 64;
-  struct Slot {
+  struct Slot {  // `used` next to the key: packed in the key's tail padding where it has some
     Key key;
-    Value value;
     bool used;
+    Value value;
   };
 
   std::size_t slot_of(const Key& key) const {
