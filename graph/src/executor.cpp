@@ -45,7 +45,7 @@ namespace {
 /// The kernels' estimates the cost-aware placement asked for on a machine (Machine::host_state), and the last plan
 /// it made there.
 struct PlacementEstimates {
-  std::shared_ptr<KernelEstimates> kernels = std::make_shared<KernelEstimates>();
+  std::shared_ptr<KernelEstimates> kernels;  ///< the machine's own searches
   PlacementMemo last;
 };
 
@@ -58,6 +58,7 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
   // that plan; another model's plan finds the estimates.
   HostStopwatch planning;
   PlacementEstimates& estimates = machine.host_state<PlacementEstimates>();
+  if (!estimates.kernels) estimates.kernels = std::make_shared<KernelEstimates>(machine);
   const SplitPlan* kept = estimates.last.find(graph, plan, options.split);
   const bool placement_reused = kept != nullptr;
   SplitPlan split =

@@ -237,22 +237,28 @@ TEST_CASE("conv runs right on an arch whose transactions are smaller than the 4-
   }
 }
 
+namespace {
+
+/// Runs a 3x3 conv (pad 1) of x by w with `algo` on m; its blocking.
+nlohmann::json run_conv(Machine& m, const Shape& x, const Shape& w, const char* algo) {
+  const auto bound = bind_op("conv", {x, w}, {{"pad", 1}, {"algo", algo}});
+  std::vector<DeviceTensor> in;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Shape& s = i == 0 ? x : w;
+    in.push_back(stage_in(m, i == 0 ? "x" : "w", choose_plan(bound->view(i), bound->padding(i), StagingPolicy::kMethod),
+                          std::vector<f16>(s.elements(), f16(0.25f))));
+  }
+  const std::vector<DeviceTensor> out{
+      allocate_tensor(m, "y", choose_plan(bound->view(2), bound->padding(2), StagingPolicy::kMethod))};
+  bound->run(m, in, out, "conv");
+  return bound->run_metrics()["blocking"];
+}
+
+}  // namespace
+
 TEST_CASE("a conv whose job and arch were seen before reuses their blocking: one search", "[kernels][conv]") {
   // ResNet-18 repeats layer shapes; the search is the control core's work between launches.
-  const auto run = [](Machine& m, const Shape& x, const Shape& w, const char* algo) {
-    const auto bound = bind_op("conv", {x, w}, {{"pad", 1}, {"algo", algo}});
-    std::vector<DeviceTensor> in;
-    for (std::size_t i = 0; i < 2; ++i) {
-      const Shape& s = i == 0 ? x : w;
-      in.push_back(stage_in(m, i == 0 ? "x" : "w",
-                            choose_plan(bound->view(i), bound->padding(i), StagingPolicy::kMethod),
-                            std::vector<f16>(s.elements(), f16(0.25f))));
-    }
-    const std::vector<DeviceTensor> out{
-        allocate_tensor(m, "y", choose_plan(bound->view(2), bound->padding(2), StagingPolicy::kMethod))};
-    bound->run(m, in, out, "conv");
-    return bound->run_metrics()["blocking"];
-  };
+  const auto run = run_conv;
   Machine m{Arch::preset("sw26010pro")};
   const Shape x{1, 16, 12, 12}, w{32, 16, 3, 3};
   CHECK(ops::blocking_searches(m) == 0);
@@ -375,4 +381,26 @@ TEST_CASE("a conv's kernel estimate is the blocking estimate its run reports", "
   }
   // The depthwise kernel has no blocking to estimate.
   CHECK_FALSE(bind_op("conv", {Shape{1, 8, 9, 9}, Shape{8, 1, 3, 3}}, {{"groups", 8}})->kernel_estimate(arch, memo));
+}
+
+TEST_CASE("a planner's estimate through the machine's own searches is the search its launch then finds",
+          "[kernels][conv]") {
+  // The cost-aware placement asks the kernels it weighs for their estimates before they run (executor.cpp).
+  const Shape x{1, 16, 12, 12}, w{32, 16, 3, 3};
+  const auto bound = bind_op("conv", {x, w}, {{"pad", 1}, {"algo", "implicit-precomp"}});
+  Machine m{Arch::preset("sw26010pro")};
+  KernelEstimates estimates(m);
+  const std::optional<double> estimate = bound->kernel_estimate(m.arch(), estimates);
+  REQUIRE(estimate);
+  CHECK(*estimate > 0);
+  CHECK(ops::blocking_searches(m) == 1);
+  CHECK(estimates.searches() == 1);
+  const nlohmann::json blocking = run_conv(m, x, w, "implicit-precomp");
+  CHECK(ops::blocking_searches(m) == 1);  // found, not searched again
+  CHECK(blocking["estimated_cycles"] == std::llround(*estimate));
+  // Estimates of their own search apart from any machine's.
+  KernelEstimates own;
+  CHECK(bound->kernel_estimate(m.arch(), own) == estimate);
+  CHECK(own.searches() == 1);
+  CHECK(ops::blocking_searches(m) == 1);
 }

@@ -1066,10 +1066,17 @@ namespace ldmsim {
 
 /// A planner's searches (KernelEstimates): the state a machine keeps of its own, without a machine.
 struct KernelEstimates::Impl {
-  ops::BlockingSearches searches;
+  std::unique_ptr<ops::BlockingSearches> owned;  ///< null when the searches are a machine's
+  ops::BlockingSearches& searches;
 };
 
-KernelEstimates::KernelEstimates() : impl_(std::make_unique<Impl>()) {}
+KernelEstimates::KernelEstimates() {
+  auto owned = std::make_unique<ops::BlockingSearches>();
+  ops::BlockingSearches& searches = *owned;
+  impl_ = std::make_unique<Impl>(Impl{std::move(owned), searches});
+}
+KernelEstimates::KernelEstimates(Machine& machine)
+    : impl_(std::make_unique<Impl>(Impl{nullptr, machine.host_state<ops::BlockingSearches>()})) {}
 KernelEstimates::~KernelEstimates() = default;
 std::uint64_t KernelEstimates::searches() const {
   const std::lock_guard lock(impl_->searches.mutex);

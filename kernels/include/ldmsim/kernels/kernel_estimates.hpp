@@ -8,9 +8,15 @@
 
 namespace ldmsim {
 
+class Machine;
+
 class KernelEstimates {
  public:
+  /// Estimates of its own, kept as long as it is.
   KernelEstimates();
+  /// The machine's own searches (its control core's, which its kernels look up when they launch): what the
+  /// planner prices here, the kernels it places find searched, and the other way round. Valid while the machine is.
+  explicit KernelEstimates(Machine& machine);
   ~KernelEstimates();
   KernelEstimates(const KernelEstimates&) = delete;
   KernelEstimates& operator=(const KernelEstimates&) = delete;
