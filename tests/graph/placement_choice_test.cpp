@@ -94,6 +94,40 @@ TEST_CASE("the placement estimate is the arch's roofline per core group", "[grap
   CHECK(model.exchange(g, relu.outputs[0], held, own).cycles == 0);
 }
 
+TEST_CASE("a gather is priced as its reads, waiting on the link where remote, then its writes in the needed blocks",
+          "[graph][split][auto]") {
+  // gather_parts: each core reads a tile's runs (blocks of the held pieces), then writes the tile (blocks of the
+  // region it needs), so a slow link delays the reads and the writes come after them.
+  const Graph g = relu_chain(1);
+  const std::size_t t = g.ops()[0].outputs[0];  // [1, 4, 64, 64], 32 KiB
+  const auto priced = [](double link_bytes_per_cycle) {
+    Arch a = Arch::preset("sw26010");
+    a.name = "priced";  // not a preset: no calibration
+    a.dma.remote = {250, link_bytes_per_cycle};
+    return a;
+  };
+  const Arch free_link = priced(0), slow_link = priced(1);
+  const double launch = 2 * slow_link.dma.timing.value("latency_cycles", 0.0) + slow_link.node_barrier_cycles + 250;
+  // Rows 16-31 (8 KiB) on group 1, held whole in group 0's memory: all of it crosses the link.
+  std::vector<std::optional<TensorRegion>> need(4);
+  need[1] = TensorRegion{false, 2, 16, 32};
+  const double local = PlacementCostModel(free_link).exchange(g, t, TensorHolding{}, need).cycles - launch;
+  const double link = 8192.0 / 1;
+  const double remote = PlacementCostModel(slow_link).exchange(g, t, TensorHolding{}, need).cycles - launch;
+  CHECK(local > 0);
+  CHECK(remote > link);          // the writes wait for the reads the link delays
+  CHECK(remote - link < local);  // ... and are part of the local cost
+  // The same bytes read in one piece's blocks (rows of 16 per plane), written as one plane (channel 0) or as rows
+  // 8-23 of every plane: the plane is written in longer requests, so costs less.
+  TensorHolding rows{false, {}};
+  for (std::uint64_t q = 0; q < 4; ++q) rows.groups.push_back(TensorRegion{false, 2, 16 * q, 16 * (q + 1)});
+  std::vector<std::optional<TensorRegion>> plane(4), band(4);
+  plane[0] = TensorRegion{false, 1, 0, 1};
+  band[0] = TensorRegion{false, 2, 8, 24};
+  const PlacementCostModel model(free_link);
+  CHECK(model.exchange(g, t, rows, plane).cycles < model.exchange(g, t, rows, band).cycles);
+}
+
 TEST_CASE("one whole matrix product reads its smaller operand whole on every group", "[graph][split][auto]") {
   // fc of x [1, 2048] (4 KiB) by W [256, 2048] (1 MiB): the kernel deals W's output columns to the groups, so each
   // group reads a quarter of W and all of x; a batch of matrices (matmul [8, 64, 64] x [8, 64, 64]) is dealt by

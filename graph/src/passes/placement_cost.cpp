@@ -273,12 +273,13 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       held.whole || std::any_of(held.groups.begin(), held.groups.end(), [](const auto& h) { return h && h->whole; });
   // A copy read in place costs nothing, unless the consumer wants it in another layout: then it is re-laid out
   // where it is, reading and writing every byte (a gather writes the wanted layout as it goes).
-  const double relayout_rate_cycles =
-      1 / rate(DmaOp::kGet, kTypicalRequestBytes) + 1 / rate(DmaOp::kPut, kTypicalRequestBytes);
+  const double get_cycles_per_byte = 1 / rate(DmaOp::kGet, kTypicalRequestBytes);
+  const double put_cycles_per_byte = 1 / rate(DmaOp::kPut, kTypicalRequestBytes);
   const auto in_place = [&](double bytes, double remote_bytes) {
     if (!relayout) return;
     const double remote = remote_bytes_per_cycle_ > 0 ? remote_bytes / remote_bytes_per_cycle_ : 0;
-    slowest = std::max(slowest, launch_cycles_ + std::max(bytes * relayout_rate_cycles, remote));
+    slowest =
+        std::max(slowest, launch_cycles_ + std::max(bytes * get_cycles_per_byte, remote) + bytes * put_cycles_per_byte);
   };
   std::optional<double> first_whole_gather;
   for (std::size_t g = 0; g < need.size(); ++g) {
@@ -314,12 +315,13 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       const double halo = region_bytes(tensor, r) - local;
       const double margins = (r.begin < own.begin ? 1.0 : 0.0) + (own.end < r.end ? 1.0 : 0.0);
       const double block = halo / margins / static_cast<double>(shape.product(0, r.axis));
-      const double moved = halo / rate(DmaOp::kGet, block) + halo / rate(DmaOp::kPut, block);
-      slowest = std::max(slowest, margins * launch_cycles_ + std::max(moved, remote_cycles(halo)));
+      const double read = halo / rate(DmaOp::kGet, block), written = halo / rate(DmaOp::kPut, block);
+      slowest = std::max(slowest, margins * launch_cycles_ + std::max(read, remote_cycles(halo)) + written);
       continue;
     }
-    // The gather moves boxes: one contiguous block per index before the cut axis, of the rows the smaller of the
-    // needed and the held region spans (small blocks cost whole transactions and a request each).
+    // The gather reads boxes: one contiguous block per index before the cut axis, of the rows the smaller of the
+    // needed and the held region spans (small blocks cost whole transactions and a request each). It writes the
+    // needed region tile by tile, so its puts are as long as that region's own blocks.
     const double bytes = region_bytes(tensor, r);
     double block = bytes;
     const auto narrow = [&](const TensorRegion& cut) {
@@ -327,15 +329,19 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
         block = std::min(block, region_bytes(tensor, cut) / static_cast<double>(shape.product(0, cut.axis)));
     };
     narrow(r);
+    const double written_block = block;
     if (!held.whole && held.groups[g]) narrow(*held.groups[g]);
     if (!held.whole) {
       for (const auto& h : held.groups) {
         if (h) narrow(*h);
       }
     }
-    const double local_cycles = bytes / rate(DmaOp::kGet, block) + bytes / rate(DmaOp::kPut, block);
+    // A core reads a tile's runs, then writes the tile: the reads wait on the link where they are remote, the
+    // writes on the engine after them.
+    const double read_cycles = bytes / rate(DmaOp::kGet, block),
+                 written_cycles = bytes / rate(DmaOp::kPut, written_block);
     if (!whole_machine) {
-      const double gather = launch_cycles_ + std::max(local_cycles, remote_cycles(bytes - local));
+      const double gather = launch_cycles_ + std::max(read_cycles, remote_cycles(bytes - local)) + written_cycles;
       if (r.whole && !held.whole) {
         // The whole tensor from pieces: the first group that needs it gathers a copy into its memory, and the
         // others read that copy in place, over their links, once it is there (SplitPlacement::obtain).
@@ -358,7 +364,8 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
           held.whole ? (h == 0 ? bytes : 0) : (held.groups[h] ? overlap_bytes(tensor, r, *held.groups[h]) : 0);
       const double share = bytes / groups;
       const double remote = share * (1 - own / std::max(1.0, bytes)) + (h == 0 ? 0 : share);
-      slowest = std::max(slowest, launch_cycles_ + std::max(local_cycles / groups, remote_cycles(remote)));
+      slowest = std::max(
+          slowest, launch_cycles_ + std::max(read_cycles / groups, remote_cycles(remote)) + written_cycles / groups);
     }
   }
   Estimate e;
