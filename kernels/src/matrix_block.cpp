@@ -202,7 +202,7 @@ ReadPricer::~ReadPricer() = default;
 bool ReadPricer::memos_full() const {
   // The memos grow with the distinct queries. A run length's memo holds a cost per 2-byte offset within a
   // transaction, so the run memo is also bounded by its costs: at most 2^24 (128 MiB).
-  constexpr std::size_t kMaxQueries = std::size_t{1} << 18;  // block memo at most 2^20 slots of 64 bytes
+  constexpr std::size_t kMaxQueries = std::size_t{1} << 18;  // block memo at most 2^20 slots of 32 bytes
   constexpr std::size_t kMaxRunCosts = std::size_t{1} << 24;
   return blocks_.size() > kMaxQueries || runs_.size() > kMaxQueries ||
          runs_.size() * (transaction_bytes_ / 2 + 1) > kMaxRunCosts;

@@ -9,15 +9,26 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 
 namespace ldmsim {
 
 namespace {
 constexpr std::size_t kStepBytes = std::size_t{256} << 10;  // per call, so `stop` is seen within ~0.1 ms
 
-/// The process's page map, opened once (-1 where it cannot be read), kept open for the process.
+/// This process's page map (-1 where it cannot be read), kept open. The file describes the process that opened
+/// it, so a forked child opens its own.
 int pagemap_fd() {
-  static const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  static std::mutex mutex;
+  static int fd = -1;
+  static pid_t owner = 0;
+  const pid_t me = getpid();
+  const std::lock_guard lock(mutex);
+  if (owner != me) {
+    if (fd >= 0) close(fd);  // the parent's, inherited
+    fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    owner = me;
+  }
   return fd;
 }
 

@@ -140,4 +140,8 @@ TEST_CASE("the pricer prices blocks past its memo's 32-bit fields as it prices t
     CHECK(price.block(6, 55, 112 + wide, 6 * 56, first) == price.block(6, 55, 112, 6 * 56, first));
   }
   CHECK(price.block(6, 55, 112 + wide, 6 * 56) == price.block(6, 55, 112, 6 * 56));
+  // A buffer past 32 bits holds the whole span, as a buffer of 1,000 elements does; cut to 32 bits it would be one
+  // of 330, which holds the rows only (the span is 615 elements), and the read would be priced otherwise.
+  REQUIRE(price.block(6, 55, 112, 330, 6) != price.block(6, 55, 112, 1000, 6));
+  CHECK(price.block(6, 55, 112, wide + 330, 6) == price.block(6, 55, 112, 1000, 6));
 }

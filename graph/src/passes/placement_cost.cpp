@@ -275,11 +275,14 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
   // where it is, reading and writing every byte (a gather writes the wanted layout as it goes).
   const double get_cycles_per_byte = 1 / rate(DmaOp::kGet, kTypicalRequestBytes);
   const double put_cycles_per_byte = 1 / rate(DmaOp::kPut, kTypicalRequestBytes);
-  const auto in_place = [&](double bytes, double remote_bytes) {
+  const auto link = [&](double remote_bytes) {
+    return remote_bytes_per_cycle_ > 0 ? std::max(0.0, remote_bytes) / remote_bytes_per_cycle_ : 0;
+  };
+  // Reads, then writes: each waits on the link for its remote bytes.
+  const auto in_place = [&](double bytes, double remote_reads, double remote_writes) {
     if (!relayout) return;
-    const double remote = remote_bytes_per_cycle_ > 0 ? remote_bytes / remote_bytes_per_cycle_ : 0;
-    slowest =
-        std::max(slowest, launch_cycles_ + std::max(bytes * get_cycles_per_byte, remote) + bytes * put_cycles_per_byte);
+    slowest = std::max(slowest, launch_cycles_ + std::max(bytes * get_cycles_per_byte, link(remote_reads)) +
+                                    std::max(bytes * put_cycles_per_byte, link(remote_writes)));
   };
   std::optional<double> first_whole_gather;
   for (std::size_t g = 0; g < need.size(); ++g) {
@@ -288,26 +291,23 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
     if (whole_machine && r.whole && whole_copy) {
       // On the whole machine: each group a share, groups other than the copy's reading and writing it remotely.
       const double share = region_bytes(tensor, r) / static_cast<double>(need.size());
-      in_place(share, need.size() > 1 ? 2 * share : 0);
+      in_place(share, need.size() > 1 ? share : 0, need.size() > 1 ? share : 0);
       continue;
     }
     double local = 0;
     if (held.whole) {
       if (g == 0 && r.whole) {  // the copy itself
-        in_place(region_bytes(tensor, r), 0);
+        in_place(region_bytes(tensor, r), 0, 0);
         continue;
       }
       local = g == 0 ? region_bytes(tensor, r) : 0;
     } else {
       if (held.groups[g] && same(*held.groups[g], r)) {
-        in_place(region_bytes(tensor, r), 0);
+        in_place(region_bytes(tensor, r), 0, 0);
         continue;
       }
       if (held.groups[g]) local = overlap_bytes(tensor, r, *held.groups[g]);
     }
-    const auto remote_cycles = [&](double remote) {
-      return remote_bytes_per_cycle_ > 0 ? std::max(0.0, remote) / remote_bytes_per_cycle_ : 0;
-    };
     if (!whole_machine && !held.whole && held.groups[g] && margin_rows(graph, t, *held.groups[g], r)) {
       // The producer wrote its rows into the consumer's buffer (SplitPlacement's margin rows): a gather per margin
       // moves only the halo rows, a block of them per plane.
@@ -316,7 +316,7 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       const double margins = (r.begin < own.begin ? 1.0 : 0.0) + (own.end < r.end ? 1.0 : 0.0);
       const double block = halo / margins / static_cast<double>(shape.product(0, r.axis));
       const double read = halo / rate(DmaOp::kGet, block), written = halo / rate(DmaOp::kPut, block);
-      slowest = std::max(slowest, margins * launch_cycles_ + std::max(read, remote_cycles(halo)) + written);
+      slowest = std::max(slowest, margins * launch_cycles_ + std::max(read, link(halo)) + written);
       continue;
     }
     // The gather reads boxes: one contiguous block per index before the cut axis, of the rows the smaller of the
@@ -341,7 +341,7 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
     const double read_cycles = bytes / rate(DmaOp::kGet, block),
                  written_cycles = bytes / rate(DmaOp::kPut, written_block);
     if (!whole_machine) {
-      const double gather = launch_cycles_ + std::max(read_cycles, remote_cycles(bytes - local)) + written_cycles;
+      const double gather = launch_cycles_ + std::max(read_cycles, link(bytes - local)) + written_cycles;
       if (r.whole && !held.whole) {
         // The whole tensor from pieces: the first group that needs it gathers a copy into its memory, and the
         // others read that copy in place, over their links, once it is there (SplitPlacement::obtain).
@@ -349,7 +349,7 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
           first_whole_gather = gather;
           slowest = std::max(slowest, gather);
         } else {
-          slowest = std::max(slowest, *first_whole_gather + remote_cycles(bytes));
+          slowest = std::max(slowest, *first_whole_gather + link(bytes));
         }
         continue;
       }
@@ -363,9 +363,9 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       const double own =
           held.whole ? (h == 0 ? bytes : 0) : (held.groups[h] ? overlap_bytes(tensor, r, *held.groups[h]) : 0);
       const double share = bytes / groups;
-      const double remote = share * (1 - own / std::max(1.0, bytes)) + (h == 0 ? 0 : share);
-      slowest = std::max(
-          slowest, launch_cycles_ + std::max(read_cycles / groups, remote_cycles(remote)) + written_cycles / groups);
+      const double remote_reads = share * (1 - own / std::max(1.0, bytes)), remote_writes = h == 0 ? 0 : share;
+      slowest = std::max(slowest, launch_cycles_ + std::max(read_cycles / groups, link(remote_reads)) +
+                                      std::max(written_cycles / groups, link(remote_writes)));
     }
   }
   Estimate e;

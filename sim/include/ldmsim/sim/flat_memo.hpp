@@ -58,7 +58,8 @@ class FlatMemo {
 
  private:
   static constexpr std::size_t kInitialSlots = 64;
-  struct Slot {  // `used` next to the key: packed in the key's tail padding where it has some
+  struct Slot {  // `used` before the value: in the bytes the value's alignment leaves after a key that does not fill
+                 // them
     Key key;
     bool used;
     Value value;
