@@ -1,74 +1,135 @@
 // The copies a BCAST or ROW get owes its other receivers (deferred_copies.hpp).
 #include "ldmsim/dma/deferred_copies.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
+#include <iterator>
 
 namespace ldmsim {
 
-DeferredCopies::DeferredCopies(std::byte* ldm_base, std::uint64_t ldm_bytes, std::size_t cores)
-    : ldm_base_(ldm_base), ldm_bytes_(ldm_bytes), owed_(cores), sourced_(cores, 0) {}
+namespace {
 
-void DeferredCopies::owe(int core, int source, std::uint64_t begin, std::uint64_t end) {
-  owed_[static_cast<std::size_t>(core)].push_back(Owed{source, begin, end});
-  ++sourced_[static_cast<std::size_t>(source)];
-  ++owed_count_;
-}
-
-void DeferredCopies::make(int core, const Owed& owed) {
-  std::memcpy(stores(core) + owed.begin, stores(owed.source) + owed.begin, owed.end - owed.begin);
-}
-
-template <typename MustMake>
-void DeferredCopies::settle(int core, std::uint64_t begin, std::uint64_t end, MustMake must_make) {
-  std::vector<Owed>& list = owed_[static_cast<std::size_t>(core)];
-  for (std::size_t i = 0; i < list.size();) {
-    const Owed owed = list[i];
-    if (owed.end <= begin || owed.begin >= end) {
-      ++i;
-      continue;
-    }
-    if (must_make(owed)) make(core, owed);
-    forget(list, i);
+/// Calls each(c) for every set bit c of `mask`, lowest first.
+template <typename Each>
+void for_each_bit(std::uint64_t mask, Each&& each) {
+  while (mask != 0) {
+    each(std::countr_zero(mask));
+    mask &= mask - 1;
   }
 }
 
-void DeferredCopies::forget(std::vector<Owed>& list, std::size_t i) {
-  --sourced_[static_cast<std::size_t>(list[i].source)];
-  --owed_count_;
-  list[i] = list.back();  // order does not matter: owed ranges of one core never overlap
-  list.pop_back();
+}  // namespace
+
+std::size_t DeferredCopies::first_overlap(const std::vector<Owed>& list, std::uint64_t begin) {
+  // Entries never overlap and are in address order, so their ends are ordered too.
+  return static_cast<std::size_t>(
+      std::partition_point(list.begin(), list.end(), [begin](const Owed& o) { return o.end <= begin; }) - list.begin());
+}
+
+DeferredCopies::DeferredCopies(std::byte* ldm_base, std::uint64_t ldm_bytes, std::size_t cores)
+    : ldm_base_(ldm_base), ldm_bytes_(ldm_bytes), cores_(cores) {
+  if (!can_defer()) return;
+  owed_.resize(cores);
+  sources_.assign(cores, 0);
+  count_.assign(cores * cores, 0);
+}
+
+void DeferredCopies::owe(std::uint64_t receivers, int source, std::uint64_t begin, std::uint64_t end) {
+  receivers &= ~(std::uint64_t{1} << source);
+  if (receivers == 0 || begin >= end) return;
+  std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
+  // Kept in address order: a get usually lands after the source's last owed range, so this mostly appends.
+  auto at = list.end();
+  while (at != list.begin() && std::prev(at)->begin > begin) --at;
+  list.insert(at, Owed{begin, end, receivers});
+  ++entries_;
+  for_each_bit(receivers, [&](int r) {
+    ++count_[static_cast<std::size_t>(r) * cores_ + static_cast<std::size_t>(source)];
+    sources_[static_cast<std::size_t>(r)] |= std::uint64_t{1} << source;
+  });
+}
+
+void DeferredCopies::make(int core, int source, const Owed& owed) {
+  std::memcpy(ldm_base_ + static_cast<std::size_t>(core) * ldm_bytes_ + owed.begin,
+              ldm_base_ + static_cast<std::size_t>(source) * ldm_bytes_ + owed.begin, owed.end - owed.begin);
+}
+
+bool DeferredCopies::settle(int source, std::size_t i, std::uint64_t cores) {
+  Owed& owed = owed_[static_cast<std::size_t>(source)][i];
+  const std::uint64_t cleared = owed.receivers & cores;
+  owed.receivers &= ~cleared;
+  for_each_bit(cleared, [&](int r) {
+    std::uint32_t& n = count_[static_cast<std::size_t>(r) * cores_ + static_cast<std::size_t>(source)];
+    if (--n == 0) sources_[static_cast<std::size_t>(r)] &= ~(std::uint64_t{1} << source);
+  });
+  if (owed.receivers != 0) return true;
+  erase(source, i);
+  return false;
+}
+
+void DeferredCopies::erase(int source, std::size_t i) {
+  std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+  --entries_;
 }
 
 void DeferredCopies::before_read(int core, std::uint64_t begin, std::uint64_t end) {
-  if (owed_count_ == 0) return;
-  settle(core, begin, end, [](const Owed&) { return true; });
-}
-
-void DeferredCopies::before_write(int core, std::uint64_t begin, std::uint64_t end) {
-  if (owed_count_ == 0) return;
-  // The part of an owed copy outside the written range must still arrive.
-  settle(core, begin, end, [&](const Owed& owed) { return owed.begin < begin || owed.end > end; });
-  if (sourced_[static_cast<std::size_t>(core)] == 0) return;
-  for (std::size_t c = 0; c < owed_.size(); ++c) {
-    if (sourced_[static_cast<std::size_t>(core)] == 0) break;
-    std::vector<Owed>& list = owed_[c];
-    for (std::size_t i = 0; i < list.size();) {
+  if (entries_ == 0) return;
+  const std::uint64_t bit = std::uint64_t{1} << core;
+  for_each_bit(sources_[static_cast<std::size_t>(core)], [&](int source) {
+    std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
+    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
       const Owed owed = list[i];
-      if (owed.source != core || owed.end <= begin || owed.begin >= end) {
+      if ((owed.receivers & bit) == 0) {
         ++i;
         continue;
       }
-      make(static_cast<int>(c), owed);
-      forget(list, i);
+      make(core, source, owed);
+      if (settle(source, i, bit)) ++i;
     }
-  }
+  });
+}
+
+void DeferredCopies::before_write(std::uint64_t cores, std::uint64_t begin, std::uint64_t end) {
+  if (entries_ == 0) return;
+  // Copies owed to these cores: dropped, but the part outside the written range must still arrive.
+  std::uint64_t sources = 0;
+  for_each_bit(cores, [&](int c) { sources |= sources_[static_cast<std::size_t>(c)]; });
+  for_each_bit(sources, [&](int source) {
+    std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
+    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
+      const Owed owed = list[i];
+      const std::uint64_t hit = owed.receivers & cores;
+      if (hit == 0) {
+        ++i;
+        continue;
+      }
+      if (owed.begin < begin || owed.end > end) for_each_bit(hit, [&](int c) { make(c, source, owed); });
+      if (settle(source, i, hit)) ++i;
+    }
+  });
+  // Copies other cores are owed from these cores' ranges: made while the ranges still hold their bytes.
+  for_each_bit(cores, [&](int source) {
+    std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
+    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
+      const Owed owed = list[i];
+      for_each_bit(owed.receivers, [&](int c) { make(c, source, owed); });
+      if (settle(source, i, owed.receivers)) ++i;
+    }
+  });
 }
 
 void DeferredCopies::drop(std::uint64_t begin, std::uint64_t end) {
-  if (owed_count_ == 0) return;
+  if (entries_ == 0) return;
   // Receivers and their source hold a copy at the same offsets, so every copy read from the range goes too.
-  for (std::size_t c = 0; c < owed_.size(); ++c)
-    settle(static_cast<int>(c), begin, end, [](const Owed&) { return false; });
+  for (std::size_t source = 0; source < owed_.size(); ++source) {
+    std::vector<Owed>& list = owed_[source];
+    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
+      const Owed owed = list[i];
+      if (settle(static_cast<int>(source), i, owed.receivers)) ++i;
+    }
+  }
 }
 
 }  // namespace ldmsim

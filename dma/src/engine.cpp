@@ -109,17 +109,17 @@ void DmaEngine::move(const DmaRequest& request, int core, std::uint64_t window_o
       }
     }
   };
-  // The other receivers' owed copies this overwrites go first, so that the first receiver's range, about to be
-  // overwritten, owes nothing to them.
-  if (!copies_.empty()) {
-    for_other_receivers([&](int c) { copies_.before_write(c, ldm, end); });
-    copies_.before_write(receivers_first, ldm, end);
-  }
+  // Every receiver's range is written: the copies owed there are settled first (and those the first receiver's
+  // range still owes others made), so that the range owes and is owed nothing.
+  const bool defer = request.replicate_on_read && copies_.can_defer();
+  std::uint64_t others = 0;
+  if (defer || !copies_.empty()) for_other_receivers([&](int c) { others |= std::uint64_t{1} << c; });
+  if (!copies_.empty()) copies_.before_write(others | (std::uint64_t{1} << receivers_first), ldm, end);
   for (std::uint64_t i = 0; i < blocks; ++i) {
     memory_.read(request.main + i * pitch, std::span<std::byte>(first + i * block, block));
   }
-  if (request.replicate_on_read) {
-    for_other_receivers([&](int c) { copies_.owe(c, receivers_first, ldm, end); });
+  if (defer) {
+    copies_.owe(others, receivers_first, ldm, end);
   } else {
     for_other_receivers([&](int c) { std::memcpy(ldm_of(c) + ldm, first, request.length); });
   }

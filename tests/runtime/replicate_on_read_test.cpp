@@ -132,3 +132,27 @@ TEST_CASE("a source freed and written over first gives its receivers their copie
     CHECK(snaps[c] == a);
   }
 }
+
+TEST_CASE("a group of more than 64 cores copies on-read gets eagerly", "[modes][on-read]") {
+  // Owed copies name their receivers in a 64-bit mask: a larger group gets every copy when the get lands, so a
+  // receiver that reads without readying still sees the bytes.
+  Arch arch = Arch::preset("tiny");
+  arch.rows = 3;
+  arch.cols = 32;
+  Machine m{arch};
+  const auto a = pattern(kBuf, 21);
+  const DeviceAddr xa = m.allocate_bytes(kBuf);
+  m.write_bytes(xa, a);
+  std::vector<std::vector<std::byte>> snaps(arch.cores_per_group(), std::vector<std::byte>(kBuf));
+  m.launch(LaunchSpec{.name = "wide-group"}, [&](Core& core) {
+     const LdmAddr at = core.ldm().alloc_bytes(kBuf);
+     core.barrier();
+     if (core.id() == 95) core.dma(bcast(xa, at, kBuf, true)).wait();
+     core.barrier();
+     std::memcpy(snaps[static_cast<std::size_t>(core.id())].data(), core.ldm().bytes(at), kBuf);
+   }).join();
+  for (std::size_t c = 0; c < snaps.size(); ++c) {
+    INFO("core " << c);
+    CHECK(snaps[c] == a);
+  }
+}

@@ -379,9 +379,11 @@ const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTi
     memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
     if (const std::vector<float>* built = memo.find()) return built->data();
     std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
+    core.ready_ldm(buf);  // a row member's copy of its leader's reads is made when first read
     unpack_row_blocks(buf, reads, k0, k1, j0, j1, tile);
     return tile.data();
   }
+  core.ready_ldm(buf);
   std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * pitch), 0.0f);
   const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   std::size_t next = 0;
@@ -510,6 +512,7 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
   memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
   if (const std::vector<float>* built = memo.find()) return built->data();
   std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
+  core.ready_ldm(buf);  // a row member's copy of its leader's reads is made when first read
   unpack_windows(buf, reads, win, k0, k1, j0, j1, tile);
   return tile.data();
 }

@@ -755,7 +755,8 @@ class BlockRunner {
     bool leader = false;
     bool group = false;
     Scope scope() const { return group ? Scope::kGroup : Scope::kRow; }
-    /// `on_read`: the members read B only through stored_b_tile, which makes their copies first.
+    /// `on_read`: the members read B only through stored_b_tile or their B source's unpack, which make their copies
+    /// first.
     tiling::ReadMode read_mode(bool on_read) const {
       if (!leader) return tiling::ReadMode::kPlan;
       if (on_read) return group ? tiling::ReadMode::kBcastOnRead : tiling::ReadMode::kRowOnRead;
@@ -770,7 +771,7 @@ class BlockRunner {
   void multiply(const std::vector<Lane>& lanes, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1,
                 const TeamRole* team = nullptr) {
     const tiling::ReadMode b_mode =
-        team == nullptr ? tiling::ReadMode::kPe : team->read_mode(b_memo_ != 0 && job_.b_source == nullptr);
+        team == nullptr ? tiling::ReadMode::kPe : team->read_mode(job_.b_source != nullptr || b_memo_ != 0);
     if (team != nullptr) core_.barrier(team->scope());  // every member is done with the previous unit's buffers
     std::size_t current = 0;
     issue(sets_[current], lanes, i0, i1, j0, j1, 0, b_mode);

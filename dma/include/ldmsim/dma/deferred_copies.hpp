@@ -5,6 +5,10 @@
 // freed. A copy never read is dropped when its buffer is freed or the launch ends, whose allocations all die: the
 // store keeps its earlier bytes there, which are undefined to whatever allocates them next, as the copy's would
 // be. Host work only: simulated time, the trace and every byte a kernel may read are those of eager copies.
+//
+// A get owes one entry, kept with its source and naming its receivers in a mask, so that a request touches the
+// entries of the few sources its cores owe from (a row or group leader's), not one entry per receiver: a conv's row
+// teams owe seven copies of every row block their leaders read.
 #pragma once
 
 #include <cstddef>
@@ -15,41 +19,49 @@ namespace ldmsim {
 
 class DeferredCopies {
  public:
+  /// Receivers are named in 64-bit masks: a group of more cores copies eagerly (can_defer).
+  static constexpr std::size_t kMaxCores = 64;
+
   /// `ldm_base` holds `cores` local stores of `ldm_bytes` each, back to back.
   DeferredCopies(std::byte* ldm_base, std::uint64_t ldm_bytes, std::size_t cores);
 
-  bool empty() const { return owed_count_ == 0; }
-  /// `core` is owed [begin, end) of its store (offsets in the physical store) from the same range of `source`'s.
-  void owe(int core, int source, std::uint64_t begin, std::uint64_t end);
+  /// Whether owe() may be used (the group has at most kMaxCores cores).
+  bool can_defer() const { return cores_ <= kMaxCores; }
+  bool empty() const { return entries_ == 0; }
+  /// The cores in `receivers` (bit c: core c; not `source`) are owed [begin, end) of their stores (offsets in the
+  /// physical store) from the same range of `source`'s. Their earlier copies owed there must be settled first
+  /// (before_write).
+  void owe(std::uint64_t receivers, int source, std::uint64_t begin, std::uint64_t end);
   /// Before [begin, end) of `core`'s store is read: the copies owed there made.
   void before_read(int core, std::uint64_t begin, std::uint64_t end);
-  /// Before [begin, end) of `core`'s store is written or freed: copies owed to `core` wholly inside dropped, those
-  /// partly inside made, and copies that other cores are owed from this range made while it still holds their
-  /// bytes.
-  void before_write(int core, std::uint64_t begin, std::uint64_t end);
+  /// Before [begin, end) of the stores of the cores in `cores` (a mask) is written or freed: copies owed to them
+  /// wholly inside dropped, those partly inside made, and copies that other cores are owed from their ranges made
+  /// while they still hold those bytes.
+  void before_write(std::uint64_t cores, std::uint64_t begin, std::uint64_t end);
   /// Every core's owed copies in [begin, end) dropped unmade (a launch's end frees all of its stores' buffers).
   void drop(std::uint64_t begin, std::uint64_t end);
 
  private:
   struct Owed {
-    int source;
     std::uint64_t begin, end;
+    std::uint64_t receivers;  ///< the cores still owed this range
   };
-  void make(int core, const Owed& owed);
-  /// Removes list[i] (a core's owed copy) and its counts.
-  void forget(std::vector<Owed>& list, std::size_t i);
-  /// Drops `core`'s owed copies overlapping [begin, end), making those `must_make` says first.
-  template <typename MustMake>
-  void settle(int core, std::uint64_t begin, std::uint64_t end, MustMake must_make);
-  std::byte* stores(int core) const {
-    return ldm_base_ + static_cast<std::size_t>(core) * static_cast<std::size_t>(ldm_bytes_);
-  }
+  /// The first of `list`'s entries (a source's, in address order) that ends after `begin`.
+  static std::size_t first_overlap(const std::vector<Owed>& list, std::uint64_t begin);
+  void make(int core, int source, const Owed& owed);
+  /// Clears `cores` from the receivers of list[i] (source `source`'s entry), removing it when none is left. False
+  /// when the entry was removed (list[i] is then another entry).
+  bool settle(int source, std::size_t i, std::uint64_t cores);
+  /// Removes `source`'s entry i (its receivers' counts already settled).
+  void erase(int source, std::size_t i);
 
   std::byte* ldm_base_;
   std::uint64_t ldm_bytes_;
-  std::vector<std::vector<Owed>> owed_;  ///< per receiving core
-  std::vector<std::size_t> sourced_;     ///< per core: owed copies that read from its store
-  std::size_t owed_count_ = 0;
+  std::size_t cores_;
+  std::vector<std::vector<Owed>> owed_;  ///< per source core: entries in address order, never overlapping
+  std::vector<std::uint64_t> sources_;   ///< per receiver: the sources it is owed copies from
+  std::vector<std::uint32_t> count_;     ///< copies receiver r is owed from source s, at [r * cores + s]
+  std::size_t entries_ = 0;
 };
 
 }  // namespace ldmsim

@@ -54,7 +54,7 @@ class DmaEngine {
   /// [offset, offset + bytes) of `core`'s physical store freed: its owed copies there dropped, copies others are
   /// owed from there made.
   void free_ldm(int core, std::uint64_t offset, std::uint64_t bytes) {
-    copies_.before_write(core, offset, offset + bytes);
+    if (copies_.can_defer()) copies_.before_write(std::uint64_t{1} << core, offset, offset + bytes);
   }
   /// A launch addressing `window` of every store ended: the copies owed there dropped (its buffers died with it).
   void end_launch(LdmWindow window) {

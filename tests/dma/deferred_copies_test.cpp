@@ -1,0 +1,132 @@
+// DeferredCopies on its own: one entry per get names its receivers in a mask; a read makes only the reader's copy,
+// a write over a receiver's range drops what it covers wholly and makes what it covers in part, a write over the
+// source's range makes every copy still owed from it, and a launch's end drops everything unmade.
+#include "ldmsim/dma/deferred_copies.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+using namespace ldmsim;
+
+namespace {
+
+constexpr std::uint64_t kStore = 256;
+constexpr std::size_t kCores = 8;
+
+std::uint64_t bit(int core) {
+  return std::uint64_t{1} << core;
+}
+
+/// Eight 256-byte stores; core c's bytes start as c * 16 (so a copy from core 0 is told apart by its value).
+struct Stores {
+  std::vector<std::byte> bytes = std::vector<std::byte>(kStore * kCores);
+  DeferredCopies copies{bytes.data(), kStore, kCores};
+  Stores() {
+    for (std::size_t c = 0; c < kCores; ++c) std::memset(at(static_cast<int>(c), 0), static_cast<int>(c * 16), kStore);
+  }
+  std::byte* at(int core, std::uint64_t offset) {
+    return bytes.data() + static_cast<std::size_t>(core) * kStore + offset;
+  }
+  int value(int core, std::uint64_t offset) { return std::to_integer<int>(*at(core, offset)); }
+  /// The source's range [begin, end) gets `value` (what a get would land), and `receivers` are owed it.
+  void land(int source, std::uint64_t receivers, std::uint64_t begin, std::uint64_t end, int value) {
+    copies.before_write(receivers | bit(source), begin, end);
+    std::memset(at(source, begin), value, end - begin);
+    copies.owe(receivers, source, begin, end);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a read makes the reader's copy only, once", "[dma][on-read]") {
+  Stores s;
+  s.land(0, bit(1) | bit(2) | bit(3), 32, 64, 0xA5);
+  CHECK_FALSE(s.copies.empty());
+  s.copies.before_read(2, 40, 48);  // any overlap makes the whole owed range
+  CHECK(s.value(2, 32) == 0xA5);
+  CHECK(s.value(2, 63) == 0xA5);
+  CHECK(s.value(2, 64) == 2 * 16);
+  CHECK(s.value(1, 32) == 1 * 16);  // not read yet: still the store's own bytes
+  CHECK(s.value(3, 32) == 3 * 16);
+  std::memset(s.at(2, 32), 0x11, 32);  // the reader's own write after its copy
+  s.copies.before_read(2, 32, 64);     // nothing owed any more
+  CHECK(s.value(2, 32) == 0x11);
+  s.copies.before_read(1, 0, 33);
+  s.copies.before_read(3, 63, 64);
+  CHECK(s.value(1, 32) == 0xA5);
+  CHECK(s.value(3, 32) == 0xA5);
+  CHECK(s.copies.empty());
+}
+
+TEST_CASE("a read outside an owed range or by a core not owed it makes nothing", "[dma][on-read]") {
+  Stores s;
+  s.land(0, bit(1), 32, 64, 0xA5);
+  s.copies.before_read(1, 0, 32);   // ends where the owed range begins
+  s.copies.before_read(1, 64, 96);  // begins where it ends
+  s.copies.before_read(2, 32, 64);  // core 2 is owed nothing
+  CHECK(s.value(1, 32) == 1 * 16);
+  CHECK(s.value(2, 32) == 2 * 16);
+  CHECK_FALSE(s.copies.empty());
+}
+
+TEST_CASE("writing over a receiver's range drops what it covers and makes what it covers in part", "[dma][on-read]") {
+  Stores s;
+  s.land(0, bit(1) | bit(2), 32, 64, 0xA5);
+  s.land(0, bit(1) | bit(2), 96, 128, 0x5A);
+  s.copies.before_write(bit(1), 32, 64);  // wholly covered: dropped for core 1, core 2 still owed
+  CHECK(s.value(1, 32) == 1 * 16);
+  s.copies.before_write(bit(1), 100, 200);  // partly covered: made first, then written over in part
+  CHECK(s.value(1, 96) == 0x5A);
+  CHECK(s.value(1, 127) == 0x5A);
+  std::memset(s.at(0, 32), 0x77, 32);  // the source changes without telling (not what a kernel can do):
+  s.copies.before_read(1, 32, 64);     // core 1 was released from this range, so it keeps its own bytes
+  CHECK(s.value(1, 32) == 1 * 16);
+  s.copies.before_read(2, 0, kStore);  // core 2 still takes both ranges from the source
+  CHECK(s.value(2, 32) == 0x77);
+  CHECK(s.value(2, 96) == 0x5A);
+  CHECK(s.copies.empty());
+}
+
+TEST_CASE("writing over the source's range makes every copy still owed from it first", "[dma][on-read]") {
+  Stores s;
+  s.land(0, bit(1) | bit(2) | bit(5), 32, 64, 0xA5);
+  s.copies.before_read(1, 32, 64);
+  s.land(0, bit(3), 48, 80, 0x3C);  // overlaps the first range in the source: cores 2 and 5 get 0xA5 now
+  CHECK(s.value(2, 32) == 0xA5);
+  CHECK(s.value(2, 63) == 0xA5);
+  CHECK(s.value(5, 63) == 0xA5);
+  CHECK(s.value(3, 48) == 3 * 16);           // the new get is owed, not made
+  s.copies.before_write(bit(0), 0, kStore);  // the source freed: core 3's copy made from it first
+  CHECK(s.value(3, 48) == 0x3C);
+  CHECK(s.value(3, 79) == 0x3C);
+  CHECK(s.copies.empty());
+}
+
+TEST_CASE("a core owed copies from two sources gets each from its own", "[dma][on-read]") {
+  Stores s;
+  s.land(0, bit(7), 0, 16, 0x10);
+  s.land(4, bit(7) | bit(5), 16, 32, 0x40);
+  s.copies.before_read(7, 0, 32);
+  CHECK(s.value(7, 0) == 0x10);
+  CHECK(s.value(7, 16) == 0x40);
+  CHECK(s.value(5, 16) == 5 * 16);
+  s.copies.drop(0, kStore);  // a launch's end: core 5's copy dropped unmade
+  CHECK(s.copies.empty());
+  CHECK(s.value(5, 16) == 5 * 16);
+}
+
+TEST_CASE("a source is never owed its own copy, and an empty range owes nothing", "[dma][on-read]") {
+  Stores s;
+  s.copies.owe(bit(0), 0, 0, 16);
+  s.copies.owe(bit(1), 0, 16, 16);
+  CHECK(s.copies.empty());
+}
+
+TEST_CASE("groups of more than 64 cores do not defer", "[dma][on-read]") {
+  std::vector<std::byte> bytes(65 * 16);
+  CHECK_FALSE(DeferredCopies(bytes.data(), 16, 65).can_defer());
+  CHECK(DeferredCopies(bytes.data(), 16, 64).can_defer());
+}
