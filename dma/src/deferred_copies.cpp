@@ -74,6 +74,24 @@ void DeferredCopies::erase(int source, std::size_t i) {
   --entries_;
 }
 
+int DeferredCopies::sole_source(int core, std::uint64_t begin, std::uint64_t end) const {
+  if (entries_ == 0 || begin >= end) return -1;
+  const std::uint64_t bit = std::uint64_t{1} << core;
+  std::uint64_t sources = sources_[static_cast<std::size_t>(core)];
+  // A core's owed ranges never overlap, so at most one source owes the range's first byte.
+  while (sources != 0) {
+    const int source = std::countr_zero(sources);
+    sources &= sources - 1;
+    const std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
+    std::uint64_t covered = begin;  // [begin, covered) is owed from this source
+    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin <= covered; ++i) {
+      if ((list[i].receivers & bit) != 0) covered = list[i].end;
+      if (covered >= end) return source;
+    }
+  }
+  return -1;
+}
+
 void DeferredCopies::before_read(int core, std::uint64_t begin, std::uint64_t end) {
   if (entries_ == 0) return;
   const std::uint64_t bit = std::uint64_t{1} << core;

@@ -158,6 +158,10 @@ void Core::ready_ldm_bytes(std::uint64_t ldm_offset, std::uint64_t bytes) {
   group_->engine().make_copies(id_, group_->ldm_window().offset + ldm_offset, bytes);
 }
 
+const std::byte* Core::readable_ldm_bytes(std::uint64_t ldm_offset, std::uint64_t bytes) {
+  return group_->engine().readable(id_, group_->ldm_window().offset + ldm_offset, bytes);
+}
+
 void Core::forget_ldm(std::uint64_t ldm_offset, std::uint64_t bytes) {
   if (bytes != 0) group_->engine().free_ldm(id_, group_->ldm_window().offset + ldm_offset, bytes);
 }

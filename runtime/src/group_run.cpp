@@ -458,9 +458,10 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
   const LdmAddr from = r.op == RmaOp::kPut ? r.local : r.remote;
   const LdmAddr to = r.op == RmaOp::kPut ? r.remote : r.local;
   if (r.move_data) {
-    const std::uint64_t window = machine_->ldm_window().offset;  // the engine's copies owed there made first
+    const std::uint64_t window = machine_->ldm_window().offset;  // the engine's copies owed there settled first
     engine().make_copies(source, window + from, r.bytes);
-    for (int id : receivers) engine().make_copies(id, window + to, r.bytes);
+    // Written over: copies owed there settled, and copies others are owed from there made while it holds them.
+    for (int id : receivers) engine().before_ldm_write(id, window + to, r.bytes);
     // Through a copy: a broadcast whose source overlaps its destination gives every receiver the same bytes.
     const std::vector<std::byte> bytes(at(source, from), at(source, from) + r.bytes);
     for (int id : receivers) std::memcpy(at(id, to), bytes.data(), r.bytes);

@@ -130,3 +130,21 @@ TEST_CASE("groups of more than 64 cores do not defer", "[dma][on-read]") {
   CHECK_FALSE(DeferredCopies(bytes.data(), 16, 65).can_defer());
   CHECK(DeferredCopies(bytes.data(), 16, 64).can_defer());
 }
+
+TEST_CASE("a range wholly owed from one source can be read there", "[dma][on-read]") {
+  Stores s;
+  s.land(0, bit(1) | bit(2), 0, 16, 0x10);
+  s.land(0, bit(1), 16, 32, 0x20);  // adjacent to the first, from the same source
+  s.land(4, bit(1), 32, 48, 0x40);
+  CHECK(s.copies.sole_source(1, 0, 32) == 0);  // across two entries
+  CHECK(s.copies.sole_source(1, 8, 24) == 0);
+  CHECK(s.copies.sole_source(2, 0, 16) == 0);
+  CHECK(s.copies.sole_source(2, 0, 17) == -1);   // byte 16 is core 2's own
+  CHECK(s.copies.sole_source(1, 24, 40) == -1);  // two sources
+  CHECK(s.copies.sole_source(1, 32, 48) == 4);
+  CHECK(s.copies.sole_source(3, 0, 16) == -1);   // owed nothing
+  CHECK(s.copies.sole_source(1, 40, 40) == -1);  // an empty range reads nothing
+  s.copies.before_read(1, 0, 16);
+  CHECK(s.copies.sole_source(1, 0, 16) == -1);  // made: core 1 reads its own copy now
+  CHECK(s.copies.sole_source(1, 16, 32) == 0);
+}

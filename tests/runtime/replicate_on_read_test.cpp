@@ -156,3 +156,27 @@ TEST_CASE("a group of more than 64 cores copies on-read gets eagerly", "[modes][
     CHECK(snaps[c] == a);
   }
 }
+
+TEST_CASE("an RMA that writes over a source range gives its receivers their copies first", "[modes][on-read][rma]") {
+  // Core 0 is the first receiver of an on-read BCAST that core 1 is owed; core 2 then writes over core 0's range by
+  // an RMA put. Core 1 must still read what landed, as with eager copies.
+  Machine m{Arch::preset("sw26010pro")};
+  const auto a = pattern(kBuf, 33);
+  const DeviceAddr xa = m.allocate_bytes(kBuf);
+  m.write_bytes(xa, a);
+  std::vector<std::byte> seen(kBuf);
+  m.launch(LaunchSpec{.groups = {0}, .name = "rma-over-source"}, [&](Core& core) {
+     const LdmAddr at = core.ldm().alloc_bytes(kBuf), other = core.ldm().alloc_bytes(kBuf);
+     std::memset(core.ldm().bytes(other), 0x22, kBuf);
+     core.barrier();
+     if (core.id() == 0) core.dma(bcast(xa, at, kBuf, true)).wait();
+     core.barrier();
+     if (core.id() == 2) core.wait_until(core.rma(RmaRequest{.peer = 0, .local = other, .remote = at, .bytes = kBuf}));
+     core.barrier();
+     if (core.id() == 1) {
+       core.ready_ldm_bytes(at, kBuf);
+       std::memcpy(seen.data(), core.ldm().bytes(at), kBuf);
+     }
+   }).join();
+  CHECK(seen == a);
+}

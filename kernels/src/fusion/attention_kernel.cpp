@@ -125,8 +125,8 @@ class AttentionCore final : public FusedCore {
     q_floats_.resize(n * s.d);
     if (at_.q_broadcast) {
       const std::uint64_t at = (rows.begin - item_first_row_) * s.d;
-      core_.ready_ldm(q_block_[slot_].subspan(at, n * s.d));  // a core reads its own rows of the group's read
-      ops::to_floats(q_block_[slot_], at, n * s.d, q_floats_.data());
+      // A core reads its own rows of the group's read, where they landed.
+      ops::to_floats(core_.readable_ldm(q_block_[slot_].subspan(at, n * s.d)), 0, n * s.d, q_floats_.data());
     } else {
       for (DmaHandle& h : q_read_) h.wait();
       q_rows_ = {};
@@ -193,7 +193,8 @@ class AttentionCore final : public FusedCore {
     const std::uint64_t b = item / at_.parts;
     ahead_.clear();
     const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels() / 2);
-    // Kt, V and the Q block are read only after Core::ready_ldm (unpacked(), supply()): the host copies on read.
+    // Kt, V and the Q block are read only through Core::readable_ldm (unpacked(), supply()): the host copies on
+    // read.
     const auto on_read = tiling::ReadMode::kBcastOnRead;
     const AttentionViews& v = at_.views;
     if (v.k_rows) {
@@ -291,8 +292,7 @@ class AttentionCore final : public FusedCore {
     memo.scratch_key().assign({at_.memo_source, batch_, which});
     if (const std::vector<float>* found = memo.find()) return found->data();
     std::vector<float>& tile = memo.insert(rows * pitch);
-    const LdmSpan<f16> from = which == 0 ? kt_[slot_] : v_[slot_];
-    core_.ready_ldm(from);                 // this core's copy of the group's read
+    const LdmSpan<const f16> from = core_.readable_ldm(which == 0 ? kt_[slot_] : v_[slot_]);  // the group's read
     if (which == 0 && at_.views.k_rows) {  // ldm holds K [t, d]: Kt's column j is K's row j
       k_row_.resize(s.d);
       for (std::uint64_t j = 0; j < s.t; ++j) {

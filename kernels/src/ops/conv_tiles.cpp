@@ -328,7 +328,7 @@ void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f
   if (mode != tiling::ReadMode::kPlan) charge_address_ops(core, address_ops_, blocks.size() * kAddressOpsPrecomputed);
 }
 
-void RunTileSource::unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
+void RunTileSource::unpack_row_blocks(LdmSpan<const f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
                                       std::size_t j0, std::size_t j1, std::vector<float>& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   const TileRows tile_rows(g_, j0, j1);
@@ -379,11 +379,11 @@ const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTi
     memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
     if (const std::vector<float>* built = memo.find()) return built->data();
     std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
-    core.ready_ldm(buf);  // a row member's copy of its leader's reads is made when first read
-    unpack_row_blocks(buf, reads, k0, k1, j0, j1, tile);
+    // A row member reads its leader's reads where they landed: its own copy is never made.
+    unpack_row_blocks(core.readable_ldm(buf), reads, k0, k1, j0, j1, tile);
     return tile.data();
   }
-  core.ready_ldm(buf);
+  const LdmSpan<const f16> in = core.readable_ldm(buf);
   std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>((k1 - k0) * pitch), 0.0f);
   const std::size_t n = batch / g_.groups, group = batch % g_.groups;
   std::size_t next = 0;
@@ -396,7 +396,7 @@ const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTi
       if (start == kMasked) continue;
       const ImageRun run = image_run(g_, xl_, n, group, ci, ri, si, p, row_begin(g_, p, j0), row_end(g_, p, j1));
       values.resize(run.span(g_.stride_w));
-      to_floats(buf, start, values.size(), values.data());
+      to_floats(in, start, values.size(), values.data());
       float* row = out.data() + (j - k0) * pitch + (p * g_.q - j0);
       for (std::size_t q = run.q0; q < run.q1; ++q) row[q] = values[(q - run.q0) * g_.stride_w];
     }
@@ -473,8 +473,9 @@ void WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf
     charge_address_ops(core, address_ops_, ((k1 - k0) / g_.rs() + 1) * kAddressOpsPrecomputed);
 }
 
-void WindowTileSource::unpack_windows(LdmSpan<f16> buf, const PendingTile& reads, const Window& win, std::size_t k0,
-                                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const {
+void WindowTileSource::unpack_windows(LdmSpan<const f16> buf, const PendingTile& reads, const Window& win,
+                                      std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
+                                      std::vector<float>& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width), rows = win.h1 - win.h0, columns = win.w1 - win.w0;
   std::vector<float> plane(rows * columns);
   const TileRows tile_rows(g_, j0, j1);
@@ -512,8 +513,7 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
   memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
   if (const std::vector<float>* built = memo.find()) return built->data();
   std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
-  core.ready_ldm(buf);  // a row member's copy of its leader's reads is made when first read
-  unpack_windows(buf, reads, win, k0, k1, j0, j1, tile);
+  unpack_windows(core.readable_ldm(buf), reads, win, k0, k1, j0, j1, tile);  // where the leader's reads landed
   return tile.data();
 }
 

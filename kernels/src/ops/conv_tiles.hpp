@@ -99,8 +99,8 @@ class RunTileSource final : public TileSource {
   void read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, std::span<const OffsetEntry> entries,
                        std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
                        PendingTile& pending) const;
-  void unpack_row_blocks(LdmSpan<f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1, std::size_t j0,
-                         std::size_t j1, std::vector<float>& out) const;
+  void unpack_row_blocks(LdmSpan<const f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
+                         std::size_t j0, std::size_t j1, std::vector<float>& out) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;
@@ -135,8 +135,8 @@ class WindowTileSource final : public TileSource {
   Window window(std::size_t j0, std::size_t j1) const;
   std::size_t window_elements(std::size_t nb) const;
   /// Builds the tile of channels' windows (read as `reads` says) into out.
-  void unpack_windows(LdmSpan<f16> buf, const PendingTile& reads, const Window& win, std::size_t k0, std::size_t k1,
-                      std::size_t j0, std::size_t j1, std::vector<float>& out) const;
+  void unpack_windows(LdmSpan<const f16> buf, const PendingTile& reads, const Window& win, std::size_t k0,
+                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;

@@ -549,7 +549,7 @@ std::vector<float>& scratch_floats(Core& core, ChunkScratch::Which which, std::s
 
 /// The logical tile (rows x cols, row-major floats) from a completed read; `col0`: the tile's first column within
 /// the read (a chunk of a resident panel, which is never transposed).
-void unpack_tile(const StoredMatrix& s, LdmSpan<f16> buf, const tiling::BlockRead& read, std::size_t rows,
+void unpack_tile(const StoredMatrix& s, LdmSpan<const f16> buf, const tiling::BlockRead& read, std::size_t rows,
                  std::size_t cols, std::size_t pitch, std::vector<float>& out, std::size_t col0 = 0) {
   zero_padding(out.data(), rows, cols, pitch);
   if (!s.transposed) {
@@ -744,8 +744,8 @@ class BlockRunner {
     if (const std::vector<float>* found = memo.find()) return found->data();
     std::vector<float>& tile = memo.insert();
     if (tile.size() < depth * pitch) tile.resize(depth * pitch);
-    core_.ready_ldm(set.b[t]);  // a member's copy of the leader's read is made when first read
-    unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, pitch, tile);
+    // A member reads the leader's read where it landed: its own copy is never made.
+    unpack_tile(job_.b, core_.readable_ldm(set.b[t]), set.b_read[t], depth, width, pitch, tile);
     return tile.data();
   }
 

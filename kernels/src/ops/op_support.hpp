@@ -100,13 +100,13 @@ inline double num_attr(const JsonField& attrs, std::string_view key, double fall
 
 /// fp16 tile -> floats and back (bulk conversions). A range beyond the ldm buffer is a kernel bug that would
 /// overwrite a neighbouring buffer (or memory past the local store): it throws instead.
-inline void check_in_buffer(LdmSpan<f16> buffer, std::size_t first, std::size_t n) {
+inline void check_in_buffer(LdmSpan<const f16> buffer, std::size_t first, std::size_t n) {
   if (first > buffer.size() || n > buffer.size() - first) {
     throw std::logic_error(fmt::format("ldm tile conversion of [{}, {}) outside a buffer of {} elements", first,
                                        first + n, buffer.size()));
   }
 }
-inline void to_floats(LdmSpan<f16> from, std::size_t first, std::size_t n, float* out) {
+inline void to_floats(LdmSpan<const f16> from, std::size_t first, std::size_t n, float* out) {
   check_in_buffer(from, first, n);
   halves_to_floats(std::span<const f16>(from.data() + first, n), std::span<float>(out, n));
 }

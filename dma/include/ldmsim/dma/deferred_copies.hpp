@@ -32,6 +32,9 @@ class DeferredCopies {
   /// physical store) from the same range of `source`'s. Their earlier copies owed there must be settled first
   /// (before_write).
   void owe(std::uint64_t receivers, int source, std::uint64_t begin, std::uint64_t end);
+  /// The core every byte of [begin, end) of `core`'s store is still owed from (its bytes there are what `core`
+  /// would read), or -1 when some byte there is not owed.
+  int sole_source(int core, std::uint64_t begin, std::uint64_t end) const;
   /// Before [begin, end) of `core`'s store is read: the copies owed there made.
   void before_read(int core, std::uint64_t begin, std::uint64_t end);
   /// Before [begin, end) of the stores of the cores in `cores` (a mask) is written or freed: copies owed to them

@@ -51,6 +51,22 @@ class DmaEngine {
   void make_copies(int core, std::uint64_t offset, std::uint64_t bytes) {
     copies_.before_read(core, offset, offset + bytes);
   }
+  /// Where `core` reads [offset, offset + bytes) of its physical store now and sees what eager copies would have
+  /// put there: the first receiver's store while the whole range is still owed from it (the copy need not be made,
+  /// nor `core`'s pages touched), otherwise its own, the copies owed there made. Valid until a request next writes
+  /// either store.
+  const std::byte* readable(int core, std::uint64_t offset, std::uint64_t bytes) {
+    if (const int source = copies_.sole_source(core, offset, offset + bytes); source >= 0) {
+      return ldm_of(source) + offset;
+    }
+    copies_.before_read(core, offset, offset + bytes);
+    return ldm_of(core) + offset;
+  }
+  /// [offset, offset + bytes) of `core`'s physical store about to be written other than by a get (an RMA): its
+  /// owed copies there settled, copies others are owed from there made.
+  void before_ldm_write(int core, std::uint64_t offset, std::uint64_t bytes) {
+    if (copies_.can_defer()) copies_.before_write(std::uint64_t{1} << core, offset, offset + bytes);
+  }
   /// [offset, offset + bytes) of `core`'s physical store freed: its owed copies there dropped, copies others are
   /// owed from there made.
   void free_ldm(int core, std::uint64_t offset, std::uint64_t bytes) {

@@ -142,7 +142,8 @@ struct RangeRead {
 /// How a read is issued: by this core for itself (PE), by this core for every core of its mesh row (ROW: the
 /// same ldm range of each receives the data) or of its whole group (BCAST), or not at all (plan only: where the
 /// data of a read that a team's leader issues in ROW or BCAST mode lands). kRowOnRead and kBcastOnRead are ROW and
-/// BCAST whose receivers read the buffer only after Core::ready_ldm (DmaRequest::replicate_on_read).
+/// BCAST whose receivers read the buffer only after Core::ready_ldm or through Core::readable_ldm
+/// (DmaRequest::replicate_on_read).
 enum class ReadMode : std::uint8_t { kPe, kRow, kPlan, kBcast, kRowOnRead, kBcastOnRead };
 
 /// A get of dst.size() elements from src (bsize/stride in bytes for a strided one) issued as `mode` says; an

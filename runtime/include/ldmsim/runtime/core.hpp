@@ -201,12 +201,22 @@ class Core {
   }
 
   /// Makes this core's copies of `span` that BCAST/ROW gets with DmaRequest::replicate_on_read still owe it; a
-  /// kernel that issues such gets reads their buffers on the receiving cores only after this call.
+  /// kernel that issues such gets reads their buffers on the receiving cores only after this call (or through
+  /// readable_ldm).
   template <typename T>
   void ready_ldm(LdmSpan<T> span) {
     ready_ldm_bytes(span.ldm_addr(), span.size_bytes());
   }
   void ready_ldm_bytes(std::uint64_t ldm_offset, std::uint64_t bytes);
+  /// `span` for reading right away, instead of ready_ldm and reading `span`: the same elements, read where they
+  /// already are (the first receiver's store while this core's copy is still owed, so that copy is never made).
+  /// Valid until this core next issues a request, waits or meets a barrier (anything that lets another core run).
+  template <typename T>
+  LdmSpan<const T> readable_ldm(LdmSpan<T> span) {
+    const std::byte* at = readable_ldm_bytes(span.ldm_addr(), span.size_bytes());
+    return LdmSpan<const T>(reinterpret_cast<const T*>(at), span.ldm_addr(), span.size());
+  }
+  const std::byte* readable_ldm_bytes(std::uint64_t ldm_offset, std::uint64_t bytes);
 
   /// Engine time the group's timing model would charge a PE get of `length` bytes from `src` (strided when
   /// bsize > 0), without issuing it: lets a kernel pick the cheaper of two ways to read the same data.
