@@ -755,8 +755,8 @@ class BlockRunner {
     bool leader = false;
     bool group = false;
     Scope scope() const { return group ? Scope::kGroup : Scope::kRow; }
-    /// `on_read`: the members read B only through stored_b_tile or their B source's unpack, which make their copies
-    /// first.
+    /// `on_read`: the members read B only through stored_b_tile or their B source's unpack, which read it where the
+    /// leader's get landed (Core::readable_ldm).
     tiling::ReadMode read_mode(bool on_read) const {
       if (!leader) return tiling::ReadMode::kPlan;
       if (on_read) return group ? tiling::ReadMode::kBcastOnRead : tiling::ReadMode::kRowOnRead;
