@@ -302,6 +302,12 @@ double ReadPricer::block(std::size_t rows, std::size_t count, std::size_t pitch,
   return blocks_.get_or(query, [&] { return price_block(rows, count, pitch, buffer, first); });
 }
 
+double ReadPricer::block_unkept(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
+                                std::optional<std::size_t> first) const {
+  if (first) first = *first % start_period_;  // as block(): the same price for the same query
+  return price_block(rows, count, pitch, buffer, first);
+}
+
 double ReadPricer::price_block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                                std::optional<std::size_t> first) const {
   if (rows == 0 || count == 0) return 0;

@@ -266,3 +266,36 @@ TEST_CASE("the blocking search leaves out only prices of candidates that cannot 
     }
   }
 }
+
+TEST_CASE("a machine's blocking searches keep nothing of one job's prices for the next", "[kernels][matmul]") {
+  // The searches of one machine share their memo tables, each forgotten when a search starts: jobs searched one
+  // after another on one machine choose the blockings and estimates they choose each on a machine of its own.
+  struct Job {
+    std::string op;
+    std::vector<Shape> shapes;
+    nlohmann::json attrs;
+  };
+  const std::vector<Job> jobs = {
+      {"conv", {Shape{1, 32, 14, 14}, Shape{32, 32, 3, 3}}, {{"pad", 1}}},
+      {"matmul", {Shape{33, 17}, Shape{17, 65}}, nullptr},
+      {"conv", {Shape{1, 3, 30, 30}, Shape{16, 3, 7, 7}}, {{"pad", 3}, {"stride", 2}}},
+      {"matmul", {Shape{32, 128}, Shape{64, 128, 8}}, nullptr},
+      {"conv", {Shape{1, 64, 14, 14}, Shape{32, 64, 3, 3}}, {{"pad", 1}}},
+      {"gemm", {Shape{1, 512}, Shape{1000, 512}, Shape{1000}}, {{"transB", 1}}},
+      {"matmul", {Shape{32, 256}, Shape{64, 256, 8}}, nullptr},
+  };
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    const Arch arch = Arch::preset(preset);
+    Machine shared{arch};
+    for (const Job& job : jobs) {
+      INFO(preset << " " << job.op << " " << job.shapes[0].str() << " x " << job.shapes[1].str());
+      const auto after_others =
+          run_op_on(shared, job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7);
+      Machine own{arch};
+      const auto alone = run_op_on(own, job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7);
+      REQUIRE_FALSE(alone.trapped);
+      // The blocking and its estimate (the simulated cycles may differ: the shared machine's tensors lie elsewhere).
+      CHECK(after_others.metrics["blocking"] == alone.metrics["blocking"]);
+    }
+  }
+}

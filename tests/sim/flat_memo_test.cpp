@@ -59,3 +59,22 @@ TEST_CASE("a cleared flat memo makes its values again", "[flat_memo]") {
   CHECK(made == 101);
   CHECK(memo.size() == 1);
 }
+
+TEST_CASE("a forgotten flat memo makes its values again in the table it kept", "[flat_memo]") {
+  ldmsim::FlatMemo<Pair, double, PairHash> memo;
+  int made = 0;
+  for (std::uint64_t a = 0; a < 300; ++a) memo.get_or({a, 1}, [&] { return ++made, 1.0; });
+  memo.forget();
+  CHECK(memo.size() == 0);
+  // Every key is made again, with its new value: no slot of the first fill answers for the second.
+  for (std::uint64_t a = 0; a < 300; ++a) CHECK(memo.get_or({a, 1}, [&] { return ++made, 2.0; }) == 2.0);
+  CHECK(made == 600);
+  CHECK(memo.size() == 300);
+  for (std::uint64_t a = 0; a < 300; ++a) CHECK(memo.get_or({a, 1}, [&] { return ++made, 3.0; }) == 2.0);
+  CHECK(made == 600);
+  // A smaller fill after a larger one probes past the stale slots it finds.
+  memo.forget();
+  for (std::uint64_t a = 0; a < 5; ++a) CHECK(memo.get_or({a, 1}, [&] { return ++made, 4.0; }) == 4.0);
+  CHECK(memo.get_or({299, 1}, [&] { return ++made, 5.0; }) == 5.0);
+  CHECK(made == 606);
+}

@@ -164,11 +164,17 @@ double stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t co
 
 /// Blocks of a blocking: [batch groups x] row blocks x column blocks; for teams, team units (a row block per
 /// member of a team of `members` cores).
-std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t members = 1) {
-  const std::size_t columns = ceil_div(job.n, b.nb);
-  if (b.team != TeamScope::kNone) return job.a_batch.size() * ceil_div(job.m, b.mb * members) * columns;
-  if (b.batches > 1) return ceil_div(job.a_batch.size(), b.batches) * ceil_div(job.m, b.mb) * columns;
-  return ceil_div(job.yl.shape.n, b.mb) * columns;
+std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t members = 1);
+
+/// block_count's rows of blocks (or team units): the blocks are these times the column blocks.
+std::size_t block_rows(const MatrixMultiply& job, const Blocking& b, std::size_t members) {
+  if (b.team != TeamScope::kNone) return job.a_batch.size() * ceil_div(job.m, b.mb * members);
+  if (b.batches > 1) return ceil_div(job.a_batch.size(), b.batches) * ceil_div(job.m, b.mb);
+  return ceil_div(job.yl.shape.n, b.mb);
+}
+
+std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t members) {
+  return block_rows(job, b, members) * ceil_div(job.n, b.nb);
 }
 
 /// True when every block a core takes multiplies the same rows of the same stored A, so they can stay in its ldm:
@@ -200,9 +206,13 @@ bool a_rows_fixed(const MatrixMultiply& job, const Blocking& b, const Arch& arch
 
 /// Engine cycles of putting one block's output, averaged over the column blocks as stored_panel_cost averages
 /// reads: blocks start along a stored row, so their alignment repeats with a period of at most a transaction.
+/// The sum is kept (PutMemo); its blocks at each alignment seldom repeat (one in 20 on SqueezeNet's plan), so they
+/// are priced without the pricer's memo, which they would only grow.
 double put_cost(const MatrixMultiply& job, const Blocking& b, const tiling::ReadPricer& price) {
   const std::size_t pitch = job.yl.chw_pitch, rows = std::min(b.mb, job.yl.shape.n);
-  const auto put = [&](std::size_t j0, std::size_t width) { return price.block(rows, width, pitch, rows * width, j0); };
+  const auto put = [&](std::size_t j0, std::size_t width) {
+    return price.block_unkept(rows, width, pitch, rows * width, j0);
+  };
   if (b.whole_rows) return put(0, pitch);
   const std::size_t step = b.nb % price.transaction_elements();
   const std::size_t period =
@@ -226,42 +236,95 @@ double put_cost(const MatrixMultiply& job, const Blocking& b, const tiling::Read
 /// each is priced once per job (the search ranks thousands of candidates on the control core).
 /// Output put prices depend only on the output's pitch and width and the block: kept across jobs (a network's layers
 /// share few output layouts), keyed by the pricer that priced them.
+/// In 32-bit fields, so that a slot of the memo takes 32 bytes (half of what it would in 64-bit ones): the memo grows
+/// to thousands of keys over a network's plan, and its pages are faulted in as it grows. Keys beyond the fields are
+/// priced without it.
 struct PutKey {
-  std::uint64_t pricer;
-  std::size_t pitch, n, rows, nb;
+  std::uint32_t pricer, pitch, n, rows, nb;
   bool operator==(const PutKey&) const = default;
+  /// The key of these values, when they fit its fields.
+  static std::optional<PutKey> of(std::uint64_t pricer, std::size_t pitch, std::size_t n, std::size_t rows,
+                                  std::size_t nb) {
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
+    if (pricer > kMax || pitch > kMax || n > kMax || rows > kMax || nb > kMax) return std::nullopt;
+    return PutKey{static_cast<std::uint32_t>(pricer), static_cast<std::uint32_t>(pitch), static_cast<std::uint32_t>(n),
+                  static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(nb)};
+  }
 };
 struct PutKeyHash {
-  std::size_t operator()(const PutKey& k) const {
-    return hash_words({static_cast<std::size_t>(k.pricer), k.pitch, k.n, k.rows, k.nb});
-  }
+  std::size_t operator()(const PutKey& k) const { return hash_words({k.pricer, k.pitch, k.n, k.rows, k.nb}); }
 };
 using PutMemo = FlatMemo<PutKey, double, PutKeyHash>;
 
+/// A memo of prices keyed by two sizes of a blocking.
+struct SizePair {
+  std::size_t first, second;
+  bool operator==(const SizePair&) const = default;
+};
+struct SizePairHash {
+  std::size_t operator()(const SizePair& key) const { return hash_words({key.first, key.second}); }
+};
+using SizePairMemo = FlatMemo<SizePair, double, SizePairHash>;
+
+/// One search's prices of panels, multiplies and puts: they hold for one job, so each search forgets them, but the
+/// machine keeps their tables (BlockingSearches) so that a search neither grows them from nothing nor faults their
+/// memory in again.
+struct EstimatorMemos {
+  SizePairMemo a, b, b_broadcast, multiplies;
+  SizePairMemo puts;                ///< this job's put prices, in front of the machine's PutMemo
+  std::vector<std::size_t> chunks;  ///< the search's k chunks per block size (choose_blocking)
+  void forget() {
+    for (SizePairMemo* memo : {&a, &b, &b_broadcast, &multiplies, &puts}) memo->forget();
+  }
+};
+
+/// Where a blocking's units fall on the machine: cores per team unit, and the units each group runs, at once and in
+/// rounds. Blockings that differ only in k chunk or resident A share it, so the search computes it once for them.
+struct BlockGrid {
+  double members, units_per_group, concurrent, rounds;
+};
+
 class BlockingEstimator {
  public:
-  /// `broadcast` prices a group team leader's B reads (BCAST).
+  /// `broadcast` prices a group team leader's B reads (BCAST); `memos` are forgotten (they held another job's).
   BlockingEstimator(const Arch& arch, const tiling::ReadPricer& price, const tiling::ReadPricer& broadcast,
-                    PutMemo& puts, const MatrixMultiply& job, MergedReads merged = MergedReads::kApart)
-      : arch_(arch), price_(price), broadcast_(broadcast), puts_(puts), job_(job), merged_(merged) {}
+                    PutMemo& puts, EstimatorMemos& memos, const MatrixMultiply& job,
+                    MergedReads merged = MergedReads::kApart)
+      : arch_(arch), price_(price), broadcast_(broadcast), puts_(puts), memos_(memos), job_(job), merged_(merged) {
+    memos_.forget();
+  }
+
+  /// The grid of blockings of `members` cores per unit and `units` units (block_count).
+  BlockGrid grid(std::size_t members, std::size_t units) const {
+    const auto groups = static_cast<double>(arch_.core_groups);
+    const auto cores = static_cast<double>(arch_.rows * arch_.cols);
+    const auto team_cores = static_cast<double>(members);
+    const double units_per_group = std::ceil(static_cast<double>(units) / groups);
+    const double concurrent = std::min(units_per_group, std::floor(cores / team_cores));  // units run at once
+    return {team_cores, units_per_group, concurrent, std::ceil(units_per_group / concurrent)};
+  }
+  BlockGrid grid(const Blocking& b) const {
+    const std::size_t members = team_members(arch_, b.team);
+    return grid(members, block_count(job_, b, members));
+  }
 
   /// The estimate, or, when it cannot be below `beat`, any value not below it: the multiply and then the put (the
   /// search's dearest prices) are left unpriced once the estimate without them reaches `beat`. Every term is a sum
   /// or product of non-negative prices and IEEE rounding is monotonic, so leaving a price out (as zero) never
   /// raises the estimate: the search chooses the blocking and estimate that pricing every candidate in full would.
   double cycles(const Blocking& b, double beat = std::numeric_limits<double>::infinity()) {
+    return cycles(b, grid(b), beat);
+  }
+  /// ... with b's grid at hand.
+  double cycles(const Blocking& b, const BlockGrid& at, double beat) {
     const Arch& arch = arch_;
     const MatrixMultiply& job = job_;
     const tiling::ReadPricer& price = price_;
-    const auto groups = static_cast<double>(arch.core_groups);
     const auto cores = static_cast<double>(arch.rows * arch.cols);
     // A team unit is a block per member that read B once.
     const bool team = b.team != TeamScope::kNone, group_team = b.team == TeamScope::kGroup;
-    const auto members = static_cast<double>(team_members(arch, b.team));
-    const auto units = static_cast<double>(block_count(job, b, team_members(arch, b.team)));
-    const double units_per_group = std::ceil(units / groups);
-    const double concurrent = std::min(units_per_group, std::floor(cores / members));  // units a group runs at once
-    const double rounds = std::ceil(units_per_group / concurrent);
+    const double members = at.members, units_per_group = at.units_per_group, concurrent = at.concurrent;
+    const double rounds = at.rounds;
     // A plain block of rows of several output batches multiplies each batch's segment on its own.
     const bool segmented = !team && b.batches == 1;
     const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
@@ -289,51 +352,47 @@ class BlockingEstimator {
   }
 
  private:
-  struct Key {
-    std::size_t first, second;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& key) const { return hash_words({key.first, key.second}); }
-  };
-  using Memo = FlatMemo<Key, double, KeyHash>;
   /// One block's A panel of `rows` rows over k in chunks of `kc`.
   double a_panel(std::size_t rows, std::size_t kc) {
-    return a_.get_or({rows, kc}, [&] { return stored_panel_cost(job_.a, rows, job_.k, kc, false, job_.m, price_); });
+    return memos_.a.get_or({rows, kc},
+                           [&] { return stored_panel_cost(job_.a, rows, job_.k, kc, false, job_.m, price_); });
   }
   /// One block's B panel of `nb` columns over k in chunks of `kc`.
   double b_panel(std::size_t kc, std::size_t nb) {
-    return b_.get_or({kc, nb}, [&] {
+    return memos_.b.get_or({kc, nb}, [&] {
       return job_.b_source != nullptr ? job_.b_source->panel_cost(job_.k, kc, nb, price_, merged_)
                                       : stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, price_);
     });
   }
   /// ... of a stored B, read by a group team's leader for the whole group (BCAST).
   double b_panel_broadcast(std::size_t kc, std::size_t nb) {
-    return b_broadcast_.get_or({kc, nb},
-                               [&] { return stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, broadcast_); });
+    return memos_.b_broadcast.get_or(
+        {kc, nb}, [&] { return stored_panel_cost(job_.b, job_.k, nb, kc, true, job_.n, broadcast_); });
   }
   /// A block's multiply over the whole k, with its tile builds.
   double multiply(std::size_t rows, std::size_t nb) {
-    return multiplies_.get_or({rows, nb}, [&] {
+    return memos_.multiplies.get_or({rows, nb}, [&] {
       const ComputeModel& model = arch_.compute;
       const double build = job_.b_source != nullptr ? job_.b_source->build_cycles(job_.k, nb, model) : 0.0;
       return static_cast<double>(model.cycles(model.matmul_tile(DataType::kF32, rows, nb, job_.k, false))) + build;
     });
   }
-  /// A block's put (PutMemo).
+  /// A block's put (PutMemo, asked once per search for each of its keys).
   double put(const Blocking& b) {
-    const PutKey key{price_.id(), job_.yl.chw_pitch, job_.n, std::min(b.mb, job_.yl.shape.n), b.whole_rows ? 0 : b.nb};
-    return puts_.get_or(key, [&] { return put_cost(job_, b, price_); });
+    const std::size_t rows = std::min(b.mb, job_.yl.shape.n), width = b.whole_rows ? 0 : b.nb;
+    return memos_.puts.get_or({rows, width}, [&] {
+      const std::optional<PutKey> key = PutKey::of(price_.id(), job_.yl.chw_pitch, job_.n, rows, width);
+      return key ? puts_.get_or(*key, [&] { return put_cost(job_, b, price_); }) : put_cost(job_, b, price_);
+    });
   }
 
   const Arch& arch_;
   const tiling::ReadPricer& price_;
   const tiling::ReadPricer& broadcast_;
   PutMemo& puts_;
+  EstimatorMemos& memos_;
   const MatrixMultiply& job_;
   MergedReads merged_;
-  Memo a_, b_, b_broadcast_, multiplies_;
 };
 
 /// The blocking the search ranks first, and its estimate.
@@ -347,11 +406,12 @@ struct SearchTools {
   const tiling::ReadPricer& price;
   const tiling::ReadPricer& broadcast;  ///< prices BCAST reads
   PutMemo& puts;
+  EstimatorMemos& memos;
   BlockingSearch mode;
 };
 
 ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, const SearchTools& tools) {
-  BlockingEstimator estimator(arch, tools.price, tools.broadcast, tools.puts, job);
+  BlockingEstimator estimator(arch, tools.price, tools.broadcast, tools.puts, tools.memos, job);
   const std::size_t rows = job.yl.shape.n;
   const std::size_t capacity = arch.ldm_bytes;  // a kernel starts with an empty local store
   Blocking best;
@@ -387,6 +447,18 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
     if (b.kc < smallest_chunk) b.kc = smallest_chunk;
     return ldm_bytes(job, b, arch.dma.transaction_bytes) <= capacity;
   };
+  // The chunk does not depend on the team (ldm_bytes does not read it): found once per single-batch block size for
+  // all three team scopes. 0: not found yet; kNoFit: does not fit.
+  constexpr std::size_t kNoFit = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t>& chunks = tools.memos.chunks;
+  chunks.assign(row_sizes.size() * column_sizes.size() * 2, 0);
+  const auto fit_chunk_of = [&](Blocking& b, std::size_t mb_at, std::size_t nb_at) {
+    if (b.batches > 1) return fit_chunk(b);
+    std::size_t& kc = chunks[(mb_at * column_sizes.size() + nb_at) * 2 + (b.a_resident ? 1 : 0)];
+    if (kc == 0) kc = fit_chunk(b) ? b.kc : kNoFit;
+    b.kc = kc;
+    return kc != kNoFit;
+  };
   const bool share = can_share_a(job, best.whole_rows);
   for (const TeamScope team : {TeamScope::kNone, TeamScope::kRow, TeamScope::kGroup}) {
     const bool teams = team != TeamScope::kNone;
@@ -396,9 +468,15 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
     if (team == TeamScope::kGroup && job.b_source != nullptr) continue;
     for (const std::size_t batches : std::array<std::size_t, 4>{1, 2, 4, 8}) {
       if (batches > 1 && (teams || !share || batches > job.a_batch.size())) break;
-      for (const std::size_t mb : row_sizes) {
+      for (std::size_t mb_at = 0; mb_at < row_sizes.size(); ++mb_at) {
+        const std::size_t mb = row_sizes[mb_at];
         if ((batches > 1 || teams) && mb > job.m) break;
-        for (const std::size_t nb : column_sizes) {
+        const std::size_t members = team_members(arch, team);
+        const std::size_t block_rows_of_mb =
+            block_rows(job, Blocking{.mb = mb, .batches = batches, .team = team}, members);
+        for (std::size_t nb_at = 0; nb_at < column_sizes.size(); ++nb_at) {
+          const std::size_t nb = column_sizes[nb_at];
+          std::optional<BlockGrid> grid;  // block_count's units, as estimator.grid(b) finds them
           for (const bool a_resident : {false, true}) {
             Blocking b{.mb = mb,
                        .nb = nb,
@@ -407,9 +485,11 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
                        .team = team,
                        .a_resident = a_resident};
             if (a_resident && !a_rows_fixed(job, b, arch)) continue;
-            if (!fit_chunk(b)) continue;
+            if (!fit_chunk_of(b, mb_at, nb_at)) continue;
+            if (!grid) grid = estimator.grid(members, block_rows_of_mb * ceil_div(job.n, nb));
             const bool prune = best_cycles >= 0 && tools.mode != BlockingSearch::kFull;
-            const double cycles = prune ? estimator.cycles(b, best_cycles) : estimator.cycles(b);
+            const double cycles =
+                estimator.cycles(b, *grid, prune ? best_cycles : std::numeric_limits<double>::infinity());
             if (best_cycles < 0 || cycles < best_cycles) best = b, best_cycles = cycles;
           }
         }
@@ -430,7 +510,8 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
   // Ranked with merged reads priced apart; the estimate reported prices them as issued.
   if (job.b_source != nullptr) {
     best_cycles =
-        BlockingEstimator(arch, tools.price, tools.broadcast, tools.puts, job, MergedReads::kAsIssued).cycles(best);
+        BlockingEstimator(arch, tools.price, tools.broadcast, tools.puts, tools.memos, job, MergedReads::kAsIssued)
+            .cycles(best);
   }
   return {best, best_cycles};  // when even this does not fit, the allocations trap with the ldm numbers
 }
@@ -493,6 +574,7 @@ struct BlockingSearches {
   mutable std::mutex mutex;  // held by each search: several core groups' controls may run at once
   PerArch<ArchSearches> arches;
   PutMemo puts;
+  EstimatorMemos memos;  // one search's at a time (the mutex)
   BlockingSearch mode = BlockingSearch::kCached;
   std::uint64_t count = 0;
 };
@@ -509,7 +591,7 @@ ChosenBlocking chosen_blocking(BlockingSearches& searches, const Arch& arch, con
   if (cache.broadcast->memos_full())
     cache.broadcast = std::make_unique<tiling::ReadPricer>(cache.arch, DmaMode::kBcast);
   if (searches.puts.size() > kMaxPuts) searches.puts.clear();
-  const SearchTools tools{*cache.price, *cache.broadcast, searches.puts, searches.mode};
+  const SearchTools tools{*cache.price, *cache.broadcast, searches.puts, searches.memos, searches.mode};
   if (searches.mode != BlockingSearch::kCached) {
     ++searches.count;
     return choose_blocking(cache.arch, job, tools);

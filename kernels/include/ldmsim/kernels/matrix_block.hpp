@@ -92,6 +92,10 @@ class ReadPricer {
   /// apart, the first at element `first`, into a buffer of `buffer` elements.
   double block(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
                std::optional<std::size_t> first = std::nullopt) const;
+  /// block()'s price, not kept in its memo: for queries that seldom repeat (a put's blocks at each alignment, whose
+  /// sum the caller keeps), which would only grow the memo.
+  double block_unkept(std::size_t rows, std::size_t count, std::size_t pitch, std::size_t buffer,
+                      std::optional<std::size_t> first = std::nullopt) const;
   /// Unique to this pricer (never reused in the process): a key for memos of prices kept beside it.
   std::uint64_t id() const { return id_; }
   /// Requests of this pricer's mode a group's engine serves at once (its channels; for BCAST, as many as the model

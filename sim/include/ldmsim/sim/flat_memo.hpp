@@ -3,6 +3,7 @@
 // than the pricing they save. Open addressing with linear probing in one flat array; grow-only.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstddef>
@@ -30,7 +31,7 @@ class FlatMemo {
   Value get_or(const Key& key, Make&& make) {
     if (slots_.empty()) rehash(kInitialSlots);
     std::size_t at = slot_of(key);
-    for (; slots_[at].used; at = (at + 1) & (slots_.size() - 1)) {
+    for (; used(slots_[at]); at = (at + 1) & (slots_.size() - 1)) {
       if (slots_[at].key == key) return slots_[at].value;
     }
     assert(!making_ && "a FlatMemo's make() must not use the same memo");
@@ -44,7 +45,7 @@ class FlatMemo {
       rehash(2 * slots_.size());
       at = free_slot(key);
     }
-    slots_[at] = {key, true, value};
+    slots_[at] = {key, stamp_, value};
     ++size_;
     return value;
   }
@@ -54,16 +55,27 @@ class FlatMemo {
     std::vector<Slot>().swap(slots_);
     size_ = 0;
     shift_ = 0;
+    stamp_ = 1;
+  }
+  /// Forgets every value but keeps the table, in constant time: for a memo refilled many times (one per search)
+  /// that would otherwise grow from nothing, and fault its memory in, each time.
+  void forget() {
+    size_ = 0;
+    if (++stamp_ == 0) {  // the stamps wrapped: slots of 2^32 fills ago would look used
+      std::fill(slots_.begin(), slots_.end(), Slot{});
+      stamp_ = 1;
+    }
   }
 
  private:
   static constexpr std::size_t kInitialSlots = 64;
-  struct Slot {  // `used` before the value: in the bytes the value's alignment leaves after a key that does not fill
-                 // them
+  struct Slot {  // the stamp before the value: in the bytes the value's alignment leaves after a key that does not
+                 // fill them
     Key key;
-    bool used;
+    std::uint32_t stamp;  ///< the fill that wrote the slot: used when it is the current one (0: never written)
     Value value;
   };
+  bool used(const Slot& slot) const { return slot.stamp == stamp_; }
 
   std::size_t slot_of(const Key& key) const {
     const std::uint64_t mixed = static_cast<std::uint64_t>(Hash{}(key)) * 0x9e3779b97f4a7c15ULL;
@@ -71,7 +83,7 @@ class FlatMemo {
   }
   std::size_t free_slot(const Key& key) const {
     std::size_t at = slot_of(key);
-    while (slots_[at].used) at = (at + 1) & (slots_.size() - 1);
+    while (used(slots_[at])) at = (at + 1) & (slots_.size() - 1);
     return at;
   }
   void rehash(std::size_t slots) {
@@ -79,13 +91,14 @@ class FlatMemo {
     old.swap(slots_);
     shift_ = static_cast<unsigned>(std::countr_zero(slots));
     for (const Slot& slot : old) {
-      if (slot.used) slots_[free_slot(slot.key)] = slot;
+      if (used(slot)) slots_[free_slot(slot.key)] = slot;
     }
   }
 
   std::vector<Slot> slots_;
   std::size_t size_ = 0;
-  unsigned shift_ = 0;  // log2 of the slot count
+  unsigned shift_ = 0;       // log2 of the slot count
+  std::uint32_t stamp_ = 1;  // the current fill (forget() starts another)
   bool making_ = false;
 };
 
