@@ -16,6 +16,13 @@ namespace {
 
 using Case = test::OpCase;
 
+/// An op run by the blocking search tests.
+struct SearchJob {
+  std::string op;
+  std::vector<Shape> shapes;
+  nlohmann::json attrs;
+};
+
 std::vector<Case> matmul_cases() {
   std::vector<Case> out;
   for (const auto& [m, k, n] : std::vector<std::array<std::uint64_t, 3>>{
@@ -230,12 +237,7 @@ TEST_CASE("a matmul of very many batches searches its blocking afresh each time 
 TEST_CASE("the blocking search leaves out only prices of candidates that cannot win", "[kernels][matmul]") {
   // The search stops pricing a candidate once its estimate without the multiply or the put reaches the best so
   // far. Priced in full instead, every job must come out with the same blocking, estimate and simulated cycles.
-  struct Job {
-    std::string op;
-    std::vector<Shape> shapes;
-    nlohmann::json attrs;
-  };
-  const std::vector<Job> jobs = {
+  const std::vector<SearchJob> jobs = {
       {"matmul", {Shape{33, 17}, Shape{17, 65}}, nullptr},
       {"matmul", {Shape{32, 128}, Shape{64, 128, 8}}, nullptr},
       {"gemm", {Shape{1, 512}, Shape{1000, 512}, Shape{1000}}, {{"transB", 1}}},
@@ -246,7 +248,7 @@ TEST_CASE("the blocking search leaves out only prices of candidates that cannot 
   for (const char* preset : {"sw26010", "sw26010pro"}) {
     Arch arch = Arch::preset(preset);
     arch.core_groups = 1;
-    for (const Job& job : jobs) {
+    for (const SearchJob& job : jobs) {
       INFO(preset << " " << job.op << " " << job.shapes[0].str() << " x " << job.shapes[1].str());
       const auto run = [&](ops::BlockingSearch mode) {
         Machine m{arch};
@@ -270,12 +272,7 @@ TEST_CASE("the blocking search leaves out only prices of candidates that cannot 
 TEST_CASE("a machine's blocking searches keep nothing of one job's prices for the next", "[kernels][matmul]") {
   // The searches of one machine share their memo tables, each forgotten when a search starts: jobs searched one
   // after another on one machine choose the blockings and estimates they choose each on a machine of its own.
-  struct Job {
-    std::string op;
-    std::vector<Shape> shapes;
-    nlohmann::json attrs;
-  };
-  const std::vector<Job> jobs = {
+  const std::vector<SearchJob> jobs = {
       {"conv", {Shape{1, 32, 14, 14}, Shape{32, 32, 3, 3}}, {{"pad", 1}}},
       {"matmul", {Shape{33, 17}, Shape{17, 65}}, nullptr},
       {"conv", {Shape{1, 3, 30, 30}, Shape{16, 3, 7, 7}}, {{"pad", 3}, {"stride", 2}}},
@@ -287,7 +284,7 @@ TEST_CASE("a machine's blocking searches keep nothing of one job's prices for th
   for (const char* preset : {"sw26010", "sw26010pro"}) {
     const Arch arch = Arch::preset(preset);
     Machine shared{arch};
-    for (const Job& job : jobs) {
+    for (const SearchJob& job : jobs) {
       INFO(preset << " " << job.op << " " << job.shapes[0].str() << " x " << job.shapes[1].str());
       const auto after_others =
           run_op_on(shared, job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 7);
