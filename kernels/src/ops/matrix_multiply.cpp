@@ -163,10 +163,6 @@ double stored_panel_cost(const StoredMatrix& s, std::size_t rows, std::size_t co
   return blocks > 0 ? cycles / static_cast<double>(blocks) : panel(0, size);
 }
 
-/// Blocks of a blocking: [batch groups x] row blocks x column blocks; for teams, team units (a row block per
-/// member of a team of `members` cores).
-std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t members = 1);
-
 /// block_count's rows of blocks (or team units): the blocks are these times the column blocks.
 std::size_t block_rows(const MatrixMultiply& job, const Blocking& b, std::size_t members) {
   if (b.team != TeamScope::kNone) return job.a_batch.size() * ceil_div(job.m, b.mb * members);
@@ -174,7 +170,9 @@ std::size_t block_rows(const MatrixMultiply& job, const Blocking& b, std::size_t
   return ceil_div(job.yl.shape.n, b.mb);
 }
 
-std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t members) {
+/// Blocks of a blocking: [batch groups x] row blocks x column blocks; for teams, team units (a row block per
+/// member of a team of `members` cores).
+std::size_t block_count(const MatrixMultiply& job, const Blocking& b, std::size_t members = 1) {
   return block_rows(job, b, members) * ceil_div(job.n, b.nb);
 }
 
