@@ -175,3 +175,60 @@ TEST_CASE("shapes the attention kernel does not take keep the products apart", "
     expect_apart(fusion_cases::attention(1, 8, 64, 256, 64));
   }
 }
+
+namespace {
+
+/// The attention kernel's DMA events per core group (launch of one attention op on `arch`).
+std::vector<std::vector<DmaEvent>> attention_events(const json& workload, const Arch& arch) {
+  const Graph g = test::graph_of(workload);
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(ops_of_type(f.graph, "attention") == 1);
+  Machine m(arch);
+  execute(f.graph, m);
+  std::vector<std::vector<DmaEvent>> events;
+  for (const TraceRecorder* recorder : m.trace()) {
+    events.emplace_back();
+    recorder->for_each_dma([&](const DmaEvent& e) { events.back().push_back(e); });
+  }
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("the attention kernel reads the program's resident scale once per core group", "[graph][fusion][attention]") {
+  // The scores' scale is a one-element input every core needs: the group's first core reads it for all 64
+  // (BCAST), the only 4-byte request of the run (the mask rows are 256 B, the other reads 2 KiB).
+  Arch arch = Arch::preset("sw26010pro");
+  arch.core_groups = 2;
+  const auto events = attention_events(fusion_cases::attention(4, 128, 64, 128, 64), arch);
+  REQUIRE(events.size() == 2);
+  for (const std::vector<DmaEvent>& group : events) {
+    const auto scale_reads = std::count_if(group.begin(), group.end(),
+                                           [](const DmaEvent& e) { return e.op == DmaOp::kGet && e.length == 4; });
+    CHECK(scale_reads == 1);
+  }
+  run_attention(fusion_cases::attention(4, 128, 64, 128, 64), arch);  // and the outputs agree with the unfused ops
+}
+
+TEST_CASE("the attention kernel reads a group's next batch before it waits for the current one",
+          "[graph][fusion][attention]") {
+  // Two BERT-base heads on one sw26010pro group: the second head's Kt, V and Q reads queue behind the first's on
+  // the engine's channels, issued before the first's have landed, so no channel idles between the batches.
+  Arch arch = Arch::preset("sw26010pro");
+  arch.core_groups = 1;
+  const auto events = attention_events(fusion_cases::attention(2, 128, 64, 128, 64), arch);
+  REQUIRE(events.size() == 1);
+  std::vector<DmaEvent> batch_reads;  // Kt, V and Q of both heads, in issue order (the 2 KiB reads)
+  std::copy_if(events[0].begin(), events[0].end(), std::back_inserter(batch_reads),
+               [](const DmaEvent& e) { return e.op == DmaOp::kGet && e.length >= 1024; });
+  REQUIRE(batch_reads.size() % 2 == 0);
+  const std::size_t half = batch_reads.size() / 2;
+  Cycle first_landed = 0, second_issued = std::numeric_limits<Cycle>::max();
+  for (std::size_t i = 0; i < batch_reads.size(); ++i) {
+    if (i < half) first_landed = std::max(first_landed, batch_reads[i].end);
+    if (i >= half) second_issued = std::min(second_issued, batch_reads[i].issue);
+  }
+  CHECK(second_issued < first_landed);
+  // Each of a batch's three reads (Kt, V, Q) is cut into one part per channel of the engine (8 on sw26010pro).
+  CHECK(half == 3 * 8);
+}

@@ -66,7 +66,6 @@ class AttentionCore final : public FusedCore {
     };
     const auto cg = static_cast<std::uint64_t>(core_.cg());
     if (!at_.q_broadcast && cg < items && !first_tile(cg).empty()) prepare(first_tile(cg));
-    allocate(m_.tile_rows, {0, f_.k()});
     const std::uint64_t part_rows = (s.s + at_.parts - 1) / at_.parts;  // the largest part
     for (std::size_t b = 0; b < (at_.prefetch ? 2u : 1u); ++b) {
       kt_[b] = ldm.alloc<f16>(s.d * s.t);
@@ -77,6 +76,15 @@ class AttentionCore final : public FusedCore {
         if ((*at_.per_batch)[k]) per_batch_[b][k] = ldm.alloc<f16>(p_.values[p_.inputs[k]].row_elements(f_) + 4);
       }
     }
+    allocate(m_.tile_rows, {0, f_.k()});  // issues the resident inputs' group reads
+    // The group's first item (and the next, read ahead) go out before anyone waits, behind the resident reads.
+    if (me == 0 && cg < items) {
+      // Q's scale (one element of a word-padded scalar) for every core: one request for the group, first.
+      if (at_.scale != QueryScale::kNone) reads_[0].push_back(core_.bcast_get(scale_word_, at_.scalar));
+      read_item(cg, 0);
+      if (at_.prefetch && cg + groups < items) read_item(cg + groups, 1);
+    }
+    finish_group_reads();
     // A group's items are of different batches (parts <= groups), so each item loads its batch.
     for (std::uint64_t item = cg; item < items; item += groups) {
       batch_ = item / at_.parts;
@@ -96,6 +104,7 @@ class AttentionCore final : public FusedCore {
   }
 
  protected:
+  bool group_reads_resident() const override { return true; }  // every core allocates in run_attention
   bool supplied(std::size_t input) const override { return input == at_.score_input || (*at_.per_batch)[input]; }
   bool consumed(std::size_t output) const override { return output == 0; }
 
@@ -163,8 +172,7 @@ class AttentionCore final : public FusedCore {
   /// Every core of the group passes both barriers: the first keeps the buffers until the last core is done with the
   /// previous item, the second holds every core until the group's read has landed. With two buffers the first core
   /// then reads the group's `next` item into the other one (free: every core is past the previous item); `next` is
-  /// the item count when there is none. The first load also brings Q's scale (one element of a word-padded scalar)
-  /// to every core, one request for the group.
+  /// the item count when there is none. The first load also waits for Q's scale (run_attention reads it).
   void load_item(std::uint64_t me, std::uint64_t item, std::uint64_t next) {
     const std::uint64_t items = at_.shape.batches * at_.parts;
     const bool first = loads_ == 0;
@@ -172,14 +180,11 @@ class AttentionCore final : public FusedCore {
     if (at_.prefetch && !first) slot_ ^= 1;
     ++loads_;
     if (me == 0) {
-      if (ahead_item_ != item) read_item(item, slot_);
-      if (first && at_.scale != QueryScale::kNone) ahead_.push_back(core_.bcast_get(scale_word_, at_.scalar));
-      for (DmaHandle& h : ahead_) h.wait();
-      ahead_item_ = items;
-      if (at_.prefetch && next < items) {
-        read_item(next, slot_ ^ 1);
-        ahead_item_ = next;
-      }
+      read_item(item, slot_);
+      // The next item's reads queue behind this one's before core 0 waits, so the engine never idles between them.
+      if (at_.prefetch && next < items) read_item(next, slot_ ^ 1);
+      for (DmaHandle& h : reads_[slot_]) h.wait();
+      reads_[slot_].clear();
     }
     core_.barrier();
     if (first && at_.scale != QueryScale::kNone) scale_ = static_cast<float>(scale_word_.data()[0]);
@@ -187,33 +192,35 @@ class AttentionCore final : public FusedCore {
 
   /// Reads the item's batch's Kt and V (and the item's Q rows, q_broadcast) into buffer `slot` of every core of the
   /// group, each cut into as many whole-word parts as the engine has channels (one request is served by one
-  /// channel, at its share of the bandwidth).
+  /// channel, at its share of the bandwidth), unless that slot's reads already bring that item.
   void read_item(std::uint64_t item, std::size_t slot) {
+    if (slot_item_[slot] == item) return;
+    slot_item_[slot] = item;
+    std::vector<DmaHandle>& into = reads_[slot];
     const AttentionShape& s = at_.shape;
     const std::uint64_t b = item / at_.parts;
-    ahead_.clear();
-    const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels() / 2);
+    const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels());
     // Kt, V and the Q block are read only through Core::readable_ldm (unpacked(), supply()): the host copies on
     // read.
     const auto on_read = tiling::ReadMode::kBcastOnRead;
     const AttentionViews& v = at_.views;
     if (v.k_rows) {
-      read_rows(ahead_, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts);
+      read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts);
     } else {
-      read_rows(ahead_, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts);
+      read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts);
     }
-    read_rows(ahead_, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts);
+    read_rows(into, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts);
     if (at_.q_broadcast) {
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
-      read_rows(ahead_, on_read, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts);
+      read_rows(into, on_read, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts);
     }
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
       if (!(*at_.per_batch)[k]) continue;
       // The op refuses a layout padded inside (AttentionOp::run): logical elements are at their offsets.
       const std::uint64_t count = p_.values[p_.inputs[k]].row_elements(f_), first = batch_row(k, b);
-      ahead_.push_back(tiling::get_range_as(core_, tiling::ReadMode::kBcast, per_batch_[slot][k], a_.in[k],
-                                            a_.in_layout[k].total, {first, first + count})
-                           .handle);
+      into.push_back(tiling::get_range_as(core_, tiling::ReadMode::kBcast, per_batch_[slot][k], a_.in[k],
+                                          a_.in_layout[k].total, {first, first + count})
+                         .handle);
     }
   }
 
@@ -319,8 +326,9 @@ class AttentionCore final : public FusedCore {
   std::array<LdmSpan<f16>, 2> kt_, v_;  // one batch's, or two (prefetch)
   std::size_t slot_ = 0;                // the buffer of the batch in use
   std::uint64_t loads_ = 0;
-  std::vector<DmaHandle> ahead_;  // core 0: the reads of item ahead_item_ (Kt, V, Q)
-  std::uint64_t ahead_item_ = ~std::uint64_t{0};
+  // Core 0, per slot: the item its reads bring (none yet: all ones) and those reads until waited for.
+  std::array<std::uint64_t, 2> slot_item_{~std::uint64_t{0}, ~std::uint64_t{0}};
+  std::array<std::vector<DmaHandle>, 2> reads_;
   std::array<LdmSpan<f16>, 2> q_block_;  // per slot: the item's Q rows (q_broadcast)
   std::uint64_t item_first_row_ = 0;     // Q's row of the item's first query row
   LdmSpan<f16> scale_word_;

@@ -143,6 +143,12 @@ class FusedCore {
       const FusedValue& val = p_.values[v];
       const std::uint64_t n = val.rows(f_) * val.row_elements(f_);
       resident_[v] = ldm.alloc<float>(n).data();
+      const Layout& layout = a_.in_layout[k_in];
+      if (group_reads_resident() && n > 0 && group_read_end_ + n + 4 <= half_.size() && layout.offset_of(0) == 0 &&
+          layout.offset_of(n - 1) == n - 1) {  // contiguous: one read
+        issue_group_read(k_in, n, resident_[v]);
+        continue;
+      }
       for (std::uint64_t done = 0; done < n; done += half_.size() - 4) {
         const std::uint64_t len = std::min<std::uint64_t>(half_.size() - 4, n - done);
         tiling::gather(core_, staging_, a_.in[k_in], a_.in_layout[k_in], done, len, half_.data());
@@ -153,6 +159,24 @@ class FusedCore {
       partial_ = ldm.alloc<float>(f_.i());
       exchange_ = ldm.alloc<float>(static_cast<std::size_t>(m_.team) * f_.i());
     }
+  }
+
+  /// Whether every core of the group runs allocate() at once (same allocations, no core missing), so that the
+  /// group's first core can read each resident input once for all of them (BCAST) instead of one read per core.
+  /// allocate() then only issues those reads; the kernel calls finish_group_reads() before its first tile.
+  virtual bool group_reads_resident() const { return false; }
+
+  /// Every core: waits (the group's first core) for the group reads, then converts them to the resident floats.
+  void finish_group_reads() {
+    if (group_reads_.empty()) return;
+    if (core_.id() == 0) {
+      for (GroupRead& g : group_reads_) g.handle.wait();
+    }
+    core_.barrier();
+    for (const GroupRead& g : group_reads_) ops::to_floats(half_, g.at, g.n, g.to);
+    core_.barrier();  // half_ is the tiles' staging: no core reuses it while another still converts
+    group_reads_.clear();
+    group_read_end_ = 0;
   }
 
   /// Where row `row` (tile row `t`) of value v starts, and the K offset its index adds (resident values hold
@@ -361,6 +385,28 @@ class FusedCore {
   Range k_;
   std::vector<LdmSpan<float>> slot_buf_;
   std::vector<float*> resident_;
+  struct GroupRead {
+    DmaHandle handle;  // the group's first core's; empty on the others
+    std::uint64_t at = 0, n = 0;
+    float* to = nullptr;
+  };
+  std::vector<GroupRead> group_reads_;  // issued by allocate(), converted by finish_group_reads()
+  std::uint64_t group_read_end_ = 0;    // halves of half_ the group reads use
+
+  /// Resident input k_in (n elements from its start) read by the group's first core into half_ at the same ldm
+  /// address on every core of the group (BCAST; half_ has room for it), placed at an even element.
+  void issue_group_read(std::size_t k_in, std::uint64_t n, float* to) {
+    GroupRead g{.at = group_read_end_, .n = n, .to = to};
+    if (core_.id() == 0) {
+      // Starting at element 0 the read's first element is the value's first (RangeRead::first is 0).
+      g.handle = tiling::get_range_as(core_, tiling::ReadMode::kBcast,
+                                      half_.subspan(group_read_end_, half_.size() - group_read_end_), a_.in[k_in],
+                                      a_.in_layout[k_in].total, {0, n})
+                     .handle;
+    }
+    group_read_end_ += (n + 1) / 2 * 2 + 2;
+    group_reads_.push_back(std::move(g));
+  }
   std::vector<LdmSpan<f16>> streamed_;
   LdmSpan<f16> half_, staging_, put_buf_;
   LdmSpan<float> partial_, exchange_;
