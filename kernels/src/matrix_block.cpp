@@ -13,15 +13,10 @@ namespace {
 
 /// True when a request with these byte fields fits the arch's descriptor widths.
 
-/// How many requests to cut a read of `bytes` into: the timing model serves requests on parallel channels, so
-/// one big request moves at a channel's share of the bandwidth; pieces of at least kMinPieceBytes, at most one
-/// per channel.
-std::size_t piece_count(std::size_t channels, std::size_t bytes) {
+/// piece_count (matrix_block.hpp) for an engine of `channels` channels.
+std::size_t channel_piece_count(std::size_t channels, std::size_t bytes) {
   constexpr std::size_t kMinPieceBytes = 2048;
   return std::clamp<std::size_t>(bytes / kMinPieceBytes, 1, channels);
-}
-std::size_t piece_count(const Core& core, std::size_t bytes) {
-  return piece_count(core.dma_channels(), bytes);
 }
 
 /// Strided requests a block read is cut into: whole rows per piece.
@@ -65,6 +60,10 @@ double span_cost(const Core& core, DevicePtr<const f16> start, std::size_t lengt
 }
 
 }  // namespace
+
+std::size_t piece_count(const Core& core, std::size_t bytes) {
+  return channel_piece_count(core.dma_channels(), bytes);
+}
 
 bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::size_t stride) {
   const DmaFieldWidths& f = core.arch().dma.fields;
@@ -245,7 +244,7 @@ double ReadPricer::run(std::optional<std::size_t> byte_offset, std::size_t bytes
 }
 
 double ReadPricer::span(std::optional<std::size_t> first, std::size_t elements) const {
-  const std::size_t pieces = piece_count(static_cast<std::size_t>(channels_), elements * sizeof(f16));
+  const std::size_t pieces = channel_piece_count(static_cast<std::size_t>(channels_), elements * sizeof(f16));
   double cycles = 0;
   for (std::size_t p = 0; p < pieces; ++p) {
     const std::size_t from = floor_even(elements * p / pieces),
@@ -260,7 +259,7 @@ double ReadPricer::span(std::optional<std::size_t> first, std::size_t elements) 
 double ReadPricer::strided(std::optional<std::size_t> first, std::size_t rows, std::size_t width,
                            std::size_t pitch) const {
   const std::size_t pieces =
-      std::min(piece_count(static_cast<std::size_t>(channels_), rows * width * sizeof(f16)), rows);
+      std::min(channel_piece_count(static_cast<std::size_t>(channels_), rows * width * sizeof(f16)), rows);
   double cycles = static_cast<double>(pieces) * overhead_;
   if (!first) return cycles + static_cast<double>(rows) * run(std::nullopt, width * sizeof(f16));
   // Run offsets within a transaction repeat: price one period of rows and scale.

@@ -199,20 +199,20 @@ class AttentionCore final : public FusedCore {
     std::vector<DmaHandle>& into = reads_[slot];
     const AttentionShape& s = at_.shape;
     const std::uint64_t b = item / at_.parts;
-    const std::size_t parts = std::max<std::size_t>(1, core_.dma_channels());
+    const auto parts = [&](std::uint64_t elements) { return tiling::piece_count(core_, elements * sizeof(f16)); };
     // Kt, V and the Q block are read only through Core::readable_ldm (unpacked(), supply()): the host copies on
     // read.
     const auto on_read = tiling::ReadMode::kBcastOnRead;
     const AttentionViews& v = at_.views;
     if (v.k_rows) {
-      read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts);
+      read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts(s.t * s.d));
     } else {
-      read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts);
+      read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts(s.d * s.t));
     }
-    read_rows(into, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts);
+    read_rows(into, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts(s.t * s.e));
     if (at_.q_broadcast) {
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
-      read_rows(into, on_read, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts);
+      read_rows(into, on_read, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts(part.size() * s.d));
     }
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
       if (!(*at_.per_batch)[k]) continue;

@@ -30,6 +30,11 @@ struct BlockShape {
 /// Whether a request of `length` bytes, runs of `bsize` and gaps of `stride` bytes fits the arch's DMA fields.
 bool fits_fields(const Core& core, std::size_t length, std::size_t bsize, std::size_t stride);
 
+/// How many requests to cut a read of `bytes` into: the timing model serves requests on parallel channels, so
+/// one big request moves at a channel's share of the bandwidth; pieces of at least 2 KiB (smaller ones pay a
+/// request's setup for little), at most one per channel.
+std::size_t piece_count(const Core& core, std::size_t bytes);
+
 /// Elements of ldm a block read needs (each run widened by up to 2 elements).
 inline std::size_t block_buffer_elements(std::size_t rows, std::size_t count) {
   return rows * (ceil_even(count) + 2);
