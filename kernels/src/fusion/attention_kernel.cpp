@@ -191,8 +191,8 @@ class AttentionCore final : public FusedCore {
   }
 
   /// Reads the item's batch's Kt and V (and the item's Q rows, q_broadcast) into buffer `slot` of every core of the
-  /// group, each cut into as many whole-word parts as the engine has channels (one request is served by one
-  /// channel, at its share of the bandwidth), unless that slot's reads already bring that item.
+  /// group, each cut into whole-row parts as tiling::piece_count says (one request is served by one channel, at its
+  /// share of the bandwidth), unless that slot's reads already bring that item.
   void read_item(std::uint64_t item, std::size_t slot) {
     if (slot_item_[slot] == item) return;
     slot_item_[slot] = item;
