@@ -183,14 +183,7 @@ std::vector<std::vector<DmaEvent>> attention_events(const json& workload, const 
   const Graph g = test::graph_of(workload);
   const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
   REQUIRE(ops_of_type(f.graph, "attention") == 1);
-  Machine m(arch);
-  execute(f.graph, m);
-  std::vector<std::vector<DmaEvent>> events;
-  for (const TraceRecorder* recorder : m.trace()) {
-    events.emplace_back();
-    recorder->for_each_dma([&](const DmaEvent& e) { events.back().push_back(e); });
-  }
-  return events;
+  return test::dma_events(f.graph, arch);
 }
 
 }  // namespace

@@ -338,4 +338,16 @@ inline void check_agree(const FusionRun& run) {
   }
 }
 
+/// The DMA events of running the (fused) graph `g` on `arch`, per core group in record order.
+inline std::vector<std::vector<DmaEvent>> dma_events(const Graph& g, const Arch& arch) {
+  Machine m(arch);
+  execute(g, m);
+  std::vector<std::vector<DmaEvent>> events;
+  for (const TraceRecorder* recorder : m.trace()) {
+    events.emplace_back();
+    recorder->for_each_dma([&](const DmaEvent& e) { events.back().push_back(e); });
+  }
+  return events;
+}
+
 }  // namespace ldmsim::test

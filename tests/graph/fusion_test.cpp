@@ -293,3 +293,25 @@ TEST_CASE("fused kernels on the cases review found: broadcast rows, padded rows,
     test::check_agree(test::run_both(g, six));
   }
 }
+
+TEST_CASE("a fused kernel's resident inputs are read once per group when many of its cores have rows",
+          "[graph][fusion]") {
+  // LayerNorm's gain and bias ([hidden]) and its two scalars (the exponent 2, epsilon) are resident: every core
+  // with rows needs all four. With 128 rows on a 64-core sw26010pro group (more busy cores than the engine's 8
+  // channels) the group's first core reads each once for all (BCAST, the kernel's only BCAST gets); with 4 rows
+  // each busy core reads its own, side by side.
+  Arch arch = Arch::preset("sw26010pro");
+  arch.core_groups = 1;
+  const auto bcast_gets = [&](std::uint64_t tokens) {
+    const Graph g = test::graph_of(fusion_cases::layer_norm(tokens, 768));
+    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+    REQUIRE(f.graph.ops().size() == 1);
+    const auto events = test::dma_events(f.graph, arch);
+    REQUIRE(events.size() == 1);
+    test::check_agree(test::run_both(g, arch));
+    return std::count_if(events[0].begin(), events[0].end(),
+                         [](const DmaEvent& e) { return e.op == DmaOp::kGet && e.mode == DmaMode::kBcast; });
+  };
+  CHECK(bcast_gets(128) == 4);
+  CHECK(bcast_gets(4) == 0);
+}

@@ -76,6 +76,7 @@ class AttentionCore final : public FusedCore {
         if ((*at_.per_batch)[k]) per_batch_[b][k] = ldm.alloc<f16>(p_.values[p_.inputs[k]].row_elements(f_) + 4);
       }
     }
+    group_reads_ = true;                  // every core of the group allocates here
     allocate(m_.tile_rows, {0, f_.k()});  // issues the resident inputs' group reads
     // The group's first item (and the next, read ahead) go out before anyone waits, behind the resident reads.
     if (me == 0 && cg < items) {
@@ -104,7 +105,6 @@ class AttentionCore final : public FusedCore {
   }
 
  protected:
-  bool group_reads_resident() const override { return true; }  // every core allocates in run_attention
   bool supplied(std::size_t input) const override { return input == at_.score_input || (*at_.per_batch)[input]; }
   bool consumed(std::size_t output) const override { return output == 0; }
 

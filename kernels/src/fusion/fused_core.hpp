@@ -66,10 +66,14 @@ class FusedCore {
       return;
     }
     const std::size_t me = tiling::worker_index(core_);
-    if (me >= m_.workers) return;
-    const Range share = row_share(f_.rows(), m_.workers, me, m_.row_pairs);
-    if (share.empty()) return;
+    const Range share = me < m_.workers ? row_share(f_.rows(), m_.workers, me, m_.row_pairs) : Range{};
+    // When reading the resident inputs once for the group is cheaper, every core of the group allocates (idle
+    // ones too) so that the first core reads each of them once for all.
+    group_reads_ = group_read_pays();
+    if (!group_reads_ && share.empty()) return;
     allocate(m_.tile_rows, {0, f_.k()});
+    finish_group_reads();
+    if (share.empty()) return;
     for (std::uint64_t at = share.begin; at < share.end; at += m_.tile_rows) {
       run_tile({at, std::min<std::uint64_t>(share.end, at + m_.tile_rows)});
     }
@@ -132,6 +136,7 @@ class FusedCore {
     half_ = ldm.alloc<f16>(block + 4);
     staging_ = ldm.alloc<f16>(block + 4);
     put_buf_ = ldm.alloc<f16>(block + tile_rows + 4);  // a padded layout adds up to one element per row
+    std::array<std::uint64_t, 3> used{};               // halves of half_, staging_ and put_buf_ that group reads take
     for (std::size_t k_in = 0; k_in < p_.inputs.size(); ++k_in) {
       const std::size_t v = p_.inputs[k_in];
       if (supplied(k_in)) continue;
@@ -144,39 +149,72 @@ class FusedCore {
       const std::uint64_t n = val.rows(f_) * val.row_elements(f_);
       resident_[v] = ldm.alloc<float>(n).data();
       const Layout& layout = a_.in_layout[k_in];
-      if (group_reads_resident() && n > 0 && group_read_end_ + n + 4 <= half_.size() && layout.offset_of(0) == 0 &&
-          layout.offset_of(n - 1) == n - 1) {  // contiguous: one read
-        issue_group_read(k_in, n, resident_[v]);
-        continue;
+      if (group_reads_ && n > 0 && layout.only_tail_padded()) {  // logical element i at offset i: one read
+        // The first of the three staging buffers with room (they are free until the first tile).
+        const std::array<LdmSpan<f16>, 3> buffers{half_, staging_, put_buf_};
+        const auto fits = [&](std::size_t b) { return used[b] + n + 4 <= buffers[b].size(); };
+        std::size_t b = 0;
+        while (b < buffers.size() && !fits(b)) ++b;
+        if (b < buffers.size()) {
+          group_reads_list_.push_back({.input = k_in, .buffer = b, .at = used[b], .n = n, .to = resident_[v]});
+          used[b] += (n + 1) / 2 * 2 + 2;  // the next read starts at an even element
+          continue;
+        }
       }
+      // Read by this core now, through half_ and staging_.
+      own_resident_reads_ = true;
       for (std::uint64_t done = 0; done < n; done += half_.size() - 4) {
         const std::uint64_t len = std::min<std::uint64_t>(half_.size() - 4, n - done);
         tiling::gather(core_, staging_, a_.in[k_in], a_.in_layout[k_in], done, len, half_.data());
         ops::to_floats(half_, 0, len, resident_[v] + done);
       }
     }
+    // A BCAST get writes every receiver's ldm when it is issued: while cores may still read their own resident
+    // inputs through the same buffers, the group reads wait for finish_group_reads' first barrier.
+    if (!own_resident_reads_) issue_group_reads();
     if (m_.team > 1) {
       partial_ = ldm.alloc<float>(f_.i());
       exchange_ = ldm.alloc<float>(static_cast<std::size_t>(m_.team) * f_.i());
     }
   }
 
-  /// Whether every core of the group runs allocate() at once (same allocations, no core missing), so that the
-  /// group's first core can read each resident input once for all of them (BCAST) instead of one read per core.
-  /// allocate() then only issues those reads; the kernel calls finish_group_reads() before its first tile.
-  virtual bool group_reads_resident() const { return false; }
+  /// Whether one read of the resident inputs for the group (the first core's, then three barriers) costs less than
+  /// each busy core reading its own, queued on the engine's channels. The same answer on every core of a group.
+  bool group_read_pays() const {
+    double service = 0;  // one core's reads of them
+    for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
+      if (!m_.resident[k]) continue;
+      const FusedValue& val = p_.values[p_.inputs[k]];
+      service += core_.get_service_cycles(a_.in[k].addr(), val.rows(f_) * val.row_elements(f_) * sizeof(f16));
+    }
+    const auto busy = static_cast<double>(group_workers()), channels = static_cast<double>(core_.dma_channels());
+    return service > 0 && busy / channels * service > service + 3.0 * core_.arch().barrier_cycles;
+  }
 
-  /// Every core: waits (the group's first core) for the group reads, then converts them to the resident floats.
+  /// Cores of this group with rows: shares are non-empty for the first min(workers, rows or row pairs) worker
+  /// indices, and worker_index deals them to the groups in turn.
+  std::uint64_t group_workers() const {
+    const std::uint64_t rows = f_.rows(), units = m_.row_pairs ? (rows + 1) / 2 : rows;
+    const std::uint64_t busy = std::min<std::uint64_t>(m_.workers, units), groups = core_.arch().core_groups;
+    const auto cg = static_cast<std::uint64_t>(core_.cg());
+    return busy > cg ? (busy - cg + groups - 1) / groups : 0;
+  }
+
+  /// Every core: waits (the group's first core) for the group reads allocate() issued, then converts them to the
+  /// resident floats.
   void finish_group_reads() {
-    if (group_reads_.empty()) return;
+    if (group_reads_list_.empty()) return;
+    if (own_resident_reads_) {  // the same on every core of the group: the buffers' sizes decide it
+      core_.barrier();
+      issue_group_reads();
+    }
     if (core_.id() == 0) {
-      for (GroupRead& g : group_reads_) g.handle.wait();
+      for (GroupRead& g : group_reads_list_) g.handle.wait();
     }
     core_.barrier();
-    for (const GroupRead& g : group_reads_) ops::to_floats(half_, g.at, g.n, g.to);
-    core_.barrier();  // half_ is the tiles' staging: no core reuses it while another still converts
-    group_reads_.clear();
-    group_read_end_ = 0;
+    for (const GroupRead& g : group_reads_list_) ops::to_floats(group_buffer(g.buffer), g.at, g.n, g.to);
+    core_.barrier();  // the buffers are the tiles' staging: no core reuses them while another still converts
+    group_reads_list_.clear();
   }
 
   /// Where row `row` (tile row `t`) of value v starts, and the K offset its index adds (resident values hold
@@ -385,28 +423,31 @@ class FusedCore {
   Range k_;
   std::vector<LdmSpan<float>> slot_buf_;
   std::vector<float*> resident_;
+  /// Set before allocate() when every core of the group allocates at once (same allocations, none missing, all
+  /// passing finish_group_reads' barriers): the group's first core then reads each contiguous resident input once
+  /// for all of them (BCAST into a staging buffer, at the same ldm address everywhere) instead of a read per core.
+  bool group_reads_ = false;
   struct GroupRead {
-    DmaHandle handle;  // the group's first core's; empty on the others
-    std::uint64_t at = 0, n = 0;
-    float* to = nullptr;
+    std::size_t input = 0, buffer = 0;  // the external input; half_, staging_ or put_buf_ (group_buffer)
+    std::uint64_t at = 0, n = 0;        // its first element in that buffer, its element count
+    float* to = nullptr;                // its resident floats
+    DmaHandle handle;                   // the group's first core's; empty on the others
   };
-  std::vector<GroupRead> group_reads_;  // issued by allocate(), converted by finish_group_reads()
-  std::uint64_t group_read_end_ = 0;    // halves of half_ the group reads use
+  std::vector<GroupRead> group_reads_list_;  // planned by allocate(), converted by finish_group_reads()
+  bool own_resident_reads_ = false;          // allocate() read some resident input through half_ and staging_
 
-  /// Resident input k_in (n elements from its start) read by the group's first core into half_ at the same ldm
-  /// address on every core of the group (BCAST; half_ has room for it), placed at an even element.
-  void issue_group_read(std::size_t k_in, std::uint64_t n, float* to) {
-    GroupRead g{.at = group_read_end_, .n = n, .to = to};
-    if (core_.id() == 0) {
+  /// The group's first core issues the planned group reads.
+  void issue_group_reads() {
+    if (core_.id() != 0) return;
+    for (GroupRead& g : group_reads_list_) {
       // Starting at element 0 the read's first element is the value's first (RangeRead::first is 0).
-      g.handle = tiling::get_range_as(core_, tiling::ReadMode::kBcast,
-                                      half_.subspan(group_read_end_, half_.size() - group_read_end_), a_.in[k_in],
-                                      a_.in_layout[k_in].total, {0, n})
+      const LdmSpan<f16> to = group_buffer(g.buffer);
+      g.handle = tiling::get_range_as(core_, tiling::ReadMode::kBcast, to.subspan(g.at, to.size() - g.at),
+                                      a_.in[g.input], a_.in_layout[g.input].total, {0, g.n})
                      .handle;
     }
-    group_read_end_ += (n + 1) / 2 * 2 + 2;
-    group_reads_.push_back(std::move(g));
   }
+  LdmSpan<f16> group_buffer(std::size_t b) const { return b == 0 ? half_ : b == 1 ? staging_ : put_buf_; }
   std::vector<LdmSpan<f16>> streamed_;
   LdmSpan<f16> half_, staging_, put_buf_;
   LdmSpan<float> partial_, exchange_;
