@@ -4,6 +4,7 @@
 #include <memory>
 #include <span>
 
+#include "ldmsim/runtime/check.hpp"
 #include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::executor_detail {
@@ -42,6 +43,7 @@ std::vector<ReplicaCopy> ConstantReplicas::replicate(const DeviceTensor& home) {
       continue;  // that group's memory is full: its cores read group 0's copy
     }
     memory.lend(copy.ptr.addr(), owner, bytes);
+    mark_device_defined(*views_[g], copy.ptr.addr(), bytes.size());  // the init check: the copy holds the constant
     memory.add_replica(base, static_cast<int>(g), copy.ptr.addr());
     copies.push_back({static_cast<int>(g), copy});
   }

@@ -12,6 +12,7 @@
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "ldmsim/runtime/check.hpp"
 #include "trace_bytes.hpp"
 
 using namespace ldmsim;
@@ -320,6 +321,31 @@ TEST_CASE("a whole op's constants are held in every group's memory, each group r
     CHECK(two.trace == on.trace);
     CHECK(two.result.stats["cycles"] == on.result.stats["cycles"]);
   }
+}
+
+TEST_CASE("a constant's copies in other groups count as written for the init check", "[graph][split][check]") {
+  // w feeds a whole op (its copies go to every group's memory) and a split add, whose pieces read their rows from
+  // their own group's copy: those reads are of bytes the constant holds, not uninitialised memory.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [4, 32, 64], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [4, 64, 128], "init": {"uniform": [-0.1, 0.1], "seed": 2}, "constant": true},
+                "v": {"shape": [4, 64, 128], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "ops": [{"type": "matmul", "inputs": ["x", "w"], "outputs": ["y"]},
+            {"type": "add", "inputs": ["v", "w"], "outputs": ["z"]}],
+    "outputs": ["y", "z"]})"));
+  const Arch arch = priced("sw26010pro");
+  Machine m(arch);
+  enable_checks(m, CheckSet{.races = true, .init = true, .bounds = true});
+  ExecuteOptions exec;
+  exec.split = {true, SplitRounding::kExact};
+  const ExecutionResult on = execute(g, m, exec);
+  REQUIRE(on.stats["split"]["replicated_constants"] == 1);
+  REQUIRE(on.stats["split"]["ops_split"] == 1);
+  std::string reports;
+  for (const CheckReport& r : check_reports(m)) reports += format_check_report(r) + "\n";
+  CHECK(reports.empty());
+  const Run off = run(g, arch, false);
+  CHECK(on.outputs.at("z") == off.result.outputs.at("z"));
 }
 
 TEST_CASE("a consumer split another way gets its pieces by exchange between groups", "[graph][split]") {
