@@ -315,3 +315,22 @@ TEST_CASE("a fused kernel's resident inputs are read once per group when many of
   CHECK(bcast_gets(128) == 4);
   CHECK(bcast_gets(4) == 0);
 }
+
+TEST_CASE("a lone LayerNorm runs as a fused kernel, faster than its own", "[graph][fusion]") {
+  // ONNX's LayerNormalization (opset 17) between two transposes, as ConvNeXt has it: nothing to fuse it with, but
+  // the fused kernel pipelines its rows and reads the scale and bias once per group where the op's own kernel
+  // reads them on every core.
+  const Graph g = test::graph_of(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 16, 16, 96], "init": {"normal": [0, 1], "seed": 1}},
+                "s": {"shape": [96], "init": {"uniform": [0.5, 1.5], "seed": 2}},
+                "b": {"shape": [96], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "ops": [{"type": "layer_norm", "inputs": ["x", "s", "b"], "outputs": ["y"], "attrs": {"axis": -1}}],
+    "outputs": ["y"]})"));
+  const Arch arch = Arch::preset("sw26010pro");
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.graph.ops().size() == 1);
+  CHECK(f.graph.ops()[0].type == "fused");
+  const FusionRun run = test::run_both(g, arch);
+  test::check_agree(run);
+  CHECK(run.fused_cycles() < run.unfused_cycles());
+}

@@ -177,13 +177,18 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   std::vector<char> in_fold(graph.ops().size(), 0);
   for (std::size_t o = 0; o < graph.ops().size(); ++o) in_fold[o] = fold_of[o] ? 1 : 0;
   std::vector<std::vector<std::size_t>> candidates = fusion::find_groups(graph, folded);
-  if (options.attention) {  // a softmax alone between two products (attention without a mask) may join them
+  {
+    // Lone ops that are candidates too: a softmax alone between two products (attention without a mask) may join
+    // them; a LayerNorm runs better as a fused kernel (below).
     std::vector<char> grouped(graph.ops().size(), 0);
     for (const auto& ops : candidates) {
       for (std::size_t o : ops) grouped[o] = 1;
     }
     for (const OpNode& op : graph.ops()) {
-      if (op.type == "softmax" && !grouped[op.index] && !in_fold[op.index]) candidates.push_back({op.index});
+      if (grouped[op.index] || in_fold[op.index] || folded[op.index]) continue;
+      if ((options.attention && op.type == "softmax") || fusion::form_of(op).kind == FusionForm::Kind::kLayerNorm) {
+        candidates.push_back({op.index});
+      }
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const auto& a, const auto& b) { return a.front() < b.front(); });
@@ -198,8 +203,16 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
       g.mapping = choose_fused_mapping(low.program, arch, policy, options.cores);
       if (g.mapping) break;
     }
-    // A lone op is a candidate only for an attention kernel: otherwise it runs as it is.
-    if (ops.size() == 1 && (!g.mapping || !fusion::match_attention(graph, low, in_fold, arch, policy))) continue;
+    // A lone op is a candidate only for an attention kernel, or a LayerNorm (the fused kernel pipelines its rows and
+    // reads the scale and bias once per group where its own kernel reads them on every core): otherwise it runs as
+    // it is.
+    const bool lone_layer_norm =
+        ops.size() == 1 && fusion::form_of(graph.ops()[ops[0]]).kind == FusionForm::Kind::kLayerNorm;
+    if (ops.size() == 1 && !lone_layer_norm &&
+        (!g.mapping || !fusion::match_attention(graph, low, in_fold, arch, policy))) {
+      continue;
+    }
+    if (lone_layer_norm && !g.mapping) continue;
     for (const FusedValue& v : low.program.values) {
       g.values.push_back(fmt::format("{} {}", v.name, v.pattern(g.frame)));
     }
