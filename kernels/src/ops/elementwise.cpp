@@ -14,6 +14,7 @@
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
+#include "view_copy.hpp"
 
 namespace ldmsim::ops {
 
@@ -319,18 +320,27 @@ class ElementwiseOp final : public BoundOp {
 
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
-    FlatArgs a{fn_, {}, in.size(), out[0].ptr, out[0].layout(), output_shapes()[0]};
+    const Shape& y = output_shapes()[0];
+    FlatArgs a{fn_, {}, in.size(), out[0].ptr, out[0].layout(), y};
+    DeviceScratch scratch(m);
     for (std::size_t k = 0; k < in.size(); ++k) {
-      const bool broadcast = !(input_shapes()[k] == output_shapes()[0]);
+      const bool broadcast = !(input_shapes()[k] == y);
       a.in[k] = Operand{DevicePtr<const f16>(in[k].ptr), in[k].layout(), broadcast, input_shapes()[k]};
       if (!broadcast && !in[k].layout().same_placement(out[0].layout())) {
         reject(label, fmt::format("input {} is laid out as {} but the output as {}: stage both with one plan", k,
                                   in[k].plan.describe(), out[0].plan.describe()));
       }
       if (broadcast && in[k].layout().total * sizeof(f16) > m.arch().ldm_bytes / 4) {
-        reject(label, fmt::format("broadcasting input {} of shape {} needs it resident in ldm, but it is larger than a "
-                                  "quarter of the {}-byte ldm",
-                                  k, input_shapes()[k].str(), m.arch().ldm_bytes));
+        // Too large to be resident in every core's ldm: expanded to the output's shape and layout first (a view
+        // copy with stride 0 on the repeated axes, into scratch device memory), then streamed like the output.
+        const auto strides = broadcast_strides(input_shapes()[k], y);
+        StridedView view;
+        view.dims.assign(y.dims().begin(), y.dims().end());
+        for (std::size_t d = 0; d < y.rank(); ++d) view.strides.push_back(static_cast<std::int64_t>(strides[d]));
+        const DeviceTensor expanded = scratch.tensor(fmt::format("{}:expanded{}", label, k), out[0].plan);
+        run_view_copy(m, fmt::format("{}:expand{}", label, k), view, DevicePtr<const f16>(in[k].ptr), in[k].layout(),
+                      expanded.ptr, out[0].layout());
+        a.in[k] = Operand{DevicePtr<const f16>(expanded.ptr), out[0].layout(), false, y};
       }
     }
     launch_all(m, label, flat_kernel, a);

@@ -39,6 +39,12 @@ class DeviceScratch {
     addrs_.push_back(p.addr());
     return p;
   }
+  /// A tensor laid out by `plan` (allocate_tensor: zero-filled, its padding defined for the init check).
+  DeviceTensor tensor(const std::string& name, const PaddingPlan& plan) {
+    DeviceTensor t = allocate_tensor(machine_, name, plan);
+    addrs_.push_back(t.ptr.addr());
+    return t;
+  }
 
  private:
   Machine& machine_;
