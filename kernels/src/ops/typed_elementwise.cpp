@@ -17,6 +17,7 @@
 #include "broadcast_index.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
+#include "view_copy.hpp"
 
 namespace ldmsim::ops {
 
@@ -167,14 +168,29 @@ class TypedElementwiseOp final : public BoundOp {
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
-    TypedArgs a{fn_, {}, out[0].ptr, out_type(), output_shapes()[0]};
+    const Shape& y = output_shapes()[0];
+    TypedArgs a{fn_, {}, out[0].ptr, out_type(), y};
+    DeviceScratch scratch(m);
     for (std::size_t k = 0; k < in.size(); ++k) {
-      const bool broadcast = !(input_shapes()[k] == output_shapes()[0]);
+      const bool broadcast = !(input_shapes()[k] == y);
       const std::size_t total = in[k].layout().total;
       if (broadcast && total * sizeof(f16) > m.arch().ldm_bytes / 4) {
-        reject(label, fmt::format("broadcasting input {} of shape {} needs it resident in ldm, but it is larger than a "
-                                  "quarter of the local store ({} bytes)",
-                                  k, input_shapes()[k].str(), m.arch().ldm_bytes / 4));
+        // Too large to be resident in every core's ldm: expanded to the output's shape first (a view copy in 2-byte
+        // units with stride 0 on the repeated axes, into scratch device memory), then streamed.
+        const DType type = dtype(k);
+        const auto strides = broadcast_strides(input_shapes()[k], y);
+        StridedView view;
+        view.dims.assign(y.dims().begin(), y.dims().end());
+        for (std::size_t d = 0; d < y.rank(); ++d) view.strides.push_back(static_cast<std::int64_t>(strides[d]));
+        if (units_of(type) > 1) view = view.widened(units_of(type));
+        const Layout from = Layout::natural(unit_view(input_shapes()[k], type));
+        const Layout to = Layout::natural(unit_view(y, type));
+        const DevicePtr<f16> expanded =
+            scratch.alloc<f16>(std::max<std::size_t>(to.total, 1), AllocOptions{.name = label + ":expanded"});
+        run_view_copy(m, fmt::format("{}:expand{}", label, k), view, DevicePtr<const f16>(in[k].ptr), from, expanded,
+                      to);
+        a.in.push_back({DevicePtr<const f16>(expanded), to.total, type, y, false});
+        continue;
       }
       a.in.push_back({DevicePtr<const f16>(in[k].ptr), total, dtype(k), input_shapes()[k], broadcast});
     }
