@@ -333,13 +333,9 @@ class ElementwiseOp final : public BoundOp {
       if (broadcast && in[k].layout().total * sizeof(f16) > m.arch().ldm_bytes / 4) {
         // Too large to be resident in every core's ldm: expanded to the output's shape and layout first (a view
         // copy with stride 0 on the repeated axes, into scratch device memory), then streamed like the output.
-        const auto strides = broadcast_strides(input_shapes()[k], y);
-        StridedView view;
-        view.dims.assign(y.dims().begin(), y.dims().end());
-        for (std::size_t d = 0; d < y.rank(); ++d) view.strides.push_back(static_cast<std::int64_t>(strides[d]));
         const DeviceTensor expanded = scratch.tensor(fmt::format("{}:expanded{}", label, k), out[0].plan);
-        run_view_copy(m, fmt::format("{}:expand{}", label, k), view, DevicePtr<const f16>(in[k].ptr), in[k].layout(),
-                      expanded.ptr, out[0].layout());
+        run_view_copy(m, fmt::format("{}:expand{}", label, k), broadcast_view(input_shapes()[k], y),
+                      DevicePtr<const f16>(in[k].ptr), in[k].layout(), expanded.ptr, out[0].layout());
         a.in[k] = Operand{DevicePtr<const f16>(expanded.ptr), out[0].layout(), false, y};
       }
     }

@@ -23,11 +23,7 @@ std::unique_ptr<BoundOp> bind_expand(std::string_view name, const JsonField& att
   } catch (const ConfigError& e) {
     reject(name, e.what());
   }
-  const auto strides = broadcast_strides(in[0], y);
-  StridedView view;
-  view.dims.assign(y.dims().begin(), y.dims().end());
-  for (std::size_t d = 0; d < y.rank(); ++d) view.strides.push_back(static_cast<std::int64_t>(strides[d]));
-  return std::make_unique<ViewOp>(in[0], y, std::move(view));
+  return std::make_unique<ViewOp>(in[0], y, broadcast_view(in[0], y));
 }
 
 }  // namespace

@@ -178,10 +178,7 @@ class TypedElementwiseOp final : public BoundOp {
         // Too large to be resident in every core's ldm: expanded to the output's shape first (a view copy in 2-byte
         // units with stride 0 on the repeated axes, into scratch device memory), then streamed.
         const DType type = dtype(k);
-        const auto strides = broadcast_strides(input_shapes()[k], y);
-        StridedView view;
-        view.dims.assign(y.dims().begin(), y.dims().end());
-        for (std::size_t d = 0; d < y.rank(); ++d) view.strides.push_back(static_cast<std::int64_t>(strides[d]));
+        StridedView view = broadcast_view(input_shapes()[k], y);
         if (units_of(type) > 1) view = view.widened(units_of(type));
         const Layout from = Layout::natural(unit_view(input_shapes()[k], type));
         const Layout to = Layout::natural(unit_view(y, type));

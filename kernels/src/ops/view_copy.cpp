@@ -62,6 +62,14 @@ StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const s
   return v;
 }
 
+StridedView broadcast_view(const Shape& input, const Shape& output) {
+  const auto strides = broadcast_strides(input, output);
+  StridedView v;
+  v.dims.assign(output.dims().begin(), output.dims().end());
+  for (std::size_t d = 0; d < output.rank(); ++d) v.strides.push_back(static_cast<std::int64_t>(strides[d]));
+  return v;
+}
+
 namespace {
 
 struct ViewArgs {

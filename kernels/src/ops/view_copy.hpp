@@ -39,6 +39,10 @@ std::vector<std::int64_t> natural_strides(std::span<const std::uint64_t> dims);
 /// The view of `perm` over a C-order tensor of `dims` (output axis d is input axis perm[d]).
 StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const std::size_t> perm);
 
+/// The view of a C-order tensor of shape `input` repeated to `output` by numpy broadcasting (stride 0 on the axes it
+/// repeats): expand's view.
+StridedView broadcast_view(const Shape& input, const Shape& output);
+
 /// Runs the copy of `view` of x (laid out as xl) into y (laid out as yl, which holds view.elements() elements) under
 /// `label`, on every core.
 void run_view_copy(Machine& machine, const std::string& label, const StridedView& view, DevicePtr<const f16> x,
