@@ -168,18 +168,19 @@ TEST_CASE("element types are checked when ops bind, naming the op and the types"
 }
 
 TEST_CASE("typed inputs broadcast beyond a quarter of ldm are expanded in device memory first", "[typed]") {
-  // On `tiny` (16 KiB of ldm) a broadcast input must be under 4 KiB to be resident: a [1, 2500] int32 row (10 KB)
-  // compared with [3, 2500] and a [1, 2500] fp16 row (5 KB) selected by where are expanded to [3, 2500] first.
+  // On `tiny` (16 KiB of ldm) a broadcast input must be under 4 KiB to be resident: a [1, 2501] int32 row (10 KB)
+  // compared with [2, 2501] and a [1, 2501] fp16 row (5 KB, an odd element count: staged with a zero after it)
+  // selected by where are expanded to [2, 2501] first.
   RunConfig config;
   config.arch = "tiny";
   Session session(config);
   const Model model = session.load(json::parse(R"({
     "name": "wide_broadcast",
     "tensors": {
-      "a": {"shape": [1, 2500], "dtype": "int32", "init": {"value": 0}},
-      "b": {"shape": [3, 2500], "dtype": "int32", "init": {"value": 0}},
-      "x": {"shape": [1, 2500], "init": {"value": 0}},
-      "z": {"shape": [3, 2500], "init": {"value": 0}}
+      "a": {"shape": [1, 2501], "dtype": "int32", "init": {"value": 0}},
+      "b": {"shape": [2, 2501], "dtype": "int32", "init": {"value": 0}},
+      "x": {"shape": [1, 2501], "init": {"value": 0}},
+      "z": {"shape": [2, 2501], "init": {"value": 0}}
     },
     "ops": [
       {"type": "equal", "inputs": ["a", "b"], "outputs": ["same"]},
@@ -187,8 +188,8 @@ TEST_CASE("typed inputs broadcast beyond a quarter of ldm are expanded in device
     ],
     "outputs": ["same", "w"]
   })"));
-  std::vector<std::int32_t> a(2500), b(3 * 2500);
-  std::vector<float> x(2500), z(3 * 2500);
+  std::vector<std::int32_t> a(2501), b(2 * 2501);
+  std::vector<float> x(2501), z(2 * 2501);
   for (std::size_t i = 0; i < a.size(); ++i) {
     a[i] = static_cast<std::int32_t>(i % 7) - 3;
     x[i] = static_cast<float>(i % 11) * 0.5F;
@@ -198,19 +199,19 @@ TEST_CASE("typed inputs broadcast beyond a quarter of ldm are expanded in device
     z[i] = -static_cast<float>(i % 13);
   }
   RunRequest request;
-  request.inputs.emplace("a", words({1, 2500}, a, DType::kI32));
-  request.inputs.emplace("b", words({3, 2500}, b, DType::kI32));
-  request.inputs.emplace("x", halves({1, 2500}, x));
-  request.inputs.emplace("z", halves({3, 2500}, z));
+  request.inputs.emplace("a", words({1, 2501}, a, DType::kI32));
+  request.inputs.emplace("b", words({2, 2501}, b, DType::kI32));
+  request.inputs.emplace("x", halves({1, 2501}, x));
+  request.inputs.emplace("z", halves({2, 2501}, z));
   const RunResult r = session.run(model, request);
   const std::vector<float> same = values_of(r.outputs.at("same")), w = values_of(r.outputs.at("w"));
   REQUIRE(same.size() == b.size());
   std::size_t equal = 0;
   for (std::size_t i = 0; i < b.size(); ++i) {
-    const bool eq = a[i % 2500] == b[i];
+    const bool eq = a[i % 2501] == b[i];
     equal += eq ? 1 : 0;
     CHECK(same[i] == (eq ? 1.0F : 0.0F));
-    CHECK(w[i] == static_cast<float>(f16(eq ? x[i % 2500] : z[i])));
+    CHECK(w[i] == static_cast<float>(f16(eq ? x[i % 2501] : z[i])));
   }
   CHECK(equal > 0);
   CHECK(equal < b.size());

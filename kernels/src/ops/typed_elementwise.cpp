@@ -180,13 +180,13 @@ class TypedElementwiseOp final : public BoundOp {
         const DType type = dtype(k);
         StridedView view = broadcast_view(input_shapes()[k], y);
         if (units_of(type) > 1) view = view.widened(units_of(type));
-        const Layout from = Layout::natural(unit_view(input_shapes()[k], type));
-        const Layout to = Layout::natural(unit_view(y, type));
-        const DevicePtr<f16> expanded =
-            scratch.alloc<f16>(std::max<std::size_t>(to.total, 1), AllocOptions{.name = label + ":expanded"});
-        run_view_copy(m, fmt::format("{}:expand{}", label, k), view, DevicePtr<const f16>(in[k].ptr), from, expanded,
-                      to);
-        a.in.push_back({DevicePtr<const f16>(expanded), to.total, type, y, false});
+        // The copy reads the input as it is staged and writes whole 4-byte words: an odd fp16 element count gets
+        // a zero tail element (the 1-D plan), as staging pads a tensor.
+        const PaddingPlan plan = plan_one_d(unit_view(y, type));
+        const DeviceTensor expanded = scratch.tensor(fmt::format("{}:expanded{}", label, k), plan);
+        run_view_copy(m, fmt::format("{}:expand{}", label, k), view, DevicePtr<const f16>(in[k].ptr), in[k].layout(),
+                      expanded.ptr, plan.layout);
+        a.in.push_back({DevicePtr<const f16>(expanded.ptr), plan.layout.total, type, y, false});
         continue;
       }
       a.in.push_back({DevicePtr<const f16>(in[k].ptr), total, dtype(k), input_shapes()[k], broadcast});
