@@ -100,6 +100,7 @@ struct TypedArgs {
   DevicePtr<f16> y;
   DType out_type = DType::kF16;
   Shape out_shape;
+  std::size_t out_units_total = 0;  ///< 2-byte units the output's staged layout holds (an odd fp16 count padded)
 };
 
 void typed_kernel(Core& core, const TypedArgs& a) {
@@ -124,7 +125,7 @@ void typed_kernel(Core& core, const TypedArgs& a) {
   for (std::size_t k = 0; k < a.in.size(); ++k) {
     if (!a.in[k].broadcast) bufs[k] = core.ldm().alloc<f16>(tile * units_of(a.in[k].type) + 2);
   }
-  LdmSpan<f16> yb = core.ldm().alloc<f16>(tile * out_units);
+  LdmSpan<f16> yb = core.ldm().alloc<f16>(tile * out_units + 2);
   tiling::for_each_tile(share, tile, [&](tiling::Range t) {
     std::vector<std::span<const f16>> src(a.in.size());
     std::vector<std::optional<BroadcastIndex>> bidx(a.in.size());
@@ -153,7 +154,10 @@ void typed_kernel(Core& core, const TypedArgs& a) {
       store_value(yb.data(), a.out_type, i, evaluate(a.fn, v));
     }
     core.compute({.flops = t.size()});
-    tiling::put_range(core, a.y, yb, tiling::Range{t.begin * out_units, t.end * out_units}).wait();
+    // Puts are whole 4-byte words: an fp16 output's odd last element goes with the zero its layout pads it with.
+    std::size_t end = t.end * out_units;
+    if (end % 2 == 1 && end < a.out_units_total) yb[t.size() * out_units] = f16(0.0f), ++end;
+    tiling::put_range(core, a.y, yb, tiling::Range{t.begin * out_units, end}).wait();
   });
 }
 
@@ -169,7 +173,7 @@ class TypedElementwiseOp final : public BoundOp {
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     const Shape& y = output_shapes()[0];
-    TypedArgs a{fn_, {}, out[0].ptr, out_type(), y};
+    TypedArgs a{fn_, {}, out[0].ptr, out_type(), y, out[0].layout().total};
     DeviceScratch scratch(m);
     for (std::size_t k = 0; k < in.size(); ++k) {
       const bool broadcast = !(input_shapes()[k] == y);
