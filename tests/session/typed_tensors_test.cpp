@@ -242,3 +242,29 @@ TEST_CASE("a typed op's fp16 output of an odd element count is written whole", "
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("typed ops give the same values when fp16 tensors are staged with padding inside", "[typed]") {
+  // Naive staging pads each [.., 2499] row of x, z and the output w to 2500: the kernel reads and writes logical
+  // elements in order, through 1-D copies of those tensors.
+  const json workload = json::parse(R"({
+    "name": "where_padded",
+    "tensors": {
+      "c": {"shape": [2, 3, 2499], "dtype": "bool", "init": {"uniform": [0, 1], "seed": 4}},
+      "x": {"shape": [2, 1, 2499], "init": {"uniform": [-1, 1], "seed": 1}},
+      "z": {"shape": [2, 3, 2499], "init": {"uniform": [-1, 1], "seed": 2}}
+    },
+    "ops": [{"type": "where", "inputs": ["c", "x", "z"], "outputs": ["w"]}],
+    "outputs": ["w"]
+  })");
+  std::vector<float> outputs[2];
+  for (const StagingPolicy staging : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+    RunConfig config;
+    config.arch = "sw26010pro";
+    config.staging = staging;
+    Session session(config);
+    const RunResult r = session.run(session.load(workload), RunRequest{});
+    outputs[staging == StagingPolicy::kNaive ? 1 : 0] = values_of(r.outputs.at("w"));
+  }
+  REQUIRE(outputs[0].size() == 2 * 3 * 2499);
+  CHECK(outputs[0] == outputs[1]);
+}

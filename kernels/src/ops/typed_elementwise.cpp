@@ -173,8 +173,20 @@ class TypedElementwiseOp final : public BoundOp {
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     const Shape& y = output_shapes()[0];
-    TypedArgs a{fn_, {}, out[0].ptr, out_type(), y, out[0].layout().total};
     DeviceScratch scratch(m);
+    // The kernel reads and writes logical elements in order: a tensor staged with padding inside (naive staging)
+    // is copied into its 1-D layout first (an input) or after (the output).
+    const auto natural_view = [](const Shape& s, DType type) {
+      StridedView v;
+      v.dims.assign(s.dims().begin(), s.dims().end());
+      if (v.dims.empty()) v.dims.push_back(1);
+      v.strides = natural_strides(v.dims);
+      return units_of(type) > 1 ? v.widened(units_of(type)) : v;
+    };
+    const bool out_padded_inside = !out[0].layout().only_tail_padded();
+    const PaddingPlan out_plan = plan_one_d(unit_view(y, out_type()));
+    const DeviceTensor out_flat = out_padded_inside ? scratch.tensor(label + ":flat_output", out_plan) : out[0];
+    TypedArgs a{fn_, {}, out_flat.ptr, out_type(), y, out_flat.layout().total};
     for (std::size_t k = 0; k < in.size(); ++k) {
       const bool broadcast = !(input_shapes()[k] == y);
       const std::size_t total = in[k].layout().total;
@@ -193,9 +205,21 @@ class TypedElementwiseOp final : public BoundOp {
         a.in.push_back({DevicePtr<const f16>(expanded.ptr), plan.layout.total, type, y, false});
         continue;
       }
+      if (!in[k].layout().only_tail_padded()) {
+        const PaddingPlan plan = plan_one_d(unit_view(input_shapes()[k], dtype(k)));
+        const DeviceTensor flat = scratch.tensor(fmt::format("{}:flat{}", label, k), plan);
+        run_view_copy(m, fmt::format("{}:flat{}", label, k), natural_view(input_shapes()[k], dtype(k)),
+                      DevicePtr<const f16>(in[k].ptr), in[k].layout(), flat.ptr, plan.layout);
+        a.in.push_back({DevicePtr<const f16>(flat.ptr), plan.layout.total, dtype(k), input_shapes()[k], broadcast});
+        continue;
+      }
       a.in.push_back({DevicePtr<const f16>(in[k].ptr), total, dtype(k), input_shapes()[k], broadcast});
     }
     launch_all(m, label, typed_kernel, a);
+    if (out_padded_inside) {
+      run_view_copy(m, label + ":unflat", natural_view(y, out_type()), DevicePtr<const f16>(out_flat.ptr),
+                    out_plan.layout, out[0].ptr, out[0].layout());
+    }
   }
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
     const Shape& y = output_shapes()[0];
