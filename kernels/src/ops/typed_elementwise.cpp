@@ -176,11 +176,8 @@ class TypedElementwiseOp final : public BoundOp {
     DeviceScratch scratch(m);
     // The kernel reads and writes logical elements in order: a tensor staged with padding inside (naive staging)
     // is copied into its 1-D layout first (an input) or after (the output).
-    const auto natural_view = [](const Shape& s, DType type) {
-      StridedView v;
-      v.dims.assign(s.dims().begin(), s.dims().end());
-      if (v.dims.empty()) v.dims.push_back(1);
-      v.strides = natural_strides(v.dims);
+    // Views in 2-byte units: a 32-bit element is two.
+    const auto in_units = [](const StridedView& v, DType type) {
       return units_of(type) > 1 ? v.widened(units_of(type)) : v;
     };
     const bool out_padded_inside = !out[0].layout().only_tail_padded();
@@ -194,8 +191,7 @@ class TypedElementwiseOp final : public BoundOp {
         // Too large to be resident in every core's ldm: expanded to the output's shape first (a view copy in 2-byte
         // units with stride 0 on the repeated axes, into scratch device memory), then streamed.
         const DType type = dtype(k);
-        StridedView view = broadcast_view(input_shapes()[k], y);
-        if (units_of(type) > 1) view = view.widened(units_of(type));
+        const StridedView view = in_units(broadcast_view(input_shapes()[k], y), type);
         // The copy reads the input as it is staged and writes whole 4-byte words: an odd fp16 element count gets
         // a zero tail element (the 1-D plan), as staging pads a tensor.
         const PaddingPlan plan = plan_one_d(unit_view(y, type));
@@ -208,7 +204,8 @@ class TypedElementwiseOp final : public BoundOp {
       if (!in[k].layout().only_tail_padded()) {
         const PaddingPlan plan = plan_one_d(unit_view(input_shapes()[k], dtype(k)));
         const DeviceTensor flat = scratch.tensor(fmt::format("{}:flat{}", label, k), plan);
-        run_view_copy(m, fmt::format("{}:flat{}", label, k), natural_view(input_shapes()[k], dtype(k)),
+        run_view_copy(m, fmt::format("{}:flat{}", label, k),
+                      in_units(broadcast_view(input_shapes()[k], input_shapes()[k]), dtype(k)),
                       DevicePtr<const f16>(in[k].ptr), in[k].layout(), flat.ptr, plan.layout);
         a.in.push_back({DevicePtr<const f16>(flat.ptr), plan.layout.total, dtype(k), input_shapes()[k], broadcast});
         continue;
@@ -217,8 +214,8 @@ class TypedElementwiseOp final : public BoundOp {
     }
     launch_all(m, label, typed_kernel, a);
     if (out_padded_inside) {
-      run_view_copy(m, label + ":unflat", natural_view(y, out_type()), DevicePtr<const f16>(out_flat.ptr),
-                    out_plan.layout, out[0].ptr, out[0].layout());
+      run_view_copy(m, label + ":unflat", in_units(broadcast_view(y, y), out_type()),
+                    DevicePtr<const f16>(out_flat.ptr), out_plan.layout, out[0].ptr, out[0].layout());
     }
   }
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override {
