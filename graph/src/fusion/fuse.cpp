@@ -206,13 +206,10 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
     // A lone op is a candidate only for an attention kernel, or a LayerNorm (the fused kernel pipelines its rows and
     // reads the scale and bias once per group where its own kernel reads them on every core): otherwise it runs as
     // it is.
-    const bool lone_layer_norm =
-        ops.size() == 1 && fusion::form_of(graph.ops()[ops[0]]).kind == FusionForm::Kind::kLayerNorm;
-    if (ops.size() == 1 && !lone_layer_norm &&
-        (!g.mapping || !fusion::match_attention(graph, low, in_fold, arch, policy))) {
-      continue;
+    if (ops.size() == 1) {
+      const bool layer_norm = fusion::form_of(graph.ops()[ops[0]]).kind == FusionForm::Kind::kLayerNorm;
+      if (!g.mapping || (!layer_norm && !fusion::match_attention(graph, low, in_fold, arch, policy))) continue;
     }
-    if (lone_layer_norm && !g.mapping) continue;
     for (const FusedValue& v : low.program.values) {
       g.values.push_back(fmt::format("{} {}", v.name, v.pattern(g.frame)));
     }
