@@ -334,3 +334,47 @@ TEST_CASE("a lone LayerNorm runs as a fused kernel, faster than its own", "[grap
   test::check_agree(run);
   CHECK(run.fused_cycles() < run.unfused_cycles());
 }
+
+TEST_CASE("a fused kernel whose rows need at most a core group's cores runs them on the first group",
+          "[graph][fusion]") {
+  // 50 rows on sw26010pro's 64-core groups: all on group 0, which holds the tensors, so no read crosses a link and
+  // the other groups are free; 200 rows are dealt to every group in turn.
+  const Arch arch = Arch::preset("sw26010pro");
+  const auto groups_with_requests = [&](std::uint64_t tokens) {
+    const Graph g = test::graph_of(fusion_cases::layer_norm(tokens, 96));
+    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+    REQUIRE(f.graph.ops().size() == 1);
+    REQUIRE(f.groups[0].mapping);
+    CHECK(f.groups[0].mapping->team == 1);
+    test::check_agree(test::run_both(g, arch));
+    const auto events = test::dma_events(f.graph, arch);
+    return std::count_if(events.begin(), events.end(), [](const auto& group) { return !group.empty(); });
+  };
+  CHECK(groups_with_requests(50) == 1);
+  CHECK(groups_with_requests(200) == static_cast<std::ptrdiff_t>(arch.core_groups));
+}
+
+TEST_CASE("a point-wise group of a small tensor cuts shorter rows where that is priced cheaper", "[graph][fusion]") {
+  // GELU (as erf) on [16, 256]: its longest row is the whole tensor (4096 elements), which one core would run
+  // alone; rows of 256 give 16 cores a row each.
+  using fusion_cases::op;
+  json w;
+  w["tensors"] = {{"x", fusion_cases::tensor({16, 256}, -3, 3, 1)},
+                  {"sqrt2", fusion_cases::scalar(1.4142135623730951)},
+                  {"one", fusion_cases::scalar(1)},
+                  {"half", fusion_cases::scalar(0.5)}};
+  w["ops"] = {op("div", {"x", "sqrt2"}, "t"), op("erf", {"t"}, "e"), op("add", {"e", "one"}, "e1"),
+              op("mul", {"x", "e1"}, "xe"), op("mul", {"xe", "half"}, "y")};
+  w["outputs"] = {"y"};
+  const Graph g = test::graph_of(w);
+  const Arch arch = Arch::preset("sw26010pro");
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+  REQUIRE(f.groups.size() == 1);
+  REQUIRE(f.groups[0].mapping);
+  CHECK(f.groups[0].frame.rows() == 16);
+  CHECK(f.groups[0].frame.i() == 256);
+  CHECK(f.groups[0].mapping->workers == 16);
+  const FusionRun run = test::run_both(g, arch);
+  test::check_agree(run);
+  CHECK(run.fused_cycles() < run.unfused_cycles());
+}

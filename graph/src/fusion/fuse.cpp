@@ -196,13 +196,10 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   for (const auto& ops : candidates) {
     FusionGroup g;
     g.ops = ops;
-    fusion::LoweredGroup low;
-    for (const FusionFrame& frame : fusion::frame_candidates(graph, ops, &g.backbones)) {
-      g.frame = frame;
-      low = fusion::lower_group(graph, ops, frame);
-      g.mapping = choose_fused_mapping(low.program, arch, policy, options.cores);
-      if (g.mapping) break;
-    }
+    fusion::FrameChoice choice = fusion::choose_frame(graph, ops, g.backbones, arch, policy, options.cores);
+    g.frame = choice.frame;
+    g.mapping = choice.mapping;
+    fusion::LoweredGroup low = std::move(choice.low);
     // A lone op is a candidate only for an attention kernel, or a LayerNorm (the fused kernel pipelines its rows and
     // reads the scale and bias once per group where its own kernel reads them on every core): otherwise it runs as
     // it is.

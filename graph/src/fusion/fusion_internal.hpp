@@ -59,6 +59,18 @@ struct LoweredGroup {
 };
 LoweredGroup lower_group(const Graph& graph, const std::vector<std::size_t>& ops, const FusionFrame& frame);
 
+/// A group's frame with its program and mapping (none when even a row cut across a core group does not fit ldm).
+struct FrameChoice {
+  FusionFrame frame;
+  LoweredGroup low;
+  std::optional<FusedMapping> mapping;
+};
+/// The first of frame_candidates whose program maps onto `arch`; for a point-wise group, a later candidate instead
+/// when estimate_pointwise_cycles prices it well below the first (shorter rows spread a small tensor over more
+/// cores). `backbones` receives the group's backbone ops.
+FrameChoice choose_frame(const Graph& graph, const std::vector<std::size_t>& ops, std::vector<std::size_t>& backbones,
+                         const Arch& arch, StagingPolicy policy, std::uint32_t cores);
+
 /// Ops (in a topological order) run as one: the reference composes theirs (from the tensors `inputs` to `outputs`),
 /// the tolerance and flops are their sums.
 struct Composed {

@@ -65,7 +65,7 @@ class FusedCore {
       run_team();
       return;
     }
-    const std::size_t me = tiling::worker_index(core_);
+    const std::size_t me = worker();
     const Range share = me < m_.workers ? row_share(f_.rows(), m_.workers, me, m_.row_pairs) : Range{};
     // When reading the resident inputs once for the group is cheaper, every core of the group allocates (idle
     // ones too) so that the first core reads each of them once for all.
@@ -191,12 +191,20 @@ class FusedCore {
     return service > 0 && busy / channels * service > service + 3.0 * core_.arch().barrier_cycles;
   }
 
+  /// This core's worker index (FusedMapping::one_group): its group's core index on the first group when the rows
+  /// go to one group (past the last worker elsewhere), else dealt to the groups in turn.
+  std::size_t worker() const {
+    if (!m_.one_group(static_cast<std::uint64_t>(core_.group_size()))) return tiling::worker_index(core_);
+    return core_.cg() == 0 ? static_cast<std::size_t>(core_.id()) : m_.workers;
+  }
+
   /// Cores of this group with rows: shares are non-empty for the first min(workers, rows or row pairs) worker
-  /// indices, and worker_index deals them to the groups in turn.
+  /// indices (worker()).
   std::uint64_t group_workers() const {
     const std::uint64_t rows = f_.rows(), units = m_.row_pairs ? (rows + 1) / 2 : rows;
     const std::uint64_t busy = std::min<std::uint64_t>(m_.workers, units), groups = core_.arch().core_groups;
     const auto cg = static_cast<std::uint64_t>(core_.cg());
+    if (m_.one_group(static_cast<std::uint64_t>(core_.group_size()))) return cg == 0 ? busy : 0;
     return busy > cg ? (busy - cg + groups - 1) / groups : 0;
   }
 

@@ -76,6 +76,9 @@ struct FusedMapping {
   bool row_pairs = false;       ///< rows go to cores in pairs (an output row has an odd element count)
   std::vector<bool> resident;   ///< per external input: read whole into ldm once per core (small, shared by rows)
   std::uint64_t ldm_bytes = 0;  ///< per core, planned
+  /// Rows on no more cores than a core group has run on the first group's cores (its reads local, the other
+  /// groups free); more are dealt to the groups in turn.
+  bool one_group(std::uint64_t cores_per_group) const { return team == 1 && workers <= cores_per_group; }
   std::string str() const;
 };
 
@@ -85,6 +88,11 @@ struct FusedMapping {
 /// nullopt when even a row cut across a whole core group does not fit, or the wanted team does not.
 std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& program, const Arch& arch, StagingPolicy policy,
                                                  std::uint32_t cores = 0, std::uint32_t want_team = 0);
+
+/// Cycles a point-wise fused kernel (no reduction; `mapping` of team 1) is estimated to take on `arch`: its busiest
+/// core's tiles priced by the arch's DMA timing model, queued on the group's channels and link, plus its arithmetic.
+/// For comparing frames of one group, not a prediction of the simulation.
+double estimate_pointwise_cycles(const FusedProgram& program, const FusedMapping& mapping, const Arch& arch);
 
 /// The bound op of a fused group: the program, its mapping (chosen under `policy` for the arch named `arch`: run()
 /// refuses another), the shapes of its external tensors, and a reference (the members' references composed) with

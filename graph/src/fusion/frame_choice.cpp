@@ -1,0 +1,64 @@
+// The frame a group runs with (see fusion_internal.hpp, choose_frame).
+#include <algorithm>
+
+#include "fusion_internal.hpp"
+#include "ldmsim/sim/logging.hpp"
+
+namespace ldmsim::fusion {
+
+namespace {
+
+/// A point-wise group leaves its preferred frame only for one priced this much cheaper (the estimate is coarse).
+constexpr double kCheaperBy = 0.8;
+
+/// Cores that get rows (or pairs of rows) under `m`.
+std::uint64_t busy_cores(const FusedProgram& p, const FusedMapping& m) {
+  const std::uint64_t rows = p.frame.rows(), units = m.row_pairs ? (rows + 1) / 2 : rows;
+  return std::min<std::uint64_t>(m.workers, units);
+}
+
+}  // namespace
+
+FrameChoice choose_frame(const Graph& graph, const std::vector<std::size_t>& ops, std::vector<std::size_t>& backbones,
+                         const Arch& arch, StagingPolicy policy, std::uint32_t cores) {
+  const std::vector<FusionFrame> frames = frame_candidates(graph, ops, &backbones);
+  FrameChoice chosen;
+  std::size_t first = frames.size();
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    chosen.frame = frames[i];
+    chosen.low = lower_group(graph, ops, frames[i]);
+    chosen.mapping = choose_fused_mapping(chosen.low.program, arch, policy, cores);
+    if (chosen.mapping) {
+      first = i;
+      break;
+    }
+  }
+  // A point-wise group's rows are cut where its longest row still fits: a small tensor is then a row or two, run by
+  // as many cores while the others idle (a GELU on [16, 256]: one core). Then shorter rows are tried, priced. Not
+  // when a core group's worth of cores is busy already: the estimate takes a tile's rows for one request, and
+  // shorter rows of a padded, strided or broadcast operand are read a row at a time (DenseNet's 7x7 batch norms, 60x
+  // the requests).
+  if (first == frames.size() || !backbones.empty() || chosen.mapping->team != 1 ||
+      busy_cores(chosen.low.program, *chosen.mapping) >= arch.cores_per_group()) {
+    return chosen;
+  }
+  const double preferred = estimate_pointwise_cycles(chosen.low.program, *chosen.mapping, arch);
+  double best = preferred;
+  for (std::size_t i = first + 1; i < frames.size(); ++i) {
+    LoweredGroup low = lower_group(graph, ops, frames[i]);
+    const std::optional<FusedMapping> mapping = choose_fused_mapping(low.program, arch, policy, cores);
+    if (!mapping || mapping->team != 1) continue;
+    const double cycles = estimate_pointwise_cycles(low.program, *mapping, arch);
+    if (cycles < best && cycles <= kCheaperBy * preferred) {
+      best = cycles;
+      chosen = FrameChoice{frames[i], std::move(low), mapping};
+    }
+  }
+  if (best < preferred) {
+    logger("fusion")->debug("point-wise group of {} op(s): frame {} ({:.0f} cycles estimated) instead of {} ({:.0f})",
+                            ops.size(), chosen.frame.str(), best, frames[first].str(), preferred);
+  }
+  return chosen;
+}
+
+}  // namespace ldmsim::fusion

@@ -1,0 +1,93 @@
+// What a point-wise fused kernel's mapping is estimated to cost on an arch: the busiest core's tiles, each read
+// (its requests priced by the arch's DMA timing model, the engine's channels shared by the group's busy cores, a
+// remote group's bytes over its link), computed and written, in the home group and (rows dealt to every group) in
+// another. The fusion pass
+// compares frames with it; it is not the simulation.
+#include <algorithm>
+#include <memory>
+
+#include "ldmsim/dma/timing_model.hpp"
+#include "ldmsim/kernels/fused_kernel.hpp"
+
+namespace ldmsim {
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+/// A contiguous request of `bytes` (rounded up to the arch's granularity) from the home group's memory.
+DmaRequest contiguous(DmaOp op, std::uint64_t bytes, const Arch& arch) {
+  DmaRequest r;
+  r.op = op;
+  r.main = MainMemory::kBase;
+  r.length = std::max<std::uint64_t>(1, ceil_div(bytes, arch.dma.granularity_bytes)) * arch.dma.granularity_bytes;
+  return r;
+}
+
+/// One direction (reads or writes) of a tile of `rows` rows on a core whose group has `cores` busy cores.
+struct Transfer {
+  double channel = 0;  ///< engine time of the core's requests, the longest and all of them
+  double longest = 0;
+  double bytes = 0;
+  std::size_t requests = 0;
+};
+
+}  // namespace
+
+double estimate_pointwise_cycles(const FusedProgram& p, const FusedMapping& m, const Arch& arch) {
+  const FusionFrame& f = p.frame;
+  const std::uint64_t per_unit = m.row_pairs ? 2 : 1, units = ceil_div(f.rows(), per_unit);
+  const std::uint64_t busy = std::max<std::uint64_t>(1, std::min<std::uint64_t>(m.workers, units));
+  const std::uint64_t rows = ceil_div(units, busy) * per_unit;  // the busiest core's
+  const std::uint64_t tile = std::max<std::uint64_t>(1, std::min(m.tile_rows, rows)), tiles = ceil_div(rows, tile);
+  const std::unique_ptr<TimingModel> model = make_timing_model(arch);
+  // The model's latency: a request's reply after its service on an idle engine.
+  const DmaRequest probe = contiguous(DmaOp::kGet, arch.dma.transaction_bytes, arch);
+  const double service_probe = model->service_cycles(probe);
+  const double latency = static_cast<double>(model->schedule(probe, 0, 0).end) - service_probe;
+  const auto transfer = [&](DmaOp op, const FusedValue& v, Transfer& t) {
+    const std::uint64_t bytes = tile * v.row_elements(f) * sizeof(f16);
+    const double service = model->service_cycles(contiguous(op, bytes, arch));
+    t.channel += service;
+    t.longest = std::max(t.longest, service);
+    t.bytes += static_cast<double>(bytes);
+    ++t.requests;
+  };
+  Transfer reads, writes;
+  for (std::size_t k = 0; k < p.inputs.size(); ++k) {
+    if (!m.resident[k]) transfer(DmaOp::kGet, p.values[p.inputs[k]], reads);
+  }
+  for (const std::size_t v : p.outputs) transfer(DmaOp::kPut, p.values[v], writes);
+  std::uint64_t flops = 0;  // per tile
+  for (const FusedStep& s : p.steps) {
+    const FusedValue& r = p.values[s.result];
+    flops += s.flops * (r.k ? f.k() : 1) * (r.i ? f.i() : 1) * tile;
+  }
+  const double compute = static_cast<double>(flops) / arch.flops_per_cycle;
+  const double channels = static_cast<double>(std::max<std::size_t>(1, arch.dma.channels()));
+  const auto groups = static_cast<std::uint64_t>(arch.core_groups);
+  const DmaRemoteArch& remote = arch.dma.remote;
+  // A direction's time for a core among `cores` busy ones of its group: its requests go out together, on the
+  // channels the group's busy cores share; a remote group's then cross its link one after another.
+  const auto phase = [&](const Transfer& t, double cores, bool far) {
+    if (t.requests == 0) return 0.0;
+    double time = latency + std::max(t.longest, cores * t.channel / channels);
+    if (far && remote.bytes_per_cycle > 0) time += cores * t.bytes / remote.bytes_per_cycle;
+    if (far) time += remote.latency_cycles;
+    return time;
+  };
+  const bool one_group = m.one_group(arch.cores_per_group());
+  const auto group_cycles = [&](std::uint64_t g) {
+    // On one group, the first has them all; else the workers are dealt to the groups in turn: group g has the
+    // workers g, g + groups, ...
+    const auto cores = static_cast<double>(one_group ? (g == 0 ? busy : 0) : busy > g ? ceil_div(busy - g, groups) : 0);
+    if (cores == 0) return 0.0;
+    const bool far = g != 0;
+    return static_cast<double>(tiles) * (phase(reads, cores, far) + compute) + phase(writes, cores, far);
+  };
+  return std::max(group_cycles(0), group_cycles(1));
+}
+
+}  // namespace ldmsim
