@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "../ops/op_support.hpp"
@@ -67,6 +68,7 @@ class FusedCore {
     }
     const std::size_t me = worker();
     const Range share = me < m_.workers ? row_share(f_.rows(), m_.workers, me, m_.row_pairs) : Range{};
+    idle_ = share.empty();
     // When reading the resident inputs once for the group is cheaper, every core of the group allocates (idle
     // ones too) so that the first core reads each of them once for all.
     group_reads_ = group_read_pays();
@@ -136,7 +138,7 @@ class FusedCore {
     half_ = ldm.alloc<f16>(block + 4);
     staging_ = ldm.alloc<f16>(block + 4);
     put_buf_ = ldm.alloc<f16>(block + tile_rows + 4);  // a padded layout adds up to one element per row
-    std::array<std::uint64_t, 3> used{};               // halves of half_, staging_ and put_buf_ that group reads take
+    const std::vector<std::optional<GroupSlot>> plan = group_reads_ ? group_read_plan(tile_rows) : GroupPlan{};
     for (std::size_t k_in = 0; k_in < p_.inputs.size(); ++k_in) {
       const std::size_t v = p_.inputs[k_in];
       if (supplied(k_in)) continue;
@@ -148,21 +150,15 @@ class FusedCore {
       const FusedValue& val = p_.values[v];
       const std::uint64_t n = val.rows(f_) * val.row_elements(f_);
       resident_[v] = ldm.alloc<float>(n).data();
-      const Layout& layout = a_.in_layout[k_in];
-      if (group_reads_ && n > 0 && layout.only_tail_padded()) {  // logical element i at offset i: one read
-        // The first of the three staging buffers with room (they are free until the first tile).
-        const std::array<LdmSpan<f16>, 3> buffers{half_, staging_, put_buf_};
-        const auto fits = [&](std::size_t b) { return used[b] + n + 4 <= buffers[b].size(); };
-        std::size_t b = 0;
-        while (b < buffers.size() && !fits(b)) ++b;
-        if (b < buffers.size()) {
-          group_reads_list_.push_back({.input = k_in, .buffer = b, .at = used[b], .n = n, .to = resident_[v]});
-          used[b] += (n + 1) / 2 * 2 + 2;  // the next read starts at an even element
-          continue;
-        }
+      if (k_in < plan.size() && plan[k_in]) {
+        group_reads_list_.push_back(
+            {.input = k_in, .buffer = plan[k_in]->buffer, .at = plan[k_in]->at, .n = n, .to = resident_[v]});
+        continue;
       }
-      // Read by this core now, through half_ and staging_.
+      // Read by this core now, through half_ and staging_ (not by a core without rows, which only allocates and
+      // passes the barriers).
       own_resident_reads_ = true;
+      if (idle_) continue;
       for (std::uint64_t done = 0; done < n; done += half_.size() - 4) {
         const std::uint64_t len = std::min<std::uint64_t>(half_.size() - 4, n - done);
         tiling::gather(core_, staging_, a_.in[k_in], a_.in_layout[k_in], done, len, half_.data());
@@ -181,14 +177,47 @@ class FusedCore {
   /// Whether one read of the resident inputs for the group (the first core's, then three barriers) costs less than
   /// each busy core reading its own, queued on the engine's channels. The same answer on every core of a group.
   bool group_read_pays() const {
-    double service = 0;  // one core's reads of them
+    double service = 0;  // one core's reads of those the group would read
+    const GroupPlan plan = group_read_plan(m_.tile_rows);
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
-      if (!m_.resident[k]) continue;
+      if (!plan[k]) continue;
       const FusedValue& val = p_.values[p_.inputs[k]];
       service += core_.get_service_cycles(a_.in[k].addr(), val.rows(f_) * val.row_elements(f_) * sizeof(f16));
     }
     const auto busy = static_cast<double>(group_workers()), channels = static_cast<double>(core_.dma_channels());
     return service > 0 && busy / channels * service > service + 3.0 * core_.arch().barrier_cycles;
+  }
+
+  /// Where a resident input read once for the group lands: a staging buffer (group_buffer) and its first element.
+  struct GroupSlot {
+    std::size_t buffer = 0;
+    std::uint64_t at = 0;
+  };
+  using GroupPlan = std::vector<std::optional<GroupSlot>>;
+  /// Per external input, its slot when the group reads it once: a resident input whose logical element i is at
+  /// offset i (one read) in the first of the three staging buffers (free until the first tile) with room, in input
+  /// order. None for the others, which each core reads itself. The buffers' sizes follow from `tile_rows`.
+  GroupPlan group_read_plan(std::uint64_t tile_rows) const {
+    const std::uint64_t block = tile_rows * max_k_part(f_.k(), m_.team) * f_.i();
+    const std::array<std::uint64_t, 3> sizes{block + 4, block + 4, block + tile_rows + 4};  // as allocate() makes them
+    std::array<std::uint64_t, 3> used{};
+    GroupPlan plan(p_.inputs.size());
+    for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
+      if (supplied(k) || !m_.resident[k]) continue;
+      bool earlier = false;  // an earlier resident input of the same value: allocate() reads that one
+      for (std::size_t e = 0; e < k; ++e)
+        earlier = earlier || (p_.inputs[e] == p_.inputs[k] && m_.resident[e] && !supplied(e));
+      if (earlier) continue;
+      const FusedValue& val = p_.values[p_.inputs[k]];
+      const std::uint64_t n = val.rows(f_) * val.row_elements(f_);
+      if (n == 0 || !a_.in_layout[k].only_tail_padded()) continue;
+      std::size_t b = 0;
+      while (b < sizes.size() && used[b] + n + 4 > sizes[b]) ++b;
+      if (b == sizes.size()) continue;
+      plan[k] = GroupSlot{b, used[b]};
+      used[b] += (n + 1) / 2 * 2 + 2;  // the next read starts at an even element
+    }
+    return plan;
   }
 
   /// This core's worker index (FusedMapping::one_group): its group's core index on the first group when the rows
@@ -445,6 +474,7 @@ class FusedCore {
   };
   std::vector<GroupRead> group_reads_list_;  // planned by allocate(), converted by finish_group_reads()
   bool own_resident_reads_ = false;          // allocate() read some resident input through half_ and staging_
+  bool idle_ = false;                        // run(): this core has no rows
 
   /// The group's first core issues the planned group reads.
   void issue_group_reads() {
