@@ -217,6 +217,43 @@ TEST_CASE("typed inputs broadcast beyond a quarter of ldm are expanded in device
   CHECK(equal < b.size());
 }
 
+TEST_CASE("a rank-6 int32 input broadcast on alternating axes is expanded too", "[typed]") {
+  // [8, 1, 8, 1, 32, 1] against [1, 2, 1, 2, 1, 2] on `tiny`: 16 KB of int32, over a quarter of its ldm. No two axes
+  // of the expansion merge, and copying int32 in 2-byte units adds a seventh axis.
+  RunConfig config;
+  config.arch = "tiny";
+  Session session(config);
+  const Model model = session.load(json::parse(R"({
+    "name": "alternating_broadcast",
+    "tensors": {
+      "a": {"shape": [8, 1, 8, 1, 32, 1], "dtype": "int32", "init": {"value": 0}},
+      "b": {"shape": [1, 2, 1, 2, 1, 2], "dtype": "int32", "init": {"value": 0}}
+    },
+    "ops": [{"type": "equal", "inputs": ["a", "b"], "outputs": ["same"]}],
+    "outputs": ["same"]
+  })"));
+  std::vector<std::int32_t> a(8 * 8 * 32), b(8);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::int32_t>(i % 5) - 2;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int32_t>(i % 3) - 1;
+  RunRequest request;
+  request.inputs.emplace("a", words({8, 1, 8, 1, 32, 1}, a, DType::kI32));
+  request.inputs.emplace("b", words({1, 2, 1, 2, 1, 2}, b, DType::kI32));
+  const std::vector<float> same = values_of(session.run(model, request).outputs.at("same"));
+  REQUIRE(same.size() == 8 * 2 * 8 * 2 * 32 * 2);
+  std::size_t equal = 0;
+  for (std::size_t i = 0; i < same.size(); ++i) {
+    // Output coordinates [i0, i1, i2, i3, i4, i5] of [8, 2, 8, 2, 32, 2].
+    std::size_t rest = i;
+    const std::size_t i5 = rest % 2, i4 = (rest /= 2) % 32, i3 = (rest /= 32) % 2, i2 = (rest /= 2) % 8,
+                      i1 = (rest /= 8) % 2, i0 = rest / 2;
+    const bool eq = a[(i0 * 8 + i2) * 32 + i4] == b[(i1 * 2 + i3) * 2 + i5];
+    equal += eq ? 1 : 0;
+    CHECK(same[i] == (eq ? 1.0F : 0.0F));
+  }
+  CHECK(equal > 0);
+  CHECK(equal < same.size());
+}
+
 TEST_CASE("a typed op's fp16 output of an odd element count is written whole", "[typed]") {
   // cast int32 [3, 1001] -> f16: 3003 halves, the last core's last put would be 2 bytes; it takes the zero after it.
   for (const char* arch : {"tiny", "sw26010pro"}) {

@@ -74,8 +74,8 @@ namespace {
 
 struct ViewArgs {
   std::size_t rank = 1;
-  std::array<std::uint64_t, Shape::kMaxRank> dims{};
-  std::array<std::int64_t, Shape::kMaxRank> strides{};
+  std::array<std::uint64_t, kMaxViewRank> dims{};
+  std::array<std::int64_t, kMaxViewRank> strides{};
   std::int64_t offset = 0;
   DevicePtr<const f16> x;
   Layout xl;
@@ -192,7 +192,7 @@ void view_copy_kernel(Core& core, const ViewArgs& a) {
 void run_view_copy(Machine& machine, const std::string& label, const StridedView& view, DevicePtr<const f16> x,
                    const Layout& xl, DevicePtr<f16> y, const Layout& yl) {
   const StridedView v = view.canonical();
-  if (v.dims.size() > Shape::kMaxRank) throw std::logic_error("run_view_copy: rank above 6");
+  if (v.dims.size() > kMaxViewRank) throw std::logic_error("run_view_copy: more than 7 axes");
   ViewArgs a{.rank = v.dims.size(), .offset = v.offset, .x = x, .xl = xl, .y = y, .yl = yl};
   std::copy(v.dims.begin(), v.dims.end(), a.dims.begin());
   std::copy(v.strides.begin(), v.strides.end(), a.strides.begin());

@@ -18,6 +18,9 @@
 
 namespace ldmsim::ops {
 
+/// The most axes a copied view has once canonical: a tensor's, and the 2-byte units of a wider element (widened).
+constexpr std::size_t kMaxViewRank = Shape::kMaxRank + 1;
+
 /// A strided view of a tensor (see the file comment). Strides in elements, negative for a reversed axis.
 struct StridedView {
   std::vector<std::uint64_t> dims;
@@ -43,8 +46,8 @@ StridedView permuted_view(std::span<const std::uint64_t> dims, std::span<const s
 /// repeats): expand's view.
 StridedView broadcast_view(const Shape& input, const Shape& output);
 
-/// Runs the copy of `view` of x (laid out as xl) into y (laid out as yl, which holds view.elements() elements) under
-/// `label`, on every core.
+/// Runs the copy of `view` (at most kMaxViewRank axes once canonical) of x (laid out as xl) into y (laid out as yl,
+/// which holds view.elements() elements) under `label`, on every core.
 void run_view_copy(Machine& machine, const std::string& label, const StridedView& view, DevicePtr<const f16> x,
                    const Layout& xl, DevicePtr<f16> y, const Layout& yl);
 
@@ -95,7 +98,7 @@ class ViewOp final : public BoundOp {
   Tolerance tolerance() const override { return {0.0, 0.0}; }
   const StridedView& strided_view() const { return view_; }
   std::unique_ptr<BoundOp> with_element_type(DType type) const override {
-    if (view_.widened(units_of(type)).canonical().dims.size() > Shape::kMaxRank) return nullptr;
+    if (view_.widened(units_of(type)).canonical().dims.size() > kMaxViewRank) return nullptr;
     return std::make_unique<ViewOp>(input_shapes()[0], output_shapes()[0], view_, type);
   }
 
