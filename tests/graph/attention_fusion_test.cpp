@@ -138,6 +138,21 @@ TEST_CASE("an odd number of keys and a softmax without a mask still make one att
   CHECK(kept.groups.empty());
 }
 
+TEST_CASE("under naive staging an odd number of keys keeps the products apart and runs", "[graph][fusion][attention]") {
+  // Naive staging pads every row of an odd element count inside (Kt's rows of 17 keys), which the kernel cannot
+  // read: the products stay apart (the softmax group still fuses) and the run agrees with the unfused ops.
+  const Graph g = test::graph_of(fusion_cases::attention(4, 16, 8, 17, 8));
+  const Arch arch = test::small_arch(2);
+  CHECK(ops_of_type(fuse(g, arch, StagingPolicy::kMethod).graph, "attention") == 1);
+  const FusedGraph f = fuse(g, arch, StagingPolicy::kNaive);
+  CHECK(ops_of_type(f.graph, "attention") == 0);
+  CHECK(ops_of_type(f.graph, "matmul") == 2);
+  test::check_agree(test::run_both(g, arch, StagingPolicy::kNaive));
+  // An even number of keys still makes one kernel under naive staging.
+  const FusedGraph even = fuse(test::graph_of(fusion_cases::attention(4, 16, 8, 16, 8)), arch, StagingPolicy::kNaive);
+  CHECK(ops_of_type(even.graph, "attention") == 1);
+}
+
 TEST_CASE("shapes the attention kernel does not take keep the products apart", "[graph][fusion][attention]") {
   const Arch arch = test::small_arch();
   const auto expect_apart = [&](const json& w) {

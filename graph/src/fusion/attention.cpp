@@ -98,6 +98,10 @@ std::optional<AttentionMatch> match_attention(const Graph& graph, const LoweredG
       frame.shape[rank - 1] != shape.t) {
     return std::nullopt;
   }
+  // The kernel reads whole rows of Q, Kt, V, Y and a mask; naive staging pads a row of an odd element count inside.
+  if (policy == StagingPolicy::kNaive && (shape.d % 2 == 1 || shape.t % 2 == 1 || shape.e % 2 == 1)) {
+    return std::nullopt;
+  }
   AttentionMatch m;
   m.first = first->index;
   m.second = second->index;

@@ -156,7 +156,7 @@ class AttentionOp final : public BoundOp {
     const auto whole_rows = [&](const DeviceTensor& t) {
       if (!t.layout().only_tail_padded()) {
         ops::reject(label, fmt::format("'{}' is stored with padding inside its rows ({}); the attention kernel reads "
-                                       "whole rows: stage it unpadded",
+                                       "whole rows: run with the default staging (--staging method) or --fusion off",
                                        t.name, t.plan.describe()));
       }
     };
