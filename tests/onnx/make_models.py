@@ -300,6 +300,8 @@ def single_op_models(directory):
     case("reciprocal", away, 1 / away, [node("Reciprocal", ["x"])])
     case("erf", x4, np.vectorize(math.erf)(x4), [node("Erf", ["x"])])
     case("pow_scalar", positive, positive ** 3.0, [node("Pow", ["x", "e"])], [("e", np.array(3.0))])
+    # ONNX's Pow takes an integer exponent (T1) with a float base: a constant one is held as fp16.
+    case("pow_integer_exponent", positive, positive ** 3.0, [node("Pow", ["x", "e"])], [("e", np.array(3))])
     case("reduce_sum_axes_input", x4, x4.sum(axis=(2, 3)), [node("ReduceSum", ["x", "axes"], keepdims=0)],
          [("axes", np.array([2, 3]))])
     case("reduce_sum_opset11", x4, x4.sum(axis=1, keepdims=True), [node("ReduceSum", ["x"], axes=[1])], opset=11)

@@ -309,6 +309,20 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
                                                                 {"ReduceMax", "reduce_max"},
                                                                 {"ReduceMin", "reduce_min"}};
   const std::string& type = node.op_type();
+  if (type == "Pow" && node.input_size() == 2 && node.output_size() == 1) {
+    // ONNX lets Pow's exponent be an integer tensor (T1) with a float base; a constant one is held as fp16 like the
+    // base (pow computes on f16 tensors).
+    if (const Constant* e = t.small_constant(1); e != nullptr && e->integer && !e->boolean) {
+      Constant exponent;
+      exponent.dims = e->dims;
+      exponent.values = e->values;
+      const std::string name = t.fresh_name(node.input(1) + "_f16");
+      ctx.shapes[name] = exponent.dims;
+      ctx.constants[name] = std::move(exponent);
+      t.add_op("pow", {t.input(0), name}, {node.output(0)});
+      return t.result();
+    }
+  }
   if (const OperatorKind* kind = ctx.registry->find_onnx(type)) {  // one to one: the node's inputs, no attributes
     const Attributes a(node, t.problems(), {});
     const Arity arity = kind->arity();
