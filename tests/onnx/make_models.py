@@ -593,6 +593,15 @@ def bad_models(directory, cnn_bytes):
     ]
     onnx.save(helper.make_model(helper.make_graph(windows, "bad_3d", [x5], [y], [w5]),
                                 opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_3d.onnx"))
+    # A kernel_shape that is not the weights' window, on a 1-D conv and a ConvTranspose.
+    seq = helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 2, 9])
+    img = helper.make_tensor_value_info("i", TensorProto.FLOAT, [1, 2, 4, 4])
+    kernels = [helper.make_node("Conv", ["s", "w3"], ["c"], name="conv1d_wrong_kernel", kernel_shape=[1]),
+               helper.make_node("ConvTranspose", ["i", "w4"], ["y"], name="convt_wrong_kernel", kernel_shape=[2, 2])]
+    inits = [numpy_helper.from_array(np.zeros(shape, np.float32), n)
+             for n, shape in [("w3", (2, 2, 3)), ("w4", (2, 2, 3, 3))]]
+    onnx.save(helper.make_model(helper.make_graph(kernels, "bad_kernels", [seq, img], [y], inits),
+                                opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_kernels.onnx"))
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))

@@ -403,6 +403,17 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
                                          "weights' window 3x3x3"));
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
+  SECTION("a 1-D conv's and a ConvTranspose's kernel_shape that is not the weights' window") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_kernels.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("2 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("'conv1d_wrong_kernel' (Conv): kernel_shape [1] disagrees with the weights "
+                                         "'w3' of shape [2, 2, 3], whose window is 3"));
+    CHECK_THAT(r.output, Catch::Contains("'convt_wrong_kernel' (ConvTranspose): kernel_shape [2, 2] disagrees with "
+                                         "the weights 'w4' of shape [2, 2, 3, 3], whose window is 3x3"));
+    CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
+  }
   SECTION("shape subgraphs that cannot fold, every one named") {
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_folds.onnx"), out.str()));
     INFO(r.output);
