@@ -121,7 +121,11 @@ class HeaderScanner {
         if (v > kMaxElements) fail(fmt::format("dimension {} is larger than 2^48", dims.size()));
         ++at_;
       }
-      if (dims.size() == kMaxDims) fail(fmt::format("more than {} dimensions", kMaxDims));
+      if (dims.size() == kMaxDims) {
+        // A well-formed header, but an array no tensor can hold: said as such, not as a malformed header.
+        throw ConfigError(
+            fmt::format("the array has more than {} dimensions; ldmsim's tensors have at most {}", kMaxDims, kMaxDims));
+      }
       dims.push_back(static_cast<std::size_t>(v));
       skip_space();
       if (peek() == ',') {

@@ -74,5 +74,11 @@ TEST_CASE("npy laid out byte for byte as np.save writes it, and rejected files",
   CHECK(read_npy(tmp("ldmsim_npb.npy")).integers == std::vector<std::int32_t>{1, 0, 1});
   write("ldmsim_npt.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", std::string(4, '\0'));
   CHECK_THROWS_WITH(read_npy(tmp("ldmsim_npt.npy")), Catch::Contains("truncated"));
+  // A well-formed array of rank 7: refused for its rank, not as a malformed header.
+  write("ldmsim_np7.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 2), }",
+        std::string(4, '\0'));
+  CHECK_THROWS_WITH(
+      read_npy(tmp("ldmsim_np7.npy")),
+      Catch::Contains("more than 6 dimensions; ldmsim's tensors have at most 6") && !Catch::Contains("malformed"));
   CHECK_THROWS_AS(read_npy(tmp("ldmsim_does_not_exist.npy")), ConfigError);
 }
