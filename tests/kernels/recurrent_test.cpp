@@ -109,6 +109,25 @@ TEST_CASE("naive staging runs too, unpadded odd rows trap as misaligned DMA", "[
   CHECK_THAT(none.fault, Catch::Contains("lstm"));
 }
 
+TEST_CASE("unpadded odd rows under lint: the step kernel stays inside its tensors and agrees", "[kernels][recurrent]") {
+  // --staging none --lint: X's rows of an odd input size have no pad column (the gate matrix's), and Y's rows of an
+  // odd hidden size no pad element. Reads and writes of whole padded rows ran past the tensors' ends (an
+  // out-of-bounds trap) or into the next row; misaligned lengths are lint warnings here, not faults.
+  for (const auto& [input, hidden] : {std::pair<std::size_t, std::size_t>{5, 6}, {6, 7}, {5, 7}}) {
+    CAPTURE(input, hidden);
+    for (const char* op : {"lstm", "gru"}) {
+      CAPTURE(op);
+      const CellKind kind = std::string(op) == "lstm" ? CellKind::kLstm : CellKind::kGru;
+      Machine m{test::small_arch(), MachineOptions{.alignment = AlignmentPolicy::kLint}};
+      const auto r = test::run_op_on(m, op, cell_shapes(kind, 4, 2, input, hidden, 2, 3),
+                                     {{"direction", "bidirectional"}}, StagingPolicy::kNone, -0.5f, 0.5f);
+      INFO(r.fault);
+      REQUIRE_FALSE(r.trapped);
+      CHECK(r.max_excess <= 0);
+    }
+  }
+}
+
 TEST_CASE("the combined gate matrix for lh = 2, lx = 3, by hand", "[kernels][recurrent]") {
   // LSTM: W row g*2 + u is [100g + 10u + 1, +2, +3]; R row g*2 + u is [-(100g + 10u + 1), -(...+2)];
   // B = [Wb | Rb] with Wb[g*2+u] = g*2+u and Rb[g*2+u] = 0.5.

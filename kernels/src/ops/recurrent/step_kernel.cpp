@@ -277,8 +277,23 @@ class StepRunner {
     if (c_.nx() == 0) return;
     const std::size_t row = time_of(s) * s_.batch + task_.b0;
     const auto src = DevicePtr<const f16>(a_.x.ptr) + a_.x.layout.offset(row, c_.x0, 0, 0);
-    get_rows(core_, x_read_, src, bs_, c_.nx(), a_.x.layout.chw_pitch).wait();
-    to_floats(x_read_, 0, c_.nx() * bs_, vec_.data());  // [b][column], as the products read it
+    // X's rows hold the gate matrix's pad column when staged with it; unpadded (--staging none) the pad column is
+    // the next row's first element, or past the tensor's end: only the real columns are read, the pad taken as 0.
+    const std::size_t pitch = a_.x.layout.chw_pitch;
+    const std::size_t cols = c_.x1 <= pitch ? c_.nx() : (pitch > c_.x0 ? pitch - c_.x0 : 0);
+    if (cols == 0) {
+      std::fill_n(vec_.data(), c_.nx() * bs_, 0.0f);
+    } else {
+      get_rows(core_, x_read_, src, bs_, cols, pitch).wait();
+      if (cols == c_.nx()) {
+        to_floats(x_read_, 0, c_.nx() * bs_, vec_.data());  // [b][column], as the products read it
+      } else {
+        for (std::size_t b = 0; b < bs_; ++b) {
+          to_floats(x_read_, b * cols, cols, vec_.data() + b * c_.nx());
+          std::fill_n(vec_.data() + b * c_.nx() + cols, c_.nx() - cols, 0.0f);
+        }
+      }
+    }
     weights_.multiply(WeightBlock::Part::kX, x_slots(s_), vec_.data(), bs_, acc_x_.data());
   }
 
@@ -385,7 +400,9 @@ class StepRunner {
 
   // Puts [unit][b] floats as fp16 into rows row0.. of a [rows, hidden] tensor, this core's units.
   void put_y(const TensorRef& t, std::size_t row0, LdmSpan<float> values) {
-    const std::size_t run = tiling::ceil_even(c_.units());  // the pad element of an odd last block goes along
+    // The pad element of an odd last block goes along, where the rows hold it (not unpadded, --staging none).
+    const std::size_t even = tiling::ceil_even(c_.units());
+    const std::size_t run = c_.u0 + even <= t.layout.chw_pitch ? even : c_.units();
     for (std::size_t b = 0; b < bs_; ++b)
       for (std::size_t i = 0; i < c_.units(); ++i) y_out_[b * run + i] = f16(values[i * bs_ + b]);
     put_rows(core_, t.ptr + t.layout.offset(row0, c_.u0, 0, 0), y_out_, bs_, run, t.layout.chw_pitch).wait();
