@@ -1,6 +1,4 @@
 // The frame a group runs with (see fusion_internal.hpp, choose_frame).
-#include <algorithm>
-
 #include "fusion_internal.hpp"
 #include "ldmsim/sim/logging.hpp"
 
@@ -10,12 +8,6 @@ namespace {
 
 /// A point-wise group leaves its preferred frame only for one priced this much cheaper (the estimate is coarse).
 constexpr double kCheaperBy = 0.8;
-
-/// Cores that get rows (or pairs of rows) under `m`.
-std::uint64_t busy_cores(const FusedProgram& p, const FusedMapping& m) {
-  const std::uint64_t rows = p.frame.rows(), units = m.row_pairs ? (rows + 1) / 2 : rows;
-  return std::min<std::uint64_t>(m.workers, units);
-}
 
 }  // namespace
 
@@ -39,7 +31,7 @@ FrameChoice choose_frame(const Graph& graph, const std::vector<std::size_t>& ops
   // shorter rows of a padded, strided or broadcast operand are read a row at a time (DenseNet's 7x7 batch norms, 60x
   // the requests).
   if (first == frames.size() || !backbones.empty() || chosen.mapping->team != 1 ||
-      busy_cores(chosen.low.program, *chosen.mapping) >= arch.cores_per_group()) {
+      chosen.mapping->busy_workers(chosen.frame.rows()) >= arch.cores_per_group()) {
     return chosen;
   }
   const double preferred = estimate_pointwise_cycles(chosen.low.program, *chosen.mapping, arch);

@@ -230,8 +230,7 @@ class FusedCore {
   /// Cores of this group with rows: shares are non-empty for the first min(workers, rows or row pairs) worker
   /// indices (worker()).
   std::uint64_t group_workers() const {
-    const std::uint64_t rows = f_.rows(), units = m_.row_pairs ? (rows + 1) / 2 : rows;
-    const std::uint64_t busy = std::min<std::uint64_t>(m_.workers, units), groups = core_.arch().core_groups;
+    const std::uint64_t busy = m_.busy_workers(f_.rows()), groups = core_.arch().core_groups;
     const auto cg = static_cast<std::uint64_t>(core_.cg());
     if (m_.one_group(static_cast<std::uint64_t>(core_.group_size()))) return cg == 0 ? busy : 0;
     return busy > cg ? (busy - cg + groups - 1) / groups : 0;

@@ -1,8 +1,7 @@
 // What a point-wise fused kernel's mapping is estimated to cost on an arch: the busiest core's tiles, each read
 // (its requests priced by the arch's DMA timing model, the engine's channels shared by the group's busy cores, a
 // remote group's bytes over its link), computed and written, in the home group and (rows dealt to every group) in
-// another. The fusion pass
-// compares frames with it; it is not the simulation.
+// another. The fusion pass compares frames with it; it is not the simulation.
 #include <algorithm>
 #include <memory>
 
@@ -26,10 +25,10 @@ DmaRequest contiguous(DmaOp op, std::uint64_t bytes, const Arch& arch) {
   return r;
 }
 
-/// One direction (reads or writes) of a tile of `rows` rows on a core whose group has `cores` busy cores.
+/// One direction (reads or writes) of one core's tile: a request per external value.
 struct Transfer {
-  double channel = 0;  ///< engine time of the core's requests, the longest and all of them
-  double longest = 0;
+  double channel = 0;  ///< engine time of all the requests
+  double longest = 0;  ///< of the longest
   double bytes = 0;
   std::size_t requests = 0;
 };
@@ -39,7 +38,7 @@ struct Transfer {
 double estimate_pointwise_cycles(const FusedProgram& p, const FusedMapping& m, const Arch& arch) {
   const FusionFrame& f = p.frame;
   const std::uint64_t per_unit = m.row_pairs ? 2 : 1, units = ceil_div(f.rows(), per_unit);
-  const std::uint64_t busy = std::max<std::uint64_t>(1, std::min<std::uint64_t>(m.workers, units));
+  const std::uint64_t busy = std::max<std::uint64_t>(1, m.busy_workers(f.rows()));
   const std::uint64_t rows = ceil_div(units, busy) * per_unit;  // the busiest core's
   const std::uint64_t tile = std::max<std::uint64_t>(1, std::min(m.tile_rows, rows)), tiles = ceil_div(rows, tile);
   const std::unique_ptr<TimingModel> model = make_timing_model(arch);

@@ -7,6 +7,7 @@
 // meet in main memory behind a group barrier, inside the same launch. See docs/fusion.md.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,6 +80,10 @@ struct FusedMapping {
   /// Rows on no more cores than a core group has run on the first group's cores (its reads local, the other
   /// groups free); more are dealt to the groups in turn.
   bool one_group(std::uint64_t cores_per_group) const { return team == 1 && workers <= cores_per_group; }
+  /// Workers that get rows (team 1): rows, or pairs of rows, up to the workers.
+  std::uint64_t busy_workers(std::uint64_t rows) const {
+    return std::min<std::uint64_t>(workers, row_pairs ? (rows + 1) / 2 : rows);
+  }
   std::string str() const;
 };
 
