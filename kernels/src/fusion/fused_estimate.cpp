@@ -1,7 +1,8 @@
-// What a point-wise fused kernel's mapping is estimated to cost on an arch: the busiest core's tiles, each read
-// (its requests priced by the arch's DMA timing model, the engine's channels shared by the group's busy cores, a
-// remote group's bytes over its link), computed and written, in the home group and (rows dealt to every group) in
-// another. The fusion pass compares frames with it; it is not the simulation.
+// What a point-wise fused kernel's mapping is estimated to cost on an arch: the busiest core's resident inputs read
+// chunk by chunk, then its tiles, each read (its requests priced by the arch's DMA timing model, the engine's
+// channels shared by the group's busy cores, a remote group's bytes over its link), computed and written, in the
+// home group and (rows dealt to every group) in another. The fusion pass compares frames with it; it is not the
+// simulation.
 #include <algorithm>
 #include <memory>
 
@@ -55,8 +56,21 @@ double estimate_pointwise_cycles(const FusedProgram& p, const FusedMapping& m, c
     ++t.requests;
   };
   Transfer reads, writes;
+  // Before its tiles each busy core reads the resident inputs through a tile-sized buffer, a chunk at a time, each
+  // waited for (priced as if none were read once for the group): short rows make many chunks.
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, tile * f.k() * f.i());
+  double resident = 0, resident_chunks = 0, resident_bytes = 0;  // one core's, one after another
   for (std::size_t k = 0; k < p.inputs.size(); ++k) {
-    if (!m.resident[k]) transfer(DmaOp::kGet, p.values[p.inputs[k]], reads);
+    const FusedValue& v = p.values[p.inputs[k]];
+    if (!m.resident[k]) {
+      transfer(DmaOp::kGet, v, reads);
+      continue;
+    }
+    const std::uint64_t n = v.rows(f) * v.row_elements(f), chunks = ceil_div(n, chunk);
+    const double service = model->service_cycles(contiguous(DmaOp::kGet, std::min(n, chunk) * sizeof(f16), arch));
+    resident += static_cast<double>(chunks) * (latency + service);
+    resident_chunks += static_cast<double>(chunks);
+    resident_bytes += static_cast<double>(n * sizeof(f16));
   }
   for (const std::size_t v : p.outputs) transfer(DmaOp::kPut, p.values[v], writes);
   std::uint64_t flops = 0;  // per tile
@@ -84,7 +98,12 @@ double estimate_pointwise_cycles(const FusedProgram& p, const FusedMapping& m, c
     const auto cores = static_cast<double>(one_group ? (g == 0 ? busy : 0) : busy > g ? ceil_div(busy - g, groups) : 0);
     if (cores == 0) return 0.0;
     const bool far = g != 0;
-    return static_cast<double>(tiles) * (phase(reads, cores, far) + compute) + phase(writes, cores, far);
+    double first = resident * std::max(1.0, cores / channels);
+    if (far) {
+      first += resident_chunks * remote.latency_cycles;
+      if (remote.bytes_per_cycle > 0) first += cores * resident_bytes / remote.bytes_per_cycle;
+    }
+    return first + static_cast<double>(tiles) * (phase(reads, cores, far) + compute) + phase(writes, cores, far);
   };
   return std::max(group_cycles(0), group_cycles(1));
 }

@@ -34,7 +34,8 @@ std::size_t FusedProgram::reductions() const {
 
 std::string FusedMapping::str() const {
   if (team > 1) return fmt::format("one row per team of {} cores (K cut {} ways), {} cores", team, team, workers);
-  return fmt::format("up to {} row{} per tile, {} cores", tile_rows, tile_rows == 1 ? "" : "s", workers);
+  return fmt::format("up to {} row{} per tile, {} cores{}", tile_rows, tile_rows == 1 ? "" : "s", workers,
+                     on_one_group ? " of core group 0" : "");
 }
 
 namespace fusion {

@@ -77,9 +77,13 @@ struct FusedMapping {
   bool row_pairs = false;       ///< rows go to cores in pairs (an output row has an odd element count)
   std::vector<bool> resident;   ///< per external input: read whole into ldm once per core (small, shared by rows)
   std::uint64_t ldm_bytes = 0;  ///< per core, planned
-  /// Rows on no more cores than a core group has run on the first group's cores (its reads local, the other
-  /// groups free); more are dealt to the groups in turn.
-  bool one_group(std::uint64_t cores_per_group) const { return team == 1 && workers <= cores_per_group; }
+  /// The rows run on the first core group's cores (its reads local, the other groups free) instead of dealt to the
+  /// groups in turn: for a team-1 mapping of at most a group's worth of workers, where the fusion pass prices it
+  /// cheaper (with_one_group).
+  bool on_one_group = false;
+  bool one_group(std::uint64_t cores_per_group) const {
+    return on_one_group && team == 1 && workers <= cores_per_group;
+  }
   /// Workers that get rows (team 1): rows, or pairs of rows, up to the workers.
   std::uint64_t busy_workers(std::uint64_t rows) const {
     return std::min<std::uint64_t>(workers, row_pairs ? (rows + 1) / 2 : rows);
