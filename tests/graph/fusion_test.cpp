@@ -427,3 +427,21 @@ TEST_CASE("a fused kernel's cores without rows read no resident input", "[graph]
   test::check_agree(run);
   CHECK(run.fused_cycles() < run.unfused_cycles());
 }
+
+TEST_CASE("a fused kernel mapped for the whole machine runs all of its rows on fewer groups", "[graph][fusion]") {
+  // An op placed whole on one core group runs with the mapping made for every group: 200 rows (and a team kernel's
+  // 40 teams of 4) for 384 cores, on 64. Every row is still computed.
+  const Arch arch = Arch::preset("sw26010pro");
+  Arch one = arch;  // the same arch name, as a view of one group has
+  one.core_groups = 1;
+  for (const json& w : {fusion_cases::layer_norm(200, 96), fusion_cases::layer_norm(40, 2048)}) {
+    const Graph g = test::graph_of(w);
+    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
+    REQUIRE(f.groups[0].mapping);
+    CAPTURE(f.groups[0].mapping->str());
+    CHECK(f.groups[0].mapping->workers > one.cores_per_group());
+    Machine whole(arch), view(one);
+    const ExecutionResult all = execute(f.graph, whole), alone = execute(f.graph, view);
+    for (const auto& [name, values] : all.outputs) CHECK(alone.outputs.at(name) == values);
+  }
+}

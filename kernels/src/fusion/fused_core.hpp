@@ -67,7 +67,7 @@ class FusedCore {
       return;
     }
     const std::size_t me = worker();
-    const Range share = me < m_.workers ? row_share(f_.rows(), m_.workers, me, m_.row_pairs) : Range{};
+    const Range share = me < workers() ? row_share(f_.rows(), workers(), me, m_.row_pairs) : Range{};
     idle_ = share.empty();
     // When reading the resident inputs once for the group is cheaper, every core of the group allocates (idle
     // ones too) so that the first core reads each of them once for all.
@@ -99,7 +99,9 @@ class FusedCore {
   void run_team() {
     const std::uint32_t team = m_.team, groups = core_.arch().core_groups;
     const std::uint32_t teams_per_group = static_cast<std::uint32_t>(core_.group_size()) / team;
-    const std::uint64_t teams = std::max<std::uint64_t>(1, m_.workers / team);
+    // The teams this machine has (a view of fewer groups than the mapping was made for deals the rows to them).
+    const std::uint64_t teams = std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>(m_.workers / team, static_cast<std::uint64_t>(teams_per_group) * groups));
     const std::uint64_t my_team =
         static_cast<std::uint64_t>(core_.id()) / team * groups + static_cast<std::uint64_t>(core_.cg());
     member_ = static_cast<std::uint32_t>(core_.id()) % team;
@@ -220,6 +222,12 @@ class FusedCore {
     return plan;
   }
 
+  /// The mapping's workers, at most this machine's cores: a view of fewer groups than the mapping was made for (an
+  /// op placed whole on one group) deals all of the rows to the cores it has.
+  std::uint64_t workers() const {
+    return std::min<std::uint64_t>(m_.workers, static_cast<std::uint64_t>(core_.arch().total_cores()));
+  }
+
   /// This core's worker index (FusedMapping::one_group): its group's core index on the first group when the rows
   /// go to one group (past the last worker elsewhere), else dealt to the groups in turn.
   std::size_t worker() const {
@@ -230,7 +238,8 @@ class FusedCore {
   /// Cores of this group with rows: shares are non-empty for the first min(workers, rows or row pairs) worker
   /// indices (worker()).
   std::uint64_t group_workers() const {
-    const std::uint64_t busy = m_.busy_workers(f_.rows()), groups = core_.arch().core_groups;
+    const std::uint64_t units = m_.row_pairs ? (f_.rows() + 1) / 2 : f_.rows();
+    const std::uint64_t busy = std::min(workers(), units), groups = core_.arch().core_groups;
     const auto cg = static_cast<std::uint64_t>(core_.cg());
     if (m_.one_group(static_cast<std::uint64_t>(core_.group_size()))) return cg == 0 ? busy : 0;
     return busy > cg ? (busy - cg + groups - 1) / groups : 0;
