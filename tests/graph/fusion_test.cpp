@@ -9,6 +9,24 @@ using namespace ldmsim;
 using nlohmann::json;
 using test::FusionRun;
 
+namespace {
+
+/// GELU as ONNX exports it (x / sqrt 2, erf, + 1, * x, * 0.5) on x of `shape`, its scalars as constants.
+json gelu_erf(const std::vector<std::uint64_t>& shape) {
+  using fusion_cases::op;
+  json w;
+  w["tensors"] = {{"x", fusion_cases::tensor(shape, -3, 3, 1)},
+                  {"sqrt2", fusion_cases::scalar(1.4142135623730951)},
+                  {"one", fusion_cases::scalar(1)},
+                  {"half", fusion_cases::scalar(0.5)}};
+  w["ops"] = {op("div", {"x", "sqrt2"}, "t"), op("erf", {"t"}, "e"), op("add", {"e", "one"}, "e1"),
+              op("mul", {"x", "e1"}, "xe"), op("mul", {"xe", "half"}, "y")};
+  w["outputs"] = {"y"};
+  return w;
+}
+
+}  // namespace
+
 TEST_CASE("a decomposed LayerNorm becomes one kernel with two backbones and moves fewer bytes", "[graph][fusion]") {
   const Graph g = test::graph_of(fusion_cases::layer_norm(6, 40));
   const Arch arch = test::small_arch();
@@ -354,15 +372,7 @@ TEST_CASE("a point-wise kernel's few rows run on group 0 alone where that is pri
     const auto events = test::dma_events(f.graph, arch);
     return std::count_if(events.begin(), events.end(), [](const auto& group) { return !group.empty(); });
   };
-  json gelu;
-  gelu["tensors"] = {{"x", fusion_cases::tensor({4, 3072}, -3, 3, 1)},
-                     {"sqrt2", fusion_cases::scalar(1.4142135623730951)},
-                     {"one", fusion_cases::scalar(1)},
-                     {"half", fusion_cases::scalar(0.5)}};
-  gelu["ops"] = {op("div", {"x", "sqrt2"}, "t"), op("erf", {"t"}, "e"), op("add", {"e", "one"}, "e1"),
-                 op("mul", {"x", "e1"}, "xe"), op("mul", {"xe", "half"}, "y")};
-  gelu["outputs"] = {"y"};
-  CHECK(groups_with_requests(gelu, true) == 1);
+  CHECK(groups_with_requests(gelu_erf({4, 3072}), true) == 1);
   json scale;
   scale["tensors"] = {{"x", fusion_cases::tensor({1, 60, 2, 2}, -2, 2, 1)},
                       {"q", fusion_cases::tensor({1, 60, 1, 1}, -1, 1, 2)},
@@ -375,16 +385,7 @@ TEST_CASE("a point-wise kernel's few rows run on group 0 alone where that is pri
 TEST_CASE("a point-wise group of a small tensor cuts shorter rows where that is priced cheaper", "[graph][fusion]") {
   // GELU (as erf) on [16, 256]: its longest row is the whole tensor (4096 elements), which one core would run
   // alone; rows of 256 give 16 cores a row each.
-  using fusion_cases::op;
-  json w;
-  w["tensors"] = {{"x", fusion_cases::tensor({16, 256}, -3, 3, 1)},
-                  {"sqrt2", fusion_cases::scalar(1.4142135623730951)},
-                  {"one", fusion_cases::scalar(1)},
-                  {"half", fusion_cases::scalar(0.5)}};
-  w["ops"] = {op("div", {"x", "sqrt2"}, "t"), op("erf", {"t"}, "e"), op("add", {"e", "one"}, "e1"),
-              op("mul", {"x", "e1"}, "xe"), op("mul", {"xe", "half"}, "y")};
-  w["outputs"] = {"y"};
-  const Graph g = test::graph_of(w);
+  const Graph g = test::graph_of(gelu_erf({16, 256}));
   const Arch arch = Arch::preset("sw26010pro");
   const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
   REQUIRE(f.groups.size() == 1);
