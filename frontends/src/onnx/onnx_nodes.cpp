@@ -11,6 +11,21 @@
 #include "onnx_translator.hpp"
 
 namespace ldmsim::onnx_import {
+
+bool kernel_is_window(NodeTranslator& t, const std::vector<std::int64_t>& kernel,
+                      const std::vector<std::uint64_t>& weights) {
+  // kernel_shape is optional (the weights' window), but one given must be the weights' own.
+  if (kernel.empty() || kernel.size() > weights.size()) return true;
+  const std::vector<std::uint64_t> window(weights.end() - static_cast<std::ptrdiff_t>(kernel.size()), weights.end());
+  if (std::equal(kernel.begin(), kernel.end(), window.begin(),
+                 [](std::int64_t k, std::uint64_t d) { return k >= 0 && static_cast<std::uint64_t>(k) == d; })) {
+    return true;
+  }
+  t.problem(fmt::format("kernel_shape [{}] disagrees with the weights '{}' of shape [{}], whose window is {}",
+                        fmt::join(kernel, ", "), t.input(1), fmt::join(weights, ", "), fmt::join(window, "x")));
+  return false;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -52,14 +67,9 @@ void translate_conv(const onnx::NodeProto& node, NodeTranslator& t) {
   if (!t.arity(2, 3, 1)) return;
   const auto w = read_window(a, t);
   if (!w) return;
-  // kernel_shape is optional (the weights' window), but one given must be the weights' own.
-  if (const auto weights = t.context().shapes.find(t.input(1));
-      !w->kernel.empty() && weights != t.context().shapes.end() && weights->second.size() == 4 &&
-      (static_cast<std::uint64_t>(w->kernel[0]) != weights->second[2] ||
-       static_cast<std::uint64_t>(w->kernel[1]) != weights->second[3])) {
-    t.problem(fmt::format("kernel_shape [{}] disagrees with the weights '{}' of shape [{}], whose window is {}x{}",
-                          fmt::join(w->kernel, ", "), t.input(1), fmt::join(weights->second, ", "), weights->second[2],
-                          weights->second[3]));
+  if (const auto weights = t.context().shapes.find(t.input(1)); weights != t.context().shapes.end() &&
+                                                                weights->second.size() == 4 &&
+                                                                !kernel_is_window(t, w->kernel, weights->second)) {
     return;
   }
   // ONNX pads are [top, left, bottom, right] for 2-D: conv's own order.

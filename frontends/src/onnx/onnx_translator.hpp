@@ -211,6 +211,10 @@ void translate_pad(const onnx::NodeProto& node, NodeTranslator& t);
 std::size_t window_dims(const onnx::NodeProto& node, const Context& ctx);
 
 /// 1-D Conv and pools through the 2-D engine (onnx_window_1d.cpp).
+/// Whether a conv's kernel_shape (optional: empty passes) is the window of its weights `weights` (input 1, whose
+/// last kernel.size() dims are the window); otherwise a problem naming both.
+bool kernel_is_window(NodeTranslator& t, const std::vector<std::int64_t>& kernel,
+                      const std::vector<std::uint64_t>& weights);
 void translate_conv_1d(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
 

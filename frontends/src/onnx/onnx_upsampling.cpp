@@ -103,13 +103,7 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
   }
   const std::int64_t m_per_group = static_cast<std::int64_t>((*w)[1]), kh = static_cast<std::int64_t>((*w)[2]),
                      kw = static_cast<std::int64_t>((*w)[3]);
-  // kernel_shape is optional (the weights' window), but one given must be the weights' own.
-  if (const auto kernel = a.integers("kernel_shape", {});
-      !kernel.empty() && kernel != std::vector<std::int64_t>{kh, kw}) {
-    t.problem(fmt::format("kernel_shape [{}] disagrees with the weights '{}' of shape [{}], whose window is {}x{}",
-                          fmt::join(kernel, ", "), t.input(1), fmt::join(*w, ", "), kh, kw));
-    return;
-  }
+  if (!kernel_is_window(t, a.integers("kernel_shape", {}), *w)) return;
   const std::string& y = node.output(0);
   // The input with stride - 1 zeros after each element along H and W.
   std::string xu = t.input(0);

@@ -65,12 +65,10 @@ void translate_conv_1d(const onnx::NodeProto& node, NodeTranslator& t) {
   if (!t.arity(2, 3, 1)) return;
   const auto w = read_window_1d(a, t);
   if (!w) return;
-  // kernel_shape is optional (the weights' window), but one given must be the weights' own.
   if (const auto weights = t.context().shapes.find(t.input(1));
-      w->kernel != 0 && weights != t.context().shapes.end() && weights->second.size() == 3 &&
-      static_cast<std::uint64_t>(w->kernel) != weights->second[2]) {
-    t.problem(fmt::format("kernel_shape [{}] disagrees with the weights '{}' of shape [{}], whose window is {}",
-                          w->kernel, t.input(1), fmt::join(weights->second, ", "), weights->second[2]));
+      weights != t.context().shapes.end() && weights->second.size() == 3 &&
+      !kernel_is_window(t, w->kernel == 0 ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{w->kernel},
+                        weights->second)) {
     return;
   }
   const std::string x4 = as_2d(t, 0), w4 = as_2d(t, 1), y4 = t.fresh_name(node.output(0) + "/2d");
