@@ -237,6 +237,44 @@ TEST_CASE("the attention kernel reads a group's next batch before it waits for t
     if (i >= half) second_issued = std::min(second_issued, batch_reads[i].issue);
   }
   CHECK(second_issued < first_landed);
-  // Each of a batch's three reads (Kt, V, Q) is cut into one part per channel of the engine (8 on sw26010pro).
-  CHECK(half == 3 * 8);
+  // Each of a batch's three reads (Kt, Q, V) is cut into one part per channel of the engine (8 on sw26010pro).
+  REQUIRE(half == 3 * 8);
+  // V comes last, in its own wait: the scores and softmax need only Kt and Q. The workload stages q, kt and v in
+  // that order, so a batch's reads of Q lie below those of Kt and V's above both.
+  for (std::size_t batch = 0; batch < 2; ++batch) {
+    const auto first_of = [&](std::size_t tensor) { return batch_reads[batch * half + tensor * 8].main; };
+    CHECK(first_of(1) < first_of(0));  // Q after Kt, from below it
+    CHECK(first_of(2) > first_of(0));  // then V, from above
+  }
+}
+
+TEST_CASE("the attention kernel puts each mesh row's Y rows as one request where Y is in the group's memory",
+          "[graph][fusion][attention]") {
+  // Four BERT-base heads on two sw26010pro groups, every tensor in group 0's memory: each core of group 0 sends
+  // its two query rows' Y (256 B) by RMA to the first core of its mesh row, which puts the row's 16 rows (2 KiB)
+  // in one request, 8 requests per head where each core's own put made 64; group 1 writes its Y over the link to
+  // group 0's memory and puts its rows itself. On sw26010 (no RMA) every core puts its own rows.
+  const auto y_puts = [](const std::vector<DmaEvent>& group) {
+    std::vector<DmaEvent> puts;
+    std::copy_if(group.begin(), group.end(), std::back_inserter(puts),
+                 [](const DmaEvent& e) { return e.op == DmaOp::kPut; });
+    return puts;
+  };
+  const json w = fusion_cases::attention(4, 128, 64, 128, 64);
+  Arch pro = Arch::preset("sw26010pro");
+  pro.core_groups = 2;
+  const auto events = attention_events(w, pro);
+  REQUIRE(events.size() == 2);
+  const std::vector<DmaEvent> gathered = y_puts(events[0]), own = y_puts(events[1]);
+  CHECK(gathered.size() == 2 * 8);
+  CHECK(std::all_of(gathered.begin(), gathered.end(),
+                    [](const DmaEvent& e) { return e.length == 16 * 64 * sizeof(f16) && e.core % 8 == 0; }));
+  CHECK(own.size() == 2 * 64);
+  CHECK(std::all_of(own.begin(), own.end(), [](const DmaEvent& e) { return e.length == 2 * 64 * sizeof(f16); }));
+  run_attention(w, pro);  // the same outputs as the unfused ops
+  Arch sw = Arch::preset("sw26010");
+  sw.core_groups = 1;
+  const auto plain = attention_events(fusion_cases::attention(2, 128, 64, 128, 64), sw);
+  CHECK(y_puts(plain[0]).size() == 2 * 64);
+  run_attention(fusion_cases::attention(2, 128, 64, 128, 64), sw);
 }

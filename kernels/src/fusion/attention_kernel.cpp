@@ -3,12 +3,14 @@
 // once (BCAST), and each core runs the fused program over its query rows, tile by tile, with the scores made from Q
 // in ldm (supply) and the probabilities multiplied by V in ldm (consume).
 #include <array>
+#include <optional>
 
 #include "../ops/tile_math.hpp"
 #include "../ops/tile_memo.hpp"
 #include "attention_impl.hpp"
 #include "fused_core.hpp"
 #include "ldmsim/kernels/matrix_block.hpp"
+#include "ldmsim/sim/main_memory.hpp"
 
 namespace ldmsim::fusion {
 
@@ -78,6 +80,10 @@ class AttentionCore final : public FusedCore {
     }
     group_reads_ = true;                  // every core of the group allocates here
     allocate(m_.tile_rows, {0, f_.k()});  // issues the resident inputs' group reads
+    plan_gathered_puts(cores);            // last: the teams' buffers take what ldm has left
+    for (LdmSpan<f16>& slot : gather_) {
+      if (team_ > 1) slot = ldm.alloc<f16>(team_rows_ * s.e + 4);
+    }
     // The group's first item (and the next, read ahead) go out before anyone waits, behind the resident reads.
     if (me == 0 && cg < items) {
       // Q's scale (one element of a word-padded scalar) for every core: one request for the group, first.
@@ -89,6 +95,9 @@ class AttentionCore final : public FusedCore {
     // A group's items are of different batches (parts <= groups), so each item loads its batch.
     for (std::uint64_t item = cg; item < items; item += groups) {
       batch_ = item / at_.parts;
+      item_ = item;
+      // A team's buffer is written again two items after its put: the put has read it before the cores start.
+      if (team_ > 1 && me % team_ == 0) wait_gathered((loads_ + 1) % 2);  // load_item counts this item
       // The item's first Q rows are read before the group waits for its batch (they do not depend on it).
       if (!at_.q_broadcast && item != cg && !first_tile(item).empty()) prepare(first_tile(item));
       load_item(me, item, item + groups < items ? item + groups : items);
@@ -99,9 +108,12 @@ class AttentionCore final : public FusedCore {
       for (std::uint64_t at = mine.begin; at < mine.end; at += m_.tile_rows) {
         run_tile({first + at, first + std::min<std::uint64_t>(mine.end, at + m_.tile_rows)});
       }
+      await_v(me);  // a core without rows passes the group's barrier too
+      if (team_ > 1) put_gathered(me, item, cores);
     }
     finish();
     wait_y();
+    for (std::size_t slot = 0; slot < 2; ++slot) wait_gathered(slot);
   }
 
  protected:
@@ -158,11 +170,16 @@ class AttentionCore final : public FusedCore {
   void consume(Range rows) override {
     const AttentionShape& s = at_.shape;
     const std::uint64_t n = rows.size();
+    await_v(static_cast<std::uint64_t>(core_.id()));
     float* probs = row_ptr(probs_, rows.begin, 0);
     round_to_half(probs, n * s.t);
     y_floats_.assign(n * s.e, 0.0f);
     ops::multiply_add(probs, unpacked(1), y_floats_.data(), n, s.e, s.t, s.e, ops::b_pitch_for(s.e));
     core_.compute(core_.arch().compute.matmul_tile(DataType::kF32, n, s.e, s.t, false));
+    if (team_ > 1) {
+      gather_rows(rows, n);
+      return;
+    }
     wait_y();
     ops::to_halves(y_floats_.data(), n * s.e, y_);
     put_rows(rows, n);
@@ -179,6 +196,7 @@ class AttentionCore final : public FusedCore {
     if (!first) core_.barrier();  // every core of the group makes the same loads
     if (at_.prefetch && !first) slot_ ^= 1;
     ++loads_;
+    v_ready_ = false;
     if (me == 0) {
       read_item(item, slot_);
       // The next item's reads queue behind this one's before core 0 waits, so the engine never idles between them.
@@ -188,6 +206,18 @@ class AttentionCore final : public FusedCore {
     }
     core_.barrier();
     if (first && at_.scale != QueryScale::kNone) scale_ = static_cast<float>(scale_word_.data()[0]);
+  }
+
+  /// The item's V, read last (the scores and softmax need only Kt and Q): every core of the group passes this
+  /// barrier once per item, before its first product with V, or after its tiles when it has none.
+  void await_v(std::uint64_t me) {
+    if (v_ready_ || !v_apart_) return;
+    v_ready_ = true;
+    if (me == 0) {
+      for (DmaHandle& h : v_reads_[slot_]) h.wait();
+      v_reads_[slot_].clear();
+    }
+    core_.barrier();
   }
 
   /// Reads the item's batch's Kt and V (and the item's Q rows, q_broadcast) into buffer `slot` of every core of the
@@ -204,12 +234,15 @@ class AttentionCore final : public FusedCore {
     // read.
     const auto on_read = tiling::ReadMode::kBcastOnRead;
     const AttentionViews& v = at_.views;
+    // In the order the cores use them: Kt and Q (and the per-batch inputs) for the scores and softmax, then V, which
+    // the group waits for separately (await_v), so the scores are made while V is on its way (v_apart_; else V
+    // comes with Kt).
     if (v.k_rows) {
       read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.t, s.d, parts(s.t * s.d));
     } else {
       read_rows(into, on_read, kt_[slot], at_.kt, v.kt, b, 0, s.d, s.t, parts(s.d * s.t));
     }
-    read_rows(into, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts(s.t * s.e));
+    if (!v_apart_) read_rows(into, on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts(s.t * s.e));
     if (at_.q_broadcast) {
       const Range part = row_share(s.s, at_.parts, item % at_.parts, false);
       read_rows(into, on_read, q_block_[slot], at_.q, v.q, b, part.begin, part.size(), s.d, parts(part.size() * s.d));
@@ -222,6 +255,7 @@ class AttentionCore final : public FusedCore {
                                           a_.in_layout[k].total, {first, first + count})
                          .handle);
     }
+    if (v_apart_) read_rows(v_reads_[slot], on_read, v_[slot], at_.v, v.v, b, 0, s.t, s.e, parts(s.t * s.e));
   }
 
   /// Issues the reads of rows [row, row + rows) of batch b's matrix of `cols` elements per row, placed in `base` by
@@ -277,6 +311,92 @@ class AttentionCore final : public FusedCore {
     }
   }
 
+  /// Whether the Y rows of each mesh row's cores go out as one put by its first core, the others sending theirs to it
+  /// by RMA: a core's rows of an item are one small tile (a query row or two, mostly the put's overhead on the
+  /// engine), and the arch has RMA, whose engine is apart from the DMA channels. A team's rows are consecutive rows
+  /// of the item, so their Y is one request (strided where Y's rows are apart).
+  void plan_gathered_puts(std::uint64_t cores) {
+    const Arch& arch = core_.arch();
+    const AttentionShape& s = at_.shape;
+    const std::uint64_t part_rows = (s.s + at_.parts - 1) / at_.parts;
+    const std::uint64_t per_core = (part_rows + cores - 1) / cores;
+    team_ = 1;
+    // Every core with rows (a team of a few rows saves little against the barrier: a GPT block's 16 tokens).
+    if (!arch.rma.available || part_rows < cores || per_core > m_.tile_rows || arch.cols < 2 ||
+        cores % arch.cols != 0) {
+      return;
+    }
+    if (per_core * s.e * sizeof(f16) > kGatherTileBytes) return;
+    // Y in another group's memory: its bytes cross the group's link one request after another, which the gather's
+    // barrier would only delay.
+    if (MainMemory::window_of(at_.y.addr(), arch.main_memory_bytes_per_cg) != static_cast<std::uint64_t>(core_.cg())) {
+      return;
+    }
+    const std::uint64_t rows = per_core * arch.cols;
+    const Ldm& ldm = core_.ldm();
+    if (2 * ((rows * s.e + 4) * sizeof(f16) + Ldm::kDefaultAlignment) > ldm.capacity() - ldm.used()) return;
+    const MatrixPlacement& y = at_.views.y;
+    if (y.pitch != s.e &&
+        !tiling::fits_fields(core_, rows * s.e * sizeof(f16), s.e * sizeof(f16), (y.pitch - s.e) * sizeof(f16))) {
+      return;
+    }
+    team_ = arch.cols;
+    team_rows_ = rows;
+  }
+
+  /// The item's rows of core `c` (within the batch).
+  Range item_rows(std::uint64_t item, std::uint64_t c, std::uint64_t cores) const {
+    const Range part = row_share(at_.shape.s, at_.parts, item % at_.parts, false);
+    const Range mine = row_share(part.size(), cores, c, false);
+    return {part.begin + mine.begin, part.begin + mine.end};
+  }
+
+  /// This core's n rows of Y into its team leader's buffer for this item: its own ldm for the leader, by RMA for
+  /// the others (waited for: the team's put follows the group's barrier).
+  void gather_rows(Range rows, std::uint64_t n) {
+    const AttentionShape& s = at_.shape;
+    const auto me = static_cast<std::uint64_t>(core_.id()), cores = static_cast<std::uint64_t>(core_.group_size());
+    const std::uint64_t leader = me / team_ * team_;
+    const std::uint64_t at = (rows.begin % s.s - item_rows(item_, leader, cores).begin) * s.e;
+    const LdmSpan<f16> slot = gather_[loads_ % 2];
+    if (me == leader) {
+      ops::to_halves(y_floats_.data(), n * s.e, slot.subspan(at, n * s.e));
+      return;
+    }
+    ops::to_halves(y_floats_.data(), n * s.e, y_);
+    core_.wait_until(core_.rma(RmaRequest{.peer = static_cast<int>(leader),
+                                          .local = y_.ldm_addr(),
+                                          .remote = slot.subspan(at, n * s.e).ldm_addr(),
+                                          .bytes = n * s.e * sizeof(f16),
+                                          .api = "attention kernel"}));
+  }
+
+  /// After the item's tiles: the group's barrier (every team's RMA has landed), then each leader puts its team's
+  /// rows.
+  void put_gathered(std::uint64_t me, std::uint64_t item, std::uint64_t cores) {
+    core_.barrier();
+    if (me % team_ != 0) return;
+    const std::uint64_t last = std::min<std::uint64_t>(me + team_, cores) - 1;
+    const Range first = item_rows(item, me, cores), end = item_rows(item, last, cores);
+    if (end.end <= first.begin) return;
+    const AttentionShape& s = at_.shape;
+    const MatrixPlacement& at = at_.views.y;
+    const std::uint64_t rows = end.end - first.begin;
+    const DevicePtr<f16> to = at_.y + at.offset + batch_ * at.batch + first.begin * at.pitch;
+    const LdmSpan<const f16> src(gather_[loads_ % 2].first(rows * s.e));
+    std::optional<DmaHandle>& pending = gathered_[loads_ % 2];
+    if (at.pitch == s.e || rows == 1) {
+      pending = core_.put(to, src);
+    } else {
+      pending = core_.put_strided(to, src, s.e * sizeof(f16), (at.pitch - s.e) * sizeof(f16));
+    }
+  }
+
+  void wait_gathered(std::size_t slot) {
+    if (gathered_[slot]) gathered_[slot]->wait();
+    gathered_[slot].reset();
+  }
+
   void wait_y() {
     for (DmaHandle& h : pending_y_) h.wait();
     pending_y_.clear();
@@ -320,15 +440,26 @@ class AttentionCore final : public FusedCore {
   }
 
   const AttentionArgs& at_;
-  std::size_t score_, probs_;  // value ids
-  std::uint64_t batch_ = 0;
+  std::size_t score_, probs_;           // value ids
+  std::uint64_t batch_ = 0, item_ = 0;  // the item in hand and its batch
   float scale_ = 1.0f;                  // Q's (at_.scale)
   std::array<LdmSpan<f16>, 2> kt_, v_;  // one batch's, or two (prefetch)
   std::size_t slot_ = 0;                // the buffer of the batch in use
   std::uint64_t loads_ = 0;
   // Core 0, per slot: the item its reads bring (none yet: all ones) and those reads until waited for.
   std::array<std::uint64_t, 2> slot_item_{~std::uint64_t{0}, ~std::uint64_t{0}};
-  std::array<std::vector<DmaHandle>, 2> reads_;
+  std::array<std::vector<DmaHandle>, 2> reads_, v_reads_;  // v_reads_: V's, waited for apart (await_v)
+  // Gathered puts (plan_gathered_puts): cores per team (1: each core puts its own rows), the largest team's rows,
+  // and per item parity the leader's buffer and its put.
+  static constexpr std::uint64_t kGatherTileBytes = 1024;
+  std::uint64_t team_ = 1, team_rows_ = 0;
+  std::array<LdmSpan<f16>, 2> gather_;
+  std::array<std::optional<DmaHandle>, 2> gathered_;
+  bool v_ready_ = false;  // the item's V has landed (await_v passed)
+  // V waited for apart: only when its read is long against the barrier that costs (a small window's V lands
+  // with the rest: Swin-T's 49 x 32 heads ran slower apart).
+  static constexpr std::uint64_t kVApartBytes = 8192;
+  const bool v_apart_ = at_.shape.t * at_.shape.e * sizeof(f16) >= kVApartBytes;
   std::array<LdmSpan<f16>, 2> q_block_;  // per slot: the item's Q rows (q_broadcast)
   std::uint64_t item_first_row_ = 0;     // Q's row of the item's first query row
   LdmSpan<f16> scale_word_;
