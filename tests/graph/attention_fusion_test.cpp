@@ -248,12 +248,15 @@ TEST_CASE("the attention kernel reads a group's next batch before it waits for t
   }
 }
 
-TEST_CASE("the attention kernel puts each mesh row's Y rows as one request where Y is in the group's memory",
-          "[graph][fusion][attention]") {
+TEST_CASE(
+    "the attention kernel puts a team's Y rows as one request: a mesh row's in the group's memory, a pair's "
+    "in another's",
+    "[graph][fusion][attention]") {
   // Four BERT-base heads on two sw26010pro groups, every tensor in group 0's memory: each core of group 0 sends
   // its two query rows' Y (256 B) by RMA to the first core of its mesh row, which puts the row's 16 rows (2 KiB)
   // in one request, 8 requests per head where each core's own put made 64; group 1 writes its Y over the link to
-  // group 0's memory and puts its rows itself. On sw26010 (no RMA) every core puts its own rows.
+  // group 0's memory, a pair of cores' 4 rows (512 B) per request, 32 per head. On sw26010 (no RMA) every core puts
+  // its own rows.
   const auto y_puts = [](const std::vector<DmaEvent>& group) {
     std::vector<DmaEvent> puts;
     std::copy_if(group.begin(), group.end(), std::back_inserter(puts),
@@ -265,12 +268,13 @@ TEST_CASE("the attention kernel puts each mesh row's Y rows as one request where
   pro.core_groups = 2;
   const auto events = attention_events(w, pro);
   REQUIRE(events.size() == 2);
-  const std::vector<DmaEvent> gathered = y_puts(events[0]), own = y_puts(events[1]);
+  const std::vector<DmaEvent> gathered = y_puts(events[0]), paired = y_puts(events[1]);
   CHECK(gathered.size() == 2 * 8);
   CHECK(std::all_of(gathered.begin(), gathered.end(),
                     [](const DmaEvent& e) { return e.length == 16 * 64 * sizeof(f16) && e.core % 8 == 0; }));
-  CHECK(own.size() == 2 * 64);
-  CHECK(std::all_of(own.begin(), own.end(), [](const DmaEvent& e) { return e.length == 2 * 64 * sizeof(f16); }));
+  CHECK(paired.size() == 2 * 32);
+  CHECK(std::all_of(paired.begin(), paired.end(),
+                    [](const DmaEvent& e) { return e.length == 4 * 64 * sizeof(f16) && e.core % 2 == 0; }));
   run_attention(w, pro);  // the same outputs as the unfused ops
   Arch sw = Arch::preset("sw26010");
   sw.core_groups = 1;

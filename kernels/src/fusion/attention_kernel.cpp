@@ -311,28 +311,27 @@ class AttentionCore final : public FusedCore {
     }
   }
 
-  /// Whether the Y rows of each mesh row's cores go out as one put by its first core, the others sending theirs to it
-  /// by RMA: a core's rows of an item are one small tile (a query row or two, mostly the put's overhead on the
-  /// engine), and the arch has RMA, whose engine is apart from the DMA channels. A team's rows are consecutive rows
-  /// of the item, so their Y is one request (strided where Y's rows are apart).
+  /// Whether the Y rows of a team of cores (a mesh row, or a pair where Y is in another group's memory) go out as one
+  /// put by its first core, the others sending theirs to it by RMA: a core's rows of an item are one small tile (a
+  /// query row or two, mostly the put's overhead on the engine), and the arch has RMA, whose engine is apart from
+  /// the DMA channels. A team's rows are consecutive rows of the item, so their Y is one request (strided where Y's
+  /// rows are apart).
   void plan_gathered_puts(std::uint64_t cores) {
     const Arch& arch = core_.arch();
     const AttentionShape& s = at_.shape;
     const std::uint64_t part_rows = (s.s + at_.parts - 1) / at_.parts;
     const std::uint64_t per_core = (part_rows + cores - 1) / cores;
     team_ = 1;
+    // Y in another group's memory: each request's bytes cross the group's link after the engine has served it, one
+    // request after another, so pairs of cores (half a KiB) keep the link busy sooner than a mesh row's 2 KiB
+    // (the BERT-base heads on groups 1-5: 13,567 cycles in pairs, 14,438 by mesh rows, 14,990 each core alone).
+    const bool remote = MainMemory::window_of(at_.y.addr(), arch.main_memory_bytes_per_cg) !=
+                        static_cast<std::uint64_t>(core_.node_cg());
+    const std::uint64_t team = remote ? kRemoteTeam : arch.cols;
     // Every core with rows (a team of a few rows saves little against the barrier: a GPT block's 16 tokens).
-    if (!arch.rma.available || part_rows < cores || per_core > m_.tile_rows || arch.cols < 2 ||
-        cores % arch.cols != 0) {
-      return;
-    }
+    if (!arch.rma.available || part_rows < cores || per_core > m_.tile_rows || team < 2 || cores % team != 0) return;
     if (per_core * s.e * sizeof(f16) > kGatherTileBytes) return;
-    // Y in another group's memory: its bytes cross the group's link one request after another, which the gather's
-    // barrier would only delay.
-    if (MainMemory::window_of(at_.y.addr(), arch.main_memory_bytes_per_cg) != static_cast<std::uint64_t>(core_.cg())) {
-      return;
-    }
-    const std::uint64_t rows = per_core * arch.cols;
+    const std::uint64_t rows = per_core * team;
     const Ldm& ldm = core_.ldm();
     if (2 * ((rows * s.e + 4) * sizeof(f16) + Ldm::kDefaultAlignment) > ldm.capacity() - ldm.used()) return;
     const MatrixPlacement& y = at_.views.y;
@@ -340,7 +339,7 @@ class AttentionCore final : public FusedCore {
         !tiling::fits_fields(core_, rows * s.e * sizeof(f16), s.e * sizeof(f16), (y.pitch - s.e) * sizeof(f16))) {
       return;
     }
-    team_ = arch.cols;
+    team_ = team;
     team_rows_ = rows;
   }
 
@@ -451,7 +450,7 @@ class AttentionCore final : public FusedCore {
   std::array<std::vector<DmaHandle>, 2> reads_, v_reads_;  // v_reads_: V's, waited for apart (await_v)
   // Gathered puts (plan_gathered_puts): cores per team (1: each core puts its own rows), the largest team's rows,
   // and per item parity the leader's buffer and its put.
-  static constexpr std::uint64_t kGatherTileBytes = 1024;
+  static constexpr std::uint64_t kGatherTileBytes = 1024, kRemoteTeam = 2;
   std::uint64_t team_ = 1, team_rows_ = 0;
   std::array<LdmSpan<f16>, 2> gather_;
   std::array<std::optional<DmaHandle>, 2> gathered_;
