@@ -13,6 +13,7 @@
 
 #include "constant_replicas.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "ldmsim/kernels/attention_kernel.hpp"
 #include "ldmsim/kernels/fused_kernel.hpp"
 #include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
@@ -279,6 +280,16 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
     p.bound = op.bound;
     return pieces_.emplace(key, std::move(p)).first->second;
   }
+  if (s.axis.rule == kHeadsRule) {  // an attention kernel's batches
+    p.bound = attention_batch_piece(*op.bound, begin, end, view(g).arch());
+    if (!p.bound) {
+      throw ConfigError(
+          fmt::format("{} (heads): its batches [{}, {}) for core group {} fit no mapping of one group's "
+                      "cores; hint: --split off runs it whole",
+                      op.label(), begin, end, g));
+    }
+    return pieces_.emplace(key, std::move(p)).first->second;
+  }
   if (const FusedProgram* program = fused_program(*op.bound)) {  // a fused kernel's rows: the program, cut
     const std::size_t frame_axis = s.axis.axis + program->frame.shape.rank() -
                                    graph_.tensor(op.outputs[s.axis.operand - op.inputs.size()]).shape.rank();
@@ -529,6 +540,10 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     PackTotals packs;
   };
   std::vector<PieceRun> runs;
+  // An attention kernel cut by heads: every piece writes its heads' Y into one tensor in core group 0's memory,
+  // which its readers then find whole (docs/splitting.md, "Attention by heads").
+  const bool shared_outputs = s.axis.rule == kHeadsRule;
+  std::vector<DeviceTensor> shared;
   for (std::size_t gi = 0; gi < views_.size(); ++gi) {
     const int g = static_cast<int>(gi);
     if (s.blocks[gi].first == s.blocks[gi].second) continue;
@@ -549,6 +564,12 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
       const PaddingPlan own = wanted(*p.bound, run.in.size() + k);
       const std::size_t t = op.outputs[k];
+      if (shared_outputs) {
+        if (shared.size() == k) shared.push_back(allocate(view(0), graph_.tensor(t).name, own));
+        run.margins.emplace_back();
+        run.out.push_back(shared[k]);
+        continue;
+      }
       run.margins.push_back(s.axis.reduces ? std::nullopt
                                            : margin_buffer(t, p.work.regions[op.inputs.size() + k], g, own));
       run.out.push_back(run.margins.back() ? run.margins.back()->piece : allocate(view(g), graph_.tensor(t).name, own));
@@ -564,9 +585,15 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
   machine_.run_group_controls(piece_groups, std::move(controls));
   PackTotals packs;
   std::vector<std::pair<std::size_t, Copy>> margin_copies;
+  Cycle shared_ready = 0;  // every piece's end: a shared output is complete then
+  for (const PieceRun& run : runs) shared_ready = std::max(shared_ready, machine_.group_clock(run.g));
+  for (std::size_t k = 0; k < shared.size(); ++k) {
+    results[k].push_back(Copy{shared[k], 0, TensorRegion{}, shared_ready});
+    layouts[shared[k].name] = shared[k].plan.describe();
+  }
   for (const PieceRun& run : runs) {
     const GroupPiece& p = *run.piece;
-    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+    for (std::size_t k = 0; k < op.outputs.size() && !shared_outputs; ++k) {
       const TensorRegion& region = p.work.regions[op.inputs.size() + k];
       const Cycle ready = machine_.group_clock(run.g);
       results[k].push_back(Copy{run.out[k], run.g, region, ready});

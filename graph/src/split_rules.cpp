@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ldmsim/graph/split.hpp"
+#include "ldmsim/kernels/attention_kernel.hpp"
 #include "ldmsim/kernels/fused_kernel.hpp"
 
 namespace ldmsim {
@@ -221,9 +222,35 @@ void spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::
   w.attrs["pad"] = {pads[0], pads[1], pads[2], pads[3]};
 }
 
+/// An attention kernel: its batches (heads), when a range of them reads and writes a range of one axis of each
+/// tensor. The axis named is Y's.
+std::vector<SplitAxis> attention_axes(const Graph& g, const OpNode& op, std::uint64_t batches) {
+  if (batches < 2) return {};
+  const auto one = attention_batch_regions(*op.bound, 0, 1);
+  if (!one || (*one)[op.inputs.size()].whole) return {};
+  SplitAxis axis = axis_of(g, op, kHeadsRule, op.inputs.size(), (*one)[op.inputs.size()].axis, -1);
+  axis.extent = batches;  // the pieces are ranges of batches (each batch's Y is a range of that axis)
+  axis.contiguous = false;
+  axis.cost_aware_only = true;
+  return {axis};
+}
+
+/// Batches [begin, end) of an attention kernel.
+void attention_work(const OpNode& op, std::uint64_t begin, std::uint64_t end, PieceWork& w) {
+  const auto regions = attention_batch_regions(*op.bound, begin, end);
+  if (!regions) {
+    throw std::logic_error(fmt::format("split of {}: batches [{}, {}) have no regions", op.label(), begin, end));
+  }
+  for (std::size_t k = 0; k < regions->size() && k < w.regions.size(); ++k) {
+    const AttentionRegion& r = (*regions)[k];
+    if (!r.whole) w.regions[k] = range(r.axis, r.begin, r.end);
+  }
+}
+
 }  // namespace
 
 std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op) {
+  if (const auto batches = attention_batches(*op.bound)) return attention_axes(graph, op, *batches);
   if (const FusedProgram* program = fused_program(*op.bound)) return fused_axes(graph, op, *program);
   switch (rule_of(graph, op)) {
     case SplitRule::kConv:
@@ -301,6 +328,8 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     }
   } else if (r == kFusedRowsRule) {
     fused_work(graph, op, *fused_program(*op.bound), axis, begin, end, w);
+  } else if (r == kHeadsRule) {
+    attention_work(op, begin, end, w);
   } else if (r == "elementwise") {
     elementwise_work(graph, op, axis, begin, end, w);
   } else if (r == "concat") {

@@ -329,6 +329,11 @@ FusedGraph fuse(const Graph& graph, const Arch& arch, StagingPolicy policy, cons
   // cannot hand their buffer over, so neither rewrite pays there.
   if (options.view_chains && policy != StagingPolicy::kNaive) fold_views(result, std::move(original));
   if (options.reshape_back && policy != StagingPolicy::kNaive) reshape_back(result);
+  // Heads side by side pay only where a split can give each core group its own heads.
+  if (options.head_major && options.view_chains && policy != StagingPolicy::kNaive && arch.core_groups > 1) {
+    Graph reordered = fusion::head_major_projections(result.graph, result.head_major);
+    if (!reordered.ops().empty()) result.graph = std::move(reordered);
+  }
   return result;
 }
 
@@ -358,6 +363,12 @@ std::string FusedGraph::describe(const Graph& original) const {
     for (std::size_t i = 0; i < v.ops.size(); ++i) ops.push_back(fmt::format("{} ({})", v.ops[i], v.roles[i]));
     out += fmt::format("  attention kernel {} reads and writes in place what these would have copied: {}\n", v.kernel,
                        fmt::join(ops, ", "));
+  }
+  for (const HeadMajorFold& h : head_major) {
+    out += fmt::format(
+        "  attention kernel {} reads its {} heads side by side: {}'s weight and bias columns ordered by "
+        "head (q, k and v of each head together)\n",
+        h.kernel, h.heads, h.projection);
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const FusionGroup& g = groups[i];

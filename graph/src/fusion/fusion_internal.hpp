@@ -124,4 +124,8 @@ Graph fold_views_into_attention(const Graph& graph, std::vector<AttentionViewFol
 /// such reshape. `labels`: each op's label in the result.
 Graph reshape_back(const Graph& graph, std::vector<std::string>& labels);
 
+/// The graph with each attention kernel's fused q/k/v projection reordered by head (head_major.cpp), recording each
+/// in `folds`; an empty graph (no ops) when none matches.
+Graph head_major_projections(const Graph& graph, std::vector<HeadMajorFold>& folds);
+
 }  // namespace ldmsim::fusion

@@ -15,6 +15,8 @@ std::string_view to_string(CostClass c) noexcept {
       return "vector-conv";
     case CostClass::kMatrix:
       return "matrix";
+    case CostClass::kAttention:
+      return "attention";
     case CostClass::kFused:
       return "fused";
     case CostClass::kPool:

@@ -12,6 +12,7 @@
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/split.hpp"
+#include "ldmsim/kernels/attention_kernel.hpp"
 #include "ldmsim/sim/compute_model.hpp"
 
 namespace ldmsim {
@@ -43,7 +44,7 @@ bool matrix_family(const Graph& graph, const OpNode& op) {
 
 /// Classes whose kernels estimate themselves (BoundOp::kernel_estimate): convs of one group on the matrix engine.
 bool asks_kernel(CostClass cls) {
-  return cls == CostClass::kConv || cls == CostClass::kPointwiseConv;
+  return cls == CostClass::kConv || cls == CostClass::kPointwiseConv || cls == CostClass::kAttention;
 }
 
 /// Bytes of the part of `need` that `have` holds (both regions of one tensor).
@@ -108,6 +109,7 @@ CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
   if (rule == SplitRule::kMatrix) return CostClass::kMatrix;
   if (rule == SplitRule::kPool) return CostClass::kPool;
   if (rule == SplitRule::kConcat) return CostClass::kConcat;
+  if (op.type == "attention") return CostClass::kAttention;
   return op.type == "fused" ? CostClass::kFused : CostClass::kOther;
 }
 
@@ -216,17 +218,20 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
     if (largest_extent > 0) {
       const auto& [begin, end] = s.blocks[largest];
       try {
-        const std::unique_ptr<BoundOp> piece =
-            s.axis.rule == kOneGroupRule
-                ? nullptr
-                : bind_piece(graph, op, s.axis, piece_work(graph, op, s.axis, begin, end, op.attrs));
+        std::shared_ptr<const BoundOp> piece;
+        if (s.axis.rule == kHeadsRule) {
+          piece = attention_batch_piece(*op.bound, begin, end, group_arch_);
+        } else if (s.axis.rule != kOneGroupRule) {
+          piece = bind_piece(graph, op, s.axis, piece_work(graph, op, s.axis, begin, end, op.attrs));
+        }
         largest_kernel = kernel_cycles(piece ? *piece : *op.bound, cls, group_arch_);
       } catch (const ConfigError&) {
         // A piece its kind refuses: the roofline prices the split (the executor, should it be chosen, says why).
       }
     }
   }
-  for (const auto& [begin, end] : s.blocks) {
+  for (std::size_t group = 0; group < s.blocks.size(); ++group) {
+    const auto [begin, end] = s.blocks[group];
     if (begin == end) continue;
     const PieceWork w = piece_work(graph, op, s.axis, begin, end, nullptr);
     std::optional<double> kernel;
@@ -239,7 +244,10 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
     }
     const double fraction =
         static_cast<double>(end - begin) / static_cast<double>(std::max<std::uint64_t>(1, s.axis.extent));
-    slowest = slower(slowest, priced(piece_load(graph, op, regions, fraction), cls, kernel));
+    GroupLoad load = piece_load(graph, op, regions, fraction);
+    // An attention kernel's pieces write their heads' Y into one tensor in group 0's memory.
+    if (s.axis.rule == kHeadsRule && group != 0) load.remote_bytes += load.write_bytes;
+    slowest = slower(slowest, priced(load, cls, kernel));
   }
   if (!s.axis.reduces) return slowest;
   // The tree's levels between groups: an add of two partials on the left group, one of them remote.

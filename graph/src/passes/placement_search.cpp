@@ -48,8 +48,10 @@ Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const
   c.own = model.split(graph, op, s);
   c.needs.assign(op.inputs.size(), std::vector<std::optional<TensorRegion>>(groups));
   c.holds.assign(op.outputs.size(), TensorHolding{});
+  // An attention kernel's pieces write their heads' Y into one tensor in group 0's memory: held whole.
+  const bool shared_outputs = s.axis.rule == kHeadsRule;
   for (TensorHolding& h : c.holds) {
-    if (!s.axis.reduces) h = TensorHolding{false, std::vector<std::optional<TensorRegion>>(groups)};
+    if (!s.axis.reduces && !shared_outputs) h = TensorHolding{false, std::vector<std::optional<TensorRegion>>(groups)};
   }
   for (std::size_t g = 0; g < groups; ++g) {
     const auto [begin, end] = s.blocks[g];
@@ -58,7 +60,7 @@ Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (!w.dropped[k]) c.needs[k][g] = normalized(graph, op.inputs[k], w.regions[k]);
     }
-    for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+    for (std::size_t k = 0; k < op.outputs.size() && !shared_outputs; ++k) {
       if (!c.holds[k].whole) c.holds[k].groups[g] = normalized(graph, op.outputs[k], w.regions[op.inputs.size() + k]);
     }
   }

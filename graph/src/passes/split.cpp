@@ -142,7 +142,8 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
   for (const SplitPiece& p : s.pieces) {
     const PieceWork w = piece_work(graph, op, axis, p.first, p.last + 1, nullptr);
     for (std::size_t t = 0; t < w.regions.size(); ++t) {
-      if (w.regions[t].whole) continue;
+      // An attention kernel's heads write one Y, held whole (docs/splitting.md, "Attention by heads").
+      if (w.regions[t].whole || (axis.rule == kHeadsRule && t >= op.inputs.size())) continue;
       s.tensor_pieces[t].push_back(w.regions[t]);
       if (t < op.inputs.size()) (is_weight(graph, op, t) ? model : data) = true;
     }

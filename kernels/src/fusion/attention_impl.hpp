@@ -39,4 +39,9 @@ std::vector<bool> per_batch_inputs(const FusedProgram& program, std::size_t scor
 /// ldm bytes of the per-batch inputs' buffers, for `batches` batches at once.
 std::uint64_t per_batch_bytes(const FusedProgram& program, const std::vector<bool>& per_batch, std::uint64_t batches);
 
+/// The kernel's cycles on `arch` with every operand in each group's own memory (attention_estimate.cpp): the
+/// placement's estimate of the op, not the simulation.
+double estimate_attention_cycles(const FusedProgram& program, std::size_t score_input, const AttentionShape& shape,
+                                 const Arch& arch);
+
 }  // namespace ldmsim::fusion

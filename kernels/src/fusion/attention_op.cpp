@@ -7,6 +7,7 @@
 #include "../ops/op_support.hpp"
 #include "../ops/tile_memo.hpp"
 #include "attention_impl.hpp"
+#include "attention_regions.hpp"
 
 namespace ldmsim {
 
@@ -125,6 +126,11 @@ class AttentionOp final : public BoundOp {
   /// This op reading its operands from (and writing Y into) other tensors, as attention_with_views says.
   std::shared_ptr<const BoundOp> with_views(const std::array<Shape, 3>& sources, const Shape& y_shape,
                                             const AttentionViews& views) const;
+  /// attention_batch_regions and attention_batch_piece.
+  std::optional<std::vector<AttentionRegion>> batch_regions(std::uint64_t b0, std::uint64_t b1) const;
+  std::shared_ptr<const BoundOp> batch_piece(std::uint64_t b0, std::uint64_t b1, const Arch& arch) const;
+  std::uint64_t batches() const { return shape_.batches; }
+  AttentionLayout layout() const { return {shape_, views_}; }
 
   Shape4 view(std::size_t index) const override {
     if (views_ && placed(index)) return BoundOp::view(index);  // whole words at element offsets: no inner padding
@@ -214,6 +220,9 @@ class AttentionOp final : public BoundOp {
     return {out};
   }
   OpCost cost() const override { return {flops_, mapping_.program.ldm_bytes}; }
+  std::optional<double> kernel_estimate(const Arch& arch, KernelEstimates& /*memo*/) const override {
+    return fusion::estimate_attention_cycles(program_, score_input_, shape_, arch);
+  }
   Tolerance tolerance() const override { return tolerance_; }
 
  private:
@@ -248,6 +257,49 @@ class AttentionOp final : public BoundOp {
     return out;
   }
 
+  /// Q's, Kt's, V's and Y's matrices (which 0..3): where they lie, their rows and columns, and their tensor's shape.
+  struct Operand {
+    MatrixPlacement at;
+    std::uint64_t rows, cols;
+    Shape tensor;
+  };
+  Operand operand(std::size_t which) const {
+    const AttentionShape& s = shape_;
+    const AttentionViews v = views_ ? *views_ : packed_views(s);
+    const bool k_rows = views_ && views_->k_rows;
+    switch (which) {
+      case 0:
+        return {v.q, s.s, s.d, input_shapes()[0]};
+      case 1:
+        return {v.kt, k_rows ? s.t : s.d, k_rows ? s.d : s.t, input_shapes()[1]};
+      case 2:
+        return {v.v, s.t, s.e, input_shapes()[2]};
+      default:
+        return {v.y, s.s, s.e, output_shapes()[0]};
+    }
+  }
+  /// The frame's batch axis (the one axis before the query rows that has more than one index), or nullopt.
+  std::optional<std::size_t> frame_batch_axis() const {
+    const FusionFrame& f = program_.frame;
+    std::optional<std::size_t> axis;
+    for (std::size_t a = 0; a + 1 < f.k_begin; ++a) {
+      if (f.shape[a] == 1) continue;
+      if (axis || f.shape[a] != shape_.batches) return std::nullopt;
+      axis = a;
+    }
+    return axis;
+  }
+  /// The axis of a packed [batch..., rows, cols] shape that holds the batches (one of more than one index).
+  static std::optional<std::size_t> packed_batch_axis(const Shape& shape, std::uint64_t batches) {
+    std::optional<std::size_t> axis;
+    for (std::size_t a = 0; a + 2 < shape.rank(); ++a) {
+      if (shape[a] == 1) continue;
+      if (axis || shape[a] != batches) return std::nullopt;
+      axis = a;
+    }
+    return axis;
+  }
+
   FusedProgram program_;
   std::optional<AttentionViews> views_;
   PackedShapes packed_;
@@ -265,7 +317,6 @@ class AttentionOp final : public BoundOp {
 std::shared_ptr<const BoundOp> AttentionOp::with_views(const std::array<Shape, 3>& sources, const Shape& y_shape,
                                                        const AttentionViews& views) const {
   const AttentionShape& s = shape_;
-  if (views_) return nullptr;  // views of views: compose them first
   if (!placed_inside(views.q, s.batches, s.s, s.d, sources[0].elements()) ||
       !placed_inside(views.kt, s.batches, views.k_rows ? s.t : s.d, views.k_rows ? s.d : s.t, sources[1].elements()) ||
       !placed_inside(views.v, s.batches, s.t, s.e, sources[2].elements()) ||
@@ -292,7 +343,158 @@ std::shared_ptr<const BoundOp> AttentionOp::with_views(const std::array<Shape, 3
   return copy;
 }
 
+/// Shape `s` with axis `axis` cut to `extent`.
+Shape cut_shape(const Shape& s, std::size_t axis, std::uint64_t extent) {
+  std::vector<std::uint64_t> dims(s.dims().begin(), s.dims().end());
+  dims[axis] = extent;
+  return Shape(dims, "an attention piece's tensor");
+}
+
+/// Copies indices [b0, b0 + n) of axis `axis` between a tensor of shape `whole` and one of the same shape cut to n
+/// there (`into_whole`: the piece's values into the whole's range, else the whole's range out into the piece).
+void copy_range(const Shape& whole, std::size_t axis, std::uint64_t b0, std::uint64_t n, std::vector<float>& big,
+                std::vector<float>& piece, bool into_whole) {
+  const std::uint64_t inner = whole.product(axis + 1, whole.rank()), outer = whole.product(0, axis);
+  for (std::uint64_t o = 0; o < outer; ++o) {
+    const auto at = static_cast<std::ptrdiff_t>((o * whole[axis] + b0) * inner);
+    const auto from = static_cast<std::ptrdiff_t>(o * n * inner), count = static_cast<std::ptrdiff_t>(n * inner);
+    if (into_whole) {
+      std::copy(piece.begin() + from, piece.begin() + from + count, big.begin() + at);
+    } else {
+      std::copy(big.begin() + at, big.begin() + at + count, piece.begin() + from);
+    }
+  }
+}
+
+std::optional<std::vector<AttentionRegion>> AttentionOp::batch_regions(std::uint64_t b0, std::uint64_t b1) const {
+  const std::uint64_t batches = shape_.batches;
+  if (b0 >= b1 || b1 > batches) return std::nullopt;
+  const std::optional<std::size_t> frame_axis = frame_batch_axis();
+  if (!frame_axis) return std::nullopt;
+  const std::size_t inputs = input_shapes().size();
+  std::vector<AttentionRegion> out(inputs + 1);
+  for (std::size_t which = 0; which < 4; ++which) {
+    const Operand o = operand(which);
+    const auto axis = fusion::batch_range_axis(o.tensor, o.at, o.rows, o.cols);
+    if (!axis) return std::nullopt;
+    const auto r = fusion::batch_range(o.tensor, o.at, o.rows, o.cols, *axis, b0, b1);
+    if (!r) return std::nullopt;
+    AttentionRegion& region = out[which < 3 ? which : inputs];
+    if (r->begin == 0 && r->end == o.tensor[r->axis]) continue;  // the whole tensor
+    region = AttentionRegion{false, r->axis, r->begin, r->end};
+  }
+  for (std::size_t index = 3; index < inputs; ++index) {
+    if (scale_ != QueryScale::kNone && index + 1 == inputs) continue;  // Q's scale: a scalar, whole
+    const std::size_t value = program_.inputs[program_input(index)];
+    const auto axis = fused_tensor_axis(program_, input_shapes()[index], value, *frame_axis);
+    if (axis && input_shapes()[index][*axis] == batches && b1 - b0 < batches)
+      out[index] = AttentionRegion{false, *axis, b0, b1};
+  }
+  return out;
+}
+
+std::shared_ptr<const BoundOp> AttentionOp::batch_piece(std::uint64_t b0, std::uint64_t b1, const Arch& arch) const {
+  const auto regions = batch_regions(b0, b1);
+  if (!regions) return nullptr;
+  const std::uint64_t n = b1 - b0, batches = shape_.batches;
+  const std::size_t frame_axis = *frame_batch_axis();
+  // The program on n batches: the frame and every value that has the batch axis cut.
+  FusedProgram piece = program_;
+  std::vector<std::uint64_t> frame(program_.frame.shape.dims().begin(), program_.frame.shape.dims().end());
+  frame[frame_axis] = n;
+  piece.frame.shape = Shape(frame, "an attention piece's frame");
+  for (FusedValue& v : piece.values) {
+    if (v.dims[frame_axis] == batches) v.dims[frame_axis] = n;
+  }
+  AttentionShape shape = shape_;
+  shape.batches = n;
+  std::optional<AttentionMapping> mapping = choose_attention_mapping(piece, score_input_, shape, arch);
+  if (!mapping) return nullptr;
+  const std::size_t inputs = input_shapes().size();
+  const auto region_shape = [&](const Shape& whole, const AttentionRegion& r) {
+    return r.whole ? whole : cut_shape(whole, r.axis, r.end - r.begin);
+  };
+  std::vector<Shape> in;
+  for (std::size_t k = 0; k < inputs; ++k) in.push_back(region_shape(input_shapes()[k], (*regions)[k]));
+  const Shape out = output_shapes()[0];  // the pieces write their batches' Y into one tensor
+  // Packed operands (the reference's) of n batches.
+  std::array<Shape, 4> whole_packed{packed_.q_shape, packed_.kt_shape, packed_.v_shape, packed_.y_shape};
+  std::array<std::size_t, 4> packed_axis{};
+  PackedShapes packed;
+  std::array<Shape*, 4> cut{&packed.q_shape, &packed.kt_shape, &packed.v_shape, &packed.y_shape};
+  for (std::size_t which = 0; which < 4; ++which) {
+    const auto axis = packed_batch_axis(whole_packed[which], batches);
+    if (!axis) return nullptr;
+    packed_axis[which] = *axis;
+    *cut[which] = cut_shape(whole_packed[which], *axis, n);
+  }
+  // The reference: the piece's batches put in place among zeros for the whole op's reference, and its Y taken out.
+  std::vector<std::optional<std::size_t>> input_axis(inputs);
+  for (std::size_t k = 3; k < inputs; ++k) {
+    if (!(*regions)[k].whole) input_axis[k] = (*regions)[k].axis;
+  }
+  const std::vector<Shape> whole_inputs = input_shapes();
+  auto reference = [whole = reference_, whole_packed, packed_axis, input_axis, whole_inputs, b0,
+                    n](std::span<const HostTensor> given) {
+    std::vector<HostTensor> all;
+    for (std::size_t k = 0; k < given.size(); ++k) {
+      const std::optional<std::size_t> axis = k < 3 ? std::optional<std::size_t>(packed_axis[k]) : input_axis[k];
+      if (!axis) {
+        all.push_back(given[k]);
+        continue;
+      }
+      const Shape& whole_shape = k < 3 ? whole_packed[k] : whole_inputs[k];
+      HostTensor t{whole_shape, std::vector<float>(whole_shape.elements(), 0.0f)};
+      std::vector<float> piece_values = given[k].data;
+      copy_range(whole_shape, *axis, b0, n, t.data, piece_values, true);
+      all.push_back(std::move(t));
+    }
+    std::vector<HostTensor> y = whole(all);
+    HostTensor piece_y{cut_shape(whole_packed[3], packed_axis[3], n), {}};
+    piece_y.data.assign(piece_y.shape.elements(), 0.0f);
+    copy_range(whole_packed[3], packed_axis[3], b0, n, y[0].data, piece_y.data, false);
+    return std::vector<HostTensor>{std::move(piece_y)};
+  };
+  auto op = std::make_shared<AttentionOp>(std::move(piece), score_input_, shape, scale_, std::move(*mapping),
+                                          std::move(in), out, std::move(reference), tolerance_,
+                                          flops_ * n / std::max<std::uint64_t>(1, batches), arch.name);
+  op->packed_ = packed;
+  // Q, Kt and V where the piece's tensors (the regions) hold them; Y at its batches' place in the whole op's Y.
+  AttentionViews views = views_ ? *views_ : packed_views(shape_);
+  std::array<MatrixPlacement*, 3> at{&views.q, &views.kt, &views.v};
+  for (std::size_t which = 0; which < 3; ++which) {
+    const Operand o = operand(which);
+    const auto axis = fusion::batch_range_axis(o.tensor, o.at, o.rows, o.cols);
+    *at[which] = fusion::batch_range(o.tensor, o.at, o.rows, o.cols, *axis, b0, b1)->at;
+  }
+  views.y.offset += b0 * views.y.batch;
+  op->views_ = views;
+  return op;
+}
+
 }  // namespace
+
+std::optional<AttentionLayout> attention_layout(const BoundOp& op) {
+  const auto* attention = dynamic_cast<const AttentionOp*>(&op);
+  return attention == nullptr ? std::nullopt : std::optional<AttentionLayout>(attention->layout());
+}
+
+std::optional<std::uint64_t> attention_batches(const BoundOp& op) {
+  const auto* attention = dynamic_cast<const AttentionOp*>(&op);
+  return attention == nullptr ? std::nullopt : std::optional<std::uint64_t>(attention->batches());
+}
+
+std::optional<std::vector<AttentionRegion>> attention_batch_regions(const BoundOp& op, std::uint64_t begin,
+                                                                    std::uint64_t end) {
+  const auto* attention = dynamic_cast<const AttentionOp*>(&op);
+  return attention == nullptr ? std::nullopt : attention->batch_regions(begin, end);
+}
+
+std::shared_ptr<const BoundOp> attention_batch_piece(const BoundOp& op, std::uint64_t begin, std::uint64_t end,
+                                                     const Arch& arch) {
+  const auto* attention = dynamic_cast<const AttentionOp*>(&op);
+  return attention == nullptr ? nullptr : attention->batch_piece(begin, end, arch);
+}
 
 std::shared_ptr<const BoundOp> attention_with_views(const BoundOp& op, const std::array<Shape, 3>& sources,
                                                     const Shape& y_shape, const AttentionViews& views) {

@@ -36,6 +36,10 @@ struct FusionOptions {
   /// The later readers of a reshape's input read its output reshaped back, so both reshapes hand their buffer over
   /// (not under naive staging, whose layouts of the two differ).
   bool reshape_back = true;
+  /// On an arch of several core groups, an attention kernel reading q, k and v in place from one projection has the
+  /// projection's weight and bias columns ordered by head, so that a split of the projection by columns leaves each
+  /// group its heads' q, k and v (docs/fusion.md, "Heads side by side").
+  bool head_major = true;
 };
 
 /// A chain of view steps that became one op of type "view" (one strided copy of the chain's input).
@@ -50,6 +54,13 @@ struct AttentionViewFold {
   std::string kernel;              ///< the attention op's label in the fused graph
   std::vector<std::string> ops;    ///< the absorbed ops' labels, in the graph they were found in
   std::vector<std::string> roles;  ///< per absorbed op: "Q", "Kt", "K" (read as rows, transposed), "V" or "Y"
+};
+
+/// An attention kernel whose projection's columns were reordered by head (docs/fusion.md, "Heads side by side").
+struct HeadMajorFold {
+  std::string kernel;      ///< the attention op's label in the fused graph
+  std::string projection;  ///< the matmul whose weight and bias columns were reordered
+  std::uint64_t heads = 0;
 };
 
 /// One candidate group and what became of it.
@@ -83,6 +94,7 @@ struct FusedGraph {
   std::vector<StoreFold> folds;                    ///< in the original graph's order
   std::vector<ViewChainFold> view_chains;          ///< in graph order
   std::vector<AttentionViewFold> attention_views;  ///< in graph order
+  std::vector<HeadMajorFold> head_major;           ///< in graph order
   std::size_t bias_folds() const;
   std::size_t activation_folds() const;
   std::size_t residual_folds() const;

@@ -14,7 +14,7 @@ namespace ldmsim {
 /// row once per kernel row, in row blocks) and 1x1 convs (contiguous runs of whole planes), grouped and depthwise
 /// convs, fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), pools (windows whose reads overlap, and
 /// global pools), concat (a copy), and everything else.
-enum class CostClass { kConv, kPointwiseConv, kVectorConv, kMatrix, kFused, kPool, kConcat, kOther };
+enum class CostClass { kConv, kPointwiseConv, kVectorConv, kMatrix, kAttention, kFused, kPool, kConcat, kOther };
 
 std::string_view to_string(CostClass c) noexcept;
 
@@ -24,7 +24,8 @@ struct TermFactors {
 };
 
 /// A preset's fit: each roofline term of a group's launch scaled by its class's factor, and an exchange's roofline
-/// by one factor. fc/gemm/matmul keep the plain roofline (too few of them in the benchmark networks to fit).
+/// by one factor. fc/gemm/matmul and the attention kernels keep the plain roofline (too few of them in the benchmark
+/// networks to fit).
 struct PlacementCalibration {
   TermFactors conv, pointwise_conv, vector_conv, fused, pool, concat, other;
   double exchange = 1;
@@ -45,6 +46,7 @@ struct PlacementCalibration {
       case CostClass::kOther:
         return other;
       case CostClass::kMatrix:
+      case CostClass::kAttention:
         break;
     }
     return {};

@@ -141,6 +141,9 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
 inline constexpr const char* kOneGroupRule = "one-group";
 /// The rule of a fused kernel cut along one of its frame's row axes (each piece runs the program on its rows).
 inline constexpr const char* kFusedRowsRule = "fused-rows";
+/// The rule of an attention kernel cut by its batches (a transformer's heads): each piece reads its heads' Q, Kt and
+/// V and writes their Y (offered to the cost-aware choice only).
+inline constexpr const char* kHeadsRule = "heads";
 /// `op` run whole on core group `group` alone: one piece, the whole op, its inputs and outputs in that group's memory.
 OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group);
 /// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:

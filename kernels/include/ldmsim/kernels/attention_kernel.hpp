@@ -68,10 +68,42 @@ struct AttentionViews {
 };
 
 /// `op`, an attention op, reading Q, Kt (or K) and V from tensors of `sources` and writing Y into a tensor of
-/// `y_shape` through `views`; the program's other inputs as before. nullptr when `op` is not an attention op, a
-/// placement leaves its tensor or a row does not start on a whole word, or Y's rows do not fill `y_shape` exactly
-/// once.
+/// `y_shape` through `views` (in place of any views it had); the program's other inputs as before. nullptr when
+/// `op` is not an attention op, a placement leaves its tensor or a row does not start on a whole word, or Y's rows
+/// do not fill `y_shape` exactly once.
 std::shared_ptr<const BoundOp> attention_with_views(const BoundOp& op, const std::array<Shape, 3>& sources,
                                                     const Shape& y_shape, const AttentionViews& views);
+
+/// An attention op's products' sizes and, when it reads and writes other tensors in place, its views; nullopt for
+/// another op.
+struct AttentionLayout {
+  AttentionShape shape;
+  std::optional<AttentionViews> views;
+};
+std::optional<AttentionLayout> attention_layout(const BoundOp& op);
+
+/// The region of one of an attention op's tensors that a range of its batches reads or writes: the whole tensor, or
+/// [begin, end) along `axis`.
+struct AttentionRegion {
+  bool whole = true;
+  std::size_t axis = 0;
+  std::uint64_t begin = 0, end = 0;
+};
+
+/// The batches (a transformer's heads) of `op`, an attention op; nullopt for another op.
+std::optional<std::uint64_t> attention_batches(const BoundOp& op);
+
+/// What batches [begin, end) of attention op `op` read and write (a split across core groups by batches), per op
+/// tensor (inputs, then Y): nullopt when Q's, Kt's, V's or Y's matrices of those batches are not a range of one axis
+/// of their tensor, or the program's frame has more than one batch axis.
+std::optional<std::vector<AttentionRegion>> attention_batch_regions(const BoundOp& op, std::uint64_t begin,
+                                                                    std::uint64_t end);
+
+/// Batches [begin, end) of attention op `op` as an attention op of their own, mapped for `arch` (a core group's):
+/// it reads the input regions attention_batch_regions gives as tensors of their own and writes its batches' Y into
+/// a tensor of the whole op's output shape (where the pieces of the other batches write theirs); its reference is
+/// the whole op's on those batches. nullptr when there are no such regions or no mapping fits.
+std::shared_ptr<const BoundOp> attention_batch_piece(const BoundOp& op, std::uint64_t begin, std::uint64_t end,
+                                                     const Arch& arch);
 
 }  // namespace ldmsim
