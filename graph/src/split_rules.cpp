@@ -235,8 +235,10 @@ std::vector<SplitAxis> attention_axes(const Graph& g, const OpNode& op, std::uin
   return {axis};
 }
 
-/// Batches [begin, end) of an attention kernel.
+/// Batches [begin, end) of an attention kernel (past the last: padding of a rounded split, which reads nothing).
 void attention_work(const OpNode& op, std::uint64_t begin, std::uint64_t end, PieceWork& w) {
+  end = std::min(end, attention_batches(*op.bound).value_or(0));
+  if (begin >= end) return;
   const auto regions = attention_batch_regions(*op.bound, begin, end);
   if (!regions) {
     throw std::logic_error(fmt::format("split of {}: batches [{}, {}) have no regions", op.label(), begin, end));

@@ -17,7 +17,8 @@ namespace {
 /// One self-attention block as torch exports nn.MultiheadAttention: x [tokens, 1, hidden] times the fused in-
 /// projection (+ bias), q, k and v sliced from it and split into heads, softmax(q kt * scale + mask) v, the heads
 /// merged and the out-projection.
-json self_attention(std::uint64_t tokens, std::uint64_t heads, std::uint64_t dim, bool projection_read_twice = false) {
+json self_attention(std::uint64_t tokens, std::uint64_t heads, std::uint64_t dim, bool projection_read_twice = false,
+                    bool constant_weights = true) {
   const std::uint64_t width = heads * dim;
   const auto part = [&](std::uint64_t k) {
     return json{{"starts", {k * width}}, {"ends", {(k + 1) * width}}, {"axes", {2}}};
@@ -49,6 +50,8 @@ json self_attention(std::uint64_t tokens, std::uint64_t heads, std::uint64_t dim
               op("matmul", {"flat", "w_out"}, "out")};
   w["outputs"] = {"out"};
   if (projection_read_twice) w["outputs"].push_back("proj");
+  // The model's constants, as ONNX initializers are (a weight given at run time keeps its order).
+  for (const char* t : {"w_in", "b_in", "w_out"}) w["tensors"][t]["constant"] = constant_weights;
   return w;
 }
 
@@ -58,10 +61,12 @@ const OpNode& only(const Graph& g, const std::string& type) {
   return *it;
 }
 
-ExecutionResult run(const Graph& fused, const Arch& arch, std::string_view split) {
+ExecutionResult run(const Graph& fused, const Arch& arch, std::string_view split,
+                    SplitRounding rounding = SplitRounding::kAlign) {
   ExecuteOptions options;
   options.split.enabled = split != "off";
   options.split.cost_aware = split == "auto";
+  options.split.rounding = rounding;
   Machine machine(arch);
   return execute(fused, machine, options);
 }
@@ -102,8 +107,9 @@ TEST_CASE("the fused q/k/v projection of an attention kernel is ordered by head,
   Arch one = arch;
   one.core_groups = 1;
   CHECK(fuse(g, one, StagingPolicy::kMethod).head_major.empty());
-  // A projection read by another op too keeps its order.
+  // A projection read by another op too keeps its order, and so does a weight that may be given at run time.
   CHECK(fuse(test::graph_of(self_attention(32, 4, 16, true)), arch, StagingPolicy::kMethod).head_major.empty());
+  CHECK(fuse(test::graph_of(self_attention(32, 4, 16, false, false)), arch, StagingPolicy::kMethod).head_major.empty());
 }
 
 TEST_CASE("an attention kernel's batches are ranges of its tensors' axes", "[graph][fusion][attention]") {
@@ -179,4 +185,25 @@ TEST_CASE("the cost-aware placement runs a BERT-base attention by heads where th
     if (o["type"] == "attention") whole_attention = &o;
   REQUIRE(whole_attention != nullptr);
   CHECK(simulated < (*whole_attention)["cycles"].get<double>());
+}
+
+TEST_CASE("heads that do not divide the core groups: rounded splits pad no head", "[graph][fusion][attention][split]") {
+  // 16 heads on six groups: padded pieces of 3 reach [15, 18), past the last head (the padding reads nothing).
+  const Arch arch = Arch::preset("sw26010pro");
+  const FusedGraph f = fuse(test::graph_of(self_attention(32, 16, 8)), arch, StagingPolicy::kMethod);
+  const OpNode& attention = only(f.graph, "attention");
+  SplitPlan plan;
+  plan.options.enabled = true;
+  plan.options.rounding = SplitRounding::kPad;
+  plan.memories = arch.core_groups;
+  plan.cores = arch.total_cores();
+  const std::vector<SplitAxis> axes = split_axes(f.graph, attention);
+  REQUIRE(axes.size() == 1);
+  const auto s = split_along(f.graph, attention, axes[0], plan, arch);
+  REQUIRE(s);
+  CHECK(s->blocks.back() == std::make_pair(std::uint64_t{15}, std::uint64_t{16}));
+  const ExecutionResult whole = run(f.graph, arch, "off");
+  for (const SplitRounding rounding : {SplitRounding::kPad, SplitRounding::kExact, SplitRounding::kAlign}) {
+    CHECK(run(f.graph, arch, "auto", rounding).outputs.at("out") == whole.outputs.at("out"));
+  }
 }

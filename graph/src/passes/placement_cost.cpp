@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "ldmsim/dma/timing_model.hpp"
@@ -221,6 +222,8 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
         std::shared_ptr<const BoundOp> piece;
         if (s.axis.rule == kHeadsRule) {
           piece = attention_batch_piece(*op.bound, begin, end, group_arch_);
+          // No mapping of one group's cores takes the piece: a placement the executor could not run.
+          if (!piece) return Estimate{std::numeric_limits<double>::infinity(), {}};
         } else if (s.axis.rule != kOneGroupRule) {
           piece = bind_piece(graph, op, s.axis, piece_work(graph, op, s.axis, begin, end, op.attrs));
         }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ldmsim/graph/placement_choice.hpp"
@@ -85,6 +86,7 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
     });
     if (seen) continue;
     Candidate c = split_candidate(graph, op, std::move(*s), model, groups);
+    if (!std::isfinite(c.own.cycles)) continue;  // a split whose pieces cannot run
     const std::size_t same_rule = static_cast<std::size_t>(std::count_if(
         out.begin(), out.end(), [&](const Candidate& o) { return o.split && o.split->axis.rule == axis.rule; }));
     c.label = same_rule == 0 ? axis.rule : fmt::format("{} (axis {})", axis.rule, axis.axis);
