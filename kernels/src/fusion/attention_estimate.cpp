@@ -7,26 +7,10 @@
 #include <memory>
 
 #include "attention_impl.hpp"
+#include "estimate_request.hpp"
 #include "ldmsim/dma/timing_model.hpp"
 
 namespace ldmsim::fusion {
-
-namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return (a + b - 1) / b;
-}
-
-/// A contiguous request of `bytes` (whole granules) in the group's own memory.
-DmaRequest contiguous(DmaOp op, std::uint64_t bytes, const Arch& arch) {
-  DmaRequest r;
-  r.op = op;
-  r.main = MainMemory::kBase;
-  r.length = std::max<std::uint64_t>(1, ceil_div(bytes, arch.dma.granularity_bytes)) * arch.dma.granularity_bytes;
-  return r;
-}
-
-}  // namespace
 
 double estimate_attention_cycles(const FusedProgram& program, std::size_t score_input, const AttentionShape& s,
                                  const Arch& arch) {
@@ -38,7 +22,7 @@ double estimate_attention_cycles(const FusedProgram& program, std::size_t score_
   const std::uint64_t tile = std::min<std::uint64_t>(per_core, 16), busy = std::min(rows, cores);
   const std::unique_ptr<TimingModel> model = make_timing_model(arch);
   const std::size_t channels = std::max<std::size_t>(1, arch.dma.channels());
-  const DmaRequest probe = contiguous(DmaOp::kGet, arch.dma.transaction_bytes, arch);
+  const DmaRequest probe = contiguous_request(DmaOp::kGet, arch.dma.transaction_bytes, arch);
   const double latency = static_cast<double>(model->schedule(probe, 0, 0).end) - model->service_cycles(probe);
   // One item's engine time: Kt, V and Q cut as the kernel cuts them (a part per 2 KiB, one per channel at most),
   // a request per per-batch input row, and the puts of Y (a mesh row's rows together where the arch has RMA).
@@ -46,23 +30,24 @@ double estimate_attention_cycles(const FusedProgram& program, std::size_t score_
   const auto read_cut = [&](std::uint64_t elements) {
     const std::uint64_t bytes = elements * sizeof(f16);
     const std::uint64_t n = std::clamp<std::uint64_t>(bytes / 2048, 1, channels);
-    service += static_cast<double>(n) * model->service_cycles(contiguous(DmaOp::kGet, ceil_div(bytes, n), arch));
+    service +=
+        static_cast<double>(n) * model->service_cycles(contiguous_request(DmaOp::kGet, ceil_div(bytes, n), arch));
   };
   read_cut(s.d * s.t);
   read_cut(s.t * s.e);
   read_cut(rows * s.d);
   const std::vector<bool> per_batch = per_batch_inputs(program, score_input);
   for (const bool b : per_batch) {
-    if (b) service += model->service_cycles(contiguous(DmaOp::kGet, s.t * sizeof(f16), arch));
+    if (b) service += model->service_cycles(contiguous_request(DmaOp::kGet, s.t * sizeof(f16), arch));
   }
   const bool gathered = arch.rma.available && rows >= cores && per_core <= tile && arch.cols >= 2 &&
                         cores % arch.cols == 0 && per_core * s.e * sizeof(f16) <= 1024;
   if (gathered) {
     service += static_cast<double>(cores / arch.cols) *
-               model->service_cycles(contiguous(DmaOp::kPut, per_core * arch.cols * s.e * sizeof(f16), arch));
+               model->service_cycles(contiguous_request(DmaOp::kPut, per_core * arch.cols * s.e * sizeof(f16), arch));
   } else {
     service += static_cast<double>(busy * ceil_div(per_core, tile)) *
-               model->service_cycles(contiguous(DmaOp::kPut, tile * s.e * sizeof(f16), arch));
+               model->service_cycles(contiguous_request(DmaOp::kPut, tile * s.e * sizeof(f16), arch));
   }
   const double engine = service / static_cast<double>(channels);
   // The busiest core's compute per item: both products (charged as the matrix engine's tiles) and the program.

@@ -6,25 +6,16 @@
 #include <algorithm>
 #include <memory>
 
+#include "estimate_request.hpp"
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/kernels/fused_kernel.hpp"
 
 namespace ldmsim {
 
+using fusion::ceil_div;
+using fusion::contiguous_request;
+
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
-  return (a + b - 1) / b;
-}
-
-/// A contiguous request of `bytes` (rounded up to the arch's granularity) from the home group's memory.
-DmaRequest contiguous(DmaOp op, std::uint64_t bytes, const Arch& arch) {
-  DmaRequest r;
-  r.op = op;
-  r.main = MainMemory::kBase;
-  r.length = std::max<std::uint64_t>(1, ceil_div(bytes, arch.dma.granularity_bytes)) * arch.dma.granularity_bytes;
-  return r;
-}
 
 /// One direction (reads or writes) of one core's tile: a request per external value.
 struct Transfer {
@@ -44,12 +35,12 @@ double estimate_pointwise_cycles(const FusedProgram& p, const FusedMapping& m, c
   const std::uint64_t tile = std::max<std::uint64_t>(1, std::min(m.tile_rows, rows)), tiles = ceil_div(rows, tile);
   const std::unique_ptr<TimingModel> model = make_timing_model(arch);
   // The model's latency: a request's reply after its service on an idle engine.
-  const DmaRequest probe = contiguous(DmaOp::kGet, arch.dma.transaction_bytes, arch);
+  const DmaRequest probe = contiguous_request(DmaOp::kGet, arch.dma.transaction_bytes, arch);
   const double service_probe = model->service_cycles(probe);
   const double latency = static_cast<double>(model->schedule(probe, 0, 0).end) - service_probe;
   const auto transfer = [&](DmaOp op, const FusedValue& v, Transfer& t) {
     const std::uint64_t bytes = tile * v.row_elements(f) * sizeof(f16);
-    const double service = model->service_cycles(contiguous(op, bytes, arch));
+    const double service = model->service_cycles(contiguous_request(op, bytes, arch));
     t.channel += service;
     t.longest = std::max(t.longest, service);
     t.bytes += static_cast<double>(bytes);
@@ -67,7 +58,8 @@ double estimate_pointwise_cycles(const FusedProgram& p, const FusedMapping& m, c
       continue;
     }
     const std::uint64_t n = v.rows(f) * v.row_elements(f), chunks = ceil_div(n, chunk);
-    const double service = model->service_cycles(contiguous(DmaOp::kGet, std::min(n, chunk) * sizeof(f16), arch));
+    const double service =
+        model->service_cycles(contiguous_request(DmaOp::kGet, std::min(n, chunk) * sizeof(f16), arch));
     resident += static_cast<double>(chunks) * (latency + service);
     resident_chunks += static_cast<double>(chunks);
     resident_bytes += static_cast<double>(n * sizeof(f16));
