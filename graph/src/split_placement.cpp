@@ -18,6 +18,7 @@
 #include "ldmsim/kernels/gather_parts.hpp"
 #include "ldmsim/kernels/relayout.hpp"
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/host_pages.hpp"
 #include "placement.hpp"
 
 namespace ldmsim::executor_detail {
@@ -147,6 +148,35 @@ SharedHalves shared_slice(const SharedHalves& values, const Shape& shape, const 
     return SharedHalves(values.shared(), values.data() + r.begin * inner, (r.end - r.begin) * inner);
   }
   return SharedHalves(host_slice(values.span(), shape, r));
+}
+
+/// shared_slice of each region; the slices that must be copies (cuts of an inner axis) share one fresh buffer in
+/// huge pages where granted (a split weight's columns: each group's slice otherwise faults its pages in one by one).
+std::vector<SharedHalves> shared_slices(const SharedHalves& values, const Shape& shape,
+                                        const std::vector<TensorRegion>& regions) {
+  const auto copied = [&](const TensorRegion& r) { return !r.whole && shape.product(0, r.axis) != 1; };
+  std::uint64_t total = 0;
+  for (const TensorRegion& r : regions) {
+    if (copied(r)) total += region_shape(shape, r).elements();
+  }
+  std::shared_ptr<std::byte> buffer = total > 0 ? fresh_huge_buffer(total * sizeof(f16)) : nullptr;
+  f16* at = reinterpret_cast<f16*>(buffer.get());
+  std::vector<SharedHalves> out;
+  for (const TensorRegion& r : regions) {
+    if (!copied(r)) {
+      out.push_back(shared_slice(values, shape, r));
+      continue;
+    }
+    const std::uint64_t inner = shape.product(r.axis + 1, shape.rank()), outer = shape.product(0, r.axis);
+    const std::uint64_t run = (r.end - r.begin) * inner;
+    for (std::uint64_t o = 0; o < outer; ++o) {
+      const f16* from = values.data() + (o * shape[r.axis] + r.begin) * inner;
+      std::copy(from, from + run, at + o * run);
+    }
+    out.emplace_back(buffer, at, outer * run);
+    at += outer * run;
+  }
+  return out;
 }
 
 class SplitPlacement final : public Placement {
@@ -468,16 +498,21 @@ void SplitPlacement::stage(const Step& step) {
   if (op != nullptr && first->kind == Step::Kind::kRun && split_.ops[op->index]) {
     const std::size_t k =
         static_cast<std::size_t>(std::find(op->inputs.begin(), op->inputs.end(), step.tensor) - op->inputs.begin());
+    std::vector<int> groups;  // the groups whose pieces read it, and their regions
+    std::vector<TensorRegion> regions;
     for (std::size_t g = 0; g < views_.size(); ++g) {
       const auto [begin, end] = split_.ops[op->index]->blocks[g];
-      if (begin == end) continue;
-      const GroupPiece& p = piece(*op, static_cast<int>(g));
-      if (p.work.dropped[k]) continue;
+      if (begin == end || piece(*op, static_cast<int>(g)).work.dropped[k]) continue;
+      groups.push_back(static_cast<int>(g));
+      regions.push_back(piece(*op, static_cast<int>(g)).work.regions[k]);
+    }
+    const std::vector<SharedHalves> slices = shared_slices(initial, node.shape, regions);
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const GroupPiece& p = piece(*op, groups[i]);
       const std::size_t at = static_cast<std::size_t>(
           std::count(p.work.dropped.begin(), p.work.dropped.begin() + static_cast<std::ptrdiff_t>(k), false));
-      const DeviceTensor t = s_.stage(view(static_cast<int>(g)), node.name, wanted(*p.bound, at),
-                                      shared_slice(initial, node.shape, p.work.regions[k]));
-      held_[step.tensor].push_back(Copy{t, static_cast<int>(g), p.work.regions[k], 0});
+      const DeviceTensor t = s_.stage(view(groups[i]), node.name, wanted(*p.bound, at), slices[i]);
+      held_[step.tensor].push_back(Copy{t, groups[i], regions[i], 0});
     }
   }
   auto& copies = held_[step.tensor];

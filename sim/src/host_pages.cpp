@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 namespace ldmsim {
 
@@ -92,6 +94,16 @@ void zero_touched(std::byte* begin, std::size_t bytes) {
     }
     at += count * page;
   }
+}
+
+std::shared_ptr<std::byte> fresh_huge_buffer(std::size_t bytes) {
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  if (bytes > SIZE_MAX - kHugePage) throw std::bad_alloc();
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without it the pages are small
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 
 }  // namespace ldmsim

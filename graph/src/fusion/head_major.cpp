@@ -5,16 +5,14 @@
 // group the q, k and v of its heads, which an attention split by heads reads in the group's own memory. Every
 // output column is the same dot product as before, so every value is the same, only placed elsewhere.
 #include <fmt/format.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <memory>
-#include <new>
 
 #include "fusion_internal.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/sim/host_pages.hpp"
 
 namespace ldmsim::fusion {
 
@@ -88,26 +86,17 @@ std::optional<Reorder> match(const Graph& graph, const OpNode& op) {
   return r;
 }
 
-/// Room for `n` fp16 values, unset: in transparent huge pages where the host grants them (a fresh buffer is written
-/// once, page fault by page fault: the BERT-base projection's 3.4 MiB took 10 ms in small pages on a VM).
-std::shared_ptr<f16> fresh_halves(std::size_t n) {
-  constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  const std::size_t bytes = (std::max<std::size_t>(n, 1) * sizeof(f16) + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  (void)::madvise(p, bytes, MADV_HUGEPAGE);  // advice only
-  return std::shared_ptr<f16>(static_cast<f16*>(p), [](f16* q) { std::free(q); });
-}
-
 /// `t`'s initial values with their last axis's columns reordered head-major: in each row, part p's columns of head
 /// h ([p x heads x depth + h x depth, + depth)) move to [3 x depth x h + p x depth, + depth).
 TensorInit reordered(const TensorNode& t, const Reorder& r) {
   const SharedHalves values = initial_values(t);
-  std::shared_ptr<f16> out = fresh_halves(values.size());
+  // Written once, start to end: in huge pages where granted (fresh_huge_buffer).
+  const std::shared_ptr<std::byte> buffer = fresh_huge_buffer(values.size() * sizeof(f16));
+  f16* const out = reinterpret_cast<f16*>(buffer.get());
   const std::uint64_t rows = values.size() / r.columns;
   for (std::uint64_t i = 0; i < rows; ++i) {
     const f16* from = values.data() + i * r.columns;
-    f16* to = out.get() + i * r.columns;
+    f16* to = out + i * r.columns;
     for (std::uint64_t part = 0; part < 3; ++part) {
       for (std::uint64_t h = 0; h < r.heads; ++h) {
         const f16* run = from + (part * r.heads + h) * r.depth;
@@ -117,7 +106,7 @@ TensorInit reordered(const TensorNode& t, const Reorder& r) {
   }
   TensorInit init = t.init;
   init.kind = TensorInit::Kind::kData;
-  init.data = SharedHalves(out, out.get(), values.size());
+  init.data = SharedHalves(buffer, out, values.size());
   return init;
 }
 
