@@ -278,6 +278,20 @@ class AttentionOp final : public BoundOp {
         return {v.y, s.s, s.e, output_shapes()[0]};
     }
   }
+  /// Where batches [b0, b1) of Q, Kt, V and Y lie: each a range of its tensor's axis that holds one batch most
+  /// tightly (fusion::batch_range_axis); nullopt when one is not a range.
+  std::optional<std::array<fusion::BatchRange, 4>> operand_ranges(std::uint64_t b0, std::uint64_t b1) const {
+    std::array<fusion::BatchRange, 4> out;
+    for (std::size_t which = 0; which < 4; ++which) {
+      const Operand o = operand(which);
+      const auto axis = fusion::batch_range_axis(o.tensor, o.at, o.rows, o.cols);
+      if (!axis) return std::nullopt;
+      const auto r = fusion::batch_range(o.tensor, o.at, o.rows, o.cols, *axis, b0, b1);
+      if (!r) return std::nullopt;
+      out[which] = *r;
+    }
+    return out;
+  }
   /// The frame's batch axis (the one axis before the query rows that has more than one index), or nullopt.
   std::optional<std::size_t> frame_batch_axis() const {
     const FusionFrame& f = program_.frame;
@@ -351,18 +365,14 @@ Shape cut_shape(const Shape& s, std::size_t axis, std::uint64_t extent) {
 }
 
 /// Copies indices [b0, b0 + n) of axis `axis` between a tensor of shape `whole` and one of the same shape cut to n
-/// there (`into_whole`: the piece's values into the whole's range, else the whole's range out into the piece).
-void copy_range(const Shape& whole, std::size_t axis, std::uint64_t b0, std::uint64_t n, std::vector<float>& big,
-                std::vector<float>& piece, bool into_whole) {
+/// there (`into_whole`: `from` is the piece and `to` the whole, else the other way round).
+void copy_range(const Shape& whole, std::size_t axis, std::uint64_t b0, std::uint64_t n, const float* from, float* to,
+                bool into_whole) {
   const std::uint64_t inner = whole.product(axis + 1, whole.rank()), outer = whole.product(0, axis);
   for (std::uint64_t o = 0; o < outer; ++o) {
-    const auto at = static_cast<std::ptrdiff_t>((o * whole[axis] + b0) * inner);
-    const auto from = static_cast<std::ptrdiff_t>(o * n * inner), count = static_cast<std::ptrdiff_t>(n * inner);
-    if (into_whole) {
-      std::copy(piece.begin() + from, piece.begin() + from + count, big.begin() + at);
-    } else {
-      std::copy(big.begin() + at, big.begin() + at + count, piece.begin() + from);
-    }
+    const std::uint64_t in_whole = (o * whole[axis] + b0) * inner, in_piece = o * n * inner;
+    const float* run = from + (into_whole ? in_piece : in_whole);
+    std::copy(run, run + n * inner, to + (into_whole ? in_whole : in_piece));
   }
 }
 
@@ -373,15 +383,12 @@ std::optional<std::vector<AttentionRegion>> AttentionOp::batch_regions(std::uint
   if (!frame_axis) return std::nullopt;
   const std::size_t inputs = input_shapes().size();
   std::vector<AttentionRegion> out(inputs + 1);
+  const auto ranges = operand_ranges(b0, b1);
+  if (!ranges) return std::nullopt;
   for (std::size_t which = 0; which < 4; ++which) {
-    const Operand o = operand(which);
-    const auto axis = fusion::batch_range_axis(o.tensor, o.at, o.rows, o.cols);
-    if (!axis) return std::nullopt;
-    const auto r = fusion::batch_range(o.tensor, o.at, o.rows, o.cols, *axis, b0, b1);
-    if (!r) return std::nullopt;
-    AttentionRegion& region = out[which < 3 ? which : inputs];
-    if (r->begin == 0 && r->end == o.tensor[r->axis]) continue;  // the whole tensor
-    region = AttentionRegion{false, r->axis, r->begin, r->end};
+    const fusion::BatchRange& r = (*ranges)[which];
+    if (r.begin == 0 && r.end == operand(which).tensor[r.axis]) continue;  // the whole tensor
+    out[which < 3 ? which : inputs] = AttentionRegion{false, r.axis, r.begin, r.end};
   }
   for (std::size_t index = 3; index < inputs; ++index) {
     if (scale_ != QueryScale::kNone && index + 1 == inputs) continue;  // Q's scale: a scalar, whole
@@ -445,14 +452,13 @@ std::shared_ptr<const BoundOp> AttentionOp::batch_piece(std::uint64_t b0, std::u
       }
       const Shape& whole_shape = k < 3 ? whole_packed[k] : whole_inputs[k];
       HostTensor t{whole_shape, std::vector<float>(whole_shape.elements(), 0.0f)};
-      std::vector<float> piece_values = given[k].data;
-      copy_range(whole_shape, *axis, b0, n, t.data, piece_values, true);
+      copy_range(whole_shape, *axis, b0, n, given[k].data.data(), t.data.data(), true);
       all.push_back(std::move(t));
     }
     std::vector<HostTensor> y = whole(all);
     HostTensor piece_y{cut_shape(whole_packed[3], packed_axis[3], n), {}};
     piece_y.data.assign(piece_y.shape.elements(), 0.0f);
-    copy_range(whole_packed[3], packed_axis[3], b0, n, y[0].data, piece_y.data, false);
+    copy_range(whole_packed[3], packed_axis[3], b0, n, y[0].data.data(), piece_y.data.data(), false);
     return std::vector<HostTensor>{std::move(piece_y)};
   };
   auto op = std::make_shared<AttentionOp>(std::move(piece), score_input_, shape, scale_, std::move(*mapping),
@@ -460,13 +466,9 @@ std::shared_ptr<const BoundOp> AttentionOp::batch_piece(std::uint64_t b0, std::u
                                           flops_ * n / std::max<std::uint64_t>(1, batches), arch.name);
   op->packed_ = packed;
   // Q, Kt and V where the piece's tensors (the regions) hold them; Y at its batches' place in the whole op's Y.
+  const auto ranges = operand_ranges(b0, b1);
   AttentionViews views = views_ ? *views_ : packed_views(shape_);
-  std::array<MatrixPlacement*, 3> at{&views.q, &views.kt, &views.v};
-  for (std::size_t which = 0; which < 3; ++which) {
-    const Operand o = operand(which);
-    const auto axis = fusion::batch_range_axis(o.tensor, o.at, o.rows, o.cols);
-    *at[which] = fusion::batch_range(o.tensor, o.at, o.rows, o.cols, *axis, b0, b1)->at;
-  }
+  views.q = (*ranges)[0].at, views.kt = (*ranges)[1].at, views.v = (*ranges)[2].at;
   views.y.offset += b0 * views.y.batch;
   op->views_ = views;
   return op;
