@@ -105,7 +105,11 @@ Model Session::finish_load(Model model, ReadModel read, std::size_t contexts) {
   if (config_.fusion) {
     Arch context = model.arch_;
     context.ldm_bytes = ldm_share;
-    model.fused_.emplace(fuse(*model.loaded_, context, model.staging_));
+    // Heads side by side pay only where the cost-aware placement may cut an attention by heads.
+    const SplitOptions split = split_for(config_, model.format_);
+    FusionOptions options;
+    options.head_major = split.enabled && split.cost_aware;
+    model.fused_.emplace(fuse(*model.loaded_, context, model.staging_, options));
     model.host_phases_["fusion_seconds"] = clock.lap();
   }
   model.plan_.emplace(plan_execution(model.graph(), model.staging_));

@@ -416,3 +416,41 @@ TEST_CASE("models run together without checking mode have no check entry") {
   CHECK_FALSE(together.results[0].stats.contains("check"));
   CHECK_FALSE(together.summary.at("models")[0].contains("check"));
 }
+
+TEST_CASE("a session orders an attention's fused projection by head only for the cost-aware placement") {
+  // Self-attention on 16 tokens, 2 heads of 8: x [16, 1, 16] times a constant in-projection [16, 48], q, k and v
+  // sliced and split into heads. Only `--split auto` can cut an attention by heads, so only it reorders.
+  const auto w = nlohmann::json::parse(R"({
+    "tensors": {"x": {"shape": [16, 1, 16], "init": {"uniform": [-1, 1], "seed": 1}},
+                "w": {"shape": [16, 48], "init": {"uniform": [-0.2, 0.2], "seed": 2}, "constant": true},
+                "s": {"shape": [], "init": {"value": 0.35}}},
+    "ops": [{"type": "matmul", "inputs": ["x", "w"], "outputs": ["p"]},
+            {"type": "slice", "inputs": ["p"], "outputs": ["q0"], "attrs": {"starts": [0], "ends": [16], "axes": [2]}},
+            {"type": "reshape", "inputs": ["q0"], "outputs": ["q1"], "attrs": {"shape": [16, 2, 8]}},
+            {"type": "transpose", "inputs": ["q1"], "outputs": ["q"], "attrs": {"perm": [1, 0, 2]}},
+            {"type": "slice", "inputs": ["p"], "outputs": ["k0"], "attrs": {"starts": [16], "ends": [32], "axes": [2]}},
+            {"type": "reshape", "inputs": ["k0"], "outputs": ["k1"], "attrs": {"shape": [16, 2, 8]}},
+            {"type": "transpose", "inputs": ["k1"], "outputs": ["kt"], "attrs": {"perm": [1, 2, 0]}},
+            {"type": "slice", "inputs": ["p"], "outputs": ["v0"], "attrs": {"starts": [32], "ends": [48], "axes": [2]}},
+            {"type": "reshape", "inputs": ["v0"], "outputs": ["v1"], "attrs": {"shape": [16, 2, 8]}},
+            {"type": "transpose", "inputs": ["v1"], "outputs": ["v"], "attrs": {"perm": [1, 0, 2]}},
+            {"type": "matmul", "inputs": ["q", "kt"], "outputs": ["scores"]},
+            {"type": "mul", "inputs": ["scores", "s"], "outputs": ["scaled"]},
+            {"type": "softmax", "inputs": ["scaled"], "outputs": ["probs"], "attrs": {"axis": -1}},
+            {"type": "matmul", "inputs": ["probs", "v"], "outputs": ["y"]},
+            {"type": "transpose", "inputs": ["y"], "outputs": ["merged"], "attrs": {"perm": [1, 0, 2]}}],
+    "outputs": ["merged"]})");
+  std::map<std::string, std::vector<f16>> outputs;
+  for (const bool cost_aware : {false, true}) {
+    RunConfig config;
+    config.arch = "sw26010pro";
+    config.split.enabled = cost_aware;
+    config.split.cost_aware = cost_aware;
+    Session session(config);
+    const Model model = session.load(w);
+    REQUIRE(model.fusion() != nullptr);
+    CHECK(model.fusion()->head_major.size() == (cost_aware ? 1U : 0U));
+    outputs[cost_aware ? "auto" : "off"] = session.run(model, RunRequest{}).outputs.at("merged").values.to_vector();
+  }
+  CHECK(outputs["auto"] == outputs["off"]);  // the same values either way
+}
