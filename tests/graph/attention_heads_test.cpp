@@ -61,6 +61,13 @@ const OpNode& only(const Graph& g, const std::string& type) {
   return *it;
 }
 
+/// The stats of the run's first op of `type`, or nullptr.
+const json* first_op(const ExecutionResult& r, const std::string& type) {
+  for (const json& o : r.stats["ops"])
+    if (o["type"] == type) return &o;
+  return nullptr;
+}
+
 ExecutionResult run(const Graph& fused, const Arch& arch, std::string_view split,
                     SplitRounding rounding = SplitRounding::kAlign) {
   ExecuteOptions options;
@@ -157,12 +164,8 @@ TEST_CASE("the cost-aware placement runs a BERT-base attention by heads where th
   REQUIRE(f.head_major.size() == 1);
   const ExecutionResult placed = run(f.graph, arch, "auto"), whole = run(f.graph, arch, "off");
   CHECK(placed.outputs.at("out") == whole.outputs.at("out"));
-  const json* attention = nullptr;
-  const json* projection = nullptr;
-  for (const json& o : placed.stats["ops"]) {
-    if (o["type"] == "attention") attention = &o;
-    if (o["type"] == "matmul" && projection == nullptr) projection = &o;
-  }
+  const json* attention = first_op(placed, "attention");
+  const json* projection = first_op(placed, "matmul");
   REQUIRE(attention != nullptr);
   REQUIRE(projection != nullptr);
   CHECK((*attention)["placement"]["placement"] == "heads");
@@ -180,9 +183,7 @@ TEST_CASE("the cost-aware placement runs a BERT-base attention by heads where th
   const double simulated = (*attention)["cycles"].get<double>();
   CHECK(estimated == Approx(simulated).epsilon(0.25));
   // And it beats the whole op reading every head from group 0's memory over the links.
-  const json* whole_attention = nullptr;
-  for (const json& o : whole.stats["ops"])
-    if (o["type"] == "attention") whole_attention = &o;
+  const json* whole_attention = first_op(whole, "attention");
   REQUIRE(whole_attention != nullptr);
   CHECK(simulated < (*whole_attention)["cycles"].get<double>());
 }
