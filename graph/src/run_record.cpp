@@ -92,7 +92,7 @@ json to_json(const RunSummary& s, std::span<const OpRecord> ops) {
                       {"ops_split", split->ops_split},
                       {"replicated_constants", split->replicated_constants},
                       {"replicated_bytes", split->replicated_bytes}};
-    if (split->mode == "auto") stats["split"]["estimated_cycles"] = std::llround(split->estimated_cycles);
+    stats["split"]["estimated_cycles"] = std::llround(split->estimated_cycles);  // the chosen or the rule's plan
   }
   return stats;
 }

@@ -234,6 +234,33 @@ TEST_CASE("on a preset the estimate scales each roofline term by the preset's fi
   CHECK_FALSE(placement_calibration(own.name));
 }
 
+TEST_CASE("the rule's plan (--split on) is priced op by op as the choice would price it", "[graph][split][auto]") {
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+            {"type": "relu", "inputs": ["c"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const Arch arch = Arch::preset("sw26010");
+  const ExecutionPlan layouts = plan_execution(g, StagingPolicy::kMethod);
+  const SplitPlan on = plan_split(g, arch, {.enabled = true}, &layouts);
+  REQUIRE(on.choices.size() == g.ops().size());
+  REQUIRE(on.ops[0]);  // the rule cuts the conv
+  CHECK(on.choices[0].placement == on.ops[0]->axis.rule);
+  double sum = 0;
+  for (const PlacementChoice& c : on.choices) {
+    CHECK(c.runner_up.empty());
+    CHECK(c.estimated_cycles > 0);
+    sum += c.estimated_cycles;
+  }
+  CHECK(on.estimated_cycles == Approx(sum));
+  CHECK(on.estimated_cycles == Approx(estimate_plan(g, arch, on, &layouts)));
+  CHECK(on.choices[0].cost_class == "conv");
+  // The chosen plan is estimated no dearer than the rule's.
+  const SplitPlan chosen = plan_split(g, arch, {.enabled = true, .cost_aware = true}, &layouts);
+  CHECK(chosen.estimated_cycles <= on.estimated_cycles * (1 + 1e-9));
+}
+
 TEST_CASE("the choice is never estimated slower than every op whole", "[graph][split][auto]") {
   // A chain whose only split (relus before a softmax) costs a gather larger than the splits save: the plan is
   // --split off's, and its estimate the sum of the whole ops'.

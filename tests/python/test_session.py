@@ -212,8 +212,8 @@ def test_int_and_bool_inputs_and_outputs_keep_their_dtypes():
 
 
 def test_split_takes_auto_on_off_and_booleans(root):
-    """split="auto" records each op's placement and estimate; True and "on" are the rule, False and "off" no split;
-    the outputs agree (no split of this block sums partials)."""
+    """split="auto" records each op's placement and estimate; True and "on" are the rule, whose plan is priced too
+    (no runner-up); False and "off" no split; the outputs agree (no split of this block sums partials)."""
     model_file = root / "examples" / "conv_block.json"
     outputs, stats = {}, {}
     for split in ("auto", "on", True, "off", False):
@@ -221,6 +221,9 @@ def test_split_takes_auto_on_off_and_booleans(root):
         result = session.run(session.load(model_file))
         outputs[split], stats[split] = result.outputs, result.stats
     assert all(op["placement"]["estimated_cycles"] >= 0 for op in stats["auto"]["ops"])
+    assert all(op["placement"]["estimated_cycles"] >= 0 and "runner_up" not in op["placement"]
+               for op in stats["on"]["ops"])
+    assert stats["on"]["split"]["estimated_cycles"] > 0
     assert stats["on"]["split"]["mode"] == "on" and stats[True]["cycles"] == stats["on"]["cycles"]
     assert "split" not in stats["off"] and stats[False]["cycles"] == stats["off"]["cycles"]
     for split in ("auto", "on"):

@@ -184,3 +184,29 @@ TEST_CASE("plan, run --dump-graph and stats.json show each op's placement, estim
   CHECK(placed == doc["split"]["ops"].size());
   CHECK(run_cli(fmt::format("run '{}' --split sometimes", workload)).code == 2);
 }
+
+TEST_CASE("plan and stats.json show each op's estimate under the rule's placement (--split on)", "[cli][run][split]") {
+  const std::string workload = std::string(LDMSIM_SOURCE_DIR) + "/examples/conv_block.json";
+  const auto text = run_cli(fmt::format("plan '{}' --arch sw26010 --split on", workload));
+  INFO(text.output);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.output, Catch::Contains("placements (--split on), estimated "));
+  CHECK_THAT(text.output, !Catch::Contains("runner-up"));
+
+  const ScratchDir out("run-on-priced");
+  const auto r = run_cli(fmt::format("run '{}' --arch sw26010 --split on --out '{}/on'", workload, out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "on/stats.json"));
+  double sum = 0;
+  for (const auto& op : stats["ops"]) {
+    REQUIRE(op.contains("placement"));
+    CHECK_FALSE(op["placement"].contains("runner_up"));
+    sum += op["placement"]["estimated_cycles"].get<double>();
+    // The placement named is the rule's cut, or whole where the rule left the op whole.
+    const std::string placement = op["placement"]["placement"];
+    CHECK(placement == (op.contains("split") ? op["split"]["rule"].get<std::string>() : std::string("whole")));
+  }
+  CHECK(sum > 0);
+  CHECK(stats["split"]["estimated_cycles"].get<double>() == Approx(sum).epsilon(1e-6).margin(stats["ops"].size()));
+}

@@ -206,6 +206,18 @@ Candidate candidate_of(const Graph& graph, const OpNode& op, const std::optional
   return split ? split_candidate(graph, op, *split, model, groups) : whole_candidate(graph, op, model, groups);
 }
 
+/// Each op's one candidate: the placement `plan` gives it (nullopt: whole).
+std::vector<std::vector<Candidate>> plan_candidates(const Graph& graph, const SplitPlan& plan,
+                                                    const PlacementCostModel& model) {
+  std::vector<std::vector<Candidate>> cands(graph.ops().size());
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const std::optional<OpSplit> none;
+    cands[i].push_back(
+        candidate_of(graph, graph.ops()[i], i < plan.ops.size() ? plan.ops[i] : none, model, plan.memories));
+  }
+  return cands;
+}
+
 /// Every op's candidates with their estimates in the chosen plan's context (`SPDLOG_LEVEL=ldmsim.placement=debug`):
 /// what a placement lost by, term by term.
 void log_candidates(const Graph& graph, const PlanPricer& pricer, const std::vector<std::vector<Candidate>>& cands,
@@ -297,26 +309,46 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   }
 }
 
+void price_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts,
+                      std::shared_ptr<KernelEstimates> kernels) {
+  const PlacementCostModel model(arch, true, std::move(kernels));
+  const auto& ops = graph.ops();
+  const std::size_t n = ops.size();
+  const std::vector<std::vector<Candidate>> cands = plan_candidates(graph, plan, model);
+  const PlanPricer pricer(graph, model, cands, layouts);
+  const std::vector<std::size_t> state(n, 0);
+  plan.choices.assign(n, PlacementChoice{});
+  for (std::size_t i = 0; i < n; ++i) {
+    PlacementChoice& choice = plan.choices[i];
+    const Estimate estimate = pricer.input_cost(i, cands[i][0], state);
+    const std::optional<OpSplit>& split = plan.ops[i];
+    choice.placement = !split                              ? std::string("whole")
+                       : split->axis.rule == kOneGroupRule ? fmt::format("whole on cg{}", split->pieces.front().group)
+                                                           : split->axis.rule;
+    choice.estimated_cycles = estimate.cycles;
+    choice.terms = estimate.terms;
+    choice.cost_class = std::string(to_string(PlacementCostModel::cost_class(graph, ops[i])));
+  }
+  plan.estimated_cycles = pricer.total(state);
+}
+
 double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan, const ExecutionPlan* layouts) {
   const PlacementCostModel model(arch);
-  const std::size_t n = graph.ops().size();
-  std::vector<std::vector<Candidate>> cands(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::optional<OpSplit> none;
-    cands[i].push_back(
-        candidate_of(graph, graph.ops()[i], i < plan.ops.size() ? plan.ops[i] : none, model, plan.memories));
-  }
-  return PlanPricer(graph, model, cands, layouts).total(std::vector<std::size_t>(n, 0));
+  return PlanPricer(graph, model, plan_candidates(graph, plan, model), layouts)
+      .total(std::vector<std::size_t>(graph.ops().size(), 0));
 }
 
 std::string describe_placements(const Graph& graph, const SplitPlan& plan) {
   if (plan.choices.empty()) return {};
-  std::string out = fmt::format("placements (--split auto), estimated {:.0f} cycles:\n", plan.estimated_cycles);
+  std::string out = fmt::format("placements (--split {}), estimated {:.0f} cycles:\n", split_mode(plan.options),
+                                plan.estimated_cycles);
   for (std::size_t i = 0; i < plan.choices.size(); ++i) {
     const PlacementChoice& c = plan.choices[i];
     out += fmt::format("  {}: {}, estimated {:.0f} cycles", graph.ops()[i].layer(), c.placement, c.estimated_cycles);
-    out += c.runner_up.empty() ? std::string(" (no other placement)\n")
-                               : fmt::format(" (runner-up {}: {:.0f})\n", c.runner_up, c.runner_up_cycles);
+    // A plan the rule made (`--split on`) compares no placements.
+    out += !plan.options.cost_aware ? std::string("\n")
+           : c.runner_up.empty()    ? std::string(" (no other placement)\n")
+                                    : fmt::format(" (runner-up {}: {:.0f})\n", c.runner_up, c.runner_up_cycles);
   }
   return out;
 }

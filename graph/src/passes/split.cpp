@@ -214,6 +214,7 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
       break;
     }
   }
+  price_placements(graph, arch, plan, layouts, std::move(kernels));
   return plan;
 }
 

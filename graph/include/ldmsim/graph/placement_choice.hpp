@@ -91,6 +91,11 @@ GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<Ten
 void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts = nullptr,
                        std::shared_ptr<KernelEstimates> kernels = nullptr);
 
+/// Prices a plan made by the rule (`--split on`): fills plan.choices (each op's placement, estimate and terms, no
+/// runner-up) and plan.estimated_cycles as choose_placements() would price that plan.
+void price_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts = nullptr,
+                      std::shared_ptr<KernelEstimates> kernels = nullptr);
+
 /// A plan's estimate as the choice prices it: every op's own estimate under its placement (`plan.ops`, nullopt:
 /// whole) plus the exchanges its inputs need from where their producers' placements left them.
 double estimate_plan(const Graph& graph, const Arch& arch, const SplitPlan& plan,
