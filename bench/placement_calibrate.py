@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Fits the placement estimate's calibration (graph/src/passes/placement_calibration.cpp) to simulated runs: runs
-the benchmark networks of bench/placement_bench.py with `--split auto` on each arch, reads each op's roofline terms
-(stats.json `placement.terms`: compute, local DMA, remote DMA, launch, exchange; uncalibrated) and simulated cycles,
-and fits per arch, by least squares on log(simulated / estimated) with non-negative factors, the estimate
+the benchmark networks of bench/placement_bench.py with `--split auto` and `--split on` on each arch (the rule's
+placements, which the choice seldom takes, so that the fit is not made only of placements the estimate already
+favoured), reads each op's roofline terms (stats.json `placement.terms`: compute, local DMA, remote DMA, launch,
+exchange; uncalibrated) and simulated cycles, and fits per arch, by least squares on log(simulated / estimated) with
+non-negative factors, the estimate
 
     cycles = launch_f * launch + max(compute_f * compute, local_f * local, remote_f * remote) + exchange_f * exchange
 
@@ -12,10 +14,10 @@ ops within 25% before (as the run estimated) and after, and the same for each ne
 
 Needs Debian's python3-torch, python3-torchvision and python3-scipy.
 Usage: /usr/bin/python3 bench/placement_calibrate.py --ldmsim build/tools/ldmsim [--out DIR] [--arch ...]
-       [--models ...] [--reuse] [--also DIR ...] [--classes pool concat]   (--reuse: read the auto runs already in
-       DIR; --also: fit the ops of earlier auto runs too, which chose other placements; --classes: fit only those
-       classes, the others' factors and the exchange factor staying as graph/src/passes/placement_calibration.cpp
-       has them)
+       [--models ...] [--modes auto on] [--reuse] [--also DIR ...] [--classes pool concat]   (--modes: the
+       placements whose runs join the fit; --reuse: read the runs already in DIR; --also: fit the ops of earlier
+       auto runs too, which chose other placements; --classes: fit only those classes, the others' factors and the
+       exchange factor staying as graph/src/passes/placement_calibration.cpp has them)
 """
 import argparse
 import json
@@ -34,7 +36,7 @@ EXCHANGE = 4 * len(CLASSES)  # the index of the exchange factor
 
 
 def ops_of(stats):
-    """(class, terms, simulated, estimated) of every op the choice estimated and that took cycles."""
+    """(class, terms, simulated, estimated) of every op the run estimated and that took cycles."""
     for op in stats["ops"]:
         p = op.get("placement")
         if p and op["cycles"] > 0 and "terms" in p:
@@ -93,6 +95,8 @@ def main():
     parser.add_argument("--out", default="placement-out")
     parser.add_argument("--arch", nargs="+", default=["sw26010", "sw26010pro"])
     parser.add_argument("--models", nargs="+", default=list(placement_bench.MODELS))
+    parser.add_argument("--modes", nargs="+", choices=("auto", "on"), default=["auto", "on"],
+                        help="the --split modes whose runs join the fit (both: the rule's pieces and the choice's)")
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument("--also", nargs="*", default=[],
                         help="directories of earlier auto runs (other placements) whose ops join the fit")
@@ -105,13 +109,15 @@ def main():
     for arch in args.arch:
         per_model = {}
         for name in args.models:
-            run_dir = out / f"{name}-{arch}-auto"
-            if args.reuse and (run_dir / "stats.json").exists():
-                stats = json.loads((run_dir / "stats.json").read_text())
-            else:
-                model = placement_bench.export(name, out)
-                stats, _ = placement_bench.run(args.ldmsim, model, input_file, arch, "auto", run_dir)
-            per_model[name] = list(ops_of(stats))
+            per_model[name] = []
+            for mode in args.modes:
+                run_dir = out / f"{name}-{arch}-{mode}"
+                if args.reuse and (run_dir / "stats.json").exists():
+                    stats = json.loads((run_dir / "stats.json").read_text())
+                else:
+                    model = placement_bench.export(name, out)
+                    stats, _ = placement_bench.run(args.ldmsim, model, input_file, arch, mode, run_dir)
+                per_model[name] += list(ops_of(stats))
             for other in args.also:
                 earlier = Path(other) / f"{name}-{arch}-auto" / "stats.json"
                 if earlier.exists():
