@@ -61,6 +61,33 @@ double span_cost(const Core& core, DevicePtr<const f16> start, std::size_t lengt
 
 }  // namespace
 
+double block_read_cost(const Core& core, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
+                       std::size_t buffer) {
+  if (block.rows == 0 || block.count == 0) return 0;
+  const std::size_t begin = floor_even(block.first);
+  const std::size_t width = ceil_even(block.first + block.count) - begin;
+  const std::size_t last_end = begin + (block.rows - 1) * block.pitch + width;
+  // get_block's choices, in its order.
+  if (block.pitch % 2 == 0 && block.pitch >= width && last_end <= total &&
+      fits_fields(core, block.rows * width * sizeof(f16), width * sizeof(f16), (block.pitch - width) * sizeof(f16))) {
+    const double strided = strided_cost(core, base + begin, block, width);
+    const std::size_t span = last_end - begin;
+    return block.pitch > width && span <= buffer ? std::min(strided, span_cost(core, base + begin, span)) : strided;
+  }
+  const std::size_t span_end = block.first + (block.rows - 1) * block.pitch + block.count;
+  const std::size_t end = ceil_even(span_end) <= total ? ceil_even(span_end) : span_end;
+  if (end - begin <= buffer && fits_fields(core, (end - begin) * sizeof(f16), 0, 0)) {
+    return span_cost(core, base + begin, end - begin);
+  }
+  double cycles = 0;
+  for (std::size_t r = 0; r < block.rows; ++r) {
+    const std::size_t at = block.first + r * block.pitch;
+    const std::size_t from = floor_even(at), to = std::min(total, ceil_even(at + block.count));
+    cycles += core.get_service_cycles((base + from).addr(), (to - from) * sizeof(f16));
+  }
+  return cycles;
+}
+
 std::size_t piece_count(const Core& core, std::size_t bytes) {
   return channel_piece_count(core.dma_channels(), bytes);
 }

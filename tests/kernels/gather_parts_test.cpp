@@ -99,3 +99,21 @@ TEST_CASE("gather_parts refuses parts that do not fit", "[kernels][gather]") {
   CHECK_THROWS_AS(gather_parts(m, Shape{4, 3}, 2, fine, out, "g"), ConfigError);
   CHECK_NOTHROW(gather_parts(m, Shape{4, 3}, 1, fine, out, "g"));
 }
+
+TEST_CASE("gather_parts gathers halo rows channel after channel on either preset", "[kernels][gather]") {
+  // A halo: the last row of each of 64 channels of a [1, 64, 4, 14] piece in group 1's memory, 28 bytes a channel
+  // (read_runs decides how they are requested: tests/kernels/matrix_block_test.cpp).
+  const Shape a{1, 64, 4, 14}, halo{1, 64, 1, 14};
+  const std::vector<std::vector<f16>> values{iota(a, 0)};
+  const std::vector<std::uint64_t> last_row{0, 0, 3, 0};
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    Machine m(Arch::preset(preset));
+    const DeviceTensor ta = stage_in(*m.group_view({1}), "a", plan_naive(Shape4::view_of(a)), values[0]);
+    const DeviceTensor out = allocate_tensor(*m.group_view({0}), "out", plan_naive(Shape4::view_of(halo)));
+    const std::vector<GatherPart> parts{{ta, a, last_row, 1}};
+    gather_parts(*m.group_view({0}), halo, 2, parts, out, "halo");
+    CHECK(stage_out(m, out) == expected(halo, 2, parts, values));
+    CHECK(m.stats().groups[0].dma_remote_bytes() > 0);
+  }
+}

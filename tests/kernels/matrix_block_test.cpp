@@ -1,4 +1,5 @@
-// get_block's choice between a strided read and one read of the whole span (gaps included), and ReadPricer,
+// get_block's choice between a strided read and one read of the whole span (gaps included), read_runs' between a
+// block read and a request per run, and ReadPricer,
 // which prices those reads for the control core: on sw26010pro's fcfs-channels model small misaligned runs cost a
 // realignment each, so their span is cheaper; long aligned runs far apart are cheaper strided. The pricer must
 // agree with what the engine charged, request by request.
@@ -6,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
@@ -144,4 +146,75 @@ TEST_CASE("the pricer prices blocks past its memo's 32-bit fields as it prices t
   // of 330, which holds the rows only (the span is 615 elements), and the read would be priced otherwise.
   REQUIRE(price.block(6, 55, 112, 330, 6) != price.block(6, 55, 112, 1000, 6));
   CHECK(price.block(6, 55, 112, wide + 330, 6) == price.block(6, 55, 112, 1000, 6));
+}
+
+namespace {
+
+struct RunsOutcome {
+  bool data_ok = false, block_cheaper = false;
+  std::size_t requests = 0;
+};
+
+/// Reads `runs` runs of `count` elements `pitch` apart from element `first`, then one run of 6 (which breaks the
+/// stretch), with read_runs on one core of `arch`; checks every element and counts the requests.
+RunsOutcome read_some_runs(const Arch& arch, std::size_t first, std::size_t pitch, std::size_t rows,
+                           std::size_t count) {
+  Machine m{arch};
+  const std::size_t total = first + rows * pitch + 8;
+  std::vector<f16> values(total);
+  for (std::size_t i = 0; i < total; ++i) values[i] = f16(static_cast<float>(i % 2048));
+  const DevicePtr<f16> x = m.alloc<f16>(total, {.alignment = 128});
+  m.upload(x, values);
+  std::vector<tiling::Run> runs;
+  for (std::size_t r = 0; r < rows; ++r) runs.push_back({first + r * pitch, count});
+  runs.push_back({first + rows * pitch, 6});
+  RunsOutcome o;
+  m.launch(LaunchSpec{.name = "runs"}, [&](Core& core) {
+     if (core.id() != 0 || core.cg() != 0) return;
+     auto buf = core.ldm().alloc<f16>(tiling::block_buffer_elements(rows, count));
+     auto out = core.ldm().alloc<f16>(rows * count + 6);
+     std::vector<f16*> to;
+     for (std::size_t r = 0; r <= rows; ++r) to.push_back(out.data() + r * count);
+     const DevicePtr<const f16> base(x);
+     double separate = 0;
+     for (std::size_t r = 0; r < rows; ++r) {
+       const std::size_t from = tiling::floor_even(runs[r].offset);
+       const std::size_t end = tiling::ceil_even(runs[r].offset + count);
+       separate += core.get_service_cycles((base + from).addr(), (end - from) * sizeof(f16));
+     }
+     o.block_cheaper = tiling::block_read_cost(core, base, total, {first, pitch, rows, count}, buf.size()) < separate;
+     tiling::read_runs(core, buf, base, total, runs, to);
+     o.data_ok = true;
+     for (std::size_t r = 0; r <= rows; ++r) {
+       for (std::size_t i = 0; i < runs[r].count; ++i) {
+         if (static_cast<float>(to[r][i]) != static_cast<float>((runs[r].offset + i) % 2048)) o.data_ok = false;
+       }
+     }
+   }).join();
+  m.trace()[0]->for_each_dma([&](const DmaEvent&) { ++o.requests; });
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("read_runs reads evenly spaced runs as one block where that costs the engine less than a request each",
+          "[kernels]") {
+  // A channel's halo row, channel after channel: 16 runs of 14 elements 56 apart, then a run of 6 that is read
+  // alone. On both presets one block read costs the engine less than 16 requests.
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const RunsOutcome o = read_some_runs(Arch::preset(preset), 4, 56, 16, 14);
+    CHECK(o.data_ok);
+    CHECK(o.block_cheaper);
+    CHECK(o.requests == 2);
+  }
+  // An engine that charges dearly for each block of a strided request, runs too far apart for their span: a
+  // request each.
+  Arch dear = Arch::preset("sw26010");
+  dear.name = "dear-blocks";
+  dear.dma.timing["block_cycles"] = 100000.0;
+  const RunsOutcome o = read_some_runs(dear, 4, 1024, 16, 14);
+  CHECK(o.data_ok);
+  CHECK_FALSE(o.block_cheaper);
+  CHECK(o.requests == 17);
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <source_location>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -159,5 +160,18 @@ class ReadPricer {
 /// block.first even, so the rows form one contiguous even range. Returns the handles to wait for.
 std::vector<DmaHandle> put_block(Core& core, DevicePtr<f16> base, LdmSpan<f16> buf, const BlockShape& block,
                                  std::source_location site = std::source_location::current());
+
+/// Engine time (channel service, summed over requests) get_block spends reading `block` of a device buffer of `total`
+/// elements at `base` into a buffer of `buffer` elements, as it would issue the reads.
+double block_read_cost(const Core& core, DevicePtr<const f16> base, std::size_t total, const BlockShape& block,
+                       std::size_t buffer);
+
+/// Reads `runs` of a device buffer of `total` elements, run i into to[i] (ldm), through `buf`: consecutive runs of
+/// one length, each the same pitch after the one before, go as one block read (get_block: one strided request, or
+/// the span) as many as buf holds, when that costs the engine less than a request per run (a strided request pays
+/// per block too: on some engines more than the runs' own requests); any other run is read on its own, in pieces
+/// of buf. Blocks until done.
+void read_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, std::span<const Run> runs,
+               std::span<f16* const> to, std::source_location site = std::source_location::current());
 
 }  // namespace ldmsim::tiling
