@@ -185,13 +185,22 @@ TEST_CASE("an input wanted in another layout is priced with its re-layout", "[gr
   CHECK(estimate_plan(g, arch, off, &layouts) == Approx(estimate_plan(g, arch, off) + 450 + 2 * share / 8));
 }
 
-TEST_CASE("on a preset the estimate scales each roofline term by the preset's fitted factors", "[graph][split][auto]") {
-  const Graph g = from(json::parse(R"({
+namespace {
+
+/// A 3x3 conv of 32 channels on a 56x56 image, then a relu.
+Graph conv_relu() {
+  return from(json::parse(R"({
     "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
                 "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
     "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
             {"type": "relu", "inputs": ["c"], "outputs": ["y"]}],
     "outputs": ["y"]})"));
+}
+
+}  // namespace
+
+TEST_CASE("on a preset the estimate scales each roofline term by the preset's fitted factors", "[graph][split][auto]") {
+  const Graph g = conv_relu();
   // Pools and concat have fits of their own: a concat is a copy, priced apart from the pools' overlapping reads.
   const Graph h = from(json::parse(R"({
     "tensors": {"x": {"shape": [1, 8, 16, 16], "init": {"normal": [0, 1], "seed": 1}},
@@ -235,12 +244,7 @@ TEST_CASE("on a preset the estimate scales each roofline term by the preset's fi
 }
 
 TEST_CASE("the rule's plan (--split on) is priced op by op as the choice would price it", "[graph][split][auto]") {
-  const Graph g = from(json::parse(R"({
-    "tensors": {"x": {"shape": [1, 32, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
-                "w": {"shape": [32, 32, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
-    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
-            {"type": "relu", "inputs": ["c"], "outputs": ["y"]}],
-    "outputs": ["y"]})"));
+  const Graph g = conv_relu();
   const Arch arch = Arch::preset("sw26010");
   const ExecutionPlan layouts = plan_execution(g, StagingPolicy::kMethod);
   const SplitPlan on = plan_split(g, arch, {.enabled = true}, &layouts);
