@@ -1,6 +1,6 @@
 // The part-gathering kernel (see gather_parts.hpp). Each core owns destination tiles; for each stretch of logical
 // elements contiguous in both the destination and its part's source (the trailing dimensions the part covers whole,
-// and a stretch of the next one), a read; consecutive stretches of one part evenly spaced go as one strided read.
+// and a stretch of the next one), a read; a part's stretches evenly spaced go as one strided read.
 #include "ldmsim/kernels/gather_parts.hpp"
 
 #include <fmt/format.h>
@@ -41,21 +41,12 @@ struct GatherArgs {
 };
 
 void gather_kernel(Core& core, const GatherArgs& a) {
-  // Consecutive stretches of one part that are each one run of its layout (a channel's halo rows, channel after
-  // channel) are read together by tiling::read_runs, evenly spaced ones by one strided request where the engine
-  // serves that for less; a stretch over padding is read as before, one widened read of its span.
-  std::vector<tiling::Run> runs;
-  std::vector<f16*> to;
-  std::size_t batch_part = 0;
+  // The stretches of a part that are each one run of its layout (a channel's rows of a piece, channel after channel)
+  // are read together, part by part, by tiling::read_runs: evenly spaced ones by one strided request where the
+  // engine serves that for less. A stretch over padding is read as before, one widened read of its span.
+  std::vector<std::vector<tiling::Run>> runs(a.parts.size());
+  std::vector<std::vector<f16*>> to(a.parts.size());
   auto fill = [&](std::size_t first, std::size_t last, LdmSpan<f16> staging, LdmSpan<f16> logical) {
-    const auto flush = [&] {
-      if (!runs.empty()) {
-        const PartArgs& part = a.parts[batch_part];
-        tiling::read_runs(core, staging, part.src, part.layout.total, runs, to);
-      }
-      runs.clear();
-      to.clear();
-    };
     for (std::size_t l = first; l < last;) {
       std::array<std::uint64_t, kMaxRank> idx{};
       std::uint64_t rest = l;
@@ -80,17 +71,18 @@ void gather_kernel(Core& core, const GatherArgs& a) {
       f16* out = logical.data() + (l - first);
       const std::size_t offset = part.layout.offset_of(from);
       if (part.layout.offset_of(from + n - 1) + 1 - offset == n) {  // one run of the layout
-        if (p != batch_part) flush();
-        batch_part = p;
-        runs.push_back({offset, n});
-        to.push_back(out);
+        runs[p].push_back({offset, n});
+        to[p].push_back(out);
       } else {
-        flush();
         tiling::gather(core, staging, part.src, part.layout, from, n, out);
       }
       l += n;
     }
-    flush();
+    for (std::size_t p = 0; p < a.parts.size(); ++p) {
+      if (!runs[p].empty()) tiling::read_runs(core, staging, a.parts[p].src, a.parts[p].layout.total, runs[p], to[p]);
+      runs[p].clear();
+      to[p].clear();
+    }
   };
   std::uint64_t shortest = std::numeric_limits<std::uint64_t>::max();  // the shortest contiguous run of any part
   for (const PartArgs& p : a.parts) {
