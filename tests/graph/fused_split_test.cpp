@@ -180,13 +180,44 @@ TEST_CASE("a fused piece's reference evaluates the program on the piece's rows",
   CHECK_THROWS_AS(fused_rows(*op.bound, 1, 5, 12, one), ConfigError);  // past the rows
 }
 
-TEST_CASE("the cost-aware choice leaves fused kernels whole", "[graph][split][auto][fusion]") {
-  const Arch arch = Arch::preset("sw26010pro");
-  const FusedGraph f = fuse(residual_layer_norm(1, 384, 256), arch, StagingPolicy::kMethod);
-  SplitOptions options{.enabled = true};
-  options.cost_aware = true;
-  const SplitPlan plan = plan_split(f.graph, arch, options);
-  REQUIRE(plan.choices.size() == 1);
-  CHECK(plan.choices[0].placement.find(kFusedRowsRule) == std::string::npos);
-  CHECK((!plan.ops[0] || plan.ops[0]->axis.rule != kFusedRowsRule));
+TEST_CASE("the cost-aware choice cuts a fused kernel by rows where its neighbours' rows make that cheaper",
+          "[graph][split][auto][fusion]") {
+  // A 1x1 conv, SiLU (one fused kernel) and a 1x1 conv on a 112x112 image: on sw26010 the three are cut by the same
+  // rows; a residual LayerNorm alone on sw26010pro stays whole. Either way the outputs are --split off's.
+  json w = json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 112, 112], "init": {"uniform": [-1, 1], "seed": 1}},
+                "w1": {"shape": [96, 32, 1, 1], "init": {"uniform": [-0.1, 0.1], "seed": 2}, "constant": true},
+                "w2": {"shape": [32, 96, 1, 1], "init": {"uniform": [-0.1, 0.1], "seed": 3}, "constant": true}},
+    "ops": [{"type": "conv", "inputs": ["x", "w1"], "outputs": ["c"]},
+            {"type": "sigmoid", "inputs": ["c"], "outputs": ["s"]},
+            {"type": "mul", "inputs": ["c", "s"], "outputs": ["m"]},
+            {"type": "conv", "inputs": ["m", "w2"], "outputs": ["y"]}],
+    "outputs": ["y"]})");
+  struct Case {
+    Graph graph;
+    const char* preset;
+    std::size_t fused;
+    bool rows;
+  };
+  const std::vector<Case> cases{{test::graph_of(w), "sw26010", 1, true},
+                                {residual_layer_norm(1, 384, 256), "sw26010pro", 0, false}};
+  for (const Case& c : cases) {
+    INFO(c.preset);
+    const Arch arch = Arch::preset(c.preset);
+    const FusedGraph f = fuse(c.graph, arch, StagingPolicy::kMethod);
+    REQUIRE(f.graph.ops()[c.fused].type == "fused");
+    SplitOptions options{.enabled = true};
+    options.cost_aware = true;
+    const SplitPlan plan = plan_split(f.graph, arch, options);
+    const bool cut = plan.ops[c.fused] && plan.ops[c.fused]->axis.rule == kFusedRowsRule;
+    CHECK(cut == c.rows);
+    CHECK((plan.choices[c.fused].placement.rfind(kFusedRowsRule, 0) == 0) == c.rows);
+    MachineOptions one;
+    one.threads = 1;
+    Machine m(arch, one), n(arch, one);
+    ExecuteOptions automatic, off;
+    automatic.split = options;
+    const ExecutionResult chosen = execute(f.graph, m, automatic), whole = execute(f.graph, n, off);
+    CHECK(chosen.outputs.at("y") == whole.outputs.at("y"));
+  }
 }

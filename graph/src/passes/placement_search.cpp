@@ -75,9 +75,7 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
   const std::size_t groups = plan.memories;
   std::vector<Candidate> out{whole_candidate(graph, op, model, groups)};
   for (const SplitAxis& axis : split_axes(graph, op)) {
-    // A fused kernel's rows are not offered: the estimate prices the gathers its consumers then need too low
-    // (EfficientNet-B0 chose them and ran 2% slower on both presets, docs/splitting.md).
-    if (axis.extent < 2 || axis.rule == kFusedRowsRule) continue;
+    if (axis.extent < 2) continue;
     std::optional<OpSplit> s = split_along(graph, op, axis, plan, arch);
     if (!s) continue;
     const bool seen = std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
