@@ -102,7 +102,7 @@ struct SplitRunRecord {
   std::string rounding;
   bool constant_packs = false;
   std::size_t ops_split = 0;
-  double estimated_cycles = 0;  ///< the cost-aware choice's estimate of the run (mode "auto")
+  double estimated_cycles = 0;  ///< the plan's estimate of the run (the choice's, or the rule's priced)
   /// Constants read by whole ops, held in every core group's memory: how many, and the bytes of their extra copies.
   std::size_t replicated_constants = 0;
   std::uint64_t replicated_bytes = 0;

@@ -108,9 +108,10 @@ struct SplitPlan {
   std::uint32_t memories = 1;               ///< M
   std::uint32_t cores = 1;                  ///< C
   std::vector<std::optional<OpSplit>> ops;  ///< per op of the graph; nullopt: runs whole on every group
-  /// Per op, with options.cost_aware (else empty).
+  /// Per op: the placement chosen (options.cost_aware) or the rule's, priced (no runner-up); empty when nothing is
+  /// placed (one memory, or split off).
   std::vector<PlacementChoice> choices;
-  double estimated_cycles = 0;  ///< the chosen plan's total, with options.cost_aware
+  double estimated_cycles = 0;  ///< the plan's estimated total (chosen or the rule's)
   nlohmann::json to_json() const;
 };
 
