@@ -42,7 +42,7 @@ void read_run(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size
 
 void read_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, std::span<const Run> runs,
                std::span<f16* const> to, std::source_location site) {
-  if (buf.size() < 4) throw std::logic_error("read_runs: the buffer must hold at least 4 elements");
+  if (buf.size() < 3) throw std::logic_error("read_runs: the buffer must hold at least 3 elements");
   for (std::size_t i = 0; i < runs.size();) {
     // The longest stretch of runs of this length, each the same pitch after the one before, that get_block reads
     // as one block within buf.

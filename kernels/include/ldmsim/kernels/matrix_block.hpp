@@ -170,7 +170,8 @@ double block_read_cost(const Core& core, DevicePtr<const f16> base, std::size_t 
 /// one length, each the same pitch after the one before, go as one block read (get_block: one strided request, or
 /// the span) as many as buf holds, when that costs the engine less than a request per run (a strided request pays
 /// per block too: on some engines more than the runs' own requests); any other run is read on its own, in pieces
-/// of buf. buf holds at least 4 elements (std::logic_error otherwise). Blocks until done.
+/// of buf (a widened read of one element takes 3). buf holds at least 3 elements (std::logic_error otherwise).
+/// Blocks until done.
 void read_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, std::span<const Run> runs,
                std::span<f16* const> to, std::source_location site = std::source_location::current());
 
