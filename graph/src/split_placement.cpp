@@ -89,6 +89,30 @@ bool same_word_parity(const DeviceTensor& box, const Layout& own) {
          b.chw_pitch % 2 == own.chw_pitch % 2 && own.chw_pitch % 2 == 0;
 }
 
+/// Rows `r` of `whole` (a copy of a 4-D tensor of shape `shape` whose logical elements lie in C order) as a box in
+/// the view `want` at the copy's plane pitch; nullopt when that view cuts a plane or the box's words would lie
+/// otherwise than `want`'s own layout has them. A box read (`read_only`) ends where the copy does; a box written
+/// keeps its layout's extent (whole planes: a writer's store counts them), which the copy has room for.
+std::optional<DeviceTensor> row_box_of(const DeviceTensor& whole, const Shape& shape, const TensorRegion& r,
+                                       const PaddingPlan& want, bool read_only) {
+  if (!whole.layout().only_tail_padded()) return std::nullopt;
+  const std::uint64_t columns = shape[3];
+  std::optional<Layout> l = plane_pitched(want.layout, (r.end - r.begin) * columns, shape[2] * columns);
+  if (!l) return std::nullopt;
+  if (read_only) {  // its last plane's rows end before that plane does
+    l->total = std::min(l->total, whole.layout().total - r.begin * columns);
+  } else if (r.begin * columns + l->total > whole.layout().total) {
+    return std::nullopt;
+  }
+  DeviceTensor box = whole;
+  box.plan = want;
+  box.plan.layout = *l;
+  box.owns_padding = false;
+  box.ptr = whole.ptr + r.begin * columns;
+  if (!same_word_parity(box, want.layout)) return std::nullopt;
+  return box;
+}
+
 /// One device copy of (a part of) a tensor.
 struct Copy {
   DeviceTensor tensor;
@@ -108,6 +132,8 @@ struct Copy {
   /// The allocation to release when it is not `tensor` itself (a margin buffer's planes start past a lead).
   std::optional<DeviceTensor> allocation;
   std::optional<MarginPlanes> margins;  ///< a margin buffer's planes
+  /// A box of a whole copy in its reader's own view at the copy's pitches (rows read in place): read as it is.
+  bool pitched = false;
 };
 
 /// The cycle a step must wait for before it reads `c`: none for whole-machine work reading a copy whole-machine
@@ -241,7 +267,20 @@ class SplitPlacement final : public Placement {
   /// A copy of region `r` of tensor `t` in group g's memory (whole: anywhere) laid out as `want`, re-laid out or
   /// gathered on group g, or on the whole machine into group 0's memory for a whole op (`whole_machine`), as the
   /// whole-machine placement re-lays out.
-  const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want, bool whole_machine = false);
+  const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want, bool whole_machine = false,
+                     bool in_place_rows = false);
+  /// Rows `r` of a whole copy of tensor `t` (one in g's memory first) as a box of it, in the reader's view `want` at
+  /// the copy's plane pitch (rows_in_place); nullopt when there is no such copy or the layouts do not allow it.
+  std::optional<Copy> row_view(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) const;
+  /// True when every piece of `s` (rows_into_one) can write its rows as a box of one natural output allocated on a
+  /// transaction.
+  bool rows_fit_one_output(const OpNode& op, const OpSplit& s);
+  /// The natural layout of 4-D `y` with a plane of room after it: its pieces' boxes keep whole planes.
+  PaddingPlan one_output(const TensorNode& y) const {
+    PaddingPlan p = natural(y.shape, y.dtype);
+    p.layout.total += y.shape[2] * y.shape[3];
+    return p;
+  }
   /// Runs a re-layout or gather on group g, or on every group (`whole_machine`), after `ready`; its end.
   template <typename Work>
   Cycle run_on(int g, bool whole_machine, Cycle ready, Work work) {
@@ -460,8 +499,31 @@ void SplitPlacement::fill_margins(std::size_t t, Copy& c) {
   c.gathered = true;
 }
 
+bool SplitPlacement::rows_fit_one_output(const OpNode& op, const OpSplit& s) {
+  const TensorNode& y = graph_.tensor(op.outputs[0]);
+  const DeviceTensor whole{y.name, DevicePtr<f16>(DeviceAddr{0}), one_output(y)};
+  for (std::size_t gi = 0; gi < views_.size(); ++gi) {
+    if (s.blocks[gi].first == s.blocks[gi].second) continue;
+    const GroupPiece& p = piece(op, static_cast<int>(gi));
+    const auto kept = static_cast<std::size_t>(std::count(p.work.dropped.begin(), p.work.dropped.end(), false));
+    if (!row_box_of(whole, y.shape, p.work.regions[op.inputs.size()], wanted(*p.bound, kept), false)) return false;
+  }
+  return true;
+}
+
+std::optional<Copy> SplitPlacement::row_view(std::size_t t, const TensorRegion& r, int g,
+                                             const PaddingPlan& want) const {
+  const Copy* whole = find_copy(t, TensorRegion{}, g, nullptr);
+  if (whole == nullptr) return std::nullopt;
+  const std::optional<DeviceTensor> box = row_box_of(whole->tensor, graph_.tensor(t).shape, r, want, true);
+  if (!box) return std::nullopt;
+  Copy c{*box, whole->group, r, whole->ready, false, whole->per_group, true};
+  c.pitched = true;
+  return c;
+}
+
 const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want,
-                                   bool whole_machine) {
+                                   bool whole_machine, bool in_place_rows) {
   const TensorNode& node = graph_.tensor(t);
   // A copy of exactly this part in the wanted placement: in g's memory if there is one, else read in place.
   if (const Copy* c = find_copy(t, r, g, &want); c != nullptr && (c->group == g || r.whole)) return *c;
@@ -471,6 +533,10 @@ const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, 
       fill_margins(t, c);
       return c;
     }
+  }
+  // Rows of a whole copy, read where it lies (remotely where that is another group's memory).
+  if (in_place_rows && !whole_machine) {
+    if (std::optional<Copy> box = row_view(t, r, g, want)) return keep(t, std::move(*box));
   }
   // The same part in another placement: re-laid out on g.
   if (const Copy* c = find_copy(t, r, g, nullptr); c != nullptr) {
@@ -577,7 +643,9 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
   std::vector<PieceRun> runs;
   // An attention kernel cut by heads: every piece writes its heads' Y into one tensor in core group 0's memory,
   // which its readers then find whole (docs/splitting.md, "Attention by heads").
-  const bool shared_outputs = s.axis.rule == kHeadsRule;
+  // Rows written into one output (rows_into_one): every piece's rows a box of it, where the layouts allow that.
+  const bool into_one = s.whole_output && rows_fit_one_output(op, s);
+  const bool shared_outputs = s.axis.rule == kHeadsRule || into_one;
   std::vector<DeviceTensor> shared;
   for (std::size_t gi = 0; gi < views_.size(); ++gi) {
     const int g = static_cast<int>(gi);
@@ -590,19 +658,23 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (p.work.dropped[k]) continue;
       const PaddingPlan want = wanted(*p.bound, run.in.size());
-      const Copy& c = obtain(op.inputs[k], p.work.regions[k], g, want);
+      const Copy& c =
+          obtain(op.inputs[k], p.work.regions[k], g, want, false, rows_in_place(graph_, op, k, p.work.regions[k]));
       run.in.push_back(c.tensor);
-      // The consumer's own view of the copy (a margin buffer keeps its planes' pitches).
-      if (!c.margins) run.in.back().plan = want;
+      // The consumer's own view of the copy (a margin buffer and a box of a whole copy keep their pitches).
+      if (!c.margins && !c.pitched) run.in.back().plan = want;
       ready = std::max(ready, c.ready);
     }
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
       const PaddingPlan own = wanted(*p.bound, run.in.size() + k);
       const std::size_t t = op.outputs[k];
       if (shared_outputs) {
-        if (shared.size() == k) shared.push_back(allocate(view(0), graph_.tensor(t).name, own));
+        const TensorNode& node = graph_.tensor(t);
+        if (shared.size() == k) shared.push_back(allocate(view(0), node.name, into_one ? one_output(node) : own));
         run.margins.emplace_back();
-        run.out.push_back(shared[k]);
+        run.out.push_back(into_one
+                              ? *row_box_of(shared[k], node.shape, p.work.regions[op.inputs.size() + k], own, false)
+                              : shared[k]);
         continue;
       }
       run.margins.push_back(s.axis.reduces ? std::nullopt
@@ -623,8 +695,13 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
   Cycle shared_ready = 0;  // every piece's end: a shared output is complete then
   for (const PieceRun& run : runs) shared_ready = std::max(shared_ready, machine_.group_clock(run.g));
   for (std::size_t k = 0; k < shared.size(); ++k) {
-    results[k].push_back(Copy{shared[k], 0, TensorRegion{}, shared_ready});
-    layouts[shared[k].name] = shared[k].plan.describe();
+    Copy& c = results[k].emplace_back(Copy{shared[k], 0, TensorRegion{}, shared_ready});
+    if (into_one) {  // read as the natural layout its room follows
+      c.allocation = shared[k];
+      const TensorNode& y = graph_.tensor(op.outputs[k]);
+      c.tensor.plan = natural(y.shape, y.dtype);
+    }
+    layouts[shared[k].name] = c.tensor.plan.describe();
   }
   for (const PieceRun& run : runs) {
     const GroupPiece& p = *run.piece;
@@ -695,6 +772,8 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     keep(op.outputs[k], activate_sum(op, std::move(live.front())));
   }
   OpRecord& r = s_.record(op, s0, machine_.stats(), std::move(layouts));
+  // The op's own kernel did not run, its pieces' did: what it kept from an earlier run is not this run's.
+  r.metrics = nullptr;
   std::vector<int> groups;
   for (std::size_t g = 0; g < s.blocks.size(); ++g)
     if (s.blocks[g].first != s.blocks[g].second) groups.push_back(static_cast<int>(g));

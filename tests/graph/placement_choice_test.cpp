@@ -128,6 +128,43 @@ TEST_CASE("a gather is priced as its reads, waiting on the link where remote, th
   CHECK(model.exchange(g, t, rows, plane).cycles < model.exchange(g, t, rows, band).cycles);
 }
 
+TEST_CASE("rows a pointwise conv reads in place cost their link time and their shorter runs, not a gather",
+          "[graph][split][auto]") {
+  // t [1, 16, 32, 32] held whole in group 0's memory; a 1x1 conv's piece on group 1 needs rows 8-15 of it. Read
+  // in place: the link carries the 8 KiB, and the engine reads runs of 8 rows (512 B) a plane apart instead of its
+  // typical requests; no launch, no writes. A 3x3 conv's piece gathers them.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 16, 32, 32], "init": {"normal": [0, 1], "seed": 1}},
+                "w1": {"shape": [16, 16, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 2}},
+                "w3": {"shape": [16, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 3}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["t"]},
+            {"type": "conv", "inputs": ["t", "w1"], "outputs": ["y1"]},
+            {"type": "conv", "inputs": ["t", "w3"], "outputs": ["y3"], "attrs": {"pad": 1}}],
+    "outputs": ["y1", "y3"]})"));
+  const std::size_t t = g.ops()[0].outputs[0];
+  Arch arch = Arch::preset("sw26010");
+  arch.name = "priced";  // not a preset: no calibration
+  const PlacementCostModel model(arch);
+  std::vector<std::optional<TensorRegion>> need(4);
+  need[1] = TensorRegion{false, 2, 8, 16};
+  const double bytes = 16 * 8 * 32 * 2;
+  const double link = bytes / arch.dma.remote.bytes_per_cycle;
+  const double in_place = model.exchange(g, t, TensorHolding{}, need, false, false, &g.ops()[1]).cycles;
+  const double gathered = model.exchange(g, t, TensorHolding{}, need, false, false, &g.ops()[2]).cycles;
+  CHECK(in_place > link);  // the link, and runs shorter than the engine's typical request
+  CHECK(in_place < gathered);
+  CHECK(gathered == model.exchange(g, t, TensorHolding{}, need).cycles);  // no reader: a gather
+  // The rows in the piece's own memory: only the shorter runs.
+  std::vector<std::optional<TensorRegion>> own(4);
+  own[0] = TensorRegion{false, 2, 8, 16};
+  const double local = model.exchange(g, t, TensorHolding{}, own, false, false, &g.ops()[1]).cycles;
+  CHECK(local > 0);
+  CHECK(local == Approx(in_place - link));
+  // Wanted in another layout (re-laid out where it is): priced as before, whoever reads it.
+  CHECK(model.exchange(g, t, TensorHolding{}, need, false, true, &g.ops()[1]).cycles ==
+        model.exchange(g, t, TensorHolding{}, need, false, true).cycles);
+}
+
 TEST_CASE("one whole matrix product reads its smaller operand whole on every group", "[graph][split][auto]") {
   // fc of x [1, 2048] (4 KiB) by W [256, 2048] (1 MiB): the kernel deals W's output columns to the groups, so each
   // group reads a quarter of W and all of x; a batch of matrices (matmul [8, 64, 64] x [8, 64, 64]) is dealt by

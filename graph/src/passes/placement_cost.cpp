@@ -61,6 +61,14 @@ double overlap_bytes(const TensorNode& tensor, const TensorRegion& need, const T
   return region_bytes(tensor, TensorRegion{false, need.axis, begin, end});
 }
 
+/// True when `reader`'s pieces read region `r` of its input `t` in place from a whole copy (rows_in_place).
+bool reads_rows_in_place(const Graph& graph, const OpNode* reader, std::size_t t, const TensorRegion& r) {
+  if (reader == nullptr) return false;
+  const auto k =
+      static_cast<std::size_t>(std::find(reader->inputs.begin(), reader->inputs.end(), t) - reader->inputs.begin());
+  return k < reader->inputs.size() && rows_in_place(graph, *reader, k, r);
+}
+
 bool same(const TensorRegion& a, const TensorRegion& b) {
   return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
 }
@@ -201,6 +209,20 @@ Estimate PlacementCostModel::whole(const Graph& graph, const OpNode& op) const {
   return slower(local, priced(load, cls, kernel));
 }
 
+Estimate PlacementCostModel::rows_into_one_store(const Graph& graph, const OpNode& op, const TensorRegion& rows,
+                                                 const GroupLoad& load, bool remote) const {
+  // Its rows of each plane are a run of their own in the whole output: the store puts runs that short instead of
+  // the typical requests the kernel priced for a buffer of its own; where the output lies in another group's memory
+  // they cross the link after the rows are computed (a store waits for its block's products), so the link time adds.
+  const Shape& y = graph.tensor(op.outputs[0]).shape;
+  const double run = static_cast<double>((rows.end - rows.begin) * y[3] * 2);
+  Estimate e;
+  e.terms.local = std::max(0.0, load.write_bytes * (1 / rate(DmaOp::kPut, run) - 1 / write_bytes_per_cycle_));
+  e.terms.remote = remote && remote_bytes_per_cycle_ > 0 ? load.write_bytes / remote_bytes_per_cycle_ : 0;
+  e.cycles = e.terms.local + e.terms.remote;
+  return e;
+}
+
 Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const OpSplit& s) const {
   const CostClass cls = cost_class(graph, op);
   Estimate slowest;
@@ -250,7 +272,9 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
     GroupLoad load = piece_load(graph, op, regions, fraction);
     // An attention kernel's pieces write their heads' Y into one tensor in group 0's memory.
     if (s.axis.rule == kHeadsRule && group != 0) load.remote_bytes += load.write_bytes;
-    slowest = slower(slowest, priced(load, cls, kernel));
+    Estimate e = priced(load, cls, kernel);
+    if (s.whole_output) e += rows_into_one_store(graph, op, w.regions[op.inputs.size()], load, group != 0);
+    slowest = slower(slowest, e);
   }
   if (!s.axis.reduces) return slowest;
   // The tree's levels between groups: an add of two partials on the left group, one of them remote.
@@ -275,7 +299,7 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
 
 Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
                                       const std::vector<std::optional<TensorRegion>>& need, bool whole_machine,
-                                      bool relayout) const {
+                                      bool relayout, const OpNode* reader) const {
   const TensorNode& tensor = graph.tensor(t);
   const Shape& shape = tensor.shape;
   double slowest = 0;
@@ -303,6 +327,16 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       // On the whole machine: each group a share, groups other than the copy's reading and writing it remotely.
       const double share = region_bytes(tensor, r) / static_cast<double>(need.size());
       in_place(share, need.size() > 1 ? share : 0, need.size() > 1 ? share : 0);
+      continue;
+    }
+    if (!whole_machine && !relayout && whole_copy && reads_rows_in_place(graph, reader, t, r)) {
+      // The piece reads its rows where the whole copy lies: over the link when that is another group's memory,
+      // and as runs of its rows of each plane instead of the typical requests its kernel priced.
+      const bool own_copy = held.whole ? g == 0 : held.groups[g] && held.groups[g]->whole;
+      const double bytes = region_bytes(tensor, r);
+      const double run = bytes / static_cast<double>(shape.product(0, r.axis));
+      const double shorter = std::max(0.0, bytes * (1 / rate(DmaOp::kGet, run) - get_cycles_per_byte));
+      slowest = std::max(slowest, shorter + (own_copy ? 0.0 : link(bytes)));
       continue;
     }
     double local = 0;

@@ -50,7 +50,8 @@ Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const
   c.needs.assign(op.inputs.size(), std::vector<std::optional<TensorRegion>>(groups));
   c.holds.assign(op.outputs.size(), TensorHolding{});
   // An attention kernel's pieces write their heads' Y into one tensor in group 0's memory: held whole.
-  const bool shared_outputs = s.axis.rule == kHeadsRule;
+  // A split written into one whole output (rows_into_one) likewise.
+  const bool shared_outputs = s.axis.rule == kHeadsRule || s.whole_output;
   for (TensorHolding& h : c.holds) {
     if (!s.axis.reduces && !shared_outputs) h = TensorHolding{false, std::vector<std::optional<TensorRegion>>(groups)};
   }
@@ -85,16 +86,24 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
     if (seen) continue;
     Candidate c = split_candidate(graph, op, std::move(*s), model, groups);
     if (!std::isfinite(c.own.cycles)) continue;  // a split whose pieces cannot run
-    const std::size_t same_rule = static_cast<std::size_t>(std::count_if(
-        out.begin(), out.end(), [&](const Candidate& o) { return o.split && o.split->axis.rule == axis.rule; }));
+    const auto of_rule = [&](const Candidate& o) {
+      return o.split && o.split->axis.rule == axis.rule && !o.split->whole_output;
+    };
+    const auto same_rule = static_cast<std::size_t>(std::count_if(out.begin(), out.end(), of_rule));
     c.label = same_rule == 0 ? axis.rule : fmt::format("{} (axis {})", axis.rule, axis.axis);
     if (same_rule == 1) {  // name the first one's axis too, now that there are two
       for (Candidate& o : out) {
-        if (o.split && o.split->axis.rule == axis.rule)
-          o.label = fmt::format("{} (axis {})", axis.rule, o.split->axis.axis);
+        if (of_rule(o)) o.label = fmt::format("{} (axis {})", axis.rule, o.split->axis.axis);
       }
     }
+    std::optional<OpSplit> into_one = rows_into_one(graph, op, *c.split);
+    const std::string label = c.label;
     out.push_back(std::move(c));
+    if (into_one) {
+      Candidate one = split_candidate(graph, op, std::move(*into_one), model, groups);
+      one.label = label + " into one";
+      if (std::isfinite(one.own.cycles)) out.push_back(std::move(one));
+    }
   }
   // Whole on one group, its tensors in that group's memory: no remote reads, a group's cores.
   if (!op.bound->reinterprets_input()) {
@@ -132,7 +141,7 @@ class PlanPricer {
           std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
       const Candidate& from = cands_[*t.producer][state[*t.producer]];
       const bool relayout = std::find(relaid_[i].begin(), relaid_[i].end(), op.inputs[k]) != relaid_[i].end();
-      const Estimate e = model_.exchange(graph_, op.inputs[k], from.holds[out], c.needs[k], !c.split, relayout);
+      const Estimate e = model_.exchange(graph_, op.inputs[k], from.holds[out], c.needs[k], !c.split, relayout, &op);
       cost.cycles += e.cycles;
       cost.terms.exchange += e.terms.exchange;
     }

@@ -53,10 +53,12 @@ class PlacementCostModel {
   /// Cycles to give each group `need[g]` of tensor `t` (nullopt: nothing) when it is held as `held`: one gather per
   /// group that lacks a copy of exactly its region, the groups in parallel; for a whole op (`whole_machine`), its
   /// input gathered into group 0's memory by every group, a share each. With `relayout` (the consumer wants `t` in
-  /// another layout than its producer wrote), a copy read in place is re-laid out where it is.
+  /// another layout than its producer wrote), a copy read in place is re-laid out where it is. With `reader` (the
+  /// op that needs `t`), rows its pieces read in place from a whole copy (rows_in_place) cost no gather: their link
+  /// time, and their runs' cost to the engine over that of typical requests.
   Estimate exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
                     const std::vector<std::optional<TensorRegion>>& need, bool whole_machine = false,
-                    bool relayout = false) const;
+                    bool relayout = false, const OpNode* reader = nullptr) const;
   /// Whose factors price `op`.
   static CostClass cost_class(const Graph& graph, const OpNode& op);
   const Arch& arch() const { return arch_; }
@@ -68,6 +70,10 @@ class PlacementCostModel {
   /// scaled by `cls`'s factors. With `kernel` (the kernel's own estimate of its local work), that is the compute
   /// term and there is no local one: the kernel priced its compute and local DMA together.
   Estimate priced(const GroupLoad& load, CostClass cls, std::optional<double> kernel = std::nullopt) const;
+  /// What a piece of rows written into one output (rows_into_one) adds to its kernel's estimate: its store's
+  /// shorter puts, and their link time where the output is in another group's memory (`remote`).
+  Estimate rows_into_one_store(const Graph& graph, const OpNode& op, const TensorRegion& rows, const GroupLoad& load,
+                               bool remote) const;
   /// The kernel's own estimate of `bound` on `arch` (convs on the matrix engine), else nullopt.
   std::optional<double> kernel_cycles(const BoundOp& bound, CostClass cls, const Arch& arch) const;
 

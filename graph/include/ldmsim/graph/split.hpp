@@ -101,6 +101,9 @@ struct OpSplit {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
   /// Per op tensor (inputs, then outputs): the pieces' regions of that tensor, for its tags.
   std::vector<std::vector<TensorRegion>> tensor_pieces;
+  /// The pieces write their rows into one whole output in core group 0's memory (a conv cut by rows whose readers
+  /// want it whole: docs/splitting.md, "Rows written into one tensor"); the cost-aware choice only.
+  bool whole_output = false;
 };
 
 struct SplitPlan {
@@ -130,6 +133,14 @@ Shape region_shape(const Shape& whole, const TensorRegion& r);
 /// conv too: the producer then writes into the middle of the consumer's buffer and only the halo rows move
 /// (docs/splitting.md, "Margin rows").
 bool margin_rows(const Graph& graph, std::size_t t, const TensorRegion& held, const TensorRegion& need);
+/// True when a piece of `consumer` (a pointwise conv cut by rows) may read `need`, rows of its data input `k` (X or
+/// the residual: 4-D, of an even width), in place from a whole copy of that input in any group's memory, as a box
+/// at the copy's plane pitch, instead of gathering them first (docs/splitting.md, "Rows read in place").
+bool rows_in_place(const Graph& graph, const OpNode& consumer, std::size_t k, const TensorRegion& need);
+/// `s` (a conv on the matrix engine cut by its output's rows, 4-D of an even width) as pieces that write their rows
+/// into one whole output in core group 0's memory, boxes of it at its plane pitch; nullopt when `s` is not such a
+/// cut.
+std::optional<OpSplit> rows_into_one(const Graph& graph, const OpNode& op, const OpSplit& s);
 /// The sub-op a piece runs: `op`'s kind bound to the piece's inputs (`work.regions`, the dropped left out) and
 /// attributes (`work.attrs`; a reduction's pieces without the activation, which applies to their sum). Throws the
 /// kind's ConfigError when it refuses them.

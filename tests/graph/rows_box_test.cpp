@@ -1,0 +1,133 @@
+// Rows as boxes of a whole tensor (docs/splitting.md, "Rows read in place" and "Rows written into one tensor"):
+// which ops and inputs qualify, and an inverted-residual block whose cost-aware plan uses both, against the run
+// without splits: the same outputs, no gather before the pieces that read in place, none after the pieces that write
+// into one tensor, no checking report, the same trace on two host threads.
+#include <catch2/catch.hpp>
+
+#include "fusion_support.hpp"
+#include "ldmsim/graph/split.hpp"
+#include "ldmsim/runtime/check.hpp"
+#include "trace_bytes.hpp"
+
+using namespace ldmsim;
+using nlohmann::json;
+
+namespace {
+
+/// x -> 1x1 conv -> t -> 1x1 conv to `expand` channels, clip -> depthwise 3x3 conv, clip -> 1x1 conv to 32, + t.
+json inverted_residual(std::uint64_t width, std::uint64_t expand = 96) {
+  json w = json::parse(R"({
+    "tensors": {"x": {"init": {"normal": [0, 1], "seed": 1}},
+                "w0": {"shape": [32, 32, 1, 1], "init": {"uniform": [-0.2, 0.2], "seed": 2}},
+                "w1": {"init": {"uniform": [-0.2, 0.2], "seed": 3}},
+                "w2": {"init": {"uniform": [-0.3, 0.3], "seed": 4}},
+                "w3": {"init": {"uniform": [-0.08, 0.08], "seed": 5}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w0"], "outputs": ["t"]},
+            {"type": "conv", "inputs": ["t", "w1"], "outputs": ["c1"]},
+            {"type": "clip", "inputs": ["c1"], "outputs": ["r1"], "attrs": {"min": 0, "max": 6}},
+            {"type": "conv", "inputs": ["r1", "w2"], "outputs": ["c2"], "attrs": {"pad": 1}},
+            {"type": "clip", "inputs": ["c2"], "outputs": ["r2"], "attrs": {"min": 0, "max": 6}},
+            {"type": "conv", "inputs": ["r2", "w3"], "outputs": ["c3"]},
+            {"type": "add", "inputs": ["c3", "t"], "outputs": ["y"]}],
+    "outputs": ["y"]})");
+  w["tensors"]["x"]["shape"] = {1, 32, 28, width};
+  w["tensors"]["w1"]["shape"] = {expand, 32, 1, 1};
+  w["tensors"]["w2"]["shape"] = {expand, 1, 3, 3};
+  w["tensors"]["w3"]["shape"] = {32, expand, 1, 1};
+  w["ops"][3]["attrs"]["groups"] = expand;
+  return w;
+}
+
+struct Run {
+  ExecutionResult result;
+  std::string trace;
+  std::string reports;
+};
+
+Run run(const Graph& g, const Arch& arch, bool cost_aware, unsigned threads = 1, bool checks = false) {
+  MachineOptions options;
+  options.threads = threads;
+  Machine m(arch, options);
+  if (checks) enable_checks(m, CheckSet{.races = true, .init = true, .bounds = true});
+  ExecuteOptions exec;
+  exec.split = SplitOptions{.enabled = cost_aware, .cost_aware = cost_aware};
+  Run r{execute(g, m, exec), test::trace_bytes(m, "rows_box_test"), {}};
+  for (const CheckReport& report : check_reports(m)) r.reports += format_check_report(report) + "\n";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("rows are read in place by pointwise convs, and written into one tensor by convs on the matrix engine",
+          "[graph][split]") {
+  const Graph g = test::graph_of(inverted_residual(28));
+  const TensorRegion rows{false, 2, 7, 14};
+  const OpNode& expand = g.ops()[1];     // 1x1 conv
+  const OpNode& depthwise = g.ops()[3];  // 3x3, one group per channel
+  const OpNode& project = g.ops()[5];    // 1x1 conv
+  CHECK(rows_in_place(g, expand, 0, rows));
+  CHECK_FALSE(rows_in_place(g, expand, 1, rows));  // the weights
+  CHECK_FALSE(rows_in_place(g, expand, 0, TensorRegion{}));
+  CHECK_FALSE(rows_in_place(g, expand, 0, TensorRegion{false, 1, 0, 16}));  // channels, not rows
+  CHECK_FALSE(rows_in_place(g, depthwise, 0, rows));
+  CHECK(rows_in_place(g, project, 0, rows));
+  // An odd width would start rows on half words.
+  const Graph odd = test::graph_of(inverted_residual(27));
+  CHECK_FALSE(rows_in_place(odd, odd.ops()[1], 0, rows));
+
+  const Arch arch = Arch::preset("sw26010pro");
+  SplitPlan plan;
+  plan.memories = arch.core_groups;
+  plan.cores = arch.total_cores();
+  const auto cut = [&](const Graph& graph, const OpNode& op, const std::string& rule) {
+    for (const SplitAxis& axis : split_axes(graph, op)) {
+      if (axis.rule == rule) return split_along(graph, op, axis, plan, arch);
+    }
+    return std::optional<OpSplit>{};
+  };
+  const std::optional<OpSplit> by_rows = cut(g, expand, "conv-h");
+  REQUIRE(by_rows);
+  const std::optional<OpSplit> into_one = rows_into_one(g, expand, *by_rows);
+  REQUIRE(into_one);
+  CHECK(into_one->whole_output);
+  CHECK(into_one->tensor_pieces.back().empty());  // the output is held whole
+  CHECK(into_one->blocks == by_rows->blocks);
+  const std::optional<OpSplit> depthwise_rows = cut(g, depthwise, "conv-h");
+  REQUIRE(depthwise_rows);
+  CHECK_FALSE(rows_into_one(g, depthwise, *depthwise_rows));  // it writes its layout's whole extent
+  const std::optional<OpSplit> by_channels = cut(g, expand, "conv-k");
+  REQUIRE(by_channels);
+  CHECK_FALSE(rows_into_one(g, expand, *by_channels));
+  CHECK_FALSE(rows_into_one(odd, odd.ops()[0], *cut(odd, odd.ops()[0], "conv-h")));
+}
+
+TEST_CASE("the cost-aware plan reads rows where a whole copy lies and writes rows into one tensor, outputs unchanged",
+          "[graph][split][auto]") {
+  // On sw26010pro the expanding conv's pieces write their rows into one r1 in group 0's memory, which the depthwise
+  // conv (whole) reads as it would a whole op's output; the projection is cut by rows again, each piece reading its
+  // rows of r2 where the depthwise conv left it. Without the boxes each of those steps would be a gather.
+  const Arch arch = Arch::preset("sw26010pro");
+  const FusedGraph f = fuse(test::graph_of(inverted_residual(28)), arch, StagingPolicy::kMethod);
+  const Run chosen = run(f.graph, arch, true), whole = run(f.graph, arch, false);
+  const json& ops = chosen.result.stats["ops"];
+  REQUIRE(ops.size() == 4);  // conv, conv+clip, depthwise conv+clip, conv+add
+  CHECK(ops[1]["placement"]["placement"] == "conv-h into one");
+  CHECK(ops[2]["placement"]["placement"] == "whole");
+  CHECK(ops[3]["placement"]["placement"] == "conv-h");
+  CHECK(chosen.result.outputs.at("y") == whole.result.outputs.at("y"));
+  // Checking mode finds no read of unwritten bytes, out of bounds or racing in the boxes.
+  const Run checked = run(f.graph, arch, true, 1, true);
+  CHECK(checked.reports.empty());
+  CHECK(checked.result.outputs.at("y") == chosen.result.outputs.at("y"));
+  // The whole conv after the pieces moves what it moves after a whole op: no gather of r1 first.
+  CHECK(ops[2]["dma_bytes"] == whole.result.stats["ops"][2]["dma_bytes"]);
+  // The projection reads r2 once (its rows on each group): less than the whole op moves, where a gather would read
+  // and write r2 again (150 KB) first.
+  CHECK(ops[3]["dma_bytes"].get<std::uint64_t>() < whole.result.stats["ops"][3]["dma_bytes"].get<std::uint64_t>());
+  CHECK(chosen.result.stats["cycles"].get<std::uint64_t>() < whole.result.stats["cycles"].get<std::uint64_t>());
+  // Two host threads, after the runs above in this process: the same trace, stats and outputs.
+  const Run two = run(f.graph, arch, true, 2);
+  CHECK(two.trace == chosen.trace);
+  CHECK(two.result.stats == chosen.result.stats);
+  CHECK(two.result.outputs.at("y") == chosen.result.outputs.at("y"));
+}
