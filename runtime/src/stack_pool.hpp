@@ -16,6 +16,9 @@ void check_stack_budget(std::size_t stacks, std::string_view what);
 
 class StackPool {
  public:
+  /// Bytes at the top of a stack committed when its fiber is made: its record and the frames every core's loop
+  /// and a kernel's DMA calls reach.
+  static constexpr std::size_t kCommittedTopBytes = 8192;
   StackPool(std::size_t stacks, std::size_t stack_bytes);
   ~StackPool();
   StackPool(const StackPool&) = delete;
