@@ -384,7 +384,9 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
 const Copy* SplitPlacement::find_copy(std::size_t t, const TensorRegion& r, int g, const PaddingPlan* want) const {
   const Copy* best = nullptr;
   for (const Copy& c : held_[t]) {
-    if (c.filled || !same_region(c.region, r)) continue;
+    // A box of a whole copy was made for the reader that asked for it (rows read in place): another reader
+    // re-laying it out would read it at its pitches, often remotely, where a gather of the rows costs less.
+    if (c.filled || c.pitched || !same_region(c.region, r)) continue;
     if (want != nullptr && !c.tensor.layout().same_placement(want->layout)) continue;
     if (c.group == g) return &c;
     if (best == nullptr) best = &c;

@@ -131,3 +131,37 @@ TEST_CASE("the cost-aware plan reads rows where a whole copy lies and writes row
   CHECK(two.result.stats == chosen.result.stats);
   CHECK(two.result.outputs.at("y") == chosen.result.outputs.at("y"));
 }
+
+TEST_CASE("a box read in place is the 1x1 conv's alone: another reader of those rows gathers them", "[graph][split]") {
+  // t is whole (softmax runs whole); the 1x1 conv's pieces read their rows of t in place, then the relu, cut by the
+  // same rows, needs them too. It gathers them as it would without the conv before it, instead of re-laying out
+  // the conv's boxes (read at the whole copy's pitches, mostly remotely: 4x the cycles).
+  const auto graph = [](bool with_conv) {
+    json w = json::parse(R"({
+      "tensors": {"x": {"shape": [1, 16, 64, 8], "init": {"normal": [0, 1], "seed": 1}},
+                  "w": {"shape": [8, 16, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 2}}},
+      "ops": [{"type": "softmax", "inputs": ["x"], "outputs": ["t"], "attrs": {"axis": 1}},
+              {"type": "conv", "inputs": ["t", "w"], "outputs": ["y1"]},
+              {"type": "relu", "inputs": ["t"], "outputs": ["y2"]}],
+      "outputs": ["y1", "y2"]})");
+    if (!with_conv) w["ops"].erase(1), w["outputs"].erase(0);
+    return test::graph_of(w);
+  };
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = Arch::preset(preset);
+    MachineOptions one;
+    one.threads = 1;
+    ExecuteOptions on;
+    on.split = SplitOptions{.enabled = true};
+    Machine a(arch, one), b(arch, one);
+    const ExecutionResult both = execute(graph(true), a, on), alone = execute(graph(false), b, on);
+    REQUIRE(both.stats["ops"][1]["split"]["rule"] == "conv-h");
+    REQUIRE(both.stats["ops"][2]["split"]["rule"] == alone.stats["ops"][1]["split"]["rule"]);
+    CHECK(both.outputs.at("y2") == alone.outputs.at("y2"));
+    const auto relu_cycles = [](const ExecutionResult& r, std::size_t i) {
+      return static_cast<double>(r.stats["ops"][i]["cycles"].get<std::uint64_t>());
+    };
+    CHECK(relu_cycles(both, 2) <= 1.2 * relu_cycles(alone, 1));
+  }
+}
