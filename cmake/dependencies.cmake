@@ -1,6 +1,28 @@
 # Third-party packages, all from Debian 12 (see scripts/install-deps.sh).
 find_package(Threads REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS fiber context)
+# Executables take Boost.Fiber and Boost.Context from their static archives where libboost-fiber-dev ships them:
+# every fiber switch asks boost::fibers::context::active() for a thread_local, and from a shared library each of
+# those asks __tls_get_addr (docs/benchmarks.md, "Boost.Fiber linked statically"). Shared objects (the Python module)
+# keep the shared libraries: Debian's archives are not position-independent.
+find_library(LDMSIM_BOOST_FIBER_ARCHIVE libboost_fiber.a)
+find_library(LDMSIM_BOOST_CONTEXT_ARCHIVE libboost_context.a)
+find_library(LDMSIM_BOOST_FILESYSTEM_ARCHIVE libboost_filesystem.a)  # Boost.Fiber's own dependency
+add_library(ldmsim_boost_fiber INTERFACE)
+if(LDMSIM_BOOST_FIBER_ARCHIVE AND LDMSIM_BOOST_CONTEXT_ARCHIVE AND LDMSIM_BOOST_FILESYSTEM_ARCHIVE)
+  set(ldmsim_is_executable "$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>")
+  target_link_libraries(
+    ldmsim_boost_fiber
+    INTERFACE "$<${ldmsim_is_executable}:${LDMSIM_BOOST_FIBER_ARCHIVE}>"
+              "$<${ldmsim_is_executable}:${LDMSIM_BOOST_CONTEXT_ARCHIVE}>"
+              "$<${ldmsim_is_executable}:${LDMSIM_BOOST_FILESYSTEM_ARCHIVE}>"
+              "$<$<NOT:${ldmsim_is_executable}>:Boost::fiber>"
+              "$<$<NOT:${ldmsim_is_executable}>:Boost::context>"
+              Threads::Threads)
+  target_include_directories(ldmsim_boost_fiber SYSTEM INTERFACE ${Boost_INCLUDE_DIRS})
+else()
+  target_link_libraries(ldmsim_boost_fiber INTERFACE Boost::fiber Boost::context)
+endif()
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)

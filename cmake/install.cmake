@@ -1,7 +1,7 @@
 # Install rules and the package config, so that find_package(ldmsim) works from an installed tree.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ldmsim ldmsim_sim ldmsim_dma ldmsim_trace ldmsim_trace_analysis ldmsim_runtime ldmsim_kernels ldmsim_graph ldmsim_frontends ldmsim_session ldmsim_stream ldmsim_athread ldmsim_athread_check
+install(TARGETS ldmsim ldmsim_boost_fiber ldmsim_sim ldmsim_dma ldmsim_trace ldmsim_trace_analysis ldmsim_runtime ldmsim_kernels ldmsim_graph ldmsim_frontends ldmsim_session ldmsim_stream ldmsim_athread ldmsim_athread_check
         EXPORT ldmsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

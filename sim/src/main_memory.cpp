@@ -27,8 +27,11 @@ MainMemory::MainMemory(std::uint32_t core_groups, std::uint64_t bytes_per_cg)
     : core_groups_(core_groups), bytes_per_cg_(bytes_per_cg), free_lists_(core_groups), allocated_in_cg_(core_groups) {
   const std::uint64_t total = bytes_per_cg_ * core_groups_;
   chunk_count_ = (total + kChunkBytes - 1) / kChunkBytes;
-  chunks_ = std::make_unique<std::atomic<std::byte*>[]>(chunk_count_);
-  for (std::uint64_t i = 0; i < chunk_count_; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
+  const std::size_t table_bytes = std::max<std::size_t>(chunk_count_, 1) * sizeof(std::byte*);
+  void* table = mmap(nullptr, table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (table == MAP_FAILED) throw std::bad_alloc();
+  chunk_table_ =
+      std::unique_ptr<std::byte*[], TableMapping>(static_cast<std::byte**>(table), TableMapping{table_bytes});
   for (std::uint32_t cg = 0; cg < core_groups_; ++cg)
     free_lists_[cg].emplace(kBase + cg * bytes_per_cg_, bytes_per_cg_);
 }
@@ -44,9 +47,11 @@ std::unique_lock<std::shared_mutex> MainMemory::write_lock() {
 }
 
 MainMemory::~MainMemory() {
-  for (std::uint64_t i = 0; i < chunk_count_; ++i) {
-    if (std::byte* chunk = chunks_[i].load(std::memory_order_relaxed)) munmap(chunk, kChunkBytes);
-  }
+  for (std::byte* chunk : committed_) munmap(chunk, kChunkBytes);
+}
+
+void MainMemory::TableMapping::operator()(std::byte** table) const {
+  munmap(table, bytes);
 }
 
 DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, int cg, std::string name) {
@@ -144,12 +149,14 @@ std::vector<Region> MainMemory::regions() const {
 }
 
 std::byte* MainMemory::chunk_for_write(std::uint64_t index) {
-  std::byte* chunk = chunks_[index].load(std::memory_order_acquire);
+  std::byte* chunk = chunk_slot(index).load(std::memory_order_acquire);
   if (chunk != nullptr) return chunk;
   void* fresh = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (fresh == MAP_FAILED) throw std::bad_alloc();
   std::byte* expected = nullptr;
-  if (chunks_[index].compare_exchange_strong(expected, static_cast<std::byte*>(fresh), std::memory_order_acq_rel)) {
+  if (chunk_slot(index).compare_exchange_strong(expected, static_cast<std::byte*>(fresh), std::memory_order_acq_rel)) {
+    const std::lock_guard lock(committed_mutex_);
+    committed_.push_back(static_cast<std::byte*>(fresh));
     return static_cast<std::byte*>(fresh);
   }
   munmap(fresh, kChunkBytes);  // another thread committed it first
@@ -224,7 +231,7 @@ std::size_t MainMemory::lent_regions() const {
 }
 
 void MainMemory::read_chunk(std::uint64_t offset, std::byte* out, std::size_t n) const {
-  const std::byte* chunk = chunks_[offset / kChunkBytes].load(std::memory_order_acquire);
+  const std::byte* chunk = chunk_slot(offset / kChunkBytes).load(std::memory_order_acquire);
   if (chunk != nullptr) {
     std::memcpy(out, chunk + offset % kChunkBytes, n);
   } else {
@@ -321,7 +328,7 @@ void MainMemory::release(DeviceAddr addr, std::uint64_t bytes) {
     // Zeroed when allocated again (clean), not when a run ends. Whole chunks too: their pages stay committed, since
     // zeroing them at reallocation costs a fraction of faulting them in again (split runs free and reallocate
     // every op's pieces in six windows: returning the pages doubled ResNet-50's host time).
-    if (chunks_[index].load(std::memory_order_acquire) != nullptr) mark_dirty(kBase + offset, n);
+    if (chunk_slot(index).load(std::memory_order_acquire) != nullptr) mark_dirty(kBase + offset, n);
     offset += n;
   }
 }
@@ -356,7 +363,7 @@ void MainMemory::clean(DeviceAddr addr, std::uint64_t bytes) {
     }
     const DeviceAddr from = std::max(piece, addr), to = std::min(piece_end, end);
     const std::uint64_t offset = from - kBase;  // one chunk: release records pieces within a chunk
-    if (std::byte* chunk = chunks_[offset / kChunkBytes].load(std::memory_order_acquire)) {
+    if (std::byte* chunk = chunk_slot(offset / kChunkBytes).load(std::memory_order_acquire)) {
       zero_touched(chunk + offset % kChunkBytes, to - from);
     }
     it = dirty_.erase(it);
@@ -366,11 +373,8 @@ void MainMemory::clean(DeviceAddr addr, std::uint64_t bytes) {
 }
 
 std::uint64_t MainMemory::committed_bytes() const {
-  std::uint64_t n = 0;
-  for (std::uint64_t i = 0; i < chunk_count_; ++i) {
-    if (chunks_[i].load(std::memory_order_relaxed) != nullptr) n += kChunkBytes;
-  }
-  return n;
+  const std::lock_guard lock(committed_mutex_);
+  return committed_.size() * kChunkBytes;
 }
 
 }  // namespace ldmsim

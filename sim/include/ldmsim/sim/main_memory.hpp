@@ -134,9 +134,19 @@ class MainMemory {
 
   std::uint32_t core_groups_;
   std::uint64_t bytes_per_cg_;
-  std::unique_ptr<std::atomic<std::byte*>[]> chunks_;
+  /// The chunk of `index` (null until committed), shared by every host thread.
+  std::atomic_ref<std::byte*> chunk_slot(std::uint64_t index) const { return std::atomic_ref(chunk_table_[index]); }
+  /// One pointer per chunk, in an anonymous mapping: a table for a large node (49,152 entries for 96 GiB) is
+  /// read as zeros, so only the pages of the chunks used are ever touched (a zeroed array faulted all ~100).
+  struct TableMapping {
+    std::size_t bytes;  // no initializer: the enclosing class must be complete for that to count as a default
+    void operator()(std::byte** table) const;
+  };
+  std::unique_ptr<std::byte*[], TableMapping> chunk_table_;
   std::uint64_t chunk_count_;
-  std::map<DeviceAddr, Region> regions_;                         // by base
+  mutable std::mutex committed_mutex_;
+  std::vector<std::byte*> committed_;     // the chunks committed, to unmap and count without reading the table
+  std::map<DeviceAddr, Region> regions_;  // by base
   std::vector<std::map<DeviceAddr, std::uint64_t>> free_lists_;  // per cg: base -> bytes
   std::map<DeviceAddr, std::uint64_t> dirty_;  // freed bytes not zeroed yet: base -> bytes, each within one chunk
   // Loans of live regions by base (they never overlap: one per region): changed only on the control core (lend
