@@ -77,6 +77,11 @@ void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layou
     });
     return;
   }
+  gather_runs(core, buf, base, layout, first, count, out, site);
+}
+
+void gather_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+                 std::size_t count, f16* out, std::source_location site) {
   const std::size_t piece = buf.size() - 2;
   for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
     for (std::size_t done = 0; done < n; done += piece) {

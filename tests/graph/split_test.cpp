@@ -283,6 +283,53 @@ TEST_CASE("a conv cut by rows writes into its consumer's buffer, so only the hal
   }
 }
 
+TEST_CASE("a gather of halo rows from a margin buffer reads those rows and not the rows still to come",
+          "[graph][split][check]") {
+  // A mobile block's chain cut by rows on sw26010 (found by a random-graph search): the 1x1 conv of t15 in 3 pieces
+  // of one row writes into the buffers of the depthwise conv's 2 pieces; group 0 gathers its halo row (row 1) from
+  // group 1's buffer before group 2's row (row 2) is put there. A read across the gap between planes took row 2's
+  // unwritten bytes along (discarded, but an uninit-device-read and a read of another writer's bytes).
+  const Graph g = from(json::parse(R"({
+    "name": "h17",
+    "tensors": {
+                "x": {"shape": [3, 64, 6, 56], "init": {"normal": [0, 1], "seed": 18}},
+                "w2": {"shape": [384, 64, 1, 1], "init": {"uniform": [-0.125, 0.125], "seed": 529}},
+                "b3": {"shape": [384], "init": {"uniform": [-0.1, 0.1], "seed": 3}},
+                "w5": {"shape": [384, 1, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 532}},
+                "w7": {"shape": [64, 384, 1, 1], "init": {"uniform": [-0.051031036307982884, 0.051031036307982884], "seed": 534}},
+                "w10": {"shape": [64, 1, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 537}},
+                "w12": {"shape": [64, 64, 1, 1], "init": {"uniform": [-0.125, 0.125], "seed": 539}},
+                "w14": {"shape": [8, 64, 3, 3], "init": {"uniform": [-0.2, 0.2], "seed": 541}},
+                "w16": {"shape": [24, 8, 1, 1], "init": {"uniform": [-0.35355339059327373, 0.35355339059327373], "seed": 543}},
+                "w18": {"shape": [24, 1, 3, 3], "init": {"uniform": [-0.3, 0.3], "seed": 545}},
+                "w20": {"shape": [8, 24, 1, 1], "init": {"uniform": [-0.20412414523193154, 0.20412414523193154], "seed": 547}},
+                "b21": {"shape": [8], "init": {"uniform": [-0.1, 0.1], "seed": 21}}},
+    "ops": [
+            {"type": "conv", "inputs": ["x", "w2", "b3"], "outputs": ["t1"], "attrs": {}},
+            {"type": "conv", "inputs": ["t1", "w5"], "outputs": ["t4"], "attrs": {"pad": 1, "groups": 384}},
+            {"type": "conv", "inputs": ["t4", "w7"], "outputs": ["t6"], "attrs": {}},
+            {"type": "add", "inputs": ["x", "t6"], "outputs": ["t8"]},
+            {"type": "conv", "inputs": ["t8", "w10"], "outputs": ["t9"], "attrs": {"pad": 1, "groups": 64, "stride": 2, "activation": {"type": "clip", "min": 0, "max": 6}}},
+            {"type": "conv", "inputs": ["t9", "w12"], "outputs": ["t11"], "attrs": {"activation": {"type": "clip", "min": 0, "max": 6}}},
+            {"type": "conv", "inputs": ["t11", "w14"], "outputs": ["t13"], "attrs": {"pad": 1}},
+            {"type": "conv", "inputs": ["t13", "w16"], "outputs": ["t15"], "attrs": {"activation": {"type": "clip", "min": 0, "max": 6}}},
+            {"type": "conv", "inputs": ["t15", "w18"], "outputs": ["t17"], "attrs": {"pad": 1, "groups": 24, "stride": 2, "activation": {"type": "clip", "min": 0, "max": 6}}},
+            {"type": "conv", "inputs": ["t17", "w20", "b21"], "outputs": ["t19"], "attrs": {}}],
+    "outputs": ["t19"]})"));
+  const Arch arch = priced("sw26010");
+  Machine m(arch);
+  enable_checks(m, CheckSet{.races = true, .init = true, .bounds = true});
+  ExecuteOptions exec;
+  exec.split = SplitOptions{.enabled = true};
+  const ExecutionResult on = execute(g, m, exec);
+  REQUIRE(on.stats["ops"][6]["split"]["rule"] == "conv-h");  // t15, by rows
+  REQUIRE(on.stats["ops"][7]["split"]["rule"] == "conv-h");  // t17, by rows with a halo
+  std::string reports;
+  for (const CheckReport& r : check_reports(m)) reports += format_check_report(r) + "\n";
+  CHECK(reports.empty());
+  CHECK(on.outputs.at("t19") == run(g, arch, false).result.outputs.at("t19"));
+}
+
 TEST_CASE("a whole op's constants are held in every group's memory, each group reading its own copy",
           "[graph][split]") {
   // A batch of matrices by a batch of weights runs whole (no rule cuts a batch of several products): split off,

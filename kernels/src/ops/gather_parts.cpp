@@ -27,6 +27,9 @@ struct PartArgs {
   std::uint64_t out_begin = 0;                       ///< where the part starts along the axis
   std::uint64_t length = 0;
   std::size_t whole_from = kMaxRank;  ///< dimensions from here on are whole in both source and destination
+  /// The bytes between the source's runs are its own padding; false for a box of a larger buffer (its gaps hold
+  /// another writer's data): then no read spans them.
+  bool owns_gaps = true;
 };
 
 struct GatherArgs {
@@ -73,8 +76,10 @@ void gather_kernel(Core& core, const GatherArgs& a) {
       if (part.layout.offset_of(from + n - 1) + 1 - offset == n) {  // one run of the layout
         runs[p].push_back({offset, n});
         to[p].push_back(out);
-      } else {
+      } else if (part.owns_gaps) {
         tiling::gather(core, staging, part.src, part.layout, from, n, out);
+      } else {
+        tiling::gather_runs(core, staging, part.src, part.layout, from, n, out);
       }
       l += n;
     }
@@ -119,6 +124,7 @@ void gather_parts(Machine& machine, const Shape& shape, std::size_t axis, std::s
     PartArgs p;
     p.src = DevicePtr<const f16>(part.source.ptr);
     p.layout = part.source.layout();
+    p.owns_gaps = part.source.owns_padding;
     p.out_begin = at, p.length = part.length;
     for (std::size_t d = rank; d-- > 0;) {
       p.src_stride[d] = d + 1 == rank ? 1 : p.src_stride[d + 1] * part.shape[d + 1];

@@ -169,6 +169,10 @@ inline RangeRead get_range(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> ba
 /// (padding between them included), else one read per contiguous run, in pieces of buf. Blocks until done.
 void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
             std::size_t count, f16* out, std::source_location site = std::source_location::current());
+/// gather's reads run by run, never across the gaps between runs: for a box of a larger buffer, whose gaps hold
+/// other data (another writer's rows, perhaps not written yet), not padding of its own.
+void gather_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+                 std::size_t count, f16* out, std::source_location site = std::source_location::current());
 
 /// Writes this core's destination tiles (a share of at least `min_share` elements: kStreamingShare for streaming
 /// kernels, less when each output element costs many reads) of an output stored in `layout` at `out` from logical
