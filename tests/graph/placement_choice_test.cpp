@@ -367,6 +367,38 @@ TEST_CASE("the dynamic programme weighs an op's split against the exchanges it c
   CHECK(long_plan.estimated_cycles < n * alone + after_alone);
 }
 
+TEST_CASE("a graph input's other readers pay for taking it from where its first reader had it staged",
+          "[graph][split][auto]") {
+  // x is staged where its first reader wants it: by rows in the groups of the conv's pieces. The relu reading x too
+  // gets it from there: whole, all of x gathered into group 0's memory, which the choice once priced as nothing
+  // and so ran slower than both the rule's plan and no split.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 28, 28], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [64, 32, 1, 1], "init": {"uniform": [-0.3, 0.3], "seed": 2}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["t"]},
+            {"type": "relu", "inputs": ["x"], "outputs": ["r"]}],
+    "outputs": ["t", "r"]})"));
+  const Arch arch = Arch::preset("sw26010pro");
+  const auto run = [&](SplitOptions split) {
+    Machine m(arch);
+    ExecuteOptions options;
+    options.split = split;
+    return execute(g, m, options);
+  };
+  const ExecutionResult off = run({}), on = run({.enabled = true}), chosen = run({.enabled = true, .cost_aware = true});
+  const auto cycles = [](const ExecutionResult& r) { return r.stats["cycles"].get<double>(); };
+  REQUIRE(chosen.stats["ops"][0]["placement"]["placement"] == "conv-h");
+  CHECK(cycles(chosen) <= std::min(cycles(off), cycles(on)));
+  // The relu's estimate holds its input's way there.
+  const json& relu = chosen.stats["ops"][1];
+  const double estimated = relu["placement"]["estimated_cycles"].get<double>();
+  const double simulated = relu["cycles"].get<double>();
+  CHECK(simulated <= 1.25 * estimated);
+  CHECK(estimated <= 1.25 * simulated);
+  CHECK(chosen.outputs.at("r") == off.outputs.at("r"));
+  CHECK(chosen.outputs.at("t") == off.outputs.at("t"));
+}
+
 TEST_CASE("a small op runs whole on one group when remote reads cost more than its work", "[graph][split][auto]") {
   // relu over 256 values before a softmax: whole, groups 1-3 read and write their quarter remotely (32 cycles of
   // the link); split, the softmax gathers the pieces; whole on group 0 costs neither, and the softmax reads its

@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/plan.hpp"
+#include "ldmsim/graph/tags.hpp"
 #include "ldmsim/sim/logging.hpp"
 
 namespace ldmsim {
@@ -116,8 +118,23 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
   return out;
 }
 
+/// The op whose placement decides where a data tensor without a producer (a graph input) is staged: the first op
+/// reading it (SplitPlacement::stage: its pieces' regions, or whole in group 0's memory); nullopt for a constant
+/// (held whole, or in every group that reads it) or a tensor with a producer.
+std::optional<std::size_t> staged_by(const Graph& graph, std::size_t t) {
+  const TensorNode& node = graph.tensor(t);
+  if (node.producer || node.consumers.empty() || is_constant_tensor(graph, t)) return std::nullopt;
+  return *std::min_element(node.consumers.begin(), node.consumers.end());
+}
+
+/// Where a tensor without a producer lies once staged for `first` under its candidate `c` (its input `k`).
+TensorHolding staged_holding(const Candidate& c, std::size_t k) {
+  if (!c.split) return TensorHolding{};
+  return TensorHolding{false, c.needs[k]};
+}
+
 /// Prices plans over each op's candidates: an op's own estimate plus the exchanges its data inputs need from where
-/// their producers' placements (in `state`) left them.
+/// their producers' placements (in `state`) left them; a graph input from where its first reader had it staged.
 class PlanPricer {
  public:
   PlanPricer(const Graph& graph, const PlacementCostModel& model, const std::vector<std::vector<Candidate>>& cands,
@@ -135,13 +152,23 @@ class PlanPricer {
     const OpNode& op = graph_.ops()[i];
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       const TensorNode& t = graph_.tensor(op.inputs[k]);
-      if (!t.producer) continue;  // staged where its first consumer needs it, or read in place
-      const OpNode& producer = graph_.ops()[*t.producer];
-      const std::size_t out = static_cast<std::size_t>(
-          std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
-      const Candidate& from = cands_[*t.producer][state[*t.producer]];
+      TensorHolding held;
+      if (t.producer) {
+        const OpNode& producer = graph_.ops()[*t.producer];
+        const std::size_t out = static_cast<std::size_t>(
+            std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
+        held = cands_[*t.producer][state[*t.producer]].holds[out];
+      } else if (const std::optional<std::size_t> first = staged_by(graph_, op.inputs[k]); first && *first != i) {
+        // Staged where its first reader needs it: another reader that wants it elsewhere gathers it.
+        const OpNode& reader = graph_.ops()[*first];
+        const std::size_t at = static_cast<std::size_t>(
+            std::find(reader.inputs.begin(), reader.inputs.end(), op.inputs[k]) - reader.inputs.begin());
+        held = staged_holding(cands_[*first][state[*first]], at);
+      } else {
+        continue;  // staged where this op needs it, or a constant read in place
+      }
       const bool relayout = std::find(relaid_[i].begin(), relaid_[i].end(), op.inputs[k]) != relaid_[i].end();
-      const Estimate e = model_.exchange(graph_, op.inputs[k], from.holds[out], c.needs[k], !c.split, relayout, &op);
+      const Estimate e = model_.exchange(graph_, op.inputs[k], held, c.needs[k], !c.split, relayout, &op);
       cost.cycles += e.cycles;
       cost.terms.exchange += e.terms.exchange;
     }
@@ -164,14 +191,16 @@ class PlanPricer {
   std::vector<std::vector<std::size_t>> relaid_;  ///< per op: the tensors it re-lays out
 };
 
-/// The ops reading an output of each op, each once.
+/// The ops whose input costs depend on each op's placement, each once: the readers of its outputs and, for the
+/// first reader of a graph input, that input's other readers.
 std::vector<std::vector<std::size_t>> consumers_of(const Graph& graph) {
   std::vector<std::vector<std::size_t>> consumers(graph.ops().size());
   for (std::size_t i = 0; i < graph.ops().size(); ++i) {
     for (const std::size_t t : graph.ops()[i].inputs) {
-      const auto& producer = graph.tensor(t).producer;
-      if (producer && (consumers[*producer].empty() || consumers[*producer].back() != i))
-        consumers[*producer].push_back(i);
+      const std::optional<std::size_t> from = graph.tensor(t).producer ? graph.tensor(t).producer : staged_by(graph, t);
+      if (from && *from != i &&
+          std::find(consumers[*from].begin(), consumers[*from].end(), i) == consumers[*from].end())
+        consumers[*from].push_back(i);
     }
   }
   return consumers;
@@ -262,10 +291,12 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   for (std::size_t i = 0; i < n; ++i) {
     best[i].assign(cands[i].size(), kInf);
     back[i].assign(cands[i].size(), 0);
-    // The earliest producer op i reads: the path is walked back to it.
+    // The earliest op whose placement op i's inputs depend on (a producer, or a graph input's first reader): the
+    // path is walked back to it.
     std::size_t earliest = i;
     for (const std::size_t t : ops[i].inputs) {
       if (graph.tensor(t).producer) earliest = std::min(earliest, *graph.tensor(t).producer);
+      if (const std::optional<std::size_t> first = staged_by(graph, t)) earliest = std::min(earliest, *first);
     }
     const std::size_t previous = i == 0 ? 1 : cands[i - 1].size();
     for (std::size_t p = 0; p < previous; ++p) {
