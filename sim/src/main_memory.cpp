@@ -153,9 +153,15 @@ std::byte* MainMemory::chunk_for_write(std::uint64_t index) {
   if (chunk != nullptr) return chunk;
   void* fresh = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (fresh == MAP_FAILED) throw std::bad_alloc();
+  const std::lock_guard lock(committed_mutex_);
+  try {
+    committed_.reserve(committed_.size() + 1);  // before the chunk is published: then listing it cannot fail
+  } catch (...) {
+    munmap(fresh, kChunkBytes);
+    throw;
+  }
   std::byte* expected = nullptr;
   if (chunk_slot(index).compare_exchange_strong(expected, static_cast<std::byte*>(fresh), std::memory_order_acq_rel)) {
-    const std::lock_guard lock(committed_mutex_);
     committed_.push_back(static_cast<std::byte*>(fresh));
     return static_cast<std::byte*>(fresh);
   }
