@@ -72,11 +72,13 @@ double block_read_cost(const Core& core, DevicePtr<const f16> base, std::size_t 
       fits_fields(core, block.rows * width * sizeof(f16), width * sizeof(f16), (block.pitch - width) * sizeof(f16))) {
     const double strided = strided_cost(core, base + begin, block, width);
     const std::size_t span = last_end - begin;
-    return block.pitch > width && span <= buffer ? std::min(strided, span_cost(core, base + begin, span)) : strided;
+    return block.pitch > width && block.gaps_readable && span <= buffer
+               ? std::min(strided, span_cost(core, base + begin, span))
+               : strided;
   }
   const std::size_t span_end = block.first + (block.rows - 1) * block.pitch + block.count;
   const std::size_t end = ceil_even(span_end) <= total ? ceil_even(span_end) : span_end;
-  if (end - begin <= buffer && fits_fields(core, (end - begin) * sizeof(f16), 0, 0)) {
+  if (block.gaps_readable && end - begin <= buffer && fits_fields(core, (end - begin) * sizeof(f16), 0, 0)) {
     return span_cost(core, base + begin, end - begin);
   }
   double cycles = 0;
@@ -120,7 +122,7 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
     // Small runs with gaps: the whole span, gaps included, may cost the engine less than the strided blocks
     // (each block pays its own partial and realigned transactions).
     const std::size_t span = last_end - begin;
-    if (block.pitch > width && span <= buf.size() &&
+    if (block.pitch > width && block.gaps_readable && span <= buf.size() &&
         span_cost(core, base + begin, span) < strided_cost(core, base + begin, block, width)) {
       read_span(core, mode, buf, base + begin, span, read, site);
       read.first_ = block.first - begin;
@@ -148,7 +150,7 @@ BlockRead get_block(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std
   // the span, gaps included, beats a request per row.
   const std::size_t span_end = block.first + (block.rows - 1) * block.pitch + block.count;
   const std::size_t end = ceil_even(span_end) <= total ? ceil_even(span_end) : span_end;
-  if (end - begin <= buf.size() && fits_fields(core, (end - begin) * sizeof(f16), 0, 0)) {
+  if (block.gaps_readable && end - begin <= buf.size() && fits_fields(core, (end - begin) * sizeof(f16), 0, 0)) {
     read_span(core, mode, buf, base + begin, end - begin, read, site);
     read.first_ = block.first - begin;
     read.row_elements_ = block.pitch;

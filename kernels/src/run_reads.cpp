@@ -41,7 +41,7 @@ void read_run(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size
 }  // namespace
 
 void read_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, std::span<const Run> runs,
-               std::span<f16* const> to, std::source_location site) {
+               std::span<f16* const> to, bool gaps_readable, std::source_location site) {
   if (buf.size() < 3) throw std::logic_error("read_runs: the buffer must hold at least 3 elements");
   for (std::size_t i = 0; i < runs.size();) {
     // The longest stretch of runs of this length, each the same pitch after the one before, that get_block reads
@@ -55,7 +55,7 @@ void read_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::siz
              block_fits(j + 1 - i, count, pitch, buf.size())) {
         ++j;
       }
-      const BlockShape block{runs[i].offset, pitch, j - i, count};
+      const BlockShape block{runs[i].offset, pitch, j - i, count, gaps_readable};
       if (j > i + 1 &&
           block_read_cost(core, base, total, block, buf.size()) < separate_cost(core, base, runs.subspan(i, j - i))) {
         BlockRead read = get_block(core, buf, base, total, block, ReadMode::kPe, site);

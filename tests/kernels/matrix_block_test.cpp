@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
+#include "ldmsim/runtime/check.hpp"
 
 using namespace ldmsim;
 
@@ -228,5 +229,43 @@ TEST_CASE("read_runs reads a column of an odd pitch in spans as long as its buff
     const RunsOutcome o = read_some_runs(Arch::preset(preset), 12, 13, 2000, 1, 1024);
     CHECK(o.data_ok);
     CHECK(o.requests <= 2000 * 13 / 1000 + 2);
+  }
+}
+
+TEST_CASE("read_runs never reads across the gaps between runs that belong to another writer", "[kernels]") {
+  // Runs of 6 elements 8 apart, as a box's rows inside a larger buffer: one read of their span, gaps included,
+  // costs the engine less than a strided request, so read_runs takes it unless the gaps are not its to read. Only
+  // the runs are written: the span read is an uninit-device-read for the init check, the runs alone are not.
+  constexpr std::size_t first = 4, pitch = 8, rows = 16, count = 6, total = first + rows * pitch + 8;
+  for (const bool gaps_readable : {true, false}) {
+    INFO(gaps_readable);
+    Machine m{Arch::preset("sw26010")};
+    enable_checks(m, CheckSet{.init = true});
+    const DevicePtr<f16> x = m.alloc<f16>(total, {.alignment = 128});
+    std::vector<tiling::Run> runs;
+    for (std::size_t r = 0; r < rows; ++r) {
+      runs.push_back({first + r * pitch, count});
+      m.upload(x + first + r * pitch, std::vector<f16>(count, f16(static_cast<float>(r))));
+    }
+    bool data_ok = true;
+    double span = 0, strided = 0;
+    m.launch(LaunchSpec{.name = "runs"}, [&](Core& core) {
+       if (core.id() != 0 || core.cg() != 0) return;
+       auto buf = core.ldm().alloc<f16>(rows * pitch + 8);
+       auto out = core.ldm().alloc<f16>(rows * count);
+       std::vector<f16*> to;
+       for (std::size_t r = 0; r < rows; ++r) to.push_back(out.data() + r * count);
+       const DevicePtr<const f16> base(x);
+       span = tiling::block_read_cost(core, base, total, {first, pitch, rows, count}, buf.size());
+       strided = tiling::block_read_cost(core, base, total, {first, pitch, rows, count, false}, buf.size());
+       tiling::read_runs(core, buf, base, total, runs, to, gaps_readable);
+       for (std::size_t r = 0; r < rows; ++r) {
+         for (std::size_t i = 0; i < count; ++i)
+           data_ok = data_ok && static_cast<float>(to[r][i]) == static_cast<float>(r);
+       }
+     }).join();
+    REQUIRE(span < strided);  // the span is the cheaper read where it may be taken
+    CHECK(data_ok);
+    CHECK(check_reports(m).empty() == !gaps_readable);
   }
 }

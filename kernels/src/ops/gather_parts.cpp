@@ -84,7 +84,9 @@ void gather_kernel(Core& core, const GatherArgs& a) {
       l += n;
     }
     for (std::size_t p = 0; p < a.parts.size(); ++p) {
-      if (!runs[p].empty()) tiling::read_runs(core, staging, a.parts[p].src, a.parts[p].layout.total, runs[p], to[p]);
+      if (!runs[p].empty()) {
+        tiling::read_runs(core, staging, a.parts[p].src, a.parts[p].layout.total, runs[p], to[p], a.parts[p].owns_gaps);
+      }
       runs[p].clear();
       to[p].clear();
     }

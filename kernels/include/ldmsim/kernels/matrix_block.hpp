@@ -26,6 +26,8 @@ struct BlockShape {
   std::size_t pitch = 0;
   std::size_t rows = 0;
   std::size_t count = 0;
+  /// False when the bytes between the rows belong to another writer (a box of a larger buffer): never read across.
+  bool gaps_readable = true;
 };
 
 /// Whether a request of `length` bytes, runs of `bsize` and gaps of `stride` bytes fits the arch's DMA fields.
@@ -171,8 +173,9 @@ double block_read_cost(const Core& core, DevicePtr<const f16> base, std::size_t 
 /// the span) as many as buf holds, when that costs the engine less than a request per run (a strided request pays
 /// per block too: on some engines more than the runs' own requests); any other run is read on its own, in pieces
 /// of buf (a widened read of one element takes 3). buf holds at least 3 elements (std::logic_error otherwise).
-/// Blocks until done.
+/// Without `gaps_readable` (a box of a larger buffer) no read spans the gaps between runs. Blocks until done.
 void read_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, std::size_t total, std::span<const Run> runs,
-               std::span<f16* const> to, std::source_location site = std::source_location::current());
+               std::span<f16* const> to, bool gaps_readable = true,
+               std::source_location site = std::source_location::current());
 
 }  // namespace ldmsim::tiling
