@@ -399,6 +399,32 @@ TEST_CASE("a graph input's other readers pay for taking it from where its first 
   CHECK(chosen.outputs.at("t") == off.outputs.at("t"));
 }
 
+TEST_CASE("a graph input's readers after the first pay once for each copy they need", "[graph][split][auto]") {
+  // x is staged as the 3x3 conv's rows with their halos; each 1x1 conv wants the rows alone. The first of them gets
+  // its rows cut from the staged pieces; the executor keeps that copy and hands it to the second.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 16, 28, 28], "init": {"normal": [0, 1], "seed": 1}},
+                "w0": {"shape": [16, 16, 3, 3], "init": {"uniform": [-0.1, 0.1], "seed": 2}},
+                "w1": {"shape": [32, 16, 1, 1], "init": {"uniform": [-0.2, 0.2], "seed": 3}},
+                "w2": {"shape": [32, 16, 1, 1], "init": {"uniform": [-0.2, 0.2], "seed": 4}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w0"], "outputs": ["y0"], "attrs": {"pad": 1}},
+            {"type": "conv", "inputs": ["x", "w1"], "outputs": ["y1"]},
+            {"type": "conv", "inputs": ["x", "w2"], "outputs": ["y2"]}],
+    "outputs": ["y0", "y1", "y2"]})"));
+  const Arch arch = Arch::preset("sw26010pro");
+  const SplitPlan rule = plan_split(g, arch, {.enabled = true});
+  for (std::size_t i = 0; i < 3; ++i) REQUIRE(rule.ops[i]->axis.rule == "conv-h");
+  CHECK(rule.choices[0].terms.exchange == 0);  // staged as it wants
+  CHECK(rule.choices[1].terms.exchange > 0);   // its rows cut from the pieces
+  CHECK(rule.choices[2].terms.exchange == 0);  // the same rows again: the copy the first made
+  // The run: the second 1x1 conv takes no longer than the first, which gathered.
+  Machine m(arch);
+  ExecuteOptions options;
+  options.split = SplitOptions{.enabled = true};
+  const ExecutionResult on = execute(g, m, options);
+  CHECK(on.stats["ops"][2]["cycles"].get<double>() < on.stats["ops"][1]["cycles"].get<double>());
+}
+
 TEST_CASE("a small op runs whole on one group when remote reads cost more than its work", "[graph][split][auto]") {
   // relu over 256 values before a softmax: whole, groups 1-3 read and write their quarter remotely (32 cycles of
   // the link); split, the softmax gathers the pieces; whole on group 0 costs neither, and the softmax reads its

@@ -153,6 +153,7 @@ class PlanPricer {
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       const TensorNode& t = graph_.tensor(op.inputs[k]);
       TensorHolding held;
+      std::vector<std::optional<TensorRegion>> need = c.needs[k];
       if (t.producer) {
         const OpNode& producer = graph_.ops()[*t.producer];
         const std::size_t out = static_cast<std::size_t>(
@@ -164,15 +165,39 @@ class PlanPricer {
         const std::size_t at = static_cast<std::size_t>(
             std::find(reader.inputs.begin(), reader.inputs.end(), op.inputs[k]) - reader.inputs.begin());
         held = staged_holding(cands_[*first][state[*first]], at);
+        reuse_earlier_copies(op.inputs[k], i, state, held, need);
       } else {
         continue;  // staged where this op needs it, or a constant read in place
       }
       const bool relayout = std::find(relaid_[i].begin(), relaid_[i].end(), op.inputs[k]) != relaid_[i].end();
-      const Estimate e = model_.exchange(graph_, op.inputs[k], held, c.needs[k], !c.split, relayout, &op);
+      const Estimate e = model_.exchange(graph_, op.inputs[k], held, need, !c.split, relayout, &op);
       cost.cycles += e.cycles;
       cost.terms.exchange += e.terms.exchange;
     }
     return cost;
+  }
+  /// Drops from `need` (op i's regions of graph input t per group) what an earlier reader of t already got there:
+  /// the executor keeps the copy one reader gathered and gives it to the next that wants the same region.
+  void reuse_earlier_copies(std::size_t t, std::size_t i, const std::vector<std::size_t>& state,
+                            const TensorHolding& held, std::vector<std::optional<TensorRegion>>& need) const {
+    const auto same_region = [](const TensorRegion& a, const TensorRegion& b) {
+      return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
+    };
+    // With a whole copy, rows a pointwise conv reads in place are a box that reader keeps to itself: no copy made.
+    const bool whole_copy =
+        held.whole || std::any_of(held.groups.begin(), held.groups.end(), [](const auto& h) { return h && h->whole; });
+    for (const std::size_t j : graph_.tensor(t).consumers) {
+      if (j >= i) break;  // in op order
+      const OpNode& reader = graph_.ops()[j];
+      const std::size_t at =
+          static_cast<std::size_t>(std::find(reader.inputs.begin(), reader.inputs.end(), t) - reader.inputs.begin());
+      const Candidate& earlier = cands_[j][state[j]];
+      for (std::size_t g = 0; g < need.size(); ++g) {
+        const std::optional<TensorRegion>& got = earlier.needs[at][g];
+        if (need[g] && got && same_region(*need[g], *got) && !(whole_copy && rows_in_place(graph_, reader, at, *got)))
+          need[g].reset();
+      }
+    }
   }
   double input_cycles(std::size_t i, const std::vector<std::size_t>& state) const {
     return input_cost(i, cands_[i][state[i]], state).cycles;
@@ -191,16 +216,23 @@ class PlanPricer {
   std::vector<std::vector<std::size_t>> relaid_;  ///< per op: the tensors it re-lays out
 };
 
-/// The ops whose input costs depend on each op's placement, each once: the readers of its outputs and, for the
-/// first reader of a graph input, that input's other readers.
+/// The ops whose input costs depend on each op's placement, each once: the readers of its outputs and, for a reader
+/// of a graph input, that input's later readers (staged where the first wants it, copies reused by the next).
 std::vector<std::vector<std::size_t>> consumers_of(const Graph& graph) {
   std::vector<std::vector<std::size_t>> consumers(graph.ops().size());
+  const auto add = [&](std::size_t from, std::size_t i) {
+    if (from != i && std::find(consumers[from].begin(), consumers[from].end(), i) == consumers[from].end())
+      consumers[from].push_back(i);
+  };
   for (std::size_t i = 0; i < graph.ops().size(); ++i) {
     for (const std::size_t t : graph.ops()[i].inputs) {
-      const std::optional<std::size_t> from = graph.tensor(t).producer ? graph.tensor(t).producer : staged_by(graph, t);
-      if (from && *from != i &&
-          std::find(consumers[*from].begin(), consumers[*from].end(), i) == consumers[*from].end())
-        consumers[*from].push_back(i);
+      if (graph.tensor(t).producer) {
+        add(*graph.tensor(t).producer, i);
+      } else if (staged_by(graph, t)) {
+        for (const std::size_t j : graph.tensor(t).consumers) {
+          if (j < i) add(j, i);
+        }
+      }
     }
   }
   return consumers;
@@ -272,18 +304,12 @@ void log_candidates(const Graph& graph, const PlanPricer& pricer, const std::vec
   }
 }
 
-}  // namespace
-
-void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts,
-                       std::shared_ptr<KernelEstimates> kernels) {
-  const PlacementCostModel model(arch, true, std::move(kernels));
+/// The Viterbi path through each op's candidates under `pricer`, then refined op by op.
+std::vector<std::size_t> search_path(const Graph& graph, const PlanPricer& pricer,
+                                     const std::vector<std::vector<Candidate>>& cands,
+                                     const std::vector<std::vector<std::size_t>>& consumers) {
   const auto& ops = graph.ops();
   const std::size_t n = ops.size();
-  plan.choices.assign(n, PlacementChoice{});
-  if (n == 0) return;
-  std::vector<std::vector<Candidate>> cands(n);
-  for (std::size_t i = 0; i < n; ++i) cands[i] = candidates(graph, ops[i], plan, arch, model);
-  const PlanPricer pricer(graph, model, cands, layouts);
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> best(n);
   std::vector<std::vector<std::size_t>> back(n);
@@ -315,8 +341,24 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   state[n - 1] =
       static_cast<std::size_t>(std::min_element(best[n - 1].begin(), best[n - 1].end()) - best[n - 1].begin());
   for (std::size_t i = n - 1; i > 0; --i) state[i - 1] = back[i][state[i]];
-  const auto consumers = consumers_of(graph);
   refine(pricer, cands, consumers, state);
+  return state;
+}
+
+}  // namespace
+
+void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts,
+                       std::shared_ptr<KernelEstimates> kernels) {
+  const PlacementCostModel model(arch, true, std::move(kernels));
+  const auto& ops = graph.ops();
+  const std::size_t n = ops.size();
+  plan.choices.assign(n, PlacementChoice{});
+  if (n == 0) return;
+  std::vector<std::vector<Candidate>> cands(n);
+  for (std::size_t i = 0; i < n; ++i) cands[i] = candidates(graph, ops[i], plan, arch, model);
+  const PlanPricer pricer(graph, model, cands, layouts);
+  const auto consumers = consumers_of(graph);
+  std::vector<std::size_t> state = search_path(graph, pricer, cands, consumers);
   plan.estimated_cycles = pricer.total(state);
   // Never a plan estimated slower than `--split off` (every op whole): neither the path search nor the refinement
   // guarantees it on a graph with branches. Then refined from there, since single moves may lower it too.
