@@ -1,6 +1,7 @@
-// Rows as boxes of a whole tensor (split.hpp, docs/splitting.md): a pointwise conv's piece reading its rows of a
-// whole copy where that copy lies, and a conv's pieces writing their rows into one whole output, instead of
-// gathering rows into buffers of their own or pieces into a whole copy.
+// Rows and channels as boxes of a whole tensor (split.hpp, docs/splitting.md): a pointwise conv's piece reading its
+// rows of a whole copy where that copy lies, a pointwise op's piece reading its channels so, and a conv's pieces
+// writing their rows into one whole output, instead of gathering into buffers of their own or pieces into a whole
+// copy.
 #include "ldmsim/graph/split.hpp"
 
 namespace ldmsim {
@@ -15,6 +16,18 @@ bool rows_in_place(const Graph& graph, const OpNode& consumer, std::size_t k, co
   if (consumer.type != "conv" || consumer.bound->input_role(k) != InputRole::kData) return false;
   const SplitGeometry g = consumer.bound->split_geometry();
   return g.groups == 1 && g.kernel[0] == 1 && g.kernel[1] == 1 && g.dilation == std::array<std::uint64_t, 2>{1, 1};
+}
+
+bool channels_in_place(const Graph& graph, const OpNode& consumer, std::string_view rule, std::size_t k,
+                       const TensorRegion& need) {
+  constexpr std::size_t kChannels = 1;
+  if (need.whole || need.axis != kChannels || (rule != "elementwise" && rule != kFusedRowsRule)) return false;
+  if (k >= consumer.inputs.size() || consumer.outputs.empty()) return false;
+  const Shape& shape = graph.tensor(consumer.inputs[k]).shape;
+  // One sample: its channels [c0, c1) are planes c0..c1 - 1 of a whole copy, back to back, each element read once by
+  // a pointwise kernel. An even plane starts every block on a whole 4-byte word.
+  return shape.rank() == 4 && shape[0] == 1 && (shape[2] * shape[3]) % 2 == 0 &&
+         shape == graph.tensor(consumer.outputs[0]).shape;
 }
 
 std::optional<OpSplit> rows_into_one(const Graph& graph, const OpNode& op, const OpSplit& s) {

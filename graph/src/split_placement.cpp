@@ -113,6 +113,25 @@ std::optional<DeviceTensor> row_box_of(const DeviceTensor& whole, const Shape& s
   return box;
 }
 
+/// Channels `r` of `whole` (a copy of a 4-D tensor of one sample, shape `shape`) as the block of their planes, in the
+/// view `want`; nullopt unless both the copy and `want` hold their elements densely in C order (padding at the tail
+/// only, in whatever view each plan takes of its shape): the block then starts at its first element's logical index.
+/// The block ends where the copy does.
+std::optional<DeviceTensor> channel_box_of(const DeviceTensor& whole, const Shape& shape, const TensorRegion& r,
+                                           const PaddingPlan& want) {
+  const Layout& from = whole.layout();
+  if (!from.only_tail_padded() || !want.layout.only_tail_padded()) return std::nullopt;
+  const std::uint64_t begin = r.begin * shape.product(2, shape.rank());
+  if (begin >= from.total) return std::nullopt;
+  DeviceTensor box = whole;
+  box.plan = want;
+  box.plan.layout.total = std::min<std::uint64_t>(want.layout.total, from.total - begin);
+  box.owns_padding = false;
+  box.ptr = whole.ptr + begin;
+  if (!same_word_parity(box, want.layout)) return std::nullopt;
+  return box;
+}
+
 /// One device copy of (a part of) a tensor.
 struct Copy {
   DeviceTensor tensor;
@@ -267,11 +286,14 @@ class SplitPlacement final : public Placement {
   /// A copy of region `r` of tensor `t` in group g's memory (whole: anywhere) laid out as `want`, re-laid out or
   /// gathered on group g, or on the whole machine into group 0's memory for a whole op (`whole_machine`), as the
   /// whole-machine placement re-lays out.
+  /// `in_place`: the region may be read as a box of a whole copy where that copy lies (rows_in_place,
+  /// channels_in_place).
   const Copy& obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want, bool whole_machine = false,
-                     bool in_place_rows = false);
+                     bool in_place = false);
   /// Rows `r` of a whole copy of tensor `t` (one in g's memory first) as a box of it, in the reader's view `want` at
-  /// the copy's plane pitch (rows_in_place); nullopt when there is no such copy or the layouts do not allow it.
-  std::optional<Copy> row_view(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) const;
+  /// the copy's plane pitch (rows_in_place); channels `r` as the block of its planes (channels_in_place); nullopt
+  /// when there is no such copy or the layouts do not allow it.
+  std::optional<Copy> box_view(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want) const;
   /// True when every piece of `s` (rows_into_one) can write its rows as a box of one natural output allocated on a
   /// transaction.
   bool rows_fit_one_output(const OpNode& op, const OpSplit& s);
@@ -513,11 +535,14 @@ bool SplitPlacement::rows_fit_one_output(const OpNode& op, const OpSplit& s) {
   return true;
 }
 
-std::optional<Copy> SplitPlacement::row_view(std::size_t t, const TensorRegion& r, int g,
+std::optional<Copy> SplitPlacement::box_view(std::size_t t, const TensorRegion& r, int g,
                                              const PaddingPlan& want) const {
   const Copy* whole = find_copy(t, TensorRegion{}, g, nullptr);
   if (whole == nullptr) return std::nullopt;
-  const std::optional<DeviceTensor> box = row_box_of(whole->tensor, graph_.tensor(t).shape, r, want, true);
+  constexpr std::size_t kChannels = 1;
+  const std::optional<DeviceTensor> box = r.axis == kChannels
+                                              ? channel_box_of(whole->tensor, graph_.tensor(t).shape, r, want)
+                                              : row_box_of(whole->tensor, graph_.tensor(t).shape, r, want, true);
   if (!box) return std::nullopt;
   Copy c{*box, whole->group, r, whole->ready, false, whole->per_group, true};
   c.pitched = true;
@@ -525,7 +550,7 @@ std::optional<Copy> SplitPlacement::row_view(std::size_t t, const TensorRegion& 
 }
 
 const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, const PaddingPlan& want,
-                                   bool whole_machine, bool in_place_rows) {
+                                   bool whole_machine, bool in_place) {
   const TensorNode& node = graph_.tensor(t);
   // A copy of exactly this part in the wanted placement: in g's memory if there is one, else read in place.
   if (const Copy* c = find_copy(t, r, g, &want); c != nullptr && (c->group == g || r.whole)) return *c;
@@ -536,9 +561,9 @@ const Copy& SplitPlacement::obtain(std::size_t t, const TensorRegion& r, int g, 
       return c;
     }
   }
-  // Rows of a whole copy, read where it lies (remotely where that is another group's memory).
-  if (in_place_rows && !whole_machine) {
-    if (std::optional<Copy> box = row_view(t, r, g, want)) return keep(t, std::move(*box));
+  // Rows or channels of a whole copy, read where it lies (remotely where that is another group's memory).
+  if (in_place && !whole_machine) {
+    if (std::optional<Copy> box = box_view(t, r, g, want)) return keep(t, std::move(*box));
   }
   // The same part in another placement: re-laid out on g.
   if (const Copy* c = find_copy(t, r, g, nullptr); c != nullptr) {
@@ -660,8 +685,9 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (p.work.dropped[k]) continue;
       const PaddingPlan want = wanted(*p.bound, run.in.size());
-      const Copy& c =
-          obtain(op.inputs[k], p.work.regions[k], g, want, false, rows_in_place(graph_, op, k, p.work.regions[k]));
+      const TensorRegion& r = p.work.regions[k];
+      const bool in_place = rows_in_place(graph_, op, k, r) || channels_in_place(graph_, op, s.axis.rule, k, r);
+      const Copy& c = obtain(op.inputs[k], r, g, want, false, in_place);
       run.in.push_back(c.tensor);
       // The consumer's own view of the copy (a margin buffer and a box of a whole copy keep their pitches).
       if (!c.margins && !c.pitched) run.in.back().plan = want;

@@ -165,6 +165,32 @@ TEST_CASE("rows a pointwise conv reads in place cost their link time and their s
         model.exchange(g, t, TensorHolding{}, need, false, true).cycles);
 }
 
+TEST_CASE("channels a pointwise op reads in place cost their link time alone and no gather", "[graph][split][auto]") {
+  // t [1, 32, 16, 16] held whole in group 0's memory; a relu's piece on group 1, cut by channels, needs channels
+  // 8-15: one block of 8 planes (4 KiB) read over the link, nothing else. Cut by rows, the same relu gathers.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 32, 16, 16], "init": {"normal": [0, 1], "seed": 1}}},
+    "ops": [{"type": "softmax", "inputs": ["x"], "outputs": ["t"], "attrs": {"axis": 1}},
+            {"type": "relu", "inputs": ["t"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const std::size_t t = g.ops()[0].outputs[0];
+  Arch arch = Arch::preset("sw26010");
+  arch.name = "priced";  // not a preset: no calibration
+  const PlacementCostModel model(arch);
+  std::vector<std::optional<TensorRegion>> need(4);
+  need[1] = TensorRegion{false, 1, 8, 16};
+  const double link = 8 * 16 * 16 * 2 / arch.dma.remote.bytes_per_cycle;
+  const OpNode* relu = &g.ops()[1];
+  CHECK(model.exchange(g, t, TensorHolding{}, need, false, false, relu, "elementwise").cycles == Approx(link));
+  CHECK(model.exchange(g, t, TensorHolding{}, need, false, false, relu, "conv-g").cycles ==
+        model.exchange(g, t, TensorHolding{}, need).cycles);  // not a pointwise rule: a gather
+  CHECK(link < model.exchange(g, t, TensorHolding{}, need).cycles);
+  // In the piece's own group's memory: nothing to pay.
+  std::vector<std::optional<TensorRegion>> own(4);
+  own[0] = TensorRegion{false, 1, 8, 16};
+  CHECK(model.exchange(g, t, TensorHolding{}, own, false, false, relu, "elementwise").cycles == 0);
+}
+
 TEST_CASE("one whole matrix product reads its smaller operand whole on every group", "[graph][split][auto]") {
   // fc of x [1, 2048] (4 KiB) by W [256, 2048] (1 MiB): the kernel deals W's output columns to the groups, so each
   // group reads a quarter of W and all of x; a batch of matrices (matmul [8, 64, 64] x [8, 64, 64]) is dealt by

@@ -165,3 +165,47 @@ TEST_CASE("a box read in place is the 1x1 conv's alone: another reader of those 
     CHECK(relu_cycles(both, 2) <= 1.2 * relu_cycles(alone, 1));
   }
 }
+
+TEST_CASE("channels of a whole tensor are read in place by a pointwise op cut by channels", "[graph][split]") {
+  // t is whole in group 0's memory (softmax runs whole); the relu, cut by channels, reads each piece's channels as
+  // the block of planes they are in t, remotely from groups 1.., instead of gathering them into buffers first.
+  const auto graph = [](std::uint64_t n) {
+    json w = json::parse(R"({
+      "tensors": {"x": {"init": {"normal": [0, 1], "seed": 1}}},
+      "ops": [{"type": "softmax", "inputs": ["x"], "outputs": ["t"], "attrs": {"axis": 1}},
+              {"type": "relu", "inputs": ["t"], "outputs": ["y"]}],
+      "outputs": ["y"]})");
+    w["tensors"]["x"]["shape"] = {n, 64, 8, 8};
+    return test::graph_of(w);
+  };
+  const Graph one = graph(1), two = graph(2);
+  const OpNode& relu = one.ops()[1];
+  const TensorRegion channels{false, 1, 16, 32};
+  CHECK(channels_in_place(one, relu, "elementwise", 0, channels));
+  CHECK_FALSE(channels_in_place(one, relu, "elementwise", 0, TensorRegion{false, 2, 0, 4}));  // rows
+  CHECK_FALSE(channels_in_place(one, relu, "conv-g", 0, channels));                           // not pointwise
+  CHECK_FALSE(channels_in_place(two, two.ops()[1], "elementwise", 0, channels));  // two samples: not one block
+  const Graph odd = test::graph_of(json::parse(R"({
+      "tensors": {"x": {"shape": [1, 64, 5, 5], "init": {"normal": [0, 1], "seed": 1}}},
+      "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})"));
+  CHECK_FALSE(channels_in_place(odd, odd.ops()[0], "elementwise", 0, channels));  // odd planes: half-word starts
+
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = Arch::preset(preset);
+    MachineOptions options;
+    options.threads = 1;
+    Machine m(arch, options), whole(arch, options);
+    enable_checks(m, CheckSet{.races = true, .init = true, .bounds = true});
+    ExecuteOptions on;
+    on.split = SplitOptions{.enabled = true};
+    const ExecutionResult split = execute(one, m, on), off = execute(one, whole, ExecuteOptions{});
+    REQUIRE(split.stats["ops"][1]["split"]["rule"] == "elementwise");
+    REQUIRE(plan_split(one, arch, {.enabled = true}).ops[1]->axis.axis == 1);  // the channels, its largest
+    CHECK(split.outputs.at("y") == off.outputs.at("y"));
+    CHECK(check_reports(m).empty());
+    // The relu's record holds what its groups moved: t read once and y written once, no gather of t before.
+    const std::uint64_t bytes = 64 * 8 * 8 * sizeof(f16);
+    CHECK(split.stats["ops"][1]["dma_bytes"].get<std::uint64_t>() <= 2 * bytes + 1024);
+  }
+}

@@ -69,6 +69,15 @@ bool reads_rows_in_place(const Graph& graph, const OpNode* reader, std::size_t t
   return k < reader->inputs.size() && rows_in_place(graph, *reader, k, r);
 }
 
+/// True when `reader`'s pieces (split by `rule`) read channels `r` of its input `t` in place (channels_in_place).
+bool reads_channels_in_place(const Graph& graph, const OpNode* reader, std::string_view rule, std::size_t t,
+                             const TensorRegion& r) {
+  if (reader == nullptr) return false;
+  const auto k =
+      static_cast<std::size_t>(std::find(reader->inputs.begin(), reader->inputs.end(), t) - reader->inputs.begin());
+  return k < reader->inputs.size() && channels_in_place(graph, *reader, rule, k, r);
+}
+
 bool same(const TensorRegion& a, const TensorRegion& b) {
   return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
 }
@@ -299,7 +308,7 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
 
 Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
                                       const std::vector<std::optional<TensorRegion>>& need, bool whole_machine,
-                                      bool relayout, const OpNode* reader) const {
+                                      bool relayout, const OpNode* reader, std::string_view reader_rule) const {
   const TensorNode& tensor = graph.tensor(t);
   const Shape& shape = tensor.shape;
   double slowest = 0;
@@ -337,6 +346,12 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       const double run = bytes / static_cast<double>(shape.product(0, r.axis));
       const double shorter = std::max(0.0, bytes * (1 / rate(DmaOp::kGet, run) - get_cycles_per_byte));
       slowest = std::max(slowest, shorter + (own_copy ? 0.0 : link(bytes)));
+      continue;
+    }
+    if (!whole_machine && !relayout && whole_copy && reads_channels_in_place(graph, reader, reader_rule, t, r)) {
+      // The piece reads its block of planes where the whole copy lies: over the link when that is another group's.
+      const bool own_copy = held.whole ? g == 0 : held.groups[g] && held.groups[g]->whole;
+      slowest = std::max(slowest, own_copy ? 0.0 : link(region_bytes(tensor, r)));
       continue;
     }
     double local = 0;

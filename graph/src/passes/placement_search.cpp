@@ -170,7 +170,8 @@ class PlanPricer {
         continue;  // staged where this op needs it, or a constant read in place
       }
       const bool relayout = std::find(relaid_[i].begin(), relaid_[i].end(), op.inputs[k]) != relaid_[i].end();
-      const Estimate e = model_.exchange(graph_, op.inputs[k], held, need, !c.split, relayout, &op);
+      const Estimate e = model_.exchange(graph_, op.inputs[k], held, need, !c.split, relayout, &op,
+                                         c.split ? std::string_view(c.split->axis.rule) : std::string_view());
       cost.cycles += e.cycles;
       cost.terms.exchange += e.terms.exchange;
     }

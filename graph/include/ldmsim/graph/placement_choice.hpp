@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ldmsim/dma/timing_model.hpp"
@@ -55,10 +56,11 @@ class PlacementCostModel {
   /// input gathered into group 0's memory by every group, a share each. With `relayout` (the consumer wants `t` in
   /// another layout than its producer wrote), a copy read in place is re-laid out where it is. With `reader` (the
   /// op that needs `t`), rows its pieces read in place from a whole copy (rows_in_place) cost no gather: their link
-  /// time, and their runs' cost to the engine over that of typical requests.
+  /// time, and their runs' cost to the engine over that of typical requests; channels its pieces read in place
+  /// (channels_in_place, under the split rule `reader_rule`) their link time alone.
   Estimate exchange(const Graph& graph, std::size_t t, const TensorHolding& held,
                     const std::vector<std::optional<TensorRegion>>& need, bool whole_machine = false,
-                    bool relayout = false, const OpNode* reader = nullptr) const;
+                    bool relayout = false, const OpNode* reader = nullptr, std::string_view reader_rule = {}) const;
   /// Whose factors price `op`.
   static CostClass cost_class(const Graph& graph, const OpNode& op);
   const Arch& arch() const { return arch_; }

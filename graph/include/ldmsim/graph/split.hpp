@@ -137,6 +137,12 @@ bool margin_rows(const Graph& graph, std::size_t t, const TensorRegion& held, co
 /// the residual: 4-D, of an even width), in place from a whole copy of that input in any group's memory, as a box
 /// at the copy's plane pitch, instead of gathering them first (docs/splitting.md, "Rows read in place").
 bool rows_in_place(const Graph& graph, const OpNode& consumer, std::size_t k, const TensorRegion& need);
+/// True when a piece of `consumer` cut by channels under a pointwise split rule (`rule`: elementwise or fused-rows)
+/// may read `need`, channels of its input `k` (a full-size operand of one sample, planes of an even size), in place
+/// from a whole copy of it in any group's memory: a block of whole planes, read once (docs/splitting.md, "Channels
+/// read in place").
+bool channels_in_place(const Graph& graph, const OpNode& consumer, std::string_view rule, std::size_t k,
+                       const TensorRegion& need);
 /// `s` (a conv on the matrix engine cut by its output's rows, 4-D of an even width) as pieces that write their rows
 /// into one whole output in core group 0's memory, boxes of it at its plane pitch; nullopt when `s` is not such a
 /// cut.
