@@ -36,6 +36,13 @@ Arch simple_arch() {
   return a;
 }
 
+/// A preset's prices under another name: the plain roofline, without the preset's fitted factors.
+Arch uncalibrated(const char* preset) {
+  Arch a = Arch::preset(preset);
+  a.name = "priced";
+  return a;
+}
+
 /// relu over x [1, 4, 64, 64] (32 KiB), `n` times, then softmax (which only runs whole).
 Graph relu_chain(int n) {
   json ops = json::array();
@@ -142,8 +149,7 @@ TEST_CASE("rows a pointwise conv reads in place cost their link time and their s
             {"type": "conv", "inputs": ["t", "w3"], "outputs": ["y3"], "attrs": {"pad": 1}}],
     "outputs": ["y1", "y3"]})"));
   const std::size_t t = g.ops()[0].outputs[0];
-  Arch arch = Arch::preset("sw26010");
-  arch.name = "priced";  // not a preset: no calibration
+  const Arch arch = uncalibrated("sw26010");
   const PlacementCostModel model(arch);
   std::vector<std::optional<TensorRegion>> need(4);
   need[1] = TensorRegion{false, 2, 8, 16};
@@ -174,8 +180,7 @@ TEST_CASE("channels a pointwise op reads in place cost their link time alone and
             {"type": "relu", "inputs": ["t"], "outputs": ["y"]}],
     "outputs": ["y"]})"));
   const std::size_t t = g.ops()[0].outputs[0];
-  Arch arch = Arch::preset("sw26010");
-  arch.name = "priced";  // not a preset: no calibration
+  const Arch arch = uncalibrated("sw26010");
   const PlacementCostModel model(arch);
   std::vector<std::optional<TensorRegion>> need(4);
   need[1] = TensorRegion{false, 1, 8, 16};
