@@ -23,10 +23,11 @@ bool channels_in_place(const Graph& graph, const OpNode& consumer, std::string_v
   constexpr std::size_t kChannels = 1;
   if (need.whole || need.axis != kChannels || (rule != "elementwise" && rule != kFusedRowsRule)) return false;
   if (k >= consumer.inputs.size() || consumer.outputs.empty()) return false;
-  const Shape& shape = graph.tensor(consumer.inputs[k]).shape;
-  // One sample: its channels [c0, c1) are planes c0..c1 - 1 of a whole copy, back to back, each element read once by
-  // a pointwise kernel. An even plane starts every block on a whole 4-byte word.
-  return shape.rank() == 4 && shape[0] == 1 && (shape[2] * shape[3]) % 2 == 0 &&
+  const TensorNode& in = graph.tensor(consumer.inputs[k]);
+  const Shape& shape = in.shape;
+  // One sample of fp16 values: its channels [c0, c1) are planes c0..c1 - 1 of a whole copy, back to back, each
+  // element read once by a pointwise kernel. An even plane starts every block on a whole 4-byte word.
+  return in.dtype == DType::kF16 && shape.rank() == 4 && shape[0] == 1 && (shape[2] * shape[3]) % 2 == 0 &&
          shape == graph.tensor(consumer.outputs[0]).shape;
 }
 

@@ -189,6 +189,11 @@ TEST_CASE("channels of a whole tensor are read in place by a pointwise op cut by
       "tensors": {"x": {"shape": [1, 64, 5, 5], "init": {"normal": [0, 1], "seed": 1}}},
       "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})"));
   CHECK_FALSE(channels_in_place(odd, odd.ops()[0], "elementwise", 0, channels));  // odd planes: half-word starts
+  const Graph words = test::graph_of(json::parse(R"({
+      "tensors": {"a": {"shape": [1, 64, 8, 8], "dtype": "int32", "init": {"value": 3}},
+                  "b": {"shape": [1, 64, 8, 8], "dtype": "int32", "init": {"value": 4}}},
+      "ops": [{"type": "equal", "inputs": ["a", "b"], "outputs": ["y"]}], "outputs": ["y"]})"));
+  CHECK_FALSE(channels_in_place(words, words.ops()[0], "elementwise", 0, channels));  // 4-byte elements
 
   for (const char* preset : {"sw26010", "sw26010pro"}) {
     INFO(preset);
