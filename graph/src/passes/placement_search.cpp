@@ -73,8 +73,18 @@ Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const
 }
 
 /// Every placement of `op`: whole, and each splittable dimension the rule can cut (once per distinct cut).
+/// True when the staging lays out op `op`'s tensor `index` (its inputs, then its outputs) densely, in C order with
+/// padding at the tail only: what reading or writing boxes of a whole copy needs (SplitPlacement refuses others).
+/// Without layouts (a plan priced on its own), assumed so.
+bool dense_layouts(const ExecutionPlan* layouts, std::size_t op, std::size_t index) {
+  if (layouts == nullptr || op >= layouts->op_plans.size() || index >= layouts->op_plans[op].size()) return true;
+  return layouts->op_plans[op][index].layout.only_tail_padded();
+}
+
+/// Each op's placements. `boxes`: pieces may write into one whole output (rows_into_one), which the executor does
+/// only where the staging gives dense layouts.
 std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const SplitPlan& plan, const Arch& arch,
-                                  const PlacementCostModel& model) {
+                                  const PlacementCostModel& model, bool boxes) {
   const std::size_t groups = plan.memories;
   std::vector<Candidate> out{whole_candidate(graph, op, model, groups)};
   for (const SplitAxis& axis : split_axes(graph, op)) {
@@ -98,7 +108,7 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
         if (of_rule(o)) o.label = fmt::format("{} (axis {})", axis.rule, o.split->axis.axis);
       }
     }
-    std::optional<OpSplit> into_one = rows_into_one(graph, op, *c.split);
+    std::optional<OpSplit> into_one = boxes ? rows_into_one(graph, op, *c.split) : std::nullopt;
     const std::string label = c.label;
     out.push_back(std::move(c));
     if (into_one) {
@@ -139,7 +149,7 @@ class PlanPricer {
  public:
   PlanPricer(const Graph& graph, const PlacementCostModel& model, const std::vector<std::vector<Candidate>>& cands,
              const ExecutionPlan* layouts)
-      : graph_(graph), model_(model), cands_(cands), relaid_(graph.ops().size()) {
+      : graph_(graph), model_(model), cands_(cands), layouts_(layouts), relaid_(graph.ops().size()) {
     // The inputs each op wants in another layout than their producer wrote (the schedule's re-layout steps).
     if (layouts == nullptr) return;
     for (const Step& step : layouts->steps) {
@@ -170,7 +180,9 @@ class PlanPricer {
         continue;  // staged where this op needs it, or a constant read in place
       }
       const bool relayout = std::find(relaid_[i].begin(), relaid_[i].end(), op.inputs[k]) != relaid_[i].end();
-      const Estimate e = model_.exchange(graph_, op.inputs[k], held, need, !c.split, relayout, &op,
+      // Boxes of a whole copy (read in place) only where the staging keeps the copy and the reader's view dense.
+      const OpNode* reader = dense_layouts(layouts_, i, k) && dense_source(op.inputs[k]) ? &op : nullptr;
+      const Estimate e = model_.exchange(graph_, op.inputs[k], held, need, !c.split, relayout, reader,
                                          c.split ? std::string_view(c.split->axis.rule) : std::string_view());
       cost.cycles += e.cycles;
       cost.terms.exchange += e.terms.exchange;
@@ -214,6 +226,22 @@ class PlanPricer {
   const Graph& graph_;
   const PlacementCostModel& model_;
   const std::vector<std::vector<Candidate>>& cands_;
+  /// The producer's layout of tensor t (a graph input: its first reader's) is dense.
+  bool dense_source(std::size_t t) const {
+    const TensorNode& node = graph_.tensor(t);
+    if (!node.producer) {
+      if (node.consumers.empty()) return true;
+      const std::size_t first = *std::min_element(node.consumers.begin(), node.consumers.end());
+      const auto& in = graph_.ops()[first].inputs;
+      return dense_layouts(layouts_, first, static_cast<std::size_t>(std::find(in.begin(), in.end(), t) - in.begin()));
+    }
+    const OpNode& producer = graph_.ops()[*node.producer];
+    const auto out = static_cast<std::size_t>(std::find(producer.outputs.begin(), producer.outputs.end(), t) -
+                                              producer.outputs.begin());
+    return dense_layouts(layouts_, producer.index, producer.inputs.size() + out);
+  }
+
+  const ExecutionPlan* layouts_;
   std::vector<std::vector<std::size_t>> relaid_;  ///< per op: the tensors it re-lays out
 };
 
@@ -356,7 +384,9 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   plan.choices.assign(n, PlacementChoice{});
   if (n == 0) return;
   std::vector<std::vector<Candidate>> cands(n);
-  for (std::size_t i = 0; i < n; ++i) cands[i] = candidates(graph, ops[i], plan, arch, model);
+  for (std::size_t i = 0; i < n; ++i) {
+    cands[i] = candidates(graph, ops[i], plan, arch, model, dense_layouts(layouts, i, ops[i].inputs.size()));
+  }
   const PlanPricer pricer(graph, model, cands, layouts);
   const auto consumers = consumers_of(graph);
   std::vector<std::size_t> state = search_path(graph, pricer, cands, consumers);
