@@ -167,10 +167,6 @@ struct GroupPiece {
   std::shared_ptr<const BoundOp> bound;
 };
 
-bool same_region(const TensorRegion& a, const TensorRegion& b) {
-  return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
-}
-
 /// The logical elements of `r` of a C-order tensor.
 std::vector<f16> host_slice(std::span<const f16> values, const Shape& shape, const TensorRegion& r) {
   if (r.whole) return {values.begin(), values.end()};

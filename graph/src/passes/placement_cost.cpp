@@ -64,8 +64,7 @@ double overlap_bytes(const TensorNode& tensor, const TensorRegion& need, const T
 /// True when `reader`'s pieces read region `r` of its input `t` in place from a whole copy (rows_in_place).
 bool reads_rows_in_place(const Graph& graph, const OpNode* reader, std::size_t t, const TensorRegion& r) {
   if (reader == nullptr) return false;
-  const auto k =
-      static_cast<std::size_t>(std::find(reader->inputs.begin(), reader->inputs.end(), t) - reader->inputs.begin());
+  const std::size_t k = reader->input_index(t);
   return k < reader->inputs.size() && rows_in_place(graph, *reader, k, r);
 }
 
@@ -73,13 +72,8 @@ bool reads_rows_in_place(const Graph& graph, const OpNode* reader, std::size_t t
 bool reads_channels_in_place(const Graph& graph, const OpNode* reader, std::string_view rule, std::size_t t,
                              const TensorRegion& r) {
   if (reader == nullptr) return false;
-  const auto k =
-      static_cast<std::size_t>(std::find(reader->inputs.begin(), reader->inputs.end(), t) - reader->inputs.begin());
+  const std::size_t k = reader->input_index(t);
   return k < reader->inputs.size() && channels_in_place(graph, *reader, rule, k, r);
-}
-
-bool same(const TensorRegion& a, const TensorRegion& b) {
-  return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
 }
 
 }  // namespace
@@ -362,7 +356,7 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       }
       local = g == 0 ? region_bytes(tensor, r) : 0;
     } else {
-      if (held.groups[g] && same(*held.groups[g], r)) {
+      if (held.groups[g] && same_region(*held.groups[g], r)) {
         in_place(region_bytes(tensor, r), 0, 0);
         continue;
       }

@@ -166,14 +166,12 @@ class PlanPricer {
       std::vector<std::optional<TensorRegion>> need = c.needs[k];
       if (t.producer) {
         const OpNode& producer = graph_.ops()[*t.producer];
-        const std::size_t out = static_cast<std::size_t>(
-            std::find(producer.outputs.begin(), producer.outputs.end(), op.inputs[k]) - producer.outputs.begin());
+        const std::size_t out = producer.output_index(op.inputs[k]);
         held = cands_[*t.producer][state[*t.producer]].holds[out];
       } else if (const std::optional<std::size_t> first = staged_by(graph_, op.inputs[k]); first && *first != i) {
         // Staged where its first reader needs it: another reader that wants it elsewhere gathers it.
         const OpNode& reader = graph_.ops()[*first];
-        const std::size_t at = static_cast<std::size_t>(
-            std::find(reader.inputs.begin(), reader.inputs.end(), op.inputs[k]) - reader.inputs.begin());
+        const std::size_t at = reader.input_index(op.inputs[k]);
         held = staged_holding(cands_[*first][state[*first]], at);
         reuse_earlier_copies(op.inputs[k], i, state, held, need);
       } else {
@@ -193,17 +191,13 @@ class PlanPricer {
   /// the executor keeps the copy one reader gathered and gives it to the next that wants the same region.
   void reuse_earlier_copies(std::size_t t, std::size_t i, const std::vector<std::size_t>& state,
                             const TensorHolding& held, std::vector<std::optional<TensorRegion>>& need) const {
-    const auto same_region = [](const TensorRegion& a, const TensorRegion& b) {
-      return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
-    };
     // With a whole copy, rows a pointwise conv reads in place are a box that reader keeps to itself: no copy made.
     const bool whole_copy =
         held.whole || std::any_of(held.groups.begin(), held.groups.end(), [](const auto& h) { return h && h->whole; });
     for (const std::size_t j : graph_.tensor(t).consumers) {
       if (j >= i) break;  // in op order
       const OpNode& reader = graph_.ops()[j];
-      const std::size_t at =
-          static_cast<std::size_t>(std::find(reader.inputs.begin(), reader.inputs.end(), t) - reader.inputs.begin());
+      const std::size_t at = reader.input_index(t);
       const Candidate& earlier = cands_[j][state[j]];
       for (std::size_t g = 0; g < need.size(); ++g) {
         const std::optional<TensorRegion>& got = earlier.needs[at][g];
@@ -232,12 +226,10 @@ class PlanPricer {
     if (!node.producer) {
       if (node.consumers.empty()) return true;
       const std::size_t first = *std::min_element(node.consumers.begin(), node.consumers.end());
-      const auto& in = graph_.ops()[first].inputs;
-      return dense_layouts(layouts_, first, static_cast<std::size_t>(std::find(in.begin(), in.end(), t) - in.begin()));
+      return dense_layouts(layouts_, first, graph_.ops()[first].input_index(t));
     }
     const OpNode& producer = graph_.ops()[*node.producer];
-    const auto out = static_cast<std::size_t>(std::find(producer.outputs.begin(), producer.outputs.end(), t) -
-                                              producer.outputs.begin());
+    const auto out = producer.output_index(t);
     return dense_layouts(layouts_, producer.index, producer.inputs.size() + out);
   }
 

@@ -4,6 +4,7 @@
 // so a graph that was built is valid by construction.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,6 +65,14 @@ struct OpNode {
   std::string label() const;
   /// How a user knows the op: its name, else its label.
   std::string layer() const;
+  /// The position of tensor `t` among the op's inputs (its first), or inputs.size() when it reads none.
+  std::size_t input_index(std::size_t t) const {
+    return static_cast<std::size_t>(std::find(inputs.begin(), inputs.end(), t) - inputs.begin());
+  }
+  /// The position of tensor `t` among the op's outputs, or outputs.size() when it writes none.
+  std::size_t output_index(std::size_t t) const {
+    return static_cast<std::size_t>(std::find(outputs.begin(), outputs.end(), t) - outputs.begin());
+  }
 };
 
 class Graph {

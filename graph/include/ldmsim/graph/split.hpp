@@ -65,6 +65,11 @@ struct TensorRegion {
   std::uint64_t end = 0;
 };
 
+/// The same part of a tensor (every whole region is the same, whatever its unused fields hold).
+inline bool same_region(const TensorRegion& a, const TensorRegion& b) {
+  return a.whole == b.whole && (a.whole || (a.axis == b.axis && a.begin == b.begin && a.end == b.end));
+}
+
 /// What one piece of an op (or one group's block of pieces) runs: each tensor's region, the sub-op's attributes,
 /// and which optional inputs it leaves out (an addend added once, by the first piece of a reduction).
 struct PieceWork {
