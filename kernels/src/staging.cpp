@@ -109,7 +109,9 @@ DeviceTensor stage(Machine& machine, const std::string& name, const PaddingPlan&
   DeviceTensor t;
   t.name = name;
   t.plan = plan;
-  t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1), AllocOptions{.name = name});
+  // Every byte is uploaded or lent (an empty tensor's one element is not).
+  t.ptr = machine.alloc<f16>(std::max<std::size_t>(plan.layout.total, 1),
+                             AllocOptions{.name = name, .overwritten = plan.layout.total > 0});
   upload(t.ptr);
   if (stats != nullptr) {
     stats->host_seconds += watch.elapsed();

@@ -128,7 +128,9 @@ detail::DeviceInit* device_init(detail::MachineImpl& impl) {
 
 DeviceAddr Machine::allocate_bytes(std::size_t bytes, const AllocOptions& where) {
   impl_->require_idle("alloc");
-  const DeviceAddr base = impl_->memory.allocate(bytes, where.alignment, impl_->physical_group(where.cg), where.name);
+  const DeviceAddr base =
+      impl_->memory.allocate(bytes, where.alignment, impl_->physical_group(where.cg), where.name,
+                             where.overwritten ? MainMemory::Fill::kOverwritten : MainMemory::Fill::kZeroed);
   if (detail::DeviceInit* init = device_init(*impl_)) init->on_alloc(base, bytes);
   return base;
 }

@@ -54,7 +54,7 @@ void MainMemory::TableMapping::operator()(std::byte** table) const {
   munmap(table, bytes);
 }
 
-DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, int cg, std::string name) {
+DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, int cg, std::string name, Fill fill) {
   const auto lock = write_lock();
   if (bytes == 0) throw ConfigError("main memory: cannot allocate 0 bytes");
   if (!is_power_of_two(alignment) || alignment < 4) {
@@ -72,7 +72,7 @@ DeviceAddr MainMemory::allocate(std::uint64_t bytes, std::uint64_t alignment, in
     free_list.erase(it);
     if (start > hole_start) free_list.emplace(hole_start, start - hole_start);
     if (start + bytes < hole_end) free_list.emplace(start + bytes, hole_end - (start + bytes));
-    clean(start, bytes);
+    clean(start, bytes, fill);
     regions_.emplace(start, Region{start, bytes, cg, std::move(name)});
     allocated_bytes_ += bytes;
     allocated_in_cg_[static_cast<std::size_t>(cg)] += bytes;
@@ -357,7 +357,7 @@ void MainMemory::mark_dirty(DeviceAddr addr, std::uint64_t bytes) {
   }
 }
 
-void MainMemory::clean(DeviceAddr addr, std::uint64_t bytes) {
+void MainMemory::clean(DeviceAddr addr, std::uint64_t bytes, Fill fill) {
   const DeviceAddr end = addr + bytes;
   auto it = dirty_.upper_bound(addr);
   if (it != dirty_.begin()) --it;  // a piece starting before addr may reach into it
@@ -369,7 +369,8 @@ void MainMemory::clean(DeviceAddr addr, std::uint64_t bytes) {
     }
     const DeviceAddr from = std::max(piece, addr), to = std::min(piece_end, end);
     const std::uint64_t offset = from - kBase;  // one chunk: release records pieces within a chunk
-    if (std::byte* chunk = chunk_slot(offset / kChunkBytes).load(std::memory_order_acquire)) {
+    std::byte* chunk = chunk_slot(offset / kChunkBytes).load(std::memory_order_acquire);
+    if (chunk != nullptr && fill == Fill::kZeroed) {
       zero_touched(chunk + offset % kChunkBytes, to - from);
     }
     it = dirty_.erase(it);

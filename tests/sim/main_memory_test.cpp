@@ -1,6 +1,7 @@
 // Device main memory: deterministic first-fit addresses per core-group window, alignment, reuse and coalescing after
 // free, freed bytes reading back as zero, find_region boundaries, lazy commit of huge nodes, concurrent writes, and
-// bytes lent to a region (read in place until its first write copies them), and replicated regions.
+// bytes lent to a region (read in place until its first write copies them), replicated regions, and allocations the
+// caller overwrites (not cleared first).
 #include "ldmsim/sim/main_memory.hpp"
 
 #include <atomic>
@@ -170,6 +171,35 @@ TEST_CASE("freed bytes are zero in every later allocation that reuses part of th
   const DeviceAddr d = mem.allocate(2048);  // the end of the second
   REQUIRE(d == x + 6144);
   CHECK(zeros(d, 2048));
+}
+
+TEST_CASE("an allocation the caller overwrites is not cleared, and its freed bytes are cleared for the next",
+          "[memory]") {
+  MainMemory mem(1, 64 * kMiB);
+  const DeviceAddr a = mem.allocate(8192);
+  const std::vector<std::byte> held = bytes_of(8192, 4);
+  mem.write(a, held);
+  mem.free(a);
+  // Cleared, the bytes would read as zeros: left as they were, the caller's write is the only one.
+  const DeviceAddr b = mem.allocate(4096, 256, 0, "overwritten", MainMemory::Fill::kOverwritten);
+  REQUIRE(b == a);
+  std::vector<std::byte> left(4096);
+  mem.read(b, left);
+  CHECK(left == std::vector<std::byte>(held.begin(), held.begin() + 4096));
+  // The rest of the hole is still cleared when a zeroed allocation takes it.
+  const DeviceAddr c = mem.allocate(4096);
+  REQUIRE(c == a + 4096);
+  std::vector<std::byte> rest(4096, std::byte{0xFF});
+  mem.read(c, rest);
+  CHECK(rest == std::vector<std::byte>(4096, std::byte{0}));
+  // Freed again, the overwritten region's bytes read as zero in the next zeroed allocation.
+  mem.write(b, bytes_of(4096, 8));
+  mem.free(b);
+  const DeviceAddr d = mem.allocate(4096);
+  REQUIRE(d == a);
+  std::vector<std::byte> again(4096, std::byte{0xFF});
+  mem.read(d, again);
+  CHECK(again == std::vector<std::byte>(4096, std::byte{0}));
 }
 
 TEST_CASE("a freed hole's padding before an aligned allocation is zero when allocated later", "[memory]") {

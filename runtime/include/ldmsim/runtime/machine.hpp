@@ -69,6 +69,9 @@ struct AllocOptions {
   int cg = 0;
   std::uint64_t alignment = 256;
   std::string name;
+  /// The caller writes every byte before anything reads one (an upload that fills the region, or a loan): the
+  /// bytes a freed region held are then not cleared first.
+  bool overwritten = false;
 };
 
 namespace detail {

@@ -45,9 +45,15 @@ class MainMemory {
   MainMemory(const MainMemory&) = delete;
   MainMemory& operator=(const MainMemory&) = delete;
 
+  /// What a new region holds before its first write.
+  enum class Fill {
+    kZeroed,       ///< zeros, whatever a freed region there held
+    kOverwritten,  ///< unspecified: the caller writes every byte before anything reads one
+  };
   /// Allocates `bytes` (> 0) in core group `cg`'s window, aligned to `alignment` (a power of two >= 4).
   /// Deterministic first-fit. Throws ConfigError when it does not fit.
-  DeviceAddr allocate(std::uint64_t bytes, std::uint64_t alignment = 256, int cg = 0, std::string name = {});
+  DeviceAddr allocate(std::uint64_t bytes, std::uint64_t alignment = 256, int cg = 0, std::string name = {},
+                      Fill fill = Fill::kZeroed);
   /// Frees a region by its base address; its bytes read as zero if allocated again. Throws on a bad base.
   void free(DeviceAddr base);
 
@@ -128,9 +134,10 @@ class MainMemory {
   /// chunk is recorded dirty.
   void release(DeviceAddr addr, std::uint64_t bytes);
   void mark_dirty(DeviceAddr addr, std::uint64_t bytes);
-  /// Zeroes the dirty bytes in a range being allocated. Zeroing at allocation, not at free, spares the bytes never
-  /// allocated again (a run's tensors freed as it ends).
-  void clean(DeviceAddr addr, std::uint64_t bytes);
+  /// Zeroes the dirty bytes in a range being allocated (with kOverwritten only forgets them: the caller overwrites
+  /// them). Zeroing at allocation, not at free, spares the bytes never allocated again (a run's tensors freed as it
+  /// ends).
+  void clean(DeviceAddr addr, std::uint64_t bytes, Fill fill);
 
   std::uint32_t core_groups_;
   std::uint64_t bytes_per_cg_;
