@@ -30,6 +30,13 @@ std::vector<std::byte> bytes_of(std::size_t n, unsigned seed) {
   return v;
 }
 
+/// Whether the `n` bytes at `at` read as zero.
+bool reads_zero(const MainMemory& mem, DeviceAddr at, std::size_t n) {
+  std::vector<std::byte> out(n, std::byte{0xFF});
+  mem.read(at, out);
+  return out == std::vector<std::byte>(n, std::byte{0});
+}
+
 }  // namespace
 
 TEST_CASE("addresses are deterministic: first fit from each core group's window", "[memory]") {
@@ -148,11 +155,7 @@ TEST_CASE("freed bytes read back as zero when reallocated", "[memory]") {
 
 TEST_CASE("freed bytes are zero in every later allocation that reuses part of them", "[memory]") {
   MainMemory mem(1, 64 * kMiB);
-  const auto zeros = [&](DeviceAddr at, std::size_t n) {
-    std::vector<std::byte> out(n, std::byte{0xFF});
-    mem.read(at, out);
-    return out == std::vector<std::byte>(n, std::byte{0});
-  };
+  const auto zeros = [&](DeviceAddr at, std::size_t n) { return reads_zero(mem, at, n); };
   const DeviceAddr x = mem.allocate(4096), y = mem.allocate(4096);
   REQUIRE(y == x + 4096);
   mem.write(x, bytes_of(8192, 3));  // both
@@ -189,17 +192,13 @@ TEST_CASE("an allocation the caller overwrites is not cleared, and its freed byt
   // The rest of the hole is still cleared when a zeroed allocation takes it.
   const DeviceAddr c = mem.allocate(4096);
   REQUIRE(c == a + 4096);
-  std::vector<std::byte> rest(4096, std::byte{0xFF});
-  mem.read(c, rest);
-  CHECK(rest == std::vector<std::byte>(4096, std::byte{0}));
+  CHECK(reads_zero(mem, c, 4096));
   // Freed again, the overwritten region's bytes read as zero in the next zeroed allocation.
   mem.write(b, bytes_of(4096, 8));
   mem.free(b);
   const DeviceAddr d = mem.allocate(4096);
   REQUIRE(d == a);
-  std::vector<std::byte> again(4096, std::byte{0xFF});
-  mem.read(d, again);
-  CHECK(again == std::vector<std::byte>(4096, std::byte{0}));
+  CHECK(reads_zero(mem, d, 4096));
 }
 
 TEST_CASE("a freed hole's padding before an aligned allocation is zero when allocated later", "[memory]") {
