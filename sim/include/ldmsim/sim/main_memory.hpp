@@ -48,13 +48,14 @@ class MainMemory {
   /// What a new region holds before its first write.
   enum class Fill {
     kZeroed,       ///< zeros, whatever a freed region there held
-    kOverwritten,  ///< unspecified: the caller writes every byte before anything reads one
+    kOverwritten,  ///< what freed regions there left, not cleared: the caller writes every byte before any read
   };
   /// Allocates `bytes` (> 0) in core group `cg`'s window, aligned to `alignment` (a power of two >= 4).
   /// Deterministic first-fit. Throws ConfigError when it does not fit.
   DeviceAddr allocate(std::uint64_t bytes, std::uint64_t alignment = 256, int cg = 0, std::string name = {},
                       Fill fill = Fill::kZeroed);
-  /// Frees a region by its base address; its bytes read as zero if allocated again. Throws on a bad base.
+  /// Frees a region by its base address; its bytes read as zero if allocated again (Fill::kZeroed). Throws on a bad
+  /// base.
   void free(DeviceAddr base);
 
   /// The live region containing [addr, addr + bytes), or nullptr when the range is not inside one region.
@@ -130,8 +131,7 @@ class MainMemory {
   void drop_loans(DeviceAddr base);
   /// Writes `in` at `addr` into the chunks, committing them as needed (loans not considered).
   void write_chunks(DeviceAddr addr, std::span<const std::byte> in);
-  /// Freed bytes: whole committed chunks are returned at once (they read as zero); the rest of a committed
-  /// chunk is recorded dirty.
+  /// Freed bytes of committed chunks are recorded dirty (zeroed when allocated again); the chunks keep their pages.
   void release(DeviceAddr addr, std::uint64_t bytes);
   void mark_dirty(DeviceAddr addr, std::uint64_t bytes);
   /// Zeroes the dirty bytes in a range being allocated (with kOverwritten only forgets them: the caller overwrites
