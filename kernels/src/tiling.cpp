@@ -65,32 +65,50 @@ RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<co
   return RangeRead{get_as(core, mode, buf.first(end - begin), base + begin, 0, 0, site), r.begin - begin};
 }
 
-void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
-            std::size_t count, f16* out, std::source_location site) {
-  if (count == 0) return;
-  const Range span{layout.offset_of(first), layout.offset_of(first + count - 1) + 1};
-  if (span.size() + 2 <= buf.size()) {
-    const RangeRead read = get_range(core, buf, base, layout.total, span, site);
-    read.handle.wait();
-    for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
-      std::copy_n(buf.data() + read.first + (offset - span.begin), n, out + (logical - first));
-    });
-    return;
-  }
-  gather_runs(core, buf, base, layout, first, count, out, site);
-}
+namespace {
 
-void gather_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
-                 std::size_t count, f16* out, std::source_location site) {
+void gather_runs_each(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+                      std::size_t count, const GatheredRun& use, std::source_location site) {
   const std::size_t piece = buf.size() - 2;
   for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
     for (std::size_t done = 0; done < n; done += piece) {
       const std::size_t len = std::min(piece, n - done);
       const RangeRead read = get_range(core, buf, base, layout.total, {offset + done, offset + done + len}, site);
       read.handle.wait();
-      std::copy_n(buf.data() + read.first, len, out + (logical - first) + done);
+      use(logical - first + done, buf.data() + read.first, len);
     }
   });
+}
+
+}  // namespace
+
+void gather_each(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+                 std::size_t count, const GatheredRun& use, std::source_location site) {
+  if (count == 0) return;
+  const Range span{layout.offset_of(first), layout.offset_of(first + count - 1) + 1};
+  if (span.size() + 2 <= buf.size()) {
+    const RangeRead read = get_range(core, buf, base, layout.total, span, site);
+    read.handle.wait();
+    for_each_run(layout, first, first + count, [&](std::size_t logical, std::size_t offset, std::size_t n) {
+      use(logical - first, buf.data() + read.first + (offset - span.begin), n);
+    });
+    return;
+  }
+  gather_runs_each(core, buf, base, layout, first, count, use, site);
+}
+
+void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+            std::size_t count, f16* out, std::source_location site) {
+  gather_each(
+      core, buf, base, layout, first, count,
+      [out](std::size_t at, const f16* from, std::size_t n) { std::copy_n(from, n, out + at); }, site);
+}
+
+void gather_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+                 std::size_t count, f16* out, std::source_location site) {
+  gather_runs_each(
+      core, buf, base, layout, first, count,
+      [out](std::size_t at, const f16* from, std::size_t n) { std::copy_n(from, n, out + at); }, site);
 }
 
 }  // namespace ldmsim::tiling

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <source_location>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -115,6 +116,19 @@ inline void check_in_buffer(LdmSpan<const f16> buffer, std::size_t first, std::s
 inline void to_floats(LdmSpan<const f16> from, std::size_t first, std::size_t n, float* out) {
   check_in_buffer(from, first, n);
   halves_to_floats(std::span<const f16>(from.data() + first, n), std::span<float>(out, n));
+}
+/// The logical elements [first, first + count) of a tensor stored in `layout` at `base`, read as tiling::gather
+/// reads them (through `staging`; the same requests), as floats into out[0, count): converted where the reads put
+/// them, for a kernel that would only have converted gather's copy in ldm.
+inline void gather_floats(Core& core, LdmSpan<f16> staging, DevicePtr<const f16> base, const Layout& layout,
+                          std::size_t first, std::size_t count, float* out,
+                          std::source_location site = std::source_location::current()) {
+  tiling::gather_each(
+      core, staging, base, layout, first, count,
+      [out](std::size_t at, const f16* from, std::size_t n) {
+        halves_to_floats(std::span<const f16>(from, n), std::span<float>(out + at, n));
+      },
+      site);
 }
 inline void to_halves(const float* in, std::size_t n, LdmSpan<f16> to) {
   check_in_buffer(to, 0, n);

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <source_location>
 #include <span>
 #include <vector>
@@ -173,6 +174,14 @@ void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layou
 /// other data (another writer's rows, perhaps not written yet), not padding of its own.
 void gather_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
                  std::size_t count, f16* out, std::source_location site = std::source_location::current());
+/// Where gather found a stretch of the logical elements it reads: elements [first + at, first + at + n) lie at
+/// from[0, n), in the staging buffer, until the next read through it.
+using GatheredRun = std::function<void(std::size_t at, const f16* from, std::size_t n)>;
+/// gather's reads, each stretch handed to `use` where it lies in `buf` instead of copied to ldm: for a kernel that
+/// converts what it reads at once (the reads, and so the simulated run, are gather's).
+void gather_each(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
+                 std::size_t count, const GatheredRun& use,
+                 std::source_location site = std::source_location::current());
 
 /// Writes this core's destination tiles (a share of at least `min_share` elements: kStreamingShare for streaming
 /// kernels, less when each output element costs many reads) of an output stored in `layout` at `out` from logical
