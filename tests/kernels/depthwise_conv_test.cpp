@@ -1,9 +1,12 @@
 // conv's "depthwise" algorithm: against the fp32 reference and bit for bit against implicit-precomp (the GEMM
 // algorithm it stands in for) on depthwise convs of every geometry (strides, one-sided pads, dilation, a channel
 // multiplier, several samples, planes larger than a tile, several tiles per core, rows and row segments larger than
-// the staging buffers, a batch whose taps do not fit ldm at once), with bias, residual and activation folded; a conv
-// that is not depthwise runs implicit-precomp; faster in simulated cycles on a MobileNet-V2 layer.
+// the staging buffers, a batch whose taps do not fit ldm at once), with bias, residual and activation folded; an
+// infinite tap over the padding adds nothing; a conv that is not depthwise runs implicit-precomp; faster in simulated
+// cycles on a MobileNet-V2 layer.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -224,4 +227,31 @@ TEST_CASE("depthwise conv gives the same bits and cycles on any number of host t
   const auto one = run(1);
   CHECK(run(2) == one);
   CHECK(run(3) == one);
+}
+
+TEST_CASE("depthwise conv adds nothing for an infinite tap over the padding", "[kernels][conv][depthwise]") {
+  // Planes of ones, 3x3 filters of ones, the first channel's first tap +inf, pad 1: output (1, 0)'s first tap lies
+  // over the padding column, so it sums its six taps over the plane; an output whose first tap reads the plane is
+  // inf.
+  const std::vector<Shape> shapes{Shape{1, 2, 4, 4}, Shape{2, 1, 3, 3}};
+  const nlohmann::json attrs{{"groups", 2}, {"pad", 1}, {"algo", "depthwise"}};
+  const auto op = bind_op("conv", shapes, attrs);
+  Machine m{ldmsim::test::small_arch()};
+  std::vector<f16> x(shapes[0].elements(), f16(1.0f)), w(shapes[1].elements(), f16(1.0f));
+  w[0] = f16(std::numeric_limits<float>::infinity());
+  std::vector<DeviceTensor> in;
+  for (std::size_t i = 0; i < 2; ++i) {
+    in.push_back(stage_in(m, "in" + std::to_string(i), choose_plan(op->view(i), op->padding(i), StagingPolicy::kMethod),
+                          i == 0 ? x : w));
+  }
+  std::vector<DeviceTensor> out{
+      allocate_tensor(m, "y", choose_plan(op->view(2), op->padding(2), StagingPolicy::kMethod))};
+  op->run(m, in, out, "conv");
+  const std::vector<f16> y = stage_out(m, out[0]);
+  REQUIRE(y.size() == 32);
+  CHECK(static_cast<float>(y[4]) == 6.0f);       // channel 0, output (1, 0)
+  CHECK(static_cast<float>(y[0]) == 4.0f);       // output (0, 0): the first tap over a padding row and column
+  CHECK(std::isinf(static_cast<float>(y[5])));   // output (1, 1)
+  CHECK(static_cast<float>(y[16 + 4]) == 6.0f);  // channel 1: every tap finite
+  CHECK(static_cast<float>(y[16 + 5]) == 9.0f);
 }

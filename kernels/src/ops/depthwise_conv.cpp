@@ -7,6 +7,7 @@
 #include "depthwise_conv.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "op_support.hpp"
@@ -70,6 +71,46 @@ class ChannelWindow {
   std::vector<float> tap_values_, bias_values_;
 };
 
+/// Adds one kernel row's taps to `count` outputs: sums[i] += taps[s] x row[i * stride + s * dilation] for s in
+/// order, where `row` is the input row with its padding columns as zeros, from the first output's first column.
+/// Each output gains its taps in the order the padding-skipping loop adds them: a tap over the padding adds +-0,
+/// which leaves a sum started at +0 unchanged (such a sum is never -0) when the tap is finite. W: the kernel's
+/// width when known at compile time (0: `width`).
+template <std::size_t W>
+void add_row_taps(const float* taps, std::size_t width, const float* row, std::size_t stride, std::size_t dilation,
+                  float* sums, std::size_t count) {
+  const std::size_t s_end = W > 0 ? W : width;
+  if (stride == 1 && dilation == 1) {
+    for (std::size_t i = 0; i < count; ++i) {
+      float sum = sums[i];
+      for (std::size_t s = 0; s < s_end; ++s) sum += taps[s] * row[i + s];
+      sums[i] = sum;
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const float* x = row + i * stride;
+    float sum = sums[i];
+    for (std::size_t s = 0; s < s_end; ++s) sum += taps[s] * x[s * dilation];
+    sums[i] = sum;
+  }
+}
+
+using RowTaps = void (*)(const float*, std::size_t, const float*, std::size_t, std::size_t, float*, std::size_t);
+
+RowTaps row_taps_for(std::size_t width) {
+  switch (width) {
+    case 3:
+      return add_row_taps<3>;
+    case 5:
+      return add_row_taps<5>;
+    case 7:
+      return add_row_taps<7>;
+    default:
+      return add_row_taps<0>;
+  }
+}
+
 void depthwise_kernel(Core& core, const DepthwiseConv& job) {
   const ConvGeometry& g = job.g;
   const std::size_t H = g.h, W = g.w, Q = g.q, PQ = g.pq(), rs = g.rs();
@@ -93,13 +134,18 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
   if (job.has_residual) skip = core.ldm().alloc<f16>(tile);
   const std::size_t cap = tiling::fit_elements(core, 2, 32768, 512);  // room for two allocations' alignment
   auto wide_staging = core.ldm().alloc<f16>(cap + 2);
-  auto block = core.ldm().alloc<f16>(cap);
+  // The rows in ldm as the core computes on them; the host converts them from where the reads put them.
+  [[maybe_unused]] const auto block = core.ldm().alloc<f16>(cap);
   // Host floats of the ldm data, grown to what the reads need (every simulated core has its own).
   std::vector<float> xs, ys(tile), acc, skips;
   const auto floats_of = [&](std::size_t n) {
     if (xs.size() < n) xs.resize(n);
     return xs.data();
   };
+  // A plane's rows read whole are held with their padding columns as zeros (padded_width columns a row, the padded
+  // column 0 first), so each kernel row's taps run over an output row segment without bounds.
+  const std::size_t padded_width = std::max(g.pad_left + W, (Q - 1) * g.stride_w + (g.s - 1) * g.dilation_w + 1);
+  const RowTaps row_taps = row_taps_for(g.s);
   const ComputeModel& model = core.arch().compute;
   const std::uint32_t lanes = model.unit(DataType::kF32).simd_lanes;
   tiling::for_each_tile(
@@ -128,9 +174,29 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
           const std::size_t hi = static_cast<std::size_t>(
               std::clamp<std::ptrdiff_t>(row_of(p_last, g.r - 1) + 1, 0, static_cast<std::ptrdiff_t>(H)));
           const bool block_fits = hi > lo && (hi - lo) * W <= cap;
-          if (block_fits) {
-            tiling::gather(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W, block.data());
-            to_floats(block, 0, (hi - lo) * W, floats_of((hi - lo) * W));
+          // Rows read whole, and every tap finite (an infinite tap over the padding would add NaN): padded rows.
+          const bool padded_rows = block_fits && std::all_of(taps, taps + rs, [](float v) { return std::isfinite(v); });
+          if (padded_rows) {
+            // Converted from where the read put them: the rows' halves need no copy in ldm.
+            float* rows = floats_of((hi - lo) * padded_width);
+            for (std::size_t i = 0; i < hi - lo; ++i) {
+              float* row = rows + i * padded_width;
+              std::fill(row, row + g.pad_left, 0.0f);
+              std::fill(row + g.pad_left + W, row + padded_width, 0.0f);
+            }
+            tiling::gather_each(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W,
+                                [&](std::size_t at, const f16* from, std::size_t left) {
+                                  while (left > 0) {  // a stretch may hold several rows
+                                    const std::size_t column = at % W, take = std::min(left, W - column);
+                                    halves_to_floats(
+                                        std::span<const f16>(from, take),
+                                        std::span<float>(rows + at / W * padded_width + g.pad_left + column, take));
+                                    at += take, from += take, left -= take;
+                                  }
+                                });
+          } else if (block_fits) {
+            gather_floats(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W,
+                          floats_of((hi - lo) * W));
           }
           for (; l < plane_end;) {
             const std::size_t p = (l % PQ) / Q, q0 = l % Q, q1 = std::min(Q, q0 + (plane_end - l));
@@ -159,6 +225,11 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
               const std::ptrdiff_t h = row_of(p, r);
               if (h < 0 || h >= static_cast<std::ptrdiff_t>(H)) continue;  // a padding row adds nothing
               const auto row = static_cast<std::size_t>(h);
+              if (padded_rows) {
+                row_taps(taps + r * g.s, g.s, xs.data() + (row - lo) * padded_width + q0 * g.stride_w, g.stride_w,
+                         g.dilation_w, acc.data(), q1 - q0);
+                continue;
+              }
               if (block_fits) {
                 add_taps(r, xs.data() + (row - lo) * W, 0, W);
                 continue;
@@ -173,8 +244,7 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
                   column(static_cast<std::ptrdiff_t>((q1 - 1) * g.stride_w + (g.s - 1) * g.dilation_w + 1));
               for (std::size_t c = w_lo; c < w_hi; c += cap) {
                 const std::size_t len = std::min(cap, w_hi - c);
-                tiling::gather(core, wide_staging, job.x, job.xl, in_plane + row * W + c, len, block.data());
-                to_floats(block, 0, len, floats_of(len));
+                gather_floats(core, wide_staging, job.x, job.xl, in_plane + row * W + c, len, floats_of(len));
                 add_taps(r, xs.data(), c, c + len);
               }
             }
