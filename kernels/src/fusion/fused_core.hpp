@@ -163,8 +163,7 @@ class FusedCore {
       if (idle_) continue;
       for (std::uint64_t done = 0; done < n; done += half_.size() - 4) {
         const std::uint64_t len = std::min<std::uint64_t>(half_.size() - 4, n - done);
-        tiling::gather(core_, staging_, a_.in[k_in], a_.in_layout[k_in], done, len, half_.data());
-        ops::to_floats(half_, 0, len, resident_[v] + done);
+        ops::gather_floats(core_, staging_, a_.in[k_in], a_.in_layout[k_in], done, len, resident_[v] + done);
       }
     }
     // A BCAST get writes every receiver's ldm when it is issued: while cores may still read their own resident
@@ -327,8 +326,7 @@ class FusedCore {
                count, dst});
           at += tiling::ceil_even(count + 2);  // the next read's ldm address stays on a 4-byte word
         } else {
-          tiling::gather(core_, staging_, a_.in[k], layout, logical, count, half_.data());
-          ops::to_floats(half_, 0, count, dst);
+          ops::gather_floats(core_, staging_, a_.in[k], layout, logical, count, dst);
         }
         r += run;
       }

@@ -21,7 +21,8 @@ void global_pool_kernel(Core& core, const GlobalPoolArgs& a) {
   if (share.empty()) return;
   const std::size_t chunk = std::min<std::size_t>(tiling::fit_elements(core, 3), tiling::ceil_even(a.plane) + 2);
   auto staging = core.ldm().alloc<f16>(chunk + 2);
-  auto values = core.ldm().alloc<f16>(chunk);
+  // The chunk in ldm as the core computes on it; the host converts it from where the reads put it.
+  [[maybe_unused]] const auto values = core.ldm().alloc<f16>(chunk);
   const std::size_t out_tile = std::min(tiling::fit_elements(core, 1, 4096, (2 * chunk + 4) * 2), share.size());
   auto yb = core.ldm().alloc<f16>(tiling::ceil_even(out_tile));
   std::vector<float> xs(chunk), ys(out_tile);
@@ -34,8 +35,7 @@ void global_pool_kernel(Core& core, const GlobalPoolArgs& a) {
         float sum = 0.0f;
         for (std::uint64_t done = 0; done < a.plane; done += chunk) {
           const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, a.plane - done));
-          tiling::gather(core, staging, a.x, a.xl, p * a.plane + done, len, values.data());
-          to_floats(values, 0, len, xs.data());
+          gather_floats(core, staging, a.x, a.xl, p * a.plane + done, len, xs.data());
           for (std::size_t i = 0; i < len; ++i) sum += xs[i];
           core.compute({.flops = len});
         }

@@ -44,7 +44,8 @@ void layer_norm_kernel(Core& core, const LayerNormArgs& a) {
   auto bias_buf = resident && a.bias ? core.ldm().alloc<f16>(cols) : LdmSpan<f16>();
   const std::size_t chunk = tiling::fit_elements(core, 7);
   auto staging = core.ldm().alloc<f16>(chunk + 2);
-  auto values = core.ldm().alloc<f16>(chunk);
+  // The chunk in ldm as the core computes on it; the host converts it from where the reads put it.
+  [[maybe_unused]] const auto values = core.ldm().alloc<f16>(chunk);
   // Host scratch for a chunk, not zero-filled: most rows touch a few hundred of its elements, and zeroing all of
   // it on every core cost a page fault per 4 KiB at every launch (ConvNeXt's LayerNorms: 0.3 s each).
   const auto xs = std::make_unique_for_overwrite<float[]>(chunk);
@@ -73,8 +74,7 @@ void layer_norm_kernel(Core& core, const LayerNormArgs& a) {
           if (pass == 0) to_floats(row_buf, done, n, row_f.data() + done);
           v = row_f.data() + done;
         } else {
-          tiling::gather(core, staging, a.x, a.xl, row * cols + done, n, values.data());
-          to_floats(values, 0, n, xs.get());
+          gather_floats(core, staging, a.x, a.xl, row * cols + done, n, xs.get());
         }
         float partial = 0.0f;
         for (std::size_t i = 0; i < n; ++i) {
@@ -106,15 +106,12 @@ void layer_norm_kernel(Core& core, const LayerNormArgs& a) {
           } else {
             for (std::size_t done = 0; done < segment; done += chunk) {
               const std::size_t n = std::min(chunk, segment - done);
-              tiling::gather(core, staging, a.x, a.xl, at + done, n, values.data());
-              to_floats(values, 0, n, xs.get());
+              gather_floats(core, staging, a.x, a.xl, at + done, n, xs.get());
               for (std::size_t i = 0; i < n; ++i) ys[done + i] = (xs[i] - mean) * inv_std;
-              tiling::gather(core, staging, a.scale, a.sl, col + done, n, values.data());
-              to_floats(values, 0, n, params.get());
+              gather_floats(core, staging, a.scale, a.sl, col + done, n, params.get());
               for (std::size_t i = 0; i < n; ++i) ys[done + i] *= params[i];
               if (a.bias) {
-                tiling::gather(core, staging, a.bias, a.bl, col + done, n, values.data());
-                to_floats(values, 0, n, params.get());
+                gather_floats(core, staging, a.bias, a.bl, col + done, n, params.get());
                 for (std::size_t i = 0; i < n; ++i) ys[done + i] += params[i];
               }
               core.compute({.flops = 4 * n});

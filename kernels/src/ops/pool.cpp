@@ -51,7 +51,8 @@ void pool_kernel(Core& core, const PoolArgs& args) {
   tiling::TileWriter writer(core, args.y, tile);
   const std::size_t cap = tiling::fit_elements(core, 2, 32768);
   auto staging = core.ldm().alloc<f16>(cap + 2);
-  auto block = core.ldm().alloc<f16>(cap);
+  // The rows in ldm as the core computes on them; the host converts them from where the reads put them.
+  [[maybe_unused]] const auto block = core.ldm().alloc<f16>(cap);
   // Host floats of the ldm data, grown to what the reads need (not to the ldm buffer's size: every simulated
   // core has its own, and fresh host pages cost more than the pooling).
   std::vector<float> xs, ys(tile), acc;
@@ -74,8 +75,7 @@ void pool_kernel(Core& core, const PoolArgs& args) {
           const std::size_t base = plane * H * W;
           const bool block_fits = (hi - lo) * W <= cap;
           if (block_fits) {
-            tiling::gather(core, staging, args.x, args.xl, base + lo * W, (hi - lo) * W, block.data());
-            to_floats(block, 0, (hi - lo) * W, floats_of((hi - lo) * W));
+            gather_floats(core, staging, args.x, args.xl, base + lo * W, (hi - lo) * W, floats_of((hi - lo) * W));
           }
           for (; l < plane_end;) {
             const std::size_t p = (l / Q) % P, q0 = l % Q, q1 = std::min(Q, q0 + (plane_end - l));
@@ -115,8 +115,7 @@ void pool_kernel(Core& core, const PoolArgs& args) {
               for (std::size_t h = rows.lo; h < rows.hi; ++h) {
                 for (std::size_t c = w_lo; c < w_hi; c += cap) {
                   const std::size_t len = std::min(cap, w_hi - c);
-                  tiling::gather(core, staging, args.x, args.xl, base + h * W + c, len, block.data());
-                  to_floats(block, 0, len, floats_of(len));
+                  gather_floats(core, staging, args.x, args.xl, base + h * W + c, len, floats_of(len));
                   combine(xs.data(), c, c + len);
                 }
               }

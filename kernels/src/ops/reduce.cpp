@@ -51,8 +51,7 @@ void reduce_short_rows(Core& core, const ReduceArgs& a, ReduceBuffers& b, std::s
   const std::size_t rows_per = b.chunk / len;
   for (std::size_t o0 = first; o0 < last; o0 += rows_per) {
     const std::size_t rows = std::min(rows_per, last - o0);
-    tiling::gather(core, b.staging, a.x, a.xl, o0 * len, rows * len, b.values.data());
-    to_floats(b.values, 0, rows * len, b.xs.data());
+    gather_floats(core, b.staging, a.x, a.xl, o0 * len, rows * len, b.xs.data());
     for (std::size_t r = 0; r < rows; ++r) {
       float partial = initial(a.op);
       for (std::size_t i = 0; i < len; ++i) partial = combine(a.op, partial, b.xs[r * len + i]);
@@ -71,8 +70,7 @@ void reduce_long_rows(Core& core, const ReduceArgs& a, ReduceBuffers& b, std::si
     double total = initial(a.op);
     for (std::uint64_t done = 0; done < reduced; done += b.chunk) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(b.chunk, reduced - done));
-      tiling::gather(core, b.staging, a.x, a.xl, o * reduced + done, n, b.values.data());
-      to_floats(b.values, 0, n, b.xs.data());
+      gather_floats(core, b.staging, a.x, a.xl, o * reduced + done, n, b.xs.data());
       float partial = initial(a.op);
       for (std::size_t i = 0; i < n; ++i) partial = combine(a.op, partial, b.xs[i]);
       total = combine<double>(a.op, total, partial);

@@ -267,7 +267,8 @@ void apply_gather_kernel(Core& core, const ApplyArgs& a) {
   const std::size_t C = a.xl.shape.c, hw = a.xl.shape.hw();
   const std::size_t tile = std::min(tiling::fit_elements(core, 8), tiling::ceil_even(share.size()));
   auto staging = core.ldm().alloc<f16>(2 * tile + 2);
-  auto xb = core.ldm().alloc<f16>(tile);
+  // The tile in ldm as the core computes on it; the host converts it from where the reads put it.
+  [[maybe_unused]] const auto xb = core.ldm().alloc<f16>(tile);
   auto yb = core.ldm().alloc<f16>(tile);
   auto pb = core.ldm().alloc<f16>(tile + 2);
   std::vector<float> xs(tile), ys(tile);
@@ -279,8 +280,7 @@ void apply_gather_kernel(Core& core, const ApplyArgs& a) {
       const std::size_t c0 = (first / hw) % C;
       const std::size_t count = std::min(C, (last - 1) / hw - first / hw + 1);
       const Coefficients co = read_coefficients(core, a, c0, count, staging, pb);
-      tiling::gather(core, staging, a.x, a.xl, first, last - first, xb.data());
-      to_floats(xb, 0, last - first, xs.data());
+      gather_floats(core, staging, a.x, a.xl, first, last - first, xs.data());
       for_each_run(a.yl, first, last, [&](std::size_t l, std::size_t offset, std::size_t n) {
         for (std::size_t i = 0; i < n; ++i) {
           const std::size_t c = ((l + i) / hw) % C, slot = (c + C - c0) % C;
