@@ -192,9 +192,10 @@ void elementwise_work(const Graph& g, const OpNode& op, const SplitAxis& axis, s
   w.regions[axis.operand] = range(axis.axis, begin, end);
 }
 
-/// conv or pool output rows (or columns) [begin, end): the input rows they read (the halo), and a conv's padding.
+/// conv or pool output rows (or columns) [begin, end): the input rows they read (the halo), and (with `attrs`) a
+/// conv's padding.
 void spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
-                  PieceWork& w) {
+                  bool attrs, PieceWork& w) {
   const Shape& x = shape_of(g, op, 0);
   const bool conv = rule_of(g, op) == SplitRule::kConv;
   const SplitGeometry s = op.bound->split_geometry();
@@ -216,6 +217,7 @@ void spatial_work(const Graph& g, const OpNode& op, const SplitAxis& axis, std::
     if (in_end - in_begin < span) w.regions[0] = range(axis.axis, in_begin, in_begin);
     return;
   }
+  if (!attrs) return;
   std::uint64_t pads[4];
   pads[at] = before, pads[at + 2] = after;
   pads[at_other] = s.pad_before[at_other], pads[at_other + 2] = s.pad_after[at_other];
@@ -273,18 +275,20 @@ std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op) {
   return {};
 }
 
-PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin,
-                     std::uint64_t end, nlohmann::json attrs) {
-  PieceWork w;
+namespace {
+
+/// The piece's regions and dropped inputs into `w` (its vectors reused), and with `attrs` its attributes made from
+/// those already in w.attrs.
+void fill_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
+                bool attrs, PieceWork& w) {
   w.regions.assign(operands(op), TensorRegion{});
   w.dropped.assign(op.inputs.size(), false);
-  w.attrs = std::move(attrs);
   const std::size_t y = op.inputs.size();
   const std::string& r = axis.rule;
   if (r == "conv-n") {
     w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
   } else if (r == "conv-h" || r == "conv-w" || r == "pool-h" || r == "pool-w") {
-    spatial_work(graph, op, axis, begin, end, w);
+    spatial_work(graph, op, axis, begin, end, attrs, w);
   } else if (r == "conv-k") {
     w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
     if (conv_bias(op)) w.regions[2] = range(0, begin, end);
@@ -293,12 +297,12 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     if (conv_bias(op)) w.dropped[2] = begin != 0;
     if (conv_residual(op) && begin != 0) {
       w.dropped[y - 1] = true;
-      if (w.attrs.is_object()) w.attrs.erase("residual");
+      if (attrs && w.attrs.is_object()) w.attrs.erase("residual");
     }
   } else if (r == "conv-g") {  // depthwise: channel c of X, filter c and bias c make channel c of Y
     w.regions[0] = range(1, begin, end), w.regions[1] = range(0, begin, end), w.regions[y] = range(1, begin, end);
     if (conv_bias(op)) w.regions[2] = range(0, begin, end);
-    w.attrs["groups"] = end - begin;
+    if (attrs) w.attrs["groups"] = end - begin;
   } else if (r == "rows") {
     w.regions[0] = range(axis.axis, begin, end), w.regions[y] = range(axis.axis, begin, end);
     // gemm's C (or a matmul's addend) follows the output's rows when it has them, aligned from the right (a
@@ -340,6 +344,21 @@ PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis
     w.regions[0] = range(axis.axis, begin, end), w.regions[y] = range(axis.axis, begin, end);
   }
   if (conv_residual(op)) w.regions[y - 1] = w.regions[y];  // a conv's residual is read where its output is written
+}
+
+}  // namespace
+
+void piece_regions(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
+                   PieceWork& into) {
+  into.attrs = nullptr;
+  fill_piece(graph, op, axis, begin, end, false, into);
+}
+
+PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin,
+                     std::uint64_t end, nlohmann::json attrs) {
+  PieceWork w;
+  w.attrs = std::move(attrs);
+  fill_piece(graph, op, axis, begin, end, true, w);
   return w;
 }
 

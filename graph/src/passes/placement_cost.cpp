@@ -258,10 +258,11 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
       }
     }
   }
+  PieceWork w;  // each group's block in turn
   for (std::size_t group = 0; group < s.blocks.size(); ++group) {
     const auto [begin, end] = s.blocks[group];
     if (begin == end) continue;
-    const PieceWork w = piece_work(graph, op, s.axis, begin, end, nullptr);
+    piece_regions(graph, op, s.axis, begin, end, w);
     std::optional<double> kernel;
     if (largest_kernel) {
       kernel = *largest_kernel * static_cast<double>(end - begin) / static_cast<double>(largest_extent);

@@ -57,10 +57,11 @@ Candidate split_candidate(const Graph& graph, const OpNode& op, OpSplit s, const
   for (TensorHolding& h : c.holds) {
     if (!s.axis.reduces && !shared_outputs) h = TensorHolding{false, std::vector<std::optional<TensorRegion>>(groups)};
   }
+  PieceWork w;  // each group's block in turn
   for (std::size_t g = 0; g < groups; ++g) {
     const auto [begin, end] = s.blocks[g];
     if (begin == end) continue;
-    const PieceWork w = piece_work(graph, op, s.axis, begin, end, nullptr);
+    piece_regions(graph, op, s.axis, begin, end, w);
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (!w.dropped[k]) c.needs[k][g] = normalized(graph, op.inputs[k], w.regions[k]);
     }

@@ -126,21 +126,25 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
   s.pieces = make_pieces(axis, s.mode, plan, arch, s.padded);
   if (axis.reduces) s.tree = reduction_tree(s.pieces);
   s.blocks.assign(plan.memories, {0, 0});
+  PieceWork w;  // each piece's regions in turn
   for (const SplitPiece& p : s.pieces) {
     auto& [begin, end] = s.blocks[static_cast<std::size_t>(p.group)];
     const std::uint64_t first = std::min(p.first, axis.extent), last = std::min(p.last + 1, axis.extent);
     if (first >= last) continue;  // padding only
-    if (!nonempty(piece_work(graph, op, axis, first, last, nullptr))) return std::nullopt;
+    piece_regions(graph, op, axis, first, last, w);
+    if (!nonempty(w)) return std::nullopt;
     if (begin == end) begin = first;
     end = last;
   }
   for (const auto& [begin, end] : s.blocks) {
-    if (begin < end && !nonempty(piece_work(graph, op, axis, begin, end, nullptr))) return std::nullopt;
+    if (begin >= end) continue;
+    piece_regions(graph, op, axis, begin, end, w);
+    if (!nonempty(w)) return std::nullopt;
   }
   s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
   bool data = false, model = false;
   for (const SplitPiece& p : s.pieces) {
-    const PieceWork w = piece_work(graph, op, axis, p.first, p.last + 1, nullptr);
+    piece_regions(graph, op, axis, p.first, p.last + 1, w);
     for (std::size_t t = 0; t < w.regions.size(); ++t) {
       // An attention kernel's heads write one Y, held whole (docs/splitting.md, "Attention by heads").
       if (w.regions[t].whole || (axis.rule == kHeadsRule && t >= op.inputs.size())) continue;

@@ -128,9 +128,13 @@ std::string_view split_mode(const SplitOptions& options) noexcept;
 /// The op's splittable dimensions in priority order (docs/splitting.md); empty when it has none.
 std::vector<SplitAxis> split_axes(const Graph& graph, const OpNode& op);
 /// The work of the piece [begin, end) of `axis` (logical indices). `attrs`: the op's attributes, which the piece's
-/// are made from (the planner, which wants only the regions, passes null: copying them cost a fifth of its time).
+/// are made from.
 PieceWork piece_work(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin,
                      std::uint64_t end, nlohmann::json attrs);
+/// piece_work's regions and dropped inputs only, into `into` (its vectors reused; its attrs null): the planner asks
+/// this for every piece of every candidate, where the attributes and fresh vectors cost most of its time.
+void piece_regions(const Graph& graph, const OpNode& op, const SplitAxis& axis, std::uint64_t begin, std::uint64_t end,
+                   PieceWork& into);
 /// The shape of region `r` of a tensor of shape `whole`.
 Shape region_shape(const Shape& whole, const TensorRegion& r);
 /// True when a conv's piece of tensor `t` on a group (`held`, rows of a 4-D tensor with rows of an even width) lies
