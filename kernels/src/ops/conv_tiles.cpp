@@ -2,6 +2,7 @@
 #include "conv_tiles.hpp"
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -298,7 +299,9 @@ void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f
                                     std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const {
   const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
   // Each input channel's row block; a run of blocks that continue one another is read as one block.
-  std::vector<RowBlock> blocks;  // not thread-local scratch: issuing a read may switch to another core's fiber
+  // In place for a chunk of up to 16 channels (not thread-local scratch: issuing a read may switch to another
+  // core's fiber).
+  boost::container::small_vector<RowBlock, 16> blocks;
   blocks.reserve((k1 - k0) / g_.rs() + 2);
   for (std::size_t j = k0; j < k1;) {
     const std::size_t j_end = std::min(k1, (j / g_.rs() + 1) * g_.rs());  // one input channel's image rows
@@ -307,7 +310,8 @@ void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f
   }
   std::size_t used = 0;
   for (std::size_t i = 0; i < blocks.size();) {
-    const std::size_t run = continuing_blocks(blocks, i, xl_.hw_pitch, xl_.w_pitch);
+    const std::size_t run =
+        continuing_blocks(std::span<const RowBlock>(blocks.data(), blocks.size()), i, xl_.hw_pitch, xl_.w_pitch);
     if (run == 0) {
       pending.starts.push_back(kMasked);
       ++i;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -61,15 +62,17 @@ class BlockRead {
     handles_.clear();
   }
   std::size_t start(std::size_t row) const { return strided_ ? first_ + row * row_elements_ : starts_[row]; }
+  /// The requests' handles: one or two of them held in place (a read allocates nothing for them).
+  using Handles = boost::container::small_vector<DmaHandle, 2>;
   /// Moves the requests' handles out (the caller waits for them).
-  std::vector<DmaHandle> take_handles() { return std::move(handles_); }
+  Handles take_handles() { return std::move(handles_); }
 
  private:
   friend BlockRead get_block(Core&, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, const BlockShape&, ReadMode,
                              std::source_location);
   friend void read_span(Core&, ReadMode, LdmSpan<f16>, DevicePtr<const f16>, std::size_t, BlockRead&,
                         std::source_location);
-  std::vector<DmaHandle> handles_;
+  Handles handles_;
   bool strided_ = false;
   std::size_t first_ = 0, row_elements_ = 0;
   std::vector<std::size_t> starts_;
