@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "op_support.hpp"
@@ -184,16 +185,17 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
               std::fill(row, row + g.pad_left, 0.0f);
               std::fill(row + g.pad_left + W, row + padded_width, 0.0f);
             }
+            const auto convert = [&](std::size_t at, const f16* from, std::size_t left) {
+              while (left > 0) {  // a stretch may hold several rows
+                const std::size_t column = at % W, take = std::min(left, W - column);
+                halves_to_floats(std::span<const f16>(from, take),
+                                 std::span<float>(rows + at / W * padded_width + g.pad_left + column, take));
+                at += take, from += take, left -= take;
+              }
+            };
+            // By reference: the GatheredRun then holds it in place instead of allocating for its captures.
             tiling::gather_each(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W,
-                                [&](std::size_t at, const f16* from, std::size_t left) {
-                                  while (left > 0) {  // a stretch may hold several rows
-                                    const std::size_t column = at % W, take = std::min(left, W - column);
-                                    halves_to_floats(
-                                        std::span<const f16>(from, take),
-                                        std::span<float>(rows + at / W * padded_width + g.pad_left + column, take));
-                                    at += take, from += take, left -= take;
-                                  }
-                                });
+                                std::cref(convert));
           } else if (block_fits) {
             gather_floats(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W,
                           floats_of((hi - lo) * W));
