@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/container/small_vector.hpp>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -134,13 +135,14 @@ class FusedCore {
     k_ = k;
     const std::uint64_t block = tile_rows * max_k_part(f_.k(), m_.team) * f_.i();
     auto& ldm = core_.ldm();
+    slot_buf_.reserve(slot_buf_.size() + slots_.slots);
     for (std::size_t s = 0; s < slots_.slots; ++s) slot_buf_.push_back(ldm.alloc<float>(block));
     resident_.assign(p_.values.size(), nullptr);
     streamed_.resize(p_.inputs.size());
     half_ = ldm.alloc<f16>(block + 4);
     staging_ = ldm.alloc<f16>(block + 4);
     put_buf_ = ldm.alloc<f16>(block + tile_rows + 4);  // a padded layout adds up to one element per row
-    const std::vector<std::optional<GroupSlot>> plan = group_reads_ ? group_read_plan(tile_rows) : GroupPlan{};
+    const GroupPlan plan = group_reads_ ? group_read_plan(tile_rows) : GroupPlan{};
     for (std::size_t k_in = 0; k_in < p_.inputs.size(); ++k_in) {
       const std::size_t v = p_.inputs[k_in];
       if (supplied(k_in)) continue;
@@ -194,7 +196,7 @@ class FusedCore {
     std::size_t buffer = 0;
     std::uint64_t at = 0;
   };
-  using GroupPlan = std::vector<std::optional<GroupSlot>>;
+  using GroupPlan = boost::container::small_vector<std::optional<GroupSlot>, 4>;  // in place for up to 4 inputs
   /// Per external input, its slot when the group reads it once: a resident input whose logical element i is at
   /// offset i (one read) in the first of the three staging buffers (free until the first tile) with room, in input
   /// order. None for the others, which each core reads itself. The buffers' sizes follow from `tile_rows`.
@@ -298,8 +300,9 @@ class FusedCore {
       std::uint64_t t, count;
       float* dst;
     };
-    std::vector<Pending> pending;
-    std::vector<std::pair<float*, std::uint64_t>> copies;
+    // In place for up to 8 reads and 4 row broadcasts a tile.
+    boost::container::small_vector<Pending, 8> pending;
+    boost::container::small_vector<std::pair<float*, std::uint64_t>, 4> copies;
     for (std::size_t k = 0; k < p_.inputs.size(); ++k) {
       const std::size_t v = p_.inputs[k];
       if (m_.resident[k] || loaded_by_earlier(k) || supplied(k)) continue;
