@@ -141,6 +141,8 @@ DmaHandle Core::dma(const DmaRequest& request, std::source_location site) {
   (request.op == DmaOp::kGet ? stats_->dma_get_bytes : stats_->dma_put_bytes) += request.length;
   if (result.remote) stats_->dma_remote_bytes += request.length;
   const std::uint64_t id = next_request_id_++;
+  // Room for a kernel's usual requests in flight at once, so the list does not regrow one by one every launch.
+  if (pending_.capacity() == 0) pending_.reserve(8);
   pending_.push_back(Pending{id, result.timing.end, request});
   if (detail::GroupCheck* checks = group_->checks()) {
     checks->on_issue(id_, request, cycle_, result.timing.end, id, detail::code_site_of(site));
