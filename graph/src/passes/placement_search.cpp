@@ -161,27 +161,34 @@ class PlanPricer {
   Estimate input_cost(std::size_t i, const Candidate& c, const std::vector<std::size_t>& state) const {
     Estimate cost = c.own;
     const OpNode& op = graph_.ops()[i];
+    // The holding and the regions are read where they lie (this runs for every candidate of every move of the
+    // search); copied only for a staged input, whose regions an earlier reader's copies reduce.
+    TensorHolding staged;
+    std::vector<std::optional<TensorRegion>> reduced;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       const TensorNode& t = graph_.tensor(op.inputs[k]);
-      TensorHolding held;
-      std::vector<std::optional<TensorRegion>> need = c.needs[k];
+      const TensorHolding* held = nullptr;
+      const std::vector<std::optional<TensorRegion>>* need = &c.needs[k];
       if (t.producer) {
         const OpNode& producer = graph_.ops()[*t.producer];
         const std::size_t out = producer.output_index(op.inputs[k]);
-        held = cands_[*t.producer][state[*t.producer]].holds[out];
+        held = &cands_[*t.producer][state[*t.producer]].holds[out];
       } else if (const std::optional<std::size_t> first = staged_by(graph_, op.inputs[k]); first && *first != i) {
         // Staged where its first reader needs it: another reader that wants it elsewhere gathers it.
         const OpNode& reader = graph_.ops()[*first];
         const std::size_t at = reader.input_index(op.inputs[k]);
-        held = staged_holding(cands_[*first][state[*first]], at);
-        reuse_earlier_copies(op.inputs[k], i, state, held, need);
+        staged = staged_holding(cands_[*first][state[*first]], at);
+        held = &staged;
+        reduced = c.needs[k];
+        reuse_earlier_copies(op.inputs[k], i, state, staged, reduced);
+        need = &reduced;
       } else {
         continue;  // staged where this op needs it, or a constant read in place
       }
       const bool relayout = std::find(relaid_[i].begin(), relaid_[i].end(), op.inputs[k]) != relaid_[i].end();
       // Boxes of a whole copy (read in place) only where the staging keeps the copy and the reader's view dense.
       const OpNode* reader = dense_layouts(layouts_, i, k) && dense_source(op.inputs[k]) ? &op : nullptr;
-      const Estimate e = model_.exchange(graph_, op.inputs[k], held, need, !c.split, relayout, reader,
+      const Estimate e = model_.exchange(graph_, op.inputs[k], *held, *need, !c.split, relayout, reader,
                                          c.split ? std::string_view(c.split->axis.rule) : std::string_view());
       cost.cycles += e.cycles;
       cost.terms.exchange += e.terms.exchange;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <source_location>
 #include <vector>
 
 #include "op_support.hpp"
@@ -177,6 +178,8 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
           const bool block_fits = hi > lo && (hi - lo) * W <= cap;
           // Rows read whole, and every tap finite (an infinite tap over the padding would add NaN): padded rows.
           const bool padded_rows = block_fits && std::all_of(taps, taps + rs, [](float v) { return std::isfinite(v); });
+          // Either way one read of the plane's rows: one code site for checks and lints.
+          const std::source_location rows_read = std::source_location::current();
           if (padded_rows) {
             // Converted from where the read put them: the rows' halves need no copy in ldm.
             float* rows = floats_of((hi - lo) * padded_width);
@@ -194,11 +197,11 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
               }
             };
             // By reference: the GatheredRun then holds it in place instead of allocating for its captures.
-            tiling::gather_each(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W,
-                                std::cref(convert));
+            tiling::gather_each(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W, std::cref(convert),
+                                rows_read);
           } else if (block_fits) {
-            gather_floats(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W,
-                          floats_of((hi - lo) * W));
+            gather_floats(core, wide_staging, job.x, job.xl, in_plane + lo * W, (hi - lo) * W, floats_of((hi - lo) * W),
+                          rows_read);
           }
           for (; l < plane_end;) {
             const std::size_t p = (l % PQ) / Q, q0 = l % Q, q1 = std::min(Q, q0 + (plane_end - l));
