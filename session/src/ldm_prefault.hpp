@@ -1,7 +1,7 @@
 // How much of each core's local store an ONNX run's machine commits while the model is read. A first touch of a
 // small page costs this VM 5-15 us even when the page was populated ahead (the hypervisor's own tables fault once
 // more), while a populated huge page costs nothing more to touch: a model large enough to stream data through
-// every core's store gets the whole store committed in huge pages (cold CNNs and the BERT-base layer 15-21% faster,
+// every core's store gets the whole store committed in huge pages (cold CNNs and the BERT-base layer 12-26% faster,
 // docs/benchmarks.md); a small one (an LSTM of a few hundred KB touches a few KB of each store) gets the first
 // 64 KiB in small pages, as committing every store whole would cost it more than it saves.
 #pragma once
