@@ -53,17 +53,18 @@ class ChannelWindow {
   void read_from(std::size_t plane, LdmSpan<f16> staging) {
     first_ = plane % job_.g.k, count_ = std::min(capacity_, plane_end_ > plane ? plane_end_ - plane : 1);
     const std::size_t head = std::min(count_, job_.g.k - first_);  // channels before the wrap to channel 0
-    const auto read = [&](DevicePtr<const f16> base, const Layout& layout, std::size_t per_channel, LdmSpan<f16> ldm,
+    // The window's ldm buffers (taps_, bias_) stay allocated: the core computes on them; the host converts the
+    // values from where the reads put them.
+    const auto read = [&](DevicePtr<const f16> base, const Layout& layout, std::size_t per_channel,
                           std::vector<float>& into) {
-      tiling::gather(core_, staging, base, layout, first_ * per_channel, head * per_channel, ldm.data());
-      if (head < count_) {
-        tiling::gather(core_, staging, base, layout, 0, (count_ - head) * per_channel, ldm.data() + head * per_channel);
-      }
       into.resize(count_ * per_channel);
-      to_floats(ldm, 0, count_ * per_channel, into.data());
+      gather_floats(core_, staging, base, layout, first_ * per_channel, head * per_channel, into.data());
+      if (head < count_) {
+        gather_floats(core_, staging, base, layout, 0, (count_ - head) * per_channel, into.data() + head * per_channel);
+      }
     };
-    read(job_.w, job_.wl, job_.g.rs(), taps_, tap_values_);
-    if (job_.has_bias) read(job_.bias, job_.bias_layout, 1, bias_, bias_values_);
+    read(job_.w, job_.wl, job_.g.rs(), tap_values_);
+    if (job_.has_bias) read(job_.bias, job_.bias_layout, 1, bias_values_);
   }
 
   Core& core_;
