@@ -8,6 +8,11 @@ Usage: bench/host_time_ab.py --rounds 15 BUILD_A/tools/ldmsim BUILD_B/tools/ldms
        --input input=X.npy --arch sw26010pro --no-trace --threads 2
 Everything after `--` is passed to each build; `--out` is added (a scratch directory per build). Also prints
 the median import and execute phases from each run's host_times.json, and the median CPU time (user + system).
+
+`--pause SECONDS` sleeps before every run. On a VM that hands freed guest memory back to its host (free page
+reporting, a 2 s delay in Linux), a run started right after another reuses memory the host still backs, and
+first touches cost several times less than in a run started after the machine sat idle, as a user's run usually
+is; `--pause 3` measures that case.
 """
 import argparse
 import json
@@ -38,6 +43,7 @@ def run_once(build, args, out):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds to sleep before every run")
     parser.add_argument("builds", nargs="+", help="ldmsim binaries; the first is the reference")
     if "--" not in sys.argv:
         parser.error("give the ldmsim arguments after --")
@@ -55,6 +61,7 @@ def main():
             # caches), which favoured the second build by ~4% when two copies of one build were compared.
             order = list(enumerate(args.builds))
             for k, build in order if round_index % 2 == 0 else reversed(order):
+                time.sleep(args.pause)
                 w, c, p = run_once(build, run_args, Path(scratch) / str(k))
                 wall[build].append(w)
                 cpu[build].append(c)

@@ -108,10 +108,6 @@ void Machine::prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t
   const std::uint64_t physical_ldm = impl_->node->arch.ldm_bytes;
   const LdmWindow window = impl_->ldm_window();
   const std::size_t bytes = std::min<std::uint64_t>(ldm_bytes_per_core, window.bytes);
-  // Every core's whole store (the node's, one context): committed whole, so in huge pages where the host has them.
-  if (bytes == physical_ldm) {
-    for (const auto& group : impl_->groups) group->shared.ldm.advise_huge_pages();
-  }
   for (const auto& group : impl_->groups) {
     for (std::uint32_t core = 0; core < impl_->arch.cores_per_group() && !stop.load(); ++core) {
       populate_pages(group->shared.ldm.data() + core * physical_ldm + window.offset, bytes, stop);

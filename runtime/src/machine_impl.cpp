@@ -16,27 +16,14 @@
 
 namespace ldmsim::detail {
 
-namespace {
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-}  // namespace
-
-HostMapping::HostMapping(std::size_t bytes) : bytes_(bytes), mapped_(bytes >= kHugePage ? bytes + kHugePage : bytes) {
-  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+HostMapping::HostMapping(std::size_t bytes) : bytes_(bytes) {
+  void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  base_ = static_cast<std::byte*>(p);
-  // Whole huge pages (should advise_huge_pages ask for them): the data starts on a 2 MiB boundary.
-  data_ =
-      mapped_ == bytes_
-          ? base_
-          : reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(base_) + kHugePage - 1) & ~(kHugePage - 1));
+  data_ = static_cast<std::byte*>(p);
 }
 
 HostMapping::~HostMapping() {
-  munmap(base_, mapped_);
-}
-
-void HostMapping::advise_huge_pages() {
-  if (mapped_ != bytes_) (void)madvise(data_, bytes_, MADV_HUGEPAGE);  // advice only: without it the pages are small
+  munmap(data_, bytes_);
 }
 
 GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const MachineOptions& options,

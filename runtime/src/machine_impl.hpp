@@ -37,14 +37,10 @@ class HostMapping {
   HostMapping(const HostMapping&) = delete;
   HostMapping& operator=(const HostMapping&) = delete;
   std::byte* data() const { return data_; }
-  /// Asks the host for transparent huge pages over the mapping (one page fault and one zeroing per 2 MiB instead of
-  /// 512 faults): for memory that will be committed whole anyway.
-  void advise_huge_pages();
 
  private:
-  std::byte* base_;  // of the mapping; data_ is its first 2 MiB boundary when the mapping spans a huge page
   std::byte* data_;
-  std::size_t bytes_, mapped_;
+  std::size_t bytes_;
 };
 
 /// Where the trace recorders spill: MachineOptions::trace_spill_dir, or the system temp directory (TMPDIR).
