@@ -195,6 +195,7 @@ def main():
                 two, one = [], []
                 for r in range(args.rounds):
                     for threads in ([1, 2] if r % 2 == 0 else [2, 1]):
+                        time.sleep(args.pause)
                         wall, _, stats_t, _ = ldmsim_run(args.ldmsim, onnx_file, x_file, args.arch, threads, run_dir)
                         (one if threads == 1 else two).append(wall)
                         if stats_t["cycles"] != stats["cycles"]:

@@ -9,8 +9,9 @@ namespace ldmsim {
 namespace {
 
 // What the import's helper commits of an ONNX run's machine: each core's first 64 KiB of local store (ResNet-18's
-// cores touch 74 KiB on average; committing all 256 KiB cost more than it saved) and the first 8 MiB of device
-// memory, where the first ops' weights and activations go (docs/benchmarks.md).
+// cores touch 74 KiB on average; committing more did not pay for its memory, in small pages or huge ones) and the
+// first 8 MiB of the first core group's memory, where the first ops' weights and activations go
+// (docs/benchmarks.md).
 constexpr std::size_t kPrefaultLdmBytes = std::size_t{64} << 10;
 constexpr std::uint64_t kPrefaultMainBytes = std::uint64_t{8} << 20;
 
