@@ -49,6 +49,8 @@ def main():
         parser.error("give the ldmsim arguments after --")
     split = sys.argv.index("--")
     args = parser.parse_args(sys.argv[1:split])
+    if args.pause < 0:
+        parser.error("--pause must be 0 or more seconds")
     run_args = sys.argv[split + 1:]
     if any(a == "--out" or a.startswith("--out=") for a in run_args):
         parser.error("--out is chosen by this script")

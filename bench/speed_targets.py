@@ -158,6 +158,8 @@ def main():
                              "host after ~2 s makes runs started after a pause (a user's usual case) pay the host's "
                              "faults on every first touch, which back-to-back runs do not (docs/benchmarks.md)")
     args = parser.parse_args()
+    if args.pause < 0:
+        parser.error("--pause must be 0 or more seconds")
     if args.split:
         SPLIT.extend(["--split", args.split])
     torch.set_num_threads(1)
