@@ -7,7 +7,8 @@ errors, so this is also the list of what still blocks each family.
 Needs Debian's python3-torch and python3-torchvision (too heavy for CI; docs/benchmarks.md has the results; small
 versions of each family built with onnx.helper are in the test suite).
 Usage: bench/modern_networks.py --ldmsim build/tools/ldmsim [--out DIR] [--arch sw26010pro] [--opsets 13 17]
-       [--models densenet121 ... | bert_base_layer] [--fusion-off-too] [--host-rounds N] [--list]
+       [--models densenet121 ... | bert_base_layer | vit_b_16] [--fusion-off-too] [--host-rounds N] [--pause 3]
+       [--list]
 """
 import argparse
 import json
@@ -135,10 +136,12 @@ MODELS = {
     "bilstm": (lambda: Recurrent(torch.nn.LSTM), (7, 1, 24)),
     "bigru": (lambda: Recurrent(torch.nn.GRU), (7, 2, 24)),
     "unet_small": (SmallUNet, (1, 3, 32, 32)),
-    # Not in the default list (larger): one BERT-base encoder layer, hidden 768, 12 heads, sequence 128.
+    # Not in the default list (larger): one BERT-base encoder layer, hidden 768, 12 heads, sequence 128; and
+    # torchvision's ViT-B/16 at its own 224x224 (86 M weights, a 346 MB file).
     "bert_base_layer": (lambda: BertLayer(hidden=768, heads=12, layers=1, seq=128), (1, 128, 768)),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), (1, 3, 224, 224)),
 }
-DEFAULT_MODELS = [m for m in MODELS if m != "bert_base_layer"]
+DEFAULT_MODELS = [m for m in MODELS if m not in ("bert_base_layer", "vit_b_16")]
 
 
 def fp16_model(make, shape, seed):
@@ -180,6 +183,7 @@ def host_times(args, model, x, onnx_file, x_file, run_dir):
                 model(x)
                 passes.append(time.perf_counter() - start)
             torch_s.append(sorted(passes)[2])
+            time.sleep(args.pause)
             start = time.perf_counter()
             subprocess.run(ldmsim_command(args, onnx_file, x_file, run_dir), check=True, capture_output=True)
             whole_s.append(time.perf_counter() - start)
@@ -240,8 +244,13 @@ def main():
     parser.add_argument("--host-rounds", type=int, default=0,
                         help="time ldmsim (whole process and execute phase) against torch fp32 on one thread, "
                              "this many alternated rounds (medians)")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds to sleep before each timed ldmsim run (--host-rounds): 3 measures a run started "
+                             "on memory the VM's host has taken back, a user's usual case (docs/benchmarks.md)")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
     args = parser.parse_args()
+    if args.pause < 0:
+        parser.error("--pause must be 0 or more seconds")
     if args.list:
         print("\n".join(MODELS))
         return 0
