@@ -234,7 +234,7 @@ def run(args, name, opset, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ldmsim", required=True)
+    parser.add_argument("--ldmsim", help="the ldmsim binary (required unless --list)")
     parser.add_argument("--out", default="/tmp/ldmsim-modern")
     parser.add_argument("--arch", default="sw26010pro")
     parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17])
@@ -254,6 +254,8 @@ def main():
     if args.list:
         print("\n".join(MODELS))
         return 0
+    if not args.ldmsim:
+        parser.error("--ldmsim is required")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
