@@ -67,6 +67,11 @@ RangeRead get_range_as(Core& core, ReadMode mode, LdmSpan<f16> buf, DevicePtr<co
 
 namespace {
 
+/// A GatheredRun that copies each stretch to out[at, at + n): gather's and gather_runs' own use.
+GatheredRun copied_to(f16* out) {
+  return [out](std::size_t at, const f16* from, std::size_t n) { std::copy_n(from, n, out + at); };
+}
+
 void gather_runs_each(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
                       std::size_t count, const GatheredRun& use, std::source_location site) {
   const std::size_t piece = buf.size() - 2;
@@ -99,16 +104,12 @@ void gather_each(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const 
 
 void gather(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
             std::size_t count, f16* out, std::source_location site) {
-  gather_each(
-      core, buf, base, layout, first, count,
-      [out](std::size_t at, const f16* from, std::size_t n) { std::copy_n(from, n, out + at); }, site);
+  gather_each(core, buf, base, layout, first, count, copied_to(out), site);
 }
 
 void gather_runs(Core& core, LdmSpan<f16> buf, DevicePtr<const f16> base, const Layout& layout, std::size_t first,
                  std::size_t count, f16* out, std::source_location site) {
-  gather_runs_each(
-      core, buf, base, layout, first, count,
-      [out](std::size_t at, const f16* from, std::size_t n) { std::copy_n(from, n, out + at); }, site);
+  gather_runs_each(core, buf, base, layout, first, count, copied_to(out), site);
 }
 
 }  // namespace ldmsim::tiling
