@@ -83,6 +83,7 @@ struct SplitFlags {
   std::string split;  ///< empty: the model's default (RunConfig::split_by_format)
   std::string rounding = "align";
   std::string packs = "on";
+  std::vector<std::string> place;  ///< `--place NAME=PLACEMENT`, each
   SplitOptions options() const;
 };
 void add_split_flags(CLI::App& cmd, SplitFlags& flags);

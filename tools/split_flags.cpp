@@ -1,11 +1,24 @@
 // `--split auto|on|off`, `--split-rounding` and `--constant-packs`, as `run` and `plan` take them (docs/splitting.md).
 #include "commands.hpp"
+#include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim::cli {
 
 SplitOptions SplitFlags::options() const {
-  return {split != "off", parse_split_rounding(rounding).value_or(SplitRounding::kAlign), packs == "on",
-          split == "auto"};
+  SplitOptions options{split != "off",
+                       parse_split_rounding(rounding).value_or(SplitRounding::kAlign),
+                       packs == "on",
+                       split == "auto",
+                       {}};
+  for (const std::string& pin : place) {
+    const auto parsed = parse_pin(pin);  // the flag's check refused malformed ones
+    if (!parsed) continue;
+    const auto [at, added] = options.pinned.insert(*parsed);
+    if (!added && at->second != parsed->second) {
+      throw ConfigError("--place " + pin + ": op '" + parsed->first + "' is already placed " + at->second);
+    }
+  }
+  return options;
 }
 
 void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
@@ -27,6 +40,15 @@ void add_split_flags(CLI::App& cmd, SplitFlags& flags) {
                  "(docs/splitting.md): on or off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  cmd.add_option("--place", flags.place,
+                 "With --split auto: fix op NAME's placement (repeatable): NAME=PLACEMENT, with the op's name and a "
+                 "placement label as `ldmsim plan` lists them (whole, conv-h, whole on cg1, ...); the choice places "
+                 "the other ops around it")
+      ->check(
+          [](const std::string& pin) {
+            return parse_pin(pin) ? std::string() : "expected NAME=PLACEMENT (an op name and one of its placements)";
+          },
+          "NAME=PLACEMENT");
 }
 
 }  // namespace ldmsim::cli

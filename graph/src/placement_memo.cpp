@@ -29,6 +29,8 @@ std::string PlacementMemo::key_of(const Graph& graph, const ExecutionPlan& plan,
   const auto put = [&out](const auto&... values) { (fmt::format_to(std::back_inserter(out), "{} ", values), ...); };
   put(options.enabled, static_cast<int>(options.rounding), options.pack_constants, options.cost_aware,
       static_cast<int>(plan.policy), '|');
+  for (const auto& [name, label] : options.pinned) put(name.size(), name, label.size(), label);
+  put('|');
   for (const OpNode& op : graph.ops()) {
     put(op.type, fmt::format("{}", fmt::join(op.inputs, ",")), fmt::format("{}", fmt::join(op.outputs, ",")),
         op.attrs.dump(), ';');

@@ -20,6 +20,7 @@ json to_json(const PlacementChoice& choice) {
     out["runner_up"] = choice.runner_up;
     out["runner_up_cycles"] = std::llround(choice.runner_up_cycles);
   }
+  if (choice.pinned) out["pinned"] = true;
   return out;
 }
 

@@ -44,8 +44,9 @@ SplitOptions split_mode(const py::object& split) {
 
 RunConfig make_config(const py::object& arch, bool fusion, const std::optional<std::string>& staging,
                       const py::object& split, const std::string& split_rounding, bool constant_packs,
-                      const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
-                      const std::string& trace_codec, bool lint, const std::string& check) {
+                      const std::map<std::string, std::string>& placements, const std::optional<std::string>& conv_algo,
+                      unsigned threads, bool trace, const std::string& trace_codec, bool lint,
+                      const std::string& check) {
   RunConfig config;
   if (const auto path = as_path(arch)) {
     config.arch = path->string();
@@ -65,6 +66,7 @@ RunConfig make_config(const py::object& arch, bool fusion, const std::optional<s
   if (!rounding) throw ConfigError("split_rounding must be align, exact or pad, not '" + split_rounding + "'");
   config.split.rounding = *rounding;
   config.split.pack_constants = constant_packs;
+  config.split.pinned = placements;
   config.conv_algo = conv_algo.value_or("");
   config.machine.threads = threads;
   config.machine.trace = trace;
@@ -322,20 +324,23 @@ void bind_session(py::module_& m) {
       "reset between runs (docs/python.md).")
       .def(py::init([](const py::object& arch, bool fusion, const std::optional<std::string>& staging,
                        const py::object& split, const std::string& split_rounding, bool constant_packs,
+                       const std::map<std::string, std::string>& placements,
                        const std::optional<std::string>& conv_algo, unsigned threads, bool trace,
                        const std::string& trace_codec, bool lint, const std::string& check) {
              return std::make_unique<PythonSession>(make_config(arch, fusion, staging, split, split_rounding,
-                                                                constant_packs, conv_algo, threads, trace, trace_codec,
-                                                                lint, check));
+                                                                constant_packs, placements, conv_algo, threads, trace,
+                                                                trace_codec, lint, check));
            }),
            py::kw_only(), py::arg("arch") = py::none(), py::arg("fusion") = true, py::arg("staging") = py::none(),
            py::arg("split") = py::none(), py::arg("split_rounding") = "align", py::arg("constant_packs") = true,
-           py::arg("conv_algo") = py::none(), py::arg("threads") = 0u, py::arg("trace") = false,
-           py::arg("trace_codec") = "zstd", py::arg("lint") = false, py::arg("check") = "off",
+           py::arg("placements") = std::map<std::string, std::string>{}, py::arg("conv_algo") = py::none(),
+           py::arg("threads") = 0u, py::arg("trace") = false, py::arg("trace_codec") = "zstd", py::arg("lint") = false,
+           py::arg("check") = "off",
            "arch: a preset name, an arch JSON file or a dict (ldmsim.arch() changed); None: the model's own, else "
            "sw26010. staging: 'method', 'naive' or 'none'; None: the model's own, else 'method'. split: place "
            "tensors and ops over the core groups (docs/splitting.md): 'auto', 'on' (or True), 'off' (or False); None: "
-           "'auto' for an ONNX model, 'off' for a workload JSON. "
+           "'auto' for an ONNX model, 'off' for a workload JSON. placements: {op name: placement} pinned in the "
+           "cost-aware choice, as --place pins them. "
            "conv_algo: for every conv that sets none. "
            "threads: host threads (0: one per core group up to the host's cores). trace: record a DMA trace "
            "(written to OUT/trace.ldmtrace by run(out=OUT)). lint: record alignment violations instead of "

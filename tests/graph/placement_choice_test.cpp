@@ -738,6 +738,10 @@ TEST_CASE("a machine's next run of the same model takes its last plan, another m
   options.split.rounding = SplitRounding::kExact;
   CHECK_FALSE(execute(copy, m, options).host_times["placement_reused"].get<bool>());
   m.reset();
+  options.split.pinned = {{copy.ops()[0].layer(), "whole"}};  // a pin is an option too
+  CHECK_FALSE(execute(copy, m, options).host_times["placement_reused"].get<bool>());
+  options.split.pinned.clear();
+  m.reset();
   CHECK_FALSE(execute(residual_blocks(64, 14, 3), m, options).host_times["placement_reused"].get<bool>());
   // The same model on a machine of its own plans anew.
   Machine other(arch);
@@ -815,4 +819,81 @@ TEST_CASE("the choice logs every op's candidates with their estimates at debug l
   // Silent at the default level.
   const std::string quiet = test::capture_stderr([&] { plan_split(g, arch, {.enabled = true, .cost_aware = true}); });
   CHECK(quiet.find("estimated") == std::string::npos);
+}
+
+TEST_CASE("a pinned op takes its pinned placement and the choice places the others around it", "[graph][split][auto]") {
+  const Arch arch = simple_arch();
+  const PlacementCostModel model(arch);
+  const Graph one = relu_chain(1);
+  const OpNode& relu = one.ops()[0];
+  const SplitPlan rule = plan_split(one, arch, {.enabled = true});
+  const double split = model.split(one, relu, *rule.ops[0]).cycles;
+  SplitOptions options{.enabled = true, .cost_aware = true};
+  // Unpinned, the relu runs alone on group 0 (the dynamic programme's case above); pinned, it is split, and the
+  // softmax after it then pays for gathering its pieces.
+  REQUIRE(plan_split(one, arch, options).choices[0].placement == "whole on cg0");
+  options.pinned = {{relu.layer(), "elementwise (axis 2)"}};
+  const SplitPlan pinned = plan_split(one, arch, options);
+  CHECK(pinned.choices[0].placement == "elementwise (axis 2)");
+  CHECK(pinned.choices[0].pinned);
+  CHECK(pinned.choices[0].runner_up.empty());
+  CHECK(pinned.choices[0].estimated_cycles == Approx(split));
+  CHECK(pinned.ops[0]);
+  CHECK_FALSE(pinned.choices[1].pinned);
+  CHECK(pinned.estimated_cycles > plan_split(one, arch, {.enabled = true, .cost_aware = true}).estimated_cycles);
+  CHECK(describe_placements(one, pinned).find("elementwise (axis 2), estimated") != std::string::npos);
+  CHECK(describe_placements(one, pinned).find("(pinned)") != std::string::npos);
+  CHECK(to_json(pinned.choices[0])["pinned"] == true);
+  CHECK_FALSE(to_json(pinned.choices[1]).contains("pinned"));
+  // Pinned to what the choice takes anyway: the same plan, marked pinned.
+  options.pinned = {{relu.layer(), "whole on cg0"}};
+  CHECK(plan_split(one, arch, options).estimated_cycles ==
+        Approx(plan_split(one, arch, {.enabled = true, .cost_aware = true}).estimated_cycles));
+  // The same outputs either way: a relu is exact in any placement.
+  options.pinned = {{relu.layer(), "elementwise (axis 2)"}};
+  CHECK(run_output(one, arch, options, "y") == run_output(one, arch, {}, "y"));
+}
+
+TEST_CASE("a pin of an op or placement the model does not have is refused by name", "[graph][split][auto]") {
+  const Arch arch = simple_arch();
+  const Graph one = relu_chain(1);
+  const std::string relu = one.ops()[0].layer();
+  const auto refused = [&](SplitOptions options) {
+    try {
+      (void)plan_split(one, arch, options);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  SplitOptions options{.enabled = true, .cost_aware = true};
+  options.pinned = {{"conv9", "whole"}};
+  CHECK_THAT(refused(options), Catch::Contains("the model has no op 'conv9'") && Catch::Contains(relu));
+  options.pinned = {{relu, "conv-h"}};
+  const std::string labels = refused(options);
+  CHECK_THAT(labels, Catch::Contains("has no placement 'conv-h'") && Catch::Contains("'whole'") &&
+                         Catch::Contains("'elementwise (axis 2)'") && Catch::Contains("'whole on cg3'"));
+  // Pins steer the cost-aware choice only.
+  options.pinned = {{relu, "whole"}};
+  options.cost_aware = false;
+  CHECK_THAT(refused(options), Catch::Contains("fixed rule (on)"));
+  options.enabled = false;
+  CHECK_THAT(refused(options), Catch::Contains("the split is off"));
+  Arch single = arch;
+  single.core_groups = 1;
+  options.enabled = options.cost_aware = true;
+  try {
+    (void)plan_split(one, single, options);
+    FAIL("accepted on one core group");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("has one core group"));
+  }
+}
+
+TEST_CASE("a pin is NAME=PLACEMENT split at the last '='", "[graph][split][auto]") {
+  CHECK(parse_pin("conv1=conv-h") == std::pair<std::string, std::string>{"conv1", "conv-h"});
+  CHECK(parse_pin("a=b=whole on cg1") == std::pair<std::string, std::string>{"a=b", "whole on cg1"});
+  CHECK_FALSE(parse_pin("conv1"));
+  CHECK_FALSE(parse_pin("=conv-h"));
+  CHECK_FALSE(parse_pin("conv1="));
 }

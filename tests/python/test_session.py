@@ -236,6 +236,27 @@ def test_split_takes_auto_on_off_and_booleans(root):
         ldmsim.Session(split=3)
 
 
+def test_placements_pin_ops_in_the_cost_aware_choice(root):
+    """placements={op: placement} pins those ops as --place does: the stats mark them, outputs stay the same, and an
+    op the model lacks is refused by name when the model runs."""
+    model_file = root / "examples" / "conv_block.json"
+    free = ldmsim.Session(arch="sw26010", split="auto")
+    result = free.run(free.load(model_file))
+    op = result.stats["ops"][0]
+    other = op["placement"]["runner_up"]
+    assert other and other != op["placement"]["placement"]
+    session = ldmsim.Session(arch="sw26010", split="auto", placements={op["name"]: other})
+    pinned = session.run(session.load(model_file))
+    assert pinned.stats["ops"][0]["placement"]["placement"] == other
+    assert pinned.stats["ops"][0]["placement"]["pinned"] is True
+    assert "pinned" not in result.stats["ops"][0]["placement"]
+    for name, values in result.outputs.items():
+        assert np.array_equal(pinned.outputs[name], values)
+    wrong = ldmsim.Session(arch="sw26010", split="auto", placements={"conv9": "whole"})
+    with pytest.raises(ldmsim.ConfigError, match="the model has no op 'conv9'"):
+        wrong.run(wrong.load(model_file))
+
+
 def test_warm_runs_match_a_fresh_sessions_and_threads_each_get_a_machine(root, tmp_path):
     """A session reuses its machine, reset, for the next run: outputs, stats and files equal a fresh session's run,
     run after run; runs from two Python threads at once each get a machine of their own."""

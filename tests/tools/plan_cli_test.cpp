@@ -87,6 +87,47 @@ TEST_CASE("ldmsim plan --split on prints the pieces, their memories and the redu
   CHECK(run_cli(fmt::format("plan '{}/method_mlp.json' --split sideways", dir)).code == 2);
 }
 
+TEST_CASE("ldmsim plan and run --place pin an op's placement and refuse what the model lacks", "[cli][plan][split]") {
+  const std::string dir = std::string(LDMSIM_SOURCE_DIR) + "/examples/split";
+  const std::string model = fmt::format("'{0}/method_mlp.json' --arch '{0}/arch_2x2.json' --split auto", dir);
+  const auto chosen = run_cli("plan " + model);
+  REQUIRE(chosen.code == 0);
+  REQUIRE_THAT(chosen.output, Catch::Contains("matmul#0: whole, estimated") && Catch::Contains("runner-up inner"));
+  const auto pinned = run_cli("plan " + model + " --place 'matmul#0=inner'");
+  INFO(pinned.output);
+  REQUIRE(pinned.code == 0);
+  CHECK_THAT(pinned.output, Catch::Contains("matmul#0: inner, estimated") && Catch::Contains("(pinned)"));
+  const auto j = run_cli("plan " + model + " --place 'matmul#0=inner' --json");
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.output);
+  CHECK(doc["split"]["placements"][0]["pinned"] == true);
+  CHECK(doc["split"]["placements"][0]["placement"] == "inner");
+  const ScratchDir out("run-place");
+  const auto ran = run_cli(fmt::format("run {} --place 'matmul#0=inner' --no-trace --out '{}'", model, out.str()));
+  REQUIRE(ran.code == 0);
+  const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "stats.json"));
+  CHECK(stats["ops"][0]["placement"]["pinned"] == true);
+  CHECK(stats["ops"][0]["split"]["rule"] == "inner");
+  // Refused by name, exit 2: an op the model lacks, a placement it is not offered, a malformed pin, two
+  // placements for one op, and a pin without the cost-aware choice.
+  const auto missing = run_cli("plan " + model + " --place 'conv9=whole'");
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.output, Catch::Contains("the model has no op 'conv9'"));
+  const auto label = run_cli("plan " + model + " --place 'matmul#0=conv-h'");
+  CHECK(label.code == 2);
+  CHECK_THAT(label.output, Catch::Contains("its placements here: 'whole', 'inner'"));
+  CHECK(run_cli("plan " + model + " --place matmul0").code == 2);
+  const auto twice = run_cli("plan " + model + " --place 'matmul#0=whole' --place 'matmul#0=inner'");
+  CHECK(twice.code == 2);
+  CHECK_THAT(twice.output, Catch::Contains("already placed whole"));
+  const auto on =
+      run_cli(fmt::format("plan '{0}/method_mlp.json' --arch '{0}/arch_2x2.json' --split on --place "
+                          "'matmul#0=whole'",
+                          dir));
+  CHECK(on.code == 2);
+  CHECK_THAT(on.output, Catch::Contains("--split auto"));
+}
+
 TEST_CASE("ldmsim run --split on writes the split ops and the same outputs", "[cli][run][split]") {
   const std::string dir = std::string(LDMSIM_SOURCE_DIR) + "/examples/split";
   const ScratchDir out("run-split");

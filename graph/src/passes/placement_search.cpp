@@ -10,11 +10,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/graph/tags.hpp"
+#include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/logging.hpp"
 
 namespace ldmsim {
@@ -374,6 +377,41 @@ std::vector<std::size_t> search_path(const Graph& graph, const PlanPricer& price
   return state;
 }
 
+/// Leaves each pinned op (SplitOptions::pinned) only its pinned candidate; which ops are pinned. An op name the
+/// graph does not have, or a placement its op is not offered, is refused by name, with what there is instead.
+std::vector<bool> apply_pins(const Graph& graph, const std::map<std::string, std::string>& pins,
+                             std::vector<std::vector<Candidate>>& cands) {
+  const auto& ops = graph.ops();
+  std::vector<bool> pinned(ops.size(), false);
+  if (pins.empty()) return pinned;
+  std::set<std::string> matched;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto pin = pins.find(ops[i].layer());
+    if (pin == pins.end()) continue;
+    matched.insert(pin->first);
+    const auto match =
+        std::find_if(cands[i].begin(), cands[i].end(), [&](const Candidate& c) { return c.label == pin->second; });
+    if (match == cands[i].end()) {
+      std::vector<std::string> labels;
+      for (const Candidate& c : cands[i]) labels.push_back(fmt::format("'{}'", c.label));
+      throw ConfigError(fmt::format("--place {}={}: op '{}' has no placement '{}'; its placements here: {}", pin->first,
+                                    pin->second, pin->first, pin->second, fmt::join(labels, ", ")));
+    }
+    Candidate chosen = std::move(*match);
+    cands[i].clear();
+    cands[i].push_back(std::move(chosen));
+    pinned[i] = true;
+  }
+  for (const auto& [name, label] : pins) {
+    if (matched.contains(name)) continue;
+    throw ConfigError(
+        fmt::format("--place {}={}: the model has no op '{}' (names as `ldmsim plan` lists them, e.g. "
+                    "'{}')",
+                    name, label, name, ops.empty() ? std::string() : ops.front().layer()));
+  }
+  return pinned;
+}
+
 }  // namespace
 
 void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts,
@@ -387,6 +425,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   for (std::size_t i = 0; i < n; ++i) {
     cands[i] = candidates(graph, ops[i], plan, arch, model, dense_layouts(layouts, i, ops[i].inputs.size()));
   }
+  const std::vector<bool> pinned = apply_pins(graph, plan.options.pinned, cands);
   const PlanPricer pricer(graph, model, cands, layouts);
   const auto consumers = consumers_of(graph);
   std::vector<std::size_t> state = search_path(graph, pricer, cands, consumers);
@@ -408,6 +447,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
     choice.estimated_cycles = estimate.cycles;
     choice.terms = estimate.terms;
     choice.cost_class = std::string(to_string(PlacementCostModel::cost_class(graph, ops[i])));
+    choice.pinned = pinned[i];
     for (std::size_t c = 0; c < cands[i].size(); ++c) {
       if (c == state[i]) continue;
       const double other = pricer.input_cost(i, cands[i][c], state).cycles;
@@ -458,6 +498,7 @@ std::string describe_placements(const Graph& graph, const SplitPlan& plan) {
     out += fmt::format("  {}: {}, estimated {:.0f} cycles", graph.ops()[i].layer(), c.placement, c.estimated_cycles);
     // A plan the rule made (`--split on`) compares no placements.
     out += !plan.options.cost_aware ? std::string("\n")
+           : c.pinned               ? std::string(" (pinned)\n")
            : c.runner_up.empty()    ? std::string(" (no other placement)\n")
                                     : fmt::format(" (runner-up {}: {:.0f})\n", c.runner_up, c.runner_up_cycles);
   }

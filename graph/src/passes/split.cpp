@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "ldmsim/graph/placement_choice.hpp"
+#include "ldmsim/sim/fault.hpp"
 
 namespace ldmsim {
 
@@ -178,6 +179,12 @@ std::string_view to_string(SplitRounding rounding) noexcept {
   return rounding == SplitRounding::kPad ? "pad" : rounding == SplitRounding::kAlign ? "align" : "exact";
 }
 
+std::optional<std::pair<std::string, std::string>> parse_pin(std::string_view text) {
+  const std::size_t at = text.rfind('=');
+  if (at == std::string_view::npos || at == 0 || at + 1 == text.size()) return std::nullopt;
+  return std::pair{std::string(text.substr(0, at)), std::string(text.substr(at + 1))};
+}
+
 std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcept {
   if (text == "pad") return SplitRounding::kPad;
   if (text == "align") return SplitRounding::kAlign;
@@ -192,6 +199,15 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
   plan.memories = arch.core_groups;
   plan.cores = arch.total_cores();
   plan.ops.resize(graph.ops().size());
+  if (!options.pinned.empty() && (!options.enabled || !options.cost_aware || plan.memories < 2)) {
+    throw ConfigError(fmt::format(
+        "placements given ({} = {}{}) but {}: they pin the cost-aware choice, `--split auto` on "
+        "an arch of two or more core groups",
+        options.pinned.begin()->first, options.pinned.begin()->second,
+        options.pinned.size() > 1 ? fmt::format(" and {} more", options.pinned.size() - 1) : "",
+        plan.memories < 2 ? fmt::format("{} has one core group", arch.name)
+                          : std::string(options.enabled ? "the split is the fixed rule (on)" : "the split is off")));
+  }
   if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
   if (options.cost_aware) {
     choose_placements(graph, arch, plan, layouts, std::move(kernels));

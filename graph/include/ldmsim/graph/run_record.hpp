@@ -47,6 +47,7 @@ struct PlacementChoice {
   CostTerms terms;         ///< of the chosen placement, uncalibrated
   std::string runner_up;   ///< empty: the op had no other placement
   double runner_up_cycles = 0;
+  bool pinned = false;  ///< fixed by the user (SplitOptions::pinned), not chosen
 };
 
 /// The constant packs a split op's groups staged.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -39,7 +40,15 @@ struct SplitOptions {
   /// With `enabled`: choose each op's placement (whole, or split along one of its dimensions) by estimated cycles
   /// over the whole graph (`--split auto`, docs/splitting.md "The cost-aware choice") instead of the fixed rule.
   bool cost_aware = false;
+  /// With `cost_aware`: placements the user fixed (`--place NAME=PLACEMENT`), by op (OpNode::layer, as `ldmsim
+  /// plan` lists them) to a placement label of that op ("whole", "conv-h", "whole on cg1", ...). The choice prices
+  /// the other ops around them; an op or label the graph does not have is refused (ConfigError naming it).
+  std::map<std::string, std::string> pinned;
 };
+
+/// `NAME=PLACEMENT` (the last '=' separates them: labels hold none) as a pin of SplitOptions::pinned; nullopt when
+/// either side is empty or there is no '='.
+std::optional<std::pair<std::string, std::string>> parse_pin(std::string_view text);
 
 /// One dimension an op can be split along (an entry of its priority list).
 struct SplitAxis {
