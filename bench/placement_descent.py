@@ -8,7 +8,8 @@ run, so a pass costs (ops x placements) runs: minutes for MobileNet-V2, an hour 
   /usr/bin/python3 bench/placement_descent.py --ldmsim build/tools/ldmsim --model M.onnx --input input=X.npy \\
       --arch sw26010 [--passes 1] [--out DIR] [--save pins.json]
 
-The pins it saves replay the plan: `ldmsim run M.onnx --place NAME=PLACEMENT ...` (one --place per entry).
+The pins it saves replay the plan: `ldmsim run M.onnx --split auto --place NAME=PLACEMENT ...` (one --place per
+entry). Trials run in DIR/trial (--out DIR; default a temporary directory).
 """
 import argparse
 import json
@@ -26,17 +27,22 @@ def place_args(pins):
     return [arg for name, label in pins.items() for arg in ("--place", f"{name}={label}")]
 
 
-def chosen_placements(args):
-    """(op name, placement) of every op in the unpinned plan, as `ldmsim plan` lists them."""
-    text = subprocess.run([args.ldmsim, "plan", args.model, "--arch", args.arch] + args.model_args,
-                          capture_output=True, text=True, check=True).stdout
-    return [m.groups() for m in map(PLACEMENT_LINE.match, text.splitlines()) if m]
+def plan_args(args):
+    return [args.model, "--arch", args.arch, "--split", "auto"] + args.model_args
+
+
+def placements(args, pins):
+    """{op name: placement} of the plan under `pins`, as `ldmsim plan` lists them."""
+    r = subprocess.run([args.ldmsim, "plan"] + plan_args(args) + place_args(pins), capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"ldmsim plan failed: {r.stderr.strip()}")
+    return dict(m.groups() for m in map(PLACEMENT_LINE.match, r.stdout.splitlines()) if m)
 
 
 def offered(args, name):
     """The placements op `name` is offered, read off the error a pin to none of them gives."""
-    r = subprocess.run([args.ldmsim, "plan", args.model, "--arch", args.arch, "--place", f"{name}=?"] + args.model_args,
-                       capture_output=True, text=True)
+    r = subprocess.run([args.ldmsim, "plan"] + plan_args(args) + ["--place", f"{name}=?"], capture_output=True,
+                       text=True)
     lines = r.stderr.strip().splitlines()
     m = OFFERED.search(lines[-1]) if lines else None
     return re.findall(r"'([^']*)'", m.group(1)) if m else []
@@ -44,9 +50,11 @@ def offered(args, name):
 
 def cycles(args, pins):
     """Simulated cycles of a run with `pins`, or None when the run fails."""
-    r = subprocess.run([args.ldmsim, "run", args.model, "--arch", args.arch, "--no-trace", "--threads", "1", "--out",
-                        str(args.out)] + args.model_args + place_args(pins), capture_output=True, text=True)
+    r = subprocess.run([args.ldmsim, "run"] + plan_args(args) + ["--no-trace", "--threads", "1", "--out", str(args.out)] +
+                       place_args(pins), capture_output=True, text=True)
     if r.returncode != 0:
+        lines = r.stderr.strip().splitlines()
+        print(f"  (a trial failed: {lines[-1] if lines else 'exit ' + str(r.returncode)})", flush=True)
         return None
     return json.loads((args.out / "stats.json").read_text())["cycles"]
 
@@ -71,12 +79,14 @@ def main():
     if base is None:
         sys.exit("the unpinned run failed")
     print(f"auto: {base:,} cycles", flush=True)
-    ops = chosen_placements(args)
+    ops = list(placements(args, {}))
+    if not ops:
+        sys.exit("the plan lists no placements (a model of one op kind, or an arch of one core group?)")
     pins, best = {}, base
     for p in range(args.passes):
         moved = False
-        for name, chosen in ops:
-            current = pins.get(name, chosen)
+        for name in ops:
+            current = pins.get(name) or placements(args, pins).get(name)  # other pins may have moved it
             for label in offered(args, name):
                 if label == current or label.startswith("whole on cg"):
                     continue

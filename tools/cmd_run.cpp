@@ -134,6 +134,9 @@ void run_command(const RunOptions& options) {
     throw ConfigError(fmt::format("{} changes the built-in demo: give no workload",
                                   options.demo_fault ? "--demo-fault" : "--demo-race"));
   }
+  if (!options.model.split.place.empty() && (options.workloads.size() != 1 || options.concurrent)) {
+    throw ConfigError("--place pins the ops of one model: give exactly one workload or model");
+  }
   if (!options.layers_csv.empty() && (options.workloads.size() != 1 || options.concurrent)) {
     throw ConfigError("--layers-csv writes the layers of one workload or model: give exactly one");
   }

@@ -1,4 +1,5 @@
-// `--split auto|on|off`, `--split-rounding` and `--constant-packs`, as `run` and `plan` take them (docs/splitting.md).
+// `--split auto|on|off`, `--split-rounding`, `--constant-packs` and `--place`, as `run` and `plan` take them
+// (docs/splitting.md).
 #include "commands.hpp"
 #include "ldmsim/sim/fault.hpp"
 

@@ -67,6 +67,10 @@ RunConfig make_config(const py::object& arch, bool fusion, const std::optional<s
   config.split.rounding = *rounding;
   config.split.pack_constants = constant_packs;
   config.split.pinned = placements;
+  if (!placements.empty() && !split.is_none() && !(mode.enabled && mode.cost_aware)) {
+    throw ConfigError(
+        "placements pin the cost-aware choice: give split='auto' (or leave split None for an ONNX model)");
+  }
   config.conv_algo = conv_algo.value_or("");
   config.machine.threads = threads;
   config.machine.trace = trace;

@@ -132,6 +132,9 @@ void check_together_outputs(const RunOutputs& out, bool trace, const std::vector
 TogetherResult Session::run_together(const std::vector<const Model*>& models, ContextSchedule schedule,
                                      const std::optional<RunOutputs>& outputs) {
   if (models.empty()) throw ConfigError("run_together: no models");
+  if (!config_.split.pinned.empty()) {
+    throw ConfigError("placement pins name the ops of one model: run the models one at a time to pin them");
+  }
   for (const Model* m : models) {
     if (!(m->arch() == models[0]->arch())) {
       throw ConfigError(fmt::format(

@@ -740,6 +740,8 @@ TEST_CASE("a machine's next run of the same model takes its last plan, another m
   m.reset();
   options.split.pinned = {{copy.ops()[0].layer(), "whole"}};  // a pin is an option too
   CHECK_FALSE(execute(copy, m, options).host_times["placement_reused"].get<bool>());
+  m.reset();
+  CHECK(execute(copy, m, options).host_times["placement_reused"].get<bool>());  // the same pins again
   options.split.pinned.clear();
   m.reset();
   CHECK_FALSE(execute(residual_blocks(64, 14, 3), m, options).host_times["placement_reused"].get<bool>());
@@ -888,6 +890,38 @@ TEST_CASE("a pin of an op or placement the model does not have is refused by nam
   } catch (const ConfigError& e) {
     CHECK_THAT(e.what(), Catch::Contains("has one core group"));
   }
+}
+
+TEST_CASE("ops that share a name are pinned by their labels, and a pin of nothing is refused", "[graph][split][auto]") {
+  const Arch arch = simple_arch();
+  json tree = {{"tensors", {{"x", {{"shape", {1, 4, 64, 64}}, {"init", {{"normal", {0, 1}}, {"seed", 1}}}}}}},
+               {"ops",
+                {{{"type", "relu"}, {"name", "act"}, {"inputs", {"x"}}, {"outputs", {"a"}}},
+                 {{"type", "relu"}, {"name", "act"}, {"inputs", {"a"}}, {"outputs", {"b"}}},
+                 {{"type", "softmax"}, {"inputs", {"b"}}, {"outputs", {"y"}}}}},
+               {"outputs", {"y"}}};
+  const Graph g = from(tree);
+  SplitOptions options{.enabled = true, .cost_aware = true};
+  options.pinned = {{"act", "elementwise (axis 2)"}};
+  try {
+    (void)plan_split(g, arch, options);
+    FAIL("a name two ops share was accepted");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("2 ops are named 'act'") && Catch::Contains("'relu#0', 'relu#1'"));
+  }
+  options.pinned = {{"relu#1", "elementwise (axis 2)"}};
+  const SplitPlan by_label = plan_split(g, arch, options);
+  CHECK(by_label.choices[1].pinned);
+  CHECK(by_label.choices[1].placement == "elementwise (axis 2)");
+  CHECK_FALSE(by_label.choices[0].pinned);
+  options.pinned = {{"relu#2", "whole"}};  // a label no op has (softmax#2)
+  CHECK_THROWS_AS(plan_split(g, arch, options), ConfigError);
+  // A graph of no ops has nothing to pin.
+  const Graph empty = from({{"tensors", {{"x", {{"shape", {2}}, {"init", {{"normal", {0, 1}}, {"seed", 1}}}}}}},
+                            {"ops", json::array()},
+                            {"outputs", {"x"}}});
+  options.pinned = {{"relu#0", "whole"}};
+  CHECK_THROWS_AS(plan_split(empty, arch, options), ConfigError);
 }
 
 TEST_CASE("a pin is NAME=PLACEMENT split at the last '='", "[graph][split][auto]") {

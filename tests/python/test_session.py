@@ -255,6 +255,9 @@ def test_placements_pin_ops_in_the_cost_aware_choice(root):
     wrong = ldmsim.Session(arch="sw26010", split="auto", placements={"conv9": "whole"})
     with pytest.raises(ldmsim.ConfigError, match="the model has no op 'conv9'"):
         wrong.run(wrong.load(model_file))
+    for split in ("on", "off", True, False):
+        with pytest.raises(ldmsim.ConfigError, match="placements pin the cost-aware choice"):
+            ldmsim.Session(split=split, placements={op["name"]: other})
 
 
 def test_warm_runs_match_a_fresh_sessions_and_threads_each_get_a_machine(root, tmp_path):

@@ -126,6 +126,18 @@ TEST_CASE("ldmsim plan and run --place pin an op's placement and refuse what the
                           dir));
   CHECK(on.code == 2);
   CHECK_THAT(on.output, Catch::Contains("--split auto"));
+  // A workload JSON runs --split off unless told: the refusal says how to pin.
+  const auto off =
+      run_cli(fmt::format("plan '{0}/method_mlp.json' --arch '{0}/arch_2x2.json' --place 'matmul#0=whole'", dir));
+  CHECK(off.code == 2);
+  CHECK_THAT(off.output, Catch::Contains("a workload JSON's default: pass --split auto"));
+  // Pins name one model's ops: refused with several.
+  const auto two =
+      run_cli(fmt::format("run '{0}/method_mlp.json' '{0}/method_mlp.json' --arch '{0}/arch_2x2.json' "
+                          "--split auto --place 'matmul#0=whole' --no-trace --out '{1}/two'",
+                          dir, out.str()));
+  CHECK(two.code == 2);
+  CHECK_THAT(two.output, Catch::Contains("--place pins the ops of one model"));
 }
 
 TEST_CASE("ldmsim run --split on writes the split ops and the same outputs", "[cli][run][split]") {

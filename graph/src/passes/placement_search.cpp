@@ -12,7 +12,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/plan.hpp"
@@ -377,37 +376,47 @@ std::vector<std::size_t> search_path(const Graph& graph, const PlanPricer& price
   return state;
 }
 
-/// Leaves each pinned op (SplitOptions::pinned) only its pinned candidate; which ops are pinned. An op name the
-/// graph does not have, or a placement its op is not offered, is refused by name, with what there is instead.
+/// Leaves each pinned op (SplitOptions::pinned) only its pinned candidate; which ops are pinned. A pin names an op
+/// by OpNode::layer, or by its label (`type#index`, unique) where names repeat. An op the graph does not have, a name
+/// several ops share, or a placement its op is not offered, is refused by name, with what there is instead.
 std::vector<bool> apply_pins(const Graph& graph, const std::map<std::string, std::string>& pins,
                              std::vector<std::vector<Candidate>>& cands) {
   const auto& ops = graph.ops();
   std::vector<bool> pinned(ops.size(), false);
-  if (pins.empty()) return pinned;
-  std::set<std::string> matched;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const auto pin = pins.find(ops[i].layer());
-    if (pin == pins.end()) continue;
-    matched.insert(pin->first);
+  for (const auto& [name, label] : pins) {
+    std::vector<std::size_t> named;
+    for (const OpNode& op : ops) {
+      if (op.layer() == name || op.label() == name) named.push_back(op.index);
+    }
+    if (named.empty()) {
+      throw ConfigError(
+          fmt::format("placement pin {}={}: the model has no op '{}' (names as `ldmsim plan` lists them, "
+                      "e.g. '{}')",
+                      name, label, name, ops.empty() ? std::string() : ops.front().layer()));
+    }
+    if (named.size() > 1) {
+      std::vector<std::string> labels;
+      for (const std::size_t i : named) labels.push_back(fmt::format("'{}'", ops[i].label()));
+      throw ConfigError(fmt::format("placement pin {}={}: {} ops are named '{}'; pin each by its label: {}", name,
+                                    label, named.size(), name, fmt::join(labels, ", ")));
+    }
+    const std::size_t i = named.front();
+    if (pinned[i]) {
+      throw ConfigError(fmt::format("placement pin {}={}: op '{}' is pinned twice (by its name and its label)", name,
+                                    label, ops[i].layer()));
+    }
     const auto match =
-        std::find_if(cands[i].begin(), cands[i].end(), [&](const Candidate& c) { return c.label == pin->second; });
+        std::find_if(cands[i].begin(), cands[i].end(), [&](const Candidate& c) { return c.label == label; });
     if (match == cands[i].end()) {
       std::vector<std::string> labels;
       for (const Candidate& c : cands[i]) labels.push_back(fmt::format("'{}'", c.label));
-      throw ConfigError(fmt::format("--place {}={}: op '{}' has no placement '{}'; its placements here: {}", pin->first,
-                                    pin->second, pin->first, pin->second, fmt::join(labels, ", ")));
+      throw ConfigError(fmt::format("placement pin {}={}: op '{}' has no placement '{}'; its placements here: {}", name,
+                                    label, name, label, fmt::join(labels, ", ")));
     }
     Candidate chosen = std::move(*match);
     cands[i].clear();
     cands[i].push_back(std::move(chosen));
     pinned[i] = true;
-  }
-  for (const auto& [name, label] : pins) {
-    if (matched.contains(name)) continue;
-    throw ConfigError(
-        fmt::format("--place {}={}: the model has no op '{}' (names as `ldmsim plan` lists them, e.g. "
-                    "'{}')",
-                    name, label, name, ops.empty() ? std::string() : ops.front().layer()));
   }
   return pinned;
 }
@@ -420,8 +429,11 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   const auto& ops = graph.ops();
   const std::size_t n = ops.size();
   plan.choices.assign(n, PlacementChoice{});
-  if (n == 0) return;
   std::vector<std::vector<Candidate>> cands(n);
+  if (n == 0) {
+    (void)apply_pins(graph, plan.options.pinned, cands);  // refuses any pin: there is no op to pin
+    return;
+  }
   for (std::size_t i = 0; i < n; ++i) {
     cands[i] = candidates(graph, ops[i], plan, arch, model, dense_layouts(layouts, i, ops[i].inputs.size()));
   }
@@ -430,8 +442,9 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
   const auto consumers = consumers_of(graph);
   std::vector<std::size_t> state = search_path(graph, pricer, cands, consumers);
   plan.estimated_cycles = pricer.total(state);
-  // Never a plan estimated slower than `--split off` (every op whole): neither the path search nor the refinement
-  // guarantees it on a graph with branches. Then refined from there, since single moves may lower it too.
+  // Never a plan estimated slower than `--split off` (every op whole; with pins, every op but the pinned ones):
+  // neither the path search nor the refinement guarantees it on a graph with branches. Then refined from there,
+  // since single moves may lower it too.
   const std::vector<std::size_t> off(n, 0);
   if (pricer.total(off) <= plan.estimated_cycles) {
     state = off;

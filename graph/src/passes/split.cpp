@@ -206,7 +206,9 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
         options.pinned.begin()->first, options.pinned.begin()->second,
         options.pinned.size() > 1 ? fmt::format(" and {} more", options.pinned.size() - 1) : "",
         plan.memories < 2 ? fmt::format("{} has one core group", arch.name)
-                          : std::string(options.enabled ? "the split is the fixed rule (on)" : "the split is off")));
+        : options.enabled ? std::string("the split is the fixed rule (on)")
+                          : std::string("the split is off (a workload JSON's default: pass --split auto, or "
+                                        "split=\"auto\" in Python)")));
   }
   if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
   if (options.cost_aware) {
