@@ -384,9 +384,9 @@ std::vector<bool> apply_pins(const Graph& graph, const std::map<std::string, std
   const auto& ops = graph.ops();
   std::vector<bool> pinned(ops.size(), false);
   for (const auto& [name, label] : pins) {
-    std::vector<std::size_t> named;
-    for (const OpNode& op : ops) {
-      if (op.layer() == name || op.label() == name) named.push_back(op.index);
+    std::vector<std::size_t> named;  // positions in the schedule
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].layer() == name || ops[i].label() == name) named.push_back(i);
     }
     if (named.empty()) {
       throw ConfigError(

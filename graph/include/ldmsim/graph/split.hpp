@@ -41,8 +41,9 @@ struct SplitOptions {
   /// over the whole graph (`--split auto`, docs/splitting.md "The cost-aware choice") instead of the fixed rule.
   bool cost_aware = false;
   /// With `cost_aware`: placements the user fixed (`--place NAME=PLACEMENT`), by op (OpNode::layer, as `ldmsim
-  /// plan` lists them) to a placement label of that op ("whole", "conv-h", "whole on cg1", ...). The choice prices
-  /// the other ops around them; an op or label the graph does not have is refused (ConfigError naming it).
+  /// plan` lists them, or OpNode::label where names repeat) to a placement label of that op ("whole", "conv-h",
+  /// "whole on cg1", ...). The choice prices the other ops around them; an op or label the graph does not have, or a
+  /// name several ops share, is refused (ConfigError naming it).
   std::map<std::string, std::string> pinned;
 };
 
