@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "fused_layout.hpp"
 #include "ldmsim/kernels/fused_kernel.hpp"
@@ -111,7 +112,29 @@ std::vector<bool> choose_resident(const FusedProgram& p, const Arch& arch) {
 }  // namespace fusion
 
 namespace {
+
 constexpr std::uint64_t kMaxTileElements = 16384;
+
+/// A resident input is read whole by every busy core, in tile-sized chunks each waited for. A per-row input with
+/// more rows than a core's share (a [S, H] added to every batch of a [B, S, H], on many cores) then costs each
+/// core far more reads than it uses; it streams with the tiles instead, each tile reading its own rows. Kept
+/// resident when streaming it would not fit (`fits` is asked with the changed residency and slots).
+template <typename Fits>
+void stream_inputs_larger_than_a_share(const FusedProgram& p, std::uint64_t core_rows, std::vector<bool>& resident,
+                                       std::size_t& slots, Fits&& fits) {
+  std::vector<bool> changed = resident;
+  for (std::size_t k = 0; k < p.inputs.size(); ++k) {
+    const std::uint64_t rows = p.values[p.inputs[k]].rows(p.frame);
+    if (changed[k] && rows > 1 && rows > core_rows) changed[k] = false;
+  }
+  if (changed == resident) return;
+  const std::vector<bool> before = std::exchange(resident, changed);
+  const std::size_t slots_before = std::exchange(slots, fusion::plan_slots(p, resident).slots);
+  if (fits()) return;
+  resident = before;
+  slots = slots_before;
+}
+
 }  // namespace
 
 std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Arch& arch, StagingPolicy policy,
@@ -122,7 +145,7 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
   const std::uint64_t rows = f.rows();
   FusedMapping m;
   m.resident = fusion::choose_resident(p, arch);
-  const std::size_t slots = fusion::plan_slots(p, m.resident).slots;
+  std::size_t slots = fusion::plan_slots(p, m.resident).slots;
   const auto bytes = [&](std::uint64_t tile, std::uint32_t team) {
     return fusion::ldm_bytes(p, m.resident, slots, tile, team);
   };
@@ -156,6 +179,8 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
     std::uint64_t tile = std::min({rows, (units + parts - 1) / parts * per_unit, cap});
     while (tile > min_tile && !fits(tile, 1)) tile = std::max(min_tile, tile / 2 / per_unit * per_unit);
     if (fits(tile, 1)) {
+      stream_inputs_larger_than_a_share(p, (units + parts - 1) / parts * per_unit, m.resident, slots,
+                                        [&] { return fits(tile, 1); });
       m.tile_rows = tile;
       m.team = 1;
       m.row_pairs = odd_rows;
