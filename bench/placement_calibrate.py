@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fits the placement estimate's calibration (graph/src/passes/placement_calibration.cpp) to simulated runs: runs
-the benchmark networks of bench/placement_bench.py with `--split auto` and `--split on` on each arch (the rule's
+the benchmark networks of bench/placement_bench.py, and a sweep of unfused element-wise ops from 16 KiB to 4 MiB
+(SWEEP_SHAPES), with `--split auto` and `--split on` on each arch (the rule's
 placements, which the choice seldom takes, so that the fit is not made only of placements the estimate already
 favoured), reads each op's roofline terms (stats.json `placement.terms`: compute, local DMA, remote DMA, launch,
 exchange; uncalibrated) and simulated cycles, and fits per arch, by least squares on log(simulated / estimated) with
@@ -8,7 +9,7 @@ non-negative factors, the estimate
 
     cycles = launch_f * launch + max(compute_f * compute, local_f * local, remote_f * remote) + exchange_f * exchange
 
-with one set of four factors per cost class (conv, conv-1x1, vector-conv, fused, pool, concat, other; matrix and attention ops keep the plain roofline) and one
+with one set of four factors per cost class (conv, conv-1x1, vector-conv, fused, pool, concat, other, elementwise; matrix and attention ops keep the plain roofline) and one
 exchange factor. Prints the fit as the C++ rows to paste, the median simulated / estimated ratio and the share of
 ops within 25% before (as the run estimated) and after, and the same for each network left out of the fit.
 
@@ -22,6 +23,7 @@ Usage: /usr/bin/python3 bench/placement_calibrate.py --ldmsim build/tools/ldmsim
 import argparse
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,7 +33,7 @@ from scipy.optimize import least_squares
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import placement_bench  # noqa: E402
 
-CLASSES = ("conv", "conv-1x1", "vector-conv", "fused", "pool", "concat", "other")
+CLASSES = ("conv", "conv-1x1", "vector-conv", "fused", "pool", "concat", "other", "elementwise")
 EXCHANGE = 4 * len(CLASSES)  # the index of the exchange factor
 
 
@@ -43,6 +45,41 @@ def ops_of(stats):
             yield p["cost_class"], p["terms"], op["cycles"], max(1, p["estimated_cycles"]), op["name"]
 
 
+# Element-wise ops of the sizes the networks lack: outside fused kernels their element-wise ops are a few small
+# ones (EfficientNet-B0's squeeze-excitation sigmoids and scales), which alone leave the class's DMA factors
+# undetermined. Each size runs an add, a relu, a sigmoid and a mul by a per-channel [1, C, 1, 1], unfused.
+SWEEP_SHAPES = ([1, 8, 32, 32], [1, 32, 32, 32], [1, 32, 64, 64], [1, 64, 64, 128], [1, 128, 128, 128])
+SWEEP = "element-wise sweep"
+
+
+def sweep_workloads(out):
+    """The sweep's workload JSON files, written once in `out`."""
+    paths = []
+    for shape in SWEEP_SHAPES:
+        path = out / f"elementwise_{'x'.join(map(str, shape))}.json"
+        if not path.exists():
+            tensor = lambda dims, seed: {"shape": dims, "init": {"normal": [0, 1], "seed": seed}}  # noqa: E731
+            workload = {
+                "name": path.stem,
+                "tensors": {"x": tensor(shape, 1), "y": tensor(shape, 2), "c": tensor([1, shape[1], 1, 1], 3)},
+                "ops": [{"type": "add", "inputs": ["x", "y"], "outputs": ["a"]},
+                        {"type": "relu", "inputs": ["a"], "outputs": ["r"]},
+                        {"type": "sigmoid", "inputs": ["r"], "outputs": ["s"]},
+                        {"type": "mul", "inputs": ["s", "c"], "outputs": ["m"]}],
+                "outputs": ["m"],
+            }
+            path.write_text(json.dumps(workload))
+        paths.append(path)
+    return paths
+
+
+def run_workload(ldmsim, workload, arch, mode, out):
+    """Runs a workload JSON unfused; returns its stats."""
+    subprocess.run([ldmsim, "run", str(workload), "--arch", arch, "--split", mode, "--fusion", "off", "--no-trace",
+                    "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
+    return json.loads((out / "stats.json").read_text())
+
+
 def predict(x, cls, t):
     if cls not in CLASSES:  # the plain roofline
         return t["launch"] + max(t["compute"], t["local"], t["remote"]) + t["exchange"]
@@ -51,17 +88,23 @@ def predict(x, cls, t):
             x[EXCHANGE] * t["exchange"])
 
 
-def table_factors(arch):
-    """The factors placement_calibration.cpp holds for `arch`, in fit order (classes' four each, then exchange)."""
+def table_row(arch):
+    """Every value of placement_calibration.cpp's row for `arch`: the classes' factors, the exchange factor, and a
+    reduction tree level's link share (measured from traces, not fitted here)."""
     source = (Path(__file__).resolve().parent.parent / "graph/src/passes/placement_calibration.cpp").read_text()
     match = re.search(r'arch_name == "' + re.escape(arch) + r'"\)\s*return PlacementCalibration\{(.*?)\};', source,
                       re.S)
     if not match:
         sys.exit(f"placement_calibration.cpp has no row for {arch}")
     values = [float(v) for v in re.findall(r"[-+0-9.e]+", match.group(1))]
-    if len(values) != EXCHANGE + 1:
-        sys.exit(f"placement_calibration.cpp's row for {arch} has {len(values)} factors, not {EXCHANGE + 1}")
-    return np.array(values)
+    if len(values) != EXCHANGE + 2:
+        sys.exit(f"placement_calibration.cpp's row for {arch} has {len(values)} values, not {EXCHANGE + 2}")
+    return values
+
+
+def table_factors(arch):
+    """The factors placement_calibration.cpp holds for `arch`, in fit order (classes' four each, then exchange)."""
+    return np.array(table_row(arch)[:EXCHANGE + 1])
 
 
 def fit(rows, fixed=None, classes=CLASSES):
@@ -122,6 +165,15 @@ def main():
                 earlier = Path(other) / f"{name}-{arch}-auto" / "stats.json"
                 if earlier.exists():
                     per_model[name] += list(ops_of(json.loads(earlier.read_text())))
+        per_model[SWEEP] = []
+        for workload in sweep_workloads(out):
+            for mode in args.modes:
+                run_dir = out / f"{workload.stem}-{arch}-{mode}"
+                if args.reuse and (run_dir / "stats.json").exists():
+                    stats = json.loads((run_dir / "stats.json").read_text())
+                else:
+                    stats = run_workload(args.ldmsim, workload, arch, mode, run_dir)
+                per_model[SWEEP] += list(ops_of(stats))
         rows = [r for rs in per_model.values() for r in rs]
         fixed = table_factors(arch) if args.classes else None
         classes = args.classes or CLASSES
@@ -129,11 +181,12 @@ def main():
         print(f"## {arch}")
         print(f"as run: {summary([sim / est for _, _, sim, est, _ in rows])}")
         print(f"fitted: {summary([sim / predict(x, c, t) for c, t, sim, _, _ in rows])}")
-        for name in args.models:
+        for name in per_model:
             held = fit([r for m, rs in per_model.items() if m != name for r in rs], fixed, classes)
             print(f"  {name} left out of the fit: {summary([sim / predict(held, c, t) for c, t, sim, _, _ in per_model[name]])}")
         rows_cpp = ", ".join("{" + ", ".join(f"{v:.3g}" for v in x[4 * i:4 * i + 4]) + "}" for i in range(len(CLASSES)))
-        print(f'  if (arch_name == "{arch}") return PlacementCalibration{{{rows_cpp}, {x[EXCHANGE]:.3g}}};')
+        print(f'  if (arch_name == "{arch}") return PlacementCalibration{{{rows_cpp}, {x[EXCHANGE]:.3g}, '
+              f'{table_row(arch)[-1]:.3g}}};')
 
 
 if __name__ == "__main__":

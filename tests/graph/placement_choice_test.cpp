@@ -277,7 +277,7 @@ TEST_CASE("on a preset the estimate scales each roofline term by the preset's fi
             {"type": "concat", "inputs": ["p", "z"], "outputs": ["y"], "attrs": {"axis": 1}}],
     "outputs": ["y"]})"));
   CHECK(PlacementCostModel::cost_class(g, g.ops()[0]) == CostClass::kConv);
-  CHECK(PlacementCostModel::cost_class(g, g.ops()[1]) == CostClass::kOther);
+  CHECK(PlacementCostModel::cost_class(g, g.ops()[1]) == CostClass::kElementwise);
   CHECK(PlacementCostModel::cost_class(h, h.ops()[0]) == CostClass::kPool);
   CHECK(PlacementCostModel::cost_class(h, h.ops()[1]) == CostClass::kConcat);
   for (const char* preset : {"sw26010", "sw26010pro"}) {
@@ -305,6 +305,7 @@ TEST_CASE("on a preset the estimate scales each roofline term by the preset's fi
     }
     CHECK(calibration->of(CostClass::kPool).local != Approx(calibration->of(CostClass::kOther).local));
     CHECK(calibration->of(CostClass::kConcat).local != Approx(calibration->of(CostClass::kOther).local));
+    CHECK(calibration->of(CostClass::kElementwise).launch != Approx(calibration->of(CostClass::kOther).launch));
   }
   Arch own = Arch::preset("sw26010");
   own.name = "my-arch";
@@ -396,6 +397,47 @@ TEST_CASE("the dynamic programme weighs an op's split against the exchanges it c
   CHECK(long_plan.choices[static_cast<std::size_t>(n)].estimated_cycles == Approx(after_split));
   CHECK(long_plan.estimated_cycles == Approx(n * split + after_split));
   CHECK(long_plan.estimated_cycles < n * alone + after_alone);
+}
+
+TEST_CASE("a reduction tree level is priced as its local DMA plus the preset's share of its link time",
+          "[graph][split][auto]") {
+  // Measured levels (docs/splitting.md): on sw26010pro a level's local reads, its remote partial's crossing of the
+  // link and its puts follow one another; on sw26010 about half of the link's time hides behind the local DMA.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [1, 512, 8, 8], "init": {"normal": [0, 1], "seed": 5}},
+                "w": {"shape": [64, 512, 3, 3], "init": {"uniform": [-0.01, 0.01], "seed": 6}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"pad": 1}}],
+    "outputs": ["y"]})"));
+  const OpNode& conv = g.ops()[0];
+  const double out = static_cast<double>(g.tensor(conv.outputs[0]).logical_bytes());
+  for (const char* preset : {"sw26010", "sw26010pro"}) {
+    INFO(preset);
+    const Arch arch = Arch::preset(preset);
+    const SplitPlan plan = plan_split(g, arch, {.enabled = true, .cost_aware = true, .pinned = {{"conv#0", "conv-c"}}});
+    REQUIRE(plan.ops[0]);
+    REQUIRE(plan.ops[0]->axis.rule == "conv-c");
+    OpSplit no_tree = *plan.ops[0];
+    no_tree.tree.clear();
+    const auto levels =
+        static_cast<double>(std::count_if(plan.ops[0]->tree.begin(), plan.ops[0]->tree.end(), [](const auto& l) {
+          return std::any_of(l.begin(), l.end(), [](const ReductionPair& p) { return p.exchange == "cg"; });
+        }));
+    REQUIRE(levels >= 2);
+    const auto calibration = placement_calibration(arch.name);
+    REQUIRE(calibration);
+    CHECK(calibration->tree_link > 0);
+    CHECK(calibration->tree_link <= 1);
+    for (const bool calibrated : {true, false}) {
+      INFO(calibrated);
+      const PlacementCostModel model(arch, calibrated);
+      const Estimate with = model.split(g, conv, *plan.ops[0]), without = model.split(g, conv, no_tree);
+      const double link = with.terms.remote - without.terms.remote;
+      CHECK(link == Approx(levels * out / arch.dma.remote.bytes_per_cycle));
+      const double share = calibrated ? calibration->tree_link : 1.0;
+      CHECK(with.cycles - without.cycles == Approx((with.terms.launch - without.terms.launch) +
+                                                   (with.terms.local - without.terms.local) + share * link));
+    }
+  }
 }
 
 TEST_CASE("a graph input's other readers pay for taking it from where its first reader had it staged",

@@ -85,9 +85,13 @@ TEST_CASE("a relu after a conv folds into it: one op fewer, the same bits, fewer
     CHECK(r.folded.folds[0].kernel == conv.label());
     CHECK(r.together.stats["ops"][0]["metrics"]["activation"] == json{{"type", "relu"}});
     check_same_bits(r);
-    CHECK(cycles(r.together) < cycles(r.apart));
     CHECK(dma_bytes(r.together) < dma_bytes(r.apart));
     CHECK_THAT(r.folded.describe(g), Catch::Matchers::Contains("folded into conv#0's store: relu#1"));
+    // Cycles on a real preset: the test arch's cores do one flop a cycle, so there a relu spread over its cores
+    // costs about what the same relu costs in the conv's store.
+    const Runs real = run_both_ways(g, Arch::preset("sw26010pro"));
+    check_same_bits(real);
+    CHECK(cycles(real.together) < cycles(real.apart));
   }
 }
 

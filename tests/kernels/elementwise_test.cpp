@@ -43,6 +43,28 @@ TEST_CASE("a 1-D op spans several tiles and every core of every group", "[kernel
   CHECK(r.cores_with_dma == arch.core_groups * arch.cores_per_group());
 }
 
+TEST_CASE("a small element-wise op spreads over cores in tiles of at least 1 KiB", "[kernels][1d]") {
+  // 8192 elements (16 KiB) are one 16 KiB tile: dealt whole, one core would move them all. Cut to a tile per core
+  // of at least 512 elements, they run on 16 cores; 100 elements still take one core.
+  const Arch arch = Arch::preset("sw26010pro");
+  const auto spread = run_op("relu", {Shape{8192}}, {}, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {}, arch);
+  REQUIRE_FALSE(spread.trapped);
+  CHECK(spread.max_excess <= 0);
+  CHECK(spread.cores_with_dma == 16);
+  CHECK(spread.dma_requests == 32);  // a get and a put each
+  const auto tiny = run_op("relu", {Shape{100}}, {}, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {}, arch);
+  REQUIRE_FALSE(tiny.trapped);
+  CHECK(tiny.max_excess <= 0);
+  CHECK(tiny.cores_with_dma == 1);
+  // 64 tiles of 16 KiB would leave 320 of the 384 cores idle: every core takes one tile of 1,366 elements.
+  const auto medium =
+      run_op("add", {Shape{64 * 8192}, Shape{64 * 8192}}, {}, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {}, arch);
+  REQUIRE_FALSE(medium.trapped);
+  CHECK(medium.max_excess <= 0);
+  CHECK(medium.cores_with_dma == 384);
+  CHECK(medium.dma_requests == 3 * 384);
+}
+
 TEST_CASE("element-wise tiles shrink to fit a 16 KiB ldm, with a resident or an expanded broadcast operand",
           "[kernels][1d]") {
   const Arch tiny = Arch::preset("tiny");

@@ -121,6 +121,7 @@ CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
   if (rule == SplitRule::kMatrix) return CostClass::kMatrix;
   if (rule == SplitRule::kPool) return CostClass::kPool;
   if (rule == SplitRule::kConcat) return CostClass::kConcat;
+  if (rule == SplitRule::kElementwise) return CostClass::kElementwise;
   if (op.type == "attention") return CostClass::kAttention;
   return op.type == "fused" ? CostClass::kFused : CostClass::kOther;
 }
@@ -287,16 +288,22 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
     levels += std::any_of(level.begin(), level.end(), [](const ReductionPair& p) { return p.exchange == "cg"; });
   }
   const double out = static_cast<double>(graph.tensor(op.outputs[0]).logical_bytes());
-  GroupLoad add;
-  add.flops = out / 2;
-  add.read_bytes = 2 * out;
-  add.write_bytes = out;
-  add.remote_bytes = out;
-  for (std::size_t level = 0; level < levels; ++level) slowest += priced(add, CostClass::kOther);
+  // A level's add on the left group reads its own partial, then the remote one over the link (queued behind those
+  // reads on the group's engine), then puts the sum: the link's time adds to the local DMA's, as much of it as
+  // the preset's fit says is not hidden.
+  Estimate level;
+  level.terms.launch = launch_cycles_;
+  level.terms.local = out / read_bytes_per_cycle_ + out / write_bytes_per_cycle_;
+  level.terms.remote = remote_bytes_per_cycle_ > 0 ? out / remote_bytes_per_cycle_ : 0;
+  const double link_share = calibration_ ? calibration_->tree_link : 1.0;
+  level.cycles = level.terms.launch + level.terms.local + link_share * level.terms.remote;
+  for (std::size_t i = 0; i < levels; ++i) slowest += level;
   if (op.attrs.is_object() && op.attrs.contains("activation")) {
-    add.read_bytes = out;
-    add.remote_bytes = 0;
-    slowest += priced(add, CostClass::kOther);
+    GroupLoad activation;
+    activation.flops = out / 2;
+    activation.read_bytes = out;
+    activation.write_bytes = out;
+    slowest += priced(activation, CostClass::kElementwise);
   }
   return slowest;
 }

@@ -250,7 +250,7 @@ void flat_kernel(Core& core, const FlatArgs& a) {
     stream_slot[k] = count;
     streamed[count++] = a.in[k].ptr;
   }
-  const std::size_t max_tile = tiling::streaming_tile(core, count);
+  const std::size_t max_tile = tiling::spread_tile(core, a.out_layout.total, tiling::streaming_tile(core, count));
   if (tiling::worker_index(core) * tiling::floor_even(max_tile) >= a.out_layout.total) return;  // no tile for me
   // Broadcast inputs are resident (one get each), kept in logical order so that a broadcast index addresses them
   // whatever padding they carry. Their ldm is freed before the tiles' buffers are allocated.

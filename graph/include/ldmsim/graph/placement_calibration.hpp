@@ -13,8 +13,20 @@ namespace ldmsim {
 /// The ops whose kernels share a cost structure: convs on the matrix engine with a window (whose tiles read each input
 /// row once per kernel row, in row blocks) and 1x1 convs (contiguous runs of whole planes), grouped and depthwise
 /// convs, fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), pools (windows whose reads overlap, and
-/// global pools), concat (a copy), and everything else.
-enum class CostClass { kConv, kPointwiseConv, kVectorConv, kMatrix, kAttention, kFused, kPool, kConcat, kOther };
+/// global pools), concat (a copy), element-wise ops (streamed tiles, and the adds of a reduction tree), and everything
+/// else.
+enum class CostClass {
+  kConv,
+  kPointwiseConv,
+  kVectorConv,
+  kMatrix,
+  kAttention,
+  kFused,
+  kPool,
+  kConcat,
+  kElementwise,
+  kOther
+};
 
 std::string_view to_string(CostClass c) noexcept;
 
@@ -27,8 +39,11 @@ struct TermFactors {
 /// by one factor. fc/gemm/matmul and the attention kernels keep the plain roofline (too few of them in the benchmark
 /// networks to fit).
 struct PlacementCalibration {
-  TermFactors conv, pointwise_conv, vector_conv, fused, pool, concat, other;
+  TermFactors conv, pointwise_conv, vector_conv, fused, pool, concat, other, elementwise;
   double exchange = 1;
+  /// A reduction tree level's remote partial crosses the link queued behind the level's local DMA: the share of the
+  /// link's time that adds to the local DMA's (1: none of it hidden).
+  double tree_link = 1;
   TermFactors of(CostClass c) const {
     switch (c) {
       case CostClass::kConv:
@@ -45,6 +60,8 @@ struct PlacementCalibration {
         return concat;
       case CostClass::kOther:
         return other;
+      case CostClass::kElementwise:
+        return elementwise;
       case CostClass::kMatrix:
       case CostClass::kAttention:
         break;
