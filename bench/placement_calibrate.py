@@ -166,7 +166,7 @@ def main():
                 if earlier.exists():
                     per_model[name] += list(ops_of(json.loads(earlier.read_text())))
         per_model[SWEEP] = []
-        for workload in sweep_workloads(out):
+        for workload in sweep_workloads(out) if not args.classes or "elementwise" in args.classes else []:
             for mode in args.modes:
                 run_dir = out / f"{workload.stem}-{arch}-{mode}"
                 if args.reuse and (run_dir / "stats.json").exists():
@@ -181,7 +181,7 @@ def main():
         print(f"## {arch}")
         print(f"as run: {summary([sim / est for _, _, sim, est, _ in rows])}")
         print(f"fitted: {summary([sim / predict(x, c, t) for c, t, sim, _, _ in rows])}")
-        for name in per_model:
+        for name in [m for m in per_model if per_model[m]]:
             held = fit([r for m, rs in per_model.items() if m != name for r in rs], fixed, classes)
             print(f"  {name} left out of the fit: {summary([sim / predict(held, c, t) for c, t, sim, _, _ in per_model[name]])}")
         rows_cpp = ", ".join("{" + ", ".join(f"{v:.3g}" for v in x[4 * i:4 * i + 4]) + "}" for i in range(len(CLASSES)))

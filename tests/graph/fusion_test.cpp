@@ -416,9 +416,9 @@ TEST_CASE("a fused kernel's cores without rows read no resident input", "[graph]
   REQUIRE(f.graph.ops().size() == 1);
   REQUIRE(f.groups[0].mapping);
   REQUIRE(f.groups[0].mapping->workers == 96);
-  // Each core has one row of x. Read whole, a (48 rows) would cost each core 48 reads for the one row it uses
-  // (65.9k cycles), so it streams with the tiles, as c (3 rows) does; b, the same for every row, stays resident.
-  CHECK(f.groups[0].mapping->resident == std::vector<bool>{false, false, true, false});
+  // Each core has one row of x, one tile. Read whole, a would cost each core 48 chunks of a row for the one row it
+  // uses (65.9k cycles), so it streams with the tile; b and c, one chunk each, stay resident.
+  CHECK(f.groups[0].mapping->resident == std::vector<bool>{false, false, true, true});
   const auto events = test::dma_events(f.graph, arch);
   REQUIRE(events.size() == arch.core_groups);
   for (std::size_t cg = 0; cg < events.size(); ++cg) {

@@ -63,6 +63,13 @@ TEST_CASE("a small element-wise op spreads over cores in tiles of at least 1 KiB
   CHECK(medium.max_excess <= 0);
   CHECK(medium.cores_with_dma == 384);
   CHECK(medium.dma_requests == 3 * 384);
+  // A broadcast operand is read whole by every core with a tile, so a tile is at least as large: a [1152] gate
+  // over [1152, 49] gives 49 tiles of 1,152 elements, not 111 of 512.
+  const auto gated =
+      run_op("mul", {Shape{1, 1152, 7, 7}, Shape{1, 1152, 1, 1}}, {}, StagingPolicy::kMethod, -2.0f, 2.0f, 7, {}, arch);
+  REQUIRE_FALSE(gated.trapped);
+  CHECK(gated.max_excess <= 0);
+  CHECK(gated.cores_with_dma == 49);
 }
 
 TEST_CASE("element-wise tiles shrink to fit a 16 KiB ldm, with a resident or an expanded broadcast operand",

@@ -115,17 +115,22 @@ namespace {
 
 constexpr std::uint64_t kMaxTileElements = 16384;
 
-/// A resident input is read whole by every busy core, in tile-sized chunks each waited for. A per-row input with
-/// more rows than a core's share (a [S, H] added to every batch of a [B, S, H], on many cores) then costs each
-/// core far more reads than it uses; it streams with the tiles instead, each tile reading its own rows. Kept
-/// resident when streaming it would not fit (`fits` is asked with the changed residency and slots).
+/// A resident input is read whole by every busy core, in tile-sized chunks each waited for; streamed, it costs a
+/// read per tile, issued with the other inputs' reads. An input that takes more chunks than the busiest core has
+/// tiles (a [3, 16, 96] multiplied into every sample of a [2, 3, 16, 96], on 96 cores of one row each: 48 chunks
+/// for one tile) streams instead. Kept resident when streaming it would not fit (`fits` is asked with the changed
+/// residency and slots).
 template <typename Fits>
-void stream_inputs_larger_than_a_share(const FusedProgram& p, std::uint64_t core_rows, std::vector<bool>& resident,
-                                       std::size_t& slots, Fits&& fits) {
+void stream_inputs_cheaper_by_tiles(const FusedProgram& p, std::uint64_t core_rows, std::uint64_t tile_rows,
+                                    std::vector<bool>& resident, std::size_t& slots, Fits&& fits) {
+  const FusionFrame& f = p.frame;
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, tile_rows * f.k() * f.i());
+  const std::uint64_t tiles = (core_rows + tile_rows - 1) / tile_rows;
   std::vector<bool> changed = resident;
   for (std::size_t k = 0; k < p.inputs.size(); ++k) {
-    const std::uint64_t rows = p.values[p.inputs[k]].rows(p.frame);
-    if (changed[k] && rows > 1 && rows > core_rows) changed[k] = false;
+    const FusedValue& v = p.values[p.inputs[k]];
+    const std::uint64_t chunks = (v.rows(f) * v.row_elements(f) + chunk - 1) / chunk;
+    if (changed[k] && v.rows(f) > 1 && chunks > tiles) changed[k] = false;
   }
   if (changed == resident) return;
   const std::vector<bool> before = std::exchange(resident, changed);
@@ -179,8 +184,8 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
     std::uint64_t tile = std::min({rows, (units + parts - 1) / parts * per_unit, cap});
     while (tile > min_tile && !fits(tile, 1)) tile = std::max(min_tile, tile / 2 / per_unit * per_unit);
     if (fits(tile, 1)) {
-      stream_inputs_larger_than_a_share(p, (units + parts - 1) / parts * per_unit, m.resident, slots,
-                                        [&] { return fits(tile, 1); });
+      stream_inputs_cheaper_by_tiles(p, (units + parts - 1) / parts * per_unit, tile, m.resident, slots,
+                                     [&] { return fits(tile, 1); });
       m.tile_rows = tile;
       m.team = 1;
       m.row_pairs = odd_rows;

@@ -250,7 +250,14 @@ void flat_kernel(Core& core, const FlatArgs& a) {
     stream_slot[k] = count;
     streamed[count++] = a.in[k].ptr;
   }
-  const std::size_t max_tile = tiling::spread_tile(core, a.out_layout.total, tiling::streaming_tile(core, count));
+  // A broadcast input is read whole by every core with a tile: a tile is at least as large, so a small output
+  // does not spread to cores that would read more of it than they compute (a squeeze-excitation gate).
+  std::size_t least = tiling::kLeastSpreadTile;
+  for (std::size_t k = 0; k < a.arity; ++k) {
+    if (a.in[k].broadcast) least = std::max(least, a.in[k].layout.total);
+  }
+  const std::size_t max_tile =
+      tiling::spread_tile(core, a.out_layout.total, tiling::streaming_tile(core, count), least);
   if (tiling::worker_index(core) * tiling::floor_even(max_tile) >= a.out_layout.total) return;  // no tile for me
   // Broadcast inputs are resident (one get each), kept in logical order so that a broadcast index addresses them
   // whatever padding they carry. Their ldm is freed before the tiles' buffers are allocated.

@@ -13,8 +13,8 @@ namespace ldmsim {
 /// The ops whose kernels share a cost structure: convs on the matrix engine with a window (whose tiles read each input
 /// row once per kernel row, in row blocks) and 1x1 convs (contiguous runs of whole planes), grouped and depthwise
 /// convs, fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), pools (windows whose reads overlap, and
-/// global pools), concat (a copy), element-wise ops (streamed tiles, and the adds of a reduction tree), and everything
-/// else.
+/// global pools), concat (a copy), everything else, and element-wise ops (streamed tiles; also the activation after a
+/// reduction tree's sum, whose levels are priced apart).
 enum class CostClass {
   kConv,
   kPointwiseConv,

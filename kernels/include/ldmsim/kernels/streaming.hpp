@@ -3,6 +3,7 @@
 // compute and writes is tuned in one place.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -29,12 +30,13 @@ inline std::size_t streaming_tile(Core& core, std::size_t streamed) {
 inline constexpr std::size_t kLeastSpreadTile = 512;
 
 /// The tile for an output of `total` elements: `max_tile`, or less when dealing tiles of `max_tile` would leave
-/// cores idle. Each worker then takes about one tile of at least kLeastSpreadTile elements, so a 16 KiB output
-/// runs on 16 cores instead of one.
-inline std::size_t spread_tile(const Core& core, std::size_t total, std::size_t max_tile) {
+/// cores idle. Each worker then takes about one tile of at least `least` elements (kLeastSpreadTile, or more when
+/// every core with a tile also reads an input whole), so a 16 KiB output runs on 16 cores instead of one.
+inline std::size_t spread_tile(const Core& core, std::size_t total, std::size_t max_tile,
+                               std::size_t least = kLeastSpreadTile) {
   const std::size_t workers = std::max<std::size_t>(1, worker_count(core));
   const std::size_t per_worker = ceil_even((total + workers - 1) / workers);
-  return std::min(max_tile, std::max(kLeastSpreadTile, per_worker));
+  return std::min(max_tile, std::max({kLeastSpreadTile, ceil_even(least), per_worker}));
 }
 
 /// Streams buffers `inputs` (each with the output's placement: element i of an input goes with element i of the
