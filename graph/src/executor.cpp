@@ -75,6 +75,7 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
   if (whole && options.split.enabled && several) {
     whole_plan = SplitRunRecord{"auto", std::string(to_string(split.options.rounding)), split.options.pack_constants, 0,
                                 split.estimated_cycles};
+    whole_plan->pinned = split.options.pinned;
   }
   const std::unique_ptr<Placement> placement =
       whole ? whole_machine_placement(state, std::move(whole_plan)) : split_placement(state, std::move(split));

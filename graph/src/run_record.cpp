@@ -94,6 +94,7 @@ json to_json(const RunSummary& s, std::span<const OpRecord> ops) {
                       {"replicated_constants", split->replicated_constants},
                       {"replicated_bytes", split->replicated_bytes}};
     stats["split"]["estimated_cycles"] = std::llround(split->estimated_cycles);  // the chosen or the rule's plan
+    if (!split->pinned.empty()) stats["split"]["pinned"] = split->pinned;
   }
   return stats;
 }

@@ -255,7 +255,8 @@ class SplitPlacement final : public Placement {
                                                                           [](const auto& s) { return s.has_value(); })),
                                    split_.estimated_cycles,
                                    replicas_.constants(),
-                                   replicas_.bytes()};
+                                   replicas_.bytes(),
+                                   split_.options.pinned};
   }
 
  private:

@@ -108,6 +108,15 @@ TEST_CASE("ldmsim plan and run --place pin an op's placement and refuse what the
   const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "stats.json"));
   CHECK(stats["ops"][0]["placement"]["pinned"] == true);
   CHECK(stats["ops"][0]["split"]["rule"] == "inner");
+  CHECK(stats["split"]["pinned"] == nlohmann::json{{"matmul#0", "inner"}});  // what repeats the run
+  // Pinned whole, nothing is split: the run takes the whole machine, and still records the pin.
+  const ScratchDir whole_out("run-place-whole");
+  const auto whole =
+      run_cli(fmt::format("run {} --place 'matmul#0=whole' --no-trace --out '{}'", model, whole_out.str()));
+  REQUIRE(whole.code == 0);
+  const nlohmann::json whole_stats = nlohmann::json::parse(read_file(whole_out.path / "stats.json"));
+  CHECK(whole_stats["split"]["ops_split"] == 0);
+  CHECK(whole_stats["split"]["pinned"] == nlohmann::json{{"matmul#0", "whole"}});
   // Refused by name, exit 2: an op the model lacks, a placement it is not offered, a malformed pin, two
   // placements for one op, and a pin without the cost-aware choice.
   const auto missing = run_cli("plan " + model + " --place 'conv9=whole'");

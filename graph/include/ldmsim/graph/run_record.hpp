@@ -107,6 +107,8 @@ struct SplitRunRecord {
   /// Constants read by whole ops, held in every core group's memory: how many, and the bytes of their extra copies.
   std::size_t replicated_constants = 0;
   std::uint64_t replicated_bytes = 0;
+  /// The placements the run was given (SplitOptions::pinned: op name or label -> placement), so it can be repeated.
+  std::map<std::string, std::string> pinned;
 };
 
 /// The run as a whole: stats.json's fields around the ops.
