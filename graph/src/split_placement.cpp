@@ -378,8 +378,10 @@ const GroupPiece& SplitPlacement::piece(const OpNode& op, int g) {
     }
     return pieces_.emplace(key, std::move(p)).first->second;
   }
-  if (fused_program(*op.bound) != nullptr) {  // a fused kernel's rows: the program, cut
-    p.bound = fused_piece(graph_, op, s.axis, begin, end, view(g).arch());
+  if (const FusedProgram* program = fused_program(*op.bound)) {  // a fused kernel's rows: the program, cut
+    const std::size_t frame_axis = s.axis.axis + program->frame.shape.rank() -
+                                   graph_.tensor(op.outputs[s.axis.operand - op.inputs.size()]).shape.rank();
+    p.bound = fused_rows(*op.bound, frame_axis, begin, end, view(g).arch());
     if (!p.bound) {
       throw ConfigError(
           fmt::format("{} ({}): its rows [{}, {}) for core group {} fit no mapping of one group's "

@@ -380,14 +380,4 @@ std::unique_ptr<BoundOp> bind_piece(const Graph& graph, const OpNode& op, const 
   return graph.registry().bind(op.type, JsonField(attrs, fmt::format("split of {}", op.label())), shapes);
 }
 
-std::shared_ptr<const BoundOp> fused_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis,
-                                           std::uint64_t begin, std::uint64_t end, const Arch& arch) {
-  const FusedProgram& program = *fused_program(*op.bound);
-  // The operand's axis, counted in the frame (the frame may have leading axes the operand lacks).
-  const std::size_t k = axis.operand,
-                    tensor = k < op.inputs.size() ? op.inputs[k] : op.outputs.at(k - op.inputs.size());
-  const std::size_t frame_axis = axis.axis + program.frame.shape.rank() - graph.tensor(tensor).shape.rank();
-  return fused_rows(*op.bound, frame_axis, begin, end, arch);
-}
-
 }  // namespace ldmsim

@@ -13,7 +13,6 @@
 #include "kernels/op_harness.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
-#include "ldmsim/graph/fusion.hpp"
 #include "ldmsim/graph/plan.hpp"
 #include "ldmsim/sim/logging.hpp"
 #include "support/stderr_capture.hpp"
@@ -398,47 +397,6 @@ TEST_CASE("the dynamic programme weighs an op's split against the exchanges it c
   CHECK(long_plan.choices[static_cast<std::size_t>(n)].estimated_cycles == Approx(after_split));
   CHECK(long_plan.estimated_cycles == Approx(n * split + after_split));
   CHECK(long_plan.estimated_cycles < n * alone + after_alone);
-}
-
-TEST_CASE("a point-wise fused kernel is priced by its own estimate and one with a reduction by the roofline",
-          "[graph][split][auto]") {
-  // x * sigmoid(x) (a SiLU) fuses into a point-wise kernel; x - mean(x) over the last axis into one with a
-  // reduction. The first's whole and cut-by-rows placements are priced from estimate_pointwise_cycles, on the whole
-  // machine and on one group; the second keeps the fitted roofline of `fused`.
-  const Graph g = from(json::parse(R"({
-    "tensors": {"x": {"shape": [1, 64, 56, 56], "init": {"normal": [0, 1], "seed": 1}},
-                "z": {"shape": [64, 3136], "init": {"normal": [0, 1], "seed": 2}}},
-    "ops": [{"type": "sigmoid", "inputs": ["x"], "outputs": ["s"]},
-            {"type": "mul", "inputs": ["x", "s"], "outputs": ["y"]},
-            {"type": "reduce_mean", "inputs": ["z"], "outputs": ["m"], "attrs": {"axes": [-1]}},
-            {"type": "sub", "inputs": ["z", "m"], "outputs": ["d"]}],
-    "outputs": ["y", "d"]})"));
-  for (const char* preset : {"sw26010", "sw26010pro"}) {
-    INFO(preset);
-    const Arch arch = Arch::preset(preset);
-    const FusedGraph f = fuse(g, arch, StagingPolicy::kMethod);
-    REQUIRE(f.graph.ops().size() == 2);
-    const OpNode& silu = f.graph.ops()[0];
-    const OpNode& centred = f.graph.ops()[1];
-    REQUIRE(silu.type == "fused");
-    REQUIRE(centred.type == "fused");
-    CHECK(PlacementCostModel::cost_class(f.graph, silu) == CostClass::kFusedPointwise);
-    CHECK(PlacementCostModel::cost_class(f.graph, centred) == CostClass::kFused);
-    const PlacementCostModel plain(arch, false);
-    KernelEstimates memo;
-    const std::optional<double> own = silu.bound->kernel_estimate(arch, memo);
-    REQUIRE(own);
-    CHECK(plain.whole(f.graph, silu).terms.compute == Approx(*own));
-    CHECK_FALSE(centred.bound->kernel_estimate(arch, memo));
-    // Cut by rows, each group's piece is priced by the piece's own estimate on one group.
-    const SplitPlan rows =
-        plan_split(f.graph, arch, {.enabled = true, .cost_aware = true, .pinned = {{silu.label(), "fused-rows"}}});
-    REQUIRE(rows.choices.size() == 2);
-    CHECK(rows.choices[0].placement == "fused-rows");
-    CHECK(rows.choices[0].cost_class == "fused-pointwise");
-    CHECK(std::isfinite(rows.choices[0].estimated_cycles));
-    CHECK(rows.choices[0].terms.compute > 0);
-  }
 }
 
 TEST_CASE("a reduction tree level is priced as its local DMA plus the preset's share of its link time",

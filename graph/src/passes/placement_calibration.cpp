@@ -25,8 +25,6 @@ std::string_view to_string(CostClass c) noexcept {
       return "concat";
     case CostClass::kElementwise:
       return "elementwise";
-    case CostClass::kFusedPointwise:
-      return "fused-pointwise";
     case CostClass::kOther:
       break;
   }
@@ -34,8 +32,7 @@ std::string_view to_string(CostClass c) noexcept {
 }
 
 std::optional<PlacementCalibration> placement_calibration(std::string_view arch_name) {
-  // {compute, local, remote, launch} for conv, conv-1x1, vector-conv, fused, pool, concat, other, elementwise and
-  // fused-pointwise; then
+  // {compute, local, remote, launch} for conv, conv-1x1, vector-conv, fused, pool, concat, other and elementwise; then
   // the exchange factor and the share of a reduction tree level's link time not hidden behind its local DMA
   // (measured on the levels of ResNet-50, MobileNet-V2 and EfficientNet-B0's `conv-c` runs, docs/splitting.md).
   if (arch_name == "sw26010")
@@ -48,7 +45,6 @@ std::optional<PlacementCalibration> placement_calibration(std::string_view arch_
         {1, 0.242, 4.66, 5.95},
         {1.01, 2.76, 1.42, 0.964},
         {4, 1.01, 0.306, 0.808},
-        {0.973, 2.97, 1, 3.86e-15},
         1.16,
         0.5,
     };
@@ -62,7 +58,6 @@ std::optional<PlacementCalibration> placement_calibration(std::string_view arch_
         {4, 1.79e-12, 1.23, 9.88},
         {5.46, 2.05, 1.34, 5.99},
         {4, 0.942, 1.01, 1.68},
-        {1.12, 1.4, 2, 0.0441},
         1.38,
         1,
     };

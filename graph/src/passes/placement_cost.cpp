@@ -14,7 +14,6 @@
 #include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/split.hpp"
 #include "ldmsim/kernels/attention_kernel.hpp"
-#include "ldmsim/kernels/fused_kernel.hpp"
 #include "ldmsim/sim/compute_model.hpp"
 
 namespace ldmsim {
@@ -46,8 +45,7 @@ bool matrix_family(const Graph& graph, const OpNode& op) {
 
 /// Classes whose kernels estimate themselves (BoundOp::kernel_estimate): convs of one group on the matrix engine.
 bool asks_kernel(CostClass cls) {
-  return cls == CostClass::kConv || cls == CostClass::kPointwiseConv || cls == CostClass::kAttention ||
-         cls == CostClass::kFusedPointwise;
+  return cls == CostClass::kConv || cls == CostClass::kPointwiseConv || cls == CostClass::kAttention;
 }
 
 /// Bytes of the part of `need` that `have` holds (both regions of one tensor).
@@ -125,10 +123,7 @@ CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
   if (rule == SplitRule::kConcat) return CostClass::kConcat;
   if (rule == SplitRule::kElementwise) return CostClass::kElementwise;
   if (op.type == "attention") return CostClass::kAttention;
-  if (const FusedProgram* program = fused_program(*op.bound)) {
-    return program->reductions() == 0 ? CostClass::kFusedPointwise : CostClass::kFused;
-  }
-  return CostClass::kOther;
+  return op.type == "fused" ? CostClass::kFused : CostClass::kOther;
 }
 
 std::optional<double> PlacementCostModel::kernel_cycles(const BoundOp& bound, CostClass cls, const Arch& arch) const {
@@ -254,10 +249,6 @@ Estimate PlacementCostModel::split(const Graph& graph, const OpNode& op, const O
         if (s.axis.rule == kHeadsRule) {
           piece = attention_batch_piece(*op.bound, begin, end, group_arch_);
           // No mapping of one group's cores takes the piece: a placement the executor could not run.
-          if (!piece) return Estimate{std::numeric_limits<double>::infinity(), {}};
-        } else if (cls == CostClass::kFusedPointwise && s.axis.rule != kOneGroupRule) {
-          piece = fused_piece(graph, op, s.axis, begin, end, group_arch_);
-          // No mapping of one group's cores takes the rows: a placement the executor could not run.
           if (!piece) return Estimate{std::numeric_limits<double>::infinity(), {}};
         } else if (s.axis.rule != kOneGroupRule) {
           piece = bind_piece(graph, op, s.axis, piece_work(graph, op, s.axis, begin, end, op.attrs));

@@ -97,8 +97,7 @@ double estimate_pointwise_cycles(const FusedProgram& p, const FusedMapping& m, c
     }
     return first + static_cast<double>(tiles) * (phase(reads, cores, far) + compute) + phase(writes, cores, far);
   };
-  // One core group (a split's piece is priced on one): there is no other group.
-  return arch.core_groups > 1 ? std::max(group_cycles(0), group_cycles(1)) : group_cycles(0);
+  return std::max(group_cycles(0), group_cycles(1));
 }
 
 }  // namespace ldmsim

@@ -74,12 +74,6 @@ class FusedOp final : public BoundOp {
     for (auto p : a.scratch) m.free(p);
   }
 
-  /// A point-wise program's own estimate (estimate_pointwise_cycles, the fusion pass's); others have none.
-  std::optional<double> kernel_estimate(const Arch& arch, KernelEstimates& /*memo*/) const override {
-    if (program_.reductions() > 0 || mapping_.team != 1) return std::nullopt;
-    return estimate_pointwise_cycles(program_, mapping_, arch);
-  }
-
   std::vector<HostTensor> reference(std::span<const HostTensor> in) const override { return reference_(in); }
   OpCost cost() const override { return {flops_, mapping_.ldm_bytes}; }
   Tolerance tolerance() const override { return tolerance_; }

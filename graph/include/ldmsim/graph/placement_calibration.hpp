@@ -13,9 +13,8 @@ namespace ldmsim {
 /// The ops whose kernels share a cost structure: convs on the matrix engine with a window (whose tiles read each input
 /// row once per kernel row, in row blocks) and 1x1 convs (contiguous runs of whole planes), grouped and depthwise
 /// convs, fc/gemm/matmul on the matrix engine, fused kernels (docs/fusion.md), pools (windows whose reads overlap, and
-/// global pools), concat (a copy), everything else, element-wise ops (streamed tiles; also the activation after a
-/// reduction tree's sum, whose levels are priced apart), and point-wise fused kernels (no reduction: priced by their
-/// own estimate, estimate_pointwise_cycles; fused kernels with reductions stay `fused`, priced by the roofline).
+/// global pools), concat (a copy), everything else, and element-wise ops (streamed tiles; also the activation after a
+/// reduction tree's sum, whose levels are priced apart).
 enum class CostClass {
   kConv,
   kPointwiseConv,
@@ -26,7 +25,6 @@ enum class CostClass {
   kPool,
   kConcat,
   kElementwise,
-  kFusedPointwise,
   kOther
 };
 
@@ -41,7 +39,7 @@ struct TermFactors {
 /// by one factor. fc/gemm/matmul and the attention kernels keep the plain roofline (too few of them in the benchmark
 /// networks to fit).
 struct PlacementCalibration {
-  TermFactors conv, pointwise_conv, vector_conv, fused, pool, concat, other, elementwise, fused_pointwise;
+  TermFactors conv, pointwise_conv, vector_conv, fused, pool, concat, other, elementwise;
   double exchange = 1;
   /// A reduction tree level's remote partial crosses the link queued behind the level's local DMA: the share of the
   /// link's time that adds to the local DMA's (1: none of it hidden).
@@ -64,8 +62,6 @@ struct PlacementCalibration {
         return other;
       case CostClass::kElementwise:
         return elementwise;
-      case CostClass::kFusedPointwise:
-        return fused_pointwise;
       case CostClass::kMatrix:
       case CostClass::kAttention:
         break;

@@ -43,7 +43,7 @@ struct CostTerms {
 struct PlacementChoice {
   std::string placement = "whole";
   double estimated_cycles = 0;
-  std::string cost_class;  ///< whose calibration factors priced it (to_string(CostClass): "conv", "fused", ...)
+  std::string cost_class;  ///< whose calibration coefficients priced it: "conv", "vector-conv" or "other"
   CostTerms terms;         ///< of the chosen placement, uncalibrated
   std::string runner_up;   ///< empty: the op had no other placement
   double runner_up_cycles = 0;

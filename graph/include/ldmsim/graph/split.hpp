@@ -170,10 +170,6 @@ std::optional<OpSplit> rows_into_one(const Graph& graph, const OpNode& op, const
 /// attributes (`work.attrs`; a reduction's pieces without the activation, which applies to their sum). Throws the
 /// kind's ConfigError when it refuses them.
 std::unique_ptr<BoundOp> bind_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis, const PieceWork& work);
-/// A fused op's rows [begin, end) of `axis` (an axis of its output) as an op of its own, its program cut
-/// (fused_rows) and mapped for `arch`; nullptr when no mapping of `arch`'s cores takes them. `op` must be fused.
-std::shared_ptr<const BoundOp> fused_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis,
-                                           std::uint64_t begin, std::uint64_t end, const Arch& arch);
 /// `op` cut along `axis` as the rule cuts it (mode, pieces, blocks, reduction tree); nullopt when a piece would need
 /// an empty part of a tensor (a conv's rows that read only padding).
 std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
