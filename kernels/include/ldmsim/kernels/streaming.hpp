@@ -13,6 +13,7 @@
 
 #include "ldmsim/kernels/tiling.hpp"
 #include "ldmsim/sim/fp16.hpp"
+#include "ldmsim/sim/main_memory.hpp"
 
 namespace ldmsim::tiling {
 
@@ -61,9 +62,21 @@ void stream_dealt_tiles(Core& core, std::span<const DevicePtr<const f16>> inputs
   const auto xs = std::make_unique_for_overwrite<float[]>(count * tile);
   const auto result = std::make_unique_for_overwrite<float[]>(tile);
   std::array<std::span<const float>, kMaxStreamedInputs> views{};
+  // Inputs in another group's memory are read first: their bytes cross the link after the engine serves them, so
+  // they cross it while the local reads are served (a reduction tree's add of a remote partial).
+  std::array<std::size_t, kMaxStreamedInputs> order{};
+  std::size_t ordered = 0;
+  for (const bool remote : {true, false}) {
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto window = MainMemory::window_of(inputs[k].addr(), core.arch().main_memory_bytes_per_cg);
+      if ((window != static_cast<std::uint64_t>(core.node_cg())) == remote) order[ordered++] = k;
+    }
+  }
   auto issue = [&](Range r, std::size_t slot) {
-    for (std::size_t k = 0; k < count; ++k)
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t k = order[i];
       gets[slot][k] = core.get(in[slot][k].first(r.size()), inputs[k] + r.begin, site);
+    }
   };
   issue(tiles[0], 0);
   for (std::size_t n = 0, slot = 0; n < tiles.size(); ++n, slot ^= 1) {
