@@ -63,7 +63,7 @@ void stream_dealt_tiles(Core& core, std::span<const DevicePtr<const f16>> inputs
   const auto result = std::make_unique_for_overwrite<float[]>(tile);
   std::array<std::span<const float>, kMaxStreamedInputs> views{};
   // Inputs in another group's memory are read first: their bytes cross the link after the engine serves them, so
-  // they cross it while the local reads are served (a reduction tree's add of a remote partial).
+  // they cross it while the local reads are served.
   std::array<std::size_t, kMaxStreamedInputs> order{};
   std::size_t ordered = 0;
   for (const bool remote : {true, false}) {
