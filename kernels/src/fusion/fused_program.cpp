@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "estimate_request.hpp"
 #include "fused_layout.hpp"
 #include "ldmsim/kernels/fused_kernel.hpp"
 #include "ldmsim/kernels/tiling.hpp"
@@ -125,11 +126,11 @@ void stream_inputs_cheaper_by_tiles(const FusedProgram& p, std::uint64_t core_ro
                                     std::vector<bool>& resident, std::size_t& slots, Fits&& fits) {
   const FusionFrame& f = p.frame;
   const std::uint64_t chunk = std::max<std::uint64_t>(1, tile_rows * f.k() * f.i());
-  const std::uint64_t tiles = (core_rows + tile_rows - 1) / tile_rows;
+  const std::uint64_t tiles = fusion::ceil_div(core_rows, tile_rows);
   std::vector<bool> changed = resident;
   for (std::size_t k = 0; k < p.inputs.size(); ++k) {
     const FusedValue& v = p.values[p.inputs[k]];
-    const std::uint64_t chunks = (v.rows(f) * v.row_elements(f) + chunk - 1) / chunk;
+    const std::uint64_t chunks = fusion::ceil_div(v.rows(f) * v.row_elements(f), chunk);
     if (changed[k] && v.rows(f) > 1 && chunks > tiles) changed[k] = false;
   }
   if (changed == resident) return;
@@ -181,11 +182,11 @@ std::optional<FusedMapping> choose_fused_mapping(const FusedProgram& p, const Ar
     // backs it), not the DMA efficiency, which saturates well below (docs/benchmarks.md, fusion).
     const std::uint64_t row_elements = std::max<std::uint64_t>(1, f.k() * f.i());
     const std::uint64_t cap = std::max(min_tile, kMaxTileElements / row_elements / per_unit * per_unit);
-    std::uint64_t tile = std::min({rows, (units + parts - 1) / parts * per_unit, cap});
+    const std::uint64_t core_rows = fusion::ceil_div(units, parts) * per_unit;  // the busiest core's
+    std::uint64_t tile = std::min({rows, core_rows, cap});
     while (tile > min_tile && !fits(tile, 1)) tile = std::max(min_tile, tile / 2 / per_unit * per_unit);
     if (fits(tile, 1)) {
-      stream_inputs_cheaper_by_tiles(p, (units + parts - 1) / parts * per_unit, tile, m.resident, slots,
-                                     [&] { return fits(tile, 1); });
+      stream_inputs_cheaper_by_tiles(p, core_rows, tile, m.resident, slots, [&] { return fits(tile, 1); });
       m.tile_rows = tile;
       m.team = 1;
       m.row_pairs = odd_rows;
