@@ -37,12 +37,12 @@ std::optional<PlacementCalibration> placement_calibration(std::string_view arch_
   // (measured on the levels of ResNet-50, MobileNet-V2 and EfficientNet-B0's `conv-c` runs, docs/splitting.md).
   if (arch_name == "sw26010")
     return PlacementCalibration{
-        {1.22, 5.66, 1.21, 5.93},
-        {1.22, 5.91, 1.45, 0.479},
+        {1.16, 5.17, 2.36, 10.8},
+        {1.26, 4.42, 1.36, 0.469},
         {2, 1.07, 0.832, 6.72},
         {11.7, 1.53, 1.19, 1.65},
         {1, 0.951, 0.841, 3.4},
-        {1, 0.242, 4.66, 5.95},
+        {4, 1.57, 1.07, 0.00509},
         {1.01, 2.76, 1.42, 0.964},
         {4, 1.01, 0.306, 0.808},
         1.16,
@@ -50,12 +50,12 @@ std::optional<PlacementCalibration> placement_calibration(std::string_view arch_
     };
   if (arch_name == "sw26010pro")
     return PlacementCalibration{
-        {1.05, 1.31, 1, 8.31},
-        {1.05, 3.89, 1.15, 2.24},
+        {1.15, 2.87, 1.17, 5.4},
+        {1.07, 3.84, 1.14, 1.84},
         {4, 1.26, 0.152, 12.7},
         {10.1, 2.06, 1.03e-12, 3.59},
         {4, 1.09, 0.764, 7.66},
-        {4, 1.79e-12, 1.23, 9.88},
+        {1, 1.67, 1, 5.07},
         {5.46, 2.05, 1.34, 5.99},
         {4, 0.942, 1.01, 1.68},
         1.38,

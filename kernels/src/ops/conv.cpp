@@ -93,6 +93,8 @@ class ConvOp final : public BoundOp {
   InputRole input_role(std::size_t i) const override {
     return i == 0 || is_residual(i) ? InputRole::kData : InputRole::kParameter;
   }
+  /// X: every algorithm reads it by its layout's pitches (image rows, tap offsets, depthwise gathers).
+  bool reads_any_layout(std::size_t input) const override { return input == 0; }
   PaddingSpec padding(std::size_t index) const override {
     if (index == 1 || index == input_shapes().size() || is_residual(index)) {
       // Y's planes start at even elements, so blocks can split a plane among cores (PaddingSpec::even_rows). The

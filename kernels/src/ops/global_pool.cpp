@@ -51,6 +51,7 @@ class GlobalAvgPoolOp final : public BoundOp {
  public:
   GlobalAvgPoolOp(Shape x, Shape y) : BoundOp({x}, {y}) {}
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  bool reads_any_layout(std::size_t) const override { return true; }  // X is gathered by logical index
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     launch_all(m, label, global_pool_kernel,

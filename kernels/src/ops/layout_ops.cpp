@@ -119,6 +119,7 @@ class ConcatOp final : public BoundOp {
     return s;
   }
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
+  bool reads_any_layout(std::size_t) const override { return true; }  // every input is gathered by logical index
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     ConcatArgs a{{}, {}, inner(), 0, out[0].ptr, out[0].layout()};

@@ -144,6 +144,7 @@ class PoolOp final : public BoundOp {
  public:
   PoolOp(Shape x, Shape y, PoolAttrs a) : BoundOp({x}, {y}), a_(a) {}
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kTwoD, Unit::kPlane, Unit::kRow}; }
+  bool reads_any_layout(std::size_t) const override { return true; }  // X is gathered by logical index
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
     launch_all(m, label, pool_kernel,

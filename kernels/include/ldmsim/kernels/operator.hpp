@@ -83,6 +83,13 @@ class BoundOp {
   /// output's shape (element-wise ops: element i of each such buffer goes with element i of the output). The
   /// layout pass then lets the op adopt the layout its input arrives in instead of re-laying it out.
   virtual bool runs_in_producer_layout() const { return false; }
+  /// True when the kernel reads input `input` through its Layout by logical index, whatever its pitches (an even
+  /// total): the layout pass then hands it the copy as it lies (the layout its producer wrote) instead of a
+  /// re-laid-out one.
+  virtual bool reads_any_layout(std::size_t input) const {
+    (void)input;
+    return false;
+  }
   /// Measurements of the last run() that the machine's statistics do not show (conv: its algorithm, extra
   /// main-memory bytes, integer address operations); JSON null when there are none. Reported per op in stats.json.
   virtual nlohmann::json run_metrics() const { return nullptr; }
