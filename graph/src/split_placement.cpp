@@ -20,6 +20,7 @@
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/host_pages.hpp"
 #include "placement.hpp"
+#include "read_as_it_lies.hpp"
 
 namespace ldmsim::executor_detail {
 
@@ -681,9 +682,17 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
     Cycle ready = 0;
     for (std::size_t k = 0; k < op.inputs.size(); ++k) {
       if (p.work.dropped[k]) continue;
-      const PaddingPlan want = wanted(*p.bound, run.in.size());
+      PaddingPlan want = wanted(*p.bound, run.in.size());
       const TensorRegion& r = p.work.regions[k];
       const bool in_place = rows_in_place(graph_, op, k, r) || channels_in_place(graph_, op, s.axis.rule, k, r);
+      // Its region as it lies, where a copy of exactly it is at hand in another layout (as the whole op reads its
+      // inputs: read_as_it_lies.hpp).
+      if (!in_place && p.bound->reads_any_layout(run.in.size()) &&
+          std::count(op.inputs.begin(), op.inputs.end(), op.inputs[k]) == 1) {
+        if (const Copy* c = find_copy(op.inputs[k], r, g, nullptr); c != nullptr && (c->group == g || r.whole)) {
+          if (const std::optional<PaddingPlan> lies = read_as_it_lies(c->tensor.plan, want)) want = *lies;
+        }
+      }
       const Copy& c = obtain(op.inputs[k], r, g, want, false, in_place);
       run.in.push_back(c.tensor);
       // The consumer's own view of the copy (a margin buffer and a box of a whole copy keep their pitches).

@@ -103,3 +103,46 @@ TEST_CASE("planes shorter than 128 elements are re-laid out for the next conv", 
   CHECK(relayout_steps(plan) == 1);
   CHECK(plan.op_plans[1][0].layout.hw_pitch == 49);
 }
+
+TEST_CASE("pieces and ops whole on one group read a conv's even-row output as it lies too", "[graph][split]") {
+  // conv then max_pool and a 1x1 conv on 31x33 planes (odd: written 1024 apart), pinned: each whole on group 1;
+  // or the convs cut by rows (the second's pieces read the first's rows, 16 and 15 of them, as they lie) and the pool
+  // whole. No re-layout kernel runs, and the outputs are the bits
+  // of --split off.
+  const json w = json::parse(R"({
+    "tensors": {"x": {"shape": [1, 4, 31, 33], "init": {"uniform": [-2, 2], "seed": 51}},
+                "w1": {"shape": [6, 4, 3, 3], "init": {"uniform": [-1, 1], "seed": 52}},
+                "w2": {"shape": [6, 6, 1, 1], "init": {"uniform": [-1, 1], "seed": 53}}},
+    "ops": [{"type": "conv", "inputs": ["x", "w1"], "outputs": ["a"], "attrs": {"pad": 1}},
+            {"type": "max_pool", "inputs": ["a"], "outputs": ["p"], "attrs": {"kernel": 3, "stride": 1, "pad": 1}},
+            {"type": "conv", "inputs": ["a", "w2"], "outputs": ["b"]}],
+    "outputs": ["p", "b"]})");
+  const Graph g = workload_from_json(w, "w.json", ".", test::registry());
+  const auto run = [&](const SplitOptions& split) {
+    Machine m{test::small_arch()};
+    ExecutionResult r = execute(g, m, ExecuteOptions{.split = split});
+    std::size_t relayouts = 0;
+    for (const auto& trace : m.trace()) {
+      for (const Marker& mk : trace->markers()) {
+        relayouts += mk.kind == MarkerKind::kLaunchBegin && mk.text.rfind("relayout", 0) == 0 ? 1U : 0U;
+      }
+    }
+    return std::pair{std::move(r), relayouts};
+  };
+  const auto [off, off_relayouts] = run(SplitOptions{});
+  CHECK(off_relayouts == 0);
+  const std::vector<std::map<std::string, std::string>> pins = {
+      {{g.ops()[0].layer(), "whole on cg1"},
+       {g.ops()[1].layer(), "whole on cg1"},
+       {g.ops()[2].layer(), "whole on cg1"}},
+      {{g.ops()[0].layer(), "conv-h"}, {g.ops()[1].layer(), "whole"}, {g.ops()[2].layer(), "conv-h"}}};
+  for (const auto& pinned : pins) {
+    CAPTURE(pinned.begin()->second);
+    const auto [r, relayouts] = run(SplitOptions{.enabled = true, .cost_aware = true, .pinned = pinned});
+    CHECK(relayouts == 0);
+    for (std::size_t i = 0; i < 3; ++i)
+      CHECK(r.stats["ops"][i]["placement"]["placement"] == pinned.at(g.ops()[i].layer()));
+    CHECK(r.outputs.at("p") == off.outputs.at("p"));
+    CHECK(r.outputs.at("b") == off.outputs.at("b"));
+  }
+}

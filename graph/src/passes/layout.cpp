@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "../read_as_it_lies.hpp"
 #include "ldmsim/graph/plan.hpp"
 
 namespace ldmsim::passes {
@@ -64,48 +65,15 @@ std::optional<PaddingPlan> downstream_layout(const Graph& graph, const OpNode& o
   return std::nullopt;
 }
 
-/// `from` (a layout planned on another 4-D view of the same elements) on `view`, when one layout of `view` places
-/// every element where `from` does with nested pitches (a row within a plane within a sample).
-std::optional<Layout> on_view(const Layout& from, const Shape4& view) {
-  if (view.elements() == 0 || from.shape.elements() != view.elements() || from.offset_of(0) != 0) return std::nullopt;
-  Layout l;
-  l.shape = view;
-  l.w_pitch = view.h > 1 ? from.offset_of(view.w) : view.w;
-  l.hw_pitch = view.c > 1 ? from.offset_of(view.hw()) : l.w_pitch * view.h;
-  l.chw_pitch = view.n > 1 ? from.offset_of(view.chw()) : l.hw_pitch * view.c;
-  l.total = from.total;
-  const bool nested =
-      l.w_pitch >= view.w && l.hw_pitch >= l.w_pitch * view.h && l.chw_pitch >= l.hw_pitch * view.c &&
-      l.total >= l.chw_pitch * (view.n - 1) + l.hw_pitch * (view.c - 1) + l.w_pitch * (view.h - 1) + view.w;
-  return nested && l.same_placement(from) ? std::optional(l) : std::nullopt;
-}
-
-/// Elements of `l`'s contiguous runs of logical elements (for_each_run's).
-std::size_t run_elements(const Layout& l) {
-  const Shape4& s = l.shape;
-  return l.w_pitch != s.w ? s.w : l.hw_pitch != s.hw() ? s.hw() : l.chw_pitch != s.chw() ? s.chw() : s.elements();
-}
-
-/// The shortest run a copy may be read in as it lies: a re-layout's copy reads shorter runs (small planes, one
-/// element per channel of a squeeze-excitation vector) several at a time, which one request per run costs more
-/// than the re-layout saves (7x7 planes: ResNet-50 and MobileNet-V3 ran 0.5-1.6% slower read as they lay).
-constexpr std::size_t kLeastRunElements = 128;
-
-/// Gives each input `op` reads in any layout the copy `resident` says it finds (seen on the op's view), where that
-/// saves a re-layout and reads runs no shorter than kLeastRunElements (or the op's own plan's). A tensor the op
-/// reads twice keeps its plans: one copy must serve both (schedule refuses two).
-void read_as_it_lies(const OpNode& op, const std::vector<std::optional<PaddingPlan>>& resident,
-                     std::vector<PaddingPlan>& plans) {
+/// Gives each input `op` reads in any layout the copy `resident` says it finds, where read_as_it_lies allows. A
+/// tensor the op reads twice keeps its plans: one copy must serve both (schedule refuses two).
+void read_resident(const OpNode& op, const std::vector<std::optional<PaddingPlan>>& resident,
+                   std::vector<PaddingPlan>& plans) {
   for (std::size_t k = 0; k < op.inputs.size(); ++k) {
     const std::optional<PaddingPlan>& lies = resident[op.inputs[k]];
-    if (!lies || !op.bound->reads_any_layout(k) || lies->layout.total % 2 != 0 ||
-        lies->layout.same_placement(plans[k].layout) ||
-        std::count(op.inputs.begin(), op.inputs.end(), op.inputs[k]) > 1) {
+    if (!lies || !op.bound->reads_any_layout(k) || std::count(op.inputs.begin(), op.inputs.end(), op.inputs[k]) > 1)
       continue;
-    }
-    const std::optional<Layout> l = on_view(lies->layout, plans[k].layout.shape);
-    if (l && run_elements(*l) >= std::min(kLeastRunElements, run_elements(plans[k].layout)))
-      plans[k] = {lies->kind, *l};
+    if (const std::optional<PaddingPlan> p = read_as_it_lies(*lies, plans[k])) plans[k] = *p;
   }
 }
 
@@ -132,7 +100,7 @@ void plan_layouts(const Graph& graph, ExecutionPlan& plan) {
         adopt(op, *d, plans);
       }
     } else {
-      read_as_it_lies(op, resident, plans);
+      read_resident(op, resident, plans);
     }
     for (std::size_t k = 0; k < op.inputs.size(); ++k) resident[op.inputs[k]] = plans[k];
     for (std::size_t k = 0; k < op.outputs.size(); ++k) {
