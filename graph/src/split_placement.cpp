@@ -685,11 +685,14 @@ void SplitPlacement::run_split(const OpNode& op, const OpSplit& s) {
       PaddingPlan want = wanted(*p.bound, run.in.size());
       const TensorRegion& r = p.work.regions[k];
       const bool in_place = rows_in_place(graph_, op, k, r) || channels_in_place(graph_, op, s.axis.rule, k, r);
-      // Its region as it lies, where a copy of exactly it is at hand in another layout (as the whole op reads its
-      // inputs: read_as_it_lies.hpp).
+      // Its region as it lies, where g's memory holds exactly it in another layout and none in the piece's own (as
+      // the whole op reads its inputs: read_as_it_lies.hpp). A copy in another group's memory is still copied to g
+      // first, as the estimate prices it, rather than read over the link by every tile.
       if (!in_place && p.bound->reads_any_layout(run.in.size()) &&
           std::count(op.inputs.begin(), op.inputs.end(), op.inputs[k]) == 1) {
-        if (const Copy* c = find_copy(op.inputs[k], r, g, nullptr); c != nullptr && (c->group == g || r.whole)) {
+        const Copy* own = find_copy(op.inputs[k], r, g, &want);
+        if (const Copy* c = find_copy(op.inputs[k], r, g, nullptr);
+            c != nullptr && c->group == g && (own == nullptr || own->group != g)) {
           if (const std::optional<PaddingPlan> lies = read_as_it_lies(c->tensor.plan, want)) want = *lies;
         }
       }
