@@ -6,7 +6,9 @@
 - warm: the second and later `Session.run` of the same loaded model in one Python process (`ldmsim` module), same
   torch figure;
 - the 2-layer LSTM's total host time (whole process);
-- two host threads against one on ResNet-50 (whole process, simulated cycles compared);
+- two host threads against one on ResNet-50 (whole process, and its execute phase; simulated cycles compared), and
+  what this machine allows: two one-thread processes of the same run started together against one alone (2 x
+  alone / together, the throughput of its CPUs on this work);
 - peak RSS of each cold run (`/usr/bin/time -f %M`);
 - host time per simulated DMA request (execute phase / requests, amortized over the networks) and the fixed cost
   of an empty launch on all 384 cores of sw26010pro, from the control core as `execute` launches and from the
@@ -18,7 +20,6 @@ Usage: PYTHONPATH=build/python /usr/bin/python3 bench/speed_targets.py --ldmsim 
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -92,6 +93,21 @@ def ldmsim_run(ldmsim, onnx_file, x_file, arch, threads, run_dir):
     stats = json.loads((run_dir / "stats.json").read_text())
     phases = json.loads((run_dir / "host_times.json").read_text())["phases"]
     return wall, rss, stats, phases
+
+
+def two_processes_seconds(ldmsim, onnx_file, x_file, arch, scratch):
+    """Wall seconds of two one-thread `ldmsim run` processes of the same run started together, until both end."""
+    procs = []
+    start = time.perf_counter()
+    for i in range(2):
+        cmd = [ldmsim, "run", str(onnx_file), "--input", f"input={x_file}", "--arch", arch, "--no-trace",
+               "--threads", "1", "--out", str(Path(scratch) / f"together{i}"), *SPLIT]
+        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
+    for cmd, proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            sys.exit(f"ldmsim failed ({proc.returncode}): {' '.join(cmd)}\n{err}")
+    return time.perf_counter() - start
 
 
 def torch_seconds(model, x):
@@ -194,16 +210,22 @@ def main():
                    "peak_rss_mib": max(rss) / 1024, "requests": requests, "cycles": stats["cycles"],
                    "ns_per_request": median(execute_s) / requests * 1e9 if requests else None}
             if name.startswith("resnet50"):
-                two, one = [], []
+                two, one, two_execute, one_execute, together = [], [], [], [], []
                 for r in range(args.rounds):
                     for threads in ([1, 2] if r % 2 == 0 else [2, 1]):
                         time.sleep(args.pause)
-                        wall, _, stats_t, _ = ldmsim_run(args.ldmsim, onnx_file, x_file, args.arch, threads, run_dir)
+                        wall, _, stats_t, phases_t = ldmsim_run(args.ldmsim, onnx_file, x_file, args.arch, threads,
+                                                                run_dir)
                         (one if threads == 1 else two).append(wall)
+                        (one_execute if threads == 1 else two_execute).append(phases_t["execute_seconds"])
                         if stats_t["cycles"] != stats["cycles"]:
                             sys.exit(f"{name}: {threads} threads simulate {stats_t['cycles']} cycles, not "
                                      f"{stats['cycles']}")
+                    time.sleep(args.pause)
+                    together.append(two_processes_seconds(args.ldmsim, onnx_file, x_file, args.arch, scratch))
                 row["two_thread_speedup"] = median(one) / median(two)
+                row["two_thread_execute_speedup"] = median(one_execute) / median(two_execute)
+                row["two_process_ceiling"] = 2 * median(one) / median(together)
             total_requests += requests
             total_execute += median(execute_s)
             rows.append(row)
@@ -218,7 +240,9 @@ def main():
               f"{r['cold_ratio']:.1f}x | {r['warm_ms']:.1f} ms | {r['warm_ratio']:.1f}x | "
               f"{r['peak_rss_mib']:.0f} MiB | {r['requests']} | {r['ns_per_request']:.0f} ns |")
         if "two_thread_speedup" in r:
-            print(f"\n{r['model']}: 2 threads {r['two_thread_speedup']:.2f}x faster than 1 (cycles identical)")
+            print(f"\n{r['model']}: 2 threads {r['two_thread_speedup']:.2f}x faster than 1 (cycles identical; execute "
+                  f"phase {r['two_thread_execute_speedup']:.2f}x); two 1-thread processes at once do "
+                  f"{r['two_process_ceiling']:.2f}x the work of one in the same time")
     print(f"\nexecute host time per simulated DMA request, amortized: {total_execute / total_requests * 1e9:.0f} ns")
     launch = launch_cost_us(args.ldmsim)
     if launch is not None:
