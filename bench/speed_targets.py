@@ -102,11 +102,12 @@ def two_processes_seconds(ldmsim, onnx_file, x_file, arch, scratch):
     for i in range(2):
         cmd = [ldmsim, "run", str(onnx_file), "--input", f"input={x_file}", "--arch", arch, "--no-trace",
                "--threads", "1", "--out", str(Path(scratch) / f"together{i}"), *SPLIT]
-        procs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
-    for cmd, proc in procs:
-        _, err = proc.communicate()
-        if proc.returncode != 0:
-            sys.exit(f"ldmsim failed ({proc.returncode}): {' '.join(cmd)}\n{err}")
+        err = Path(scratch) / f"together{i}.stderr"  # a file, not a pipe: neither process can block on its output
+        with open(err, "w") as err_file:
+            procs.append((cmd, err, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file)))
+    for cmd, err, proc in procs:
+        if proc.wait() != 0:
+            sys.exit(f"ldmsim failed ({proc.returncode}): {' '.join(cmd)}\n{err.read_text()}")
     return time.perf_counter() - start
 
 
