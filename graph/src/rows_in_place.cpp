@@ -42,7 +42,7 @@ std::optional<OpSplit> rows_into_one(const Graph& graph, const OpNode& op, const
   if (op.bound->split_geometry().groups != 1 || y.rank() != 4 || y[3] % 2 != 0) return std::nullopt;
   OpSplit whole = s;
   whole.whole_output = true;
-  whole.tensor_pieces.back().clear();  // the output is held whole
+  if (!whole.tensor_pieces.empty()) whole.tensor_pieces.back().clear();  // the output is held whole (or none yet)
   return whole;
 }
 

@@ -92,7 +92,7 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
   std::vector<Candidate> out{whole_candidate(graph, op, model, groups)};
   for (const SplitAxis& axis : split_axes(graph, op)) {
     if (axis.extent < 2) continue;
-    std::optional<OpSplit> s = split_along(graph, op, axis, plan, arch);
+    std::optional<OpSplit> s = split_along(graph, op, axis, plan, arch, PieceRegions::kLater);
     if (!s) continue;
     const bool seen = std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
       return c.split && c.split->axis.operand == axis.operand && c.split->axis.axis == axis.axis &&
@@ -470,6 +470,8 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
       }
     }
     plan.ops[i] = std::move(chosen.split);
+    // The pieces' regions of the kept split (the candidates were priced without them); one group has none.
+    if (plan.ops[i] && plan.ops[i]->axis.rule != kOneGroupRule) fill_piece_regions(graph, ops[i], *plan.ops[i]);
   }
 }
 

@@ -119,7 +119,7 @@ bool is_weight(const Graph& graph, const OpNode& op, std::size_t operand) {
 }  // namespace
 
 std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
-                                   const Arch& arch) {
+                                   const Arch& arch, PieceRegions regions) {
   OpSplit s;
   s.op = op.index;
   s.axis = axis;
@@ -142,19 +142,25 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
     piece_regions(graph, op, axis, begin, end, w);
     if (!nonempty(w)) return std::nullopt;
   }
+  if (regions == PieceRegions::kFilled) fill_piece_regions(graph, op, s);
+  return s;
+}
+
+void fill_piece_regions(const Graph& graph, const OpNode& op, OpSplit& s) {
   s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
   bool data = false, model = false;
+  PieceWork w;
   for (const SplitPiece& p : s.pieces) {
-    piece_regions(graph, op, axis, p.first, p.last + 1, w);
+    piece_regions(graph, op, s.axis, p.first, p.last + 1, w);
     for (std::size_t t = 0; t < w.regions.size(); ++t) {
       // An attention kernel's heads write one Y, held whole (docs/splitting.md, "Attention by heads").
-      if (w.regions[t].whole || (axis.rule == kHeadsRule && t >= op.inputs.size())) continue;
+      if (w.regions[t].whole || (s.axis.rule == kHeadsRule && t >= op.inputs.size())) continue;
       s.tensor_pieces[t].push_back(w.regions[t]);
       if (t < op.inputs.size()) (is_weight(graph, op, t) ? model : data) = true;
     }
   }
+  if (s.whole_output) s.tensor_pieces.back().clear();  // the output is held whole (rows_into_one)
   s.parallelism = data && model ? "hybrid" : model ? "model" : "data";
-  return s;
 }
 
 OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group) {

@@ -170,10 +170,17 @@ std::optional<OpSplit> rows_into_one(const Graph& graph, const OpNode& op, const
 /// attributes (`work.attrs`; a reduction's pieces without the activation, which applies to their sum). Throws the
 /// kind's ConfigError when it refuses them.
 std::unique_ptr<BoundOp> bind_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis, const PieceWork& work);
+/// Whether split_along fills each piece's regions of every tensor (OpSplit::tensor_pieces) and the parallelism.
+enum class PieceRegions { kFilled, kLater };
 /// `op` cut along `axis` as the rule cuts it (mode, pieces, blocks, reduction tree); nullopt when a piece would need
-/// an empty part of a tensor (a conv's rows that read only padding).
+/// an empty part of a tensor (a conv's rows that read only padding). With PieceRegions::kLater the pieces' regions
+/// are left for fill_piece_regions: the cost-aware choice prices every candidate by its groups' blocks and needs
+/// them only for the one it keeps (an op cut for every core has hundreds of pieces).
 std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
-                                   const Arch& arch);
+                                   const Arch& arch, PieceRegions regions = PieceRegions::kFilled);
+/// Fills `s.tensor_pieces` and `s.parallelism` of a split made with PieceRegions::kLater (an output held whole,
+/// `s.whole_output`, keeps no pieces).
+void fill_piece_regions(const Graph& graph, const OpNode& op, OpSplit& s);
 /// The rule of an op run whole on one core group, its tensors in that group's memory (a placement of `--split auto`).
 inline constexpr const char* kOneGroupRule = "one-group";
 /// The rule of a fused kernel cut along one of its frame's row axes (each piece runs the program on its rows).
