@@ -88,27 +88,6 @@ std::size_t padding_rows(const MatrixMultiply& job) {
   return job.yl.total / job.yl.chw_pitch - job.yl.shape.n;
 }
 
-/// ldm bytes a core of a blocking allocates; `line`: the DMA transaction a pack buffer is aligned and rounded to.
-std::size_t ldm_bytes(const MatrixMultiply& job, const Blocking& b, std::size_t line) {
-  constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
-  const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
-  const std::size_t out_rows = b.mb + padding_rows(job);
-  const std::size_t a_elements =
-      b.a_resident ? tile_elements(job.a, b.mb, job.k) : 2 * tile_elements(job.a, b.mb, b.kc);
-  std::size_t bytes = (a_elements + 2 * b.batches * b_tile_elements(job, b.kc, b.nb)) * sizeof(f16);
-  if (job.packs != nullptr) {  // the pack holds the bias and the resident data; the bias's fp32 copy beside it
-    bytes += (job.packs->max_bytes + line - 1) / line * line + line;  // rounded, and its alignment
-    if (job.has_row_bias) bytes += job.row_bias.cols * sizeof(float);
-  } else {
-    if (job.has_row_bias) bytes += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
-    if (job.b_source != nullptr) bytes += job.b_source->resident_elements() * sizeof(f16);
-  }
-  bytes += b.batches * b.mb * b.nb * sizeof(float) + out_rows * out_cols * sizeof(f16);
-  if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
-  if (job.has_residual) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
-  return bytes + 8 * kSlack;
-}
-
 /// The block read of the logical tile rows [r0, r1) x cols [c0, c1) of stored matrix `index`.
 tiling::BlockShape tile_block(const StoredMatrix& s, std::size_t index, std::size_t r0, std::size_t r1, std::size_t c0,
                               std::size_t c1) {
@@ -264,6 +243,49 @@ struct SizePairHash {
   std::size_t operator()(const SizePair& key) const { return hash_words({key.first, key.second}); }
 };
 using SizePairMemo = FlatMemo<SizePair, double, SizePairHash>;
+/// Sizes (ldm elements) keyed by two sizes of a blocking.
+using TileSizeMemo = FlatMemo<SizePair, std::size_t, SizePairHash>;
+
+/// ldm bytes a core of a blocking of `job` allocates, for the search's thousands of blockings of one job: what does
+/// not depend on the blocking is worked out once, and each B tile's size once per (k chunk, width) (a conv's image
+/// tile size is dear to work out). `line`: the DMA transaction a pack buffer is aligned and rounded to.
+class LdmFootprint {
+ public:
+  /// `b_tiles` is forgotten (it held another job's).
+  LdmFootprint(const MatrixMultiply& job, std::size_t line, TileSizeMemo& b_tiles)
+      : job_(job), b_tiles_(b_tiles), padding_rows_(padding_rows(job)) {
+    b_tiles_.forget();
+    constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
+    fixed_ = 8 * kSlack;
+    if (job.packs != nullptr) {  // the pack holds the bias and the resident data; the bias's fp32 copy beside it
+      fixed_ += (job.packs->max_bytes + line - 1) / line * line + line;  // rounded, and its alignment
+      if (job.has_row_bias) fixed_ += job.row_bias.cols * sizeof(float);
+    } else {
+      if (job.has_row_bias) fixed_ += (job.row_bias.cols + 2) * (sizeof(f16) + sizeof(float));
+      if (job.b_source != nullptr) fixed_ += job.b_source->resident_elements() * sizeof(f16);
+    }
+  }
+
+  std::size_t operator()(const Blocking& b) const {
+    const MatrixMultiply& job = job_;
+    const std::size_t out_cols = b.whole_rows ? job.yl.chw_pitch : b.nb + 2;
+    const std::size_t out_rows = b.mb + padding_rows_;
+    const std::size_t a_elements =
+        b.a_resident ? tile_elements(job.a, b.mb, job.k) : 2 * tile_elements(job.a, b.mb, b.kc);
+    const std::size_t b_tile = b_tiles_.get_or({b.kc, b.nb}, [&] { return b_tile_elements(job, b.kc, b.nb); });
+    std::size_t bytes = (a_elements + 2 * b.batches * b_tile) * sizeof(f16) + fixed_;
+    bytes += b.batches * b.mb * b.nb * sizeof(float) + out_rows * out_cols * sizeof(f16);
+    if (job.has_addend) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
+    if (job.has_residual) bytes += tiling::block_buffer_elements(b.mb, b.nb) * sizeof(f16);
+    return bytes;
+  }
+
+ private:
+  const MatrixMultiply& job_;
+  TileSizeMemo& b_tiles_;
+  std::size_t padding_rows_;
+  std::size_t fixed_ = 0;
+};
 
 /// One search's prices of panels, multiplies and puts: they hold for one job, so each search forgets them, but the
 /// machine keeps their tables (BlockingSearches) so that a search neither grows them from nothing nor faults their
@@ -271,6 +293,7 @@ using SizePairMemo = FlatMemo<SizePair, double, SizePairHash>;
 struct EstimatorMemos {
   SizePairMemo a, b, b_broadcast, multiplies;
   SizePairMemo puts;                ///< this job's put prices, in front of the machine's PutMemo
+  TileSizeMemo b_tiles;             ///< B tiles' ldm elements per (k chunk, width) (LdmFootprint)
   std::vector<std::size_t> chunks;  ///< the search's k chunks per block size (choose_blocking)
   void forget() {
     for (SizePairMemo* memo : {&a, &b, &b_broadcast, &multiplies, &puts}) memo->forget();
@@ -439,12 +462,12 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
   // A blocking's k chunk: the largest that fits, up to 256 (fewer, larger requests), a multiple of the source's
   // unit; blockings that do not fit chunks of 32 are not ranked.
   const std::size_t smallest_chunk = whole_units(std::max<std::size_t>(32, unit));
+  const LdmFootprint ldm_bytes(job, arch.dma.transaction_bytes, tools.memos.b_tiles);
   const auto fit_chunk = [&](Blocking& b) {
     b.kc = whole_units(std::max<std::size_t>(256, unit));
-    while (b.kc > smallest_chunk && ldm_bytes(job, b, arch.dma.transaction_bytes) > capacity)
-      b.kc = whole_units((b.kc + 1) / 2);
+    while (b.kc > smallest_chunk && ldm_bytes(b) > capacity) b.kc = whole_units((b.kc + 1) / 2);
     if (b.kc < smallest_chunk) b.kc = smallest_chunk;
-    return ldm_bytes(job, b, arch.dma.transaction_bytes) <= capacity;
+    return ldm_bytes(b) <= capacity;
   };
   // The chunk does not depend on the team (ldm_bytes does not read it): found once per single-batch block size for
   // all three team scopes. 0: not found yet; kNoFit: does not fit.
@@ -502,8 +525,7 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
     best.kc = whole_units(std::max<std::size_t>(256, unit));
-    while (best.kc > unit && ldm_bytes(job, best, arch.dma.transaction_bytes) > capacity)
-      best.kc = whole_units((best.kc + 1) / 2);
+    while (best.kc > unit && ldm_bytes(best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
     best_cycles = estimator.cycles(best);
   }
   // Ranked with merged reads priced apart; the estimate reported prices them as issued.
