@@ -2,6 +2,7 @@
 #include "ldmsim/sim/compute_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "ldmsim/sim/enum_names.hpp"
@@ -18,6 +19,26 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
 
 std::uint64_t ceil_cycles(double count, double per_cycle) {
   return static_cast<std::uint64_t>(std::ceil(count / per_cycle));
+}
+
+/// The register block of most FMAs per ldm access with at most `max_rows` rows and `max_vectors` vectors of
+/// `registers` registers (ComputeModel::register_block).
+RegisterBlock best_register_block(std::uint64_t registers, std::uint64_t max_rows, std::uint64_t max_vectors) {
+  RegisterBlock best{};
+  double best_ratio = 0;
+  for (std::uint64_t rows = 1; rows <= max_rows; ++rows) {
+    // FMAs per ldm access of one k step, rows*v / (rows + v), grows with v: each row count's best block has the
+    // most vectors that fit (rows*v + rows + v registers). Ties go to the fewer rows (fewer wasted edge lanes).
+    const std::uint64_t fit = rows < registers ? (registers - rows) / (rows + 1) : 0;
+    const std::uint64_t vectors = std::min(max_vectors, fit);
+    if (vectors == 0) break;  // fit only falls as rows grow: no larger row count fits a vector either
+    const double ratio = static_cast<double>(rows * vectors) / static_cast<double>(rows + vectors);
+    if (ratio > best_ratio + 1e-12) {
+      best = {static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(vectors)};
+      best_ratio = ratio;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -45,21 +66,18 @@ RegisterBlock ComputeModel::register_block(DataType type, std::uint64_t m, std::
   const std::uint64_t max_rows = std::min<std::uint64_t>(std::max<std::uint64_t>(m, 1), vector_registers);
   const std::uint64_t max_vectors =
       std::min<std::uint64_t>(ceil_div(std::max<std::uint64_t>(n, 1), lanes), vector_registers);
-  RegisterBlock best{};
-  double best_ratio = 0;
-  for (std::uint64_t rows = 1; rows <= max_rows; ++rows) {
-    // FMAs per ldm access of one k step, rows*v / (rows + v), grows with v: each row count's best block has the
-    // most vectors that fit (rows*v + rows + v registers). Ties go to the fewer rows (fewer wasted edge lanes).
-    const std::uint64_t fit = rows < vector_registers ? (vector_registers - rows) / (rows + 1) : 0;
-    const std::uint64_t vectors = std::min(max_vectors, fit);
-    if (vectors == 0) continue;
-    const double ratio = static_cast<double>(rows * vectors) / static_cast<double>(rows + vectors);
-    if (ratio > best_ratio + 1e-12) {
-      best = {static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(vectors)};
-      best_ratio = ratio;
-    }
+  // Called per tile multiply and per blocking the search prices; the answer depends on three small numbers, so
+  // each thread keeps its last answers (direct-mapped).
+  struct Answer {
+    std::uint64_t registers = 0, rows = 0, vectors = 0;  // registers 0: empty
+    RegisterBlock block{};
+  };
+  thread_local std::array<Answer, 256> answers;
+  Answer& a = answers[(max_rows * 37 + max_vectors) % answers.size()];
+  if (a.registers != vector_registers || a.rows != max_rows || a.vectors != max_vectors) {
+    a = {vector_registers, max_rows, max_vectors, best_register_block(vector_registers, max_rows, max_vectors)};
   }
-  return best;  // called per tile multiply: one pass over the row counts, not over every block shape
+  return a.block;
 }
 
 KernelWork ComputeModel::matmul_tile(DataType type, std::uint64_t m, std::uint64_t n, std::uint64_t k,
