@@ -73,7 +73,7 @@ RegisterBlock ComputeModel::register_block(DataType type, std::uint64_t m, std::
     RegisterBlock block{};
   };
   thread_local std::array<Answer, 256> answers;
-  Answer& a = answers[(max_rows * 37 + max_vectors) % answers.size()];
+  Answer& a = answers[((vector_registers * 31 + max_rows) * 37 + max_vectors) % answers.size()];
   if (a.registers != vector_registers || a.rows != max_rows || a.vectors != max_vectors) {
     a = {vector_registers, max_rows, max_vectors, best_register_block(vector_registers, max_rows, max_vectors)};
   }

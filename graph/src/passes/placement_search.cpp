@@ -470,8 +470,7 @@ void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, co
       }
     }
     plan.ops[i] = std::move(chosen.split);
-    // The pieces' regions of the kept split (the candidates were priced without them); one group has none.
-    if (plan.ops[i] && plan.ops[i]->axis.rule != kOneGroupRule) fill_piece_regions(graph, ops[i], *plan.ops[i]);
+    if (plan.ops[i]) fill_piece_regions(graph, ops[i], *plan.ops[i]);  // the candidates were priced without them
   }
 }
 

@@ -147,6 +147,7 @@ std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const S
 }
 
 void fill_piece_regions(const Graph& graph, const OpNode& op, OpSplit& s) {
+  if (s.axis.rule == kOneGroupRule) return;  // one piece, the whole op: no regions (one_group), parallelism "none"
   s.tensor_pieces.assign(op.inputs.size() + op.outputs.size(), {});
   bool data = false, model = false;
   PieceWork w;

@@ -297,6 +297,7 @@ struct EstimatorMemos {
   std::vector<std::size_t> chunks;  ///< the search's k chunks per block size (choose_blocking)
   void forget() {
     for (SizePairMemo* memo : {&a, &b, &b_broadcast, &multiplies, &puts}) memo->forget();
+    b_tiles.forget();
   }
 };
 
@@ -462,14 +463,14 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
   // A blocking's k chunk: the largest that fits, up to 256 (fewer, larger requests), a multiple of the source's
   // unit; blockings that do not fit chunks of 32 are not ranked.
   const std::size_t smallest_chunk = whole_units(std::max<std::size_t>(32, unit));
-  const LdmFootprint ldm_bytes(job, arch.dma.transaction_bytes, tools.memos.b_tiles);
+  const LdmFootprint footprint(job, arch.dma.transaction_bytes, tools.memos.b_tiles);
   const auto fit_chunk = [&](Blocking& b) {
     b.kc = whole_units(std::max<std::size_t>(256, unit));
-    while (b.kc > smallest_chunk && ldm_bytes(b) > capacity) b.kc = whole_units((b.kc + 1) / 2);
+    while (b.kc > smallest_chunk && footprint(b) > capacity) b.kc = whole_units((b.kc + 1) / 2);
     if (b.kc < smallest_chunk) b.kc = smallest_chunk;
-    return ldm_bytes(b) <= capacity;
+    return footprint(b) <= capacity;
   };
-  // The chunk does not depend on the team (ldm_bytes does not read it): found once per single-batch block size for
+  // The chunk does not depend on the team (the footprint does not read it): found once per single-batch block size for
   // all three team scopes. 0: not found yet; kNoFit: does not fit.
   constexpr std::size_t kNoFit = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t>& chunks = tools.memos.chunks;
@@ -525,7 +526,7 @@ ChosenBlocking choose_blocking(const Arch& arch, const MatrixMultiply& job, cons
     best.mb = best.whole_rows ? 2 : 1;
     best.nb = best.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
     best.kc = whole_units(std::max<std::size_t>(256, unit));
-    while (best.kc > unit && ldm_bytes(best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
+    while (best.kc > unit && footprint(best) > capacity) best.kc = whole_units((best.kc + 1) / 2);
     best_cycles = estimator.cycles(best);
   }
   // Ranked with merged reads priced apart; the estimate reported prices them as issued.

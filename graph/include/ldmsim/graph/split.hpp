@@ -179,7 +179,7 @@ enum class PieceRegions { kFilled, kLater };
 std::optional<OpSplit> split_along(const Graph& graph, const OpNode& op, const SplitAxis& axis, const SplitPlan& plan,
                                    const Arch& arch, PieceRegions regions = PieceRegions::kFilled);
 /// Fills `s.tensor_pieces` and `s.parallelism` of a split made with PieceRegions::kLater (an output held whole,
-/// `s.whole_output`, keeps no pieces).
+/// `s.whole_output`, keeps no pieces); leaves a one-group split (one_group) as it is.
 void fill_piece_regions(const Graph& graph, const OpNode& op, OpSplit& s);
 /// The rule of an op run whole on one core group, its tensors in that group's memory (a placement of `--split auto`).
 inline constexpr const char* kOneGroupRule = "one-group";
