@@ -240,6 +240,7 @@ def main():
         print(f"| {r['model']} | {r['torch_ms']:.1f} ms | {r['cold_ms']:.1f} ms | {r['execute_ms']:.1f} ms | "
               f"{r['cold_ratio']:.1f}x | {r['warm_ms']:.1f} ms | {r['warm_ratio']:.1f}x | "
               f"{r['peak_rss_mib']:.0f} MiB | {r['requests']} | {r['ns_per_request']:.0f} ns |")
+    for r in rows:  # after the table, which a line inside would cut in two
         if "two_thread_speedup" in r:
             print(f"\n{r['model']}: 2 threads {r['two_thread_speedup']:.2f}x faster than 1 (cycles identical; execute "
                   f"phase {r['two_thread_execute_speedup']:.2f}x); two 1-thread processes at once do "
