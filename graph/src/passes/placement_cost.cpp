@@ -101,13 +101,20 @@ PlacementCostModel::PlacementCostModel(const Arch& arch, bool calibrated, std::s
 }
 
 double PlacementCostModel::rate(DmaOp op, double block) const {
-  DmaRequest request;
-  request.op = op;
-  request.length =
+  const std::uint64_t length =
       std::max<std::uint64_t>(4, static_cast<std::uint64_t>(std::min<double>(block, kTypicalRequestBytes)));
-  const double service = timing_->service_cycles(request);
-  // A model that does not price requests (ideal): bandwidth bounded only by the remote link.
-  return service > 0 ? static_cast<double>(arch_.dma.channels()) * static_cast<double>(request.length) / service : 1e12;
+  return priced_rate(op, length);
+}
+
+double PlacementCostModel::priced_rate(DmaOp op, std::uint64_t length) const {
+  return rates_.get_or(length * 2 + (op == DmaOp::kPut ? 1 : 0), [&] {
+    DmaRequest request;
+    request.op = op;
+    request.length = length;
+    const double service = timing_->service_cycles(request);
+    // A model that does not price requests (ideal): bandwidth bounded only by the remote link.
+    return service > 0 ? static_cast<double>(arch_.dma.channels()) * static_cast<double>(length) / service : 1e12;
+  });
 }
 
 CostClass PlacementCostModel::cost_class(const Graph& graph, const OpNode& op) {
@@ -319,8 +326,8 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       held.whole || std::any_of(held.groups.begin(), held.groups.end(), [](const auto& h) { return h && h->whole; });
   // A copy read in place costs nothing, unless the consumer wants it in another layout: then it is re-laid out
   // where it is, reading and writing every byte (a gather writes the wanted layout as it goes).
-  const double get_cycles_per_byte = 1 / rate(DmaOp::kGet, kTypicalRequestBytes);
-  const double put_cycles_per_byte = 1 / rate(DmaOp::kPut, kTypicalRequestBytes);
+  const double get_cycles_per_byte = 1 / read_bytes_per_cycle_;  // rate() of typical requests, priced at construction
+  const double put_cycles_per_byte = 1 / write_bytes_per_cycle_;
   const auto link = [&](double remote_bytes) {
     return remote_bytes_per_cycle_ > 0 ? std::max(0.0, remote_bytes) / remote_bytes_per_cycle_ : 0;
   };

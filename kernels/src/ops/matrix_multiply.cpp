@@ -34,6 +34,19 @@ std::size_t ceil_div(std::size_t a, std::size_t b) {
   return (a + b - 1) / b;
 }
 
+[[gnu::noinline]] double ceil_of_doubles(std::size_t a, std::size_t b) {
+  return std::ceil(static_cast<double>(a) / static_cast<double>(b));
+}
+
+/// std::ceil(double(a) / double(b)), in integers where that is the same number (a and b below 2^53, b not 0): the
+/// blocking search asks for a hundred thousand such quotients of its sizes.
+inline double ceil_quotient(std::size_t a, std::size_t b) {
+  constexpr std::size_t kExact = std::size_t{1} << 53;
+  if (b != 0 && a < kExact && b < kExact) [[likely]]
+    return static_cast<double>(ceil_div(a, b));
+  return ceil_of_doubles(a, b);
+}
+
 /// Teams share B tiles: their leader reads each tile once for every member (the members take neighbouring row
 /// blocks of one batch and the same columns), a mesh row in ROW mode or a whole core group in BCAST mode.
 enum class TeamScope : std::uint8_t { kNone, kRow, kGroup };
@@ -239,8 +252,8 @@ struct SizePair {
   std::size_t first, second;
   bool operator==(const SizePair&) const = default;
 };
-struct SizePairHash {
-  std::size_t operator()(const SizePair& key) const { return hash_words({key.first, key.second}); }
+struct SizePairHash {  // sizes below 2^32 pack into one word (FlatMemo mixes it); larger ones only collide
+  std::size_t operator()(const SizePair& key) const { return (key.first << 32) ^ key.second; }
 };
 using SizePairMemo = FlatMemo<SizePair, double, SizePairHash>;
 /// Sizes (ldm elements) keyed by two sizes of a blocking.
@@ -319,12 +332,15 @@ class BlockingEstimator {
 
   /// The grid of blockings of `members` cores per unit and `units` units (block_count).
   BlockGrid grid(std::size_t members, std::size_t units) const {
-    const auto groups = static_cast<double>(arch_.core_groups);
-    const auto cores = static_cast<double>(arch_.rows * arch_.cols);
-    const auto team_cores = static_cast<double>(members);
-    const double units_per_group = std::ceil(static_cast<double>(units) / groups);
-    const double concurrent = std::min(units_per_group, std::floor(cores / team_cores));  // units run at once
-    return {team_cores, units_per_group, concurrent, std::ceil(units_per_group / concurrent)};
+    const std::size_t cores = arch_.rows * arch_.cols;
+    const double units_per_group = ceil_quotient(units, arch_.core_groups);
+    const double concurrent =  // units run at once
+        std::min(units_per_group, members > 0 ? static_cast<double>(cores / members)
+                                              : std::floor(static_cast<double>(cores) / static_cast<double>(members)));
+    const auto whole = [](double v) { return static_cast<std::size_t>(v); };  // integer-valued, below 2^53
+    return {static_cast<double>(members), units_per_group, concurrent,
+            concurrent > 0 && units_per_group < 0x1p53 ? ceil_quotient(whole(units_per_group), whole(concurrent))
+                                                       : std::ceil(units_per_group / concurrent)};
   }
   BlockGrid grid(const Blocking& b) const {
     const std::size_t members = team_members(arch_, b.team);
@@ -351,11 +367,11 @@ class BlockingEstimator {
     // A plain block of rows of several output batches multiplies each batch's segment on its own.
     const bool segmented = !team && b.batches == 1;
     const std::size_t rows = segmented ? std::min(b.mb, job.m) : b.mb;
-    const double segments = std::ceil(static_cast<double>(b.mb) / static_cast<double>(rows));
+    const double segments = ceil_quotient(b.mb, rows);
     const double a_cost = segments * a_panel(rows, b.a_resident ? job.k : b.kc);
     const double b_cost = group_team ? b_panel_broadcast(b.kc, b.nb) : b_panel(b.kc, b.nb);
     const double batches = static_cast<double>(b.batches) * segments;
-    const double chunks = std::ceil(static_cast<double>(job.k) / static_cast<double>(b.kc));
+    const double chunks = ceil_quotient(job.k, b.kc);
     const double a_reads = b.a_resident ? 0.0 : members * a_cost;
     // A group team's B goes out in BCAST mode, which a model may serve on channels of its own: A and B are then
     // priced as served one after the other all the same.

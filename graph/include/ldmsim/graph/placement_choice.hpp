@@ -14,6 +14,7 @@
 #include "ldmsim/dma/timing_model.hpp"
 #include "ldmsim/graph/placement_calibration.hpp"
 #include "ldmsim/graph/split.hpp"
+#include "ldmsim/sim/flat_memo.hpp"
 
 namespace ldmsim {
 
@@ -68,6 +69,8 @@ class PlacementCostModel {
  private:
   /// Bytes per cycle of the group's DMA engine for requests of `block` contiguous bytes (over its channels).
   double rate(DmaOp op, double block) const;
+  /// rate() of a request length: the search prices tens of thousands of exchanges with a few hundred lengths.
+  double priced_rate(DmaOp op, std::uint64_t length) const;
   /// One launch on a group with `load` (compute and DMA overlap; the remote link is the group's own), its terms
   /// scaled by `cls`'s factors. With `kernel` (the kernel's own estimate of its local work), that is the compute
   /// term and there is no local one: the kernel priced its compute and local DMA together.
@@ -86,6 +89,7 @@ class PlacementCostModel {
   std::shared_ptr<const TimingModel> timing_;
   double read_bytes_per_cycle_ = 1, write_bytes_per_cycle_ = 1, remote_bytes_per_cycle_ = 0;
   double launch_cycles_ = 0, matrix_flops_per_cycle_ = 1, flops_per_cycle_ = 1;
+  mutable FlatMemo<std::uint64_t, double> rates_;  ///< priced_rate's, by length * 2 + (op is a put)
 };
 
 /// The bytes the op's group reads from tensor operand `k` when it holds `region` of it (weights of a matrix op are
