@@ -22,6 +22,7 @@ import torch
 import torchvision
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from torch_blas import blas_note  # noqa: E402
 from torchvision_models import round_to_fp16  # noqa: E402
 
 # Relative L2 error allowed against torch's fp32 output: every layer's output is stored as fp16.
@@ -278,6 +279,8 @@ def main():
             print(line, flush=True)
             for e in r.get("errors", [])[:12]:
                 print(f"    {e}")
+    if args.host_rounds > 0:
+        print(blas_note())
     (out / "results.json").write_text(json.dumps(results, indent=1))
     return 0 if all(r["status"] == "ok" for r in results) else 1
 

@@ -20,6 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from torch_blas import blas_note  # noqa: E402
+
 # Outputs agree within this absolute error: every value is a squashed activation in (-1, 1) stored as fp16
 # (2^-11 relative) between layers, and the state is carried in fp32 on both sides.
 TOLERANCE = 5e-3
@@ -103,6 +106,7 @@ def main():
             print(f"  {line}")
         if worst > TOLERANCE:
             sys.exit(f"{name}: outputs differ from torch by {worst}")
+    print(blas_note())
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import torchvision
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from modern_networks import BertLayer, fp16_model  # noqa: E402
+from torch_blas import blas_note  # noqa: E402
 
 
 class Lstm2(torch.nn.Module):
@@ -246,6 +247,7 @@ def main():
                   f"phase {r['two_thread_execute_speedup']:.2f}x); two 1-thread processes at once do "
                   f"{r['two_process_ceiling']:.2f}x the work of one in the same time")
     print(f"\nexecute host time per simulated DMA request, amortized: {total_execute / total_requests * 1e9:.0f} ns")
+    print(blas_note())
     launch = launch_cost_us(args.ldmsim)
     if launch is not None:
         print(f"empty launch on all 384 cores of sw26010pro, 1 thread: "

@@ -23,6 +23,9 @@ import numpy as np
 import torch
 import torchvision
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from torch_blas import blas_note  # noqa: E402
+
 # Logits agree within this fraction of the largest |logit|: every layer's output is stored as fp16 (relative
 # error up to 2^-11 per rounding), and a ReLU network of ~50 layers compounds those roundings.
 TOLERANCE = 0.02
@@ -200,6 +203,7 @@ def main():
                   f"{a['dma_bound_layers']} DMA-bound; slowest: "
                   + "; ".join(f"{s['name']} ({s['type']}) {s['cycles']} cycles {s['bound']}-bound "
                               f"{100 * s['peak_fraction']:.1f}% of peak" for s in a["slowest"]), flush=True)
+    print(blas_note())
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "layers.md").write_text(layer_tables(out, summary, args.arch))
     failed = [n for n, r in summary.items() if r["archs"][args.arch[0]]["relative_error"] > TOLERANCE]
