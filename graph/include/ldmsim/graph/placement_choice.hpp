@@ -89,7 +89,9 @@ class PlacementCostModel {
   std::shared_ptr<const TimingModel> timing_;
   double read_bytes_per_cycle_ = 1, write_bytes_per_cycle_ = 1, remote_bytes_per_cycle_ = 0;
   double launch_cycles_ = 0, matrix_flops_per_cycle_ = 1, flops_per_cycle_ = 1;
-  mutable FlatMemo<std::uint64_t, double> rates_;  ///< priced_rate's, by length * 2 + (op is a put)
+  /// priced_rate's, by length * 2 + (op is a put; DmaOp has no third value). Mutable, so a model is not for
+  /// several threads at once (the search prices on the control core alone).
+  mutable FlatMemo<std::uint64_t, double> rates_;
 };
 
 /// The bytes the op's group reads from tensor operand `k` when it holds `region` of it (weights of a matrix op are
