@@ -31,6 +31,23 @@ float exp1(float a, float) {
   return std::exp(a);
 }
 
+using Run = std::function<void(const float*, std::size_t, const float*, std::size_t, float*, std::size_t)>;
+
+/// F over a run of elements (FusedStep::run; steps of 0 or 1): the same calls as element by element, without a
+/// std::function call for each.
+template <float (*F)(float, float)>
+void run_each(const float* a, std::size_t a_step, const float* b, std::size_t b_step, float* y, std::size_t n) {
+  const float zero = 0.0f;
+  if (b == nullptr) b = &zero, b_step = 0;
+  const auto each = [&]<std::size_t A, std::size_t B>() {
+    for (std::size_t j = 0; j < n; ++j) y[j] = F(a[j * A], b[j * B]);
+  };
+  if (a_step == 1 && b_step == 1) return each.template operator()<1, 1>();
+  if (a_step == 1) return each.template operator()<1, 0>();
+  if (b_step == 1) return each.template operator()<0, 1>();
+  return each.template operator()<0, 0>();
+}
+
 class Lowering {
  public:
   Lowering(const Graph& graph, const std::vector<std::size_t>& ops, const FusionFrame& frame)
@@ -98,12 +115,20 @@ class Lowering {
   }
 
   std::size_t point(const std::string& name, Fn fn, std::uint64_t flops, std::size_t a,
-                    std::optional<std::size_t> b = std::nullopt) {
+                    std::optional<std::size_t> b = std::nullopt, Run run = {}) {
     const std::size_t r = new_value(name, b ? joint(a, *b) : dims_of(a));
-    FusedStep s{.kind = FusedStep::Kind::kPointwise, .fn = std::move(fn), .flops = flops, .result = r};
+    FusedStep s{
+        .kind = FusedStep::Kind::kPointwise, .fn = std::move(fn), .run = std::move(run), .flops = flops, .result = r};
     s.args = b ? std::vector<std::size_t>{a, *b} : std::vector<std::size_t>{a};
     group_.program.steps.push_back(std::move(s));
     return r;
+  }
+
+  /// A step of one of this file's arithmetic functions, with its loop over a run.
+  template <float (*F)(float, float)>
+  std::size_t arith(const std::string& name, std::uint64_t flops, std::size_t a,
+                    std::optional<std::size_t> b = std::nullopt) {
+    return point(name, F, flops, a, b, run_each<F>);
   }
 
   std::size_t reduce(const std::string& name, ReduceMode mode, std::size_t a) {
@@ -129,24 +154,24 @@ class Lowering {
       case FusionForm::Kind::kSoftmax: {
         const std::size_t x = operand(op, 0);
         const std::size_t max = reduce(name + ".max", ReduceMode::kMax, x);
-        const std::size_t e = point(name + ".exp", exp1, 4, point(name + ".shifted", sub, 1, x, max));
-        y = point(name, div, 1, e, reduce(name + ".sum", ReduceMode::kSum, e));
+        const std::size_t e = arith<exp1>(name + ".exp", 4, arith<sub>(name + ".shifted", 1, x, max));
+        y = arith<div>(name, 1, e, reduce(name + ".sum", ReduceMode::kSum, e));
         break;
       }
       case FusionForm::Kind::kLayerNorm: {
         const std::size_t x = operand(op, 0);
         const std::size_t mean = reduce(name + ".mean", ReduceMode::kMean, x);
-        const std::size_t d = point(name + ".centred", sub, 1, x, mean);
-        const std::size_t var = reduce(name + ".var", ReduceMode::kMean, point(name + ".squares", mul, 1, d, d));
+        const std::size_t d = arith<sub>(name + ".centred", 1, x, mean);
+        const std::size_t var = reduce(name + ".var", ReduceMode::kMean, arith<mul>(name + ".squares", 1, d, d));
         const float eps = f.epsilon;
         const std::size_t inv = point(
             name + ".inv_std", [eps](float v, float) { return 1.0f / std::sqrt(v + eps); }, 4, var);
-        const std::size_t normal = point(name + ".normal", mul, 1, d, inv);
+        const std::size_t normal = arith<mul>(name + ".normal", 1, d, inv);
         const std::size_t scale = operand(op, 1);
-        y = point(op.inputs.size() == 3 ? name + ".scaled" : name, mul, 1, normal, scale);
+        y = arith<mul>(op.inputs.size() == 3 ? name + ".scaled" : name, 1, normal, scale);
         if (op.inputs.size() == 3) {
           const std::size_t bias = operand(op, 2);
-          y = point(name, add, 1, y, bias);
+          y = arith<add>(name, 1, y, bias);
         }
         break;
       }
@@ -156,9 +181,9 @@ class Lowering {
         const std::size_t mean = operand(op, 3), var = operand(op, 4);
         const std::size_t inv = point(
             name + ".inv_std", [eps](float v, float) { return 1.0f / std::sqrt(v + eps); }, 4, var);
-        const std::size_t d = point(name + ".centred", sub, 1, x, mean);
-        const std::size_t normal = point(name + ".normal", mul, 1, d, inv);
-        y = point(name, add, 1, point(name + ".scaled", mul, 1, normal, scale), bias);
+        const std::size_t d = arith<sub>(name + ".centred", 1, x, mean);
+        const std::size_t normal = arith<mul>(name + ".normal", 1, d, inv);
+        y = arith<add>(name, 1, arith<mul>(name + ".scaled", 1, normal, scale), bias);
         break;
       }
       case FusionForm::Kind::kNone:

@@ -354,6 +354,32 @@ class FusedCore {
     const FusedValue& av = p_.values[s.args[0]];
     const FusedValue* bv = s.args.size() > 1 ? &p_.values[s.args[1]] : nullptr;
     const std::uint64_t ai = av.i ? f_.i() : 1, bi = bv != nullptr && bv->i ? f_.i() : 1;
+    // A row's kn x in results are one run when every operand steps through them by 1 or 0 (both the result's
+    // axes, or the one it has more than 1 of; or neither): one call instead of one per K element (a LayerNorm's
+    // frame has I = 1). Each element is computed from the same operands either way.
+    const auto run_step = [&](const FusedValue& v) -> std::optional<std::size_t> {
+      if ((v.k || kn == 1) && (v.i || in == 1)) return 1;
+      if ((!v.k || kn == 1) && (!v.i || in == 1)) return 0;
+      return std::nullopt;
+    };
+    const std::optional<std::size_t> a_step = run_step(av);
+    const std::optional<std::size_t> b_step = bv != nullptr ? run_step(*bv) : std::optional<std::size_t>{0};
+    if (a_step && b_step) {
+      const std::uint64_t n = kn * in;
+      for (std::uint64_t r = rows.begin; r < rows.end; ++r) {
+        const std::uint64_t t = r - rows.begin;
+        float* y = row_ptr(s.result, r, t);
+        const float* x0 = row_ptr(s.args[0], r, t);
+        const float* x1 = bv != nullptr ? row_ptr(s.args[1], r, t) : nullptr;
+        if (s.run) {
+          s.run(x0, *a_step, x1, x1 != nullptr ? *b_step : 0, y, n);
+          continue;
+        }
+        for (std::uint64_t e = 0; e < n; ++e) y[e] = s.fn(x0[e * *a_step], x1 != nullptr ? x1[e * *b_step] : 0.0f);
+      }
+      core_.compute({.flops = s.flops * n * rows.size()});
+      return;
+    }
     for (std::uint64_t r = rows.begin; r < rows.end; ++r) {
       const std::uint64_t t = r - rows.begin;
       float* y = row_ptr(s.result, r, t);
