@@ -7,8 +7,13 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define LDMSIM_TILE_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#define LDMSIM_TILE_WIDE [[gnu::target("arch=x86-64-v4")]]
+#define LDMSIM_TILE_NARROW_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
+#define LDMSIM_HAS_WIDE_TILES 1
 #else
 #define LDMSIM_TILE_CLONES
+#define LDMSIM_TILE_NARROW_CLONES
+#define LDMSIM_HAS_WIDE_TILES 0
 #endif
 
 #if defined(__GNUC__)
@@ -69,12 +74,18 @@ constexpr std::size_t tail_width(std::size_t rest) {
 
 // R rows of acc, every column: blocks of 64 and 32 columns (sizes that vectorise at every x86-64 level), then the
 // last < 32 columns as one block of 8, 16 or 32 over `tail` (b's last columns and padding, rows `tail_pitch`
-// apart): padding columns only feed products that are thrown away.
-template <std::size_t R>
+// apart): padding columns only feed products that are thrown away. One or two rows first take blocks of `kWide`
+// columns (64, or 128 where AVX-512's 32 vector registers hold their 16 accumulators): with so few rows each B
+// element loaded feeds only one or two products, and a 64-column block streams B from the cache at about half the
+// speed four rows reach; 128 columns read each B row in longer runs.
+template <std::size_t R, std::size_t kWide>
 LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t b_pitch, const float* tail,
                                      std::size_t tail_pitch, float* acc, std::size_t cols, std::size_t depth,
                                      std::size_t acc_pitch) {
   std::size_t j = 0;
+  if constexpr (R <= 2 && kWide > 64) {
+    for (; j + kWide <= cols; j += kWide) multiply_add_block<R, kWide>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+  }
   for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
   for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
   if (j == cols) return;
@@ -124,8 +135,11 @@ void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t p
     std::fill(tile + r * pitch + cols, tile + (r + 1) * pitch, 0.0f);
 }
 
-LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
-                                     std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
+namespace {
+
+template <std::size_t kWide>
+LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
+                                    std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
   // The last cols % 32 columns as one narrower block: in place when b's rows are padded that far, else from a
   // zero-padded copy.
   thread_local std::vector<float> padded;
@@ -141,15 +155,44 @@ LDMSIM_TILE_CLONES void multiply_add(const float* a, const float* b, float* acc,
   }
   std::size_t i = 0;
   for (; i + 4 <= rows; i += 4) {
-    multiply_add_rows<4>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<4, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                acc_pitch);
   }
   if (rows - i == 3) {
-    multiply_add_rows<3>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<3, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                acc_pitch);
   } else if (rows - i == 2) {
-    multiply_add_rows<2>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<2, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                acc_pitch);
   } else if (rows - i == 1) {
-    multiply_add_rows<1>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth, acc_pitch);
+    multiply_add_rows<1, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                acc_pitch);
   }
+}
+
+#if LDMSIM_HAS_WIDE_TILES
+LDMSIM_TILE_WIDE void multiply_add_wide(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
+                                        std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
+  multiply_add_all<128>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+}
+#endif
+
+LDMSIM_TILE_NARROW_CLONES void multiply_add_narrow(const float* a, const float* b, float* acc, std::size_t rows,
+                                                   std::size_t cols, std::size_t depth, std::size_t acc_pitch,
+                                                   std::size_t b_pitch) {
+  multiply_add_all<64>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+}
+
+}  // namespace
+
+// The blocks differ between hosts, the sums do not: every element still gains its products one by one in k order.
+void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols, std::size_t depth,
+                  std::size_t acc_pitch, std::size_t b_pitch) {
+#if LDMSIM_HAS_WIDE_TILES
+  static const bool wide = __builtin_cpu_supports("x86-64-v4");
+  if (wide) return multiply_add_wide(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+#endif
+  multiply_add_narrow(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
 }
 
 }  // namespace ldmsim::ops
