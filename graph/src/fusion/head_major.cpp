@@ -12,7 +12,6 @@
 
 #include "fusion_internal.hpp"
 #include "ldmsim/graph/executor.hpp"
-#include "ldmsim/sim/host_pages.hpp"
 
 namespace ldmsim::fusion {
 
@@ -90,8 +89,10 @@ std::optional<Reorder> match(const Graph& graph, const OpNode& op) {
 /// h ([p x heads x depth + h x depth, + depth)) move to [3 x depth x h + p x depth, + depth).
 TensorInit reordered(const TensorNode& t, const Reorder& r) {
   const SharedHalves values = initial_values(t);
-  // Written once, start to end: in huge pages where granted (fresh_huge_buffer).
-  const std::shared_ptr<std::byte> buffer = fresh_huge_buffer(values.size() * sizeof(f16));
+  // Written once, start to end, in ordinary pages: a buffer advised into huge pages (fresh_huge_buffer) stalled
+  // the fusion phase of many runs for about 20 ms on a VM (the guest compacting memory, or the host backing it).
+  const std::shared_ptr<std::byte> buffer(new std::byte[values.size() * sizeof(f16)],
+                                          std::default_delete<std::byte[]>());
   f16* const out = reinterpret_cast<f16*>(buffer.get());
   const std::uint64_t rows = values.size() / r.columns;
   for (std::uint64_t i = 0; i < rows; ++i) {
