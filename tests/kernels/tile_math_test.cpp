@@ -2,7 +2,8 @@
 // the same bits as the plain loop (each output element sums its products one at a time, in k order), for every
 // shape the blocking can produce and for B rows packed or padded (b_pitch_for), so a result never depends on the
 // host, the block sizes or the tile's pitch. On an AVX-512 host one and two rows take 128-column blocks first (200
-// and 352 columns: such blocks, then 64- and 32-column ones and a tail).
+// and 352 columns: such blocks, then 64- and 32-column ones and a tail); multiply_add_portable, the path of every
+// other host, is checked on the same shapes.
 #include "../../kernels/src/ops/tile_math.hpp"  // white box: the kernel's remainders
 
 #include <catch2/catch.hpp>
@@ -50,11 +51,13 @@ TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every rem
           auto b = random_floats(depth * b_pitch, rng);
           for (std::size_t t = 0; t < depth; ++t) std::fill_n(b.data() + t * b_pitch + cols, b_pitch - cols, 1e30F);
           const auto start = random_floats(rows * pitch, rng);
-          auto fast = start, plain = start;
+          auto fast = start, portable = start, plain = start;
           ldmsim::ops::multiply_add(a.data(), b.data(), fast.data(), rows, cols, depth, pitch, b_pitch);
+          ldmsim::ops::multiply_add_portable(a.data(), b.data(), portable.data(), rows, cols, depth, pitch, b_pitch);
           plain_multiply_add(a.data(), b.data(), plain.data(), rows, cols, depth, pitch, b_pitch);
           ++shapes;
-          if (std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) != 0) {
+          if (std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) != 0 ||
+              std::memcmp(portable.data(), plain.data(), portable.size() * sizeof(float)) != 0) {
             ++differing;
             UNSCOPED_INFO("rows " << rows << " cols " << cols << " depth " << depth << " b_pitch " << b_pitch);
           }

@@ -177,13 +177,13 @@ LDMSIM_TILE_WIDE void multiply_add_wide(const float* a, const float* b, float* a
 }
 #endif
 
-LDMSIM_TILE_NARROW_CLONES void multiply_add_narrow(const float* a, const float* b, float* acc, std::size_t rows,
-                                                   std::size_t cols, std::size_t depth, std::size_t acc_pitch,
-                                                   std::size_t b_pitch) {
+}  // namespace
+
+LDMSIM_TILE_NARROW_CLONES void multiply_add_portable(const float* a, const float* b, float* acc, std::size_t rows,
+                                                     std::size_t cols, std::size_t depth, std::size_t acc_pitch,
+                                                     std::size_t b_pitch) {
   multiply_add_all<64>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
 }
-
-}  // namespace
 
 // The blocks differ between hosts, the sums do not: every element still gains its products one by one in k order.
 void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols, std::size_t depth,
@@ -192,7 +192,7 @@ void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, 
   static const bool wide = __builtin_cpu_supports("x86-64-v4");
   if (wide) return multiply_add_wide(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
 #endif
-  multiply_add_narrow(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+  multiply_add_portable(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
 }
 
 }  // namespace ldmsim::ops

@@ -1,7 +1,8 @@
 // Private: the host arithmetic of ldm tiles that dominates a simulated matrix multiply or convolution. Its own
-// file so it can be compiled for speed (-O3, one clone per x86-64 level chosen at load time) without changing a
-// result: no fused multiply-adds (-ffp-contract=off), and every output element sums its products in k order
-// in every clone, so results are bit-identical on every host.
+// file so it can be compiled for speed (-O3, one clone per x86-64 level chosen at load time; multiply_add's
+// AVX-512 blocks chosen at its first call) without changing a result: no fused multiply-adds (-ffp-contract=off),
+// and every output element sums its products in k order in every clone, so results are bit-identical on every
+// host.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,11 @@ void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t p
 /// call.
 void multiply_add(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols, std::size_t depth,
                   std::size_t acc_pitch, std::size_t b_pitch);
+
+/// multiply_add without the AVX-512 blocks (the clones every other host runs), so that an AVX-512 host's tests
+/// check both.
+void multiply_add_portable(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
+                           std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch);
 
 /// acc[r * acc_pitch + c] += dot(a[r, :], v[c, :]) over `depth`, for a few vectors (a matrix-vector product, where
 /// multiply_add's column blocks would mostly be padding). Each dot sums 16 interleaved partial sums, then halves

@@ -52,7 +52,8 @@ struct FusedStep {
   enum class Kind : std::uint8_t { kPointwise, kReduce };
   Kind kind = Kind::kPointwise;
   std::function<float(float, float)> fn;  ///< kPointwise
-  /// kPointwise, optional: fn over a run of elements (FusionForm::run); used instead of fn when set.
+  /// kPointwise, optional: fn over a run of elements (an op's FusionForm::run, or the lowering's loop for its own
+  /// arithmetic steps); used instead of fn when set.
   std::function<void(const float*, std::size_t, const float*, std::size_t, float*, std::size_t)> run;
   std::uint64_t flops = 1;             ///< per result element
   ReduceMode mode = ReduceMode::kSum;  ///< kReduce, over the frame's K
