@@ -1,0 +1,57 @@
+// multiply_add, the host arithmetic of every simulated matmul and conv tile, on the block shapes real networks give
+// it (rows x columns x depth of one core's chunk): the host's own path (128-column blocks for one or two rows on
+// AVX-512 hosts) beside the portable clones every other host runs. Counters: GFLOP/s of the products and sums.
+#include <random>
+#include <vector>
+
+#include "../kernels/src/ops/tile_math.hpp"  // white box: the kernel's entry points
+#include "bench_support.hpp"
+
+namespace {
+
+using MultiplyAdd = void (*)(const float*, const float*, float*, std::size_t, std::size_t, std::size_t, std::size_t,
+                             std::size_t);
+
+void run_shape(benchmark::State& state, MultiplyAdd multiply) {
+  const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
+  const auto depth = static_cast<std::size_t>(state.range(2));
+  const std::size_t pitch = ldmsim::ops::b_pitch_for(cols);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> value(-1.0F, 1.0F);
+  std::vector<float> a(rows * depth), b(depth * pitch), acc(rows * cols, 0.0F);
+  for (float& x : a) x = value(rng);
+  for (float& x : b) x = value(rng);
+  for (auto _ : state) {
+    multiply(a.data(), b.data(), acc.data(), rows, cols, depth, cols, pitch);
+    benchmark::DoNotOptimize(acc.data());
+    benchmark::ClobberMemory();
+  }
+  const double flops = 2.0 * static_cast<double>(rows * cols * depth);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_MultiplyAdd(benchmark::State& state) {
+  run_shape(state, ldmsim::ops::multiply_add);
+}
+
+void BM_MultiplyAddPortable(benchmark::State& state) {
+  run_shape(state, ldmsim::ops::multiply_add_portable);
+}
+
+/// A group team's two rows by a projection's B tile (ViT-B/16, the BERT-base layer), four rows of a conv or an MLP
+/// block, and an attention's three query rows by its keys (Q Kt) and by V (P V).
+void shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"rows", "cols", "depth"});
+  for (const auto& shape : std::vector<std::vector<std::int64_t>>{
+           {2, 128, 256}, {2, 256, 128}, {1, 256, 128}, {4, 256, 128}, {4, 64, 256}, {3, 197, 64}, {3, 64, 197}}) {
+    b->Args(shape);
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_MultiplyAdd)->Apply(shapes);
+BENCHMARK(BM_MultiplyAddPortable)->Apply(shapes);
+
+BENCHMARK_MAIN();
