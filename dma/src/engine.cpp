@@ -8,13 +8,14 @@
 namespace ldmsim {
 
 DmaEngine::DmaEngine(const Arch& arch, int cg, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base,
-                     bool lint_alignment)
+                     bool lint_alignment, bool move_data)
     : arch_(arch),
       cg_(cg),
       memory_(memory),
       events_(events),
       ldm_base_(ldm_base),
       lint_alignment_(lint_alignment),
+      move_data_(move_data),
       model_(make_timing_model(arch)),
       copies_(ldm_base, arch.ldm_bytes, arch.cores_per_group()) {}
 
@@ -60,7 +61,7 @@ DmaResult DmaEngine::execute_checked(const DmaRequest& request, int core, Cycle 
     remote_link_free_ = start + transfer;
     result.timing.end = static_cast<Cycle>(std::ceil(start + transfer + r.latency_cycles));
   }
-  move(request, core, window.offset);
+  if (move_data_) move(request, core, window.offset);
   record(request, core, issue, result.timing, result.violation ? DmaStatus::kLintWarning : DmaStatus::kOk);
   return result;
 }

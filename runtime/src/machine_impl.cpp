@@ -33,7 +33,7 @@ GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const
       trace(cg_index, options.trace),
       cores(shared_cores ? arch.cores_per_group() : 0) {
   engine.emplace(arch, cg_index, memory, trace.enabled() ? &trace : nullptr, ldm.data(),
-                 options.alignment == AlignmentPolicy::kLint);
+                 options.alignment == AlignmentPolicy::kLint, options.move_data);
   // Spill raw: compressing on the group's thread would cost more than the simulation itself (~40-120 ns per
   // event); write_trace compresses once, block by block.
   if (options.trace) trace.spill_to(spill_directory(options), TraceCodec::kRaw);
@@ -42,7 +42,7 @@ GroupState::GroupState(const Arch& arch, int cg_index, MainMemory& memory, const
 void GroupState::reset(const Arch& arch, MainMemory& memory, const MachineOptions& options) {
   trace.clear();
   engine.emplace(arch, cg, memory, trace.enabled() ? &trace : nullptr, ldm.data(),
-                 options.alignment == AlignmentPolicy::kLint);
+                 options.alignment == AlignmentPolicy::kLint, options.move_data);
 }
 
 GroupContext::GroupContext(GroupState& shared_group, const Arch& arch, const MachineOptions& options)

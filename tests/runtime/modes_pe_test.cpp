@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "ldmsim/ldmsim.hpp"
@@ -170,4 +171,32 @@ TEST_CASE("a strided request whose last block ends exactly at the region's end i
       run_on_core1(m, [x](Core& core, LdmAddr at) { core.dma(request(DmaOp::kGet, x, at, 64, 16, 16)).wait(); });
   for (std::size_t b = 0; b < 4; ++b)
     for (std::size_t j = 0; j < 16; ++j) REQUIRE(ldm[b * 16 + j] == src[b * 32 + j]);
+}
+
+TEST_CASE("a machine without data movement times requests as one with it and moves no byte", "[modes]") {
+  // The recurrent mapping search's trial machine: its kernels read no value they move, only cycles count.
+  const auto src = pattern(1024, 5);
+  const auto run = [&](bool move_data) {
+    Machine m{Arch::preset("tiny"), MachineOptions{.threads = 1, .trace = false, .move_data = move_data}};
+    const DeviceAddr x = m.allocate_bytes(1024), y = m.allocate_bytes(1024);
+    m.write_bytes(x, src);
+    m.write_bytes(y, std::vector<std::byte>(1024, kMainFill));
+    Cycle done = 0;
+    const auto ldm = run_on_core1(m, [&](Core& core, LdmAddr at) {
+      core.dma(request(DmaOp::kGet, x, at, 256, 32, 32)).wait();
+      core.dma(request(DmaOp::kPut, y + 128, at, 128)).wait();
+      done = core.cycle();
+    });
+    std::vector<std::byte> main(1024);
+    m.read_bytes(y, main);
+    return std::tuple{done, ldm, main, m.stats().cycles};
+  };
+  const auto [moved_at, moved_ldm, moved_main, moved_cycles] = run(true);
+  const auto [timed_at, timed_ldm, timed_main, timed_cycles] = run(false);
+  CHECK(timed_at == moved_at);
+  CHECK(timed_cycles == moved_cycles);
+  CHECK(moved_ldm[0] == src[0]);  // the moving machine's get landed
+  CHECK(moved_main[128] == src[0]);
+  CHECK(timed_ldm == std::vector<std::byte>(512, kLdmFill));     // nothing landed in ldm
+  CHECK(timed_main == std::vector<std::byte>(1024, kMainFill));  // nor in main memory
 }

@@ -37,8 +37,9 @@ class DmaEngine {
  public:
   /// The engine of core group `cg`. `ldm_base` holds the group's local stores back to back: core i at
   /// ldm_base + i * arch.ldm_bytes. Every request's event goes to `events` (none recorded when it is null).
+  /// Without `move_data` requests are checked, timed and recorded but carry no bytes (MachineOptions::move_data).
   DmaEngine(const Arch& arch, int cg, MainMemory& memory, DmaEventSink* events, std::byte* ldm_base,
-            bool lint_alignment);
+            bool lint_alignment, bool move_data = true);
 
   /// Cycles the issuing core spends on the request before it reaches the engine.
   Cycle issue_cycles(const DmaRequest& request) const { return model_->issue_cycles(request); }
@@ -90,6 +91,7 @@ class DmaEngine {
   DmaEventSink* events_;
   std::byte* ldm_base_;
   bool lint_alignment_;
+  bool move_data_;
   std::unique_ptr<TimingModel> model_;
   double remote_link_free_ = 0;  ///< when this group's link to other groups' memory is free (dma.remote)
   DeferredCopies copies_;        ///< what replicate_on_read gets still owe their receivers

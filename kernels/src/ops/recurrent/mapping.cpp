@@ -1,7 +1,7 @@
 // EP/VP: the candidate mappings of W(n) onto a core group and the greedy search over ep, each candidate timed by
-// simulating the step kernel on a private machine of the same arch (zero data: the kernel's timing does not
-// depend on values). Cycles per step = cycles of 2 steps - cycles of 1 step, so loading resident weights and the
-// first publication do not count.
+// simulating the step kernel on a private machine of the same arch (no data: the kernel's timing does not depend
+// on values, so the trial machine's DMA carries no bytes and the trials compute no products). Cycles per step = cycles
+// of 2 steps - cycles of 1 step, so loading resident weights and the first publication do not count.
 #include "mapping.hpp"
 
 #include <fmt/format.h>
@@ -210,9 +210,11 @@ MappingChoice search_mapping(Machine& trial, const CellShape& s, std::size_t for
   return choice;
 }
 
-/// The trial machine of an arch (zero data: the kernel's timing ignores values) and the choices made on it.
+/// The trial machine of an arch (its DMA moves no bytes: the kernel's timing ignores values) and the choices made on
+/// it.
 struct TrialMachine {
-  explicit TrialMachine(const Arch& arch) : machine(arch, MachineOptions{.threads = 1, .trace = false}) {}
+  explicit TrialMachine(const Arch& arch)
+      : machine(arch, MachineOptions{.threads = 1, .trace = false, .move_data = false}) {}
   using Key = std::tuple<CellKind, bool, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, bool,
                          std::size_t, std::size_t>;
   Machine machine;

@@ -178,7 +178,7 @@ class WeightBlock {
   GateMatrixLayout gl_;
   Coords c_;
   bool resident_;
-  bool timing_only_;                // the search's trials: the products are charged and their data moved, not computed
+  bool timing_only_;                // the search's trials: the products are charged, not computed
   std::unique_ptr<float[]> x_, h_;  // resident blocks, converted once
   std::size_t chunk_rows_ = 0;
   std::array<LdmSpan<f16>, 2> chunks_{};

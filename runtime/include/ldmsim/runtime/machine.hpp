@@ -46,6 +46,10 @@ struct MachineOptions {
   AlignmentPolicy alignment = AlignmentPolicy::kTrap;
   /// Host stack of each compute-core fiber (a guard page sits below each one).
   std::size_t fiber_stack_bytes = 128 * 1024;
+  /// False: DMA requests are checked, timed and recorded as usual but carry no bytes, so local stores and main
+  /// memory keep what they held. Only for timing trials whose kernels read no value they move (the recurrent
+  /// mapping search's trial machine); simulated cycles do not depend on the bytes.
+  bool move_data = true;
 };
 
 /// Every core group of the machine.
