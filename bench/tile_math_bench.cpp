@@ -40,11 +40,19 @@ void BM_MultiplyAddPortable(benchmark::State& state) {
 }
 
 /// A group team's two rows by a projection's B tile (ViT-B/16, the BERT-base layer), four rows of a conv or an MLP
-/// block, and an attention's three query rows by its keys (Q Kt) and by V (P V).
+/// block, an attention's three query rows by its keys (Q Kt) and by V (P V), and a group team's 64 members' rows
+/// multiplied together (kernels/src/ops/product_queue.hpp).
 void shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"rows", "cols", "depth"});
-  for (const auto& shape : std::vector<std::vector<std::int64_t>>{
-           {2, 128, 256}, {2, 256, 128}, {1, 256, 128}, {4, 256, 128}, {4, 64, 256}, {3, 197, 64}, {3, 64, 197}}) {
+  for (const auto& shape : std::vector<std::vector<std::int64_t>>{{2, 128, 256},
+                                                                  {2, 256, 128},
+                                                                  {1, 256, 128},
+                                                                  {4, 256, 128},
+                                                                  {4, 64, 256},
+                                                                  {3, 197, 64},
+                                                                  {3, 64, 197},
+                                                                  {128, 128, 256},
+                                                                  {128, 256, 128}}) {
     b->Args(shape);
   }
 }

@@ -174,6 +174,36 @@ TEST_CASE("matmul by group teams gives the same bits and cycles on any number of
   CHECK(cycles[0] == cycles[1]);
 }
 
+TEST_CASE("matmul by group teams sums every output in k order as a lone core would", "[kernels][matmul]") {
+  // The members' host products run together, one call over the rows of all members that share a B tile: each
+  // output must still be fp16 of its products added one by one in k order, from 0, with no fused multiply-add.
+  const std::size_t m = 128, k = 768, n = 768;
+  const auto op = bind_op("matmul", {Shape{m, k}, Shape{k, n}});
+  std::vector<f16> a(m * k), b(k * n);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = f16(static_cast<float>(i % 29) / 17.0f - 0.8f);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = f16(static_cast<float>(i % 31) / 19.0f - 0.7f);
+  Machine machine{Arch::preset("sw26010pro"), MachineOptions{.threads = 1, .trace = false}};
+  const auto plan = [&](std::size_t i) { return choose_plan(op->view(i), op->padding(i), StagingPolicy::kMethod); };
+  std::vector<DeviceTensor> in{stage_in(machine, "a", plan(0), a), stage_in(machine, "b", plan(1), b)};
+  std::vector<DeviceTensor> out{allocate_tensor(machine, "y", plan(2))};
+  op->run(machine, in, out, "matmul");
+  REQUIRE(op->run_metrics()["blocking"]["dealt_as"] == "group teams");
+  const std::vector<f16> y = stage_out(machine, out[0]);
+  REQUIRE(y.size() == m * n);
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (std::size_t t = 0; t < k; ++t) {
+        const volatile float product = static_cast<float>(a[i * k + t]) * static_cast<float>(b[t * n + j]);
+        sum += product;
+      }
+      if (f16(sum).bits != y[i * n + j].bits) ++differing;
+    }
+  }
+  CHECK(differing == 0);
+}
+
 TEST_CASE("matmul at one output row still uses every core", "[kernels][matmul]") {
   const Arch arch = test::small_arch(2);
   const auto r =

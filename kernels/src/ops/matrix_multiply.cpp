@@ -18,6 +18,7 @@
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "ldmsim/sim/flat_memo.hpp"
 #include "per_arch.hpp"
+#include "product_queue.hpp"
 #include "tile_math.hpp"
 #include "tile_memo.hpp"
 
@@ -653,6 +654,9 @@ ChosenBlocking chosen_blocking(Machine& machine, const MatrixMultiply& job) {
   return chosen_blocking(machine.host_state<BlockingSearches>(), machine.arch(), job);
 }
 
+/// Products of fewer rows wait in the host thread's ProductQueue for those of the cores sharing their B tile.
+constexpr std::size_t kQueuedRows = 4;
+
 /// Host scratch for a chunk's float tiles, shared by the cores a host thread runs (Core::group_state; a chunk is
 /// unpacked and multiplied without a fiber switch): a launch neither allocates nor clears a tile per simulated core.
 struct ChunkScratch {
@@ -726,9 +730,15 @@ class BlockRunner {
     }
     acc_.resize(b_.batches * b_.mb * b_.nb);
   }
+  BlockRunner(const BlockRunner&) = delete;
+  BlockRunner& operator=(const BlockRunner&) = delete;
+  /// Products still queued into acc_ run before it goes (a fault may end the kernel between a product and its
+  /// write).
+  ~BlockRunner() { settle_acc(); }
 
   void run(const OutputBlock& block) {
     const std::size_t width = block.j1 - block.j0;
+    settle_acc();
     std::fill(acc_.begin(), acc_.end(), 0.0f);
     if (block.batches > 0) {  // the same rows of several batches: one A tile per chunk for all of them
       const std::size_t rows = block.g1 - block.g0;
@@ -755,6 +765,7 @@ class BlockRunner {
   /// with the rest of its team (`leader`: the team's first core).
   void run_team(std::size_t batch, std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1, bool leader) {
     const std::size_t width = j1 - j0;
+    settle_acc();
     std::fill(acc_.begin(), acc_.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(i1 - i0, 1) * width),
               0.0f);
     const TeamRole role{leader, b_.team == TeamScope::kGroup};
@@ -838,18 +849,39 @@ class BlockRunner {
     } else {
       unpack_tile(job_.a, set.a, set.a_read, rows, depth, depth, a_tile);
     }
+    ProductQueue& products = ProductQueue::of(core_);
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       const float* b_tile = b_scratch.data();
       if (job_.b_source != nullptr) {
+        settle_before_insert(products, TileMemo::of(core_));
         b_tile = job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1,
                                        j0, j1, b_scratch);
       } else {
         b_tile = stored_b_tile(set, t, job_.b_batch[lanes[t].batch], depth, width, pitch, j0, j1, b_scratch);
       }
-      multiply_add(a_tile.data(), b_tile, lanes[t].acc, rows, width, depth, width, pitch);
+      float* acc = lanes[t].acc;
+      // Only a few rows gain by waiting for the rest of the team (multiply_add's blocks are 4 rows high), and only a
+      // memo's tile stays as it is until that memo's next insert.
+      if (rows < kQueuedRows && b_tile != b_scratch.data()) {
+        products.add(a_tile.data(), b_tile, acc, rows, width, depth, width, pitch);
+      } else {
+        products.flush_touching(acc, acc + rows * width);
+        multiply_add(a_tile.data(), b_tile, acc, rows, width, depth, width, pitch);
+      }
       core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, set.k0 > 0));
     }
   }
+
+  /// Queued products that read the tile `memo`'s next insert would overwrite run before it.
+  template <typename Memo>
+  static void settle_before_insert(ProductQueue& products, const Memo& memo) {
+    if (const std::vector<float>* reused = memo.next_reused(); reused != nullptr && !products.empty()) {
+      products.flush_reading(reused->data(), reused->data() + reused->size());
+    }
+  }
+
+  /// Products queued into acc_ run (before acc_ is read, cleared or freed).
+  void settle_acc() { ProductQueue::of(core_).flush_touching(acc_.data(), acc_.data() + acc_.size()); }
 
   /// Lane t's B tile of chunk `set` as floats: unpacked into `scratch`, or (b_memo_) found in or added to the
   /// host thread's StoredTiles.
@@ -862,6 +894,7 @@ class BlockRunner {
     StoredTiles& memo = StoredTiles::of(core_);
     memo.scratch_key().assign({b_memo_, batch, set.k0, set.k1, j0, j1});
     if (const std::vector<float>* found = memo.find()) return found->data();
+    settle_before_insert(ProductQueue::of(core_), memo);
     std::vector<float>& tile = memo.insert();
     if (tile.size() < depth * pitch) tile.resize(depth * pitch);
     // A member reads the leader's read where it landed: its own copy is never made.
@@ -916,6 +949,7 @@ class BlockRunner {
   /// [j0, j1), zeros in the padding the block owns; then put.
   void write(std::size_t g0, std::size_t g1, std::size_t j0, std::size_t j1, const float* acc) {
     finish();  // out_ is reused
+    ProductQueue::of(core_).flush_touching(acc, acc + (g1 - g0) * (j1 - j0));
     const std::size_t width = j1 - j0, pitch = job_.yl.chw_pitch;
     const std::size_t stored_rows = job_.yl.total / pitch;
     const std::size_t g_end = g1 == job_.yl.shape.n ? stored_rows : g1;

@@ -43,6 +43,8 @@ class HostMemo {
     }
     return nullptr;
   }
+  /// The value the next insert() will reuse, or nullptr while that slot is unused.
+  const Value* next_reused() const { return slots_[oldest_].used ? &slots_[oldest_].value : nullptr; }
   /// Stores scratch_key() in the oldest slot and returns that slot's value to compute into (its old contents
   /// left in place, so its storage is reused).
   Value& insert() {
