@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -134,6 +135,23 @@ __attribute__((target("avx,f16c"))) void floats_to_halves_f16c(const float* in, 
   for (; i < n; ++i) out[i].bits = float_to_half_bits_f16c(in[i]);
 }
 
+// Unaligned loads and stores (may alias anything), in ascending order, each vector read before its halves are
+// written: in place, the halves of values [i, i + 8) end at byte 2i + 16, before the next values (byte 4i + 32).
+__attribute__((target("avx,f16c"))) void float_bytes_to_halves_f16c(const char* from, std::size_t n,
+                                                                    char* to) noexcept {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(reinterpret_cast<const float*>(from + 4 * i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + 2 * i), _mm256_cvtps_ph(v, kRoundNearestEven));
+  }
+  for (; i < n; ++i) {
+    float value = 0.0f;
+    std::memcpy(&value, from + 4 * i, sizeof value);
+    const std::uint16_t half = float_to_half_bits_f16c(value);
+    std::memcpy(to + 2 * i, &half, sizeof half);
+  }
+}
+
 __attribute__((target("avx,f16c"))) void halves_to_floats_f16c(const f16* in, float* out, std::size_t n) noexcept {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -189,6 +207,23 @@ void halves_to_floats(std::span<const f16> in, std::span<float> out) noexcept {
   }
 #endif
   for (std::size_t i = 0; i < n; ++i) out[i] = half_bits_to_float_portable(in[i].bits);
+}
+
+void float_bytes_to_halves(const void* from, std::size_t count, void* to) noexcept {
+  const auto* in = static_cast<const char*>(from);
+  auto* out = static_cast<char*>(to);
+#if LDMSIM_FP16_HAVE_X86
+  if (use_f16c()) {
+    float_bytes_to_halves_f16c(in, count, out);
+    return;
+  }
+#endif
+  for (std::size_t i = 0; i < count; ++i) {
+    float value = 0.0f;
+    std::memcpy(&value, in + 4 * i, sizeof value);
+    const std::uint16_t half = float_to_half_bits_portable(value);
+    std::memcpy(out + 2 * i, &half, sizeof half);
+  }
 }
 
 SharedHalves::SharedHalves(std::vector<f16> values) : size_(values.size()) {

@@ -13,6 +13,7 @@
 #include <cfenv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -298,6 +299,40 @@ TEST_CASE("fp16: bulk conversions match scalar for every tail length", "[fp16]")
       for (std::size_t i = offset + len; i < halves.size(); ++i) {
         clobbered += halves[i].bits != 0xabcdU || back[i] != 42.0f ? 1U : 0U;
       }
+      INFO("len " << len << " offset " << offset);
+      CHECK(bad == 0);
+      CHECK(clobbered == 0);
+    }
+  }
+}
+
+TEST_CASE("fp16: raw fp32 bytes round to halves at any alignment and in place", "[fp16]") {
+  // A model file's raw_data: floats at any byte offset, rounded into a buffer of their own or over themselves.
+  std::mt19937 rng(4321);  // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible on purpose
+  const std::vector<std::uint32_t> structured = structured_float_samples();
+  for (const std::size_t len : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                                std::size_t{31}, std::size_t{1000}, std::size_t{4099}}) {
+    for (std::size_t offset = 0; offset < 4; ++offset) {
+      std::vector<float> values(len);
+      for (float& f : values) f = float_of(structured[rng() % structured.size()]);
+      std::vector<unsigned char> bytes(offset + 4 * len + 8, 0xcdU);
+      if (len > 0) std::memcpy(bytes.data() + offset, values.data(), 4 * len);
+      std::vector<unsigned char> apart(offset + 2 * len + 8, 0xcdU);
+      ldmsim::float_bytes_to_halves(bytes.data() + offset, len, apart.data() + offset);
+      std::vector<unsigned char> in_place = bytes;
+      ldmsim::float_bytes_to_halves(in_place.data() + offset, len, in_place.data() + offset);
+      std::size_t bad = 0, clobbered = 0;
+      for (std::size_t i = 0; i < len; ++i) {
+        std::uint16_t got = 0, got_in_place = 0;
+        std::memcpy(&got, apart.data() + offset + 2 * i, 2);
+        std::memcpy(&got_in_place, in_place.data() + offset + 2 * i, 2);
+        const std::uint16_t want = ldmsim::float_to_half_bits_portable(values[i]);
+        bad += (got != want ? 1U : 0U) + (got_in_place != want ? 1U : 0U);
+      }
+      for (std::size_t i = 0; i < offset; ++i) clobbered += apart[i] != 0xcdU || in_place[i] != 0xcdU ? 1U : 0U;
+      for (std::size_t i = offset + 2 * len; i < apart.size(); ++i) clobbered += apart[i] != 0xcdU ? 1U : 0U;
+      // In place, only the halves' bytes change: the rest of the floats' bytes are as they were.
+      for (std::size_t i = offset + 2 * len; i < in_place.size(); ++i) clobbered += in_place[i] != bytes[i] ? 1U : 0U;
       INFO("len " << len << " offset " << offset);
       CHECK(bad == 0);
       CHECK(clobbered == 0);

@@ -20,15 +20,7 @@
 namespace ldmsim::onnx_import {
 
 void round_raw_fp32(const char* from, std::size_t count, char* to) {
-  constexpr std::size_t kBlock = 1024;
-  float floats[kBlock];
-  f16 halves[kBlock];
-  for (std::size_t i = 0; i < count; i += kBlock) {
-    const std::size_t n = std::min<std::size_t>(kBlock, count - i);
-    std::memcpy(floats, from + i * sizeof(float), n * sizeof(float));
-    floats_to_halves(std::span<const float>(floats, n), std::span<f16>(halves, n));
-    std::memcpy(to + i * sizeof(f16), halves, n * sizeof(f16));
-  }
+  float_bytes_to_halves(from, count, to);
 }
 
 namespace {

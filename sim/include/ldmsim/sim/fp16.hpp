@@ -41,6 +41,10 @@ static_assert(sizeof(f16) == 2);
 /// Bulk conversions (vectorised with F16C when available). Spans must have equal sizes.
 void floats_to_halves(std::span<const float> in, std::span<f16> out) noexcept;
 void halves_to_floats(std::span<const f16> in, std::span<float> out) noexcept;
+/// Rounds `count` fp32 values stored at `from` (any alignment: a model file's raw bytes) to fp16 at `to` (any
+/// alignment). `to` may be `from`: each value is read before its half is written, and no half lands on a value
+/// not read yet.
+void float_bytes_to_halves(const void* from, std::size_t count, void* to) noexcept;
 
 /// Immutable fp16 values shared by their holders (a graph and its copies, an import's arrays), in whatever storage
 /// made them: a vector, or a model's own buffer they were converted in place in. Copies share; none copies values.
