@@ -3,18 +3,21 @@
 // planning per arch, makes one value per arch from its own copy of it and drops the oldest past its bound.
 #include "../../kernels/src/ops/tile_memo.hpp"  // white box: the memo behind conv's tile builds
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <vector>
 
 #include "../../kernels/src/ops/per_arch.hpp"
+#include "../../kernels/src/ops/tile_math.hpp"
 
 using ldmsim::ops::TileMemo;
 
 namespace {
 
 void build(TileMemo& memo, std::uint64_t tile) {
+  ldmsim::ops::ProductQueue products;
   memo.scratch_key() = {7, tile, 0, 64};
-  std::vector<float>& out = memo.insert(4);
+  std::vector<float>& out = memo.insert(products, 4);
   out.assign(4, static_cast<float>(tile));
 }
 
@@ -88,4 +91,31 @@ TEST_CASE("PerArch keeps one value per arch, made from its own copy, and drops t
   per_arch.of(ldmsim::Arch::preset("sw26010"));  // a third: the oldest (pro's) is dropped
   CHECK(&per_arch.of(one_group) == &second);
   CHECK(per_arch.of(pro).groups == pro.core_groups);  // made again
+}
+
+TEST_CASE("a queued product that reads a memo's tile runs before the memo overwrites that tile") {
+  // Products of a group team's members wait in the host thread's queue and read B where the memo keeps it; an
+  // insert that reuses the slot (another team's tile, another kernel's on the same thread) must not change it first.
+  const std::size_t depth = 4, cols = 8, pitch = ldmsim::ops::b_pitch_for(cols);
+  TileMemo memo;
+  ldmsim::ops::ProductQueue products;
+  const auto insert = [&](std::uint64_t tile, float value) {
+    memo.scratch_key() = {9, tile};
+    std::vector<float>& out = memo.insert(products, depth * pitch);
+    out.assign(depth * pitch, 0.0f);
+    for (std::size_t t = 0; t < depth; ++t) std::fill_n(out.begin() + static_cast<long>(t * pitch), cols, value);
+    return out.data();
+  };
+  const float* oldest = insert(1, 2.0f);
+  const std::vector<float> a(depth, 1.0f);
+  std::vector<float> acc(cols, 0.0f), other_acc(cols, 0.0f);
+  products.add(a.data(), oldest, acc.data(), 1, cols, depth, cols, pitch);
+  const float* second = insert(2, 3.0f);  // reuses another slot: the queue waits
+  products.add(a.data(), second, other_acc.data(), 1, cols, depth, cols, pitch);
+  for (std::uint64_t tile = 3; tile <= 8; ++tile) insert(tile, 5.0f);
+  CHECK_FALSE(products.empty());
+  insert(9, 7.0f);  // the ninth overwrites tile 1's slot: its product runs first, on tile 1's values
+  CHECK(products.empty());
+  CHECK(acc == std::vector<float>(cols, 8.0f));         // 4 products of 1 x 2
+  CHECK(other_acc == std::vector<float>(cols, 12.0f));  // the whole queue ran: 4 x 3
 }

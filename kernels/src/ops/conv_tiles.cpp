@@ -382,7 +382,7 @@ const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTi
     TileMemo& memo = TileMemo::of(core);
     memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
     if (const std::vector<float>* built = memo.find()) return built->data();
-    std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
+    std::vector<float>& tile = memo.insert(ProductQueue::of(core), (k1 - k0) * pitch);
     // A row member reads its leader's reads where they landed: its own copy is never made.
     unpack_row_blocks(core.readable_ldm(buf), reads, k0, k1, j0, j1, tile);
     return tile.data();
@@ -516,7 +516,7 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
   TileMemo& memo = TileMemo::of(core);
   memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
   if (const std::vector<float>* built = memo.find()) return built->data();
-  std::vector<float>& tile = memo.insert((k1 - k0) * pitch);
+  std::vector<float>& tile = memo.insert(ProductQueue::of(core), (k1 - k0) * pitch);
   unpack_windows(core.readable_ldm(buf), reads, win, k0, k1, j0, j1, tile);  // where the leader's reads landed
   return tile.data();
 }

@@ -853,7 +853,6 @@ class BlockRunner {
     for (std::size_t t = 0; t < lanes.size(); ++t) {
       const float* b_tile = b_scratch.data();
       if (job_.b_source != nullptr) {
-        settle_before_insert(products, TileMemo::of(core_));
         b_tile = job_.b_source->unpack(core_, set.b[t], set.b_pending[t], job_.b_batch[lanes[t].batch], set.k0, set.k1,
                                        j0, j1, b_scratch);
       } else {
@@ -869,14 +868,6 @@ class BlockRunner {
         multiply_add(a_tile.data(), b_tile, acc, rows, width, depth, width, pitch);
       }
       core_.compute(model_.matmul_tile(DataType::kF32, rows, width, depth, set.k0 > 0));
-    }
-  }
-
-  /// Queued products that read the tile `memo`'s next insert would overwrite run before it.
-  template <typename Memo>
-  static void settle_before_insert(ProductQueue& products, const Memo& memo) {
-    if (const std::vector<float>* reused = memo.next_reused(); reused != nullptr && !products.empty()) {
-      products.flush_reading(reused->data(), reused->data() + reused->size());
     }
   }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ldmsim/runtime/core.hpp"
+#include "product_queue.hpp"
 
 namespace ldmsim::ops {
 
@@ -66,12 +67,22 @@ class HostMemo {
   TileKey scratch_;
 };
 
+/// The host products in `products` (the queue of the memo's host thread, product_queue.hpp) that read the tile
+/// `memo`'s next insert() overwrites run first: every insert of a float tile goes through here.
+template <typename Memo>
+void settle_before_insert(ProductQueue& products, const Memo& memo) {
+  if (const std::vector<float>* reused = memo.next_reused()) {
+    products.flush_reading(reused->data(), reused->data() + reused->size());
+  }
+}
+
 /// Built B tiles: a mesh row's worth of teams in flight.
 class TileMemo : public HostMemo<std::vector<float>, 8> {
  public:
   static TileMemo& of(Core& core);
-  /// insert() with the tile buffer at least `elements` floats.
-  std::vector<float>& insert(std::size_t elements);
+  /// insert() with the tile buffer at least `elements` floats, after the products queued in `products` (the host
+  /// thread's, ProductQueue::of) that read the tile it overwrites.
+  std::vector<float>& insert(ProductQueue& products, std::size_t elements);
   /// A unique id for a tile source (ids are never reused, so a new source never matches an old one's tiles).
   static std::uint64_t next_source_id();
 };
