@@ -182,15 +182,7 @@ TEST_CASE("matmul by group teams sums every output in k order as a lone core wou
   std::vector<f16> a(m * k), b(k * n);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = f16(static_cast<float>(i % 29) / 17.0f - 0.8f);
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = f16(static_cast<float>(i % 31) / 19.0f - 0.7f);
-  Machine machine{Arch::preset("sw26010pro"), MachineOptions{.threads = 1, .trace = false}};
-  const auto plan = [&](std::size_t i) { return choose_plan(op->view(i), op->padding(i), StagingPolicy::kMethod); };
-  std::vector<DeviceTensor> in{stage_in(machine, "a", plan(0), a), stage_in(machine, "b", plan(1), b)};
-  std::vector<DeviceTensor> out{allocate_tensor(machine, "y", plan(2))};
-  op->run(machine, in, out, "matmul");
-  REQUIRE(op->run_metrics()["blocking"]["dealt_as"] == "group teams");
-  const std::vector<f16> y = stage_out(machine, out[0]);
-  REQUIRE(y.size() == m * n);
-  std::size_t differing = 0;
+  std::vector<std::uint16_t> want(m * n);
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       float sum = 0.0f;
@@ -198,10 +190,24 @@ TEST_CASE("matmul by group teams sums every output in k order as a lone core wou
         const volatile float product = static_cast<float>(a[i * k + t]) * static_cast<float>(b[t * n + j]);
         sum += product;
       }
-      if (f16(sum).bits != y[i * n + j].bits) ++differing;
+      want[i * n + j] = f16(sum).bits;
     }
   }
-  CHECK(differing == 0);
+  for (const unsigned threads : {1u, 4u}) {
+    Machine machine{Arch::preset("sw26010pro"), MachineOptions{.threads = threads, .trace = false}};
+    const auto plan = [&](std::size_t i) { return choose_plan(op->view(i), op->padding(i), StagingPolicy::kMethod); };
+    std::vector<DeviceTensor> in{stage_in(machine, "a", plan(0), a), stage_in(machine, "b", plan(1), b)};
+    std::vector<DeviceTensor> out{allocate_tensor(machine, "y", plan(2))};
+    op->run(machine, in, out, "matmul");
+    REQUIRE(op->run_metrics()["blocking"]["dealt_as"] == "group teams");
+    REQUIRE(op->run_metrics()["blocking"]["block_rows"] == 2);  // fewer than 4 rows per member: queued
+    const std::vector<f16> y = stage_out(machine, out[0]);
+    REQUIRE(y.size() == m * n);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < m * n; ++i) differing += y[i].bits != want[i] ? 1U : 0U;
+    INFO(threads << " host threads");
+    CHECK(differing == 0);
+  }
 }
 
 TEST_CASE("matmul at one output row still uses every core", "[kernels][matmul]") {

@@ -136,3 +136,46 @@ TEST_CASE("a queued product does not keep its A rows: the caller's buffer may be
   queue.flush();
   CHECK(same_bits(acc, want));
 }
+
+TEST_CASE("products of two tiles queued alternately run as one call per tile and keep the bits") {
+  // The tiles' rows are not adjacent in the queue: each tile's A rows are gathered before its call.
+  std::mt19937 rng(15);
+  const std::size_t depth = 21, cols = 40, pitch = b_pitch_for(cols);
+  const std::vector<float> b1 = b_tile(depth, cols, rng), b2 = b_tile(depth, cols, rng);
+  const std::vector<std::size_t> rows{2, 1, 3, 2, 2, 1};
+  std::vector<std::vector<float>> a, queued, direct;
+  for (const std::size_t r : rows) {
+    a.push_back(random_floats(r * depth, rng));
+    queued.push_back(random_floats(r * cols, rng));
+  }
+  direct = queued;
+  ProductQueue queue;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const float* b = i % 2 == 0 ? b1.data() : b2.data();
+    queue.add(a[i].data(), b, queued[i].data(), rows[i], cols, depth, cols, pitch);
+    multiply_add(a[i].data(), b, direct[i].data(), rows[i], cols, depth, cols, pitch);
+  }
+  CHECK_FALSE(queue.empty());  // no accumulator came twice: nothing ran yet
+  queue.flush();
+  for (std::size_t i = 0; i < rows.size(); ++i) CHECK(same_bits(queued[i], direct[i]));
+}
+
+TEST_CASE("products into accumulators about to be freed are dropped and the others still run") {
+  std::mt19937 rng(16);
+  const std::size_t depth = 9, cols = 16, pitch = b_pitch_for(cols);
+  const std::vector<float> b = b_tile(depth, cols, rng);
+  const std::vector<float> a1 = random_floats(2 * depth, rng), a2 = random_floats(depth, rng);
+  std::vector<float> freed(2 * cols, 0.0F), kept(cols, 0.0F), want(cols, 0.0F);
+  multiply_add(a2.data(), b.data(), want.data(), 1, cols, depth, cols, pitch);
+  ProductQueue queue;
+  queue.add(a1.data(), b.data(), freed.data(), 2, cols, depth, cols, pitch);
+  queue.add(a2.data(), b.data(), kept.data(), 1, cols, depth, cols, pitch);
+  queue.discard_touching(freed.data(), freed.data() + freed.size());
+  CHECK(same_bits(freed, std::vector<float>(2 * cols, 0.0F)));  // never written
+  CHECK_FALSE(queue.empty());
+  queue.flush();
+  CHECK(same_bits(freed, std::vector<float>(2 * cols, 0.0F)));
+  CHECK(same_bits(kept, want));
+  queue.discard_touching(kept.data(), kept.data() + kept.size());  // nothing queued: nothing happens
+  CHECK(queue.empty());
+}

@@ -732,9 +732,11 @@ class BlockRunner {
   }
   BlockRunner(const BlockRunner&) = delete;
   BlockRunner& operator=(const BlockRunner&) = delete;
-  /// Products still queued into acc_ run before it goes (a fault may end the kernel between a product and its
-  /// write).
-  ~BlockRunner() { settle_acc(); }
+  /// Products still queued into acc_ are dropped before it goes: only a fault ends a kernel between a product and
+  /// the write that runs it, and nothing reads acc_ after that.
+  ~BlockRunner() {
+    if (queued_) ProductQueue::of(core_).discard_touching(acc_.data(), acc_.data() + acc_.size());
+  }
 
   void run(const OutputBlock& block) {
     const std::size_t width = block.j1 - block.j0;
@@ -863,6 +865,7 @@ class BlockRunner {
       // memo's tile stays as it is until that memo's next insert.
       if (rows < kQueuedRows && b_tile != b_scratch.data()) {
         products.add(a_tile.data(), b_tile, acc, rows, width, depth, width, pitch);
+        queued_ = true;
       } else {
         products.flush_touching(acc, acc + rows * width);
         multiply_add(a_tile.data(), b_tile, acc, rows, width, depth, width, pitch);
@@ -1084,6 +1087,7 @@ class BlockRunner {
   bool a_panel_loaded_ = false;
   std::vector<float> acc_, row_bias_, values_, residual_values_;
   std::vector<DmaHandle> puts_;
+  bool queued_ = false;  ///< a product of this runner went through the host thread's ProductQueue
 };
 
 /// The kernel: every core takes the blocks dealt to it.

@@ -74,8 +74,10 @@ class TileSource {
   virtual void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
                      std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const = 0;
   /// After the reads completed: the tile as (k1 - k0) x (j1 - j0) row-major floats, rows b_pitch_for(j1 - j0)
-  /// apart (tile_math.hpp; zeros where masked and in the padding), built in `out` or a tile this host thread built
-  /// before from the same inputs (tile_memo.hpp); valid until the thread's next unpack.
+  /// apart (tile_math.hpp; zeros where masked and in the padding), built in `out` (valid until the thread's next
+  /// unpack) or a TileMemo's tile, built on this host thread from the same inputs (tile_memo.hpp). A tile not in
+  /// `out` must stay as it is until the memo's next insert (TileMemo::insert, which runs the host products queued on
+  /// it first): the matrix multiply queues products of a few rows by such a tile (product_queue.hpp).
   virtual const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
                               std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const = 0;
 };

@@ -35,8 +35,27 @@ void ProductQueue::flush_touching(const float* begin, const float* end) {
   }
 }
 
+void ProductQueue::discard_touching(const float* begin, const float* end) noexcept {
+  std::erase_if(items_, [&](const Item& item) {
+    const bool touches = item.acc < end && begin < item.acc_end();
+    if (touches) rows_ -= item.rows;
+    return touches;
+  });
+  if (items_.empty()) a_.clear();  // the others' A rows stay where their offsets say
+}
+
 void ProductQueue::flush() {
   if (items_.empty()) return;
+  // Emptied however the flush ends: a product that ran must not run again (a failed allocation below fails the
+  // kernel's run anyway).
+  struct Emptied {
+    ProductQueue& queue;
+    ~Emptied() {
+      queue.items_.clear();
+      queue.a_.clear();
+      queue.rows_ = 0;
+    }
+  } emptied{*this};
   done_.assign(items_.size(), false);
   for (std::size_t i = 0; i < items_.size(); ++i) {
     if (done_[i]) continue;
@@ -85,9 +104,6 @@ void ProductQueue::flush() {
       done_[j] = true;
     }
   }
-  items_.clear();
-  a_.clear();
-  rows_ = 0;
 }
 
 }  // namespace ldmsim::ops

@@ -34,6 +34,9 @@ class ProductQueue {
   void flush_reading(const float* begin, const float* end);
   /// Runs the queue if a queued product's acc overlaps [begin, end).
   void flush_touching(const float* begin, const float* end);
+  /// Drops, without running them, the queued products whose acc overlaps [begin, end): accumulators about to be
+  /// freed unread (a kernel that ends by a fault). Allocates nothing.
+  void discard_touching(const float* begin, const float* end) noexcept;
   bool empty() const { return items_.empty(); }
 
  private:
