@@ -169,7 +169,8 @@ class AttentionOp final : public BoundOp {
     for (std::size_t k = 0; k < 3; ++k) whole_rows(in[k]);
     whole_rows(out[0]);
     fusion::AttentionArgs a;
-    a.program = fusion::KernelArgs{&program_, &mapping_.program, &slots_, {}, {}, {}, {}, {}};
+    a.program =
+        fusion::KernelArgs{&program_, &mapping_.program, &slots_, {}, {}, {}, {}, {}, fusion::row_indexes(program_)};
     for (std::size_t k = 0; k < program_.inputs.size(); ++k) {
       if (k == score_input_) {
         a.program.in.emplace_back();

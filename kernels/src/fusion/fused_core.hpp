@@ -21,43 +21,13 @@ namespace ldmsim::fusion {
 
 using tiling::Range;
 
-/// The row index a value has for a frame row: the frame row's coordinates with the value's broadcast axes at 0.
-/// Built per value by every core of every launch, so it allocates nothing.
-class RowIndex {
- public:
-  RowIndex(const FusionFrame& f, const FusedValue& v) {
-    std::uint64_t stride = 1;
-    for (std::size_t a = f.k_begin; a-- > 0;) {
-      dims_[axes_] = f.shape[a];
-      strides_[axes_] = v.dims[a] == 1 ? 0 : stride;
-      ++axes_;
-      stride *= v.dims[a];
-    }
-  }
-  std::uint64_t operator()(std::uint64_t row) const {
-    std::uint64_t index = 0;
-    for (std::size_t a = 0; a < axes_; ++a) {
-      index += row % dims_[a] * strides_[a];
-      row /= dims_[a];
-    }
-    return index;
-  }
-
- private:
-  std::array<std::uint64_t, Shape::kMaxRank> dims_{}, strides_{};  // innermost row axis first
-  std::size_t axes_ = 0;
-};
-
 /// One core's run of the program. A kernel that computes some inputs in ldm or uses some outputs there (the
 /// attention kernel: its scores come from a product, its probabilities go into another) derives and overrides the
 /// hooks; the program never reads those inputs from nor writes those outputs to main memory.
 class FusedCore {
  public:
   FusedCore(Core& core, const KernelArgs& a)
-      : core_(core), a_(a), p_(*a.program), m_(*a.mapping), f_(p_.frame), slots_(*a.slots) {
-    index_.reserve(p_.values.size());
-    for (const FusedValue& v : p_.values) index_.emplace_back(f_, v);
-  }
+      : core_(core), a_(a), p_(*a.program), m_(*a.mapping), f_(p_.frame), slots_(*a.slots), index_(a.index) {}
   FusedCore(const FusedCore&) = delete;
   FusedCore& operator=(const FusedCore&) = delete;
   virtual ~FusedCore() = default;
@@ -493,7 +463,7 @@ class FusedCore {
   const FusedMapping& m_;
   const FusionFrame& f_;
   const SlotPlan& slots_;
-  std::vector<RowIndex> index_;
+  const std::vector<RowIndex>& index_;  ///< per value (KernelArgs::index)
   Range k_;
   std::vector<LdmSpan<float>> slot_buf_;
   std::vector<float*> resident_;

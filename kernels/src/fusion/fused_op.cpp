@@ -44,7 +44,7 @@ class FusedOp final : public BoundOp {
                                      "it runs on",
                                      arch_, arch.name));
     }
-    fusion::KernelArgs a{&program_, &mapping_, &slots_, {}, {}, {}, {}, {}};
+    fusion::KernelArgs a{&program_, &mapping_, &slots_, {}, {}, {}, {}, {}, fusion::row_indexes(program_)};
     for (const DeviceTensor& t : in) {
       a.in.emplace_back(t.ptr);
       a.in_layout.push_back(t.layout());
