@@ -465,8 +465,9 @@ class FusedCore {
   const SlotPlan& slots_;
   const std::vector<RowIndex>& index_;  ///< per value (KernelArgs::index)
   Range k_;
-  std::vector<LdmSpan<float>> slot_buf_;
-  std::vector<float*> resident_;
+  // Per core and launch, so held in place for the usual sizes (a heap block each cost every core of every launch).
+  boost::container::small_vector<LdmSpan<float>, 8> slot_buf_;
+  boost::container::small_vector<float*, 16> resident_;
   /// Set before allocate() when every core of the group allocates at once (same allocations, none missing, all
   /// passing finish_group_reads' barriers): the group's first core then reads each contiguous resident input once
   /// for all of them (BCAST into a staging buffer, at the same ldm address everywhere) instead of a read per core.
@@ -477,9 +478,10 @@ class FusedCore {
     float* to = nullptr;                // its resident floats
     DmaHandle handle;                   // the group's first core's; empty on the others
   };
-  std::vector<GroupRead> group_reads_list_;  // planned by allocate(), converted by finish_group_reads()
-  bool own_resident_reads_ = false;          // allocate() read some resident input through half_ and staging_
-  bool idle_ = false;                        // run(): this core has no rows
+  boost::container::small_vector<GroupRead, 4>
+      group_reads_list_;             // planned by allocate(), converted by finish_group_reads()
+  bool own_resident_reads_ = false;  // allocate() read some resident input through half_ and staging_
+  bool idle_ = false;                // run(): this core has no rows
 
   /// The group's first core issues the planned group reads.
   void issue_group_reads() {
@@ -493,7 +495,7 @@ class FusedCore {
     }
   }
   LdmSpan<f16> group_buffer(std::size_t b) const { return b == 0 ? half_ : b == 1 ? staging_ : put_buf_; }
-  std::vector<LdmSpan<f16>> streamed_;
+  boost::container::small_vector<LdmSpan<f16>, 8> streamed_;
   LdmSpan<f16> half_, staging_, put_buf_;
   LdmSpan<float> partial_, exchange_;
   DmaHandle pending_put_;
