@@ -680,10 +680,19 @@ void unpack_tile(const StoredMatrix& s, LdmSpan<const f16> buf, const tiling::Bl
     for (std::size_t r = 0; r < rows; ++r) to_floats(buf, read.start(r) + col0, cols, out.data() + r * pitch);
     return;
   }
-  std::vector<float> run(rows);
-  for (std::size_t c = 0; c < cols; ++c) {
-    to_floats(buf, read.start(c), rows, run.data());
-    for (std::size_t r = 0; r < rows; ++r) out[r * pitch + c] = run[r];
+  // Stored transposed, the read holds a run per column: a block of columns' runs is converted, then written a row
+  // at a time, so each row of `out` takes the block's values as one contiguous stretch (written a column at a time,
+  // every value went to another row). The scratch is the host thread's: no fiber switch happens in here.
+  constexpr std::size_t kBlockColumns = 16;
+  thread_local std::vector<float> runs;
+  if (runs.size() < kBlockColumns * rows) runs.resize(kBlockColumns * rows);
+  for (std::size_t c0 = 0; c0 < cols; c0 += kBlockColumns) {
+    const std::size_t n = std::min(kBlockColumns, cols - c0);
+    for (std::size_t k = 0; k < n; ++k) to_floats(buf, read.start(c0 + k), rows, runs.data() + k * rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      float* row = out.data() + r * pitch + c0;
+      for (std::size_t k = 0; k < n; ++k) row[k] = runs[k * rows + r];
+    }
   }
 }
 
