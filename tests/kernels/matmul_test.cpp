@@ -54,6 +54,21 @@ std::vector<Case> gemm_cases() {
   return out;
 }
 
+/// One run of a bound matmul on sw26010pro with `threads` host threads: its output, cycles and blocking metrics.
+struct TeamRun {
+  std::vector<f16> y;
+  Cycle cycles = 0;
+  nlohmann::json blocking;
+};
+TeamRun run_matmul(const BoundOp& op, const std::vector<f16>& a, const std::vector<f16>& b, unsigned threads) {
+  Machine m{Arch::preset("sw26010pro"), MachineOptions{.threads = threads, .trace = false}};
+  const auto plan = [&](std::size_t k) { return choose_plan(op.view(k), op.padding(k), StagingPolicy::kMethod); };
+  std::vector<DeviceTensor> in{stage_in(m, "a", plan(0), a), stage_in(m, "b", plan(1), b)};
+  std::vector<DeviceTensor> out{allocate_tensor(m, "y", plan(2))};
+  op.run(m, in, out, "matmul");
+  return {stage_out(m, out[0]), m.stats().cycles, op.run_metrics()["blocking"]};
+}
+
 /// Checks one case; returns whether staging "none" trapped (some tensor needed padding).
 bool check_case(const Case& c, const Arch& arch) {
   INFO(c.op << " " << c.attrs.dump());
@@ -158,20 +173,10 @@ TEST_CASE("matmul by group teams gives the same bits and cycles on any number of
   std::vector<f16> a(128 * 768), b(768 * 768);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = f16(static_cast<float>(i % 13) / 13.0f - 0.5f);
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = f16(static_cast<float>(i % 11) / 11.0f - 0.5f);
-  std::vector<std::vector<f16>> outputs;
-  std::vector<Cycle> cycles;
-  for (unsigned threads : {1u, 4u}) {
-    Machine m{Arch::preset("sw26010pro"), MachineOptions{.threads = threads, .trace = false}};
-    const auto plan = [&](std::size_t k) { return choose_plan(op->view(k), op->padding(k), StagingPolicy::kMethod); };
-    std::vector<DeviceTensor> in{stage_in(m, "a", plan(0), a), stage_in(m, "b", plan(1), b)};
-    std::vector<DeviceTensor> out{allocate_tensor(m, "y", plan(2))};
-    op->run(m, in, out, "matmul");
-    CHECK(op->run_metrics()["blocking"]["dealt_as"] == "group teams");
-    outputs.push_back(stage_out(m, out[0]));
-    cycles.push_back(m.stats().cycles);
-  }
-  CHECK(outputs[0] == outputs[1]);
-  CHECK(cycles[0] == cycles[1]);
+  const TeamRun one = run_matmul(*op, a, b, 1), four = run_matmul(*op, a, b, 4);
+  CHECK(one.blocking["dealt_as"] == "group teams");
+  CHECK(one.y == four.y);
+  CHECK(one.cycles == four.cycles);
 }
 
 TEST_CASE("matmul by group teams sums every output in k order as a lone core would", "[kernels][matmul]") {
@@ -194,14 +199,10 @@ TEST_CASE("matmul by group teams sums every output in k order as a lone core wou
     }
   }
   for (const unsigned threads : {1u, 4u}) {
-    Machine machine{Arch::preset("sw26010pro"), MachineOptions{.threads = threads, .trace = false}};
-    const auto plan = [&](std::size_t i) { return choose_plan(op->view(i), op->padding(i), StagingPolicy::kMethod); };
-    std::vector<DeviceTensor> in{stage_in(machine, "a", plan(0), a), stage_in(machine, "b", plan(1), b)};
-    std::vector<DeviceTensor> out{allocate_tensor(machine, "y", plan(2))};
-    op->run(machine, in, out, "matmul");
-    REQUIRE(op->run_metrics()["blocking"]["dealt_as"] == "group teams");
-    REQUIRE(op->run_metrics()["blocking"]["block_rows"] == 2);  // fewer than 4 rows per member: queued
-    const std::vector<f16> y = stage_out(machine, out[0]);
+    const TeamRun run = run_matmul(*op, a, b, threads);
+    REQUIRE(run.blocking["dealt_as"] == "group teams");
+    REQUIRE(run.blocking["block_rows"] == 2);  // fewer than 4 rows per member: queued
+    const std::vector<f16>& y = run.y;
     REQUIRE(y.size() == m * n);
     std::size_t differing = 0;
     for (std::size_t i = 0; i < m * n; ++i) differing += y[i].bits != want[i] ? 1U : 0U;
