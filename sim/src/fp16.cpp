@@ -126,15 +126,6 @@ __attribute__((target("avx,f16c"))) float half_bits_to_float_f16c(std::uint16_t 
   return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits)));
 }
 
-__attribute__((target("avx,f16c"))) void floats_to_halves_f16c(const float* in, f16* out, std::size_t n) noexcept {
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(in + i);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, kRoundNearestEven));
-  }
-  for (; i < n; ++i) out[i].bits = float_to_half_bits_f16c(in[i]);
-}
-
 // Unaligned loads and stores (may alias anything), in ascending order, each vector read before its halves are
 // written: in place, the halves of values [i, i + 8) end at byte 2i + 16, before the next values (byte 4i + 32).
 __attribute__((target("avx,f16c"))) void float_bytes_to_halves_f16c(const char* from, std::size_t n,
@@ -189,13 +180,7 @@ float half_bits_to_float(std::uint16_t bits) noexcept {
 
 void floats_to_halves(std::span<const float> in, std::span<f16> out) noexcept {
   const std::size_t n = in.size() < out.size() ? in.size() : out.size();  // sizes must match; never overrun
-#if LDMSIM_FP16_HAVE_X86
-  if (use_f16c()) {
-    floats_to_halves_f16c(in.data(), out.data(), n);
-    return;
-  }
-#endif
-  for (std::size_t i = 0; i < n; ++i) out[i].bits = float_to_half_bits_portable(in[i]);
+  float_bytes_to_halves(in.data(), n, out.data());
 }
 
 void halves_to_floats(std::span<const f16> in, std::span<float> out) noexcept {

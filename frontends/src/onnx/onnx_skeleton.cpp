@@ -19,10 +19,6 @@
 
 namespace ldmsim::onnx_import {
 
-void round_raw_fp32(const char* from, std::size_t count, char* to) {
-  float_bytes_to_halves(from, count, to);
-}
-
 namespace {
 
 constexpr std::size_t kChunkBytes = WireCursor::kChunkBytes;
@@ -33,7 +29,7 @@ bool round_floats(WireCursor& in, std::uint64_t count, f16* out) {
   while (count > 0) {
     if (!in.ensure(sizeof(float))) return false;
     const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(count, in.available() / sizeof(float)));
-    round_raw_fp32(in.data(), k, reinterpret_cast<char*>(out));
+    float_bytes_to_halves(in.data(), k, out);
     in.skip(k * sizeof(float));
     out += k;
     count -= k;

@@ -48,8 +48,4 @@ std::optional<ModelSkeleton> read_model_skeleton(int fd, std::uint64_t size, std
 /// when they cannot be read (it changed during the import).
 void read_streamed_floats(const StreamedWeight& w, const std::function<void(std::size_t, float)>& f);
 
-/// Rounds `count` fp32 values at `from` (any alignment) to fp16 at `to` (float_bytes_to_halves); `to` may be
-/// `from` itself.
-void round_raw_fp32(const char* from, std::size_t count, char* to);
-
 }  // namespace ldmsim::onnx_import

@@ -143,7 +143,7 @@ SharedHalves take_fp16(Constant& c) {
   source->mutable_raw_data()->clear();  // a moved-from string's contents are unspecified: make the take visible
   c.source = nullptr;
   c.values.clear();
-  round_raw_fp32(owner->data(), count, owner->data());
+  float_bytes_to_halves(owner->data(), count, owner->data());
   const auto* values = reinterpret_cast<const f16*>(owner->data());
   return SharedHalves(std::move(owner), values, count);
 }
@@ -158,7 +158,7 @@ void append_fp16(const Constant& c, std::vector<f16>& out) {
     const std::uint64_t count = product(c.dims);
     const std::size_t at = out.size();
     out.resize(at + count);
-    round_raw_fp32(c.source->raw_data().data(), count, reinterpret_cast<char*>(out.data() + at));
+    float_bytes_to_halves(c.source->raw_data().data(), count, out.data() + at);
     return;
   }
   const auto push = [&out](std::size_t, double v) { out.push_back(f16(static_cast<float>(v))); };
