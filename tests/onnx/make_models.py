@@ -510,6 +510,31 @@ def single_op_models(directory):
     case("resize_sizes_align_corners", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
          [node("Resize", ["x", "", "", "sizes"], mode="linear", coordinate_transformation_mode="align_corners")],
          [("sizes", np.array([1, 4, 7, 4]))])
+    # Einsum: both operands at run time (attention scores, spaced as torchvision's MaxViT writes it), a constant
+    # operand with the implicit output, ellipsis axes broadcast from size 1, one operand summed and transposed, three
+    # operands, an index summed within one operand before the contraction, and an outer product.
+    heads = fp16(rng.normal(size=(1, 2, 3, 5, 4)))
+    case("einsum_attention", heads, np.einsum("bghid,bghjd->bghij", heads, heads),
+         [node("Einsum", ["x", "x"], equation="B G H I D, B G H J D -> B G H I J")], opset=12)
+    seq = fp16(rng.normal(size=(2, 3, 7)))
+    w74 = weights(7, 4)
+    case("einsum_implicit", seq, np.einsum("bij,jk", seq, w74), [node("Einsum", ["x", "w"], equation="bij,jk")],
+         [("w", w74)], opset=12)
+    lone = fp16(rng.normal(size=(2, 1, 4, 5)))
+    w356 = weights(3, 5, 6)
+    case("einsum_ellipsis_broadcast", lone, np.einsum("...ij,...jk->...ik", lone, w356),
+         [node("Einsum", ["x", "w"], equation="...ij,...jk->...ik")], [("w", w356)], opset=12)
+    case("einsum_sum_transpose", seq, np.einsum("bij->jb", seq), [node("Einsum", ["x"], equation="bij->jb")],
+         opset=12)
+    m34, w45, w52 = fp16(rng.normal(size=(3, 4))), weights(4, 5), weights(5, 2)
+    case("einsum_three", m34, np.einsum("ij,jk,kl->il", m34, w45, w52),
+         [node("Einsum", ["x", "u", "v"], equation="ij,jk,kl->il")], [("u", w45), ("v", w52)], opset=12)
+    b234, w245 = fp16(rng.normal(size=(2, 3, 4))), weights(2, 4, 5)
+    case("einsum_summed_within", b234, np.einsum("bij,bjk->bk", b234, w245),
+         [node("Einsum", ["x", "w"], equation="bij,bjk->bk")], [("w", w245)], opset=12)
+    vec, w3 = fp16(rng.normal(size=(5,))), weights(3)
+    case("einsum_outer", vec, np.einsum("i,j->ij", vec, w3), [node("Einsum", ["x", "w"], equation="i,j->ij")],
+         [("w", w3)], opset=12)
     (directory / "ops.txt").write_text("".join(f"{c}\n" for c in cases))
 
 
@@ -574,7 +599,7 @@ def bad_models(directory, cnn_bytes):
         helper.make_node("Relu", ["a"], ["ra"], name="after_norm"),
         helper.make_node("Sigmoid", ["ra"], ["sa"], name="after_after_norm"),
         helper.make_node("MaxPool", ["x"], ["b"], name="pool_dilated", kernel_shape=[2, 2], dilations=[2, 2]),
-        helper.make_node("Einsum", ["x"], ["y"], name="einsum", equation="nchw->nchw"),
+        helper.make_node("Einsum", ["x"], ["y"], name="einsum", equation="ncii->nci"),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
@@ -602,6 +627,15 @@ def bad_models(directory, cnn_bytes):
              for n, shape in [("w3", (2, 2, 3)), ("w4", (2, 2, 3, 3))]]
     onnx.save(helper.make_model(helper.make_graph(kernels, "bad_kernels", [seq, img], [y], inits),
                                 opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_kernels.onnx"))
+    # Einsum equations that do not fit their inputs, each a problem naming its node.
+    m = helper.make_tensor_value_info("m", TensorProto.FLOAT, [2, 3])
+    einsums = [helper.make_node("Einsum", ["m", "m"], [f"e{i}"], name=name, equation=eq) for i, (name, eq) in
+               enumerate([("rank", "ijk,jk->i"), ("sizes", "ij,ji->ij"), ("terms", "ij->ji"),
+                           ("stray", "ij,kj->iz"), ("twice", "ij,ij->ii"), ("letter", "i1,ij->j"),
+                           ("ellipsis_left_out", "...j,...j->j")])]
+    einsums.append(helper.make_node("Einsum", ["m"], ["y"], name="arrows", equation="ij->j->i"))
+    onnx.save(helper.make_model(helper.make_graph(einsums, "bad_einsum", [m], [y]),
+                                opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_einsum.onnx"))
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))

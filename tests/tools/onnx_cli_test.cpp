@@ -384,7 +384,8 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK_THAT(r.output, Catch::Contains("3 problem(s)"));
     CHECK_THAT(r.output, Catch::Contains("node 0 'norm' (LRN): is not a supported op type"));
     CHECK_THAT(r.output, Catch::Contains("node 3 'pool_dilated' (MaxPool): dilations other than 1 are not supported"));
-    CHECK_THAT(r.output, Catch::Contains("node 4 'einsum' (Einsum)"));
+    CHECK_THAT(r.output, Catch::Contains("node 4 'einsum' (Einsum): equation 'ncii->nci' repeats index 'i' within "
+                                         "input 0 (a diagonal): not supported"));
     CHECK_THAT(r.output, !Catch::Contains("after_norm") && Catch::Contains("and 2 node(s) that depend on them"));
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
@@ -401,6 +402,25 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
                                          "depth window 2"));
     CHECK_THAT(r.output, Catch::Contains("'conv_wrong_kernel' (Conv): kernel_shape [3, 3, 1] disagrees with the "
                                          "weights' window 3x3x3"));
+    CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
+  }
+  SECTION("Einsum equations that do not fit their inputs, every one named") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_einsum.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("8 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("'rank' (Einsum): input 0 ('m') has rank 2, its term in 'ijk,jk->i' names "
+                                         "3 axes"));
+    CHECK_THAT(r.output, Catch::Contains("'sizes' (Einsum): equation 'ij,ji->ij': index 'j' is 3 in one input and "
+                                         "2 in input 1"));
+    CHECK_THAT(r.output, Catch::Contains("'terms' (Einsum): equation 'ij->ji' has 1 operand term(s) for 2 input(s)"));
+    CHECK_THAT(r.output, Catch::Contains("'stray' (Einsum): equation 'ij,kj->iz': output index 'z' is in no input"));
+    CHECK_THAT(r.output, Catch::Contains("'twice' (Einsum): equation 'ij,ij->ii' repeats output index 'i'"));
+    CHECK_THAT(r.output, Catch::Contains("'letter' (Einsum): equation 'i1,ij->j': '1' is not an index letter or a "
+                                         "single '...'"));
+    CHECK_THAT(r.output, Catch::Contains("'ellipsis_left_out' (Einsum): equation '...j,...j->j': the inputs have "
+                                         "'...' axes the output leaves out"));
+    CHECK_THAT(r.output, Catch::Contains("'arrows' (Einsum): equation 'ij->j->i' has more than one '->'"));
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
   SECTION("a 1-D conv's and a ConvTranspose's kernel_shape that is not the weights' window") {

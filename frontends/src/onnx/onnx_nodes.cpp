@@ -368,6 +368,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_conv_transpose(node, t);
   } else if (type == "Resize") {
     translate_resize(node, t, ctx);
+  } else if (type == "Einsum") {
+    translate_einsum(node, t, ctx);
   } else if (type == "Gemm") {
     const Attributes a(node, t.problems(), {"alpha", "beta", "transA", "transB"});
     if (t.arity(2, 3, 1)) {

@@ -222,6 +222,9 @@ void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max)
 void translate_conv_3d(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_pool_3d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
 
+/// Einsum as transposes, reshapes, reduce_sums and matmuls (onnx_einsum.cpp).
+void translate_einsum(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
+
 /// ConvTranspose and Resize as convs, pads, slices and matmuls (onnx_upsampling.cpp).
 void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
