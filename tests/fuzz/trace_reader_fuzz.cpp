@@ -1,7 +1,7 @@
 // libFuzzer harness for the trace reader and everything that streams a trace (summary, filter, diff, exports, the
 // event table of the Python bindings):
 // any input must give a result or TraceFormatError, never a crash, a sanitizer report or a hang. Built only by
-// scripts/fuzz_trace_reader.sh (clang-14, -fsanitize=fuzzer,address,undefined); not part of the CMake build.
+// scripts/fuzz_trace_reader.sh (clang-16, -fsanitize=fuzzer,address,undefined); not part of the CMake build.
 #include <unistd.h>
 
 #include <cstddef>

@@ -142,6 +142,68 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("the rectifier family and softplus and softsign match the reference on every test shape and policy",
+          "[kernels][1d]") {
+  struct Case {
+    const char* name;
+    bool binary;
+    float lo, hi;
+    nlohmann::json attrs;
+  };
+  const std::vector<Case> cases = {{"leaky_relu", false, -4.0f, 4.0f, nullptr},
+                                   {"leaky_relu", false, -4.0f, 4.0f, {{"alpha", 0.2}}},
+                                   {"prelu", true, -4.0f, 4.0f, nullptr},
+                                   {"elu", false, -6.0f, 3.0f, nullptr},
+                                   {"elu", false, -6.0f, 3.0f, {{"alpha", 0.5}}},
+                                   {"selu", false, -6.0f, 3.0f, nullptr},
+                                   {"selu", false, -6.0f, 3.0f, {{"alpha", 2.0}, {"gamma", 0.5}}},
+                                   {"celu", false, -6.0f, 3.0f, {{"alpha", 1.5}}},
+                                   {"thresholded_relu", false, -2.0f, 3.0f, {{"alpha", 0.75}}},
+                                   {"softplus", false, -12.0f, 12.0f, nullptr},
+                                   {"softsign", false, -8.0f, 8.0f, nullptr}};
+  for (const Case& c : cases) {
+    for (const Shape4& s : test::test_shapes()) {
+      const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
+      INFO(c.name << " " << c.attrs.dump() << " " << s.str());
+      for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+        const auto r = run_op(c.name, shapes, c.attrs, p, c.lo, c.hi);
+        INFO(to_string(p) << ": " << r.fault);
+        REQUIRE_FALSE(r.trapped);
+        CHECK(r.max_excess <= 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("the rectifier family at known values and prelu with a per-channel slope", "[kernels][1d]") {
+  const HostTensor x{Shape{5}, {-2.0f, -0.5f, 0.0f, 0.5f, 40.0f}};
+  const auto value = [&](const char* name, nlohmann::json attrs = nullptr) {
+    return test::bind_op(name, {Shape{5}}, std::move(attrs))->reference(std::vector<HostTensor>{x})[0].data;
+  };
+  CHECK(value("leaky_relu") == std::vector<float>{-0.02f, -0.005f, 0.0f, 0.5f, 40.0f});
+  CHECK(value("thresholded_relu", {{"alpha", 0.5}}) == std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f, 40.0f});
+  CHECK(value("softsign") == std::vector<float>{-2.0f / 3.0f, -0.5f / 1.5f, 0.0f, 0.5f / 1.5f, 40.0f / 41.0f});
+  const auto elu = value("elu");
+  CHECK(elu[0] == Approx(std::exp(-2.0) - 1.0));
+  CHECK(elu[4] == 40.0f);
+  const auto selu = value("selu");  // ONNX's default alpha and gamma
+  CHECK(selu[0] == Approx(1.0507009873554805 * 1.6732632423543772 * (std::exp(-2.0) - 1.0)));
+  CHECK(selu[3] == Approx(1.0507009873554805 * 0.5));
+  const auto softplus = value("softplus");
+  CHECK(softplus[2] == Approx(std::log(2.0)));
+  CHECK(softplus[4] == 40.0f);  // no overflow of e^x on the way
+  for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+    const auto r = run_op("prelu", {Shape{2, 3, 5, 7}, Shape{3, 1, 1}}, nullptr, p, -2.0f, 2.0f);
+    INFO(r.fault);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  }
+  CHECK_THROWS_WITH(test::bind_op("celu", {Shape{4}}, {{"alpha", 0}}), Catch::Contains("celu: alpha must not be 0"));
+  CHECK_THROWS_WITH(test::bind_op("leaky_relu", {Shape{4}}, {{"alpha", 1e9}}),
+                    Catch::Contains("alpha 1000000000 must be a finite fp16 value"));
+  CHECK_THROWS_WITH(test::bind_op("selu", {Shape{4}}, {{"beta", 1}}), Catch::Contains("beta"));
+}
+
 TEST_CASE("sub and div broadcast a [C, 1, 1], a [W] and a scalar operand over NCHW", "[kernels][1d][broadcast]") {
   for (const char* name : {"sub", "div"}) {
     for (const Shape& b : {Shape{3, 1, 1}, Shape{7}, Shape{}}) {

@@ -510,6 +510,18 @@ def single_op_models(directory):
     case("resize_sizes_align_corners", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
          [node("Resize", ["x", "", "", "sizes"], mode="linear", coordinate_transformation_mode="align_corners")],
          [("sizes", np.array([1, 4, 7, 4]))])
+    # The rectifier family, softplus and softsign (ONNX's definitions), PRelu with PyTorch's [C, 1, 1] slope.
+    case("leaky_relu", x4, np.where(x4 < 0, np.float32(0.1) * x4, x4), [node("LeakyRelu", ["x"], alpha=0.1)])
+    case("elu", x4, np.where(x4 < 0, 1.5 * (np.exp(x4) - 1), x4), [node("Elu", ["x"], alpha=1.5)])
+    selu_alpha, selu_gamma = 1.67326319217681884765625, 1.05070102214813232421875
+    case("selu", x4, np.where(x4 <= 0, selu_gamma * (selu_alpha * np.exp(x4) - selu_alpha), selu_gamma * x4),
+         [node("Selu", ["x"])])
+    case("celu", x4, np.maximum(0, x4) + np.minimum(0, 2.0 * (np.exp(x4 / 2.0) - 1)),
+         [node("Celu", ["x"], alpha=2.0)])
+    case("thresholded_relu", x4, np.where(x4 > 0.25, x4, 0), [node("ThresholdedRelu", ["x"], alpha=0.25)])
+    case("softplus", x4, np.log1p(np.exp(x4)), [node("Softplus", ["x"])])
+    case("softsign", x4, x4 / (1 + np.abs(x4)), [node("Softsign", ["x"])])
+    case("prelu", x4, np.where(x4 < 0, chan * x4, x4), [node("PRelu", ["x", "slope"])], [("slope", chan)])
     # Einsum: both operands at run time (attention scores, spaced as torchvision's MaxViT writes it), a constant
     # operand with the implicit output, ellipsis axes broadcast from size 1, one operand summed and transposed, three
     # operands, an index summed within one operand before the contraction, and an outer product.

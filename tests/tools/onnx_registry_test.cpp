@@ -29,17 +29,17 @@ std::string one_node_model(const std::string& op) {
 
 TEST_CASE("the ONNX importer maps op types onto the kinds of the registry it is given", "[onnx][import][registry]") {
   const test::TempDir dir("onnx-registry");
-  const auto softsign = dir.write("softsign.onnx", one_node_model("Softsign"));
-  // No built-in kind claims Softsign.
-  CHECK_THROWS_WITH(import_onnx(softsign), Catch::Contains("Softsign") && Catch::Contains("not a supported op type"));
+  const auto sin_model = dir.write("sin.onnx", one_node_model("Sin"));
+  // No built-in kind claims Sin.
+  CHECK_THROWS_WITH(import_onnx(sin_model), Catch::Contains("Sin") && Catch::Contains("not a supported op type"));
 
   OperatorRegistry registry = OperatorRegistry::builtin();
-  registry.add(std::make_unique<test::WrappingKind>("my_softsign", "neg", std::vector<std::string>{"Softsign"}));
-  const ImportedModel m = import_onnx(softsign, {}, registry);
+  registry.add(std::make_unique<test::WrappingKind>("my_sin", "neg", std::vector<std::string>{"Sin"}));
+  const ImportedModel m = import_onnx(sin_model, {}, registry);
   REQUIRE(m.workload["ops"].size() == 1);
-  CHECK(m.workload["ops"][0]["type"] == "my_softsign");
-  const Graph g = workload_from_json(m.workload, softsign.string(), dir.path(), registry);
-  CHECK(g.ops().at(0).type == "my_softsign");
+  CHECK(m.workload["ops"][0]["type"] == "my_sin");
+  const Graph g = workload_from_json(m.workload, sin_model.string(), dir.path(), registry);
+  CHECK(g.ops().at(0).type == "my_sin");
 
   // The built-in one-to-one mappings are the kinds' traits.
   CHECK(registry.find_onnx("Relu") == registry.find("relu"));

@@ -356,6 +356,22 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (type == "HardSigmoid") {
     const Attributes a(node, t.problems(), {"alpha", "beta"});
     if (t.arity(1, 1, 1)) t.op("hardsigmoid", {0}, {{"alpha", a.real("alpha", 0.2F)}, {"beta", a.real("beta", 0.5F)}});
+  } else if (type == "LeakyRelu" || type == "Elu" || type == "Celu" || type == "ThresholdedRelu") {
+    static const std::map<std::string, std::pair<std::string, float>> kinds = {
+        {"LeakyRelu", {"leaky_relu", 0.01F}},
+        {"Elu", {"elu", 1.0F}},
+        {"Celu", {"celu", 1.0F}},
+        {"ThresholdedRelu", {"thresholded_relu", 1.0F}}};
+    const auto& [op, alpha] = kinds.at(type);
+    const Attributes a(node, t.problems(), {"alpha"});
+    if (t.arity(1, 1, 1)) t.op(op, {0}, {{"alpha", a.real("alpha", alpha)}});
+  } else if (type == "Selu") {
+    const Attributes a(node, t.problems(), {"alpha", "gamma"});
+    if (t.arity(1, 1, 1)) {
+      t.op("selu", {0},
+           {{"alpha", a.real("alpha", 1.67326319217681884765625F)},
+            {"gamma", a.real("gamma", 1.05070102214813232421875F)}});
+    }
   } else if (type == "Min" || type == "Max" || type == "Sum" || type == "Mean") {
     translate_variadic(node, t, ctx);
   } else if (type == "Slice") {

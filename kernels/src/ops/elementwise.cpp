@@ -36,6 +36,14 @@ enum class Fn : std::uint8_t {
   kHardSwish,
   kNeg,
   kAbs,
+  kLeakyRelu,
+  kElu,
+  kSelu,
+  kCelu,
+  kSoftplus,
+  kSoftsign,
+  kThresholdedRelu,
+  kPRelu,
   kAdd,
   kSub,
   kMul,
@@ -48,7 +56,8 @@ enum class Fn : std::uint8_t {
 constexpr double kSqrtHalf = 0.70710678118654752440;       // 1 / sqrt(2)
 constexpr double kSqrtTwoOverPi = 0.79788456080286535588;  // sqrt(2 / pi)
 
-/// A function and its parameters (clip's bounds; hardsigmoid's alpha in lo and beta in hi), parsed once at bind.
+/// A function and its parameters (clip's bounds; hardsigmoid's alpha in lo and beta in hi; selu's alpha in lo and
+/// gamma in hi; leaky_relu's, elu's, celu's and thresholded_relu's alpha in lo), parsed once at bind.
 struct Function {
   Fn fn = Fn::kRelu;
   float lo = 0.0f, hi = 0.0f;
@@ -103,6 +112,24 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
       return visit([](float a, float) { return a * hard_sigmoid_value(a, 1.0f / 6.0f, 0.5f); });
     case Fn::kNeg:
       return visit([](float a, float) { return -a; });
+    case Fn::kLeakyRelu:
+      return visit([alpha = f.lo](float a, float) { return a < 0.0f ? alpha * a : a; });
+    case Fn::kPRelu:
+      return visit([](float a, float slope) { return a < 0.0f ? slope * a : a; });
+    case Fn::kElu:
+      return visit([alpha = f.lo](float a, float) { return a < 0.0f ? alpha * std::expm1(a) : a; });
+    case Fn::kSelu:
+      return visit([alpha = f.lo, gamma = f.hi](float a, float) {
+        return a <= 0.0f ? gamma * (alpha * std::expm1(a)) : gamma * a;
+      });
+    case Fn::kCelu:
+      return visit([alpha = f.lo](float a, float) { return a > 0.0f ? a : alpha * std::expm1(a / alpha); });
+    case Fn::kSoftplus:  // log(1 + e^a) without overflow: max(a, 0) + log(1 + e^-|a|)
+      return visit([](float a, float) { return std::max(a, 0.0f) + std::log1p(std::exp(-std::fabs(a))); });
+    case Fn::kSoftsign:
+      return visit([](float a, float) { return a / (1.0f + std::fabs(a)); });
+    case Fn::kThresholdedRelu:
+      return visit([alpha = f.lo](float a, float) { return a > alpha ? a : 0.0f; });
     case Fn::kAbs:
       return visit([](float a, float) { return std::fabs(a); });
     case Fn::kMin:
@@ -180,6 +207,22 @@ double reference_value(const Function& f, double a, double b) {
       return a * std::clamp(a + 3.0, 0.0, 6.0) / 6.0;
     case Fn::kNeg:
       return -a;
+    case Fn::kLeakyRelu:
+      return a < 0.0 ? f.lo * a : a;
+    case Fn::kPRelu:
+      return a < 0.0 ? b * a : a;
+    case Fn::kElu:
+      return a < 0.0 ? f.lo * (std::exp(a) - 1.0) : a;
+    case Fn::kSelu:  // ONNX's definition
+      return a <= 0.0 ? f.hi * (f.lo * std::exp(a) - f.lo) : f.hi * a;
+    case Fn::kCelu:  // ONNX's definition
+      return std::max(0.0, a) + std::min(0.0, f.lo * (std::exp(a / f.lo) - 1.0));
+    case Fn::kSoftplus:
+      return a > 0.0 ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a));
+    case Fn::kSoftsign:
+      return a / (1.0 + std::abs(a));
+    case Fn::kThresholdedRelu:
+      return a > f.lo ? a : 0.0;
     case Fn::kAbs:
       return std::abs(a);
     case Fn::kMin:
@@ -216,7 +259,17 @@ std::uint64_t flops_of(Fn fn) {
       return 8;
     case Fn::kClip:
     case Fn::kHardSigmoid:
+    case Fn::kLeakyRelu:
+    case Fn::kPRelu:
+    case Fn::kThresholdedRelu:
       return 2;
+    case Fn::kSoftsign:
+      return 3;
+    case Fn::kElu:
+    case Fn::kSelu:
+    case Fn::kCelu:
+    case Fn::kSoftplus:
+      return 4;
     case Fn::kHardSwish:
       return 4;
     default:
@@ -424,6 +477,30 @@ std::unique_ptr<BoundOp> bind_hard_sigmoid(std::string_view name, const JsonFiel
       std::vector<Shape>(in.begin(), in.end()), in[0]);
 }
 
+/// An fp16-finite attribute of an activation (its default when absent).
+float activation_parameter(std::string_view name, const JsonField& attrs, const char* key, double fallback) {
+  const double v = num_attr(attrs, key, fallback);
+  if (!std::isfinite(v) || std::fabs(v) > 65504.0)
+    reject(name, fmt::format("{} {} must be a finite fp16 value", key, v));
+  return static_cast<float>(v);
+}
+
+/// leaky_relu, elu, celu and thresholded_relu: `alpha` (kFn's default); selu: `alpha` and `gamma`.
+template <Fn kFn>
+std::unique_ptr<BoundOp> bind_with_alpha(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
+  constexpr bool selu = kFn == Fn::kSelu;
+  if (selu) {
+    check_attrs(attrs, {"alpha", "gamma"});
+  } else {
+    check_attrs(attrs, {"alpha"});
+  }
+  constexpr double fallback = kFn == Fn::kLeakyRelu ? 0.01 : selu ? 1.67326319217681884765625 : 1.0;
+  Function f{kFn, activation_parameter(name, attrs, "alpha", fallback), 0.0f};
+  if (selu) f.hi = activation_parameter(name, attrs, "gamma", 1.05070102214813232421875);
+  if (kFn == Fn::kCelu && f.lo == 0.0f) reject(name, "alpha must not be 0 (celu divides by it)");
+  return std::make_unique<ElementwiseOp>(f, std::vector<Shape>(in.begin(), in.end()), in[0]);
+}
+
 template <Fn kFn>
 std::unique_ptr<BoundOp> bind_binary(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {});
@@ -460,6 +537,14 @@ void add_elementwise_kinds(OperatorRegistry& registry) {
   add("hardswish", unary, bind_unary<Fn::kHardSwish>, {"HardSwish"});
   add("neg", unary, bind_unary<Fn::kNeg>, {"Neg"});
   add("abs", unary, bind_unary<Fn::kAbs>, {"Abs"});
+  add("leaky_relu", unary, bind_with_alpha<Fn::kLeakyRelu>, {});
+  add("elu", unary, bind_with_alpha<Fn::kElu>, {});
+  add("selu", unary, bind_with_alpha<Fn::kSelu>, {});
+  add("celu", unary, bind_with_alpha<Fn::kCelu>, {});
+  add("thresholded_relu", unary, bind_with_alpha<Fn::kThresholdedRelu>, {});
+  add("softplus", unary, bind_unary<Fn::kSoftplus>, {"Softplus"});
+  add("softsign", unary, bind_unary<Fn::kSoftsign>, {"Softsign"});
+  add("prelu", binary, bind_binary<Fn::kPRelu>, {"PRelu"});
   add("add", binary, bind_binary<Fn::kAdd>, {"Add"}, StoreFoldRole::kResidualAdd);
   add("sub", binary, bind_binary<Fn::kSub>, {"Sub"});
   add("mul", binary, bind_binary<Fn::kMul>, {"Mul"});
