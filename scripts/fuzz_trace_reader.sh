@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the trace reader (and summary/export/filter/diff on top of it) with libFuzzer from clang-14, ASan and
+# Fuzzes the trace reader (and summary/export/filter/diff on top of it) with libFuzzer from clang-16, ASan and
 # UBSan, for a bounded time, starting from seed traces that tests/fuzz/make_seeds.cpp writes with the library's
 # own writer (version 2 with zstd and raw DMA blocks, both in one file, and a version 1 file). Every input that
 # crashes, leaks, times out or trips a sanitizer is copied to tests/fuzz/corpus-regressions/, which
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 out=${2:-build-fuzz}
 keep_going=${FUZZ_KEEP_GOING:-1}
-command -v clang++-14 >/dev/null || { echo "clang++-14 is required (apt-get install clang-14)" >&2; exit 2; }
+command -v clang++-16 >/dev/null || { echo "clang++-16 is required (apt-get install clang-16 libclang-rt-16-dev)" >&2; exit 2; }
 rm -rf "$out/crashes"  # this run's failures only; earlier ones are in tests/fuzz/corpus-regressions/
 mkdir -p "$out/obj" "$out/corpus" "$out/crashes" tests/fuzz/corpus-regressions
 
@@ -26,19 +26,19 @@ sources=(trace/src/*.cpp trace_analysis/src/*.cpp dma/src/request.cpp sim/src/fa
 libs=(-lfmt)
 if grep -q ZSTD_ trace/src/*.cpp; then libs+=(-lzstd); fi
 libs+=(-lz -pthread)  # the Perfetto export compresses its packets (zstd or deflate) on a worker thread
-echo "building $out/trace_reader_fuzz and $out/make_seeds with clang++-14 (${#sources[@]} library sources)"
+echo "building $out/trace_reader_fuzz and $out/make_seeds with clang++-16 (${#sources[@]} library sources)"
 rm -f "$out"/obj/*.o
 pending=()  # two compilers at a time (the machine has two cores); a failing one stops the script
 for src in "${sources[@]}"; do
-  clang++-14 "${common[@]}" "${instrumented[@]}" -c "$src" -o "$out/obj/$(basename "$src" .cpp).o" &
+  clang++-16 "${common[@]}" "${instrumented[@]}" -c "$src" -o "$out/obj/$(basename "$src" .cpp).o" &
   pending+=($!)
   if [ ${#pending[@]} -ge 2 ]; then wait "${pending[0]}"; pending=("${pending[@]:1}"); fi
 done
 for job in "${pending[@]}"; do wait "$job"; done
 objects=("$out"/obj/*.o)
-clang++-14 "${common[@]}" -fsanitize=fuzzer,address,undefined tests/fuzz/trace_reader_fuzz.cpp "${objects[@]}" \
+clang++-16 "${common[@]}" -fsanitize=fuzzer,address,undefined tests/fuzz/trace_reader_fuzz.cpp "${objects[@]}" \
   "${libs[@]}" -o "$out/trace_reader_fuzz"
-clang++-14 "${common[@]}" "${instrumented[@]}" -Itrace/src tests/fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" \
+clang++-16 "${common[@]}" "${instrumented[@]}" -Itrace/src tests/fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" \
   -o "$out/make_seeds"
 
 # Seeds: fresh from the writer on every run (so they follow the current format), plus the regression inputs and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the user-file readers (the JSON workload loader with op binding and the pass pipeline, the arch loader
 # with its timing model, the ONNX importer with the bound of what its parse takes, the .npy reader) and the constant-pack parser with libFuzzer from
-# clang-14, ASan and UBSan, for a bounded time. The libraries are built by CMake in BUILD_DIR with clang-14 and the
+# clang-16, ASan and UBSan, for a bounded time. The libraries are built by CMake in BUILD_DIR with clang-16 and the
 # sanitizers; seeds are the shipped workloads (examples/, bench/workloads/), the arch presets, the ONNX test
 # models, small .npy files and a constant pack. Every input that crashes, leaks, times out or trips a sanitizer is
 # copied to tests/fuzz/workload-regressions/ (first byte 'N': a .npy, 'A': an arch file, 'O': an ONNX model, 'P':
@@ -11,15 +11,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 out=${2:-build-fuzz-workload}
-command -v clang++-14 >/dev/null || { echo "clang++-14 is required (apt-get install clang-14)" >&2; exit 2; }
+command -v clang++-16 >/dev/null || { echo "clang++-16 is required (apt-get install clang-16 libclang-rt-16-dev)" >&2; exit 2; }
 flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
-cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
+cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_C_COMPILER=clang-16 \
   -DCMAKE_CXX_FLAGS="$flags" -DLDMSIM_BUILD_TESTS=OFF -DLDMSIM_BUILD_BENCH=OFF -DLDMSIM_BUILD_TOOLS=OFF \
   -DBUILD_SHARED_LIBS=OFF >/dev/null
 cmake --build "$out" -j"${LDMSIM_JOBS:-2}" --target ldmsim_frontends ldmsim_trace_analysis
 libs=()
 for lib in frontends graph kernels runtime trace_analysis trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
-clang++-14 -std=c++20 $flags -fsanitize=fuzzer -DONNX_ML=1 -DONNX_NAMESPACE=onnx -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
+clang++-16 -std=c++20 $flags -fsanitize=fuzzer -DONNX_ML=1 -DONNX_NAMESPACE=onnx -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
   -Igraph/include -Ifrontends/include -Itrace/include -Itrace_analysis/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
   -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lz -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
 
