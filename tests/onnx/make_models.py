@@ -2,6 +2,7 @@
 """Builds the ONNX test models of tests/tools/onnx_cli_test.cpp with python3-onnx's helper API, their inputs,
 and numpy references of their outputs (fp32 arithmetic on the fp16-rounded input and weights, as ldmsim stages
 them). Usage: make_models.py DIR. Nothing is downloaded."""
+import itertools
 import math
 import sys
 from pathlib import Path
@@ -522,6 +523,30 @@ def single_op_models(directory):
     case("softplus", x4, np.log1p(np.exp(x4)), [node("Softplus", ["x"])])
     case("softsign", x4, x4 / (1 + np.abs(x4)), [node("Softsign", ["x"])])
     case("prelu", x4, np.where(x4 < 0, chan * x4, x4), [node("PRelu", ["x", "slope"])], [("slope", chan)])
+    # InstanceNormalization over each channel's spatial elements; DepthToSpace in both modes and SpaceToDepth by
+    # their element mappings; LogSoftmax over one axis (opset 13) and over the 2-D view from axis 1 (opset 11).
+    in_scale, in_bias = weights(3) + 1, weights(3)
+    mean, var = x4.mean(axis=(2, 3), keepdims=True), x4.var(axis=(2, 3), keepdims=True)
+    case("instance_norm", x4, in_scale.reshape(3, 1, 1) * (x4 - mean) / np.sqrt(var + 1e-3) + in_bias.reshape(3, 1, 1),
+         [node("InstanceNormalization", ["x", "s", "b"], epsilon=1e-3)], [("s", in_scale), ("b", in_bias)])
+    deep = fp16(rng.normal(size=(2, 8, 3, 5)))
+    for mode in ("DCR", "CRD"):
+        out = np.zeros((2, 2, 6, 10), np.float32)
+        for c, i, j in itertools.product(range(2), range(2), range(2)):
+            source = (i * 2 + j) * 2 + c if mode == "DCR" else c * 4 + i * 2 + j
+            out[:, c, i::2, j::2] = deep[:, source]
+        case(f"depth_to_space_{mode.lower()}", deep, out, [node("DepthToSpace", ["x"], blocksize=2, mode=mode)])
+    wide = fp16(rng.normal(size=(2, 3, 4, 6)))
+    out = np.zeros((2, 12, 2, 3), np.float32)
+    for c, i, j in itertools.product(range(3), range(2), range(2)):
+        out[:, (i * 2 + j) * 3 + c] = wide[:, c, i::2, j::2]
+    case("space_to_depth", wide, out, [node("SpaceToDepth", ["x"], blocksize=2)])
+    case("log_softmax_axis", x4, x4 - x4.max(axis=2, keepdims=True) - np.log(
+        np.exp(x4 - x4.max(axis=2, keepdims=True)).sum(axis=2, keepdims=True)), [node("LogSoftmax", ["x"], axis=2)])
+    flat = x4.reshape(2, -1)
+    case("log_softmax_2d_view", x4, (flat - flat.max(axis=1, keepdims=True) - np.log(
+        np.exp(flat - flat.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True))).reshape(x4.shape),
+         [node("LogSoftmax", ["x"], axis=1)], opset=11)
     # Einsum: both operands at run time (attention scores, spaced as torchvision's MaxViT writes it), a constant
     # operand with the implicit output, ellipsis axes broadcast from size 1, one operand summed and transposed, three
     # operands, an index summed within one operand before the contraction, and an outer product.
@@ -648,6 +673,14 @@ def bad_models(directory, cnn_bytes):
     einsums.append(helper.make_node("Einsum", ["m"], ["y"], name="arrows", equation="ij->j->i"))
     onnx.save(helper.make_model(helper.make_graph(einsums, "bad_einsum", [m], [y]),
                                 opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_einsum.onnx"))
+    # Rearrangements and InstanceNormalization that do not fit their inputs.
+    cube = helper.make_tensor_value_info("cube", TensorProto.FLOAT, [1, 6, 4, 5])
+    misfits = [helper.make_node("DepthToSpace", ["cube"], ["d"], name="channels_not_blocks", blocksize=2),
+               helper.make_node("SpaceToDepth", ["cube"], ["s"], name="width_not_blocks", blocksize=2),
+               helper.make_node("InstanceNormalization", ["cube", "s4", "b6"], ["y"], name="scale_not_channels")]
+    onnx.save(helper.make_model(helper.make_graph(misfits, "bad_rearrange", [cube], [y], [
+        numpy_helper.from_array(np.ones(4, np.float32), "s4"), numpy_helper.from_array(np.ones(6, np.float32), "b6")]),
+        opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_rearrange.onnx"))
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))

@@ -423,6 +423,18 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK_THAT(r.output, Catch::Contains("'arrows' (Einsum): equation 'ij->j->i' has more than one '->'"));
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
+  SECTION("rearrangements and an InstanceNormalization that do not fit their inputs, every one named") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_rearrange.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("3 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("'channels_not_blocks' (DepthToSpace): 6 channels are not a multiple of "
+                                         "blocksize^2 = 4"));
+    CHECK_THAT(r.output, Catch::Contains("'width_not_blocks' (SpaceToDepth): H 4 and W 5 must be multiples of "
+                                         "blocksize 2"));
+    CHECK_THAT(r.output, Catch::Contains("'scale_not_channels' (InstanceNormalization): scale [4] and B [6] must both "
+                                         "be [6], one value per channel"));
+  }
   SECTION("a 1-D conv's and a ConvTranspose's kernel_shape that is not the weights' window") {
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_kernels.onnx"), out.str()));
     INFO(r.output);

@@ -386,6 +386,12 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_resize(node, t, ctx);
   } else if (type == "Einsum") {
     translate_einsum(node, t, ctx);
+  } else if (type == "InstanceNormalization") {
+    translate_instance_norm(node, t, ctx);
+  } else if (type == "DepthToSpace" || type == "SpaceToDepth") {
+    translate_depth_space(node, t, type == "DepthToSpace");
+  } else if (type == "LogSoftmax") {
+    translate_log_softmax(node, t, ctx);
   } else if (type == "Gemm") {
     const Attributes a(node, t.problems(), {"alpha", "beta", "transA", "transB"});
     if (t.arity(2, 3, 1)) {

@@ -222,6 +222,13 @@ void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max)
 void translate_conv_3d(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_pool_3d(const onnx::NodeProto& node, NodeTranslator& t, bool max);
 
+/// InstanceNormalization as a layer_norm over each channel's spatial elements (onnx_instance_norm.cpp).
+void translate_instance_norm(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
+/// DepthToSpace (to_space) and SpaceToDepth as reshape, transpose, reshape (onnx_depth_space.cpp).
+void translate_depth_space(const onnx::NodeProto& node, NodeTranslator& t, bool to_space);
+/// LogSoftmax as reductions and point-wise ops (onnx_log_softmax.cpp).
+void translate_log_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx);
+
 /// Einsum as transposes, reshapes, reduce_sums and matmuls (onnx_einsum.cpp).
 void translate_einsum(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
 
