@@ -16,11 +16,11 @@ flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefine
 cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_C_COMPILER=clang-16 \
   -DCMAKE_CXX_FLAGS="$flags" -DLDMSIM_BUILD_TESTS=OFF -DLDMSIM_BUILD_BENCH=OFF -DLDMSIM_BUILD_TOOLS=OFF \
   -DBUILD_SHARED_LIBS=OFF >/dev/null
-cmake --build "$out" -j"${LDMSIM_JOBS:-2}" --target ldmsim_frontends ldmsim_trace_analysis
+cmake --build "$out" -j"${LDMSIM_JOBS:-2}" --target ldmsim_session ldmsim_frontends ldmsim_trace_analysis
 libs=()
-for lib in frontends graph kernels runtime trace_analysis trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
+for lib in session frontends graph kernels runtime trace_analysis trace dma sim; do libs+=("$(find "$out" -name "libldmsim_$lib.a" -print -quit)"); done
 clang++-16 -std=c++20 $flags -fsanitize=fuzzer -DONNX_ML=1 -DONNX_NAMESPACE=onnx -Isim/include -Idma/include -Iruntime/include -Ikernels/include \
-  -Igraph/include -Ifrontends/include -Itrace/include -Itrace_analysis/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
+  -Igraph/include -Ifrontends/include -Isession/include -Itrace/include -Itrace_analysis/include tests/fuzz/workload_fuzz.cpp "${libs[@]}" \
   -lboost_fiber -lboost_context -lspdlog -lfmt -lzstd -lz -lonnx_proto -lprotobuf -lpthread -o "$out/workload_fuzz"
 
 # Seeds: a byte selecting the reader, then the file.

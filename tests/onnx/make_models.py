@@ -547,6 +547,13 @@ def single_op_models(directory):
     case("log_softmax_2d_view", x4, (flat - flat.max(axis=1, keepdims=True) - np.log(
         np.exp(flat - flat.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True))).reshape(x4.shape),
          [node("LogSoftmax", ["x"], axis=1)], opset=11)
+    # A reduction of a constant folds at import: PyTorch's std divides by the element count, ReduceProd of a shape.
+    case("reduce_prod_of_shape", x4, x4 / 35.0,
+         [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+          helper.make_node("Slice", ["shape", "two", "four"], ["hw"], name="spatial"),
+          helper.make_node("ReduceProd", ["hw"], ["count"], name="count", keepdims=0),
+          helper.make_node("Cast", ["count"], ["count_f"], name="cast", to=TensorProto.FLOAT),
+          node("Div", ["x", "count_f"])], [("two", np.array([2])), ("four", np.array([4]))])
     # Einsum: both operands at run time (attention scores, spaced as torchvision's MaxViT writes it), a constant
     # operand with the implicit output, ellipsis axes broadcast from size 1, one operand summed and transposed, three
     # operands, an index summed within one operand before the contraction, and an outer product.

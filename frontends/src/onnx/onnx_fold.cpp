@@ -767,6 +767,77 @@ void fold_logic(NodeTranslator& t, const std::string& type) {
   t.define(std::move(c));
 }
 
+/// ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd of a constant (PyTorch's var and std reduce a
+/// shape's dims to the element count this way), in double.
+void fold_reduce(NodeTranslator& t, const std::string& type) {
+  const bool axes_input = type == "ReduceSum" && t.context().opset >= 13;
+  const Attributes a(t.node(), t.problems(),
+                     axes_input ? std::set<std::string>{"keepdims", "noop_with_empty_axes"}
+                                : std::set<std::string>{"axes", "keepdims"});
+  if (!t.arity(1, axes_input ? 2 : 1, 1)) return;
+  const Constant& data = *t.known(0);
+  const std::size_t rank = data.dims.size();
+  std::vector<std::int64_t> axes = axes_input ? std::vector<std::int64_t>{} : a.integers("axes", {});
+  if (axes_input && t.has_input(1)) {
+    const Constant* given = t.known(1);
+    if (given == nullptr || !given->integer) {
+      t.problem("the axes (input 1) must be an integer constant");
+      return;
+    }
+    for (const double v : given->values) axes.push_back(saturated_integer(v));
+  }
+  if (axes.empty() && axes_input && a.integer("noop_with_empty_axes", 0) != 0) {
+    t.define(data);
+    return;
+  }
+  std::vector<bool> reduced(rank, axes.empty());
+  for (const std::int64_t axis : axes) {
+    const auto k = normalize_axis(axis, rank);
+    if (!k) {
+      t.problem(fmt::format("axes [{}] are out of range for rank {}", fmt::join(axes, ", "), rank));
+      return;
+    }
+    reduced[*k] = true;
+  }
+  const bool keep = a.integer("keepdims", 1) != 0;
+  Constant out;
+  out.integer = data.integer && type != "ReduceMean";
+  Dims kept_strides(rank, 0);  // each input axis's stride in the output (0 where reduced)
+  std::uint64_t out_elements = 1;
+  for (std::size_t d = rank; d-- > 0;) {
+    if (!reduced[d]) {
+      kept_strides[d] = out_elements;
+      out_elements *= data.dims[d];
+    }
+  }
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (!reduced[d] || keep) out.dims.push_back(reduced[d] ? 1 : data.dims[d]);
+  }
+  const double start = type == "ReduceProd"  ? 1.0
+                       : type == "ReduceMax" ? -std::numeric_limits<double>::infinity()
+                       : type == "ReduceMin" ? std::numeric_limits<double>::infinity()
+                                             : 0.0;
+  out.values.assign(out_elements, start);
+  const std::uint64_t count = out_elements == 0 ? 0 : data.values.size() / out_elements;
+  for (std::uint64_t i = 0; i < data.values.size(); ++i) {
+    std::uint64_t rest = i, at = 0;
+    for (std::size_t d = rank; d-- > 0;) {
+      at += (rest % data.dims[d]) * kept_strides[d];
+      rest /= data.dims[d];
+    }
+    double& acc = out.values[at];
+    const double v = data.values[i];
+    acc = type == "ReduceProd"  ? acc * v
+          : type == "ReduceMax" ? std::max(acc, v)
+          : type == "ReduceMin" ? std::min(acc, v)
+                                : acc + v;
+  }
+  if (type == "ReduceMean") {
+    for (double& v : out.values) v /= static_cast<double>(count);
+  }
+  t.define(std::move(out));
+}
+
 bool all_inputs_known(const NodeTranslator& t) {
   for (int i = 0; i < t.node().input_size(); ++i) {
     if (t.known(i) == nullptr) return false;
@@ -817,6 +888,10 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx) 
   } else if (type == "Sqrt" && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {});
     if (t.arity(1, 1, 1)) fold_power(t, type);
+  } else if ((type == "ReduceSum" || type == "ReduceMean" || type == "ReduceMax" || type == "ReduceMin" ||
+              type == "ReduceProd") &&
+             t.small_constant(0) != nullptr) {
+    fold_reduce(t, type);
   } else if (type == "Mod" && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {"fmod"});
     if (t.arity(2, 2, 1)) fold_arithmetic(t, type, a.integer("fmod", 0) != 0);
