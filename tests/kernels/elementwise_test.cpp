@@ -142,8 +142,10 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("the rectifier family and softplus and softsign match the reference on every test shape and policy",
-          "[kernels][1d]") {
+TEST_CASE(
+    "the rectifier family and softplus and softsign and sin and cos and floor and ceil and round and sign "
+    "match the reference on every test shape and policy",
+    "[kernels][1d]") {
   struct Case {
     const char* name;
     bool binary;
@@ -160,7 +162,13 @@ TEST_CASE("the rectifier family and softplus and softsign match the reference on
                                    {"celu", false, -6.0f, 3.0f, {{"alpha", 1.5}}},
                                    {"thresholded_relu", false, -2.0f, 3.0f, {{"alpha", 0.75}}},
                                    {"softplus", false, -12.0f, 12.0f, nullptr},
-                                   {"softsign", false, -8.0f, 8.0f, nullptr}};
+                                   {"softsign", false, -8.0f, 8.0f, nullptr},
+                                   {"sin", false, -7.0f, 7.0f, nullptr},
+                                   {"cos", false, -7.0f, 7.0f, nullptr},
+                                   {"floor", false, -8.0f, 8.0f, nullptr},
+                                   {"ceil", false, -8.0f, 8.0f, nullptr},
+                                   {"round", false, -8.0f, 8.0f, nullptr},
+                                   {"sign", false, -3.0f, 3.0f, nullptr}};
   for (const Case& c : cases) {
     for (const Shape4& s : test::test_shapes()) {
       const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
@@ -198,6 +206,12 @@ TEST_CASE("the rectifier family at known values and prelu with a per-channel slo
     REQUIRE_FALSE(r.trapped);
     CHECK(r.max_excess <= 0);
   }
+  const HostTensor halves{Shape{6}, {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f}};
+  const auto rounded = test::bind_op("round", {Shape{6}})->reference(std::vector<HostTensor>{halves})[0].data;
+  CHECK(rounded == std::vector<float>{-2.0f, -2.0f, -0.0f, 0.0f, 2.0f, 2.0f});  // halves to even
+  const auto r_round = run_op("round", {Shape{6}}, nullptr, StagingPolicy::kMethod, 0, 0, 7, {halves.data});
+  CHECK(r_round.max_excess <= 0);
+  CHECK(value("sign") == std::vector<float>{-1.0f, -1.0f, 0.0f, 1.0f, 1.0f});
   CHECK_THROWS_WITH(test::bind_op("celu", {Shape{4}}, {{"alpha", 0}}), Catch::Contains("celu: alpha must not be 0"));
   CHECK_THROWS_WITH(test::bind_op("leaky_relu", {Shape{4}}, {{"alpha", 1e9}}),
                     Catch::Contains("alpha 1000000000 must be a finite fp16 value"));

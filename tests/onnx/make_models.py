@@ -523,6 +523,10 @@ def single_op_models(directory):
     case("softplus", x4, np.log1p(np.exp(x4)), [node("Softplus", ["x"])])
     case("softsign", x4, x4 / (1 + np.abs(x4)), [node("Softsign", ["x"])])
     case("prelu", x4, np.where(x4 < 0, chan * x4, x4), [node("PRelu", ["x", "slope"])], [("slope", chan)])
+    scaled = fp16(x4 * 3)  # values with whole and half parts for the rounding ops
+    for op, f in [("Sin", np.sin), ("Cos", np.cos), ("Floor", np.floor), ("Ceil", np.ceil), ("Round", np.round),
+                  ("Sign", np.sign)]:
+        case(op.lower(), scaled, f(scaled), [node(op, ["x"])])
     # InstanceNormalization over each channel's spatial elements; DepthToSpace in both modes and SpaceToDepth by
     # their element mappings; LogSoftmax over one axis (opset 13) and over the 2-D view from axis 1 (opset 11).
     in_scale, in_bias = weights(3) + 1, weights(3)

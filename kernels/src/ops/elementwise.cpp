@@ -44,6 +44,12 @@ enum class Fn : std::uint8_t {
   kSoftsign,
   kThresholdedRelu,
   kPRelu,
+  kSin,
+  kCos,
+  kFloor,
+  kCeil,
+  kRound,
+  kSign,
   kAdd,
   kSub,
   kMul,
@@ -130,6 +136,18 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
       return visit([](float a, float) { return a / (1.0f + std::fabs(a)); });
     case Fn::kThresholdedRelu:
       return visit([alpha = f.lo](float a, float) { return a > alpha ? a : 0.0f; });
+    case Fn::kSin:
+      return visit([](float a, float) { return std::sin(a); });
+    case Fn::kCos:
+      return visit([](float a, float) { return std::cos(a); });
+    case Fn::kFloor:
+      return visit([](float a, float) { return std::floor(a); });
+    case Fn::kCeil:
+      return visit([](float a, float) { return std::ceil(a); });
+    case Fn::kRound:  // halves to even, as ONNX (the default rounding mode)
+      return visit([](float a, float) { return std::nearbyint(a); });
+    case Fn::kSign:  // a NaN stays NaN
+      return visit([](float a, float) { return a > 0.0f ? 1.0f : a < 0.0f ? -1.0f : a == 0.0f ? 0.0f : a; });
     case Fn::kAbs:
       return visit([](float a, float) { return std::fabs(a); });
     case Fn::kMin:
@@ -223,6 +241,20 @@ double reference_value(const Function& f, double a, double b) {
       return a / (1.0 + std::abs(a));
     case Fn::kThresholdedRelu:
       return a > f.lo ? a : 0.0;
+    case Fn::kSin:
+      return std::sin(a);
+    case Fn::kCos:
+      return std::cos(a);
+    case Fn::kFloor:
+      return std::floor(a);
+    case Fn::kCeil:
+      return std::ceil(a);
+    case Fn::kRound: {  // halves to even, written out
+      const double below = std::floor(a), rest = a - below;
+      return rest > 0.5 || (rest == 0.5 && std::fmod(below, 2.0) != 0.0) ? below + 1.0 : below;
+    }
+    case Fn::kSign:
+      return std::isnan(a) ? a : static_cast<double>((a > 0.0) - (a < 0.0));
     case Fn::kAbs:
       return std::abs(a);
     case Fn::kMin:
@@ -265,6 +297,9 @@ std::uint64_t flops_of(Fn fn) {
       return 2;
     case Fn::kSoftsign:
       return 3;
+    case Fn::kSin:
+    case Fn::kCos:
+      return 4;
     case Fn::kElu:
     case Fn::kSelu:
     case Fn::kCelu:
@@ -432,9 +467,11 @@ class ElementwiseOp final : public BoundOp {
     return form;
   }
   Tolerance tolerance() const override {
-    // relu, clip, neg, abs, min and max only select or flip a sign: one fp16 rounding of the output at most.
+    // relu, clip, neg, abs, min, max, floor, ceil, round and sign only select, flip a sign or give a whole number:
+    // one fp16 rounding of the output at most.
     const bool selects = fn_.fn == Fn::kRelu || fn_.fn == Fn::kClip || fn_.fn == Fn::kNeg || fn_.fn == Fn::kAbs ||
-                         fn_.fn == Fn::kMin || fn_.fn == Fn::kMax;
+                         fn_.fn == Fn::kMin || fn_.fn == Fn::kMax || fn_.fn == Fn::kFloor || fn_.fn == Fn::kCeil ||
+                         fn_.fn == Fn::kRound || fn_.fn == Fn::kSign;
     return selects ? Tolerance{0.0, 1.0 / 1024} : Tolerance{1e-3, 1.0 / 1024};
   }
 
@@ -545,6 +582,12 @@ void add_elementwise_kinds(OperatorRegistry& registry) {
   add("softplus", unary, bind_unary<Fn::kSoftplus>, {"Softplus"});
   add("softsign", unary, bind_unary<Fn::kSoftsign>, {"Softsign"});
   add("prelu", binary, bind_binary<Fn::kPRelu>, {"PRelu"});
+  add("sin", unary, bind_unary<Fn::kSin>, {"Sin"});
+  add("cos", unary, bind_unary<Fn::kCos>, {"Cos"});
+  add("floor", unary, bind_unary<Fn::kFloor>, {"Floor"});
+  add("ceil", unary, bind_unary<Fn::kCeil>, {"Ceil"});
+  add("round", unary, bind_unary<Fn::kRound>, {"Round"});
+  add("sign", unary, bind_unary<Fn::kSign>, {"Sign"});
   add("add", binary, bind_binary<Fn::kAdd>, {"Add"}, StoreFoldRole::kResidualAdd);
   add("sub", binary, bind_binary<Fn::kSub>, {"Sub"});
   add("mul", binary, bind_binary<Fn::kMul>, {"Mul"});
