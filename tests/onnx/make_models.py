@@ -527,6 +527,19 @@ def single_op_models(directory):
     for op, f in [("Sin", np.sin), ("Cos", np.cos), ("Floor", np.floor), ("Ceil", np.ceil), ("Round", np.round),
                   ("Sign", np.sign)]:
         case(op.lower(), scaled, f(scaled), [node(op, ["x"])])
+    # Norm reductions: an L2 norm of values whose squares overflow fp16 and of an all-zero slice, LogSumExp of values
+    # whose exponentials would.
+    big = fp16(x4 * 300)
+    big[1, :, 2, :] = 0
+    case("reduce_l2_large", big, np.sqrt((big.astype(np.float64) ** 2).sum(axis=1)),
+         [node("ReduceL2", ["x"], axes=[1], keepdims=0)])
+    case("reduce_l1", x4, np.abs(x4).sum(axis=(2, 3), keepdims=True), [node("ReduceL1", ["x"], axes=[2, 3])])
+    case("reduce_sum_square", x4, (x4 ** 2).sum(axis=3, keepdims=True), [node("ReduceSumSquare", ["x"], axes=[3])])
+    hot = fp16(x4 * 40)
+    peak = hot.astype(np.float64).max(axis=1)
+    case("reduce_log_sum_exp", hot, peak + np.log(np.exp(hot - peak[:, None]).sum(axis=1)),
+         [node("ReduceLogSumExp", ["x"], axes=[1], keepdims=0)])
+    case("tile", x4, np.tile(x4, (1, 2, 1, 3)), [node("Tile", ["x", "reps"])], [("reps", np.array([1, 2, 1, 3]))])
     # InstanceNormalization over each channel's spatial elements; DepthToSpace in both modes and SpaceToDepth by
     # their element mappings; LogSoftmax over one axis (opset 13) and over the 2-D view from axis 1 (opset 11).
     in_scale, in_bias = weights(3) + 1, weights(3)

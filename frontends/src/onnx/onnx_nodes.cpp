@@ -390,6 +390,10 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_instance_norm(node, t, ctx);
   } else if (type == "DepthToSpace" || type == "SpaceToDepth") {
     translate_depth_space(node, t, type == "DepthToSpace");
+  } else if (type == "ReduceL1" || type == "ReduceL2" || type == "ReduceSumSquare" || type == "ReduceLogSumExp") {
+    translate_norm_reduction(node, t, ctx);
+  } else if (type == "Tile") {
+    translate_tile(node, t);
   } else if (type == "LogSoftmax") {
     translate_log_softmax(node, t, ctx);
   } else if (type == "Gemm") {

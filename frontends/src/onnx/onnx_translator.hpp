@@ -226,6 +226,11 @@ void translate_pool_3d(const onnx::NodeProto& node, NodeTranslator& t, bool max)
 void translate_instance_norm(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
 /// DepthToSpace (to_space) and SpaceToDepth as reshape, transpose, reshape (onnx_depth_space.cpp).
 void translate_depth_space(const onnx::NodeProto& node, NodeTranslator& t, bool to_space);
+/// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp as point-wise ops and reductions
+/// (onnx_norm_reductions.cpp).
+void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
+/// Tile of a run-time tensor by constant repeats, as expands between reshapes (onnx_tile.cpp).
+void translate_tile(const onnx::NodeProto& node, NodeTranslator& t);
 /// LogSoftmax as reductions and point-wise ops (onnx_log_softmax.cpp).
 void translate_log_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx);
 
