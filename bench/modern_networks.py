@@ -7,7 +7,7 @@ errors, so this is also the list of what still blocks each family.
 Needs Debian's python3-torch and python3-torchvision (too heavy for CI; docs/benchmarks.md has the results; small
 versions of each family built with onnx.helper are in the test suite).
 Usage: bench/modern_networks.py --ldmsim build/tools/ldmsim [--out DIR] [--arch sw26010pro] [--opsets 13 17]
-       [--models densenet121 ... | bert_base_layer | vit_b_16] [--fusion-off-too] [--host-rounds N] [--pause 3]
+       [--models densenet121 ... | bert_base_layer | vit_b_16] [--more] [--fusion-off-too] [--host-rounds N] [--pause 3]
        [--list]
 """
 import argparse
@@ -115,6 +115,65 @@ class SmallUNet(torch.nn.Module):
         return self.out(self.u2(torch.cat([u, a], 1)))
 
 
+class SelfAttention(torch.nn.Module):
+    """torch.nn.MultiheadAttention over a sequence, as a model that uses it directly exports it."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = torch.nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+
+class PreNormDecoder(torch.nn.Module):
+    """torch.nn.TransformerDecoder (pre-norm, 2 layers) attending to its own input as memory."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerDecoderLayer(32, 4, 64, batch_first=True, norm_first=True)
+        self.decoder = torch.nn.TransformerDecoder(layer, 2)
+
+    def forward(self, x):
+        return self.decoder(x, x)
+
+
+class LayerZoo(torch.nn.Module):
+    """Layers of post-2018 code that export to ONNX ops beyond the classic CNN set: GroupNorm and InstanceNorm
+    (InstanceNormalization), PixelShuffle (DepthToSpace), LeakyReLU, PReLU, ELU, Mish (Softplus), a run-time sine
+    embedding (Sin), std (ReduceProd of a shape, folded), F.normalize (ReduceL2), repeat (Tile), log_softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.group_norm = torch.nn.GroupNorm(4, 16)
+        self.instance_norm = torch.nn.InstanceNorm2d(16, affine=True)
+        self.prelu = torch.nn.PReLU(16)
+        self.up = torch.nn.Conv2d(16, 32, 3, padding=1)
+        self.shuffle = torch.nn.PixelShuffle(2)
+        self.head = torch.nn.Linear(8 * 32 * 32 + 8, 10)
+
+    def forward(self, x):
+        y = torch.nn.functional.leaky_relu(self.group_norm(self.stem(x)), 0.1)
+        y = torch.nn.functional.mish(self.prelu(self.instance_norm(y)))
+        y = torch.nn.functional.elu(self.shuffle(self.up(y)))  # [1, 8, 32, 32]
+        y = y + torch.sin(y) / (1 + y.std(dim=(2, 3), keepdim=True))
+        feature = torch.nn.functional.normalize(y.flatten(1), dim=1)
+        pooled = y.mean(dim=(2, 3)).repeat(1, 1)
+        return torch.log_softmax(self.head(torch.cat([feature * 30, pooled], 1)), 1)
+
+
+class Segmentation(torch.nn.Module):
+    """A torchvision segmentation net's "out" map (its forward returns a dict)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
 def vit():
     return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
                                                hidden_dim=64, mlp_dim=128, num_classes=10)
@@ -139,10 +198,37 @@ MODELS = {
     "unet_small": (SmallUNet, (1, 3, 32, 32)),
     # Not in the default list (larger): one BERT-base encoder layer, hidden 768, 12 heads, sequence 128; and
     # torchvision's ViT-B/16 at its own 224x224 (86 M weights, a 346 MB file).
+    "maxvit_t": (lambda: torchvision.models.maxvit_t(weights=None), (1, 3, 224, 224)),
+    # More of torchvision and torch.nn, not run by default (--models NAME, or --more for all of them).
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(weights=None), (1, 3, 64, 64)),
+    "wide_resnet50_2": (lambda: torchvision.models.wide_resnet50_2(weights=None), (1, 3, 64, 64)),
+    "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(weights=None), (1, 3, 64, 64)),
+    "efficientnet_v2_s": (lambda: torchvision.models.efficientnet_v2_s(weights=None), (1, 3, 64, 64)),
+    "regnet_x_400mf": (lambda: torchvision.models.regnet_x_400mf(weights=None), (1, 3, 64, 64)),
+    "shufflenet_v2_x0_5": (lambda: torchvision.models.shufflenet_v2_x0_5(weights=None), (1, 3, 64, 64)),
+    "squeezenet1_0": (lambda: torchvision.models.squeezenet1_0(weights=None), (1, 3, 64, 64)),
+    "inception_v3": (lambda: torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=False),
+                     (1, 3, 80, 80)),
+    "googlenet_64": (lambda: torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=False),
+                     (1, 3, 64, 64)),
+    "alexnet": (lambda: torchvision.models.alexnet(weights=None), (1, 3, 224, 224)),
+    "vit_b_32_64px": (lambda: torchvision.models.vit_b_32(weights=None, image_size=64), (1, 3, 64, 64)),
+    "r3d_18": (lambda: torchvision.models.video.r3d_18(weights=None), (1, 3, 4, 32, 32)),
+    "r2plus1d_18": (lambda: torchvision.models.video.r2plus1d_18(weights=None), (1, 3, 4, 32, 32)),
+    "fcn_resnet50": (lambda: Segmentation(torchvision.models.segmentation.fcn_resnet50(
+        weights=None, weights_backbone=None, aux_loss=False)), (1, 3, 64, 64)),
+    "deeplabv3_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+        weights=None, weights_backbone=None, aux_loss=False)), (1, 3, 64, 64)),
+    "lraspp_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None)), (1, 3, 64, 64)),
+    "layer_zoo": (LayerZoo, (1, 3, 16, 16)),
+    "multihead_attention": (SelfAttention, (1, 10, 32)),
+    "transformer_decoder": (PreNormDecoder, (1, 10, 32)),
     "bert_base_layer": (lambda: BertLayer(hidden=768, heads=12, layers=1, seq=128), (1, 128, 768)),
     "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), (1, 3, 224, 224)),
 }
-DEFAULT_MODELS = [m for m in MODELS if m not in ("bert_base_layer", "vit_b_16")]
+MORE_MODELS = list(MODELS)[list(MODELS).index("resnext50_32x4d"):list(MODELS).index("bert_base_layer")]
+DEFAULT_MODELS = [m for m in MODELS if m not in ("bert_base_layer", "vit_b_16") and m not in MORE_MODELS]
 
 
 def fp16_model(make, shape, seed):
@@ -163,6 +249,19 @@ def fp16_model(make, shape, seed):
         with torch.no_grad():
             model(torch.randn(4, *shape[1:], generator=torch.Generator().manual_seed(seed + 2)))
     return round_to_fp16(model)
+
+
+def fp16_storage_output(model, x):
+    """torch's output with every leaf module's output rounded to fp16, as ldmsim stores every tensor: how far fp16
+    storage alone moves the result from fp32 (a reference for the error, not an exact model of ldmsim's rounding,
+    which fuses some ops and rounds inside others)."""
+    hooks = [m.register_forward_hook(lambda _m, _i, out: out.half().float() if isinstance(out, torch.Tensor) else out)
+             for m in model.modules() if not list(m.children())]
+    try:
+        return model(x).numpy()
+    finally:
+        for h in hooks:
+            h.remove()
 
 
 def ldmsim_command(args, onnx_file, x_file, run_dir, fusion="on"):
@@ -202,6 +301,7 @@ def run(args, name, opset, out):
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(11)).half().float()
     with torch.no_grad():
         expected = model(x).numpy()
+        storage = fp16_storage_output(model, x)
     onnx_file = out / f"{name}_opset{opset}.onnx"
     torch.onnx.export(model, (x,), str(onnx_file), opset_version=opset, input_names=["input"],
                       output_names=["output"], do_constant_folding=True)
@@ -222,7 +322,9 @@ def run(args, name, opset, out):
     stats = json.loads((run_dir / "stats.json").read_text())
     ok = rel <= TOLERANCE and same_argmax
     result = {"model": name, "opset": opset, "status": "ok" if ok else "MISMATCH", "relative_l2": rel,
-              "same_argmax": same_argmax, "cycles": stats.get("cycles"), "host_seconds": round(seconds, 3)}
+              "same_argmax": same_argmax,
+              "fp16_storage_l2": float(np.linalg.norm(storage - expected) / np.linalg.norm(expected)),
+              "fp16_storage_argmax_same": bool(np.argmax(storage) == np.argmax(expected)), "cycles": stats.get("cycles"), "host_seconds": round(seconds, 3)}
     if args.fusion_off_too:
         off_dir = out / f"{name}_opset{opset}_fusion_off"
         subprocess.run(ldmsim_command(args, onnx_file, x_file, off_dir, "off"), check=True, capture_output=True)
@@ -240,6 +342,8 @@ def main():
     parser.add_argument("--arch", default="sw26010pro")
     parser.add_argument("--opsets", type=int, nargs="+", default=[13, 17])
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, choices=list(MODELS))
+    parser.add_argument("--more", action="store_true",
+                        help="run the further torchvision and torch.nn networks too (" + ", ".join(MORE_MODELS) + ")")
     parser.add_argument("--fusion-off-too", action="store_true",
                         help="also run with --fusion off and report the simulated speed-up of fusion")
     parser.add_argument("--host-rounds", type=int, default=0,
@@ -260,7 +364,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
-    for name in args.models:
+    for name in args.models + (MORE_MODELS if args.more else []):
         for opset in args.opsets:
             try:
                 r = run(args, name, opset, out)
@@ -270,6 +374,8 @@ def main():
             line = f"{name:20s} opset {opset}: {r['status']}"
             if "relative_l2" in r:
                 line += f"  rel L2 {r['relative_l2']:.4f}  argmax {'same' if r['same_argmax'] else 'differs'}"
+                line += (f"  (torch with fp16 storage: {r['fp16_storage_l2']:.4f}, argmax "
+                         f"{'same' if r['fp16_storage_argmax_same'] else 'differs'})")
                 line += f"  {r['cycles']} cycles  {r['host_seconds']} s"
             if "fusion_speedup" in r:
                 line += f"  fusion off {r['cycles_fusion_off']} cycles ({r['fusion_speedup']:.2f}x)"
