@@ -8,6 +8,7 @@
 #include <map>
 
 #include "fusion_internal.hpp"
+#include "ldmsim/kernels/exp_floats.hpp"
 
 namespace ldmsim::fusion {
 
@@ -28,7 +29,9 @@ float div(float a, float b) {
   return a / b;
 }
 float exp1(float a, float) {
-  return std::exp(a);
+  float y = 0.0f;
+  exp_floats(&a, &y, 1);
+  return y;
 }
 
 using Run = std::function<void(const float*, std::size_t, const float*, std::size_t, float*, std::size_t)>;
@@ -46,6 +49,12 @@ void run_each(const float* a, std::size_t a_step, const float* b, std::size_t b_
   if (a_step == 1) return each.template operator()<1, 0>();
   if (b_step == 1) return each.template operator()<0, 1>();
   return each.template operator()<0, 0>();
+}
+
+/// exp1 over a run: a run of its own, in exp_floats' vector loop (the same bits as exp1 element by element).
+void run_exp(const float* a, std::size_t a_step, const float*, std::size_t, float* y, std::size_t n) {
+  if (a_step == 1) return exp_floats(a, y, n);
+  for (std::size_t j = 0; j < n; ++j) y[j] = exp1(a[0], 0.0f);
 }
 
 class Lowering {
@@ -154,7 +163,8 @@ class Lowering {
       case FusionForm::Kind::kSoftmax: {
         const std::size_t x = operand(op, 0);
         const std::size_t max = reduce(name + ".max", ReduceMode::kMax, x);
-        const std::size_t e = arith<exp1>(name + ".exp", 4, arith<sub>(name + ".shifted", 1, x, max));
+        const std::size_t e =
+            point(name + ".exp", exp1, 4, arith<sub>(name + ".shifted", 1, x, max), std::nullopt, run_exp);
         y = arith<div>(name, 1, e, reduce(name + ".sum", ReduceMode::kSum, e));
         break;
       }

@@ -11,6 +11,7 @@
 
 #include "activation.hpp"
 #include "broadcast_index.hpp"
+#include "ldmsim/kernels/exp_floats.hpp"
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
@@ -69,6 +70,13 @@ struct Function {
   float lo = 0.0f, hi = 0.0f;
 };
 
+/// e^a as exp_floats computes it (the same bits whether a run or one element).
+inline float exp_float(float a) {
+  float y = 0.0f;
+  exp_floats(&a, &y, 1);
+  return y;
+}
+
 /// hardsigmoid's arithmetic, max(0, min(1, alpha * a + beta)); a NaN stays NaN.
 inline float hard_sigmoid_value(float a, float alpha, float beta) {
   const float v = alpha * a + beta;
@@ -91,11 +99,11 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
     case Fn::kRelu:
       return visit([](float a, float) { return relu_value(a); });
     case Fn::kSigmoid:
-      return visit([](float a, float) { return 1.0f / (1.0f + std::exp(-a)); });
+      return visit([](float a, float) { return 1.0f / (1.0f + exp_float(-a)); });
     case Fn::kTanh:
       return visit([](float a, float) { return std::tanh(a); });
     case Fn::kExp:
-      return visit([](float a, float) { return std::exp(a); });
+      return visit([](float a, float) { return exp_float(a); });
     case Fn::kLog:
       return visit([](float a, float) { return std::log(a); });
     case Fn::kSqrt:
@@ -184,6 +192,13 @@ void apply_each(const float* a, const float* b, float* y, std::size_t n, Op op) 
 void apply_run(const Function& f, const float* a, std::size_t a_step, const float* b, std::size_t b_step, float* y,
                std::size_t n) {
   if (a_step > 1 || b_step > 1) throw std::logic_error("apply_run: steps are 0 or 1");
+  if (a_step == 1 && f.fn == Fn::kExp) return exp_floats(a, y, n);
+  if (a_step == 1 && f.fn == Fn::kSigmoid) {  // 1 / (1 + e^-a), the exponentials a run at a time
+    for (std::size_t i = 0; i < n; ++i) y[i] = -a[i];
+    exp_floats(y, y, n);
+    for (std::size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + y[i]);
+    return;
+  }
   const float zero = 0.0f;
   if (b == nullptr) b = &zero, b_step = 0;
   with_arithmetic(f, [&](auto op) {

@@ -3,10 +3,13 @@
 // A core takes a row group (two rows when the row pitch is odd, so the group's buffer range is 4-byte bounded);
 // a group that fits in ldm is read once, a larger one (a row beyond the local store) is streamed three times:
 // maxima, sums of exponentials, then the output in tiles.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "ldmsim/kernels/exp_floats.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
 
@@ -48,6 +51,7 @@ void softmax_kernel(Core& core, SoftmaxArgs a) {
   auto xb = core.ldm().alloc<f16>(tile + 2);
   auto yb = core.ldm().alloc<f16>(tile);
   std::vector<float> xs(tile + 2), ys(tile);
+  std::array<float, 256> scratch{};  // exponentials of a streamed row, a run at a time
   // Reads x elements `range` (logical positions of row segments) into xs; returns the index of range.begin.
   auto read_x = [&](tiling::Range range) {
     const auto read = tiling::get_range(core, xb, a.x, a.xl.total, range);
@@ -75,11 +79,15 @@ void softmax_kernel(Core& core, SoftmaxArgs a) {
           const float* v = xs.data() + first + (at - t.begin);
           if (pass == 0) {
             for (std::size_t i = 0; i < n; ++i) s.max = std::max(s.max, v[i]);
-          } else if (resident) {  // keep the exponentials: the output pass only divides
-            float* e = xs.data() + first + (at - t.begin);
-            for (std::size_t i = 0; i < n; ++i) s.sum += (e[i] = std::exp(v[i] - s.max));
-          } else {
-            for (std::size_t i = 0; i < n; ++i) s.sum += std::exp(v[i] - s.max);
+          } else {  // resident: keep the exponentials in x's place, the output pass only divides
+            float* e = resident ? xs.data() + first + (at - t.begin) : scratch.data();
+            for (std::size_t done = 0; done < n; done += scratch.size()) {
+              const std::size_t m = std::min(scratch.size(), n - done);
+              float* run = resident ? e + done : e;
+              for (std::size_t i = 0; i < m; ++i) run[i] = v[done + i] - s.max;
+              exp_floats(run, run, m);
+              for (std::size_t i = 0; i < m; ++i) s.sum += run[i];
+            }
           }
         });
         core.compute({.flops = 2 * t.size()});
@@ -101,7 +109,9 @@ void softmax_kernel(Core& core, SoftmaxArgs a) {
         if (resident) {
           for (std::size_t i = 0; i < n; ++i) out_row[i] = xs[first + i] / s.sum;
         } else {
-          for (std::size_t i = 0; i < n; ++i) out_row[i] = std::exp(xs[first + i] - s.max) / s.sum;
+          for (std::size_t i = 0; i < n; ++i) out_row[i] = xs[first + i] - s.max;
+          exp_floats(out_row, out_row, n);
+          for (std::size_t i = 0; i < n; ++i) out_row[i] /= s.sum;
         }
       });
       core.compute({.flops = 3 * t.size()});
