@@ -29,17 +29,18 @@ std::string one_node_model(const std::string& op) {
 
 TEST_CASE("the ONNX importer maps op types onto the kinds of the registry it is given", "[onnx][import][registry]") {
   const test::TempDir dir("onnx-registry");
-  const auto sin_model = dir.write("sin.onnx", one_node_model("Sin"));
-  // No built-in kind claims Sin.
-  CHECK_THROWS_WITH(import_onnx(sin_model), Catch::Contains("Sin") && Catch::Contains("not a supported op type"));
+  const auto hardmax_model = dir.write("hardmax.onnx", one_node_model("Hardmax"));
+  // No built-in kind claims Hardmax.
+  CHECK_THROWS_WITH(import_onnx(hardmax_model),
+                    Catch::Contains("Hardmax") && Catch::Contains("not a supported op type"));
 
   OperatorRegistry registry = OperatorRegistry::builtin();
-  registry.add(std::make_unique<test::WrappingKind>("my_sin", "neg", std::vector<std::string>{"Sin"}));
-  const ImportedModel m = import_onnx(sin_model, {}, registry);
+  registry.add(std::make_unique<test::WrappingKind>("my_hardmax", "neg", std::vector<std::string>{"Hardmax"}));
+  const ImportedModel m = import_onnx(hardmax_model, {}, registry);
   REQUIRE(m.workload["ops"].size() == 1);
-  CHECK(m.workload["ops"][0]["type"] == "my_sin");
-  const Graph g = workload_from_json(m.workload, sin_model.string(), dir.path(), registry);
-  CHECK(g.ops().at(0).type == "my_sin");
+  CHECK(m.workload["ops"][0]["type"] == "my_hardmax");
+  const Graph g = workload_from_json(m.workload, hardmax_model.string(), dir.path(), registry);
+  CHECK(g.ops().at(0).type == "my_hardmax");
 
   // The built-in one-to-one mappings are the kinds' traits.
   CHECK(registry.find_onnx("Relu") == registry.find("relu"));
