@@ -11,6 +11,36 @@
 using namespace ldmsim;
 using ldmsim::test::run_op;
 
+namespace {
+
+/// An element-wise kind, its input range and attributes.
+struct FunctionCase {
+  const char* name;
+  bool binary;
+  float lo, hi;
+  nlohmann::json attrs;
+};
+
+/// Each case on every test shape: within the reference's tolerance under both padding policies, and trapped
+/// unpadded exactly where the buffer is odd.
+void check_on_every_shape(const std::vector<FunctionCase>& cases) {
+  for (const FunctionCase& c : cases) {
+    for (const Shape4& s : test::test_shapes()) {
+      const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
+      INFO(c.name << " " << c.attrs.dump() << " " << s.str());
+      for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
+        const auto r = run_op(c.name, shapes, c.attrs, p, c.lo, c.hi);
+        INFO(to_string(p) << ": " << r.fault);
+        REQUIRE_FALSE(r.trapped);
+        CHECK(r.max_excess <= 0);
+      }
+      CHECK(run_op(c.name, shapes, c.attrs, StagingPolicy::kNone, c.lo, c.hi).trapped == (s.elements() % 2 == 1));
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("1-D operators match the fp32 reference under method and naive, and trap under none exactly when odd",
           "[kernels][1d]") {
   for (const char* name : {"relu", "sigmoid", "tanh", "add", "mul"}) {
@@ -102,85 +132,50 @@ TEST_CASE(
     "exp, log, sqrt, reciprocal, erf, gelu, clip, sub, div, pow, hardsigmoid, hardswish, neg, abs, min and max match "
     "the reference on every test shape and policy",
     "[kernels][1d]") {
-  struct Case {
-    const char* name;
-    bool binary;
-    float lo, hi;
-    nlohmann::json attrs;
-  };
-  const std::vector<Case> cases = {{"exp", false, -4.0f, 4.0f, nullptr},
-                                   {"sqrt", false, 0.0f, 9.0f, nullptr},
-                                   {"clip", false, -8.0f, 8.0f, {{"min", 0}, {"max", 6}}},
-                                   {"clip", false, -8.0f, 8.0f, {{"max", -1.5}}},
-                                   {"sub", true, -2.0f, 2.0f, nullptr},
-                                   {"div", true, 0.5f, 2.0f, nullptr},
-                                   {"log", false, 0.25f, 4.0f, nullptr},
-                                   {"reciprocal", false, 0.5f, 2.0f, nullptr},
-                                   {"erf", false, -3.0f, 3.0f, nullptr},
-                                   {"gelu", false, -4.0f, 4.0f, nullptr},
-                                   {"gelu", false, -4.0f, 4.0f, {{"approximate", "tanh"}}},
-                                   {"pow", true, 0.5f, 2.0f, nullptr},
-                                   {"hardsigmoid", false, -6.0f, 6.0f, nullptr},
-                                   {"hardsigmoid", false, -3.0f, 3.0f, {{"alpha", 0.5}, {"beta", 0.25}}},
-                                   {"hardswish", false, -5.0f, 5.0f, nullptr},
-                                   {"neg", false, -3.0f, 3.0f, nullptr},
-                                   {"abs", false, -3.0f, 3.0f, nullptr},
-                                   {"min", true, -3.0f, 3.0f, nullptr},
-                                   {"max", true, -3.0f, 3.0f, nullptr}};
-  for (const Case& c : cases) {
-    for (const Shape4& s : test::test_shapes()) {
-      const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
-      INFO(c.name << " " << c.attrs.dump() << " " << s.str());
-      for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
-        const auto r = run_op(c.name, shapes, c.attrs, p, c.lo, c.hi);
-        INFO(to_string(p) << ": " << r.fault);
-        REQUIRE_FALSE(r.trapped);
-        CHECK(r.max_excess <= 0);
-      }
-      CHECK(run_op(c.name, shapes, c.attrs, StagingPolicy::kNone, c.lo, c.hi).trapped == (s.elements() % 2 == 1));
-    }
-  }
+  const std::vector<FunctionCase> cases = {{"exp", false, -4.0f, 4.0f, nullptr},
+                                           {"sqrt", false, 0.0f, 9.0f, nullptr},
+                                           {"clip", false, -8.0f, 8.0f, {{"min", 0}, {"max", 6}}},
+                                           {"clip", false, -8.0f, 8.0f, {{"max", -1.5}}},
+                                           {"sub", true, -2.0f, 2.0f, nullptr},
+                                           {"div", true, 0.5f, 2.0f, nullptr},
+                                           {"log", false, 0.25f, 4.0f, nullptr},
+                                           {"reciprocal", false, 0.5f, 2.0f, nullptr},
+                                           {"erf", false, -3.0f, 3.0f, nullptr},
+                                           {"gelu", false, -4.0f, 4.0f, nullptr},
+                                           {"gelu", false, -4.0f, 4.0f, {{"approximate", "tanh"}}},
+                                           {"pow", true, 0.5f, 2.0f, nullptr},
+                                           {"hardsigmoid", false, -6.0f, 6.0f, nullptr},
+                                           {"hardsigmoid", false, -3.0f, 3.0f, {{"alpha", 0.5}, {"beta", 0.25}}},
+                                           {"hardswish", false, -5.0f, 5.0f, nullptr},
+                                           {"neg", false, -3.0f, 3.0f, nullptr},
+                                           {"abs", false, -3.0f, 3.0f, nullptr},
+                                           {"min", true, -3.0f, 3.0f, nullptr},
+                                           {"max", true, -3.0f, 3.0f, nullptr}};
+  check_on_every_shape(cases);
 }
 
 TEST_CASE(
     "the rectifier family and softplus and softsign and sin and cos and floor and ceil and round and sign "
     "match the reference on every test shape and policy",
     "[kernels][1d]") {
-  struct Case {
-    const char* name;
-    bool binary;
-    float lo, hi;
-    nlohmann::json attrs;
-  };
-  const std::vector<Case> cases = {{"leaky_relu", false, -4.0f, 4.0f, nullptr},
-                                   {"leaky_relu", false, -4.0f, 4.0f, {{"alpha", 0.2}}},
-                                   {"prelu", true, -4.0f, 4.0f, nullptr},
-                                   {"elu", false, -6.0f, 3.0f, nullptr},
-                                   {"elu", false, -6.0f, 3.0f, {{"alpha", 0.5}}},
-                                   {"selu", false, -6.0f, 3.0f, nullptr},
-                                   {"selu", false, -6.0f, 3.0f, {{"alpha", 2.0}, {"gamma", 0.5}}},
-                                   {"celu", false, -6.0f, 3.0f, {{"alpha", 1.5}}},
-                                   {"thresholded_relu", false, -2.0f, 3.0f, {{"alpha", 0.75}}},
-                                   {"softplus", false, -12.0f, 12.0f, nullptr},
-                                   {"softsign", false, -8.0f, 8.0f, nullptr},
-                                   {"sin", false, -7.0f, 7.0f, nullptr},
-                                   {"cos", false, -7.0f, 7.0f, nullptr},
-                                   {"floor", false, -8.0f, 8.0f, nullptr},
-                                   {"ceil", false, -8.0f, 8.0f, nullptr},
-                                   {"round", false, -8.0f, 8.0f, nullptr},
-                                   {"sign", false, -3.0f, 3.0f, nullptr}};
-  for (const Case& c : cases) {
-    for (const Shape4& s : test::test_shapes()) {
-      const std::vector<Shape4> shapes = c.binary ? std::vector<Shape4>{s, s} : std::vector<Shape4>{s};
-      INFO(c.name << " " << c.attrs.dump() << " " << s.str());
-      for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
-        const auto r = run_op(c.name, shapes, c.attrs, p, c.lo, c.hi);
-        INFO(to_string(p) << ": " << r.fault);
-        REQUIRE_FALSE(r.trapped);
-        CHECK(r.max_excess <= 0);
-      }
-    }
-  }
+  const std::vector<FunctionCase> cases = {{"leaky_relu", false, -4.0f, 4.0f, nullptr},
+                                           {"leaky_relu", false, -4.0f, 4.0f, {{"alpha", 0.2}}},
+                                           {"prelu", true, -4.0f, 4.0f, nullptr},
+                                           {"elu", false, -6.0f, 3.0f, nullptr},
+                                           {"elu", false, -6.0f, 3.0f, {{"alpha", 0.5}}},
+                                           {"selu", false, -6.0f, 3.0f, nullptr},
+                                           {"selu", false, -6.0f, 3.0f, {{"alpha", 2.0}, {"gamma", 0.5}}},
+                                           {"celu", false, -6.0f, 3.0f, {{"alpha", 1.5}}},
+                                           {"thresholded_relu", false, -2.0f, 3.0f, {{"alpha", 0.75}}},
+                                           {"softplus", false, -12.0f, 12.0f, nullptr},
+                                           {"softsign", false, -8.0f, 8.0f, nullptr},
+                                           {"sin", false, -7.0f, 7.0f, nullptr},
+                                           {"cos", false, -7.0f, 7.0f, nullptr},
+                                           {"floor", false, -8.0f, 8.0f, nullptr},
+                                           {"ceil", false, -8.0f, 8.0f, nullptr},
+                                           {"round", false, -8.0f, 8.0f, nullptr},
+                                           {"sign", false, -3.0f, 3.0f, nullptr}};
+  check_on_every_shape(cases);
 }
 
 TEST_CASE("the rectifier family at known values and prelu with a per-channel slope", "[kernels][1d]") {
