@@ -196,8 +196,6 @@ MODELS = {
     "bilstm": (lambda: Recurrent(torch.nn.LSTM), (7, 1, 24)),
     "bigru": (lambda: Recurrent(torch.nn.GRU), (7, 2, 24)),
     "unet_small": (SmallUNet, (1, 3, 32, 32)),
-    # Not in the default list (larger): one BERT-base encoder layer, hidden 768, 12 heads, sequence 128; and
-    # torchvision's ViT-B/16 at its own 224x224 (86 M weights, a 346 MB file).
     "maxvit_t": (lambda: torchvision.models.maxvit_t(weights=None), (1, 3, 224, 224)),
     # More of torchvision and torch.nn, not run by default (--models NAME, or --more for all of them).
     "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(weights=None), (1, 3, 64, 64)),
@@ -224,6 +222,8 @@ MODELS = {
     "layer_zoo": (LayerZoo, (1, 3, 16, 16)),
     "multihead_attention": (SelfAttention, (1, 10, 32)),
     "transformer_decoder": (PreNormDecoder, (1, 10, 32)),
+    # Not in the default list (larger): one BERT-base encoder layer, hidden 768, 12 heads, sequence 128; and
+    # torchvision's ViT-B/16 at its own 224x224 (86 M weights, a 346 MB file).
     "bert_base_layer": (lambda: BertLayer(hidden=768, heads=12, layers=1, seq=128), (1, 128, 768)),
     "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), (1, 3, 224, 224)),
 }
@@ -364,7 +364,8 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
-    for name in args.models + (MORE_MODELS if args.more else []):
+    names = args.models + [m for m in MORE_MODELS if args.more and m not in args.models]
+    for name in names:
         for opset in args.opsets:
             try:
                 r = run(args, name, opset, out)

@@ -527,6 +527,8 @@ def single_op_models(directory):
     for op, f in [("Sin", np.sin), ("Cos", np.cos), ("Floor", np.floor), ("Ceil", np.ceil), ("Round", np.round),
                   ("Sign", np.sign)]:
         case(op.lower(), scaled, f(scaled), [node(op, ["x"])])
+    halves = fp16(np.round(x4 * 6) / 2)  # many exact halves: Round takes them to even
+    case("round_halves", halves, np.round(halves), [node("Round", ["x"])])
     # Norm reductions: an L2 norm of values whose squares overflow fp16 and of an all-zero slice, LogSumExp of values
     # whose exponentials would.
     big = fp16(x4 * 300)
@@ -565,6 +567,19 @@ def single_op_models(directory):
         np.exp(flat - flat.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True))).reshape(x4.shape),
          [node("LogSoftmax", ["x"], axis=1)], opset=11)
     # A reduction of a constant folds at import: PyTorch's std divides by the element count, ReduceProd of a shape.
+    # More folded reductions: the mean of integers stays an integer (ONNX types it so), ReduceSum's axes input.
+    const = lambda name, value: helper.make_node(  # noqa: E731
+        "Constant", [], [name], name=name, value=numpy_helper.from_array(np.asarray(value), name + "_value"))
+    case("reduce_mean_of_integers", x4, 2 * x4,
+         [const("ints", np.array([2, 3], np.int64)),
+          helper.make_node("ReduceMean", ["ints"], ["mean"], name="mean", keepdims=0),
+          helper.make_node("Cast", ["mean"], ["mean_f"], name="cast", to=TensorProto.FLOAT),
+          node("Mul", ["x", "mean_f"])])
+    rows = fp16(rng.normal(size=(2, 7)))
+    case("reduce_sum_of_constant_axes", x4, x4 * rows.sum(axis=0),
+         [const("rows", rows), const("axis0", np.array([0], np.int64)),
+          helper.make_node("ReduceSum", ["rows", "axis0"], ["column_sums"], name="sums", keepdims=0),
+          node("Mul", ["x", "column_sums"])])
     case("reduce_prod_of_shape", x4, x4 / 35.0,
          [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
           helper.make_node("Slice", ["shape", "two", "four"], ["hw"], name="spatial"),
@@ -581,6 +596,12 @@ def single_op_models(directory):
     w74 = weights(7, 4)
     case("einsum_implicit", seq, np.einsum("bij,jk", seq, w74), [node("Einsum", ["x", "w"], equation="bij,jk")],
          [("w", w74)], opset=12)
+    ba, a_big_b = fp16(rng.normal(size=(3, 2))), weights(2, 4)
+    case("einsum_implicit_cases", ba, np.einsum("ba,aB->Bb", ba, a_big_b),  # ASCII order: 'B' before 'b'
+         [node("Einsum", ["x", "w"], equation="ba,aB")], [("w", a_big_b)], opset=12)
+    quad, w222, w2 = fp16(rng.normal(size=(2, 2, 2, 2))), weights(2, 2, 2), weights(2)
+    case("einsum_outer_waits", quad, np.einsum("abcd,efg,d->abcefg", quad, w222, w2),  # rank 7 if taken in order
+         [node("Einsum", ["x", "u", "v"], equation="abcd,efg,d->abcefg")], [("u", w222), ("v", w2)], opset=12)
     lone = fp16(rng.normal(size=(2, 1, 4, 5)))
     w356 = weights(3, 5, 6)
     case("einsum_ellipsis_broadcast", lone, np.einsum("...ij,...jk->...ik", lone, w356),
@@ -597,6 +618,25 @@ def single_op_models(directory):
     case("einsum_outer", vec, np.einsum("i,j->ij", vec, w3), [node("Einsum", ["x", "w"], equation="i,j->ij")],
          [("w", w3)], opset=12)
     (directory / "ops.txt").write_text("".join(f"{c}\n" for c in cases))
+
+
+def edge_models(directory):
+    """Infinities and NaN through the import's lowerings and folds, checked value by value by the test (a relative
+    comparison cannot tell inf from inf): ReduceL2 of a slice with +inf, ReduceLogSumExp of an all -inf slice and
+    of one with +inf, ReduceMax of a constant holding NaN folded at import."""
+    inf = np.float32(np.inf)
+    x = np.array([[1, 2, inf, 3], [-inf, -inf, -inf, -inf], [1, 2, 3, inf]], np.float32)
+    value_info = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)  # noqa: E731
+    nodes = [helper.make_node("ReduceL2", ["x"], ["l2"], name="l2", axes=[1], keepdims=0),
+             helper.make_node("ReduceLogSumExp", ["x"], ["lse"], name="lse", axes=[1], keepdims=0),
+             helper.make_node("Constant", [], ["nan_row"], name="nan_row",
+                              value=numpy_helper.from_array(np.array([np.nan, 1], np.float32), "nan_row_value")),
+             helper.make_node("ReduceMax", ["nan_row"], ["nan_max"], name="nan_max", keepdims=0),
+             helper.make_node("Add", ["l2", "nan_max"], ["with_nan"], name="with_nan")]
+    graph = helper.make_graph(nodes, "edges", [value_info("x", [3, 4])],
+                              [value_info("l2", [3]), value_info("lse", [3]), value_info("with_nan", [3])])
+    save(directory, "edges", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    np.save(directory / "edges_x.npy", x)
 
 
 def shape_models(directory, opset):
@@ -1082,6 +1122,7 @@ def main():
     single_op_models(directory)
     shape_models(directory, 11)
     shape_models(directory, 13)
+    edge_models(directory)
     recurrent(directory)
     raw_weight(directory)
     bad_models(directory, (directory / "cnn.onnx").read_bytes())

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -114,6 +115,29 @@ TEST_CASE("every supported ONNX op alone, on odd shapes and with broadcasting, m
     ++checked;
   }
   CHECK(checked >= 31);
+}
+
+TEST_CASE("infinities and NaN come through the import's norm reductions and folds as ONNX defines them",
+          "[cli][onnx]") {
+  const ScratchDir out("onnx-edges");
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --no-trace --out '{}'", model("edges.onnx"),
+                                     model("edges_x.npy"), out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const float inf = std::numeric_limits<float>::infinity();
+  // x = [[1, 2, inf, 3], [-inf x 4], [1, 2, 3, inf]]
+  const std::vector<float> l2 = read_npy(out.path / "l2.npy").floats(), lse = read_npy(out.path / "lse.npy").floats(),
+                           with_nan = read_npy(out.path / "with_nan.npy").floats();
+  REQUIRE(l2.size() == 3);
+  CHECK(l2[0] == inf);  // not inf / inf = NaN
+  CHECK(l2[1] == inf);
+  CHECK(l2[2] == inf);
+  REQUIRE(lse.size() == 3);
+  CHECK(lse[0] == inf);   // not inf - inf = NaN
+  CHECK(lse[1] == -inf);  // e^-inf sums to 0: not -inf - -inf = NaN
+  CHECK(lse[2] == inf);
+  REQUIRE(with_nan.size() == 3);
+  for (const float v : with_nan) CHECK(std::isnan(v));  // the folded ReduceMax of [NaN, 1] is NaN
 }
 
 TEST_CASE("PyTorch's shape computations fold at import, in opset 11 and 13 forms", "[cli][onnx]") {

@@ -306,14 +306,6 @@ void translate_einsum(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     kept.name = lowering.reshaped(op.name, op.dims, kept.dims);
     op = std::move(kept);
   }
-  // Labels read by operands after `from` or by the output.
-  const auto needed_after = [&](std::size_t from) {
-    std::vector<Label> needed = output;
-    for (std::size_t j = from; j < operands.size(); ++j) {
-      needed.insert(needed.end(), operands[j].labels.begin(), operands[j].labels.end());
-    }
-    return needed;
-  };
   const auto sum_unneeded = [&](Operand& op, const std::vector<Label>& other, const std::vector<Label>& needed) {
     std::vector<Label> summed;
     for (const Label l : op.labels) {
@@ -321,14 +313,32 @@ void translate_einsum(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     }
     lowering.sum_away(op, summed);
   };
-  Operand result = operands[0];
-  for (std::size_t i = 1; i < operands.size(); ++i) {
-    const std::vector<Label> needed = needed_after(i + 1);
-    Operand next = operands[i];
-    sum_unneeded(result, next.labels, needed);
-    sum_unneeded(next, result.labels, needed);
-    result = lowering.contract(std::move(result), std::move(next), needed);
+  const auto shares = [](const Operand& x, const Operand& y) {
+    return std::any_of(x.labels.begin(), x.labels.end(), [&](Label l) { return contains(y.labels, l); });
+  };
+  // Two operands at a time into one, until one is left: the first pair that shares an index (outer products wait,
+  // so an intermediate does not outgrow the device's 6 axes before an index is summed), else the first two.
+  while (operands.size() > 1) {
+    std::size_t first = 0, second = 1;
+    for (std::size_t i = 0, found = 0; i < operands.size() && found == 0; ++i) {
+      for (std::size_t j = i + 1; j < operands.size(); ++j) {
+        if (shares(operands[i], operands[j])) {
+          first = i, second = j, found = 1;
+          break;
+        }
+      }
+    }
+    std::vector<Label> needed = output;  // what the output and the other operands read
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      if (k != first && k != second) needed.insert(needed.end(), operands[k].labels.begin(), operands[k].labels.end());
+    }
+    Operand left = std::move(operands[first]), right = std::move(operands[second]);
+    operands.erase(operands.begin() + static_cast<std::ptrdiff_t>(second));
+    sum_unneeded(left, right.labels, needed);
+    sum_unneeded(right, left.labels, needed);
+    operands[first] = lowering.contract(std::move(left), std::move(right), needed);
   }
+  Operand result = std::move(operands[0]);
   sum_unneeded(result, {}, output);
   lowering.permute(result, output);
   if (!lowering.finish()) ctx.aliases[node.output(0)] = result.name;  // "ij->ij": the input as it is

@@ -801,7 +801,7 @@ void fold_reduce(NodeTranslator& t, const std::string& type) {
   }
   const bool keep = a.integer("keepdims", 1) != 0;
   Constant out;
-  out.integer = data.integer && type != "ReduceMean";
+  out.integer = data.integer;  // ReduceMean of integers stays integer (truncated), as ONNX types it
   Dims kept_strides(rank, 0);  // each input axis's stride in the output (0 where reduced)
   std::uint64_t out_elements = 1;
   for (std::size_t d = rank; d-- > 0;) {
@@ -827,13 +827,20 @@ void fold_reduce(NodeTranslator& t, const std::string& type) {
     }
     double& acc = out.values[at];
     const double v = data.values[i];
-    acc = type == "ReduceProd"  ? acc * v
-          : type == "ReduceMax" ? std::max(acc, v)
-          : type == "ReduceMin" ? std::min(acc, v)
-                                : acc + v;
+    if (std::isnan(v) || std::isnan(acc)) {
+      acc = std::numeric_limits<double>::quiet_NaN();  // NaN comes out, as the run-time reductions give it
+    } else {
+      acc = type == "ReduceProd"  ? acc * v
+            : type == "ReduceMax" ? std::max(acc, v)
+            : type == "ReduceMin" ? std::min(acc, v)
+                                  : acc + v;
+    }
   }
   if (type == "ReduceMean") {
-    for (double& v : out.values) v /= static_cast<double>(count);
+    for (double& v : out.values) {
+      v /= static_cast<double>(count);
+      if (out.integer) v = std::trunc(v);
+    }
   }
   t.define(std::move(out));
 }

@@ -30,17 +30,21 @@ void translate_instance_norm(const onnx::NodeProto& node, NodeTranslator& t, Con
     t.problem(fmt::format("{} spatial elements per channel: at most {}", spatial, kMaxFoldedElements));
     return;
   }
-  Constant ones;
-  ones.dims = {spatial};
-  ones.values.assign(spatial, 1.0);
-  if (!t.charge_folded(spatial)) return;
   const std::string& y = node.output(0);
-  const std::string unit = t.fresh_name(y + "/unit_scale"), rows = t.fresh_name(y + "/rows"),
-                    normalised = t.fresh_name(y + "/normalised"), back = t.fresh_name(y + "/unscaled"),
-                    scaled = t.fresh_name(y + "/scaled"), per_channel_scale = t.fresh_name(y + "/channel_scale"),
+  std::string& unit = ctx.unit_scales[spatial];  // one constant of ones per length, shared by the model's nodes
+  if (unit.empty()) {
+    if (!t.charge_folded(spatial)) return;
+    Constant ones;
+    ones.dims = {spatial};
+    ones.values.assign(spatial, 1.0);
+    unit = t.fresh_name(fmt::format("instance_norm/unit_scale_{}", spatial));
+    ctx.shapes[unit] = ones.dims;
+    ctx.constants[unit] = std::move(ones);
+  }
+  const std::string rows = t.fresh_name(y + "/rows"), normalised = t.fresh_name(y + "/normalised"),
+                    back = t.fresh_name(y + "/unscaled"), scaled = t.fresh_name(y + "/scaled"),
+                    per_channel_scale = t.fresh_name(y + "/channel_scale"),
                     per_channel_bias = t.fresh_name(y + "/channel_bias");
-  ctx.shapes[unit] = ones.dims;
-  ctx.constants[unit] = std::move(ones);
   std::vector<std::uint64_t> channel(x->size() - 1, 1);  // [C, 1, ..., 1]: broadcast over the spatial axes
   channel[0] = c;
   t.add_op("reshape", {t.input(0)}, {rows}, {{"shape", {n, c, spatial}}});

@@ -61,6 +61,8 @@ struct Context {
   std::map<std::string, DType> input_types;
   /// Every tensor name the model uses anywhere (names made up at import must avoid later nodes' outputs too).
   std::set<std::string> reserved;
+  /// Constants of n ones made for InstanceNormalization's layer_norm, by n: shared by every node of that size.
+  std::map<std::uint64_t, std::string> unit_scales;
 };
 
 /// The element type a constant is held in when an op reads it at run time: bool, int32 or fp16, by its ONNX type.

@@ -1,11 +1,26 @@
 // ReduceL1, ReduceL2, ReduceSumSquare and ReduceLogSumExp as point-wise ops around reduce_sum and reduce_max. The
 // L2 norm is taken of x scaled by its largest magnitude (m sqrt(sum((x / m)^2))), so squares of values over 256,
-// which overflow fp16, never have to be held; LogSumExp is shifted by the maximum as softmax is.
+// which overflow fp16, never have to be held; LogSumExp is shifted by the maximum as softmax is. Infinities give
+// what they should: an L2 norm of inf, a LogSumExp of -inf over an all -inf slice and of inf over one with +inf.
 #include <fmt/format.h>
 
 #include "onnx_translator.hpp"
 
 namespace ldmsim::onnx_import {
+
+namespace {
+
+/// A scalar constant named from `base`.
+std::string scalar_constant(NodeTranslator& t, Context& ctx, const std::string& base, double value) {
+  Constant c;
+  c.values = {value};
+  const std::string name = t.fresh_name(base);
+  ctx.shapes[name] = {};
+  ctx.constants[name] = std::move(c);
+  return name;
+}
+
+}  // namespace
 
 void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
   const Attributes a(node, t.problems(), {"axes", "keepdims"});
@@ -28,27 +43,35 @@ void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Co
     t.add_op("mul", {x, x}, {square});
     t.add_op("reduce_sum", {square}, {y}, reduced);
   } else if (type == "ReduceLogSumExp") {
-    const std::string max = name("max"), shifted = name("shifted"), exps = name("exp"), sum = name("sum"),
-                      log_sum = name("log_sum"), max_out = keep ? max : name("max_dropped");
-    t.add_op("reduce_max", {x}, {max}, kept);
+    // The shift is kept finite (within fp16's range), so an all -inf slice gives e^-inf = 0 and log 0 = -inf, and
+    // a slice holding +inf gives inf, not inf - inf = NaN.
+    const std::string lowest = scalar_constant(t, ctx, y + "/lowest", -65504.0),
+                      largest = scalar_constant(t, ctx, y + "/largest", 65504.0);
+    const std::string peak = name("peak"), floored = name("floored"), max = name("max"), shifted = name("shifted"),
+                      exps = name("exp"), sum = name("sum"), log_sum = name("log_sum"),
+                      max_out = keep ? max : name("max_dropped");
+    t.add_op("reduce_max", {x}, {peak}, kept);
+    t.add_op("max", {peak, lowest}, {floored});
+    t.add_op("min", {floored, largest}, {max});
     t.add_op("sub", {x, max}, {shifted});
     t.add_op("exp", {shifted}, {exps});
     t.add_op("reduce_sum", {exps}, {sum}, reduced);
     t.add_op("log", {sum}, {log_sum});
     if (!keep) t.add_op("reduce_max", {max}, {max_out}, reduced);  // the kept axes of size 1 dropped
     t.add_op("add", {log_sum, max_out}, {y});
-  } else {          // ReduceL2
-    Constant tiny;  // the smallest fp16 subnormal: an all-zero slice divides by it, not by 0
-    tiny.values = {1.0 / (1 << 24)};
-    const std::string floor = name("smallest");
-    ctx.shapes[floor] = {};
-    ctx.constants[floor] = std::move(tiny);
-    const std::string magnitude = name("abs"), peak = name("peak"), scale = name("scale"), unit = name("unit"),
-                      square = name("square"), sum = name("sum"), root = name("root"),
+  } else {  // ReduceL2
+    // The scale is kept within [the smallest fp16 subnormal, the largest fp16 value]: an all-zero slice divides by
+    // the first, not by 0, and a slice holding an infinity divides by the second (inf / inf would be NaN), so its
+    // norm comes out inf.
+    const std::string smallest = scalar_constant(t, ctx, y + "/smallest", 1.0 / (1 << 24)),
+                      largest = scalar_constant(t, ctx, y + "/largest", 65504.0);
+    const std::string magnitude = name("abs"), peak = name("peak"), floored = name("floored"), scale = name("scale"),
+                      unit = name("unit"), square = name("square"), sum = name("sum"), root = name("root"),
                       scale_out = keep ? scale : name("scale_dropped");
     t.add_op("abs", {x}, {magnitude});
     t.add_op("reduce_max", {magnitude}, {peak}, kept);
-    t.add_op("max", {peak, floor}, {scale});
+    t.add_op("max", {peak, smallest}, {floored});
+    t.add_op("min", {floored, largest}, {scale});
     t.add_op("div", {x, scale}, {unit});
     t.add_op("mul", {unit, unit}, {square});
     t.add_op("reduce_sum", {square}, {sum}, reduced);

@@ -3,6 +3,8 @@
 // constant; axes repeated once cost nothing.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "onnx_translator.hpp"
 
 namespace ldmsim::onnx_import {
@@ -21,8 +23,11 @@ void translate_tile(const onnx::NodeProto& node, NodeTranslator& t) {
   std::vector<std::pair<std::size_t, std::uint64_t>> tiled;  // (axis, repeats) of the axes repeated more than once
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const double r = repeats->values[d];
-    if (!(r >= 0) || r > 65536) {
-      t.problem(fmt::format("repeats {} on axis {} is not from 0 to 65536", r, d));
+    if (!(r >= 1) || r > 65536 || r != std::floor(r)) {
+      t.problem(
+          fmt::format("repeats {} on axis {} is not a whole number from 1 to 65536 (a tensor of size 0 "
+                      "cannot be made)",
+                      r, d));
       return;
     }
     if (r != 1) tiled.emplace_back(d, static_cast<std::uint64_t>(r));
