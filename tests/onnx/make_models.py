@@ -542,6 +542,17 @@ def single_op_models(directory):
     case("reduce_log_sum_exp", hot, peak + np.log(np.exp(hot - peak[:, None]).sum(axis=1)),
          [node("ReduceLogSumExp", ["x"], axes=[1], keepdims=0)])
     case("tile", x4, np.tile(x4, (1, 2, 1, 3)), [node("Tile", ["x", "reps"])], [("reps", np.array([1, 2, 1, 3]))])
+    # Trilu of a run-time tensor (a where over a constant mask: masked infinities become 0) and of a constant (folded,
+    # as a causal mask is built), GlobalMaxPool.
+    edgy = x4.copy()
+    edgy[0, 0, 4, 0] = np.inf
+    case("trilu_upper", edgy, np.triu(edgy, 1), [node("Trilu", ["x", "one"])], [("one", np.array(1))], opset=14)
+    case("trilu_lower", x4, np.tril(x4, -2), [node("Trilu", ["x", "minus_two"], upper=0)],
+         [("minus_two", np.array(-2))], opset=14)
+    case("trilu_of_constant", x4, x4 * np.triu(np.ones((5, 7), np.float32)),
+         [helper.make_node("Trilu", ["ones"], ["causal"], name="causal"), node("Mul", ["x", "causal"])],
+         [("ones", np.ones((5, 7), np.float32))], opset=14)
+    case("global_max_pool", x4, x4.max(axis=(2, 3), keepdims=True), [node("GlobalMaxPool", ["x"])])
     # InstanceNormalization over each channel's spatial elements; DepthToSpace in both modes and SpaceToDepth by
     # their element mappings; LogSoftmax over one axis (opset 13) and over the 2-D view from axis 1 (opset 11).
     in_scale, in_bias = weights(3) + 1, weights(3)

@@ -392,6 +392,17 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_depth_space(node, t, type == "DepthToSpace");
   } else if (type == "ReduceL1" || type == "ReduceL2" || type == "ReduceSumSquare" || type == "ReduceLogSumExp") {
     translate_norm_reduction(node, t, ctx);
+  } else if (type == "Trilu") {
+    translate_trilu(node, t, ctx);
+  } else if (type == "GlobalMaxPool") {
+    const Attributes a(node, t.problems(), {});
+    const auto* x = t.arity(1, 1, 1) ? t.input_shape(0) : nullptr;
+    if (x != nullptr && x->size() < 3) t.problem("needs an input [N, C, spatial...]");
+    if (x != nullptr && x->size() >= 3) {
+      std::vector<std::int64_t> axes;
+      for (std::size_t d = 2; d < x->size(); ++d) axes.push_back(static_cast<std::int64_t>(d));
+      t.op("reduce_max", {0}, {{"axes", axes}, {"keepdims", 1}});
+    }
   } else if (type == "Tile") {
     translate_tile(node, t);
   } else if (type == "LogSoftmax") {

@@ -231,6 +231,8 @@ void translate_depth_space(const onnx::NodeProto& node, NodeTranslator& t, bool 
 void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
 /// Tile of a run-time tensor by constant repeats, as expands between reshapes (onnx_tile.cpp).
 void translate_tile(const onnx::NodeProto& node, NodeTranslator& t);
+/// Trilu: folded for a small constant, a where over a constant mask otherwise (onnx_trilu.cpp).
+void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
 /// LogSoftmax as reductions and point-wise ops (onnx_log_softmax.cpp).
 void translate_log_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx);
 
