@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string_view>
 
 #include "op_harness.hpp"
@@ -326,9 +327,30 @@ TEST_CASE("an element-wise op's loop over a run computes exactly its per-element
                                 {"sub", {}},
                                 {"mul", {}},
                                 {"div", {}},
-                                {"pow", {}}};
+                                {"pow", {}},
+                                {"min", {}},
+                                {"max", {}},
+                                {"prelu", {}},
+                                {"hardsigmoid", {}},
+                                {"hardswish", {}},
+                                {"neg", {}},
+                                {"abs", {}},
+                                {"leaky_relu", {{"alpha", 0.1}}},
+                                {"elu", {}},
+                                {"selu", {}},
+                                {"celu", {{"alpha", 1.5}}},
+                                {"thresholded_relu", {{"alpha", 0.5}}},
+                                {"softplus", {}},
+                                {"softsign", {}},
+                                {"sin", {}},
+                                {"cos", {}},
+                                {"floor", {}},
+                                {"ceil", {}},
+                                {"round", {}},
+                                {"sign", {}}};
+  const std::set<std::string_view> binaries{"add", "sub", "mul", "div", "pow", "min", "max", "prelu"};
   for (const Case& c : cases) {
-    const bool binary = std::string_view("add sub mul div pow").find(c.op) != std::string_view::npos;
+    const bool binary = binaries.contains(c.op);
     const nlohmann::json attrs = c.attrs.is_null() ? nlohmann::json::object() : c.attrs;
     const auto op = test::bind_op(c.op, binary ? std::vector<Shape>{shape, shape} : std::vector<Shape>{shape}, attrs);
     const FusionForm form = op->fusion_form();

@@ -83,12 +83,14 @@ inline float hard_sigmoid_value(float a, float alpha, float beta) {
   return std::isnan(v) ? v : std::min(std::max(v, 0.0f), 1.0f);
 }
 
-/// min and max as numpy's minimum and maximum: a NaN in either operand comes out.
+/// min and max as numpy's minimum and maximum: a NaN in either operand comes out, a's when both are (x86's
+/// scalar a + b; written as a + a and b + b so that a vectorised loop, which may swap a commutative operation's
+/// operands, gives the same NaN).
 inline float min_value(float a, float b) {
-  return std::isnan(a) || std::isnan(b) ? a + b : std::min(a, b);
+  return std::isnan(a) ? a + a : std::isnan(b) ? b + b : std::min(a, b);
 }
 inline float max_value(float a, float b) {
-  return std::isnan(a) || std::isnan(b) ? a + b : std::max(a, b);
+  return std::isnan(a) ? a + a : std::isnan(b) ? b + b : std::max(a, b);
 }
 
 // The kernel's fp32 arithmetic: calls visit with the function as a callable (float, float) -> float, so a loop
@@ -138,8 +140,11 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
       });
     case Fn::kCelu:
       return visit([alpha = f.lo](float a, float) { return a > 0.0f ? a : alpha * std::expm1(a / alpha); });
-    case Fn::kSoftplus:  // log(1 + e^a) without overflow: max(a, 0) + log(1 + e^-|a|)
-      return visit([](float a, float) { return std::max(a, 0.0f) + std::log1p(std::exp(-std::fabs(a))); });
+    case Fn::kSoftplus:  // log(1 + e^a) without overflow: max(a, 0) + log(1 + e^-|a|); a NaN comes out as a's
+      return visit([](float a, float) {
+        const float y = std::max(a, 0.0f) + std::log1p(std::exp(-std::fabs(a)));
+        return std::isnan(a) ? a + a : y;
+      });
     case Fn::kSoftsign:
       return visit([](float a, float) { return a / (1.0f + std::fabs(a)); });
     case Fn::kThresholdedRelu:
