@@ -58,6 +58,18 @@ double worst_excess(const std::filesystem::path& got_file, const std::filesystem
   return worst;
 }
 
+/// Runs model `name` and requires exit 2 with `count` problems listed, each of `messages` among them, and no output
+/// written.
+void expect_refused(const std::string& name, int count, const std::vector<std::string>& messages) {
+  const ScratchDir out("onnx-refused");
+  const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model(name), out.str()));
+  INFO(r.output);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Catch::Contains(fmt::format("{} problem(s)", count)));
+  for (const std::string& message : messages) CHECK_THAT(r.output, Catch::Contains(message));
+  CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
+}
+
 }  // namespace
 
 TEST_CASE("an ONNX CNN runs on the simulated machine and matches numpy", "[cli][onnx]") {
@@ -434,35 +446,23 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
   SECTION("Einsum equations that do not fit their inputs, every one named") {
-    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_einsum.onnx"), out.str()));
-    INFO(r.output);
-    CHECK(r.code == 2);
-    CHECK_THAT(r.output, Catch::Contains("8 problem(s)"));
-    CHECK_THAT(r.output, Catch::Contains("'rank' (Einsum): input 0 ('m') has rank 2, its term in 'ijk,jk->i' names "
-                                         "3 axes"));
-    CHECK_THAT(r.output, Catch::Contains("'sizes' (Einsum): equation 'ij,ji->ij': index 'j' is 3 in one input and "
-                                         "2 in input 1"));
-    CHECK_THAT(r.output, Catch::Contains("'terms' (Einsum): equation 'ij->ji' has 1 operand term(s) for 2 input(s)"));
-    CHECK_THAT(r.output, Catch::Contains("'stray' (Einsum): equation 'ij,kj->iz': output index 'z' is in no input"));
-    CHECK_THAT(r.output, Catch::Contains("'twice' (Einsum): equation 'ij,ij->ii' repeats output index 'i'"));
-    CHECK_THAT(r.output, Catch::Contains("'letter' (Einsum): equation 'i1,ij->j': '1' is not an index letter or a "
-                                         "single '...'"));
-    CHECK_THAT(r.output, Catch::Contains("'ellipsis_left_out' (Einsum): equation '...j,...j->j': the inputs have "
-                                         "'...' axes the output leaves out"));
-    CHECK_THAT(r.output, Catch::Contains("'arrows' (Einsum): equation 'ij->j->i' has more than one '->'"));
-    CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
+    expect_refused(
+        "bad_einsum.onnx", 8,
+        {"'rank' (Einsum): input 0 ('m') has rank 2, its term in 'ijk,jk->i' names 3 axes",
+         "'sizes' (Einsum): equation 'ij,ji->ij': index 'j' is 3 in one input and 2 in input 1",
+         "'terms' (Einsum): equation 'ij->ji' has 1 operand term(s) for 2 input(s)",
+         "'stray' (Einsum): equation 'ij,kj->iz': output index 'z' is in no input",
+         "'twice' (Einsum): equation 'ij,ij->ii' repeats output index 'i'",
+         "'letter' (Einsum): equation 'i1,ij->j': '1' is not an index letter or a single '...'",
+         "'ellipsis_left_out' (Einsum): equation '...j,...j->j': the inputs have '...' axes the output leaves out",
+         "'arrows' (Einsum): equation 'ij->j->i' has more than one '->'"});
   }
   SECTION("rearrangements and an InstanceNormalization that do not fit their inputs, every one named") {
-    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_rearrange.onnx"), out.str()));
-    INFO(r.output);
-    CHECK(r.code == 2);
-    CHECK_THAT(r.output, Catch::Contains("3 problem(s)"));
-    CHECK_THAT(r.output, Catch::Contains("'channels_not_blocks' (DepthToSpace): 6 channels are not a multiple of "
-                                         "blocksize^2 = 4"));
-    CHECK_THAT(r.output, Catch::Contains("'width_not_blocks' (SpaceToDepth): H 4 and W 5 must be multiples of "
-                                         "blocksize 2"));
-    CHECK_THAT(r.output, Catch::Contains("'scale_not_channels' (InstanceNormalization): scale [4] and B [6] must both "
-                                         "be [6], one value per channel"));
+    expect_refused("bad_rearrange.onnx", 3,
+                   {"'channels_not_blocks' (DepthToSpace): 6 channels are not a multiple of blocksize^2 = 4",
+                    "'width_not_blocks' (SpaceToDepth): H 4 and W 5 must be multiples of blocksize 2",
+                    "'scale_not_channels' (InstanceNormalization): scale [4] and B [6] must both be [6], one value "
+                    "per channel"});
   }
   SECTION("a 1-D conv's and a ConvTranspose's kernel_shape that is not the weights' window") {
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_kernels.onnx"), out.str()));
