@@ -168,9 +168,11 @@ class EinsumLowering {
     return out;
   }
 
-  /// Names the last op's output the node's; false when no op was emitted (the output is an operand as it is).
-  bool finish() {
+  /// Makes `result` (with `dims`) the node's output: the op that produced it is renamed, or a reshape is added where
+  /// that op is not the last; false when no op was emitted (the output is an operand as it is).
+  bool finish(const std::string& result, const std::vector<std::uint64_t>& dims) {
     if (ops_.empty()) return false;
+    if (ops_.back()["outputs"][0].get<std::string>() != result) emit("reshape", {result}, {{"shape", dims}});
     ops_.back()["outputs"] = nlohmann::json::array({output_});
     for (nlohmann::json& op : ops_) {
       t_.add_op(op["type"].get<std::string>(), op["inputs"].get<std::vector<std::string>>(),
@@ -341,7 +343,7 @@ void translate_einsum(const onnx::NodeProto& node, NodeTranslator& t, Context& c
   Operand result = std::move(operands[0]);
   sum_unneeded(result, {}, output);
   lowering.permute(result, output);
-  if (!lowering.finish()) ctx.aliases[node.output(0)] = result.name;  // "ij->ij": the input as it is
+  if (!lowering.finish(result.name, result.dims)) ctx.aliases[node.output(0)] = result.name;  // "ij->ij": as it is
 }
 
 }  // namespace ldmsim::onnx_import
