@@ -37,9 +37,7 @@ void translate_instance_norm(const onnx::NodeProto& node, NodeTranslator& t, Con
     Constant ones;
     ones.dims = {spatial};
     ones.values.assign(spatial, 1.0);
-    unit = t.fresh_name(fmt::format("instance_norm/unit_scale_{}", spatial));
-    ctx.shapes[unit] = ones.dims;
-    ctx.constants[unit] = std::move(ones);
+    unit = t.add_constant(fmt::format("instance_norm/unit_scale_{}", spatial), std::move(ones));
   }
   const std::string rows = t.fresh_name(y + "/rows"), normalised = t.fresh_name(y + "/normalised"),
                     back = t.fresh_name(y + "/unscaled"), scaled = t.fresh_name(y + "/scaled"),

@@ -280,10 +280,7 @@ void translate_variadic(const onnx::NodeProto& node, NodeTranslator& t, Context&
   if (mean) {
     Constant scale;
     scale.values = {1.0 / n};
-    const std::string name = t.fresh_name(y + "/scale");
-    ctx.shapes[name] = {};
-    ctx.constants[name] = std::move(scale);
-    t.add_op("mul", {acc, name}, {y});
+    t.add_op("mul", {acc, t.add_constant(y + "/scale", std::move(scale))}, {y});
   }
 }
 
@@ -326,10 +323,7 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
       Constant exponent;
       exponent.dims = e->dims;
       exponent.values = e->values;
-      const std::string name = t.fresh_name(node.input(1) + "_f16");
-      ctx.shapes[name] = exponent.dims;
-      ctx.constants[name] = std::move(exponent);
-      t.add_op("pow", {t.input(0), name}, {node.output(0)});
+      t.add_op("pow", {t.input(0), t.add_constant(node.input(1) + "_f16", std::move(exponent))}, {node.output(0)});
       return t.result();
     }
   }
@@ -391,9 +385,9 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (type == "DepthToSpace" || type == "SpaceToDepth") {
     translate_depth_space(node, t, type == "DepthToSpace");
   } else if (type == "ReduceL1" || type == "ReduceL2" || type == "ReduceSumSquare" || type == "ReduceLogSumExp") {
-    translate_norm_reduction(node, t, ctx);
+    translate_norm_reduction(node, t);
   } else if (type == "Trilu") {
-    translate_trilu(node, t, ctx);
+    translate_trilu(node, t);
   } else if (type == "GlobalMaxPool") {
     const Attributes a(node, t.problems(), {});
     const auto* x = t.arity(1, 1, 1) ? t.input_shape(0) : nullptr;

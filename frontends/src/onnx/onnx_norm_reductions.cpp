@@ -11,18 +11,15 @@ namespace ldmsim::onnx_import {
 namespace {
 
 /// A scalar constant named from `base`.
-std::string scalar_constant(NodeTranslator& t, Context& ctx, const std::string& base, double value) {
+std::string scalar_constant(NodeTranslator& t, const std::string& base, double value) {
   Constant c;
   c.values = {value};
-  const std::string name = t.fresh_name(base);
-  ctx.shapes[name] = {};
-  ctx.constants[name] = std::move(c);
-  return name;
+  return t.add_constant(base, std::move(c));
 }
 
 }  // namespace
 
-void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
+void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"axes", "keepdims"});
   if (!t.arity(1, 1, 1)) return;
   const std::string& type = node.op_type();
@@ -45,8 +42,8 @@ void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Co
   } else if (type == "ReduceLogSumExp") {
     // The shift is kept finite (within fp16's range), so an all -inf slice gives e^-inf = 0 and log 0 = -inf, and
     // a slice holding +inf gives inf, not inf - inf = NaN.
-    const std::string lowest = scalar_constant(t, ctx, y + "/lowest", -65504.0),
-                      largest = scalar_constant(t, ctx, y + "/largest", 65504.0);
+    const std::string lowest = scalar_constant(t, y + "/lowest", -65504.0),
+                      largest = scalar_constant(t, y + "/largest", 65504.0);
     const std::string peak = name("peak"), floored = name("floored"), max = name("max"), shifted = name("shifted"),
                       exps = name("exp"), sum = name("sum"), log_sum = name("log_sum"),
                       max_out = keep ? max : name("max_dropped");
@@ -63,8 +60,8 @@ void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Co
     // The scale is kept within [the smallest fp16 subnormal, the largest fp16 value]: an all-zero slice divides by
     // the first, not by 0, and a slice holding an infinity divides by the second (inf / inf would be NaN), so its
     // norm comes out inf.
-    const std::string smallest = scalar_constant(t, ctx, y + "/smallest", 1.0 / (1 << 24)),
-                      largest = scalar_constant(t, ctx, y + "/largest", 65504.0);
+    const std::string smallest = scalar_constant(t, y + "/smallest", 1.0 / (1 << 24)),
+                      largest = scalar_constant(t, y + "/largest", 65504.0);
     const std::string magnitude = name("abs"), peak = name("peak"), floored = name("floored"), scale = name("scale"),
                       unit = name("unit"), square = name("square"), sum = name("sum"), root = name("root"),
                       scale_out = keep ? scale : name("scale_dropped");

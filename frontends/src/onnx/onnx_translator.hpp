@@ -172,6 +172,13 @@ class NodeTranslator {
     if (!t_.op.is_array()) t_.op = nlohmann::json::array();
     t_.op.push_back({{"type", type}, {"inputs", inputs}, {"outputs", outputs}, {"attrs", std::move(attrs)}});
   }
+  /// `value` as a constant tensor of its own under a fresh name made from `base` (its shape known); returns the name.
+  std::string add_constant(const std::string& base, Constant value) {
+    const std::string name = fresh_name(base);
+    ctx_.shapes[name] = value.dims;
+    ctx_.constants[name] = std::move(value);
+    return name;
+  }
   /// A tensor name that no node, input or initializer of the model uses, made from `base`.
   std::string fresh_name(const std::string& base) {
     std::string name = base;
@@ -228,11 +235,11 @@ void translate_instance_norm(const onnx::NodeProto& node, NodeTranslator& t, Con
 void translate_depth_space(const onnx::NodeProto& node, NodeTranslator& t, bool to_space);
 /// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp as point-wise ops and reductions
 /// (onnx_norm_reductions.cpp).
-void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
+void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t);
 /// Tile of a run-time tensor by constant repeats, as expands between reshapes (onnx_tile.cpp).
 void translate_tile(const onnx::NodeProto& node, NodeTranslator& t);
 /// Trilu: folded for a small constant, a where over a constant mask otherwise (onnx_trilu.cpp).
-void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
+void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t);
 /// LogSoftmax as reductions and point-wise ops (onnx_log_softmax.cpp).
 void translate_log_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx);
 

@@ -7,7 +7,7 @@
 
 namespace ldmsim::onnx_import {
 
-void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
+void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"upper"});
   if (!t.arity(1, 2, 1)) return;
   std::int64_t k = 0;
@@ -57,12 +57,9 @@ void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t, Context& ct
   Constant zero;
   zero.values = {0.0};
   const std::string& y = node.output(0);
-  const std::string mask_name = t.fresh_name(y + "/mask"), zero_name = t.fresh_name(y + "/zero");
-  ctx.shapes[mask_name] = mask.dims;
-  ctx.constants[mask_name] = std::move(mask);
-  ctx.shapes[zero_name] = {};
-  ctx.constants[zero_name] = std::move(zero);
-  t.add_op("where", {mask_name, t.input(0), zero_name}, {y});
+  t.add_op("where",
+           {t.add_constant(y + "/mask", std::move(mask)), t.input(0), t.add_constant(y + "/zero", std::move(zero))},
+           {y});
 }
 
 }  // namespace ldmsim::onnx_import

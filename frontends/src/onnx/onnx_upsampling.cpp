@@ -250,9 +250,7 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
       c.dims = {out, in};
       c.values = *matrix;
     }
-    const std::string name = t.fresh_name(fmt::format("{}/interpolation{}", y, axis));
-    ctx.shapes[name] = c.dims;
-    ctx.constants[name] = std::move(c);
+    const std::string name = t.add_constant(fmt::format("{}/interpolation{}", y, axis), std::move(c));
     const std::string result = k + 1 == steps.size() ? y : t.fresh_name(y + "/resized_w");
     if (steps[k].right) {
       t.add_op("matmul", {current, name}, {result});

@@ -70,13 +70,6 @@ struct Function {
   float lo = 0.0f, hi = 0.0f;
 };
 
-/// e^a as exp_floats computes it (the same bits whether a run or one element).
-inline float exp_float(float a) {
-  float y = 0.0f;
-  exp_floats(&a, &y, 1);
-  return y;
-}
-
 /// hardsigmoid's arithmetic, max(0, min(1, alpha * a + beta)); a NaN stays NaN.
 inline float hard_sigmoid_value(float a, float alpha, float beta) {
   const float v = alpha * a + beta;

@@ -12,4 +12,11 @@ namespace ldmsim {
 /// differs in the last bit on a few inputs), the results stay these. Vectorised where the host has AVX2 and FMA.
 void exp_floats(const float* in, float* out, std::size_t n);
 
+/// e^a as exp_floats computes it (the same bits whether in a run or alone).
+inline float exp_float(float a) {
+  float y = 0.0f;
+  exp_floats(&a, &y, 1);
+  return y;
+}
+
 }  // namespace ldmsim
