@@ -1,11 +1,13 @@
 // multiply_add, the host arithmetic of every simulated matmul and conv tile, on the block shapes real networks give
 // it (rows x columns x depth of one core's chunk): the host's own path (128-column blocks for one or two rows on
-// AVX-512 hosts) beside the portable clones every other host runs. Counters: GFLOP/s of the products and sums.
+// AVX-512 hosts) beside the portable path every other host runs and the unfused one of a host without FMA.
+// Counters: GFLOP/s of the products and sums.
 #include <random>
 #include <vector>
 
 #include "../kernels/src/ops/tile_math.hpp"  // white box: the kernel's entry points
 #include "bench_support.hpp"
+#include "ldmsim/sim/fp16.hpp"
 
 namespace {
 
@@ -19,8 +21,8 @@ void run_shape(benchmark::State& state, MultiplyAdd multiply) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> value(-1.0F, 1.0F);
   std::vector<float> a(rows * depth), b(depth * pitch), acc(rows * cols, 0.0F);
-  for (float& x : a) x = value(rng);
-  for (float& x : b) x = value(rng);
+  for (float& x : a) x = static_cast<float>(ldmsim::f16(value(rng)));  // fp16 values, as its operands are
+  for (float& x : b) x = static_cast<float>(ldmsim::f16(value(rng)));
   for (auto _ : state) {
     multiply(a.data(), b.data(), acc.data(), rows, cols, depth, cols, pitch);
     benchmark::DoNotOptimize(acc.data());
@@ -37,6 +39,10 @@ void BM_MultiplyAdd(benchmark::State& state) {
 
 void BM_MultiplyAddPortable(benchmark::State& state) {
   run_shape(state, ldmsim::ops::multiply_add_portable);
+}
+
+void BM_MultiplyAddUnfused(benchmark::State& state) {
+  run_shape(state, ldmsim::ops::multiply_add_unfused);
 }
 
 /// A group team's two rows by a projection's B tile (ViT-B/16, the BERT-base layer), four rows of a conv or an MLP
@@ -61,5 +67,6 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_MultiplyAdd)->Apply(shapes);
 BENCHMARK(BM_MultiplyAddPortable)->Apply(shapes);
+BENCHMARK(BM_MultiplyAddUnfused)->Apply(shapes);
 
 BENCHMARK_MAIN();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../kernels/src/ops/tile_math.hpp"
+#include "ldmsim/sim/fp16.hpp"
 
 namespace {
 
@@ -17,10 +18,11 @@ using ldmsim::ops::multiply_add;
 using ldmsim::ops::ProductQueue;
 using ldmsim::ops::zero_padding;
 
+/// fp16 values as floats, as multiply_add's operands are.
 std::vector<float> random_floats(std::size_t count, std::mt19937& rng) {
   std::uniform_real_distribution<float> value(-2.0F, 2.0F);
   std::vector<float> v(count);
-  for (float& x : v) x = value(rng);
+  for (float& x : v) x = static_cast<float>(ldmsim::f16(value(rng)));
   return v;
 }
 

@@ -1,15 +1,19 @@
-// multiply_add, the host arithmetic of every matmul and conv tile: its register blocks and column tails must give
-// the same bits as the plain loop (each output element sums its products one at a time, in k order), for every
-// shape the blocking can produce and for B rows packed or padded (b_pitch_for), so a result never depends on the
-// host, the block sizes or the tile's pitch. On an AVX-512 host one and two rows take 128-column blocks first (200
-// and 352 columns: such blocks, then 64- and 32-column ones and a tail); multiply_add_portable, the path of every
-// other host, is checked on the same shapes.
+// multiply_add, the host arithmetic of every matmul and conv tile: its register blocks, packed panels and column
+// tails must give the same bits as the plain loop (each output element sums its products one at a time, in k
+// order), for every shape the blocking can produce and for B rows packed or padded (b_pitch_for), so a result
+// never depends on the host, the block sizes or the tile's pitch. Its operands are fp16 values, whose products are
+// exact in fp32: the fused multiply-adds of the AVX paths then give the bits of a multiply and an add, checked on
+// fp16 values of every exponent, subnormals included. On an AVX-512 host one and two rows take 128-column blocks
+// first (200 and 352 columns: such blocks, then 64- and 32-column ones and a tail); multiply_add_portable, the path
+// of every other host, and multiply_add_unfused, that of a host without FMA, are checked on the same shapes.
 #include "../../kernels/src/ops/tile_math.hpp"  // white box: the kernel's remainders
 
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include "ldmsim/sim/fp16.hpp"
 
 namespace {
 
@@ -34,6 +38,18 @@ std::vector<float> random_floats(std::size_t count, std::mt19937& rng) {
   return v;
 }
 
+/// fp16 values as floats, every finite exponent equally likely (subnormals and 65504's binade included).
+std::vector<float> random_halves(std::size_t count, std::mt19937& rng) {
+  std::uniform_int_distribution<unsigned> sign(0, 1), exponent(0, 30), fraction(0, 1023);
+  std::vector<float> v(count);
+  for (float& x : v) {
+    ldmsim::f16 h;
+    h.bits = static_cast<std::uint16_t>(sign(rng) << 15 | exponent(rng) << 10 | fraction(rng));
+    x = static_cast<float>(h);
+  }
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every remainder shape") {
@@ -47,17 +63,20 @@ TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every rem
         // padding holds large values, which must not reach any output).
         for (const std::size_t b_pitch : {cols, ldmsim::ops::b_pitch_for(cols)}) {
           const std::size_t pitch = cols + 3;  // rows of acc further apart than the tile's width
-          const auto a = random_floats(rows * depth, rng);
-          auto b = random_floats(depth * b_pitch, rng);
+          const auto a = random_halves(rows * depth, rng);
+          auto b = random_halves(depth * b_pitch, rng);
           for (std::size_t t = 0; t < depth; ++t) std::fill_n(b.data() + t * b_pitch + cols, b_pitch - cols, 1e30F);
           const auto start = random_floats(rows * pitch, rng);
-          auto fast = start, portable = start, plain = start;
+          auto fast = start, portable = start, unfused = start, plain = start;
           ldmsim::ops::multiply_add(a.data(), b.data(), fast.data(), rows, cols, depth, pitch, b_pitch);
           ldmsim::ops::multiply_add_portable(a.data(), b.data(), portable.data(), rows, cols, depth, pitch, b_pitch);
+          ldmsim::ops::multiply_add_unfused(a.data(), b.data(), unfused.data(), rows, cols, depth, pitch, b_pitch);
           plain_multiply_add(a.data(), b.data(), plain.data(), rows, cols, depth, pitch, b_pitch);
           ++shapes;
-          if (std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) != 0 ||
-              std::memcmp(portable.data(), plain.data(), portable.size() * sizeof(float)) != 0) {
+          const auto same = [&plain](const std::vector<float>& got) {
+            return std::memcmp(got.data(), plain.data(), got.size() * sizeof(float)) == 0;
+          };
+          if (!same(fast) || !same(portable) || !same(unfused)) {
             ++differing;
             UNSCOPED_INFO("rows " << rows << " cols " << cols << " depth " << depth << " b_pitch " << b_pitch);
           }

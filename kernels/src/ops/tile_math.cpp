@@ -2,17 +2,16 @@
 #include "tile_math.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define LDMSIM_TILE_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #define LDMSIM_TILE_WIDE [[gnu::target("arch=x86-64-v4")]]
-#define LDMSIM_TILE_NARROW_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
 #define LDMSIM_HAS_WIDE_TILES 1
 #else
 #define LDMSIM_TILE_CLONES
-#define LDMSIM_TILE_NARROW_CLONES
 #define LDMSIM_HAS_WIDE_TILES 0
 #endif
 
@@ -25,10 +24,21 @@
 namespace ldmsim::ops {
 namespace {
 
+// sum + x * y. Operands are fp16 values (tile_math.hpp), so the product is exact in fp32 and a fused multiply-add
+// rounds once, exactly as the add after an exact multiply does: kFused only picks the cheaper instruction.
+template <bool kFused>
+LDMSIM_INLINE float add_product(float sum, float x, float y) {
+  if constexpr (kFused) {
+    return __builtin_fmaf(x, y, sum);
+  } else {
+    return sum + x * y;
+  }
+}
+
 // A register block: R rows x C columns of acc stay in registers over the whole depth, so each b element loaded
 // feeds R products (the plain loop reloads and stores acc for every product). Fixed sizes let the compiler keep
 // the block in vector registers; each element still gains its products one by one in k order.
-template <std::size_t R, std::size_t C>
+template <std::size_t R, std::size_t C, bool kFused>
 LDMSIM_INLINE void multiply_add_block(const float* a, const float* b, float* acc, std::size_t b_pitch,
                                       std::size_t depth, std::size_t acc_pitch) {
   float block[R][C];
@@ -39,7 +49,7 @@ LDMSIM_INLINE void multiply_add_block(const float* a, const float* b, float* acc
     const float* row = b + t * b_pitch;
     for (std::size_t r = 0; r < R; ++r) {
       const float x = a[r * depth + t];
-      for (std::size_t j = 0; j < C; ++j) block[r][j] += x * row[j];
+      for (std::size_t j = 0; j < C; ++j) block[r][j] = add_product<kFused>(block[r][j], x, row[j]);
     }
   }
   for (std::size_t r = 0; r < R; ++r) {
@@ -78,16 +88,17 @@ constexpr std::size_t tail_width(std::size_t rest) {
 // columns (64, or 128 where AVX-512's 32 vector registers hold their 16 accumulators): with so few rows each B
 // element loaded feeds only one or two products, and a 64-column block streams B from the cache at about half the
 // speed four rows reach; 128 columns read each B row in longer runs.
-template <std::size_t R, std::size_t kWide>
+template <std::size_t R, std::size_t kWide, bool kFused>
 LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t b_pitch, const float* tail,
                                      std::size_t tail_pitch, float* acc, std::size_t cols, std::size_t depth,
-                                     std::size_t acc_pitch) {
-  std::size_t j = 0;
+                                     std::size_t acc_pitch, std::size_t j = 0) {
   if constexpr (R <= 2 && kWide > 64) {
-    for (; j + kWide <= cols; j += kWide) multiply_add_block<R, kWide>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+    for (; j + kWide <= cols; j += kWide) {
+      multiply_add_block<R, kWide, kFused>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+    }
   }
-  for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
-  for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+  for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64, kFused>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+  for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32, kFused>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
   if (j == cols) return;
   const std::size_t rest = cols - j, width = tail_width(rest);
   float block[R * 32] = {};
@@ -97,7 +108,7 @@ LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t
   } else if (width == 16) {
     multiply_add_vectors<R, 2>(a, tail, block, tail_pitch, depth, width);
   } else {
-    multiply_add_block<R, 32>(a, tail, block, tail_pitch, depth, width);
+    multiply_add_block<R, 32, kFused>(a, tail, block, tail_pitch, depth, width);
   }
   for (std::size_t r = 0; r < R; ++r) std::copy(block + r * width, block + r * width + rest, acc + r * acc_pitch + j);
 }
@@ -137,7 +148,39 @@ void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t p
 
 namespace {
 
-template <std::size_t kWide>
+/// Rows from which B's 64-column panels are first copied into one contiguous run each. B's rows lie `b_pitch`
+/// floats apart, often a multiple of 512 bytes, so a 64-column block reading 256 bytes of every row leaves most of
+/// L1's sets unused and streams B from L2 again for every 4 rows; a packed panel stays in L1. From 8 rows each copy
+/// serves at least two blocks.
+constexpr std::size_t kPackFromRows = 8;
+
+/// The first float of `p` on a 64-byte cache line (the storage holds 16 floats more than it is used for): a panel row
+/// then fills one line, and no vector load of it straddles two.
+inline float* aligned_line(float* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  return p + ((64 - at % 64) % 64) / sizeof(float);
+}
+
+/// acc[rows, 64] += a[rows, depth] panel[depth, 64], the panel's rows 64 floats apart.
+template <bool kFused>
+LDMSIM_INLINE void multiply_add_panel(const float* a, const float* panel, float* acc, std::size_t rows,
+                                      std::size_t depth, std::size_t acc_pitch) {
+  std::size_t i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    multiply_add_block<4, 64, kFused>(a + i * depth, panel, acc + i * acc_pitch, 64, depth, acc_pitch);
+  }
+  a += i * depth;
+  acc += i * acc_pitch;
+  if (rows - i == 3) {
+    multiply_add_block<3, 64, kFused>(a, panel, acc, 64, depth, acc_pitch);
+  } else if (rows - i == 2) {
+    multiply_add_block<2, 64, kFused>(a, panel, acc, 64, depth, acc_pitch);
+  } else if (rows - i == 1) {
+    multiply_add_block<1, 64, kFused>(a, panel, acc, 64, depth, acc_pitch);
+  }
+}
+
+template <std::size_t kWide, bool kFused>
 LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                     std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
   // The last cols % 32 columns as one narrower block: in place when b's rows are padded that far, else from a
@@ -153,36 +196,61 @@ LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, 
     tail = padded.data();
     tail_pitch = width;
   }
+  // Whole 64-column panels first, packed, every row over each; the columns after them row block by row block.
+  std::size_t j = 0;
+  if (rows >= kPackFromRows) {
+    thread_local std::vector<float> storage;
+    if (storage.size() < depth * 64 + 16) storage.resize(depth * 64 + 16);
+    float* panel = aligned_line(storage.data());
+    for (; j + 64 <= cols; j += 64) {
+      for (std::size_t t = 0; t < depth; ++t) std::copy_n(b + t * b_pitch + j, 64, panel + t * 64);
+      multiply_add_panel<kFused>(a, panel, acc + j, rows, depth, acc_pitch);
+    }
+  }
   std::size_t i = 0;
   for (; i + 4 <= rows; i += 4) {
-    multiply_add_rows<4, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
-                                acc_pitch);
+    multiply_add_rows<4, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                        acc_pitch, j);
   }
   if (rows - i == 3) {
-    multiply_add_rows<3, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
-                                acc_pitch);
+    multiply_add_rows<3, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                        acc_pitch, j);
   } else if (rows - i == 2) {
-    multiply_add_rows<2, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
-                                acc_pitch);
+    multiply_add_rows<2, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                        acc_pitch, j);
   } else if (rows - i == 1) {
-    multiply_add_rows<1, kWide>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
-                                acc_pitch);
+    multiply_add_rows<1, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                        acc_pitch, j);
   }
 }
 
 #if LDMSIM_HAS_WIDE_TILES
 LDMSIM_TILE_WIDE void multiply_add_wide(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                         std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
-  multiply_add_all<128>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+  multiply_add_all<128, true>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+}
+
+[[gnu::target("arch=x86-64-v3")]] void multiply_add_v3(const float* a, const float* b, float* acc, std::size_t rows,
+                                                       std::size_t cols, std::size_t depth, std::size_t acc_pitch,
+                                                       std::size_t b_pitch) {
+  multiply_add_all<64, true>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
 }
 #endif
 
 }  // namespace
 
-LDMSIM_TILE_NARROW_CLONES void multiply_add_portable(const float* a, const float* b, float* acc, std::size_t rows,
-                                                     std::size_t cols, std::size_t depth, std::size_t acc_pitch,
-                                                     std::size_t b_pitch) {
-  multiply_add_all<64>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+void multiply_add_unfused(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
+                          std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
+  multiply_add_all<64, false>(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+}
+
+void multiply_add_portable(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
+                           std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
+#if LDMSIM_HAS_WIDE_TILES
+  static const bool fused = __builtin_cpu_supports("x86-64-v3");
+  if (fused) return multiply_add_v3(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
+#endif
+  multiply_add_unfused(a, b, acc, rows, cols, depth, acc_pitch, b_pitch);
 }
 
 // The blocks differ between hosts, the sums do not: every element still gains its products one by one in k order.
