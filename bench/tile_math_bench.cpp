@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "../kernels/src/ops/tile_floats.hpp"
 #include "../kernels/src/ops/tile_math.hpp"  // white box: the kernel's entry points
 #include "bench_support.hpp"
 #include "ldmsim/sim/fp16.hpp"
@@ -20,7 +21,7 @@ void run_shape(benchmark::State& state, MultiplyAdd multiply) {
   const std::size_t pitch = ldmsim::ops::b_pitch_for(cols);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> value(-1.0F, 1.0F);
-  std::vector<float> a(rows * depth), b(depth * pitch), acc(rows * cols, 0.0F);
+  ldmsim::ops::TileFloats a(rows * depth), b(depth * pitch), acc(rows * cols, 0.0F);  // as the kernels hold them
   for (float& x : a) x = static_cast<float>(ldmsim::f16(value(rng)));  // fp16 values, as its operands are
   for (float& x : b) x = static_cast<float>(ldmsim::f16(value(rng)));
   for (auto _ : state) {

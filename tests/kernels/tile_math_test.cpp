@@ -9,10 +9,12 @@
 #include "../../kernels/src/ops/tile_math.hpp"  // white box: the kernel's remainders
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "../../kernels/src/ops/tile_floats.hpp"
 #include "ldmsim/sim/fp16.hpp"
 
 namespace {
@@ -132,5 +134,12 @@ TEST_CASE("multiply_add_dots sums each dot in its fixed lane order, bit for bit"
         CHECK(std::memcmp(acc.data(), want.data(), acc.size() * sizeof(float)) == 0);
       }
     }
+  }
+}
+
+TEST_CASE("TileFloats start on a 64-byte line whatever their size") {
+  for (const std::size_t n : {1U, 3U, 17U, 1000U, 100000U}) {
+    const ldmsim::ops::TileFloats tile(n, 0.0F);
+    CHECK(reinterpret_cast<std::uintptr_t>(tile.data()) % 64 == 0);
   }
 }

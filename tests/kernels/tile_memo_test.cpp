@@ -17,7 +17,7 @@ namespace {
 void build(TileMemo& memo, std::uint64_t tile) {
   ldmsim::ops::ProductQueue products;
   memo.scratch_key() = {7, tile, 0, 64};
-  std::vector<float>& out = memo.insert(products, 4);
+  ldmsim::ops::TileFloats& out = memo.insert(products, 4);
   out.assign(4, static_cast<float>(tile));
 }
 
@@ -27,7 +27,7 @@ TEST_CASE("TileMemo finds a tile only for a key equal in every integer") {
   TileMemo memo;
   build(memo, 1);
   memo.scratch_key() = {7, 1, 0, 64};
-  const std::vector<float>* found = memo.find();
+  const ldmsim::ops::TileFloats* found = memo.find();
   REQUIRE(found != nullptr);
   CHECK((*found)[0] == 1.0f);
 
@@ -49,7 +49,7 @@ TEST_CASE("TileMemo keeps the newest eight tiles") {
   CHECK(memo.find() == nullptr);  // the oldest was replaced by the ninth
   for (std::uint64_t tile = 2; tile <= 9; ++tile) {
     memo.scratch_key() = {7, tile, 0, 64};
-    const std::vector<float>* found = memo.find();
+    const ldmsim::ops::TileFloats* found = memo.find();
     REQUIRE(found != nullptr);
     CHECK((*found)[0] == static_cast<float>(tile));
   }
@@ -101,7 +101,7 @@ TEST_CASE("a queued product that reads a memo's tile runs before the memo overwr
   ldmsim::ops::ProductQueue products;
   const auto insert = [&](std::uint64_t tile, float value) {
     memo.scratch_key() = {9, tile};
-    std::vector<float>& out = memo.insert(products, depth * pitch);
+    ldmsim::ops::TileFloats& out = memo.insert(products, depth * pitch);
     out.assign(depth * pitch, 0.0f);
     for (std::size_t t = 0; t < depth; ++t) std::fill_n(out.begin() + static_cast<long>(t * pitch), cols, value);
     return out.data();

@@ -416,8 +416,8 @@ class AttentionCore final : public FusedCore {
     const std::size_t pitch = ops::b_pitch_for(cols);
     ops::TileMemo& memo = ops::TileMemo::of(core_);
     memo.scratch_key().assign({at_.memo_source, batch_, which});
-    if (const std::vector<float>* found = memo.find()) return found->data();
-    std::vector<float>& tile = memo.insert(ops::ProductQueue::of(core_), rows * pitch);
+    if (const ops::TileFloats* found = memo.find()) return found->data();
+    ops::TileFloats& tile = memo.insert(ops::ProductQueue::of(core_), rows * pitch);
     const LdmSpan<const f16> from = core_.readable_ldm(which == 0 ? kt_[slot_] : v_[slot_]);  // the group's read
     if (which == 0 && at_.views.k_rows) {  // ldm holds K [t, d]: Kt's column j is K's row j
       k_row_.resize(s.d);

@@ -333,7 +333,7 @@ void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f
 }
 
 void RunTileSource::unpack_row_blocks(LdmSpan<const f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
-                                      std::size_t j0, std::size_t j1, std::vector<float>& out) const {
+                                      std::size_t j0, std::size_t j1, TileFloats& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   const TileRows tile_rows(g_, j0, j1);
   std::size_t next = 0;
@@ -375,14 +375,14 @@ void RunTileSource::unpack_row_blocks(LdmSpan<const f16> buf, const PendingTile&
 
 const float* RunTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,
                                    std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
-                                   std::vector<float>& out) const {
+                                   TileFloats& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   if (precomputed()) {
     charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
     TileMemo& memo = TileMemo::of(core);
     memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
-    if (const std::vector<float>* built = memo.find()) return built->data();
-    std::vector<float>& tile = memo.insert(ProductQueue::of(core), (k1 - k0) * pitch);
+    if (const TileFloats* built = memo.find()) return built->data();
+    TileFloats& tile = memo.insert(ProductQueue::of(core), (k1 - k0) * pitch);
     // A row member reads its leader's reads where they landed: its own copy is never made.
     unpack_row_blocks(core.readable_ldm(buf), reads, k0, k1, j0, j1, tile);
     return tile.data();
@@ -479,7 +479,7 @@ void WindowTileSource::issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf
 
 void WindowTileSource::unpack_windows(LdmSpan<const f16> buf, const PendingTile& reads, const Window& win,
                                       std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
-                                      std::vector<float>& out) const {
+                                      TileFloats& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width), rows = win.h1 - win.h0, columns = win.w1 - win.w0;
   std::vector<float> plane(rows * columns);
   const TileRows tile_rows(g_, j0, j1);
@@ -505,7 +505,7 @@ void WindowTileSource::unpack_windows(LdmSpan<const f16> buf, const PendingTile&
 
 const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch,
                                       std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
-                                      std::vector<float>& out) const {
+                                      TileFloats& out) const {
   const std::size_t width = j1 - j0, pitch = b_pitch_for(width);
   const Window win = window(j0, j1);
   if (win.empty()) {
@@ -515,8 +515,8 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
   charge_tile_build(core, (k1 - k0) * width, g_.stride_w == 1);
   TileMemo& memo = TileMemo::of(core);
   memo.scratch_key().assign({id_, batch, k0, k1, j0, j1});
-  if (const std::vector<float>* built = memo.find()) return built->data();
-  std::vector<float>& tile = memo.insert(ProductQueue::of(core), (k1 - k0) * pitch);
+  if (const TileFloats* built = memo.find()) return built->data();
+  TileFloats& tile = memo.insert(ProductQueue::of(core), (k1 - k0) * pitch);
   unpack_windows(core.readable_ldm(buf), reads, win, k0, k1, j0, j1, tile);  // where the leader's reads landed
   return tile.data();
 }

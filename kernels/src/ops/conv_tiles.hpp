@@ -80,7 +80,7 @@ class RunTileSource final : public TileSource {
   void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
              std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const override;
   const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
-                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
+                      std::size_t k1, std::size_t j0, std::size_t j1, TileFloats& out) const override;
   /// Integer address operations charged so far, over every core.
   std::uint64_t address_ops() const { return address_ops_.load(); }
 
@@ -100,7 +100,7 @@ class RunTileSource final : public TileSource {
                        std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
                        PendingTile& pending) const;
   void unpack_row_blocks(LdmSpan<const f16> buf, const PendingTile& reads, std::size_t k0, std::size_t k1,
-                         std::size_t j0, std::size_t j1, std::vector<float>& out) const;
+                         std::size_t j0, std::size_t j1, TileFloats& out) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;
@@ -123,7 +123,7 @@ class WindowTileSource final : public TileSource {
   void issue(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, LdmSpan<f16> resident, std::size_t batch,
              std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const override;
   const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
-                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const override;
+                      std::size_t k1, std::size_t j0, std::size_t j1, TileFloats& out) const override;
   std::uint64_t address_ops() const { return address_ops_.load(); }
 
  private:
@@ -136,7 +136,7 @@ class WindowTileSource final : public TileSource {
   std::size_t window_elements(std::size_t nb) const;
   /// Builds the tile of channels' windows (read as `reads` says) into out.
   void unpack_windows(LdmSpan<const f16> buf, const PendingTile& reads, const Window& win, std::size_t k0,
-                      std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const;
+                      std::size_t k1, std::size_t j0, std::size_t j1, TileFloats& out) const;
 
   ConvGeometry g_;
   DevicePtr<const f16> x_;

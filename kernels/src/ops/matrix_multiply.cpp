@@ -661,20 +661,21 @@ constexpr std::size_t kQueuedRows = 4;
 /// unpacked and multiplied without a fiber switch): a launch neither allocates nor clears a tile per simulated core.
 struct ChunkScratch {
   enum Which { kA, kB };
-  std::array<std::vector<float>, 2> tiles;
+  std::array<TileFloats, 2> tiles;
 };
 
-std::vector<float>& scratch_floats(Core& core, ChunkScratch::Which which, std::size_t elements) {
+TileFloats& scratch_floats(Core& core, ChunkScratch::Which which, std::size_t elements) {
   ChunkScratch& scratch = core.group_state<ChunkScratch>();  // warm across launches
-  std::vector<float>& tile = scratch.tiles[which];
+  TileFloats& tile = scratch.tiles[which];
   if (tile.size() < elements) tile.resize(elements);
   return tile;
 }
 
 /// The logical tile (rows x cols, row-major floats) from a completed read; `col0`: the tile's first column within
 /// the read (a chunk of a resident panel, which is never transposed).
+template <typename Floats>  // TileFloats for a product's operand, any vector of floats otherwise
 void unpack_tile(const StoredMatrix& s, LdmSpan<const f16> buf, const tiling::BlockRead& read, std::size_t rows,
-                 std::size_t cols, std::size_t pitch, std::vector<float>& out, std::size_t col0 = 0) {
+                 std::size_t cols, std::size_t pitch, Floats& out, std::size_t col0 = 0) {
   zero_padding(out.data(), rows, cols, pitch);
   if (!s.transposed) {
     for (std::size_t r = 0; r < rows; ++r) to_floats(buf, read.start(r) + col0, cols, out.data() + r * pitch);
@@ -706,7 +707,7 @@ struct OutputBlock {
 /// Unpacked tiles of a stored B that a team's members received by one ROW or BCAST read (tile_memo.hpp): B is not
 /// written while the kernel runs, so a member reuses the float tile a member on its host thread unpacked from the
 /// same read instead of converting it again. The group's six teams' two buffers each fit.
-struct StoredTiles : HostMemo<std::vector<float>, 16> {
+struct StoredTiles : HostMemo<TileFloats, 16> {
   static StoredTiles& of(Core& core) { return core.group_state<StoredTiles>(); }
 };
 
@@ -853,8 +854,8 @@ class BlockRunner {
   /// Unpacks chunk `set` and accumulates it into every lane (rows [i0, i1) of A).
   void compute_chunk(TileSet& set, const std::vector<Lane>& lanes, std::size_t rows, std::size_t j0, std::size_t j1) {
     const std::size_t depth = set.k1 - set.k0, width = j1 - j0, pitch = b_pitch_for(width);
-    std::vector<float>& a_tile = scratch_floats(core_, ChunkScratch::kA, b_.mb * b_.kc);
-    std::vector<float>& b_scratch = scratch_floats(core_, ChunkScratch::kB, b_.kc * b_pitch_for(b_.nb));
+    TileFloats& a_tile = scratch_floats(core_, ChunkScratch::kA, b_.mb * b_.kc);
+    TileFloats& b_scratch = scratch_floats(core_, ChunkScratch::kB, b_.kc * b_pitch_for(b_.nb));
     if (b_.a_resident) {
       unpack_tile(job_.a, a_panel_, a_panel_read_, rows, depth, depth, a_tile, set.k0);
     } else {
@@ -889,16 +890,16 @@ class BlockRunner {
   /// Lane t's B tile of chunk `set` as floats: unpacked into `scratch`, or (b_memo_) found in or added to the
   /// host thread's StoredTiles.
   const float* stored_b_tile(TileSet& set, std::size_t t, std::size_t batch, std::size_t depth, std::size_t width,
-                             std::size_t pitch, std::size_t j0, std::size_t j1, std::vector<float>& scratch) {
+                             std::size_t pitch, std::size_t j0, std::size_t j1, TileFloats& scratch) {
     if (b_memo_ == 0) {
       unpack_tile(job_.b, set.b[t], set.b_read[t], depth, width, pitch, scratch);
       return scratch.data();
     }
     StoredTiles& memo = StoredTiles::of(core_);
     memo.scratch_key().assign({b_memo_, batch, set.k0, set.k1, j0, j1});
-    if (const std::vector<float>* found = memo.find()) return found->data();
+    if (const TileFloats* found = memo.find()) return found->data();
     settle_before_insert(ProductQueue::of(core_), memo);
-    std::vector<float>& tile = memo.insert();
+    TileFloats& tile = memo.insert();
     if (tile.size() < depth * pitch) tile.resize(depth * pitch);
     // A member reads the leader's read where it landed: its own copy is never made.
     unpack_tile(job_.b, core_.readable_ldm(set.b[t]), set.b_read[t], depth, width, pitch, tile);

@@ -16,6 +16,7 @@
 #include "ldmsim/kernels/kernel_estimates.hpp"
 #include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
+#include "tile_floats.hpp"
 
 namespace ldmsim::ops {
 
@@ -79,7 +80,7 @@ class TileSource {
   /// `out` must stay as it is until the memo's next insert (TileMemo::insert, which runs the host products queued on
   /// it first): the matrix multiply queues products of a few rows by such a tile (product_queue.hpp).
   virtual const float* unpack(Core& core, LdmSpan<f16> buf, const PendingTile& reads, std::size_t batch, std::size_t k0,
-                              std::size_t k1, std::size_t j0, std::size_t j1, std::vector<float>& out) const = 0;
+                              std::size_t k1, std::size_t j0, std::size_t j1, TileFloats& out) const = 0;
 };
 
 /// Appends a layout's every field to a blocking search key (TileSource::describe).

@@ -9,9 +9,9 @@ TileMemo& TileMemo::of(Core& core) {
   return core.group_state<TileMemo>();
 }
 
-std::vector<float>& TileMemo::insert(ProductQueue& products, std::size_t elements) {
+TileFloats& TileMemo::insert(ProductQueue& products, std::size_t elements) {
   settle_before_insert(products, *this);
-  std::vector<float>& tile = HostMemo::insert();
+  TileFloats& tile = HostMemo::insert();
   if (tile.size() < elements) tile.resize(elements);
   return tile;
 }

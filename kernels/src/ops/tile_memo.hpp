@@ -16,6 +16,7 @@
 
 #include "ldmsim/runtime/core.hpp"
 #include "product_queue.hpp"
+#include "tile_floats.hpp"
 
 namespace ldmsim::ops {
 
@@ -71,18 +72,18 @@ class HostMemo {
 /// `memo`'s next insert() overwrites run first: every insert of a float tile goes through here.
 template <typename Memo>
 void settle_before_insert(ProductQueue& products, const Memo& memo) {
-  if (const std::vector<float>* reused = memo.next_reused()) {
+  if (const TileFloats* reused = memo.next_reused()) {
     products.flush_reading(reused->data(), reused->data() + reused->size());
   }
 }
 
 /// Built B tiles: a mesh row's worth of teams in flight.
-class TileMemo : public HostMemo<std::vector<float>, 8> {
+class TileMemo : public HostMemo<TileFloats, 8> {
  public:
   static TileMemo& of(Core& core);
   /// insert() with the tile buffer at least `elements` floats, after the products queued in `products` (the host
   /// thread's, ProductQueue::of) that read the tile it overwrites.
-  std::vector<float>& insert(ProductQueue& products, std::size_t elements);
+  TileFloats& insert(ProductQueue& products, std::size_t elements);
   /// A unique id for a tile source (ids are never reused, so a new source never matches an old one's tiles).
   static std::uint64_t next_source_id();
 };
