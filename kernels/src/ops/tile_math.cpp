@@ -24,6 +24,12 @@
 namespace ldmsim::ops {
 namespace {
 
+// A copy of a few floats, inline: a call to memmove per tail row or panel row cost more than the copy (the file is
+// compiled without -ftree-loop-distribute-patterns, which would turn this loop back into that call).
+LDMSIM_INLINE void copy_floats(const float* from, std::size_t n, float* to) {
+  for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
 // sum + x * y. Operands are fp16 values (tile_math.hpp), so the product is exact in fp32 and a fused multiply-add
 // rounds once, exactly as the add after an exact multiply does: kFused only picks the cheaper instruction.
 template <bool kFused>
@@ -102,7 +108,7 @@ LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t
   if (j == cols) return;
   const std::size_t rest = cols - j, width = tail_width(rest);
   float block[R * 32] = {};
-  for (std::size_t r = 0; r < R; ++r) std::copy(acc + r * acc_pitch + j, acc + r * acc_pitch + cols, block + r * width);
+  for (std::size_t r = 0; r < R; ++r) copy_floats(acc + r * acc_pitch + j, rest, block + r * width);
   if (width == 8) {
     multiply_add_vectors<R, 1>(a, tail, block, tail_pitch, depth, width);
   } else if (width == 16) {
@@ -110,7 +116,7 @@ LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t
   } else {
     multiply_add_block<R, 32, kFused>(a, tail, block, tail_pitch, depth, width);
   }
-  for (std::size_t r = 0; r < R; ++r) std::copy(block + r * width, block + r * width + rest, acc + r * acc_pitch + j);
+  for (std::size_t r = 0; r < R; ++r) copy_floats(block + r * width, rest, acc + r * acc_pitch + j);
 }
 
 constexpr std::size_t kDotLanes = 16;
@@ -203,7 +209,7 @@ LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, 
     if (storage.size() < depth * 64 + 16) storage.resize(depth * 64 + 16);
     float* panel = aligned_line(storage.data());
     for (; j + 64 <= cols; j += 64) {
-      for (std::size_t t = 0; t < depth; ++t) std::copy_n(b + t * b_pitch + j, 64, panel + t * 64);
+      for (std::size_t t = 0; t < depth; ++t) copy_floats(b + t * b_pitch + j, 64, panel + t * 64);
       multiply_add_panel<kFused>(a, panel, acc + j, rows, depth, acc_pitch);
     }
   }
