@@ -48,7 +48,8 @@ void BM_MultiplyAddUnfused(benchmark::State& state) {
 
 /// A group team's two rows by a projection's B tile (ViT-B/16, the BERT-base layer), four rows of a conv or an MLP
 /// block, an attention's three query rows by its keys (Q Kt) and by V (P V), and a group team's 64 members' rows
-/// multiplied together (kernels/src/ops/product_queue.hpp).
+/// multiplied together (kernels/src/ops/product_queue.hpp), and the commonest chunks of ResNet-50's convolutions
+/// (narrow tiles of 28 to 196 output columns).
 void shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"rows", "cols", "depth"});
   for (const auto& shape : std::vector<std::vector<std::int64_t>>{{2, 128, 256},
@@ -59,7 +60,11 @@ void shapes(benchmark::internal::Benchmark* b) {
                                                                   {3, 197, 64},
                                                                   {3, 64, 197},
                                                                   {128, 128, 256},
-                                                                  {128, 256, 128}}) {
+                                                                  {128, 256, 128},
+                                                                  {16, 28, 256},
+                                                                  {11, 196, 128},
+                                                                  {11, 42, 256},
+                                                                  {8, 49, 256}}) {
     b->Args(shape);
   }
 }
