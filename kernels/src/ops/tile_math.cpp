@@ -103,7 +103,9 @@ LDMSIM_INLINE void multiply_add_rows(const float* a, const float* b, std::size_t
       multiply_add_block<R, kWide, kFused>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
     }
   }
-  for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64, kFused>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+  if constexpr (R <= 4) {  // 8 rows take 32 columns at a time (multiply_add_all)
+    for (; j + 64 <= cols; j += 64) multiply_add_block<R, 64, kFused>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
+  }
   for (; j + 32 <= cols; j += 32) multiply_add_block<R, 32, kFused>(a, b + j, acc + j, b_pitch, depth, acc_pitch);
   if (j == cols) return;
   const std::size_t rest = cols - j, width = tail_width(rest);
@@ -214,6 +216,14 @@ LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, 
     }
   }
   std::size_t i = 0;
+  if constexpr (kWide > 64) {
+    // AVX-512's 32 registers hold 8 rows x 32 columns: twice the independent sums of a 4-row block, which on a
+    // narrow tile (a conv's 28 or 42 output columns) waits on its multiply-adds' latency.
+    for (; rows >= kPackFromRows && i + 8 <= rows; i += 8) {
+      multiply_add_rows<8, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
+                                          acc_pitch, j);
+    }
+  }
   for (; i + 4 <= rows; i += 4) {
     multiply_add_rows<4, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
                                         acc_pitch, j);
