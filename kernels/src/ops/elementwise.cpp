@@ -11,6 +11,7 @@
 
 #include "activation.hpp"
 #include "broadcast_index.hpp"
+#include "ldmsim/kernels/erf_floats.hpp"
 #include "ldmsim/kernels/exp_floats.hpp"
 #include "ldmsim/kernels/streaming.hpp"
 #include "op_support.hpp"
@@ -106,9 +107,9 @@ decltype(auto) with_arithmetic(const Function& f, Visit&& visit) {
     case Fn::kReciprocal:
       return visit([](float a, float) { return 1.0f / a; });
     case Fn::kErf:
-      return visit([](float a, float) { return std::erf(a); });
+      return visit([](float a, float) { return erf_float(a); });
     case Fn::kGelu:
-      return visit([](float a, float) { return 0.5f * a * (1.0f + std::erf(a * static_cast<float>(kSqrtHalf))); });
+      return visit([](float a, float) { return 0.5f * a * (1.0f + erf_float(a * static_cast<float>(kSqrtHalf))); });
     case Fn::kGeluTanh:
       return visit([](float a, float) {
         return 0.5f * a * (1.0f + std::tanh(static_cast<float>(kSqrtTwoOverPi) * (a + 0.044715f * a * a * a)));
@@ -195,6 +196,18 @@ void apply_run(const Function& f, const float* a, std::size_t a_step, const floa
     for (std::size_t i = 0; i < n; ++i) y[i] = -a[i];
     exp_floats(y, y, n);
     for (std::size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + y[i]);
+    return;
+  }
+  if (a_step == 1 && f.fn == Fn::kErf) return erf_floats(a, y, n);
+  if (a_step == 1 && f.fn == Fn::kGelu) {  // 0.5 a (1 + erf(a / sqrt 2)), the erfs a block at a time (y may be a)
+    constexpr std::size_t kBlock = 256;
+    float e[kBlock];
+    for (std::size_t at = 0; at < n; at += kBlock) {
+      const std::size_t count = std::min(kBlock, n - at);
+      for (std::size_t i = 0; i < count; ++i) e[i] = a[at + i] * static_cast<float>(kSqrtHalf);
+      erf_floats(e, e, count);
+      for (std::size_t i = 0; i < count; ++i) y[at + i] = 0.5f * a[at + i] * (1.0f + e[i]);
+    }
     return;
   }
   const float zero = 0.0f;
