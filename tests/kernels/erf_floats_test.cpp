@@ -9,53 +9,36 @@
 #include <limits>
 #include <vector>
 
+#include "float_bits.hpp"
+
 using ldmsim::erf_floats;
 
-namespace {
-
-std::uint32_t bits(float x) {
-  return std::bit_cast<std::uint32_t>(x);
-}
-
-float erf_one(float x) {
-  float y = 0.0f;
-  erf_floats(&x, &y, 1);
-  return y;
-}
-
-bool host_has_fma() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
-}  // namespace
+using ldmsim::test::bits;
+using ldmsim::test::host_has_fma;
 
 TEST_CASE("erf_floats gives fixed bits in every branch of its approximation", "[kernels][erf]") {
   const float inf = std::numeric_limits<float>::infinity();
-  CHECK(bits(erf_one(0.0f)) == bits(0.0f));
-  CHECK(bits(erf_one(-0.0f)) == bits(-0.0f));
-  CHECK(bits(erf_one(0x1p-130f)) == bits(0x1.20dd8p-130f));            // a subnormal: the scaled product
-  CHECK(bits(erf_one(-0x1.a95a5cp-117f)) == bits(-0x1.dff59cp-117f));  // below 2^-28: x + efx x
-  CHECK(bits(erf_one(0x1.b7cdfep-34f)) == bits(0x1.f04434p-34f));
-  CHECK(bits(erf_one(0x1p-20f)) == bits(0x1.20dd74p-20f));  // the polynomial on [2^-28, 0.84375)
-  CHECK(bits(erf_one(0.5f)) == bits(0x1.0a7ef6p-1f));
-  CHECK(bits(erf_one(0.84375f)) == bits(0x1.88d1cep-1f));  // [0.84375, 1.25)
-  CHECK(bits(erf_one(1.0f)) == bits(0x1.af767ap-1f));
-  CHECK(bits(erf_one(-1.0f)) == bits(-0x1.af767ap-1f));
-  CHECK(bits(erf_one(1.25f)) == bits(0x1.d8865ep-1f));  // the tail, first R/S
-  CHECK(bits(erf_one(2.0f)) == bits(0x1.fd9ae2p-1f));
-  CHECK(bits(erf_one(0x1.6db6dcp+1f)) == bits(0x1.fff904p-1f));  // the tail, second R/S
-  CHECK(bits(erf_one(-3.5f)) == bits(-0x1.ffffe8p-1f));
-  CHECK(erf_one(5.9f) == 1.0f);
-  CHECK(erf_one(6.0f) == 1.0f);  // saturated
-  CHECK(erf_one(-100.0f) == -1.0f);
-  CHECK(erf_one(inf) == 1.0f);
-  CHECK(erf_one(-inf) == -1.0f);
+  CHECK(bits(ldmsim::erf_float(0.0f)) == bits(0.0f));
+  CHECK(bits(ldmsim::erf_float(-0.0f)) == bits(-0.0f));
+  CHECK(bits(ldmsim::erf_float(0x1p-130f)) == bits(0x1.20dd8p-130f));            // a subnormal: the scaled product
+  CHECK(bits(ldmsim::erf_float(-0x1.a95a5cp-117f)) == bits(-0x1.dff59cp-117f));  // below 2^-28: x + efx x
+  CHECK(bits(ldmsim::erf_float(0x1.b7cdfep-34f)) == bits(0x1.f04434p-34f));
+  CHECK(bits(ldmsim::erf_float(0x1p-20f)) == bits(0x1.20dd74p-20f));  // the polynomial on [2^-28, 0.84375)
+  CHECK(bits(ldmsim::erf_float(0.5f)) == bits(0x1.0a7ef6p-1f));
+  CHECK(bits(ldmsim::erf_float(0.84375f)) == bits(0x1.88d1cep-1f));  // [0.84375, 1.25)
+  CHECK(bits(ldmsim::erf_float(1.0f)) == bits(0x1.af767ap-1f));
+  CHECK(bits(ldmsim::erf_float(-1.0f)) == bits(-0x1.af767ap-1f));
+  CHECK(bits(ldmsim::erf_float(1.25f)) == bits(0x1.d8865ep-1f));  // the tail, first R/S
+  CHECK(bits(ldmsim::erf_float(2.0f)) == bits(0x1.fd9ae2p-1f));
+  CHECK(bits(ldmsim::erf_float(0x1.6db6dcp+1f)) == bits(0x1.fff904p-1f));  // the tail, second R/S
+  CHECK(bits(ldmsim::erf_float(-3.5f)) == bits(-0x1.ffffe8p-1f));
+  CHECK(ldmsim::erf_float(5.9f) == 1.0f);
+  CHECK(ldmsim::erf_float(6.0f) == 1.0f);  // saturated
+  CHECK(ldmsim::erf_float(-100.0f) == -1.0f);
+  CHECK(ldmsim::erf_float(inf) == 1.0f);
+  CHECK(ldmsim::erf_float(-inf) == -1.0f);
   const float nan = std::bit_cast<float>(0x7fc01234u);
-  CHECK(bits(erf_one(nan)) == bits(nan));  // a NaN comes out as it went in
+  CHECK(bits(ldmsim::erf_float(nan)) == bits(nan));  // a NaN comes out as it went in
 }
 
 TEST_CASE("erf_floats in place and over runs that are not a multiple of its block", "[kernels][erf]") {
@@ -66,7 +49,7 @@ TEST_CASE("erf_floats in place and over runs that are not a multiple of its bloc
   x[1030] = 1e-35f;
   std::vector<float> apart(x.size()), one_by_one(x.size());
   erf_floats(x.data(), apart.data(), x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) one_by_one[i] = erf_one(x[i]);
+  for (std::size_t i = 0; i < x.size(); ++i) one_by_one[i] = ldmsim::erf_float(x[i]);
   std::vector<float> in_place = x;
   erf_floats(in_place.data(), in_place.data(), in_place.size());
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -9,38 +9,21 @@
 #include <limits>
 #include <vector>
 
+#include "float_bits.hpp"
+
 using ldmsim::exp_floats;
 
-namespace {
-
-std::uint32_t bits(float x) {
-  return std::bit_cast<std::uint32_t>(x);
-}
-
-float exp_one(float x) {
-  float y = 0.0f;
-  exp_floats(&x, &y, 1);
-  return y;
-}
-
-bool host_has_fma() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
-}  // namespace
+using ldmsim::test::bits;
+using ldmsim::test::host_has_fma;
 
 TEST_CASE("exp_floats gives fixed bits at known points and at the edges of its range", "[kernels][exp]") {
   const float inf = std::numeric_limits<float>::infinity();
-  CHECK(exp_one(0.0f) == 1.0f);
-  CHECK(exp_one(-0.0f) == 1.0f);
-  CHECK(bits(exp_one(1.0f)) == bits(0x1.5bf0a8p+1f));
+  CHECK(ldmsim::exp_float(0.0f) == 1.0f);
+  CHECK(ldmsim::exp_float(-0.0f) == 1.0f);
+  CHECK(bits(ldmsim::exp_float(1.0f)) == bits(0x1.5bf0a8p+1f));
   // Inputs where glibc's build without FMA rounds the other way: these pin the fused arithmetic on every host.
-  CHECK(bits(exp_one(0x1.04845ep+5f)) == bits(0x1.f93e38p+46f));
-  CHECK(bits(exp_one(-0x1.f8cbb2p+5f)) == bits(0x1.f45326p-92f));
+  CHECK(bits(ldmsim::exp_float(0x1.04845ep+5f)) == bits(0x1.f93e38p+46f));
+  CHECK(bits(ldmsim::exp_float(-0x1.f8cbb2p+5f)) == bits(0x1.f45326p-92f));
   std::vector<float> run(9, 0x1.04845ep+5f), out(9);  // the same through the vector loop and its tail
   for (std::size_t i = 1; i < run.size(); i += 2) run[i] = -0x1.f8cbb2p+5f;
   exp_floats(run.data(), out.data(), run.size());
@@ -48,13 +31,13 @@ TEST_CASE("exp_floats gives fixed bits at known points and at the edges of its r
     INFO(i);
     CHECK(bits(out[i]) == bits(i % 2 == 0 ? 0x1.f93e38p+46f : 0x1.f45326p-92f));
   }
-  CHECK(exp_one(inf) == inf);
-  CHECK(exp_one(-inf) == 0.0f);
-  CHECK(exp_one(89.0f) == inf);     // above log(2^128)
-  CHECK(exp_one(-104.0f) == 0.0f);  // below log(2^-150)
-  CHECK(exp_one(88.7f) < inf);
-  CHECK(exp_one(-103.9f) > 0.0f);  // a subnormal
-  CHECK(std::isnan(exp_one(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(ldmsim::exp_float(inf) == inf);
+  CHECK(ldmsim::exp_float(-inf) == 0.0f);
+  CHECK(ldmsim::exp_float(89.0f) == inf);     // above log(2^128)
+  CHECK(ldmsim::exp_float(-104.0f) == 0.0f);  // below log(2^-150)
+  CHECK(ldmsim::exp_float(88.7f) < inf);
+  CHECK(ldmsim::exp_float(-103.9f) > 0.0f);  // a subnormal
+  CHECK(std::isnan(ldmsim::exp_float(std::numeric_limits<float>::quiet_NaN())));
 }
 
 TEST_CASE("exp_floats in place and over runs that are not a multiple of the vector width or its block",
@@ -66,7 +49,7 @@ TEST_CASE("exp_floats in place and over runs that are not a multiple of the vect
   x[1030] = -200.0f;
   std::vector<float> apart(x.size()), one_by_one(x.size());
   exp_floats(x.data(), apart.data(), x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) one_by_one[i] = exp_one(x[i]);
+  for (std::size_t i = 0; i < x.size(); ++i) one_by_one[i] = ldmsim::exp_float(x[i]);
   std::vector<float> in_place = x;
   exp_floats(in_place.data(), in_place.data(), in_place.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
