@@ -8,9 +8,12 @@
 // of every other host, and multiply_add_unfused, that of a host without FMA, are checked on the same shapes.
 #include "../../kernels/src/ops/tile_math.hpp"  // white box: the kernel's remainders
 
+#include <bit>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -57,7 +60,7 @@ std::vector<float> random_halves(std::size_t count, std::mt19937& rng) {
 TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every remainder shape") {
   std::mt19937 rng(7);
   std::size_t shapes = 0, differing = 0;
-  for (const std::size_t rows : {1U, 2U, 3U, 4U, 5U, 6U, 7U, 8U, 12U}) {
+  for (const std::size_t rows : {1U, 2U, 3U, 4U, 5U, 6U, 7U, 8U, 9U, 10U, 11U, 12U, 13U, 15U}) {
     for (const std::size_t cols : {1U,  2U,  5U,  6U,  8U,  9U,  15U, 16U,  17U,  31U,  32U,  33U,  38U,
                                    41U, 49U, 50U, 63U, 64U, 65U, 97U, 128U, 130U, 132U, 200U, 256U, 352U}) {
       for (const std::size_t depth : {1U, 3U, 64U, 257U}) {
@@ -86,8 +89,58 @@ TEST_CASE("multiply_add is bit-identical to the in-order plain loop on every rem
       }
     }
   }
-  CHECK(shapes == 9 * 26 * 4 * 2);
+  CHECK(shapes == 14 * 26 * 4 * 2);
   CHECK(differing == 0);
+}
+
+TEST_CASE("multiply_add gives the default NaN for every NaN result on every path") {
+  // Which of two NaNs a sum keeps depends on the instruction (fused or not) and the compiler's operand order; the
+  // kernel settles every NaN result to the default NaN, so the bits are the same on every host. The first case is
+  // a -NaN accumulator meeting a +NaN of B's (a fused multiply-add keeps B's, an add the accumulator's).
+  constexpr std::uint32_t kDefaultNan = 0xffc00000U;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float b_nan = std::bit_cast<float>(0x7fc0a000U), acc_nan = std::bit_cast<float>(kDefaultNan);
+  std::mt19937 rng(3);
+  std::size_t nan_results = 0;
+  for (const std::size_t rows : {1U, 2U, 4U, 9U}) {
+    for (const std::size_t cols : {8U, 16U, 32U, 64U, 100U, 200U}) {
+      for (const std::size_t depth : {1U, 5U, 64U}) {
+        const std::size_t pitch = ldmsim::ops::b_pitch_for(cols);
+        auto a = random_halves(rows * depth, rng);
+        auto b = random_halves(depth * pitch, rng);
+        auto start = random_halves(rows * cols, rng);
+        a[0] = 1.0F;
+        b[0] = b_nan;  // row 0 of the output meets B's NaN in column 0
+        start[0] = acc_nan;
+        if (cols > 3) start[3] = std::bit_cast<float>(0x7fc00001U);  // another payload in the accumulator
+        if (depth > 1 && cols > 5) {                                 // inf x 0 and inf - inf in column 5
+          b[5] = inf;
+          b[pitch + 5] = -inf;
+          a[1] = 0.0F;
+        }
+        for (std::size_t t = 0; t < depth; ++t) {
+          std::fill(b.data() + t * pitch + cols, b.data() + (t + 1) * pitch, 0.0F);
+        }
+        auto fast = start, portable = start, unfused = start, plain = start;
+        ldmsim::ops::multiply_add(a.data(), b.data(), fast.data(), rows, cols, depth, cols, pitch);
+        ldmsim::ops::multiply_add_portable(a.data(), b.data(), portable.data(), rows, cols, depth, cols, pitch);
+        ldmsim::ops::multiply_add_unfused(a.data(), b.data(), unfused.data(), rows, cols, depth, cols, pitch);
+        plain_multiply_add(a.data(), b.data(), plain.data(), rows, cols, depth, cols, pitch);
+        INFO("rows " << rows << " cols " << cols << " depth " << depth);
+        CHECK(std::memcmp(fast.data(), portable.data(), fast.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(fast.data(), unfused.data(), fast.size() * sizeof(float)) == 0);
+        for (std::size_t i = 0; i < plain.size(); ++i) {
+          if (std::isnan(plain[i])) {
+            ++nan_results;
+            CHECK(std::bit_cast<std::uint32_t>(fast[i]) == kDefaultNan);
+          } else {
+            CHECK(std::bit_cast<std::uint32_t>(fast[i]) == std::bit_cast<std::uint32_t>(plain[i]));
+          }
+        }
+      }
+    }
+  }
+  CHECK(nan_results > 100);
 }
 
 TEST_CASE("b_pitch_for pads B rows to whole 32-column blocks and a last block of 8, 16 or 32 columns") {

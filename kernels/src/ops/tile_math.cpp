@@ -2,6 +2,7 @@
 #include "tile_math.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -188,6 +189,23 @@ LDMSIM_INLINE void multiply_add_panel(const float* a, const float* panel, float*
   }
 }
 
+/// The x86 default NaN ("real indefinite": what an invalid operation such as inf - inf or 0 x inf gives).
+constexpr std::uint32_t kDefaultNan = 0xffc00000u;
+
+/// Every NaN of acc's block becomes the default NaN. Which of two NaNs a multiply-add keeps depends on the
+/// instruction (a fused multiply-add prefers its factors', an add its first operand's) and on the compiler's order
+/// of a sum's operands, so a NaN's sign and payload would differ from host to host; they mean nothing to the
+/// simulated machine. A sum without NaN operands is exact either way (the products of fp16 values are).
+LDMSIM_INLINE void settle_nans(float* acc, std::size_t rows, std::size_t cols, std::size_t acc_pitch) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* row = acc + r * acc_pitch;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::uint32_t u = std::bit_cast<std::uint32_t>(row[j]);
+      row[j] = std::bit_cast<float>((u & 0x7fffffffu) > 0x7f800000u ? kDefaultNan : u);
+    }
+  }
+}
+
 template <std::size_t kWide, bool kFused>
 LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                     std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
@@ -238,6 +256,7 @@ LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, 
     multiply_add_rows<1, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
                                         acc_pitch, j);
   }
+  settle_nans(acc, rows, cols, acc_pitch);
 }
 
 #if LDMSIM_HAS_WIDE_TILES

@@ -18,7 +18,9 @@ std::size_t b_pitch_for(std::size_t cols);
 void zero_padding(float* tile, std::size_t rows, std::size_t cols, std::size_t pitch);
 
 /// acc[rows, cols] += a[rows, depth] b[depth, cols]; acc rows `acc_pitch` apart, b rows `b_pitch` (>= cols) apart.
-/// Every element of a and of b's first `cols` columns must be an fp16 value (exact products, above).
+/// Every element of a and of b's first `cols` columns must be an fp16 value (exact products, above). Every NaN
+/// among acc's results comes out as the default NaN 0xffc00000: which of two NaNs a sum keeps depends on the
+/// instructions, so a NaN's sign and payload are not kept.
 /// With b_pitch_for(cols) the last column block reads b in place, up to b_pitch columns of every row, the last row
 /// included (b must hold depth * b_pitch floats); a narrower pitch costs a zero-padded copy of b's last columns per
 /// call.
