@@ -31,6 +31,18 @@ LDMSIM_INLINE void copy_floats(const float* from, std::size_t n, float* to) {
   for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
 }
 
+/// The x86 default NaN ("real indefinite": what an invalid operation such as inf - inf or 0 x inf gives).
+constexpr std::uint32_t kDefaultNan = 0xffc00000u;
+
+// v, or the default NaN for any NaN: a block's results as it stores them. Which of two NaNs a multiply-add keeps
+// depends on the instruction (a fused multiply-add prefers its factors', an add its first operand's) and on the
+// compiler's order of a sum's operands, so a NaN's sign and payload would differ from host to host; they mean
+// nothing to the simulated machine. A sum without NaN operands is exact either way (the products of fp16 values are).
+LDMSIM_INLINE float settled(float v) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
+  return std::bit_cast<float>((u & 0x7fffffffu) > 0x7f800000u ? kDefaultNan : u);
+}
+
 // sum + x * y. Operands are fp16 values (tile_math.hpp), so the product is exact in fp32 and a fused multiply-add
 // rounds once, exactly as the add after an exact multiply does: kFused only picks the cheaper instruction.
 template <bool kFused>
@@ -60,7 +72,7 @@ LDMSIM_INLINE void multiply_add_block(const float* a, const float* b, float* acc
     }
   }
   for (std::size_t r = 0; r < R; ++r) {
-    for (std::size_t j = 0; j < C; ++j) acc[r * acc_pitch + j] = block[r][j];
+    for (std::size_t j = 0; j < C; ++j) acc[r * acc_pitch + j] = settled(block[r][j]);
   }
 }
 
@@ -81,7 +93,11 @@ LDMSIM_INLINE void multiply_add_vectors(const float* a, const float* b, float* a
       for (std::size_t v = 0; v < V; ++v) block[r][v] += x * row[v];
     }
   }
-  for (std::size_t r = 0; r < R; ++r) std::memcpy(acc + r * acc_pitch, &block[r], sizeof(block[r]));
+  for (std::size_t r = 0; r < R; ++r) {
+    float row[V * 8];
+    std::memcpy(row, &block[r], sizeof(row));
+    for (std::size_t j = 0; j < V * 8; ++j) acc[r * acc_pitch + j] = settled(row[j]);
+  }
 }
 
 /// Columns the last block of a row computes for the `cols % 32` columns after the 64- and 32-column blocks.
@@ -189,23 +205,6 @@ LDMSIM_INLINE void multiply_add_panel(const float* a, const float* panel, float*
   }
 }
 
-/// The x86 default NaN ("real indefinite": what an invalid operation such as inf - inf or 0 x inf gives).
-constexpr std::uint32_t kDefaultNan = 0xffc00000u;
-
-/// Every NaN of acc's block becomes the default NaN. Which of two NaNs a multiply-add keeps depends on the
-/// instruction (a fused multiply-add prefers its factors', an add its first operand's) and on the compiler's order
-/// of a sum's operands, so a NaN's sign and payload would differ from host to host; they mean nothing to the
-/// simulated machine. A sum without NaN operands is exact either way (the products of fp16 values are).
-LDMSIM_INLINE void settle_nans(float* acc, std::size_t rows, std::size_t cols, std::size_t acc_pitch) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* row = acc + r * acc_pitch;
-    for (std::size_t j = 0; j < cols; ++j) {
-      const std::uint32_t u = std::bit_cast<std::uint32_t>(row[j]);
-      row[j] = std::bit_cast<float>((u & 0x7fffffffu) > 0x7f800000u ? kDefaultNan : u);
-    }
-  }
-}
-
 template <std::size_t kWide, bool kFused>
 LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, std::size_t rows, std::size_t cols,
                                     std::size_t depth, std::size_t acc_pitch, std::size_t b_pitch) {
@@ -256,7 +255,6 @@ LDMSIM_INLINE void multiply_add_all(const float* a, const float* b, float* acc, 
     multiply_add_rows<1, kWide, kFused>(a + i * depth, b, b_pitch, tail, tail_pitch, acc + i * acc_pitch, cols, depth,
                                         acc_pitch, j);
   }
-  settle_nans(acc, rows, cols, acc_pitch);
 }
 
 #if LDMSIM_HAS_WIDE_TILES
