@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "op_support.hpp"
+#include "pooled_floats.hpp"
 
 namespace ldmsim::ops {
 
@@ -34,7 +35,9 @@ class ChannelWindow {
         job_(job),
         capacity_(std::min(capacity, job.g.k)),
         plane_end_(plane_end),
-        taps_(core.ldm().alloc<f16>(capacity_ * job.g.rs())) {
+        taps_(core.ldm().alloc<f16>(capacity_ * job.g.rs())),
+        tap_values_(core),
+        bias_values_(core) {
     if (job.has_bias) bias_ = core.ldm().alloc<f16>(capacity_);
   }
 
@@ -42,10 +45,10 @@ class ChannelWindow {
   const float* taps(std::size_t plane, LdmSpan<f16> staging) {
     const std::size_t k = plane % job_.g.k;
     if (count_ == 0 || index(k) >= count_) read_from(plane, staging);
-    return tap_values_.data() + index(k) * job_.g.rs();
+    return (*tap_values_).data() + index(k) * job_.g.rs();
   }
   /// Its bias (0 without one); after taps(plane).
-  float bias(std::size_t plane) const { return job_.has_bias ? bias_values_[index(plane % job_.g.k)] : 0.0f; }
+  float bias(std::size_t plane) const { return job_.has_bias ? (*bias_values_)[index(plane % job_.g.k)] : 0.0f; }
 
  private:
   std::size_t index(std::size_t k) const { return (k + job_.g.k - first_) % job_.g.k; }
@@ -63,15 +66,15 @@ class ChannelWindow {
         gather_floats(core_, staging, base, layout, 0, (count_ - head) * per_channel, into.data() + head * per_channel);
       }
     };
-    read(job_.w, job_.wl, job_.g.rs(), tap_values_);
-    if (job_.has_bias) read(job_.bias, job_.bias_layout, 1, bias_values_);
+    read(job_.w, job_.wl, job_.g.rs(), *tap_values_);
+    if (job_.has_bias) read(job_.bias, job_.bias_layout, 1, *bias_values_);
   }
 
   Core& core_;
   const DepthwiseConv& job_;
   std::size_t capacity_, plane_end_, first_ = 0, count_ = 0;
   LdmSpan<f16> taps_, bias_;
-  std::vector<float> tap_values_, bias_values_;
+  PooledFloats tap_values_, bias_values_;
 };
 
 /// Adds one kernel row's taps to `count` outputs: sums[i] += taps[s] x row[i * stride + s * dilation] for s in
@@ -139,8 +142,14 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
   auto wide_staging = core.ldm().alloc<f16>(cap + 2);
   // The rows in ldm as the core computes on them; the host converts them from where the reads put them.
   [[maybe_unused]] const auto block = core.ldm().alloc<f16>(cap);
-  // Host floats of the ldm data, grown to what the reads need (every simulated core has its own).
-  std::vector<float> xs, ys(tile), acc, skips;
+  // Host floats of the ldm data, grown to what the reads need (every simulated core has its own, borrowed from its
+  // host thread's pool).
+  PooledFloats pooled_xs(core), pooled_ys(core), pooled_acc(core), pooled_skips(core);
+  std::vector<float>& xs = *pooled_xs;
+  std::vector<float>& ys = *pooled_ys;
+  std::vector<float>& acc = *pooled_acc;
+  std::vector<float>& skips = *pooled_skips;
+  ys.resize(tile);
   const auto floats_of = [&](std::size_t n) {
     if (xs.size() < n) xs.resize(n);
     return xs.data();
