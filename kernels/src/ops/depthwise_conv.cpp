@@ -19,6 +19,9 @@ namespace ldmsim::ops {
 
 namespace {
 
+/// What each pooled host vector of the kernel holds (PooledFloats roles).
+constexpr std::size_t kTapRole = 0, kBiasRole = 1, kRowsRole = 2, kOutputRole = 3, kSumsRole = 4, kResidualRole = 5;
+
 /// Largest output tile a core writes at once (16 KiB of fp16, as the pools' tiles).
 constexpr std::size_t kMaxTile = 8192;
 /// The least each of the two window buffers keeps, so a tile never takes the whole store.
@@ -36,8 +39,8 @@ class ChannelWindow {
         capacity_(std::min(capacity, job.g.k)),
         plane_end_(plane_end),
         taps_(core.ldm().alloc<f16>(capacity_ * job.g.rs())),
-        tap_values_(core),
-        bias_values_(core) {
+        tap_values_(core, kTapRole),
+        bias_values_(core, kBiasRole) {
     if (job.has_bias) bias_ = core.ldm().alloc<f16>(capacity_);
   }
 
@@ -144,7 +147,8 @@ void depthwise_kernel(Core& core, const DepthwiseConv& job) {
   [[maybe_unused]] const auto block = core.ldm().alloc<f16>(cap);
   // Host floats of the ldm data, grown to what the reads need (every simulated core has its own, borrowed from its
   // host thread's pool).
-  PooledFloats pooled_xs(core), pooled_ys(core), pooled_acc(core), pooled_skips(core);
+  PooledFloats pooled_xs(core, kRowsRole), pooled_ys(core, kOutputRole), pooled_acc(core, kSumsRole),
+      pooled_skips(core, kResidualRole);
   std::vector<float>& xs = *pooled_xs;
   std::vector<float>& ys = *pooled_ys;
   std::vector<float>& acc = *pooled_acc;

@@ -4,6 +4,8 @@
 // launches they allocate nothing. The host's work only: nothing simulated depends on where the floats live.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -11,21 +13,30 @@
 
 namespace ldmsim::ops {
 
-/// The spare vectors of a host thread's cores (Core::group_state: one thread at a time uses it).
+/// The spare vectors of a host thread's cores (Core::group_state: one thread at a time uses it), one list per role: a
+/// vector comes back to the role it served, so each keeps about the capacity that role needs (a kernel's largest
+/// buffer does not end up held once per role and core).
 struct FloatPool {
-  std::vector<std::vector<float>> spare;
+  static constexpr std::size_t kRoles = 8;
+  std::array<std::vector<std::vector<float>>, kRoles> spare;
 };
 
 /// A float vector borrowed from the core's pool for the borrower's life: empty when taken, its capacity kept.
+/// `role` (< FloatPool::kRoles) names what the kernel uses it for.
 class PooledFloats {
  public:
-  explicit PooledFloats(Core& core) : pool_(core.group_state<FloatPool>()) {
-    if (pool_.spare.empty()) return;
-    floats_ = std::move(pool_.spare.back());
-    pool_.spare.pop_back();
+  PooledFloats(Core& core, std::size_t role) : spare_(core.group_state<FloatPool>().spare.at(role)) {
+    if (spare_.empty()) return;
+    floats_ = std::move(spare_.back());
+    spare_.pop_back();
     floats_.clear();
   }
-  ~PooledFloats() { pool_.spare.push_back(std::move(floats_)); }
+  ~PooledFloats() {
+    try {
+      spare_.push_back(std::move(floats_));
+    } catch (...) {  // no room to keep it: the vector is freed instead
+    }
+  }
   PooledFloats(const PooledFloats&) = delete;
   PooledFloats& operator=(const PooledFloats&) = delete;
 
@@ -33,7 +44,7 @@ class PooledFloats {
   const std::vector<float>& operator*() const { return floats_; }
 
  private:
-  FloatPool& pool_;
+  std::vector<std::vector<float>>& spare_;
   std::vector<float> floats_;
 };
 
