@@ -103,7 +103,7 @@ TEST_CASE("multiply_add gives the default NaN for every NaN result on every path
   std::mt19937 rng(3);
   std::size_t nan_results = 0;
   for (const std::size_t rows : {1U, 2U, 4U, 9U}) {
-    for (const std::size_t cols : {8U, 16U, 32U, 64U, 100U, 200U}) {
+    for (const std::size_t cols : {8U, 16U, 20U, 32U, 50U, 64U, 100U, 200U}) {
       for (const std::size_t depth : {1U, 5U, 64U}) {
         const std::size_t pitch = ldmsim::ops::b_pitch_for(cols);
         auto a = random_halves(rows * depth, rng);
@@ -113,6 +113,7 @@ TEST_CASE("multiply_add gives the default NaN for every NaN result on every path
         b[0] = b_nan;  // row 0 of the output meets B's NaN in column 0
         start[0] = acc_nan;
         if (cols > 3) start[3] = std::bit_cast<float>(0x7fc00001U);  // another payload in the accumulator
+        b[cols - 1] = std::bit_cast<float>(0xffc0b000U);             // and a -NaN of B's in the last (tail) column
         if (depth > 1 && cols > 5) {                                 // inf x 0 and inf - inf in column 5
           b[5] = inf;
           b[pitch + 5] = -inf;
@@ -188,6 +189,11 @@ TEST_CASE("multiply_add_dots sums each dot in its fixed lane order, bit for bit"
       }
     }
   }
+  // A NaN result is the default NaN, whichever NaNs met (here the accumulator's and one of x's).
+  std::vector<float> x(17, 1.0F), y(17, 1.0F), acc{std::bit_cast<float>(0x7fc00001U)};
+  x[3] = std::bit_cast<float>(0x7fc0b000U);
+  ldmsim::ops::multiply_add_dots(x.data(), y.data(), acc.data(), 1, 1, x.size(), 1);
+  CHECK(std::bit_cast<std::uint32_t>(acc[0]) == 0xffc00000U);
 }
 
 TEST_CASE("TileFloats start on a 64-byte line whatever their size") {

@@ -158,7 +158,9 @@ LDMSIM_INLINE float dot(const float* x, const float* y, std::size_t n) {
 LDMSIM_TILE_CLONES void multiply_add_dots(const float* a, const float* v, float* acc, std::size_t rows,
                                           std::size_t vectors, std::size_t depth, std::size_t acc_pitch) {
   for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = 0; c < vectors; ++c) acc[r * acc_pitch + c] += dot(a + r * depth, v + c * depth, depth);
+    for (std::size_t c = 0; c < vectors; ++c) {
+      acc[r * acc_pitch + c] = settled(acc[r * acc_pitch + c] + dot(a + r * depth, v + c * depth, depth));
+    }
   }
 }
 

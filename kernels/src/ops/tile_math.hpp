@@ -38,7 +38,7 @@ void multiply_add_unfused(const float* a, const float* b, float* acc, std::size_
 
 /// acc[r * acc_pitch + c] += dot(a[r, :], v[c, :]) over `depth`, for a few vectors (a matrix-vector product, where
 /// multiply_add's column blocks would mostly be padding). Each dot sums 16 interleaved partial sums, then halves
-/// them pairwise: a fixed order, so the bits are the same on every host.
+/// them pairwise: a fixed order, so the bits are the same on every host (a NaN result is the default NaN, as above).
 void multiply_add_dots(const float* a, const float* v, float* acc, std::size_t rows, std::size_t vectors,
                        std::size_t depth, std::size_t acc_pitch);
 
