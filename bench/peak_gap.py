@@ -94,11 +94,16 @@ def main():
     peak_bytes = stats["roofline"]["peak_dma_bytes_per_second"]
     seconds = stats["seconds"]
     rows = []
+    unknown = []  # ops whose needed bytes cannot be told: no ONNX node found, or a value without a static shape
     totals = {"flops": 0, "moved": 0, "needed": 0, "at_moved": 0.0, "at_needed": 0.0, "compute": 0.0}
     for op in stats["ops"]:
         if op["cycles"] == 0:
             continue
-        nodes = [by_name[name] for name in op.get("source_layers", [op["name"]]) if name in by_name]
+        layers = op.get("source_layers", [op["name"]])
+        nodes = [by_name[name] for name in layers if name in by_name]
+        values = {name for node in nodes for name in list(node.input) + list(node.output) if name}
+        if len(nodes) != len(layers) or any(name not in counts for name in values):
+            unknown.append(op["name"])
         needed = compulsory_bytes(nodes, counts, consumers, graph_outputs)
         op_seconds = op["seconds"]
         compute = op["flops"] / peak_flops
@@ -123,6 +128,9 @@ def main():
     print(f"- every op at the floor of the bytes it needs ({totals['needed'] / 1e6:.1f} MB): "
           f"{totals['at_needed'] * 1e3:.3f} ms, {fraction(totals['at_needed']):.1%} of peak")
     print(f"- every op at peak compute: {totals['compute'] * 1e3:.3f} ms")
+    if unknown:
+        print(f"- needed bytes undercounted for {len(unknown)} op(s) (no ONNX node or no static shape): "
+              f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
     print()
     print("| op | type | placement | cycles | share | peak | MB moved | MB needed | re-read | time / moved floor | "
           "floor |")

@@ -16,9 +16,12 @@ namespace ldmsim {
 using TraceWriter = std::function<void(const std::filesystem::path& file, const nlohmann::json& info)>;
 
 /// Writes `stats` (plus "tool_version" and "fault") to dir.stats() and, when the directory has a trace and
-/// `write_trace` is given, the trace with {"run": run_info, "fault": ...}. `stats` is copied only when it lacks
-/// those two as they are to be written.
+/// `write_trace` is given, the trace with {"run": run_info, "fault": ...}. `stats` is copied only when those two
+/// would not be written exactly as it holds them (the same text).
 void write_run_record(const RunDirectory& dir, const nlohmann::json& stats, const nlohmann::json& run_info,
+                      const Fault* fault, const TraceWriter& write_trace);
+/// The same, completing `stats` in place.
+void write_run_record(const RunDirectory& dir, nlohmann::json&& stats, const nlohmann::json& run_info,
                       const Fault* fault, const TraceWriter& write_trace);
 
 }  // namespace ldmsim
