@@ -58,6 +58,18 @@ def compulsory_bytes(nodes, counts, consumers, graph_outputs):
     return FP16_BYTES * sum(counts.get(name, 0) for name in inputs | outputs)
 
 
+def read_regular(path, what, max_bytes):
+    """The bytes of `path`, or exit with a message naming it: not a regular file (a FIFO, /dev/zero, a directory),
+    missing, or larger than `max_bytes`."""
+    path = Path(path)
+    if not path.is_file():
+        sys.exit(f"peak_gap.py: {what} {path} is not a regular file")
+    size = path.stat().st_size
+    if size > max_bytes:
+        sys.exit(f"peak_gap.py: {what} {path} is {size} bytes, more than {max_bytes}")
+    return path.read_bytes()
+
+
 def run(args):
     out = Path(args.out)
     command = [args.ldmsim, "run", args.model, "--arch", args.arch, "--threads", "1", "--no-trace", "--out", str(out)]
@@ -80,8 +92,17 @@ def main():
     args = parser.parse_args()
 
     run_dir = Path(args.run_dir) if args.run_dir else run(args)
-    stats = json.loads((run_dir / "stats.json").read_text())
-    model = onnx.load(args.model)
+    try:
+        stats = json.loads(read_regular(run_dir / "stats.json", "stats file", 1 << 30))
+        for key in ("roofline", "ops", "seconds", "cycles", "workload", "arch"):
+            if key not in stats:
+                sys.exit(f"peak_gap.py: {run_dir / 'stats.json'} has no \"{key}\": not an ldmsim run's stats")
+    except (ValueError, UnicodeDecodeError) as error:
+        sys.exit(f"peak_gap.py: {run_dir / 'stats.json'} is not JSON: {error}")
+    try:
+        model = onnx.load_from_string(read_regular(args.model, "model", 4 << 30))
+    except Exception as error:  # protobuf's DecodeError and onnx's own: the file is not an ONNX model
+        sys.exit(f"peak_gap.py: {args.model} is not an ONNX model: {error}")
     counts = element_counts(model)
     by_name = {node.name: node for node in model.graph.node}
     consumers = {}
