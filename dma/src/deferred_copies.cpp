@@ -55,23 +55,29 @@ void DeferredCopies::make(int core, int source, const Owed& owed) {
               ldm_base_ + static_cast<std::size_t>(source) * ldm_bytes_ + owed.begin, owed.end - owed.begin);
 }
 
-bool DeferredCopies::settle(int source, std::size_t i, std::uint64_t cores) {
-  Owed& owed = owed_[static_cast<std::size_t>(source)][i];
+bool DeferredCopies::settle(int source, Owed& owed, std::uint64_t cores) {
   const std::uint64_t cleared = owed.receivers & cores;
   owed.receivers &= ~cleared;
   for_each_bit(cleared, [&](int r) {
     std::uint32_t& n = count_[static_cast<std::size_t>(r) * cores_ + static_cast<std::size_t>(source)];
     if (--n == 0) sources_[static_cast<std::size_t>(r)] &= ~(std::uint64_t{1} << source);
   });
-  if (owed.receivers != 0) return true;
-  erase(source, i);
-  return false;
+  return owed.receivers != 0;
 }
 
-void DeferredCopies::erase(int source, std::size_t i) {
+template <typename Visit>
+void DeferredCopies::sweep(int source, std::uint64_t begin, std::uint64_t end, Visit&& visit) {
   std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
-  list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-  --entries_;
+  std::size_t i = first_overlap(list, begin);
+  std::size_t kept = i;  // entries [first, kept) are the ones still owed, in order
+  for (; i < list.size() && list[i].begin < end; ++i) {
+    if (visit(list[i])) {
+      if (kept != i) list[kept] = list[i];
+      ++kept;
+    }
+  }
+  entries_ -= i - kept;
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(kept), list.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
 int DeferredCopies::sole_source(int core, std::uint64_t begin, std::uint64_t end) const {
@@ -96,16 +102,11 @@ void DeferredCopies::before_read(int core, std::uint64_t begin, std::uint64_t en
   if (entries_ == 0) return;
   const std::uint64_t bit = std::uint64_t{1} << core;
   for_each_bit(sources_[static_cast<std::size_t>(core)], [&](int source) {
-    std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
-    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
-      const Owed owed = list[i];
-      if ((owed.receivers & bit) == 0) {
-        ++i;
-        continue;
-      }
+    sweep(source, begin, end, [&](Owed& owed) {
+      if ((owed.receivers & bit) == 0) return true;
       make(core, source, owed);
-      if (settle(source, i, bit)) ++i;
-    }
+      return settle(source, owed, bit);
+    });
   });
 }
 
@@ -115,26 +116,19 @@ void DeferredCopies::before_write(std::uint64_t cores, std::uint64_t begin, std:
   std::uint64_t sources = 0;
   for_each_bit(cores, [&](int c) { sources |= sources_[static_cast<std::size_t>(c)]; });
   for_each_bit(sources, [&](int source) {
-    std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
-    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
-      const Owed owed = list[i];
+    sweep(source, begin, end, [&](Owed& owed) {
       const std::uint64_t hit = owed.receivers & cores;
-      if (hit == 0) {
-        ++i;
-        continue;
-      }
+      if (hit == 0) return true;
       if (owed.begin < begin || owed.end > end) for_each_bit(hit, [&](int c) { make(c, source, owed); });
-      if (settle(source, i, hit)) ++i;
-    }
+      return settle(source, owed, hit);
+    });
   });
   // Copies other cores are owed from these cores' ranges: made while the ranges still hold their bytes.
   for_each_bit(cores, [&](int source) {
-    std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
-    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
-      const Owed owed = list[i];
+    sweep(source, begin, end, [&](Owed& owed) {
       for_each_bit(owed.receivers, [&](int c) { make(c, source, owed); });
-      if (settle(source, i, owed.receivers)) ++i;
-    }
+      return settle(source, owed, owed.receivers);
+    });
   });
 }
 
@@ -142,11 +136,8 @@ void DeferredCopies::drop(std::uint64_t begin, std::uint64_t end) {
   if (entries_ == 0) return;
   // Receivers and their source hold a copy at the same offsets, so every copy read from the range goes too.
   for (std::size_t source = 0; source < owed_.size(); ++source) {
-    std::vector<Owed>& list = owed_[source];
-    for (std::size_t i = first_overlap(list, begin); i < list.size() && list[i].begin < end;) {
-      const Owed owed = list[i];
-      if (settle(static_cast<int>(source), i, owed.receivers)) ++i;
-    }
+    const int s = static_cast<int>(source);
+    sweep(s, begin, end, [&](Owed& owed) { return settle(s, owed, owed.receivers); });
   }
 }
 

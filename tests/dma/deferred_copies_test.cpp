@@ -148,3 +148,31 @@ TEST_CASE("a range wholly owed from one source can be read there", "[dma][on-rea
   CHECK(s.copies.sole_source(1, 0, 16) == -1);  // made: core 1 reads its own copy now
   CHECK(s.copies.sole_source(1, 16, 32) == 0);
 }
+
+TEST_CASE("settling some of a source's many ranges keeps the others owed in order", "[dma][on-read]") {
+  Stores s;
+  // Sixteen 16-byte ranges of core 0, every one owed to core 1, the odd ones to core 2 too.
+  for (int r = 0; r < 16; ++r) {
+    const auto begin = static_cast<std::uint64_t>(r) * 16;
+    s.land(0, bit(1) | (r % 2 == 1 ? bit(2) : 0), begin, begin + 16, 0x80 + r);
+  }
+  s.copies.before_write(bit(1), 64, 192);  // core 1 released from ranges 4-11 (no copy made)
+  s.copies.before_read(2, 0, kStore);      // core 2 takes its eight
+  for (int r = 1; r < 16; r += 2) CHECK(s.value(2, static_cast<std::uint64_t>(r) * 16) == 0x80 + r);
+  for (int r = 4; r < 12; ++r) {
+    CHECK(s.value(1, static_cast<std::uint64_t>(r) * 16) == 1 * 16);
+    CHECK(s.copies.sole_source(1, static_cast<std::uint64_t>(r) * 16, static_cast<std::uint64_t>(r + 1) * 16) == -1);
+  }
+  CHECK(s.copies.sole_source(1, 0, 64) == 0);  // ranges 0-3 and 12-15 still owed, found across entries
+  CHECK(s.copies.sole_source(1, 192, kStore) == 0);
+  s.copies.before_read(1, 40, 200);  // ranges 2, 3 and 12 made
+  CHECK(s.value(1, 32) == 0x82);
+  CHECK(s.value(1, 48) == 0x83);
+  CHECK(s.value(1, 192) == 0x8C);
+  CHECK(s.value(1, 208) == 1 * 16);
+  CHECK(s.copies.sole_source(1, 0, 32) == 0);
+  CHECK(s.copies.sole_source(1, 208, kStore) == 0);
+  s.copies.drop(0, kStore);
+  CHECK(s.copies.empty());
+  CHECK(s.value(1, 0) == 1 * 16);
+}

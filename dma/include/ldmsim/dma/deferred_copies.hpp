@@ -52,11 +52,13 @@ class DeferredCopies {
   /// The first of `list`'s entries (a source's, in address order) that ends after `begin`.
   static std::size_t first_overlap(const std::vector<Owed>& list, std::uint64_t begin);
   void make(int core, int source, const Owed& owed);
-  /// Clears `cores` from the receivers of list[i] (source `source`'s entry), removing it when none is left. False
-  /// when the entry was removed (list[i] is then another entry).
-  bool settle(int source, std::size_t i, std::uint64_t cores);
-  /// Removes `source`'s entry i (its receivers' counts already settled).
-  void erase(int source, std::size_t i);
+  /// Clears `cores` from `owed`'s receivers (an entry of source `source`) and from their counts. False when no
+  /// receiver is left: the entry is then to be removed.
+  bool settle(int source, Owed& owed, std::uint64_t cores);
+  /// Calls visit(entry) for each of `source`'s entries that overlap [begin, end), in order, and removes those it
+  /// returns false for in one pass: removing them one by one shifted a long list once per entry.
+  template <typename Visit>
+  void sweep(int source, std::uint64_t begin, std::uint64_t end, Visit&& visit);
 
   std::byte* ldm_base_;
   std::uint64_t ldm_bytes_;
