@@ -114,7 +114,23 @@ std::optional<DmaViolation> check_granularity(const DmaRequest& r, std::uint64_t
                    std::move(hint));
 }
 
+/// Whether `value` fits a descriptor field of `bits` bits.
+bool fits(std::uint64_t value, std::uint32_t bits) {
+  return bits >= 64 || value < (std::uint64_t{1} << bits);
+}
+
+/// check_shape()'s rules as plain tests, without building a violation: the path every valid request takes.
+bool valid_shape(const DmaRequest& r, const Arch& arch, std::uint64_t ldm_bytes) {
+  const auto& f = arch.dma.fields;
+  return !(r.op == DmaOp::kPut && r.mode != DmaMode::kPe) &&
+         !(r.mode == DmaMode::kBcast && (r.row_mask & ((1ull << arch.rows) - 1)) == 0) && r.length != 0 &&
+         fits(r.length, f.length_bits) && fits(r.bsize, f.bsize_bits) && fits(r.stride, f.stride_bits) &&
+         !(r.bsize == 0 && r.stride != 0) && !(r.bsize != 0 && r.length % r.bsize != 0) && r.ldm <= ldm_bytes &&
+         r.length <= ldm_bytes - r.ldm;
+}
+
 std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch, std::uint64_t ldm_bytes) {
+  if (valid_shape(r, arch, ldm_bytes)) return std::nullopt;
   if (r.op == DmaOp::kPut && r.mode != DmaMode::kPe) {
     return violation(FaultKind::kInvalidArgument, r, "mode", static_cast<std::uint64_t>(r.mode),
                      fmt::format("{} mode is defined for get only", to_string(r.mode)),
@@ -130,7 +146,7 @@ std::optional<DmaViolation> check_shape(const DmaRequest& r, const Arch& arch, s
   const auto& f = arch.dma.fields;
   const std::uint64_t g = arch.dma.granularity_bytes;
   auto too_wide = [&](const char* field, std::uint64_t value, std::uint32_t bits) -> std::optional<DmaViolation> {
-    if (bits >= 64 || value < (1ull << bits)) return std::nullopt;
+    if (fits(value, bits)) return std::nullopt;
     return violation(FaultKind::kDmaFieldOverflow, r, field, value,
                      fmt::format("{} = {} does not fit the descriptor's {}-bit field (max {})", field, value, bits,
                                  (1ull << bits) - 1),
