@@ -80,21 +80,36 @@ Ldm& Core::ldm() {
   return ldm_;
 }
 
-void Core::enter(std::string_view api) {
-  if (!in_kernel_) {
-    throw Fault(FaultKind::kApiOutsideKernel, {node_cg_, id_}, cycle_, group_->kernel_name(),
+namespace {
+
+/// Why Core::enter refuses a call (kept out of its fast path, which every API call takes).
+[[noreturn, gnu::noinline, gnu::cold]] void refuse_entry(std::string_view api, bool in_kernel, bool on_own_stack,
+                                                         CoreLocation core, Cycle cycle, const std::string& kernel) {
+  if (!in_kernel) {
+    throw Fault(FaultKind::kApiOutsideKernel, core, cycle, kernel,
                 fmt::format("{} called on a core whose kernel is not running; hint: use the Core& only inside "
                             "the kernel it was passed to",
                             api));
   }
-  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-  if (frame < stack_low_ || frame >= stack_high_) {
-    throw Fault(FaultKind::kApiOutsideKernel, {node_cg_, id_}, cycle_, group_->kernel_name(),
+  if (!on_own_stack) {
+    throw Fault(FaultKind::kApiOutsideKernel, core, cycle, kernel,
                 fmt::format("{} called from outside this core's own kernel (another core or host thread); hint: "
                             "each kernel may use only the Core& it was given",
                             api));
   }
-  if (group_->aborted()) throw detail::Aborted{};
+  throw detail::Aborted{};
+}
+
+}  // namespace
+
+void Core::enter(std::string_view api) {
+  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  const bool on_own_stack = frame >= stack_low_ && frame < stack_high_;
+  if (in_kernel_ && on_own_stack && !group_->aborted()) [[likely]] {
+    return;
+  }
+  // In the order of the checks: outside the kernel, then off this core's stack, then an aborted launch.
+  refuse_entry(api, in_kernel_, on_own_stack, {node_cg_, id_}, cycle_, group_->kernel_name());
 }
 
 void Core::sync_point() {
