@@ -68,8 +68,9 @@ bool DeferredCopies::settle(int source, Owed& owed, std::uint64_t cores) {
 template <typename Visit>
 void DeferredCopies::sweep(int source, std::uint64_t begin, std::uint64_t end, Visit&& visit) {
   std::vector<Owed>& list = owed_[static_cast<std::size_t>(source)];
-  std::size_t i = first_overlap(list, begin);
-  std::size_t kept = i;  // entries [first, kept) are the ones still owed, in order
+  const std::size_t first = first_overlap(list, begin);
+  std::size_t i = first;
+  std::size_t kept = first;  // entries [first, kept) are the ones still owed, in order
   for (; i < list.size() && list[i].begin < end; ++i) {
     if (visit(list[i])) {
       if (kept != i) list[kept] = list[i];

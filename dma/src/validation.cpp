@@ -119,7 +119,8 @@ bool fits(std::uint64_t value, std::uint32_t bits) {
   return bits >= 64 || value < (std::uint64_t{1} << bits);
 }
 
-/// check_shape()'s rules as plain tests, without building a violation: the path every valid request takes.
+/// check_shape()'s rules as plain tests, without building a violation: the path every valid request takes. Keep
+/// it in step with the rules below: a rule missing here would let its requests through.
 bool valid_shape(const DmaRequest& r, const Arch& arch, std::uint64_t ldm_bytes) {
   const auto& f = arch.dma.fields;
   return !(r.op == DmaOp::kPut && r.mode != DmaMode::kPe) &&
