@@ -2,11 +2,11 @@
 # ldmsim_NAME (alias ldmsim::NAME): every .cpp below its src/, public headers in its include/, position-independent
 # code and the project's warnings. One definition, so the layers cannot drift apart in how they are built.
 #
-# With LDMSIM_CLI_LTO, each layer also gets ldmsim_NAME_lto: the same sources compiled a second time for link-time
-# optimisation, linked only into the ldmsim command. A simulated request passes through many small functions across
-# the layers, which only a whole-program link can inline. The libraries themselves stay ordinary objects, so that
-# tests, the Python module and installed packages link at normal speed (GCC would run LTO at every link that sees
-# LTO sections).
+# With LDMSIM_LTO, each layer also gets ldmsim_NAME_lto: the same sources compiled a second time for link-time
+# optimisation, linked only into the ldmsim command and the Python module. A simulated request passes through many
+# small functions across the layers, which only a whole-program link can inline. The libraries themselves stay
+# ordinary objects, so that tests and installed packages link at normal speed (GCC would run LTO at every link that
+# sees LTO sections).
 function(ldmsim_add_layer name)
   cmake_parse_arguments(ARG "" "" "PUBLIC;PRIVATE;SOURCES" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
@@ -18,7 +18,7 @@ function(ldmsim_add_layer name)
   set_target_properties(ldmsim_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   ldmsim_set_warnings(ldmsim_${name})
   set_property(GLOBAL APPEND PROPERTY LDMSIM_LAYERS ${name})
-  if(LDMSIM_CLI_LTO)
+  if(LDMSIM_LTO)
     # At the end of the layer's folder, so that options and definitions added after this call are copied too.
     cmake_language(EVAL CODE "cmake_language(DEFER CALL ldmsim_add_lto_copy [[${name}]])")
   endif()
