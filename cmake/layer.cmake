@@ -49,7 +49,9 @@ function(ldmsim_add_lto_copy name)
     endif()
     target_link_libraries(${layer}_lto PUBLIC ${dependency})
   endforeach()
-  set_target_properties(${layer}_lto PROPERTIES POSITION_INDEPENDENT_CODE ON INTERPROCEDURAL_OPTIMIZATION ON)
+  # Built only for a target that links it (the tool, the Python module), not by `all` on its own.
+  set_target_properties(${layer}_lto PROPERTIES POSITION_INDEPENDENT_CODE ON INTERPROCEDURAL_OPTIMIZATION ON
+                                                EXCLUDE_FROM_ALL ON)
   target_compile_options(${layer}_lto PRIVATE -O3)
 endfunction()
 
