@@ -56,6 +56,21 @@ struct ScratchDir {
   std::filesystem::path path;
 };
 
+/// The small ONNX models of tests/onnx/make_models.py, with their inputs and numpy references: generated once per
+/// process (Debian's python3, where python3-onnx and numpy install).
+inline const std::filesystem::path& onnx_test_models() {
+  static const ScratchDir dir("onnx-models");
+  static const bool made = [] {
+    const auto r = shell(std::string("/usr/bin/python3 '") + LDMSIM_SOURCE_DIR + "/tests/onnx/make_models.py' '" +
+                         dir.str() + "' 2>&1");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    return true;
+  }();
+  (void)made;
+  return dir.path;
+}
+
 inline std::string read_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -21,18 +21,8 @@ using namespace ldmsim::testing;
 
 namespace {
 
-/// The generated models (once per process; Debian's python3, where python3-onnx and numpy install).
 const std::filesystem::path& models() {
-  static const ScratchDir dir("onnx-models");
-  static const bool made = [] {
-    const auto r =
-        shell(fmt::format("/usr/bin/python3 '{}/tests/onnx/make_models.py' '{}' 2>&1", LDMSIM_SOURCE_DIR, dir.str()));
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    return true;
-  }();
-  (void)made;
-  return dir.path;
+  return onnx_test_models();
 }
 
 std::string model(const std::string& name) {
