@@ -21,12 +21,8 @@ using namespace ldmsim::testing;
 
 namespace {
 
-const std::filesystem::path& models() {
-  return onnx_test_models();
-}
-
 std::string model(const std::string& name) {
-  return (models() / name).string();
+  return (onnx_test_models() / name).string();
 }
 
 /// Largest excess of |got - want| over fp16 storage's tolerance (1e-2 absolute + 1e-2 relative: every layer's
@@ -68,7 +64,7 @@ TEST_CASE("an ONNX CNN runs on the simulated machine and matches numpy", "[cli][
                                      model("cnn.onnx"), model("cnn_x.npy"), out.str()));
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(worst_excess(out.path / "probs.npy", models() / "cnn_probs.npy") <= 0);
+  CHECK(worst_excess(out.path / "probs.npy", onnx_test_models() / "cnn_probs.npy") <= 0);
   const std::string stats = read_file(out.path / "stats.json");
   CHECK_THAT(stats, Catch::Contains("rounded to fp16 (round to nearest even)"));
 }
@@ -104,12 +100,12 @@ TEST_CASE("residual, concat and depthwise-separable blocks from ONNX match numpy
                                      model("blocks.onnx"), model("blocks_x.npy"), out.str()));
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(worst_excess(out.path / "sum.npy", models() / "blocks_sum.npy") <= 0);
-  CHECK(worst_excess(out.path / "out.npy", models() / "blocks_out.npy") <= 0);
+  CHECK(worst_excess(out.path / "sum.npy", onnx_test_models() / "blocks_sum.npy") <= 0);
+  CHECK(worst_excess(out.path / "out.npy", onnx_test_models() / "blocks_out.npy") <= 0);
 }
 
 TEST_CASE("every supported ONNX op alone, on odd shapes and with broadcasting, matches numpy", "[cli][onnx]") {
-  const std::string list = read_file(models() / "ops.txt");
+  const std::string list = read_file(onnx_test_models() / "ops.txt");
   std::istringstream names(list);
   int checked = 0;
   for (std::string name; std::getline(names, name);) {
@@ -118,7 +114,7 @@ TEST_CASE("every supported ONNX op alone, on odd shapes and with broadcasting, m
                                        model("op_" + name + ".onnx"), model("op_" + name + "_x.npy"), out.str()));
     INFO(name << ": " << r.output);
     REQUIRE(r.code == 0);
-    CHECK(worst_excess(out.path / "y.npy", models() / ("op_" + name + "_y.npy")) <= 0);
+    CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / ("op_" + name + "_y.npy")) <= 0);
     ++checked;
   }
   CHECK(checked >= 31);
@@ -155,7 +151,7 @@ TEST_CASE("PyTorch's shape computations fold at import, in opset 11 and 13 forms
                                        model(name + ".onnx"), model(name + "_x.npy"), out.str()));
     INFO(r.output);
     REQUIRE(r.code == 0);
-    CHECK(worst_excess(out.path / "y.npy", models() / (name + "_y.npy")) <= 0);
+    CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / (name + "_y.npy")) <= 0);
     // Only device work is left: the view, the arithmetic with folded constants, and the runtime Unsqueeze and
     // Squeeze as reshapes; no Shape, Gather, Expand, Cast, Range or ConstantOfShape survives as an op.
     const std::string stats = read_file(out.path / "stats.json");
@@ -173,7 +169,7 @@ TEST_CASE("Pow and Sqrt of constants fold at import", "[cli][onnx]") {
                                      model("op_power_folds.onnx"), model("op_power_folds_x.npy"), out.str()));
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(worst_excess(out.path / "y.npy", models() / "op_power_folds_y.npy") <= 0);
+  CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / "op_power_folds_y.npy") <= 0);
   CHECK_THAT(r.output, Catch::Contains("Pow x2") && Catch::Contains("Sqrt x1"));
   for (const char* folded : {"scale_pow", "root_sqrt", "int_pow"}) {
     CHECK_THAT(r.output, !Catch::Contains(fmt::format("'{}'", folded)));
@@ -259,7 +255,8 @@ TEST_CASE("a raw fp32 weight is rounded to fp16 bit for bit as numpy rounds it",
   const auto imported = run_cli(fmt::format("import '{}' -o '{}'", model("raw_weight.onnx"), dir.str("workload")));
   INFO(imported.output);
   REQUIRE(imported.code == 0);
-  const NpyArray got = read_npy(dir.path / "workload" / "w.npy"), want = read_npy(models() / "raw_weight_w16.npy");
+  const NpyArray got = read_npy(dir.path / "workload" / "w.npy"),
+                 want = read_npy(onnx_test_models() / "raw_weight_w16.npy");
   REQUIRE(got.dtype == "f2");
   REQUIRE(got.halves.size() == 64u * 80);
   REQUIRE(want.halves.size() == got.halves.size());
@@ -270,7 +267,7 @@ TEST_CASE("a raw fp32 weight is rounded to fp16 bit for bit as numpy rounds it",
 
 TEST_CASE("every test model imports the same with its fp32 weights streamed as parsed by protobuf", "[cli][onnx]") {
   std::size_t models_seen = 0, imported = 0, streamed = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(models())) {
+  for (const auto& entry : std::filesystem::directory_iterator(onnx_test_models())) {
     if (entry.path().extension() != ".onnx") continue;
     ++models_seen;
     INFO(entry.path().string());
@@ -329,7 +326,8 @@ TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX
     REQUIRE(r.code == 0);
     for (const char* o : m.outputs) {
       INFO(o);
-      CHECK(worst_excess(out.path / fmt::format("{}.npy", o), models() / fmt::format("{}_{}.npy", m.name, o)) <= 0);
+      CHECK(worst_excess(out.path / fmt::format("{}.npy", o),
+                         onnx_test_models() / fmt::format("{}_{}.npy", m.name, o)) <= 0);
     }
     CHECK_THAT(r.output, Catch::Contains("<- chosen"));  // --explain shows the EP/VP search
   }
@@ -357,11 +355,11 @@ TEST_CASE("int64 and bool inputs: token ids, padding masks and runtime compariso
                                        split, out.str()));
     INFO(r.output);
     REQUIRE(r.code == 0);
-    CHECK(worst_excess(out.path / "y.npy", models() / "typed_hf_y.npy") <= 0);
-    CHECK(worst_excess(out.path / "leaky.npy", models() / "typed_hf_leaky.npy") <= 0);
+    CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / "typed_hf_y.npy") <= 0);
+    CHECK(worst_excess(out.path / "leaky.npy", onnx_test_models() / "typed_hf_leaky.npy") <= 0);
     const NpyArray valid = read_npy(out.path / "valid.npy");
     CHECK(valid.dtype == "b1");
-    CHECK(valid.integers == read_npy(models() / "typed_hf_valid.npy").integers);
+    CHECK(valid.integers == read_npy(onnx_test_models() / "typed_hf_valid.npy").integers);
   }
   const ScratchDir out("onnx-typed-torch");
   const auto r =
@@ -369,7 +367,7 @@ TEST_CASE("int64 and bool inputs: token ids, padding masks and runtime compariso
                           model("typed_hf_ids.npy"), model("typed_torch_pad.npy"), out.str()));
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(worst_excess(out.path / "y.npy", models() / "typed_torch_y.npy") <= 0);
+  CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / "typed_torch_y.npy") <= 0);
 }
 
 TEST_CASE("typed inputs: defaults, wrong types and out-of-range ids are named", "[cli][onnx][typed]") {
@@ -557,7 +555,7 @@ TEST_CASE("BERT's decomposed LayerNorm and GELU from ONNX each run as one fused 
     const nlohmann::json stats = nlohmann::json::parse(read_file(out.path / "stats.json"));
     CHECK(stats["ops"].size() == 1);
     CHECK(stats["ops"][0]["type"] == "fused");
-    CHECK(worst_excess(out.path / "y.npy", models() / ("op_" + name + "_y.npy")) <= 0);
+    CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / ("op_" + name + "_y.npy")) <= 0);
   }
 }
 
@@ -607,7 +605,7 @@ TEST_CASE("ONNX models run under --check all with no report", "[cli][onnx][check
 }
 
 TEST_CASE("every supported ONNX op runs under --check all with no report", "[cli][onnx][check]") {
-  std::istringstream ops(read_file(models() / "ops.txt"));
+  std::istringstream ops(read_file(onnx_test_models() / "ops.txt"));
   int checked = 0;
   for (std::string op; std::getline(ops, op); ++checked) expect_no_check_report("op_" + op, "sw26010pro");
   CHECK(checked >= 31);
