@@ -9,7 +9,7 @@ non-negative factors, the estimate
 
     cycles = launch_f * launch + max(compute_f * compute, local_f * local, remote_f * remote) + exchange_f * exchange
 
-with one set of four factors per cost class (conv, conv-1x1, vector-conv, fused, pool, concat, other, elementwise; matrix and attention ops keep the plain roofline) and one
+with one set of four factors per cost class (conv, conv-1x1, vector-conv, fused, pool, concat, other, elementwise; matrix and attention ops keep their own estimates, unscaled) and one
 exchange factor. Prints the fit as the C++ rows to paste, the median simulated / estimated ratio and the share of
 ops within 25% before (as the run estimated) and after, and the same for each network left out of the fit.
 

@@ -196,6 +196,35 @@ TEST_CASE("channels a pointwise op reads in place cost their link time alone and
   CHECK(model.exchange(g, t, TensorHolding{}, own, false, false, relu, "elementwise").cycles == 0);
 }
 
+TEST_CASE("a whole copy that a matmul's pieces need whole is read where it lies at its link time",
+          "[graph][split][auto]") {
+  // t [128, 128] (32 KiB) held whole in group 0's memory, needed whole by every piece of a matmul cut by columns
+  // (each reads all of A): the pieces read it in place (SplitPlacement::obtain), groups 1-3 over their links; no
+  // gather is launched and nothing is written. A reader not known to read whole rows is priced a gather.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [128, 128], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [128, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["t"]},
+            {"type": "matmul", "inputs": ["t", "w"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  const std::size_t t = g.ops()[0].outputs[0];
+  const OpNode* matmul = &g.ops()[1];
+  const Arch arch = uncalibrated("sw26010");
+  const PlacementCostModel model(arch);
+  const std::vector<std::optional<TensorRegion>> all_whole(4, TensorRegion{});
+  const double link = 32768.0 / arch.dma.remote.bytes_per_cycle;
+  CHECK(model.exchange(g, t, TensorHolding{}, all_whole, false, false, matmul, "cols").cycles == Approx(link));
+  const double gathered = model.exchange(g, t, TensorHolding{}, all_whole).cycles;  // no reader: a gather
+  CHECK(gathered > link);
+  // Only group 0, whose memory holds the copy: nothing to pay.
+  std::vector<std::optional<TensorRegion>> own(4);
+  own[0] = TensorRegion{};
+  CHECK(model.exchange(g, t, TensorHolding{}, own, false, false, matmul, "cols").cycles == 0);
+  // Wanted in another layout: re-laid out, priced as before whoever reads it.
+  CHECK(model.exchange(g, t, TensorHolding{}, all_whole, false, true, matmul, "cols").cycles ==
+        model.exchange(g, t, TensorHolding{}, all_whole, false, true).cycles);
+}
+
 TEST_CASE("one whole matrix product reads its smaller operand whole on every group", "[graph][split][auto]") {
   // fc of x [1, 2048] (4 KiB) by W [256, 2048] (1 MiB): the kernel deals W's output columns to the groups, so each
   // group reads a quarter of W and all of x; a batch of matrices (matmul [8, 64, 64] x [8, 64, 64]) is dealt by
@@ -215,6 +244,27 @@ TEST_CASE("one whole matrix product reads its smaller operand whole on every gro
   CHECK(model.whole(fc, fc.ops()[0]).terms.remote == Approx(((x + w) / 4 + x * 3 / 4 + y / 4) / 8));
   const double operand = 65536;
   CHECK(model.whole(batch, batch.ops()[0]).terms.remote == Approx(3 * operand / 4 / 8));
+  // The compute term is the kernel's own estimate (its blocking search), whole on the machine and, cut by columns,
+  // its largest piece on one group; there is no local term.
+  const Arch arch = simple_arch();
+  Arch one_group = arch;
+  one_group.core_groups = 1;
+  KernelEstimates memo;
+  const OpNode& op = fc.ops()[0];
+  CHECK(PlacementCostModel::cost_class(fc, op) == CostClass::kMatrix);
+  const Estimate whole = model.whole(fc, op);
+  CHECK(whole.terms.compute == Approx(*op.bound->kernel_estimate(arch, memo)));
+  CHECK(whole.terms.local == 0);
+  const SplitPlan plan = plan_split(fc, arch, {.enabled = true, .cost_aware = false});
+  const std::vector<SplitAxis> axes = split_axes(fc, op);
+  const auto cols = std::find_if(axes.begin(), axes.end(), [](const SplitAxis& a) { return a.rule == "cols"; });
+  REQUIRE(cols != axes.end());
+  const std::optional<OpSplit> s = split_along(fc, op, *cols, plan, arch);
+  REQUIRE(s);
+  const auto& [begin, end] = s->blocks[1];  // four equal quarters: an inner one
+  const auto piece = bind_piece(fc, op, s->axis, piece_work(fc, op, s->axis, begin, end, op.attrs));
+  CHECK(model.split(fc, op, *s).terms.compute == Approx(*piece->kernel_estimate(one_group, memo)));
+  CHECK(model.split(fc, op, *s).terms.local == 0);
 }
 
 TEST_CASE("an input wanted in another layout is priced with its re-layout", "[graph][split][auto]") {

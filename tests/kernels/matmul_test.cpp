@@ -333,3 +333,29 @@ TEST_CASE("a machine's blocking searches keep nothing of one job's prices for th
     }
   }
 }
+
+TEST_CASE("a matrix op's kernel estimate is the blocking estimate its run reports", "[kernels][matmul][estimate]") {
+  // The cost-aware placement asks fc, gemm and matmul before they run; the run's own search (operands staged by the
+  // padding method) must price the same job the same way.
+  const Arch arch = Arch::preset("sw26010pro");
+  const std::vector<SearchJob> jobs{
+      {"matmul", {Shape{128, 96}, Shape{96, 200}}, nlohmann::json::object()},
+      {"matmul", {Shape{3, 17, 40}, Shape{40, 33}}, nlohmann::json::object()},  // one B for a batch of A's
+      {"matmul", {Shape{4, 24, 32}, Shape{4, 32, 24}}, nlohmann::json::object()},
+      {"gemm", {Shape{64, 48}, Shape{100, 48}, Shape{100}}, {{"transB", 1}, {"alpha", 0.5}}},
+      {"fc", {Shape{2, 8, 3, 3}, Shape{10, 72}, Shape{10}}, nlohmann::json::object()}};
+  KernelEstimates memo;
+  for (const SearchJob& job : jobs) {
+    INFO(job.op << " " << job.shapes[0].str());
+    const auto bound = bind_op(job.op, job.shapes, job.attrs);
+    const std::optional<double> estimate = bound->kernel_estimate(arch, memo);
+    REQUIRE(estimate);
+    CHECK(*estimate > 0);
+    const auto r = run_op(job.op, job.shapes, job.attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 3, {}, arch);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(std::llround(*estimate) == r.metrics["blocking"]["estimated_cycles"].get<long long>());
+    const std::uint64_t searches = memo.searches();
+    CHECK(bound->kernel_estimate(arch, memo) == estimate);  // the memo's blocking: no new search
+    CHECK(memo.searches() == searches);
+  }
+}

@@ -92,11 +92,11 @@ TEST_CASE("ldmsim plan and run --place pin an op's placement and refuse what the
   const std::string model = fmt::format("'{0}/method_mlp.json' --arch '{0}/arch_2x2.json' --split auto", dir);
   const auto chosen = run_cli("plan " + model);
   REQUIRE(chosen.code == 0);
-  REQUIRE_THAT(chosen.output, Catch::Contains("matmul#0: whole, estimated") && Catch::Contains("runner-up inner"));
-  const auto pinned = run_cli("plan " + model + " --place 'matmul#0=inner'");
+  REQUIRE_THAT(chosen.output, Catch::Contains("matmul#0: inner, estimated") && Catch::Contains("runner-up whole"));
+  const auto pinned = run_cli("plan " + model + " --place 'matmul#0=whole'");
   INFO(pinned.output);
   REQUIRE(pinned.code == 0);
-  CHECK_THAT(pinned.output, Catch::Contains("matmul#0: inner, estimated") && Catch::Contains("(pinned)"));
+  CHECK_THAT(pinned.output, Catch::Contains("matmul#0: whole, estimated") && Catch::Contains("(pinned)"));
   const auto j = run_cli("plan " + model + " --place 'matmul#0=inner' --json");
   REQUIRE(j.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(j.output);

@@ -43,9 +43,11 @@ bool matrix_family(const Graph& graph, const OpNode& op) {
   return rule == SplitRule::kMatrix || (rule == SplitRule::kConv && op.bound->split_geometry().groups == 1);
 }
 
-/// Classes whose kernels estimate themselves (BoundOp::kernel_estimate): convs of one group on the matrix engine.
+/// Classes whose kernels estimate themselves (BoundOp::kernel_estimate): the matrix engine's ops (convs of one
+/// group, fc, gemm, matmul) and attention kernels.
 bool asks_kernel(CostClass cls) {
-  return cls == CostClass::kConv || cls == CostClass::kPointwiseConv || cls == CostClass::kAttention;
+  return cls == CostClass::kConv || cls == CostClass::kPointwiseConv || cls == CostClass::kMatrix ||
+         cls == CostClass::kAttention;
 }
 
 /// Bytes of the part of `need` that `have` holds (both regions of one tensor).
@@ -74,6 +76,14 @@ bool reads_channels_in_place(const Graph& graph, const OpNode* reader, std::stri
   if (reader == nullptr) return false;
   const std::size_t k = reader->input_index(t);
   return k < reader->inputs.size() && channels_in_place(graph, *reader, rule, k, r);
+}
+
+/// True when `reader` is fc, gemm or matmul: its pieces read a whole operand they need whole where it lies, in
+/// whole rows. A conv's pieces read it in place too, but its tiles' short runs each wait on the link's latency
+/// there, which a gather into the piece's own memory prices closer (wide ResNet-50's layer2 convs cut by output
+/// channels on sw26010 ran 176 k cycles where the link's time alone estimated 118 k).
+bool reads_matrix_in_place(const Graph& graph, const OpNode* reader) {
+  return reader != nullptr && matrix_family(graph, *reader) && !reader->bound->split_geometry().window;
 }
 
 }  // namespace
@@ -357,8 +367,11 @@ Estimate PlacementCostModel::exchange(const Graph& graph, std::size_t t, const T
       slowest = std::max(slowest, shorter + (own_copy ? 0.0 : link(bytes)));
       continue;
     }
-    if (!whole_machine && !relayout && whole_copy && reads_channels_in_place(graph, reader, reader_rule, t, r)) {
-      // The piece reads its block of planes where the whole copy lies: over the link when that is another group's.
+    if (!whole_machine && !relayout && whole_copy &&
+        (reads_channels_in_place(graph, reader, reader_rule, t, r) ||
+         (r.whole && reads_matrix_in_place(graph, reader)))) {
+      // The piece reads its block of planes, or a matrix product's piece its whole operand, where the whole copy
+      // lies: over the link when that is another group's memory.
       const bool own_copy = held.whole ? g == 0 : held.groups[g] && held.groups[g]->whole;
       slowest = std::max(slowest, own_copy ? 0.0 : link(region_bytes(tensor, r)));
       continue;

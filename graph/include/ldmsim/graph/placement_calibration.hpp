@@ -36,8 +36,8 @@ struct TermFactors {
 };
 
 /// A preset's fit: each roofline term of a group's launch scaled by its class's factor, and an exchange's roofline
-/// by one factor. fc/gemm/matmul and the attention kernels keep the plain roofline (too few of them in the benchmark
-/// networks to fit).
+/// by one factor. fc/gemm/matmul and the attention kernels keep their own estimates unscaled (too few of them in the
+/// benchmark networks to fit).
 struct PlacementCalibration {
   TermFactors conv, pointwise_conv, vector_conv, fused, pool, concat, other, elementwise;
   double exchange = 1;
