@@ -41,6 +41,10 @@ function(ldmsim_add_lto_copy name)
       set_property(TARGET ${layer}_lto PROPERTY ${property} "${value}")
     endif()
   endforeach()
+  get_target_property(ordered_after ${layer} MANUALLY_ADDED_DEPENDENCIES)  # generated sources' own targets
+  if(ordered_after)
+    add_dependencies(${layer}_lto ${ordered_after})
+  endif()
   get_target_property(include_folders ${layer} INTERFACE_INCLUDE_DIRECTORIES)
   set_property(TARGET ${layer}_lto PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${include_folders}")
   # Other layers by their LTO copies, so that the tool needs none of the ordinary objects; private ones stay private.
