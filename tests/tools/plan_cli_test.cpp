@@ -97,11 +97,11 @@ TEST_CASE("ldmsim plan and run --place pin an op's placement and refuse what the
   INFO(pinned.output);
   REQUIRE(pinned.code == 0);
   CHECK_THAT(pinned.output, Catch::Contains("matmul#0: whole, estimated") && Catch::Contains("(pinned)"));
-  const auto j = run_cli("plan " + model + " --place 'matmul#0=inner' --json");
+  const auto j = run_cli("plan " + model + " --place 'matmul#0=whole' --json");
   REQUIRE(j.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(j.output);
   CHECK(doc["split"]["placements"][0]["pinned"] == true);
-  CHECK(doc["split"]["placements"][0]["placement"] == "inner");
+  CHECK(doc["split"]["placements"][0]["placement"] == "whole");
   const ScratchDir out("run-place");
   const auto ran = run_cli(fmt::format("run {} --place 'matmul#0=inner' --no-trace --out '{}'", model, out.str()));
   REQUIRE(ran.code == 0);
