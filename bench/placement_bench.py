@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The cost-aware placement (`--split auto`, docs/splitting.md) against `--split off` and `--split on`: exports
 ResNet-18, ResNet-50, MobileNet-V2, EfficientNet-B0 and SqueezeNet 1.1 (seeded random weights, batch-norm statistics
-calibrated, rounded to fp16, as bench/torchvision_models.py does), runs each with the three settings on each arch and
+calibrated, rounded to fp16, as bench/torchvision_models.py does) and the BERT-base encoder layer (hidden 768, 12
+heads, sequence 128, as bench/speed_targets.py exports it), runs each with the three settings on each arch and
 prints two markdown tables: whole-network cycles, layers where auto is over min(off, on) + 3% (by the op's own cycles
 and by its share of the makespan), host CPU seconds; and
 per op, simulated over estimated cycles of the auto run.
@@ -34,14 +35,27 @@ MODELS = {
 MODES = ("off", "on", "auto")
 
 
+# Exported by bench/speed_targets.py with an input of their own.
+SPEED_TARGET_MODELS = ("bert_base_layer",)
+
+
 def export(name, out, seed=2026):
-    """The model as bench/torchvision_models.py makes it (seeded weights, calibrated batch norms, fp16), exported."""
+    """The model as bench/torchvision_models.py makes it (seeded weights, calibrated batch norms, fp16), exported;
+    a model of SPEED_TARGET_MODELS as bench/speed_targets.py exports it."""
+    if name in SPEED_TARGET_MODELS:
+        import speed_targets  # noqa: E402 (only these models need it)
+        return speed_targets.export(name, out)[2]
     path = out / f"{name}.onnx"
     if not path.exists():
         torchvision_models.MODELS.setdefault(name, lambda: MODELS[name](weights=None))
         torch.onnx.export(torchvision_models.fp16_model(name, seed), torch.zeros(1, 3, 224, 224), str(path),
                           input_names=["input"], output_names=["output"], opset_version=13)
     return path
+
+
+def input_for(name, out):
+    """The input file of model `name` (exported first): its own for SPEED_TARGET_MODELS, else make_input's."""
+    return out / f"{name}_input.npy" if name in SPEED_TARGET_MODELS else make_input(out)
 
 
 def make_input(out):
@@ -78,14 +92,14 @@ def main():
     parser.add_argument("--ldmsim", default="build/tools/ldmsim")
     parser.add_argument("--out", default="placement-out")
     parser.add_argument("--arch", nargs="+", default=["sw26010", "sw26010pro"])
-    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--models", nargs="+", default=list(MODELS) + list(SPEED_TARGET_MODELS))
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    input_file = make_input(out)
     runs = {}
     for name in args.models:
         model = export(name, out)
+        input_file = input_for(name, out)
         for arch in args.arch:
             for mode in MODES:
                 runs[name, arch, mode] = run(args.ldmsim, model, input_file, arch, mode, out / f"{name}-{arch}-{mode}")

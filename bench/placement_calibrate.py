@@ -148,7 +148,6 @@ def main():
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    input_file = placement_bench.make_input(out)
     for arch in args.arch:
         per_model = {}
         for name in args.models:
@@ -159,7 +158,8 @@ def main():
                     stats = json.loads((run_dir / "stats.json").read_text())
                 else:
                     model = placement_bench.export(name, out)
-                    stats, _ = placement_bench.run(args.ldmsim, model, input_file, arch, mode, run_dir)
+                    stats, _ = placement_bench.run(args.ldmsim, model, placement_bench.input_for(name, out), arch,
+                                                   mode, run_dir)
                 per_model[name] += list(ops_of(stats))
             for other in args.also:
                 earlier = Path(other) / f"{name}-{arch}-auto" / "stats.json"
