@@ -11,7 +11,6 @@
 #include <tuple>
 #include <vector>
 
-#include "heap_retention.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/runtime/check.hpp"
@@ -211,7 +210,7 @@ TogetherResult Session::run_together(const std::vector<const Model*>& models, Co
       }
     });
   }
-  const HeapRetention retention(kRunHeapKeepBytes);  // the launches' buffers stay faulted in
+  keep_heap();  // the launches' buffers stay faulted in, this run and the next
   together.errors = node.run(programs, pipelined ? ContextSchedule::kPipelined : ContextSchedule::kSequential);
 
   together.summary = {{"tool_version", version()}, {"arch", arch.name}, {"schedule", schedule_name}};

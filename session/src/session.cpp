@@ -1,6 +1,7 @@
 // Session: loading (model.hpp, model_reader.hpp) and the machine a run gets.
 #include "ldmsim/session/session.hpp"
 
+#include "heap_retention.hpp"
 #include "ldmsim/frontends/workload_json.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/sim/host_stopwatch.hpp"
@@ -131,6 +132,11 @@ std::shared_ptr<Machine> Session::take_machine(const Arch& arch) {
     warm_ = std::make_shared<Machine>(arch, config_.machine);
   }
   return warm_;
+}
+
+void Session::keep_heap() {
+  const std::lock_guard lock(machines_mutex_);
+  if (!kept_heap_) kept_heap_ = std::make_unique<HeapRetention>(kRunHeapKeepBytes);
 }
 
 }  // namespace ldmsim

@@ -6,7 +6,6 @@
 #include <exception>
 #include <thread>
 
-#include "heap_retention.hpp"
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/session/layer_metrics.hpp"
@@ -139,7 +138,7 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   };
   HostStopwatch clock;
   ExecutionResult executed;
-  const HeapRetention retention(kRunHeapKeepBytes);  // the launches' buffers stay faulted in
+  keep_heap();  // the launches' buffers stay faulted in, this run and the next
   try {
     executed = execute(graph, model.plan(), machine, options);
   } catch (const RunInterrupted&) {

@@ -1,5 +1,5 @@
 // The run's heap retention: blocks a launch frees stay with the process for the next launch, and glibc's defaults
-// come back once the last holder is gone.
+// come back once the last holder is gone; a Session holds one from its first run until it ends.
 #include "heap_retention.hpp"
 
 #include <malloc.h>
@@ -7,6 +7,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "ldmsim/session/session.hpp"
 
 namespace {
 
@@ -77,4 +80,24 @@ TEST_CASE("a heap retention leaves thresholds the user set alone", "[cli][prefau
   const ldmsim::HeapRetention retention(std::size_t{64} << 20);
   CHECK(retention.active());
   malloc_trim(0);
+}
+
+TEST_CASE("a session keeps the heap from its first run until it ends", "[cli][prefault]") {
+  malloc_trim(0);
+  {
+    ldmsim::Session session;
+    const ldmsim::Model model = session.load(nlohmann::json::parse(R"({
+      "name": "relu",
+      "tensors": {"x": {"shape": [1, 4, 8, 8], "init": {"normal": [0, 1], "seed": 1}}},
+      "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["y"]}],
+      "outputs": ["y"]})"));
+    CHECK(block_is_mapped());  // glibc's defaults before the first run
+    session.run(model);
+    CHECK_FALSE(block_is_mapped());  // between runs: a warm run finds what the last one freed
+    CHECK_FALSE(freed_block_is_trimmed());
+    session.run(model);
+    CHECK_FALSE(block_is_mapped());
+  }
+  malloc_trim(0);
+  CHECK(block_is_mapped());  // the session's end sets glibc's defaults back
 }
