@@ -225,6 +225,33 @@ TEST_CASE("a whole copy that a matmul's pieces need whole is read where it lies 
         model.exchange(g, t, TensorHolding{}, all_whole, false, true).cycles);
 }
 
+TEST_CASE("a matmul cut by columns reads the whole copy of A where it lies and gathers nothing",
+          "[graph][split][auto]") {
+  // What the in-place price above assumes of the executor: relu's output t (32 KiB) whole in group 0's memory, a
+  // matmul pinned to columns. Each group's piece multiplies the same shapes, so each moves as many bytes as group
+  // 0's; groups 1-3 read at least t over their links and write no gathered copy of it.
+  const Graph g = from(json::parse(R"({
+    "tensors": {"x": {"shape": [128, 128], "init": {"normal": [0, 1], "seed": 1}},
+                "w": {"shape": [128, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
+    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["t"]},
+            {"type": "matmul", "inputs": ["t", "w"], "outputs": ["y"]}],
+    "outputs": ["y"]})"));
+  Machine m(Arch::preset("sw26010"));
+  ExecuteOptions options;
+  options.split = {.enabled = true, .cost_aware = true, .pinned = {{"relu#0", "whole"}, {"matmul#1", "cols"}}};
+  const ExecutionResult r = execute(g, m, options);
+  const OpRecord& matmul = r.ops.at(1);
+  REQUIRE(matmul.split);
+  CHECK(matmul.split->rule == "cols");
+  REQUIRE(matmul.groups.size() == 4);
+  CHECK(matmul.groups[0].dma_remote_bytes == 0);
+  for (std::size_t group = 1; group < 4; ++group) {
+    INFO("group " << group);
+    CHECK(matmul.groups[group].dma_remote_bytes >= 32768);
+    CHECK(matmul.groups[group].dma_bytes == matmul.groups[0].dma_bytes);  // a gather would add 64 KiB
+  }
+}
+
 TEST_CASE("one whole matrix product reads its smaller operand whole on every group", "[graph][split][auto]") {
   // fc of x [1, 2048] (4 KiB) by W [256, 2048] (1 MiB): the kernel deals W's output columns to the groups, so each
   // group reads a quarter of W and all of x; a batch of matrices (matmul [8, 64, 64] x [8, 64, 64]) is dealt by
