@@ -196,17 +196,26 @@ TEST_CASE("channels a pointwise op reads in place cost their link time alone and
   CHECK(model.exchange(g, t, TensorHolding{}, own, false, false, relu, "elementwise").cycles == 0);
 }
 
-TEST_CASE("a whole copy that a matmul's pieces need whole is read where it lies at its link time",
-          "[graph][split][auto]") {
-  // t [128, 128] (32 KiB) held whole in group 0's memory, needed whole by every piece of a matmul cut by columns
-  // (each reads all of A): the pieces read it in place (SplitPlacement::obtain), groups 1-3 over their links; no
-  // gather is launched and nothing is written. A reader not known to read whole rows is priced a gather.
-  const Graph g = from(json::parse(R"({
+namespace {
+
+/// relu of x [128, 128] into t (32 KiB), then t [128, 128] x w [128, 256].
+Graph relu_then_matmul() {
+  return from(json::parse(R"({
     "tensors": {"x": {"shape": [128, 128], "init": {"normal": [0, 1], "seed": 1}},
                 "w": {"shape": [128, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
     "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["t"]},
             {"type": "matmul", "inputs": ["t", "w"], "outputs": ["y"]}],
     "outputs": ["y"]})"));
+}
+
+}  // namespace
+
+TEST_CASE("a whole copy that a matmul's pieces need whole is read where it lies at its link time",
+          "[graph][split][auto]") {
+  // t [128, 128] (32 KiB) held whole in group 0's memory, needed whole by every piece of a matmul cut by columns
+  // (each reads all of A): the pieces read it in place (SplitPlacement::obtain), groups 1-3 over their links; no
+  // gather is launched and nothing is written. A reader not known to read whole rows is priced a gather.
+  const Graph g = relu_then_matmul();
   const std::size_t t = g.ops()[0].outputs[0];
   const OpNode* matmul = &g.ops()[1];
   const Arch arch = uncalibrated("sw26010");
@@ -230,12 +239,7 @@ TEST_CASE("a matmul cut by columns reads the whole copy of A where it lies and g
   // What the in-place price above assumes of the executor: relu's output t (32 KiB) whole in group 0's memory, a
   // matmul pinned to columns. Each group's piece multiplies the same shapes, so each moves as many bytes as group
   // 0's; groups 1-3 read at least t over their links and write no gathered copy of it.
-  const Graph g = from(json::parse(R"({
-    "tensors": {"x": {"shape": [128, 128], "init": {"normal": [0, 1], "seed": 1}},
-                "w": {"shape": [128, 256], "init": {"uniform": [-0.1, 0.1], "seed": 2}}},
-    "ops": [{"type": "relu", "inputs": ["x"], "outputs": ["t"]},
-            {"type": "matmul", "inputs": ["t", "w"], "outputs": ["y"]}],
-    "outputs": ["y"]})"));
+  const Graph g = relu_then_matmul();
   Machine m(Arch::preset("sw26010"));
   ExecuteOptions options;
   options.split = {.enabled = true, .cost_aware = true, .pinned = {{"relu#0", "whole"}, {"matmul#1", "cols"}}};
