@@ -149,9 +149,8 @@ class Session {
   std::unique_ptr<Spare> spare_;
   /// The machine of the last run, reset and reused by the next run on its arch.
   std::shared_ptr<Machine> warm_;
-  /// Held from the first run until the session ends: a warm run finds the heap pages the last one freed, as it
-  /// finds its machine (with the run's own retention alone, glibc trimmed them between runs: the BERT-base layer's
-  /// warm runs spent 16-18 ms of 95-101 faulting them in again).
+  /// Held from the first run until the session ends, so that a warm run finds the heap pages the last one freed as
+  /// it finds its machine (glibc would otherwise trim them between runs; docs/benchmarks.md).
   std::unique_ptr<HeapRetention> kept_heap_;
   /// Guards spare_, warm_ and kept_heap_: runs from several host threads (Python releases the GIL) each take their
   /// own machine.
