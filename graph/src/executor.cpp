@@ -61,8 +61,9 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
   if (!estimates.kernels) estimates.kernels = std::make_shared<KernelEstimates>(machine);
   const SplitPlan* kept = estimates.last.find(graph, plan, options.split);
   const bool placement_reused = kept != nullptr;
-  SplitPlan split =
-      kept != nullptr ? *kept : plan_split(graph, machine.arch(), options.split, &plan, estimates.kernels);
+  SplitPlan split = kept != nullptr
+                        ? *kept
+                        : plan_split(graph, machine.arch(), options.split, &plan, estimates.kernels, machine.threads());
   if (!placement_reused) estimates.last.keep(graph, plan, options.split, split);
   const double placement_seconds = planning.lap();
   // A cost-aware plan that splits nothing runs on the whole machine as `--split off` does, with its constants in

@@ -841,6 +841,56 @@ TEST_CASE("a plan made again with the same kernel estimates searches nothing and
   CHECK(plan_split(g, arch, automatic).estimated_cycles == first.estimated_cycles);  // a memo of its own
 }
 
+TEST_CASE("a plan priced on several host threads is the one priced on one and leaves its searches behind",
+          "[graph][split][auto]") {
+  const Arch arch = Arch::preset("sw26010pro");
+  const Graph g = residual_blocks(64, 28, 3);
+  const SplitOptions automatic{.enabled = true, .cost_aware = true};
+  const SplitPlan alone = plan_split(g, arch, automatic, nullptr, std::make_shared<KernelEstimates>(), 1);
+  for (const unsigned threads : {2U, 3U, 64U}) {
+    INFO(threads << " threads");
+    const auto kernels = std::make_shared<KernelEstimates>();
+    const SplitPlan together = plan_split(g, arch, automatic, nullptr, kernels, threads);
+    CHECK(together.estimated_cycles == alone.estimated_cycles);
+    CHECK(describe_placements(g, together) == describe_placements(g, alone));
+    REQUIRE(together.choices.size() == alone.choices.size());
+    for (std::size_t i = 0; i < alone.choices.size(); ++i) {
+      CHECK(together.choices[i].placement == alone.choices[i].placement);
+      CHECK(together.choices[i].estimated_cycles == alone.choices[i].estimated_cycles);
+      CHECK(together.choices[i].runner_up == alone.choices[i].runner_up);
+      CHECK(together.choices[i].runner_up_cycles == alone.choices[i].runner_up_cycles);
+    }
+    // The other threads' searches were handed back: planning again on one thread looks every job up.
+    const std::uint64_t searches = kernels->searches();
+    CHECK(searches > 0);
+    CHECK(plan_split(g, arch, automatic, nullptr, kernels, 1).estimated_cycles == alone.estimated_cycles);
+    CHECK(kernels->searches() == searches);
+  }
+}
+
+TEST_CASE("views of kernel estimates for other threads share what they searched", "[graph][split][auto]") {
+  const Arch arch = Arch::preset("sw26010pro");
+  const Graph g = residual_blocks(64, 28, 3);
+  const auto mine = std::make_shared<KernelEstimates>();
+  const std::unique_ptr<KernelEstimates> other = mine->for_another_thread();
+  const std::unique_ptr<KernelEstimates> third = mine->for_another_thread();
+  CHECK(other->searches() == 0);
+  const OpNode& conv = g.ops().front();
+  const std::optional<double> there = conv.bound->kernel_estimate(arch, *other);
+  REQUIRE(there);
+  CHECK(other->searches() == 1);
+  CHECK(conv.bound->kernel_estimate(arch, *third) == there);  // another view finds the job searched
+  CHECK(third->searches() == 0);
+  CHECK(mine->searches() == 0);  // a view's searches are counted where they ran until absorbed
+  mine->absorb(*other);
+  mine->absorb(*third);
+  CHECK(mine->searches() == 1);
+  CHECK(conv.bound->kernel_estimate(arch, *mine) == there);
+  CHECK(mine->searches() == 1);  // looked up, not searched again
+  mine->absorb(*mine);           // itself: nothing changes
+  CHECK(mine->searches() == 1);
+}
+
 TEST_CASE("a machine's next run of the same model takes its last plan, another model or option plans anew",
           "[graph][split][auto]") {
   // A Session's warm run executes a copy of the model's graph (its inputs set), sharing the bound ops.
@@ -875,6 +925,26 @@ TEST_CASE("a machine's next run of the same model takes its last plan, another m
   const ExecutionResult fresh = execute(copy, other, options);
   CHECK_FALSE(fresh.host_times["placement_reused"].get<bool>());
   CHECK(fresh.stats == first.stats);
+}
+
+TEST_CASE("a cost-aware run plans and runs alike on any number of host threads", "[graph][split][auto]") {
+  // The machine's host threads also price the placements: the plan, its stats and the outputs stay the same.
+  const Arch arch = Arch::preset("sw26010pro");
+  const Graph g = residual_blocks(64, 28, 3);
+  ExecuteOptions options;
+  options.split = {.enabled = true, .cost_aware = true};
+  const auto run_on = [&](unsigned threads) {
+    Machine m(arch, MachineOptions{.threads = threads});
+    REQUIRE(m.threads() == threads);
+    return execute(g, m, options);
+  };
+  const ExecutionResult one = run_on(1);
+  for (const unsigned threads : {2U, 3U}) {
+    INFO(threads << " threads");
+    const ExecutionResult more = run_on(threads);
+    CHECK(more.stats == one.stats);
+    CHECK(more.outputs == one.outputs);
+  }
 }
 
 TEST_CASE("a matmul of a batch of A by a 2-D weight splits by columns", "[graph][split][auto]") {

@@ -8,10 +8,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "ldmsim/graph/placement_choice.hpp"
 #include "ldmsim/graph/plan.hpp"
@@ -129,6 +132,58 @@ std::vector<Candidate> candidates(const Graph& graph, const OpNode& op, const Sp
     }
   }
   return out;
+}
+
+/// Every op's candidates, priced on up to `threads` host threads at once. A cost model's memos and a kernel search's
+/// tables serve one thread at a time, so on several threads each prices with its own, looking a job up in `kernels`
+/// before searching it and leaving the result there (KernelEstimates::for_another_thread). What a candidate is priced
+/// at depends neither on the thread nor on what was priced before it, so the plan is the same on any number of
+/// threads; an op that throws throws as it would alone (the first such op in schedule order).
+std::vector<std::vector<Candidate>> all_candidates(const Graph& graph, const SplitPlan& plan, const Arch& arch,
+                                                   const ExecutionPlan* layouts, const PlacementCostModel& model,
+                                                   const std::shared_ptr<KernelEstimates>& kernels, unsigned threads) {
+  const auto& ops = graph.ops();
+  const std::size_t n = ops.size();
+  std::vector<std::vector<Candidate>> cands(n);
+  const auto price = [&](std::size_t i, const PlacementCostModel& with) {
+    cands[i] = candidates(graph, ops[i], plan, arch, with, dense_layouts(layouts, i, ops[i].inputs.size()));
+  };
+  const std::size_t workers = std::min<std::size_t>(threads, n);
+  if (workers < 2) {
+    for (std::size_t i = 0; i < n; ++i) price(i, model);
+    return cands;
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::exception_ptr> errors(n);
+  // Ops are taken in schedule order; after a failure no new op is taken, so every op before the failing one was
+  // priced, and the first error in schedule order is the one a single thread would have met.
+  const auto work = [&](const PlacementCostModel& with) {
+    for (std::size_t i = next++; i < n && !failed; i = next++) {
+      try {
+        price(i, with);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::shared_ptr<KernelEstimates>> own;
+  std::vector<std::unique_ptr<PlacementCostModel>> models;
+  for (std::size_t w = 0; w < workers; ++w) {
+    own.push_back(kernels->for_another_thread());
+    models.push_back(std::make_unique<PlacementCostModel>(arch, true, own.back()));
+  }
+  {
+    std::vector<std::jthread> others;
+    for (std::size_t w = 1; w < workers; ++w) others.emplace_back([&, w] { work(*models[w]); });
+    work(*models[0]);
+  }
+  for (const std::shared_ptr<KernelEstimates>& searched : own) kernels->absorb(*searched);
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return cands;
 }
 
 /// The op whose placement decides where a data tensor without a producer (a graph input) is staged: the first op
@@ -424,19 +479,18 @@ std::vector<bool> apply_pins(const Graph& graph, const std::map<std::string, std
 }  // namespace
 
 void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts,
-                       std::shared_ptr<KernelEstimates> kernels) {
-  const PlacementCostModel model(arch, true, std::move(kernels));
+                       std::shared_ptr<KernelEstimates> kernels, unsigned threads) {
+  if (!kernels) kernels = std::make_shared<KernelEstimates>();
+  const PlacementCostModel model(arch, true, kernels);
   const auto& ops = graph.ops();
   const std::size_t n = ops.size();
   plan.choices.assign(n, PlacementChoice{});
-  std::vector<std::vector<Candidate>> cands(n);
   if (n == 0) {
-    (void)apply_pins(graph, plan.options.pinned, cands);  // refuses any pin: there is no op to pin
+    std::vector<std::vector<Candidate>> none;
+    (void)apply_pins(graph, plan.options.pinned, none);  // refuses any pin: there is no op to pin
     return;
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    cands[i] = candidates(graph, ops[i], plan, arch, model, dense_layouts(layouts, i, ops[i].inputs.size()));
-  }
+  std::vector<std::vector<Candidate>> cands = all_candidates(graph, plan, arch, layouts, model, kernels, threads);
   const std::vector<bool> pinned = apply_pins(graph, plan.options.pinned, cands);
   const PlanPricer pricer(graph, model, cands, layouts);
   const auto consumers = consumers_of(graph);

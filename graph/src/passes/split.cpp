@@ -200,7 +200,7 @@ std::optional<SplitRounding> parse_split_rounding(std::string_view text) noexcep
 }
 
 SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options, const ExecutionPlan* layouts,
-                     std::shared_ptr<KernelEstimates> kernels) {
+                     std::shared_ptr<KernelEstimates> kernels, unsigned threads) {
   SplitPlan plan;
   plan.options = options;
   plan.memories = arch.core_groups;
@@ -219,7 +219,7 @@ SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& o
   }
   if (!options.enabled || plan.memories < 2) return plan;  // one memory: nothing to place
   if (options.cost_aware) {
-    choose_placements(graph, arch, plan, layouts, std::move(kernels));
+    choose_placements(graph, arch, plan, layouts, std::move(kernels), threads);
     return plan;
   }
   std::vector<std::optional<std::size_t>> held_axis(graph.tensors().size());  // by its producer

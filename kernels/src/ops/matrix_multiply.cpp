@@ -606,6 +606,20 @@ struct ArchSearches {
   std::unique_ptr<tiling::ReadPricer> price, broadcast;
   std::map<std::vector<std::uint64_t>, ChosenBlocking> chosen;
   std::size_t words = 0;  // in the keys
+
+  // Bounds for a long-lived machine (it starts afresh past them); a key grows with the job's batches.
+  static constexpr std::size_t kMaxJobs = 4096, kMaxWords = std::size_t{1} << 20, kMaxKeyWords = std::size_t{1} << 14;
+
+  /// Keeps `blocking` as the search's result for `key`, unless the key is too long to keep (a job of very many
+  /// batches).
+  void remember(const std::vector<std::uint64_t>& key, const ChosenBlocking& blocking) {
+    if (key.size() > kMaxKeyWords) return;
+    if (chosen.size() >= kMaxJobs || words + key.size() > kMaxWords) {
+      chosen.clear();
+      words = 0;
+    }
+    if (chosen.emplace(key, blocking).second) words += key.size();
+  }
 };
 
 /// The machine's blocking searches (Machine::host_state): per arch, the put memo, the mode and the count.
@@ -616,21 +630,62 @@ struct BlockingSearches {
   EstimatorMemos memos;  // one search's at a time (the mutex)
   BlockingSearch mode = BlockingSearch::kCached;
   std::uint64_t count = 0;
+  /// Another thread's view of a table (KernelEstimates::for_another_thread): the table whose chosen blockings it
+  /// looks up before searching and gives each result to; its own tables serve its searches. Null: a table of its own.
+  BlockingSearches* shared = nullptr;
+
+  /// Takes `other`'s chosen blockings (a job both searched keeps this one's) and count; both mutexes held.
+  void absorb(BlockingSearches& other) {
+    count += other.count;
+    other.arches.for_each([&](const Arch& arch, ArchSearches& from) {
+      ArchSearches& into = arches.of(arch);
+      for (const auto& [key, chosen] : from.chosen) into.remember(key, chosen);
+    });
+  }
 };
 
-/// choose_blocking, once per job description and arch on a machine: a network's identical layers (ResNet-18 has
-/// four sets of three or four) search once.
-ChosenBlocking chosen_blocking(BlockingSearches& searches, const Arch& arch, const MatrixMultiply& job) {
-  // Bounds for a long-lived machine (it starts afresh past them); a key grows with the job's batches.
-  constexpr std::size_t kMaxJobs = 4096, kMaxWords = std::size_t{1} << 20, kMaxKeyWords = std::size_t{1} << 14;
+/// The tools a search on `searches`' tables for `cache`'s arch uses, the tables started afresh past their bounds (a
+/// long-lived machine); its mutex held.
+SearchTools search_tools(BlockingSearches& searches, ArchSearches& cache) {
   constexpr std::size_t kMaxPuts = std::size_t{1} << 16;
-  const std::lock_guard lock(searches.mutex);
-  ArchSearches& cache = searches.arches.of(arch);
   if (cache.price->memos_full()) cache.price = std::make_unique<tiling::ReadPricer>(cache.arch);
   if (cache.broadcast->memos_full())
     cache.broadcast = std::make_unique<tiling::ReadPricer>(cache.arch, DmaMode::kBcast);
   if (searches.puts.size() > kMaxPuts) searches.puts.clear();
-  const SearchTools tools{*cache.price, *cache.broadcast, searches.puts, searches.memos, searches.mode};
+  return {*cache.price, *cache.broadcast, searches.puts, searches.memos, searches.mode};
+}
+
+/// chosen_blocking for a view of `searches.shared` on another thread: the shared table is locked only to look the
+/// job up and to keep the result; the search runs on the view's own tables.
+ChosenBlocking chosen_blocking_shared(BlockingSearches& searches, const Arch& arch, const MatrixMultiply& job) {
+  BlockingSearches& shared = *searches.shared;
+  const std::vector<std::uint64_t> key = search_key(job);
+  {
+    const std::lock_guard lock(shared.mutex);
+    const ArchSearches& cache = shared.arches.of(arch);
+    if (const auto found = cache.chosen.find(key); found != cache.chosen.end()) return found->second;
+  }
+  ChosenBlocking chosen;
+  {
+    const std::lock_guard lock(searches.mutex);
+    ArchSearches& own = searches.arches.of(arch);
+    chosen = choose_blocking(own.arch, job, search_tools(searches, own));
+    ++searches.count;
+  }
+  const std::lock_guard lock(shared.mutex);
+  shared.arches.of(arch).remember(key, chosen);
+  return chosen;
+}
+
+/// choose_blocking, once per job description and arch on a machine: a network's identical layers (ResNet-18 has
+/// four sets of three or four) search once.
+ChosenBlocking chosen_blocking(BlockingSearches& searches, const Arch& arch, const MatrixMultiply& job) {
+  if (searches.shared != nullptr && searches.mode == BlockingSearch::kCached) {
+    return chosen_blocking_shared(searches, arch, job);
+  }
+  const std::lock_guard lock(searches.mutex);
+  ArchSearches& cache = searches.arches.of(arch);
+  const SearchTools tools = search_tools(searches, cache);
   if (searches.mode != BlockingSearch::kCached) {
     ++searches.count;
     return choose_blocking(cache.arch, job, tools);
@@ -639,14 +694,7 @@ ChosenBlocking chosen_blocking(BlockingSearches& searches, const Arch& arch, con
   if (const auto found = cache.chosen.find(key); found != cache.chosen.end()) return found->second;
   const ChosenBlocking chosen = choose_blocking(cache.arch, job, tools);
   ++searches.count;
-  if (key.size() <= kMaxKeyWords) {  // a job of very many batches is not kept
-    if (cache.chosen.size() >= kMaxJobs || cache.words + key.size() > kMaxWords) {
-      cache.chosen.clear();
-      cache.words = 0;
-    }
-    cache.words += key.size();
-    cache.chosen.emplace(std::move(key), chosen);
-  }
+  cache.remember(key, chosen);
   return chosen;
 }
 
@@ -1241,6 +1289,20 @@ KernelEstimates::~KernelEstimates() = default;
 std::uint64_t KernelEstimates::searches() const {
   const std::lock_guard lock(impl_->searches.mutex);
   return impl_->searches.count;
+}
+
+std::unique_ptr<KernelEstimates> KernelEstimates::for_another_thread() {
+  auto other = std::make_unique<KernelEstimates>();
+  const std::lock_guard lock(impl_->searches.mutex);
+  other->impl_->searches.mode = impl_->searches.mode;
+  other->impl_->searches.shared = &impl_->searches;
+  return other;
+}
+
+void KernelEstimates::absorb(KernelEstimates& other) {
+  if (&other == this) return;
+  const std::scoped_lock lock(impl_->searches.mutex, other.impl_->searches.mutex);
+  impl_->searches.absorb(other.impl_->searches);
 }
 
 }  // namespace ldmsim

@@ -101,9 +101,10 @@ GroupLoad piece_load(const Graph& graph, const OpNode& op, const std::vector<Ten
 /// Chooses every op's placement of `plan` (options.cost_aware): fills plan.ops, plan.choices and
 /// plan.estimated_cycles. With `layouts` (the graph's execution plan), an input its consumer wants in another layout
 /// than its producer wrote is priced with its re-layout.
-/// `kernels`: where the kernels' estimates are kept (null: a memo of the choice's own).
+/// `kernels`: where the kernels' estimates are kept (null: a memo of the choice's own). `threads`: host threads that
+/// may price the ops' placements at once (the plan is the same on any number).
 void choose_placements(const Graph& graph, const Arch& arch, SplitPlan& plan, const ExecutionPlan* layouts = nullptr,
-                       std::shared_ptr<KernelEstimates> kernels = nullptr);
+                       std::shared_ptr<KernelEstimates> kernels = nullptr, unsigned threads = 1);
 
 /// Prices a plan made by the rule (`--split on`): fills plan.choices (each op's placement, estimate and terms, no
 /// runner-up) and plan.estimated_cycles as choose_placements() would price that plan.

@@ -192,8 +192,10 @@ inline constexpr const char* kHeadsRule = "heads";
 OpSplit one_group(const OpNode& op, const SplitPlan& plan, int group);
 /// Applies the split rule to every op of `graph` on `arch` (or, with options.cost_aware, the cost-aware choice:
 /// placement_choice.hpp, which prices re-layouts by the `layouts` of the graph's execution plan when given, and keeps
-/// the kernels' estimates in `kernels` when given: a later plan on the same arch finds them).
+/// the kernels' estimates in `kernels` when given: a later plan on the same arch finds them; it prices on up to
+/// `threads` host threads at once).
 SplitPlan plan_split(const Graph& graph, const Arch& arch, const SplitOptions& options,
-                     const ExecutionPlan* layouts = nullptr, std::shared_ptr<KernelEstimates> kernels = nullptr);
+                     const ExecutionPlan* layouts = nullptr, std::shared_ptr<KernelEstimates> kernels = nullptr,
+                     unsigned threads = 1);
 
 }  // namespace ldmsim

@@ -24,6 +24,14 @@ class KernelEstimates {
   /// Blocking searches run so far (a job priced before is looked up, not searched).
   std::uint64_t searches() const;
 
+  /// Estimates for another host thread that share these searches' results: a job searched here or by another such
+  /// view is looked up, one not yet searched is searched on tables of the view's own (a search's tables are one
+  /// thread's at a time), and its result kept here too. Threads that price at once each ask a view of their own;
+  /// absorb() then adds its count. Valid while these estimates are.
+  std::unique_ptr<KernelEstimates> for_another_thread();
+  /// Takes the jobs `other` searched (and its count): a later ask here, or a kernel of this machine, looks them up.
+  void absorb(KernelEstimates& other);
+
   struct Impl;  ///< the kernels' own: kernels/src/ops/matrix_multiply.cpp
   Impl& impl() { return *impl_; }
 
