@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "ldmsim/graph/split.hpp"
 #include "ldmsim/kernels/attention_kernel.hpp"
@@ -284,7 +285,9 @@ void fill_piece(const Graph& graph, const OpNode& op, const SplitAxis& axis, std
   w.regions.assign(operands(op), TensorRegion{});
   w.dropped.assign(op.inputs.size(), false);
   const std::size_t y = op.inputs.size();
-  const std::string& r = axis.rule;
+  // A view: each comparison below rejects a rule of another length without comparing characters (a std::string
+  // compares them first; the placement search binds tens of thousands of pieces).
+  const std::string_view r = axis.rule;
   if (r == "conv-n") {
     w.regions[0] = range(0, begin, end), w.regions[y] = range(0, begin, end);
   } else if (r == "conv-h" || r == "conv-w" || r == "pool-h" || r == "pool-w") {
