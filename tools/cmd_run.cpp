@@ -210,7 +210,8 @@ void add_run_command(CLI::App& app) {
   run->add_option("--trace-spill-dir", options->trace_spill_dir,
                   "Directory for the trace's temporary spill files (default: TMPDIR or /tmp)")
       ->excludes(no_trace);
-  run->add_option("--threads", options->threads, "Host threads running core groups (0: min(host cores, groups))")
+  run->add_option("--threads", options->threads,
+                  "Host threads running core groups and pricing --split auto's placements (0: min(host cores, groups))")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
   run->add_option("--conv-algo", options->model.conv_algo,

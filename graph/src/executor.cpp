@@ -61,9 +61,12 @@ ExecutionResult execute_here(const Graph& graph, const ExecutionPlan& plan, Mach
   if (!estimates.kernels) estimates.kernels = std::make_shared<KernelEstimates>(machine);
   const SplitPlan* kept = estimates.last.find(graph, plan, options.split);
   const bool placement_reused = kept != nullptr;
+  // The machine's host threads also price the placements; a context of a ConcurrentMachine of several contexts (its
+  // launches carry the context's name) runs its program on one host thread, whatever the node's thread count.
+  const unsigned plan_threads = machine.launch_prefix().empty() ? machine.threads() : 1;
   SplitPlan split = kept != nullptr
                         ? *kept
-                        : plan_split(graph, machine.arch(), options.split, &plan, estimates.kernels, machine.threads());
+                        : plan_split(graph, machine.arch(), options.split, &plan, estimates.kernels, plan_threads);
   if (!placement_reused) estimates.last.keep(graph, plan, options.split, split);
   const double placement_seconds = planning.lap();
   // A cost-aware plan that splits nothing runs on the whole machine as `--split off` does, with its constants in

@@ -156,10 +156,13 @@ std::vector<std::vector<Candidate>> all_candidates(const Graph& graph, const Spl
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::vector<std::exception_ptr> errors(n);
-  // Ops are taken in schedule order; after a failure no new op is taken, so every op before the failing one was
-  // priced, and the first error in schedule order is the one a single thread would have met.
+  // Ops are taken in schedule order and an op taken is always priced; after a failure no new op is taken. So every
+  // op before the failing one (taken earlier) was priced, and the first error in schedule order is the one a single
+  // thread would have met.
   const auto work = [&](const PlacementCostModel& with) {
-    for (std::size_t i = next++; i < n && !failed; i = next++) {
+    while (!failed) {
+      const std::size_t i = next++;
+      if (i >= n) return;
       try {
         price(i, with);
       } catch (...) {

@@ -634,13 +634,10 @@ struct BlockingSearches {
   /// looks up before searching and gives each result to; its own tables serve its searches. Null: a table of its own.
   BlockingSearches* shared = nullptr;
 
-  /// Takes `other`'s chosen blockings (a job both searched keeps this one's) and count; both mutexes held.
-  void absorb(BlockingSearches& other) {
-    count += other.count;
-    other.arches.for_each([&](const Arch& arch, ArchSearches& from) {
-      ArchSearches& into = arches.of(arch);
-      for (const auto& [key, chosen] : from.chosen) into.remember(key, chosen);
-    });
+  /// Counts a view's searches here (its results are here already), once; both mutexes held.
+  void absorb(BlockingSearches& view) {
+    count += view.count;
+    view.count = 0;
   }
 };
 
@@ -1299,10 +1296,10 @@ std::unique_ptr<KernelEstimates> KernelEstimates::for_another_thread() {
   return other;
 }
 
-void KernelEstimates::absorb(KernelEstimates& other) {
-  if (&other == this) return;
-  const std::scoped_lock lock(impl_->searches.mutex, other.impl_->searches.mutex);
-  impl_->searches.absorb(other.impl_->searches);
+void KernelEstimates::absorb(KernelEstimates& view) {
+  if (view.impl_->searches.shared != &impl_->searches) return;  // not a view of these: nothing of it is here
+  const std::scoped_lock lock(impl_->searches.mutex, view.impl_->searches.mutex);
+  impl_->searches.absorb(view.impl_->searches);
 }
 
 }  // namespace ldmsim

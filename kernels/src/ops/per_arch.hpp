@@ -28,12 +28,6 @@ class PerArch {
     return *entries_.back().value;
   }
 
-  /// f(arch, value) for each arch kept, oldest first.
-  template <typename F>
-  void for_each(F&& f) {
-    for (Entry& entry : entries_) f(*entry.arch, *entry.value);
-  }
-
  private:
   struct Entry {
     std::unique_ptr<Arch> arch;

@@ -26,11 +26,11 @@ class KernelEstimates {
 
   /// Estimates for another host thread that share these searches' results: a job searched here or by another such
   /// view is looked up, one not yet searched is searched on tables of the view's own (a search's tables are one
-  /// thread's at a time), and its result kept here too. Threads that price at once each ask a view of their own;
-  /// absorb() then adds its count. Valid while these estimates are.
+  /// thread's at a time), and its result kept here, where a later ask or a kernel of this machine finds it. Threads
+  /// that price at once each ask a view of their own. Valid while these estimates are.
   std::unique_ptr<KernelEstimates> for_another_thread();
-  /// Takes the jobs `other` searched (and its count): a later ask here, or a kernel of this machine, looks them up.
-  void absorb(KernelEstimates& other);
+  /// Adds the searches `view` (one of for_another_thread's) ran to searches(), once; another's: nothing.
+  void absorb(KernelEstimates& view);
 
   struct Impl;  ///< the kernels' own: kernels/src/ops/matrix_multiply.cpp
   Impl& impl() { return *impl_; }
