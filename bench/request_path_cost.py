@@ -20,7 +20,6 @@ Usage: /usr/bin/python3 bench/request_path_cost.py --ldmsim build/tools/ldmsim -
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import tempfile
