@@ -171,18 +171,18 @@ std::vector<std::vector<Candidate>> all_candidates(const Graph& graph, const Spl
       }
     }
   };
-  std::vector<std::shared_ptr<KernelEstimates>> own;
+  std::vector<std::shared_ptr<KernelEstimates>> views;
   std::vector<std::unique_ptr<PlacementCostModel>> models;
   for (std::size_t w = 0; w < workers; ++w) {
-    own.push_back(kernels->for_another_thread());
-    models.push_back(std::make_unique<PlacementCostModel>(arch, true, own.back()));
+    views.push_back(kernels->for_another_thread());
+    models.push_back(std::make_unique<PlacementCostModel>(arch, true, views.back()));
   }
   {
     std::vector<std::jthread> others;
     for (std::size_t w = 1; w < workers; ++w) others.emplace_back([&, w] { work(*models[w]); });
     work(*models[0]);
   }
-  for (const std::shared_ptr<KernelEstimates>& searched : own) kernels->absorb(*searched);
+  for (const std::shared_ptr<KernelEstimates>& view : views) kernels->absorb(*view);
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }
