@@ -55,6 +55,19 @@ Core::Core(detail::GroupRun& group, int cg, int node_cg, int id, int row, int co
       stats_(&stats),
       group_state_(nullptr) {}  // the running thread's, set by GroupRun::start
 
+Core::Storage Core::take_storage() {
+  Storage storage{std::move(pending_), ldm_.allocator_.take_storage()};
+  storage.pending.clear();
+  pending_ = {};
+  return storage;
+}
+
+void Core::adopt_storage(Storage storage) {
+  storage.pending.clear();
+  if (pending_.empty()) pending_ = std::move(storage.pending);
+  ldm_.allocator_.adopt_storage(std::move(storage.ldm_blocks));
+}
+
 int Core::rows() const {
   return static_cast<int>(group_->arch().rows);
 }

@@ -162,19 +162,28 @@ class GroupRun {
   /// The launch's cores, constructed in one block (one allocation per launch instead of one per core).
   class CoreBlock {
    public:
-    explicit CoreBlock(std::size_t n) : storage_(std::make_unique_for_overwrite<Storage[]>(n)) { cores_.reserve(n); }
+    explicit CoreBlock(std::size_t n) : storage_(std::make_unique_for_overwrite<Storage[]>(n)), kept_(n) {
+      cores_.reserve(n);
+    }
     ~CoreBlock() { clear(); }
     CoreBlock(const CoreBlock&) = delete;
     CoreBlock& operator=(const CoreBlock&) = delete;
-    /// Destroys every core, keeping the storage.
+    /// Destroys every core, keeping the storage and what each core's launch grew (Core::Storage) for the next core
+    /// in its place.
     void clear() {
-      for (std::size_t i = cores_.size(); i-- > 0;) cores_[i]->~Core();
+      for (std::size_t i = cores_.size(); i-- > 0;) {
+        kept_[i] = cores_[i]->take_storage();
+        cores_[i]->~Core();
+      }
       cores_.clear();
     }
     std::size_t capacity() const { return cores_.capacity(); }
     /// Where the next core goes; add() it once constructed there.
     void* next() { return &storage_[cores_.size()]; }
-    Core& add(Core* core) { return *cores_.emplace_back(core); }
+    Core& add(Core* core) {
+      core->adopt_storage(std::move(kept_[cores_.size()]));
+      return *cores_.emplace_back(core);
+    }
     std::size_t size() const { return cores_.size(); }
     Core* operator[](std::size_t i) const { return cores_[i]; }
     auto begin() const { return cores_.begin(); }
@@ -185,6 +194,7 @@ class GroupRun {
       alignas(Core) std::byte bytes[sizeof(Core)];
     };
     std::unique_ptr<Storage[]> storage_;
+    std::vector<Core::Storage> kept_;  // per slot: the last core's storage
     std::vector<Core*> cores_;
   };
   CoreBlock cores_;

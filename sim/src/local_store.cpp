@@ -41,6 +41,20 @@ std::uint64_t LdmAllocator::size_of(LdmAddr offset) const {
   return it == live_.end() || it->offset != offset ? 0 : it->bytes;
 }
 
+std::vector<LdmAllocator::Block> LdmAllocator::take_storage() {
+  std::vector<Block> storage = std::move(live_);
+  storage.clear();
+  live_ = {};
+  used_ = 0;
+  return storage;
+}
+
+void LdmAllocator::adopt_storage(std::vector<Block> storage) {
+  if (!live_.empty()) return;  // blocks live already: keep them where they are
+  storage.clear();
+  live_ = std::move(storage);
+}
+
 void LdmAllocator::reset() {
   live_.clear();
   used_ = 0;

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <vector>
 
 using namespace ldmsim;
 
@@ -146,5 +147,34 @@ TEST_CASE("shortfall reports requested, free, largest free block and high water"
     REQUIRE(b.free(*mid));
     CHECK(b.shortfall(600).largest_free == 500);
     CHECK(b.shortfall(600).free_bytes == 550);
+  }
+}
+
+TEST_CASE("an allocator hands its block storage to the next one, which allocates as a fresh one would", "[ldm]") {
+  LdmAllocator first(4096);
+  for (int i = 0; i < 20; ++i) REQUIRE(first.allocate(64, 32));
+  std::vector<LdmAllocator::Block> storage = first.take_storage();
+  CHECK(storage.empty());
+  CHECK(storage.capacity() >= 20);
+  CHECK(first.used() == 0);  // freed, as by reset
+  CHECK(first.high_water() == 20 * 64);
+  CHECK(first.allocate(128, 4) == LdmAddr{0});
+
+  const auto* kept = storage.data();
+  LdmAllocator next(1024);
+  next.adopt_storage(std::move(storage));
+  CHECK(next.used() == 0);
+  CHECK(next.high_water() == 0);
+  for (int i = 0; i < 16; ++i) CHECK(next.allocate(64, 32) == LdmAddr{static_cast<std::uint32_t>(64 * i)});
+  CHECK_FALSE(next.allocate(4, 4));           // full, as a fresh allocator of 1024 bytes would be
+  CHECK(next.take_storage().data() == kept);  // the same storage, not grown anew
+  SECTION("an allocator that holds blocks already keeps them") {
+    LdmAllocator busy(256);
+    REQUIRE(busy.allocate(100, 4) == LdmAddr{0});
+    std::vector<LdmAllocator::Block> other(4, LdmAllocator::Block{LdmAddr{8}, 8});
+    busy.adopt_storage(std::move(other));
+    CHECK(busy.used() == 100);
+    CHECK(busy.size_of(0) == 100);
+    CHECK(busy.allocate(100, 4) == LdmAddr{100});
   }
 }

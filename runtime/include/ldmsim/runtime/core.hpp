@@ -277,6 +277,16 @@ class Core {
     Cycle end;
     DmaRequest request;
   };
+  /// Host storage a core's launch grows (its requests in flight, its ldm blocks), kept by the launch's group for the
+  /// core of the next launch in its place, so that a launch allocates none of it anew.
+  struct Storage {
+    std::vector<Pending> pending;
+    std::vector<LdmAllocator::Block> ldm_blocks;
+  };
+  /// Hands this core's storage over (emptied); the core is done (GroupRun destroys it next).
+  Storage take_storage();
+  /// Takes `storage` over for this new core (before its kernel runs).
+  void adopt_storage(Storage storage);
 
   Core(detail::GroupRun& group, int cg, int node_cg, int id, int row, int col, std::byte* ldm_base,
        std::uint64_t ldm_bytes, CoreStats& stats);

@@ -41,17 +41,22 @@ class LdmAllocator {
   std::uint64_t peak_extent() const { return peak_extent_; }
   LdmShortfall shortfall(std::uint64_t requested) const;
 
+  struct Block {
+    LdmAddr offset;
+    std::uint64_t bytes;
+  };
+  /// The storage of the blocks, emptied, for an allocator made later (a core's allocator lives for one launch; the
+  /// next launch's core takes it over with adopt_storage instead of allocating its own). Frees everything, as reset.
+  std::vector<Block> take_storage();
+  /// Uses `storage` (emptied here) for the live blocks; call before the first allocation.
+  void adopt_storage(std::vector<Block> storage);
+
  private:
   std::uint64_t capacity_;
   std::uint64_t used_ = 0;
   std::uint64_t high_water_ = 0;
   std::uint64_t peak_extent_ = 0;
-  struct Block {
-    LdmAddr offset;
-    std::uint64_t bytes;
-  };
-  // By offset. A core holds a few blocks at a time, and a core's allocator lives for one launch: a vector allocates
-  // once per launch where a map allocated per block.
+  // By offset. A core holds a few blocks at a time: a vector allocates once where a map allocated per block.
   std::vector<Block> live_;
 };
 
