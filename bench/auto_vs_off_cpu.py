@@ -10,26 +10,21 @@ Usage: /usr/bin/python3 bench/auto_vs_off_cpu.py --ldmsim build/tools/ldmsim --m
 """
 import argparse
 import json
-import os
 import statistics
-import subprocess
+import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from child_usage import run_child  # noqa: E402
 
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1")
 
 
 def run(ldmsim, model, input_file, arch, mode, out):
     """CPU seconds (user + system) of one whole run."""
-    process = subprocess.Popen([ldmsim, "run", str(model), "--input", f"input={input_file}", "--arch", arch, "--split",
-                                mode, "--threads", "1", "--no-trace", "--out", str(out)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    stderr = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    if status != 0:
-        raise SystemExit(f"{model} {arch} --split {mode} failed:\n{stderr}")
-    return usage.ru_utime + usage.ru_stime
+    return run_child([ldmsim, "run", model, "--input", f"input={input_file}", "--arch", arch, "--split", mode,
+                      "--threads", "1", "--no-trace", "--out", out])[1]
 
 
 def main():

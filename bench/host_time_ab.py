@@ -16,28 +16,21 @@ is; `--pause 3` measures that case.
 """
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from child_usage import run_child  # noqa: E402
+
 
 def run_once(build, args, out):
     """Wall seconds, CPU seconds and host_times.json phases of one run."""
-    start = time.perf_counter()
-    process = subprocess.Popen([build, *args, "--out", str(out)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    stderr = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    if status != 0:
-        sys.exit(f"{build} failed (status {status}):\n{stderr}")
+    wall, cpu = run_child([build, *args, "--out", str(out)])
     phases = json.loads((Path(out) / "host_times.json").read_text()).get("phases", {})
-    return wall, usage.ru_utime + usage.ru_stime, phases
+    return wall, cpu, phases
 
 
 def main():

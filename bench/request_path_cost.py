@@ -19,11 +19,14 @@ Usage: /usr/bin/python3 bench/request_path_cost.py --ldmsim build/tools/ldmsim -
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from child_usage import run_child  # noqa: E402
 
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "googlenet",
           "bert_base_layer")
@@ -34,17 +37,6 @@ COPY_PREFIX = "ldmsim::DmaEngine::execute"
 def command(ldmsim, model, x_file, arch, out):
     return [ldmsim, "run", str(model), "--input", f"input={x_file}", "--arch", arch, "--threads", "1",
             "--no-trace", "--out", str(out)]
-
-
-def cpu_seconds(argv):
-    """User + system seconds of one child."""
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    stderr = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    if status != 0:
-        raise SystemExit(f"{' '.join(argv)} failed:\n{stderr}")
-    return usage.ru_utime + usage.ru_stime
 
 
 def sample_shares(perf_data):
@@ -91,7 +83,7 @@ def main():
             argv = command(args.ldmsim, model, x_file, args.arch, scratch / "out")
             cpu, execute = [], []
             for _ in range(args.runs):
-                cpu.append(cpu_seconds(argv))
+                cpu.append(run_child(argv)[1])
                 execute.append(json.loads((scratch / "out" / "host_times.json").read_text())["phases"]
                                ["execute_seconds"])
             requests = json.loads((scratch / "out" / "stats.json").read_text())["dma_requests"]
