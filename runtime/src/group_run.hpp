@@ -169,10 +169,14 @@ class GroupRun {
     CoreBlock(const CoreBlock&) = delete;
     CoreBlock& operator=(const CoreBlock&) = delete;
     /// Destroys every core, keeping the storage and what each core's launch grew (Core::Storage) for the next core
-    /// in its place.
+    /// in its place; not lists a rare launch grew far beyond a kernel's usual few entries (kept for the machine's
+    /// life, they would hold that peak for every core).
     void clear() {
+      constexpr std::size_t kMostKept = 64;
       for (std::size_t i = cores_.size(); i-- > 0;) {
-        kept_[i] = cores_[i]->take_storage();
+        Core::Storage& kept = kept_[i] = cores_[i]->take_storage();
+        if (kept.pending.capacity() > kMostKept) kept.pending = {};
+        if (kept.ldm_blocks.capacity() > kMostKept) kept.ldm_blocks = {};
         cores_[i]->~Core();
       }
       cores_.clear();

@@ -18,7 +18,7 @@ std::optional<LdmAddr> LdmAllocator::allocate(std::uint64_t bytes, std::uint64_t
   }
   if (candidate > capacity_ || capacity_ - candidate < bytes) return std::nullopt;
   const auto offset = static_cast<LdmAddr>(candidate);
-  if (live_.empty()) live_.reserve(16);  // a kernel's buffers, without regrowing (a launch allocates them anew)
+  if (live_.empty()) live_.reserve(16);  // a kernel's buffers, without regrowing (a no-op on adopted storage)
   live_.insert(live_.begin() + static_cast<std::ptrdiff_t>(at), Block{offset, bytes});
   used_ += bytes;
   high_water_ = std::max(high_water_, used_);

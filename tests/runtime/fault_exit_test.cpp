@@ -106,3 +106,40 @@ TEST_CASE("a kernel returning with DMA requests never waited for traps pending-d
     })));
   }
 }
+
+TEST_CASE("the cores of a launch after a trapped one start with no request in flight and an empty store", "[fault]") {
+  // A launch's cores take over the host storage of the last launch's cores in their slots (Core::Storage): what a
+  // core left behind (requests never waited for, ldm blocks never freed, a fault mid-kernel) must not reach the next.
+  Machine m{Arch::preset("tiny")};
+  const DeviceAddr x = m.allocate_bytes(4096);
+  const auto leave_behind = [x](Core& core) {
+    auto buf = core.ldm().alloc<std::uint32_t>(64);
+    (void)core.ldm().alloc<std::uint32_t>(100);
+    for (std::size_t i = 0; i < 4; ++i) {
+      (void)core.get(buf.subspan(16 * i, 16), DevicePtr<const std::uint32_t>(x) + 16 * i);
+    }
+    if (core.id() == 2) throw std::runtime_error("gave up with requests in flight");
+  };
+  REQUIRE(trap_of(m.launch(LaunchSpec{.name = "leaver"}, leave_behind)));  // a thrower and requests left in flight
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::size_t> pending(16, 99), used(16, 99), high_water(16, 99);
+    std::vector<LdmAddr> first(16, 99);
+    CHECK_FALSE(trap_of(m.launch(LaunchSpec{.name = "fresh"}, [&](Core& core) {
+      const auto id = static_cast<std::size_t>(core.id());
+      pending[id] = core.pending_dma();
+      used[id] = core.ldm().used();
+      high_water[id] = core.ldm().high_water();
+      first[id] = core.ldm().alloc<std::uint32_t>(8).ldm_addr();
+      core.wait_all();
+    })));
+    for (std::size_t id = 0; id < m.arch().cores_per_group(); ++id) {
+      INFO("round " << round << " core " << id);
+      CHECK(pending[id] == 0);
+      CHECK(used[id] == 0);
+      CHECK(high_water[id] == 0);
+      CHECK(first[id] == 0);
+    }
+    // The next round follows a launch that left requests in flight without a fault on other cores' slots.
+    (void)trap_of(m.launch(LaunchSpec{.name = "leaver again"}, leave_behind));
+  }
+}

@@ -48,7 +48,8 @@ class LdmAllocator {
   /// The storage of the blocks, emptied, for an allocator made later (a core's allocator lives for one launch; the
   /// next launch's core takes it over with adopt_storage instead of allocating its own). Frees everything, as reset.
   std::vector<Block> take_storage();
-  /// Uses `storage` (emptied here) for the live blocks; call before the first allocation.
+  /// Uses `storage` (emptied here) for the blocks to come, when the allocator holds none; otherwise does nothing
+  /// (its blocks stay where they are).
   void adopt_storage(std::vector<Block> storage);
 
  private:
