@@ -8,6 +8,7 @@
 
 #include "ldmsim/frontends/npy.hpp"
 #include "ldmsim/graph/executor.hpp"
+#include "ldmsim/graph/run_record.hpp"
 #include "ldmsim/session/layer_metrics.hpp"
 #include "ldmsim/session/run_record.hpp"
 #include "ldmsim/session/session.hpp"
@@ -127,9 +128,10 @@ RunResult Session::run(const Model& model, const RunRequest& request) {
   if (request.should_stop) options.poll = ask;
   ask();
   if (stop) interrupted();
-  options.progress = [&request, &ldm_probe, &stop, &ask, caller](const OpNode& op, const nlohmann::json& entry) {
+  // After each op: its stats entry is made only for a caller's progress callback.
+  options.on_op = [&request, &ldm_probe, &stop, &ask, caller](const OpNode& op, const OpRecord& record) {
     ldm_probe.op_done();
-    if (request.progress) request.progress(op, entry);
+    if (request.progress) request.progress(op, to_json(record));
     if (std::this_thread::get_id() == caller) ask();
     if (stop) throw RunInterrupted("the run was interrupted");
   };
