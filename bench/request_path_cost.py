@@ -19,6 +19,7 @@ Usage: /usr/bin/python3 bench/request_path_cost.py --ldmsim build/tools/ldmsim -
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -39,18 +40,23 @@ def command(ldmsim, model, x_file, arch, out):
             "--no-trace", "--out", str(out)]
 
 
-def sample_shares(perf_data):
-    """Fractions of the ldmsim process's samples (a sample: its stack, leaf first) under the request path, and
-    under a memory copy the engine's execute called (with the page faults it took), from perf script (inlined
-    frames folded into their callers)."""
+def symbol(frame):
+    """A frame's function name without its parameters or a compiler clone's suffix, as perf may print them."""
+    return frame.split("(")[0].split(" [clone")[0].strip()
+
+
+def sample_shares(perf_data, comm):
+    """Fractions of the process's samples (a sample: its stack, leaf first; `comm`: the process's name as perf
+    records it) under the request path, and under a memory copy the engine's execute called (with the page faults
+    it took), from perf script (inlined frames folded into their callers)."""
     script = subprocess.run(["perf", "script", "-i", str(perf_data), "--no-inline", "-F", "comm,ip,sym"],
                             capture_output=True, text=True, check=True).stdout
     samples = path = copy = 0
     for block in script.split("\n\n"):
         lines = block.strip().splitlines()
-        if not lines or lines[0].strip() != "ldmsim":
+        if not lines or lines[0].strip() != comm:
             continue
-        frames = [line.split(None, 1)[1] if len(line.split(None, 1)) == 2 else "" for line in lines[1:]]
+        frames = [symbol(line.split(None, 1)[1]) if len(line.split(None, 1)) == 2 else "" for line in lines[1:]]
         samples += 1
         if any(f in PATH_SYMBOLS for f in frames):
             path += 1
@@ -58,8 +64,15 @@ def sample_shares(perf_data):
             if engine is not None and any("memmove" in f or "memcpy" in f for f in frames[:engine]):
                 copy += 1
     if samples == 0:
-        raise SystemExit(f"{perf_data}: no samples of ldmsim")
+        raise SystemExit(f"{perf_data}: no samples of a process named {comm}")
     return path / samples, copy / samples
+
+
+def require_kernel_samples():
+    """The shares multiply user and system CPU time, so the samples must include the kernel's (page faults)."""
+    paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+    if os.geteuid() != 0 and paranoid.exists() and int(paranoid.read_text()) > 1:
+        raise SystemExit("perf would sample user space only: run as root or set kernel.perf_event_paranoid to 1")
 
 
 def main():
@@ -71,6 +84,8 @@ def main():
     parser.add_argument("--models", nargs="+", default=list(MODELS))
     parser.add_argument("--frequency", type=int, default=4000, help="perf's samples per second")
     args = parser.parse_args()
+    require_kernel_samples()
+    comm = Path(args.ldmsim).name[:15]  # perf records a process by the first 15 bytes of its name
     models_dir = Path(args.models_dir)
     print("| network | DMA requests | whole: execute / requests | request path / request | of which the copy |"
           " request path share of the process |")
@@ -94,7 +109,7 @@ def main():
             subprocess.run(["perf", "record", "-q", "-F", str(args.frequency), "--call-graph", "dwarf,16384", "-o",
                             str(perf_data), "sh", str(script)], check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-            path_share, copy_share = sample_shares(perf_data)
+            path_share, copy_share = sample_shares(perf_data, comm)
             if path_share == 0:
                 raise SystemExit(f"{name}: no samples under {' or '.join(PATH_SYMBOLS)} (a build without symbols?)")
             process_cpu = statistics.median(cpu)
