@@ -3,9 +3,6 @@
 // plan `ldmsim run` would follow, without running anything.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <thread>
-
 #include "commands.hpp"
 #include "ldmsim/graph/executor.hpp"
 #include "ldmsim/graph/placement_choice.hpp"
@@ -36,7 +33,7 @@ void plan_command(const PlanOptions& options) {
   check_host_memory(w->host_memory_bound(), fmt::format("workload '{}'", w->graph().name));  // as `run`
   const SplitOptions split_options = split_for(options.model.config(), w->format());
   // Priced on as many host threads as `run` would give the machine by default (the plan is the same on any number).
-  const unsigned threads = std::min(std::max(1U, std::thread::hardware_concurrency()), w->arch().core_groups);
+  const unsigned threads = machine_threads(MachineOptions{}, w->arch());
   const SplitPlan split = plan_split(w->graph(), w->arch(), split_options, &w->plan(), nullptr, threads);
   const std::vector<TensorTags> tags = tensor_tags(w->loaded_graph(), w->graph(), w->plan(), &split);
   if (options.json || options.json_file_given) {

@@ -4,11 +4,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "layer_table.hpp"
@@ -64,12 +62,10 @@ void run_workload_command(const std::string& workload, const ModelRunArgs& args)
     fmt::print("{}", terminal_safe(model.describe()));
     const SplitOptions split = split_for(args.model.config(args.machine), model.format());
     // Priced on as many host threads as the run's machine gets (the plan is the same on any number).
-    const unsigned threads =
-        args.machine.threads > 0 ? args.machine.threads : std::max(1U, std::thread::hardware_concurrency());
     if (split.cost_aware)
       fmt::print("{}", terminal_safe(describe_placements(
                            model.graph(), plan_split(model.graph(), model.arch(), split, &model.plan(), nullptr,
-                                                     std::min(threads, model.arch().core_groups)))));
+                                                     machine_threads(args.machine, model.arch())))));
   }
   RunRequest request;
   request.outputs = RunOutputs{args.out, args.trace};

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "ldmsim/sim/utf8.hpp"
 
 namespace ldmsim::cli {
@@ -63,6 +66,11 @@ void throw_check_reported(std::size_t sites) {
 
 void print_notes(const Model& model) {
   for (const std::string& note : model.notes()) fmt::print(stderr, "ldmsim: note: {}\n", terminal_safe(note));
+}
+
+unsigned machine_threads(const MachineOptions& machine, const Arch& arch) {
+  const unsigned requested = machine.threads > 0 ? machine.threads : std::max(1U, std::thread::hardware_concurrency());
+  return std::min(requested, arch.core_groups);
 }
 
 }  // namespace ldmsim::cli

@@ -55,4 +55,8 @@ void throw_if_check_reports(const nlohmann::json& stats);
 /// Prints an ONNX import's notes to stderr, one "ldmsim: note: ..." line each.
 void print_notes(const Model& model);
 
+/// The host threads a machine of `arch` made with `machine` runs its core groups on (MachineOptions::threads; 0:
+/// min(hardware threads, core groups)): a plan priced outside a run uses as many as the run would.
+unsigned machine_threads(const MachineOptions& machine, const Arch& arch);
+
 }  // namespace ldmsim::cli

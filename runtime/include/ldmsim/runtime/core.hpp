@@ -278,7 +278,7 @@ class Core {
     DmaRequest request;
   };
   /// Host storage a core's launch grows (its requests in flight, its ldm blocks), kept by the launch's group for the
-  /// core of the next launch in its place, so that a launch allocates none of it anew.
+  /// core of the next launch in its place, which reuses it instead of growing its own.
   struct Storage {
     std::vector<Pending> pending;
     std::vector<LdmAllocator::Block> ldm_blocks;
