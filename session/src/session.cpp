@@ -59,6 +59,8 @@ Model Session::load(const std::filesystem::path& file, const ModelReadOptions& o
         machine->prefault_host_memory(kPrefaultLdmBytes, kPrefaultMainBytes, stop);
       };
     }
+    // The import rounds the weights on as many host threads as the run will have.
+    read_options.threads = (reusable(warm_, arch) ? warm_ : spare_->machine)->threads();
   }
   HostStopwatch clock;
   ReadModel read = reader.read(file, read_options, *registry_);

@@ -304,8 +304,8 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   // Where that walk does not follow the file, or protobuf rejects what it leaves, protobuf parses the whole file.
   // The walk also refuses initializers no import can use (a rank above 8, more integers than a fold reads) before
   // protobuf parses them, so it runs even when nothing is streamed; its skeleton is then dropped.
-  std::optional<onnx_import::ModelSkeleton> skeleton =
-      onnx_import::read_model_skeleton(model_file.fd(), model_file.size(), options.streamed_weight_min_bytes, origin);
+  std::optional<onnx_import::ModelSkeleton> skeleton = onnx_import::read_model_skeleton(
+      model_file.fd(), model_file.size(), options.streamed_weight_min_bytes, origin, options.threads);
   if (options.streamed_weight_min_bytes == kNoStreamedWeights) skeleton.reset();
   if (skeleton && !(model.ParseFromArray(skeleton->bytes.data(), static_cast<int>(skeleton->bytes.size())) &&
                     streamed_weights_match(model, *skeleton))) {

@@ -15,6 +15,7 @@
 #include "ldmsim/sim/fault.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "onnx_nodes.hpp"
+#include "rounding_helpers.hpp"
 #include "wire_cursor.hpp"
 
 namespace ldmsim::onnx_import {
@@ -23,6 +24,9 @@ namespace {
 
 constexpr std::size_t kChunkBytes = WireCursor::kChunkBytes;
 constexpr std::uint64_t kFloatType = onnx::TensorProto::FLOAT;
+/// An initializer of at least this many fp32 values (1 MiB) is rounded in parts on the import's threads: a part
+/// handed to another thread costs a wake-up (tens of microseconds), its first touches about a millisecond per MB.
+constexpr std::uint64_t kSharedRoundingFloats = std::uint64_t{1} << 18;
 
 /// The next `count` fp32 values of `in` rounded to fp16 into `out`.
 bool round_floats(WireCursor& in, std::uint64_t count, f16* out) {
@@ -55,11 +59,16 @@ struct Field {
 
 class SkeletonReader {
  public:
-  SkeletonReader(int fd, std::uint64_t size, std::uint64_t min_bytes, const std::string& file)
-      : in_(fd, size), fd_(fd), size_(size), min_(min_bytes), file_(file) {}
+  SkeletonReader(int fd, std::uint64_t size, std::uint64_t min_bytes, const std::string& file, unsigned threads)
+      : in_(fd, size),
+        fd_(fd),
+        size_(size),
+        min_(min_bytes),
+        file_(file),
+        rounding_(fd, threads > 1 ? threads - 1 : 0) {}
 
   std::optional<ModelSkeleton> read() {
-    if (!model()) return std::nullopt;
+    if (!model() || !rounding_.finish()) return std::nullopt;
     return std::move(out_);
   }
 
@@ -224,9 +233,25 @@ class SkeletonReader {
     // at most 1 GiB, so is this). f16 is trivially copyable, so the bytes hold its objects once written.
     std::shared_ptr<std::byte[]> storage(new std::byte[static_cast<std::size_t>(count) * sizeof(f16)]);
     f16* halves = std::launder(reinterpret_cast<f16*>(storage.get()));
-    if (!round_floats(in_, count, halves)) return false;
+    if (!round(count, halves)) return false;
     w.halves = SharedHalves(std::move(storage), halves, static_cast<std::size_t>(count));
     out_.weights.push_back(std::move(w));
+    return true;
+  }
+
+  /// The next `count` fp32 values rounded into `out`: a large initializer's first part here and the others on the
+  /// rounding helpers, while the walk reads on past them (read() waits for them).
+  bool round(std::uint64_t count, f16* out) {
+    if (!rounding_.any() || count < kSharedRoundingFloats) return round_floats(in_, count, out);
+    const std::uint64_t parts = rounding_.helpers() + 1, own = count / parts;
+    if (!round_floats(in_, own, out)) return false;
+    const std::uint64_t rest_at = in_.offset();
+    if (!in_.skip_bytes((count - own) * sizeof(float))) return false;
+    for (std::uint64_t at = own, p = 1; p < parts; ++p) {
+      const std::uint64_t n = p + 1 == parts ? count - at : own;
+      rounding_.add(rest_at + (at - own) * sizeof(float), n, out + at);
+      at += n;
+    }
     return true;
   }
 
@@ -237,6 +262,7 @@ class SkeletonReader {
   std::size_t initializers_ = 0;
   std::uint64_t copied_ = 0;  // bytes counted into the skeleton (spend)
   ModelSkeleton out_;
+  RoundingHelpers rounding_;  // after out_: its threads stop before the buffers they write into are freed
 };
 
 }  // namespace
@@ -258,8 +284,8 @@ void read_streamed_floats(const StreamedWeight& w, const std::function<void(std:
 }
 
 std::optional<ModelSkeleton> read_model_skeleton(int fd, std::uint64_t size, std::uint64_t min_bytes,
-                                                 const std::string& file) {
-  return SkeletonReader(fd, size, min_bytes, file).read();
+                                                 const std::string& file, unsigned threads) {
+  return SkeletonReader(fd, size, min_bytes, file, threads).read();
 }
 
 }  // namespace ldmsim::onnx_import

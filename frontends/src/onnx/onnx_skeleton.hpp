@@ -40,9 +40,10 @@ inline constexpr std::uint64_t kMaxSkeletonBytes = std::uint64_t{64} << 20;
 /// holds at least `min_bytes` (a multiple of 4). nullopt when the file is anything this walk does not follow
 /// exactly as protobuf would (malformed, a second graph or raw_data field, groups, a read error, a skeleton over
 /// kMaxSkeletonBytes): protobuf then parses the whole file and gives its own verdict.
-/// `file` names the model in errors; it must outlive the weights.
+/// `file` names the model in errors; it must outlive the weights. `threads` host threads (the caller's and
+/// `threads - 1` more) round the largest weights, each a part of every one.
 std::optional<ModelSkeleton> read_model_skeleton(int fd, std::uint64_t size, std::uint64_t min_bytes,
-                                                 const std::string& file);
+                                                 const std::string& file, unsigned threads = 1);
 
 /// The exact fp32 values of `w`, read from the model file again, as f(index, value); ConfigError naming the file
 /// when they cannot be read (it changed during the import).

@@ -34,6 +34,9 @@ struct OnnxImportOptions {
   /// protobuf: the same values, in half the memory and less time (docs/onnx.md). kNoStreamedWeights: protobuf
   /// reads every tensor (the results are the same).
   std::uint64_t streamed_weight_min_bytes = kDefaultStreamedWeightBytes;
+  /// Host threads that round the largest streamed weights (the caller's and `threads - 1` more, each a part of
+  /// every such weight; 0 counts as 1). The values are the same on any number.
+  unsigned threads = 1;
 };
 
 /// Something the import decided for the user.

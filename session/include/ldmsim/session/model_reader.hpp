@@ -25,6 +25,8 @@ struct ModelReadOptions {
   std::map<std::string, nlohmann::json> default_attrs;
   /// Work for the import's helper thread once its heap is populated (an ONNX model's import).
   std::function<void(const std::atomic<bool>& stop)> while_importing;
+  /// Host threads an ONNX import rounds its largest weights on (OnnxImportOptions::threads).
+  unsigned threads = 1;
 };
 
 struct ReadModel {
