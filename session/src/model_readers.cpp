@@ -72,7 +72,7 @@ class OnnxReader final : public ModelReader {
                  const OperatorRegistry& registry) const override {
     OnnxImportOptions import;
     import.inputs = options.input_files;
-    import.threads = options.threads;
+    import.threads = std::max(1U, options.threads);
     HostStopwatch clock;
     ImportedModel imported = [&] {
       // The import allocates about half the file's size: its fp32 weights rounded to fp16 as they are read.

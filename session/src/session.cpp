@@ -53,14 +53,15 @@ Model Session::load(const std::filesystem::path& file, const ModelReadOptions& o
     const Arch arch = arch_for(std::nullopt);
     const std::lock_guard lock(machines_mutex_);
     // Not when the session's machine will be reused: it is set up already.
-    if (!reusable(warm_, arch)) {
+    const bool reuse = reusable(warm_, arch);
+    if (!reuse) {
       spare_ = std::make_unique<Spare>(Spare{arch, std::make_shared<Machine>(arch, config_.machine)});
       read_options.while_importing = [machine = spare_->machine](const std::atomic<bool>& stop) {
         machine->prefault_host_memory(kPrefaultLdmBytes, kPrefaultMainBytes, stop);
       };
     }
     // The import rounds the weights on as many host threads as the run will have.
-    read_options.threads = (reusable(warm_, arch) ? warm_ : spare_->machine)->threads();
+    if (read_options.threads == 0) read_options.threads = (reuse ? warm_ : spare_->machine)->threads();
   }
   HostStopwatch clock;
   ReadModel read = reader.read(file, read_options, *registry_);

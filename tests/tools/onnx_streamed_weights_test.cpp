@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -182,55 +183,61 @@ TEST_CASE("a large weight rounded in parts on several threads gives the same bit
   for (std::size_t i = 0; i < large.size(); ++i) {
     large[i] = std::ldexp(1.0f + static_cast<float>(i % 4093) / 4096.0f, static_cast<int>(i % 29) - 14);
   }
+  // The large weight last in the file, so that a cut inside it is seen by its parts' reads alone.
+  Message g = graph(w_tensor(), v_tensor());
+  g.message(5, float_tensor("big", {1, kLarge}, large));
+  const std::string bytes = model(g).bytes;
   const test::TempDir dir("onnx-parts");
-  const std::string bytes = model(graph(w_tensor(), float_tensor("v", {1, kLarge}, large))).bytes;
   const auto file = write(dir, "m.onnx", bytes);
   const InputFileDescriptor fd(file, "ONNX model", kMaxOnnxFileBytes);
   const std::string name = file.string();
   const auto one = onnx_import::read_model_skeleton(fd.fd(), fd.size(), 16, name, 1);
   REQUIRE(one);
-  REQUIRE(one->weights.size() == 2);
-  REQUIRE(one->weights[1].halves.size() == kLarge);
+  REQUIRE(one->weights.size() == 3);
+  REQUIRE(one->weights[2].halves.size() == kLarge);
   for (const unsigned threads : {2U, 3U, 4U}) {
     INFO(threads << " threads");
     const auto parts = onnx_import::read_model_skeleton(fd.fd(), fd.size(), 16, name, threads);
     REQUIRE(parts);
     CHECK(parts->bytes == one->bytes);
-    REQUIRE(parts->weights.size() == 2);
-    const SharedHalves& h = parts->weights[1].halves;
+    REQUIRE(parts->weights.size() == 3);
+    const SharedHalves& h = parts->weights[2].halves;
     REQUIRE(h.size() == kLarge);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < kLarge; ++i) wrong += h.data()[i].bits != f16(large[i]).bits ? 1U : 0U;
     CHECK(wrong == 0);
   }
-  // Cut inside the last part (a helper's): the walk gives up as on one thread, and protobuf names the damage.
+  // The file shorter than its size when opened (cut while the import runs) inside the last part: the walk's own
+  // reads all succeed, and the part's short read must fail it, as on one thread.
   const auto cut = write(dir, "cut.onnx", bytes.substr(0, bytes.size() - 1000));
   const InputFileDescriptor cut_fd(cut, "ONNX model", kMaxOnnxFileBytes);
-  CHECK_FALSE(onnx_import::read_model_skeleton(cut_fd.fd(), cut_fd.size(), 16, name, 1));
-  CHECK_FALSE(onnx_import::read_model_skeleton(cut_fd.fd(), cut_fd.size(), 16, name, 2));
+  for (const unsigned threads : {1U, 2U, 3U}) {
+    INFO(threads << " threads");
+    CHECK_FALSE(onnx_import::read_model_skeleton(cut_fd.fd(), bytes.size(), 16, name, threads));
+  }
   OnnxImportOptions two;
   two.threads = 2;
   CHECK_THROWS_WITH(import_onnx(cut, two), Catch::Contains("the protobuf does not parse"));
 }
 
 TEST_CASE("a part of a weight that a helper thread cannot read fails the walk", "[onnx][import]") {
-  // The walk checks each weight's bytes against the file's size when it hands parts over; a file cut while the
-  // import runs leaves a helper's read short, which must fail the walk (protobuf then gives its verdict).
   const test::TempDir dir("onnx-helper-read");
   const std::vector<float> values(1000, 0.5f);
   const auto file = write(dir, "floats.bin", float_bytes(values));
   const InputFileDescriptor fd(file, "floats", kMaxOnnxFileBytes);
-  std::vector<f16> out(2000);
-  for (const unsigned helpers : {0U, 1U}) {
-    INFO(helpers << " helper threads");
-    onnx_import::RoundingHelpers whole(fd.fd(), helpers);
-    whole.add(0, 600, out.data());
-    whole.add(600 * sizeof(float), 400, out.data() + 600);
+  const auto out = std::make_shared<std::vector<f16>>(2000);
+  for (const bool helper_reads : {false, true}) {  // the caller's finish or the helper thread reads the parts
+    INFO((helper_reads ? "the helper" : "finish") << " reads");
+    onnx_import::RoundingHelpers whole(fd.fd(), 1);
+    whole.add(0, 600, out->data(), out);
+    whole.add(600 * sizeof(float), 400, out->data() + 600, out);
+    if (helper_reads) whole.drain();
     CHECK(whole.finish());
-    CHECK(out[999].bits == f16(0.5f).bits);
-    onnx_import::RoundingHelpers past_end(fd.fd(), helpers);
-    past_end.add(0, 500, out.data());
-    past_end.add(500 * sizeof(float), 501, out.data() + 500);  // one value past the end of the file
+    CHECK((*out)[999].bits == f16(0.5f).bits);
+    onnx_import::RoundingHelpers past_end(fd.fd(), 1);
+    past_end.add(0, 500, out->data(), out);
+    past_end.add(500 * sizeof(float), 501, out->data() + 500, out);  // one value past the end of the file
+    if (helper_reads) past_end.drain();
     CHECK_FALSE(past_end.finish());
   }
 }

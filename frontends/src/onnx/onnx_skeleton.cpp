@@ -25,7 +25,7 @@ namespace {
 constexpr std::size_t kChunkBytes = WireCursor::kChunkBytes;
 constexpr std::uint64_t kFloatType = onnx::TensorProto::FLOAT;
 /// An initializer of at least this many fp32 values (1 MiB) is rounded in parts on the import's threads: a part
-/// handed to another thread costs a wake-up (tens of microseconds), its first touches about a millisecond per MB.
+/// handed to another thread costs a wake-up (tens of microseconds), the first touches of its fp16 values hundreds.
 constexpr std::uint64_t kSharedRoundingFloats = std::uint64_t{1} << 18;
 
 /// The next `count` fp32 values of `in` rounded to fp16 into `out`.
@@ -233,7 +233,7 @@ class SkeletonReader {
     // at most 1 GiB, so is this). f16 is trivially copyable, so the bytes hold its objects once written.
     std::shared_ptr<std::byte[]> storage(new std::byte[static_cast<std::size_t>(count) * sizeof(f16)]);
     f16* halves = std::launder(reinterpret_cast<f16*>(storage.get()));
-    if (!round(count, halves)) return false;
+    if (!round(count, halves, storage)) return false;
     w.halves = SharedHalves(std::move(storage), halves, static_cast<std::size_t>(count));
     out_.weights.push_back(std::move(w));
     return true;
@@ -241,15 +241,15 @@ class SkeletonReader {
 
   /// The next `count` fp32 values rounded into `out`: a large initializer's first part here and the others on the
   /// rounding helpers, while the walk reads on past them (read() waits for them).
-  bool round(std::uint64_t count, f16* out) {
-    if (!rounding_.any() || count < kSharedRoundingFloats) return round_floats(in_, count, out);
+  bool round(std::uint64_t count, f16* out, const std::shared_ptr<const void>& owner) {
+    if (rounding_.helpers() == 0 || count < kSharedRoundingFloats) return round_floats(in_, count, out);
     const std::uint64_t parts = rounding_.helpers() + 1, own = count / parts;
     if (!round_floats(in_, own, out)) return false;
     const std::uint64_t rest_at = in_.offset();
     if (!in_.skip_bytes((count - own) * sizeof(float))) return false;
     for (std::uint64_t at = own, p = 1; p < parts; ++p) {
       const std::uint64_t n = p + 1 == parts ? count - at : own;
-      rounding_.add(rest_at + (at - own) * sizeof(float), n, out + at);
+      rounding_.add(rest_at + (at - own) * sizeof(float), n, out + at, owner);
       at += n;
     }
     return true;

@@ -2,6 +2,7 @@
 #include "rounding_helpers.hpp"
 
 #include <algorithm>
+#include <system_error>
 
 #include "ldmsim/sim/input_file.hpp"
 #include "wire_cursor.hpp"
@@ -18,42 +19,49 @@ RoundingHelpers::~RoundingHelpers() {
   threads_.clear();  // joins: a part being rounded ends first
 }
 
-void RoundingHelpers::add(std::uint64_t offset, std::uint64_t count, f16* out) {
+void RoundingHelpers::start_threads() {
+  started_ = true;
+  try {
+    for (unsigned i = 0; i < helpers_; ++i) threads_.emplace_back([this] { work(); });
+  } catch (const std::system_error&) {  // no more threads (a process limit): the caller rounds the rest
+  }
+  helpers_ = static_cast<unsigned>(threads_.size());
+}
+
+void RoundingHelpers::add(std::uint64_t offset, std::uint64_t count, f16* out, std::shared_ptr<const void> owner) {
   {
     const std::lock_guard lock(mutex_);
-    parts_.push_back({offset, count, out});
+    parts_.push_back({offset, count, out, std::move(owner)});
   }
-  if (threads_.empty()) {
-    for (unsigned i = 0; i < helpers_; ++i) threads_.emplace_back([this] { work(); });
-  }
+  if (!started_) start_threads();
   changed_.notify_one();
 }
 
-bool RoundingHelpers::round(const Part& part, std::vector<char>& buffer) const {
-  buffer.resize(WireCursor::kChunkBytes);
+bool RoundingHelpers::round(const Part& part, char* buffer) const {
   constexpr std::size_t kPerRead = WireCursor::kChunkBytes / sizeof(float);
   for (std::uint64_t done = 0; done < part.count;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kPerRead, part.count - done));
-    if (read_at(fd_, part.offset + done * sizeof(float), buffer.data(), n * sizeof(float)) != n * sizeof(float)) {
-      return false;
-    }
-    float_bytes_to_halves(buffer.data(), n, part.out + done);
+    if (read_at(fd_, part.offset + done * sizeof(float), buffer, n * sizeof(float)) != n * sizeof(float)) return false;
+    float_bytes_to_halves(buffer, n, part.out + done);
     done += n;
   }
   return true;
 }
 
 void RoundingHelpers::work() {
-  std::vector<char> buffer;
+  const std::unique_ptr<char[]> buffer(new (std::nothrow) char[WireCursor::kChunkBytes]);
   std::unique_lock lock(mutex_);
+  if (!buffer) return;  // the caller rounds the parts
+  ++live_;
   for (;;) {
     changed_.wait(lock, [&] { return stop_ || !parts_.empty(); });
     if (stop_) return;
-    const Part part = parts_.front();
+    Part part = std::move(parts_.front());
     parts_.pop_front();
     ++running_;
     lock.unlock();
-    const bool read = round(part, buffer);
+    const bool read = round(part, buffer.get());
+    part.owner.reset();
     lock.lock();
     --running_;
     failed_ = failed_ || !read;
@@ -61,14 +69,20 @@ void RoundingHelpers::work() {
   }
 }
 
+void RoundingHelpers::drain() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return (parts_.empty() || live_ == 0) && running_ == 0; });
+}
+
 bool RoundingHelpers::finish() {
-  std::vector<char> buffer;
+  std::unique_ptr<char[]> buffer;
   std::unique_lock lock(mutex_);
   while (!parts_.empty()) {  // the caller takes parts too rather than wait idle
-    const Part part = parts_.front();
+    if (!buffer) buffer.reset(new char[WireCursor::kChunkBytes]);
+    Part part = std::move(parts_.front());
     parts_.pop_front();
     lock.unlock();
-    const bool read = round(part, buffer);
+    const bool read = round(part, buffer.get());
     lock.lock();
     failed_ = failed_ || !read;
   }

@@ -1,11 +1,13 @@
 // Private: host threads that round parts of large fp32 initializers to fp16 while the skeleton walk
-// (onnx_skeleton.cpp) reads on. A first touch of the fp16 buffers' fresh pages is most of that rounding's time
-// (docs/benchmarks.md), and first touches on two host threads take about half as long as on one.
+// (onnx_skeleton.cpp) reads on. Writing the fp16 values is mostly first touches of fresh pages, which two host
+// threads get through in less time than one (docs/benchmarks.md, "Weights rounded on the run's host threads").
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -16,19 +18,21 @@ namespace ldmsim::onnx_import {
 
 class RoundingHelpers {
  public:
-  /// `helpers` threads (none: every part is rounded by the caller, in finish) reading model file `fd`; they start
-  /// with the first part.
+  /// Up to `helpers` threads (none: the caller rounds every part, in finish) reading model file `fd`; they start
+  /// with the first part (where a thread cannot start, the caller rounds its share).
   RoundingHelpers(int fd, unsigned helpers) : fd_(fd), helpers_(helpers) {}
-  /// Stops the threads; parts not started are dropped (the walk gave up, or threw, and frees their buffers next).
+  /// Stops the threads; parts not started are dropped.
   ~RoundingHelpers();
   RoundingHelpers(const RoundingHelpers&) = delete;
   RoundingHelpers& operator=(const RoundingHelpers&) = delete;
 
-  /// Whether parts handed over run beside the caller.
-  bool any() const { return helpers_ > 0; }
+  /// Threads that may take parts.
   unsigned helpers() const { return helpers_; }
-  /// Rounds the `count` fp32 values at file offset `offset` into `out` (which must outlive finish or the destructor).
-  void add(std::uint64_t offset, std::uint64_t count, f16* out);
+  /// Rounds the `count` fp32 values at file offset `offset` into `out`, inside the buffer `owner` keeps alive
+  /// until the part is done (so an exception between here and finish frees nothing a thread still writes).
+  void add(std::uint64_t offset, std::uint64_t count, f16* out, std::shared_ptr<const void> owner);
+  /// Waits until the threads have taken and rounded every part handed over (returns at once when none runs).
+  void drain();
   /// Rounds what is left with the caller's help and waits for every part; false when a part's bytes could not all
   /// be read (the file ends early or changed), as the walk's own read would.
   bool finish();
@@ -37,10 +41,12 @@ class RoundingHelpers {
   struct Part {
     std::uint64_t offset, count;
     f16* out;
+    std::shared_ptr<const void> owner;
   };
   void work();
-  /// Rounds one part through `buffer`; false on a short read.
-  bool round(const Part& part, std::vector<char>& buffer) const;
+  /// Rounds one part through `buffer` (kChunkBytes); false on a short read.
+  bool round(const Part& part, char* buffer) const;
+  void start_threads();
 
   int fd_;
   unsigned helpers_;
@@ -48,8 +54,9 @@ class RoundingHelpers {
   std::condition_variable changed_;
   std::deque<Part> parts_;
   unsigned running_ = 0;  // parts being rounded
-  bool stop_ = false, failed_ = false;
-  std::vector<std::jthread> threads_;  // started with the first part
+  unsigned live_ = 0;     // threads taking parts (one whose buffer could not be allocated takes none)
+  bool stop_ = false, failed_ = false, started_ = false;
+  std::vector<std::jthread> threads_;
 };
 
 }  // namespace ldmsim::onnx_import

@@ -25,8 +25,9 @@ struct ModelReadOptions {
   std::map<std::string, nlohmann::json> default_attrs;
   /// Work for the import's helper thread once its heap is populated (an ONNX model's import).
   std::function<void(const std::atomic<bool>& stop)> while_importing;
-  /// Host threads an ONNX import rounds its largest weights on (OnnxImportOptions::threads).
-  unsigned threads = 1;
+  /// Host threads an ONNX import rounds its largest weights on (OnnxImportOptions::threads). 0: as many as the
+  /// run's machine has, for a Session's load of a model for one context; else 1.
+  unsigned threads = 0;
 };
 
 struct ReadModel {
