@@ -296,6 +296,11 @@ def single_op_models(directory):
     e = np.exp(flat - flat.max(axis=1, keepdims=True))
     case("softmax_opset11", x4, (e / e.sum(axis=1, keepdims=True)).reshape(x4.shape), [node("Softmax", ["x"])],
          opset=11)
+    # From opset 13 Softmax normalises one axis, whichever it is (ResNeSt's split attention, a segmentation head).
+    for axis, opset in [(1, 13), (-4, 17)]:
+        e = np.exp(x4 - x4.max(axis=axis, keepdims=True))
+        case(f"softmax_axis{axis}_opset{opset}", x4, e / e.sum(axis=axis, keepdims=True),
+             [node("Softmax", ["x"], axis=axis)], opset=opset)
     positive = fp16(np.abs(x4) + 0.25)
     case("log", positive, np.log(positive), [node("Log", ["x"])])
     case("reciprocal", away, 1 / away, [node("Reciprocal", ["x"])])
@@ -499,6 +504,11 @@ def single_op_models(directory):
          [("w", wt3)])
     case("conv_transpose_crop", small, conv_transpose(small, wt, stride=(1, 1), pads=(1, 0, 0, 1)),
          [node("ConvTranspose", ["x", "w"], pads=[1, 0, 0, 1])], [("w", wt)])
+    # A 1-D ConvTranspose (an audio decoder's upsampling): the 2-D one over [N, C, 1, L], referenced in 2-D.
+    seq, wt1 = fp16(rng.normal(size=(2, 4, 9))), weights(4, 3, 4)
+    case("conv_transpose_1d", seq, conv_transpose(seq[:, :, None, :], wt1[:, :, None, :], stride=(1, 3),
+                                                  pads=(0, 2, 0, 1), out_pad=(0, 1), groups=2)[:, :, 0, :],
+         [node("ConvTranspose", ["x", "w"], strides=[3], pads=[2, 1], output_padding=[1], group=2)], [("w", wt1)])
     ah, aw = resize_matrix(5, 10, "linear", "half_pixel"), resize_matrix(6, 12, "linear", "half_pixel")
     case("resize_bilinear", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
          [node("Resize", ["x", "", "scales"], mode="linear")], [("scales", np.array([1, 1, 2, 2], np.float32))])
@@ -730,11 +740,14 @@ def bad_models(directory, cnn_bytes):
     ]
     onnx.save(helper.make_model(helper.make_graph(windows, "bad_3d", [x5], [y], [w5]),
                                 opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_3d.onnx"))
-    # A kernel_shape that is not the weights' window, on a 1-D conv and a ConvTranspose.
+    # A kernel_shape that is not the weights' window, on a 1-D conv and a ConvTranspose; a 1-D ConvTranspose with
+    # 2-D pads, and one whose weights are 2-D.
     seq = helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 2, 9])
     img = helper.make_tensor_value_info("i", TensorProto.FLOAT, [1, 2, 4, 4])
     kernels = [helper.make_node("Conv", ["s", "w3"], ["c"], name="conv1d_wrong_kernel", kernel_shape=[1]),
-               helper.make_node("ConvTranspose", ["i", "w4"], ["y"], name="convt_wrong_kernel", kernel_shape=[2, 2])]
+               helper.make_node("ConvTranspose", ["i", "w4"], ["t"], name="convt_wrong_kernel", kernel_shape=[2, 2]),
+               helper.make_node("ConvTranspose", ["s", "w3"], ["u"], name="convt1d_2d_pads", pads=[1, 1, 1, 1]),
+               helper.make_node("ConvTranspose", ["s", "w4"], ["y"], name="convt_mixed_ranks")]
     inits = [numpy_helper.from_array(np.zeros(shape, np.float32), n)
              for n, shape in [("w3", (2, 2, 3)), ("w4", (2, 2, 3, 3))]]
     onnx.save(helper.make_model(helper.make_graph(kernels, "bad_kernels", [seq, img], [y], inits),

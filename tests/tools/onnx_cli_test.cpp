@@ -456,7 +456,11 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_kernels.onnx"), out.str()));
     INFO(r.output);
     CHECK(r.code == 2);
-    CHECK_THAT(r.output, Catch::Contains("2 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("4 problem(s)"));
+    CHECK_THAT(r.output, Catch::Contains("'convt1d_2d_pads' (ConvTranspose): strides, dilations and output_padding "
+                                         "need 1 entry, pads 2"));
+    CHECK_THAT(r.output, Catch::Contains("'convt_mixed_ranks' (ConvTranspose): only 1-D and 2-D ConvTranspose are "
+                                         "supported"));
     CHECK_THAT(r.output, Catch::Contains("'conv1d_wrong_kernel' (Conv): kernel_shape [1] disagrees with the weights "
                                          "'w3' of shape [2, 2, 3], whose window is 3"));
     CHECK_THAT(r.output, Catch::Contains("'convt_wrong_kernel' (ConvTranspose): kernel_shape [2, 2] disagrees with "

@@ -168,16 +168,37 @@ void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Con
   const Attributes a(node, t.problems(), {"axis"});
   if (!t.arity(1, 1, 1)) return;
   // Before opset 13 softmax normalises the 2-D view split at axis (default 1), as ldmsim's softmax does; from 13
-  // on it normalises one axis (default -1), the same only for the last axis.
-  const std::int64_t axis = a.integer("axis", ctx.opset < 13 ? 1 : -1);
-  if (ctx.opset >= 13 && axis != -1) {
-    const auto shape = ctx.shapes.find(t.input(0));
-    if (shape == ctx.shapes.end() || axis != static_cast<std::int64_t>(shape->second.size()) - 1) {
-      t.problem(fmt::format("Softmax over axis {} (opset {}) is not supported: only the last axis", axis, ctx.opset));
-      return;
-    }
+  // on it normalises one axis (default -1): the same where every axis after it has size 1. Over another axis the
+  // input is transposed to put that axis last, normalised there and transposed back: the same sums, exactly.
+  const std::int64_t given = a.integer("axis", ctx.opset < 13 ? 1 : -1);
+  if (ctx.opset < 13 || given == -1) {
+    t.op("softmax", {0}, {{"axis", given}});
+    return;
   }
-  t.op("softmax", {0}, {{"axis", axis}});
+  const auto* x = t.input_shape(0);
+  if (x == nullptr) return;
+  const auto axis = normalize_axis(given, x->size());
+  if (!axis) {
+    t.problem(fmt::format("axis {} is outside the input's {} axes", given, x->size()));
+    return;
+  }
+  if (std::all_of(x->begin() + static_cast<std::ptrdiff_t>(*axis) + 1, x->end(),
+                  [](std::uint64_t d) { return d == 1; })) {
+    t.op("softmax", {0}, {{"axis", static_cast<std::int64_t>(*axis)}});
+    return;
+  }
+  std::vector<std::int64_t> to_last, back(x->size());
+  for (std::size_t d = 0; d < x->size(); ++d) {
+    if (d != *axis) to_last.push_back(static_cast<std::int64_t>(d));
+  }
+  to_last.push_back(static_cast<std::int64_t>(*axis));
+  for (std::size_t d = 0; d < to_last.size(); ++d)
+    back[static_cast<std::size_t>(to_last[d])] = static_cast<std::int64_t>(d);
+  const std::string& y = node.output(0);
+  const std::string moved = t.fresh_name(y + "/axis_last"), normalised = t.fresh_name(y + "/softmax_last");
+  t.add_op("transpose", {t.input(0)}, {moved}, {{"perm", to_last}});
+  t.add_op("softmax", {moved}, {normalised}, {{"axis", -1}});
+  t.add_op("transpose", {normalised}, {y}, {{"perm", back}});
 }
 
 /// ReduceSum / ReduceMean / ReduceMax / ReduceMin: axes an attribute (ReduceSum before opset 13, the others up to

@@ -2,7 +2,8 @@
 // - ConvTranspose is a stride-1 conv over the input with zeros inserted between its elements (reshape to
 //   [N, C, H, 1, W, 1], pad the size-1 axes to the stride, reshape back), bordered by the conv's own pads (or
 //   cropped by a slice where the transposed conv's pads exceed the kernel), with the weights' in and out channels
-//   swapped per group (reshape, transpose, reshape) and flipped (a slice with steps of -1).
+//   swapped per group (reshape, transpose, reshape) and flipped (a slice with steps of -1). A 1-D one runs as a
+//   2-D one over [N, C, 1, L] between two reshapes, as 1-D Conv does.
 // - Resize (nearest or linear, any coordinate transformation ONNX 17 defines but the TensorFlow ones) is
 //   Y = A_h X A_w^T with interpolation matrices built here as constants: two matmuls, each output element a sum of
 //   the one or two input elements it interpolates (a nearest row holds a single 1, so it is exact).
@@ -73,20 +74,35 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
   if (a.has("output_shape")) t.problem("output_shape is not supported (give pads and output_padding)");
   const std::string auto_pad = a.text("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") t.problem(fmt::format("auto_pad {} is not supported", auto_pad));
-  const auto* x = t.input_shape(0);
-  const auto* w = t.input_shape(1);
-  if (x == nullptr || w == nullptr || !t.problems().empty()) return;
-  if (x->size() != 4 || w->size() != 4) {
-    t.problem("only 2-D ConvTranspose is supported (input [N, C, H, W], weights [C, M/group, kH, kW])");
+  const auto* x_given = t.input_shape(0);
+  const auto* w_given = t.input_shape(1);
+  if (x_given == nullptr || w_given == nullptr || !t.problems().empty()) return;
+  const bool one_d = x_given->size() == 3 && w_given->size() == 3;
+  if (!one_d && (x_given->size() != 4 || w_given->size() != 4)) {
+    t.problem(
+        "only 1-D and 2-D ConvTranspose are supported (input [N, C, L] or [N, C, H, W], weights [C, M/group, "
+        "kL] or [C, M/group, kH, kW])");
     return;
   }
-  const auto strides = a.integers("strides", {1, 1}), dilations = a.integers("dilations", {1, 1});
-  auto pads = a.integers("pads", {0, 0, 0, 0});
+  if (!kernel_is_window(t, a.integers("kernel_shape", {}), *w_given)) return;
+  // A 1-D ConvTranspose runs as a 2-D one over [N, C, 1, L] with a [1, kL] window (as 1-D Conv does): every
+  // attribute gains a leading entry for the unit axis, which its zero pads and unit stride leave at size 1.
+  const std::size_t dims = one_d ? 1 : 2;
+  const auto per_axis = [&](const char* name, std::int64_t fallback, std::size_t per_dim) {
+    std::vector<std::int64_t> v = a.integers(name, std::vector<std::int64_t>(dims * per_dim, fallback));
+    if (!one_d) return v;
+    if (v.size() != per_dim) return std::vector<std::int64_t>{};  // refused below, with the 1-D counts
+    if (per_dim == 1) return std::vector<std::int64_t>{fallback, v[0]};
+    return std::vector<std::int64_t>{0, v[0], 0, v[1]};  // pads [begin, end] -> [top, left, bottom, right]
+  };
+  const auto strides = per_axis("strides", 1, 1), dilations = per_axis("dilations", 1, 1);
+  auto pads = per_axis("pads", 0, 2);
   if (auto_pad == "VALID") pads = {0, 0, 0, 0};
-  const auto out_pad = a.integers("output_padding", {0, 0});
+  const auto out_pad = per_axis("output_padding", 0, 1);
   const std::int64_t groups = a.integer("group", 1);
   if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 || out_pad.size() != 2) {
-    t.problem("strides, dilations and output_padding need 2 entries, pads 4");
+    t.problem(one_d ? "strides, dilations and output_padding need 1 entry, pads 2"
+                    : "strides, dilations and output_padding need 2 entries, pads 4");
     return;
   }
   for (std::size_t d = 0; d < 2; ++d) {
@@ -96,6 +112,13 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
       return;
     }
   }
+  const auto unit_axis = [](const std::vector<std::uint64_t>& shape) {
+    return std::vector<std::uint64_t>{shape[0], shape[1], 1, shape[2]};
+  };
+  const std::vector<std::uint64_t> x_shape = one_d ? unit_axis(*x_given) : *x_given;
+  const std::vector<std::uint64_t> w_shape = one_d ? unit_axis(*w_given) : *w_given;
+  const auto* x = &x_shape;
+  const auto* w = &w_shape;
   const auto c = static_cast<std::int64_t>((*x)[1]);
   if (groups < 1 || c % groups != 0 || static_cast<std::int64_t>((*w)[0]) != c) {
     t.problem(fmt::format("weights [{}] do not fit {} input channels in {} groups", fmt::join(*w, ", "), c, groups));
@@ -103,10 +126,16 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
   }
   const std::int64_t m_per_group = static_cast<std::int64_t>((*w)[1]), kh = static_cast<std::int64_t>((*w)[2]),
                      kw = static_cast<std::int64_t>((*w)[3]);
-  if (!kernel_is_window(t, a.integers("kernel_shape", {}), *w)) return;
-  const std::string& y = node.output(0);
+  const std::string& y = one_d ? t.fresh_name(node.output(0) + "/2d") : node.output(0);
   // The input with stride - 1 zeros after each element along H and W.
   std::string xu = t.input(0);
+  std::string weights = t.input(1);
+  if (one_d) {
+    xu = t.fresh_name(t.input(0) + "/2d");
+    weights = t.fresh_name(t.input(1) + "/2d");
+    t.add_op("reshape", {t.input(0)}, {xu}, {{"shape", {0, 0, 1, -1}}});
+    t.add_op("reshape", {t.input(1)}, {weights}, {{"shape", {0, 0, 1, -1}}});
+  }
   const std::int64_t n = static_cast<std::int64_t>((*x)[0]), h = static_cast<std::int64_t>((*x)[2]),
                      wd = static_cast<std::int64_t>((*x)[3]);
   if (strides[0] > 1 || strides[1] > 1) {
@@ -139,10 +168,10 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
   // Weights [C, M/g, kH, kW] -> [M, C/g, kH, kW], flipped in both spatial axes.
   const std::string swapped = t.fresh_name(y + "/w_swapped"), flipped = t.fresh_name(y + "/w_flipped");
   if (groups == 1) {
-    t.add_op("transpose", {t.input(1)}, {swapped}, {{"perm", {1, 0, 2, 3}}});
+    t.add_op("transpose", {weights}, {swapped}, {{"perm", {1, 0, 2, 3}}});
   } else {
     const std::string w5 = t.fresh_name(y + "/w5"), w5t = t.fresh_name(y + "/w5t");
-    t.add_op("reshape", {t.input(1)}, {w5}, {{"shape", {groups, c / groups, m_per_group, kh, kw}}});
+    t.add_op("reshape", {weights}, {w5}, {{"shape", {groups, c / groups, m_per_group, kh, kw}}});
     t.add_op("transpose", {w5}, {w5t}, {{"perm", {0, 2, 1, 3, 4}}});
     t.add_op("reshape", {w5t}, {swapped}, {{"shape", {groups * m_per_group, c / groups, kh, kw}}});
   }
@@ -156,6 +185,7 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
             {"pad", {conv_pads[0], conv_pads[1], conv_pads[2], conv_pads[3]}},
             {"dilation", {dilations[0], dilations[1]}},
             {"groups", groups}});
+  if (one_d) t.add_op("reshape", {y}, {node.output(0)}, {{"shape", {0, 0, -1}}});
 }
 
 void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
