@@ -296,6 +296,15 @@ def single_op_models(directory):
     e = np.exp(flat - flat.max(axis=1, keepdims=True))
     case("softmax_opset11", x4, (e / e.sum(axis=1, keepdims=True)).reshape(x4.shape), [node("Softmax", ["x"])],
          opset=11)
+    # ArgMax and ArgMin give int64 indices (held as int32), cast to float for the comparison: a segmentation map's
+    # class per pixel; ties of the rounded values go to the first index, or the last with select_last_index.
+    case("argmax_axis1", x4, np.argmax(x4, axis=1).astype(np.float32),
+         [helper.make_node("ArgMax", ["x"], ["i"], name="argmax", axis=1, keepdims=0),
+          helper.make_node("Cast", ["i"], ["y"], name="to_float", to=TensorProto.FLOAT)])
+    ties = fp16(np.round(x4 * 2) / 2)
+    case("argmin_last_index", ties, (ties.shape[3] - 1 - np.argmin(ties[..., ::-1], axis=3, keepdims=True))
+         .astype(np.float32), [helper.make_node("ArgMin", ["x"], ["i"], name="argmin", axis=-1, select_last_index=1),
+                               helper.make_node("Cast", ["i"], ["y"], name="to_float", to=TensorProto.FLOAT)])
     # From opset 13 Softmax normalises one axis, whichever it is (ResNeSt's split attention, a segmentation head).
     for axis, opset in [(1, 13), (-4, 17)]:
         e = np.exp(x4 - x4.max(axis=axis, keepdims=True))

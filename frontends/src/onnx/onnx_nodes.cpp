@@ -418,6 +418,14 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
       for (std::size_t d = 2; d < x->size(); ++d) axes.push_back(static_cast<std::int64_t>(d));
       t.op("reduce_max", {0}, {{"axes", axes}, {"keepdims", 1}});
     }
+  } else if (type == "ArgMax" || type == "ArgMin") {
+    const Attributes a(node, t.problems(), {"axis", "keepdims", "select_last_index"});
+    if (t.arity(1, 1, 1)) {
+      t.op(type == "ArgMax" ? "arg_max" : "arg_min", {0},
+           {{"axis", a.integer("axis", 0)},
+            {"keepdims", a.integer("keepdims", 1)},
+            {"select_last_index", a.integer("select_last_index", 0)}});
+    }
   } else if (type == "Tile") {
     translate_tile(node, t);
   } else if (type == "LogSoftmax") {
