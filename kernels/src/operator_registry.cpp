@@ -31,6 +31,7 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_conv_kind(registry);
   ops::add_reduce_kinds(registry);
   ops::add_arg_reduce_kinds(registry);
+  ops::add_cumsum_kind(registry);
   ops::add_layer_norm_kind(registry);
   ops::add_transpose_kind(registry);
   ops::add_slice_kind(registry);

@@ -1,5 +1,6 @@
 // arg_max / arg_min: indices of the largest and smallest element along one axis as int32 words, for the axis
-// innermost (longer than the local store's staging too), in the middle and outermost, under method and naive
+// innermost (short rows gathered several at a time, and rows longer than the staging buffer), in the middle and
+// outermost, under method and naive
 // staging; ties to the first index or with select_last_index to the last; NaN beyond every number; the output
 // shapes; and the errors.
 #include <catch2/catch.hpp>
@@ -62,7 +63,8 @@ std::vector<float> tied_values(std::size_t n, unsigned seed) {
 TEST_CASE("arg_max and arg_min give the reference's indices on every axis under method and naive staging",
           "[kernels][arg]") {
   // [3, 20000, 1] innermost and longer than the staging buffer of a 64 KiB local store.
-  for (const Shape& shape : {Shape{2, 3, 5, 7}, Shape{4, 9, 33}, Shape{3, 20000}, Shape{130}}) {
+  // [2, 3, 20000] over axis 1: cores own several tiles of outputs.
+  for (const Shape& shape : {Shape{2, 3, 5, 7}, Shape{4, 9, 33}, Shape{3, 20000}, Shape{130}, Shape{2, 3, 20000}}) {
     const std::vector<float> x = tied_values(shape.elements(), 11);
     for (const char* name : {"arg_max", "arg_min"}) {
       for (std::int64_t axis = -1; axis < static_cast<std::int64_t>(shape.rank()); ++axis) {
@@ -95,6 +97,13 @@ TEST_CASE("arg_max takes the first of equal values unless told the last and coun
           std::vector<std::int32_t>{2, 4, 3, 2});
     CHECK(run_indices("arg_min", shape, x, {{"axis", 1}}, p) == std::vector<std::int32_t>{4, 0, 1, 0});
     CHECK(run_indices("arg_min", shape, x, {{"axis", 1}, {"select_last_index", 1}}, p) ==
+          std::vector<std::int32_t>{4, 4, 3, 4});
+    // The same rows as columns of [5, 4], reduced along axis 0 (one run of outputs per index along the axis).
+    std::vector<float> columns(x.size());
+    for (std::size_t r = 0; r < 4; ++r)
+      for (std::size_t c = 0; c < 5; ++c) columns[c * 4 + r] = x[r * 5 + c];
+    CHECK(run_indices("arg_max", Shape{5, 4}, columns, {{"axis", 0}}, p) == std::vector<std::int32_t>{1, 0, 1, 2});
+    CHECK(run_indices("arg_min", Shape{5, 4}, columns, {{"axis", 0}, {"select_last_index", 1}}, p) ==
           std::vector<std::int32_t>{4, 4, 3, 4});
   }
 }

@@ -296,6 +296,17 @@ def single_op_models(directory):
     e = np.exp(flat - flat.max(axis=1, keepdims=True))
     case("softmax_opset11", x4, (e / e.sum(axis=1, keepdims=True)).reshape(x4.shape), [node("Softmax", ["x"])],
          opset=11)
+    # CumSum along a middle axis (moved last by transposes), exclusive and reversed; and of an int32 mask.
+    run_total = lambda a, axis: np.flip(np.cumsum(np.flip(a, axis), axis), axis)  # noqa: E731
+    case("cumsum_reverse_exclusive", x4, run_total(x4, 2) - x4,
+         [node("CumSum", ["x", "axis"], exclusive=1, reverse=1)], [("axis", np.array(2))])
+    mask = (x4 > 0).astype(np.int64)
+    case("cumsum_int_mask", x4, np.cumsum(mask, axis=-1).astype(np.float32),
+         [helper.make_node("Greater", ["x", "zero"], ["positive"], name="positive"),
+          helper.make_node("Cast", ["positive"], ["ones"], name="to_int", to=TensorProto.INT64),
+          helper.make_node("CumSum", ["ones", "axis"], ["sums"], name="cumsum"),
+          helper.make_node("Cast", ["sums"], ["y"], name="to_float", to=TensorProto.FLOAT)],
+         [("zero", np.array(0.0)), ("axis", np.array(-1))])
     # ArgMax and ArgMin give int64 indices (held as int32), cast to float for the comparison: a segmentation map's
     # class per pixel; ties of the rounded values go to the first index, or the last with select_last_index.
     case("argmax_axis1", x4, np.argmax(x4, axis=1).astype(np.float32),
@@ -306,6 +317,10 @@ def single_op_models(directory):
          .astype(np.float32), [helper.make_node("ArgMin", ["x"], ["i"], name="argmin", axis=-1, select_last_index=1),
                                helper.make_node("Cast", ["i"], ["y"], name="to_float", to=TensorProto.FLOAT)])
     # From opset 13 Softmax normalises one axis, whichever it is (ResNeSt's split attention, a segmentation head).
+    # Over [2, 6, 1, 1]'s channels the later axes have size 1: softmax alone, without transposes.
+    column = fp16(rng.normal(size=(2, 6, 1, 1)))
+    e = np.exp(column - column.max(axis=1, keepdims=True))
+    case("softmax_unit_tail", column, e / e.sum(axis=1, keepdims=True), [node("Softmax", ["x"], axis=1)])
     for axis, opset in [(1, 13), (-4, 17)]:
         e = np.exp(x4 - x4.max(axis=axis, keepdims=True))
         case(f"softmax_axis{axis}_opset{opset}", x4, e / e.sum(axis=axis, keepdims=True),
@@ -514,10 +529,11 @@ def single_op_models(directory):
     case("conv_transpose_crop", small, conv_transpose(small, wt, stride=(1, 1), pads=(1, 0, 0, 1)),
          [node("ConvTranspose", ["x", "w"], pads=[1, 0, 0, 1])], [("w", wt)])
     # A 1-D ConvTranspose (an audio decoder's upsampling): the 2-D one over [N, C, 1, L], referenced in 2-D.
-    seq, wt1 = fp16(rng.normal(size=(2, 4, 9))), weights(4, 3, 4)
-    case("conv_transpose_1d", seq, conv_transpose(seq[:, :, None, :], wt1[:, :, None, :], stride=(1, 3),
+    seq, wt1, bt1 = fp16(rng.normal(size=(2, 4, 9))), weights(4, 3, 4), weights(6)
+    case("conv_transpose_1d", seq, conv_transpose(seq[:, :, None, :], wt1[:, :, None, :], bt1, stride=(1, 3),
                                                   pads=(0, 2, 0, 1), out_pad=(0, 1), groups=2)[:, :, 0, :],
-         [node("ConvTranspose", ["x", "w"], strides=[3], pads=[2, 1], output_padding=[1], group=2)], [("w", wt1)])
+         [node("ConvTranspose", ["x", "w", "b"], strides=[3], pads=[2, 1], output_padding=[1], group=2)],
+         [("w", wt1), ("b", bt1)])
     ah, aw = resize_matrix(5, 10, "linear", "half_pixel"), resize_matrix(6, 12, "linear", "half_pixel")
     case("resize_bilinear", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
          [node("Resize", ["x", "", "scales"], mode="linear")], [("scales", np.array([1, 1, 2, 2], np.float32))])

@@ -164,6 +164,23 @@ void translate_reshape(const onnx::NodeProto& node, NodeTranslator& t) {
   if (const auto dims = integer_list(t, 1, "shape")) t.op("reshape", {0}, {{"shape", *dims}});
 }
 
+/// `op` (which works along the last axis) applied along `axis` of the node's input 0: the input transposed to put
+/// that axis last, the op, and the transpose back, into the node's output.
+void along_axis_by_transposes(NodeTranslator& t, std::size_t axis, std::size_t rank, const std::string& op,
+                              const nlohmann::json& attrs) {
+  std::vector<std::int64_t> to_last, back(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (d != axis) to_last.push_back(static_cast<std::int64_t>(d));
+  }
+  to_last.push_back(static_cast<std::int64_t>(axis));
+  for (std::size_t d = 0; d < rank; ++d) back[static_cast<std::size_t>(to_last[d])] = static_cast<std::int64_t>(d);
+  const std::string& y = t.node().output(0);
+  const std::string moved = t.fresh_name(y + "/axis_last"), done = t.fresh_name(y + "/" + op + "_last");
+  t.add_op("transpose", {t.input(0)}, {moved}, {{"perm", to_last}});
+  t.add_op(op, {moved}, {done}, attrs);
+  t.add_op("transpose", {done}, {y}, {{"perm", back}});
+}
+
 void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx) {
   const Attributes a(node, t.problems(), {"axis"});
   if (!t.arity(1, 1, 1)) return;
@@ -187,18 +204,32 @@ void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Con
     t.op("softmax", {0}, {{"axis", static_cast<std::int64_t>(*axis)}});
     return;
   }
-  std::vector<std::int64_t> to_last, back(x->size());
-  for (std::size_t d = 0; d < x->size(); ++d) {
-    if (d != *axis) to_last.push_back(static_cast<std::int64_t>(d));
+  along_axis_by_transposes(t, *axis, x->size(), "softmax", {{"axis", -1}});
+}
+
+/// CumSum over the constant axis (input 1): cumsum runs along the last axis, so another axis is moved last by a
+/// transpose and back after it (position ids summed over a sequence axis of a mask).
+void translate_cumsum(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {"exclusive", "reverse"});
+  if (!t.arity(2, 2, 1)) return;
+  const auto given = integer_list(t, 1, "axis");
+  const auto* x = t.input_shape(0);
+  if (!given || x == nullptr) return;
+  if (given->size() != 1) {
+    t.problem(fmt::format("the axis must hold one value, not {}", given->size()));
+    return;
   }
-  to_last.push_back(static_cast<std::int64_t>(*axis));
-  for (std::size_t d = 0; d < to_last.size(); ++d)
-    back[static_cast<std::size_t>(to_last[d])] = static_cast<std::int64_t>(d);
-  const std::string& y = node.output(0);
-  const std::string moved = t.fresh_name(y + "/axis_last"), normalised = t.fresh_name(y + "/softmax_last");
-  t.add_op("transpose", {t.input(0)}, {moved}, {{"perm", to_last}});
-  t.add_op("softmax", {moved}, {normalised}, {{"axis", -1}});
-  t.add_op("transpose", {normalised}, {y}, {{"perm", back}});
+  const auto axis = normalize_axis((*given)[0], x->size());
+  if (!axis) {
+    t.problem(fmt::format("axis {} is outside the input's {} axes", (*given)[0], x->size()));
+    return;
+  }
+  const nlohmann::json attrs = {{"exclusive", a.integer("exclusive", 0)}, {"reverse", a.integer("reverse", 0)}};
+  if (*axis + 1 == x->size()) {
+    t.op("cumsum", {0}, attrs);
+    return;
+  }
+  along_axis_by_transposes(t, *axis, x->size(), "cumsum", attrs);
 }
 
 /// ReduceSum / ReduceMean / ReduceMax / ReduceMin: axes an attribute (ReduceSum before opset 13, the others up to
@@ -418,6 +449,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
       for (std::size_t d = 2; d < x->size(); ++d) axes.push_back(static_cast<std::int64_t>(d));
       t.op("reduce_max", {0}, {{"axes", axes}, {"keepdims", 1}});
     }
+  } else if (type == "CumSum") {
+    translate_cumsum(node, t);
   } else if (type == "ArgMax" || type == "ArgMin") {
     const Attributes a(node, t.problems(), {"axis", "keepdims", "select_last_index"});
     if (t.arity(1, 1, 1)) {

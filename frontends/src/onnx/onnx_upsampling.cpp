@@ -121,7 +121,8 @@ void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t) {
   const auto* w = &w_shape;
   const auto c = static_cast<std::int64_t>((*x)[1]);
   if (groups < 1 || c % groups != 0 || static_cast<std::int64_t>((*w)[0]) != c) {
-    t.problem(fmt::format("weights [{}] do not fit {} input channels in {} groups", fmt::join(*w, ", "), c, groups));
+    t.problem(
+        fmt::format("weights [{}] do not fit {} input channels in {} groups", fmt::join(*w_given, ", "), c, groups));
     return;
   }
   const std::int64_t m_per_group = static_cast<std::int64_t>((*w)[1]), kh = static_cast<std::int64_t>((*w)[2]),

@@ -1,9 +1,9 @@
 // arg_max, arg_min over one axis (ONNX ArgMax / ArgMin: keepdims, select_last_index), on the view [outer, reduced,
 // inner]: the index along the axis of the largest (smallest) element, as an int32 tensor. A NaN counts as beyond
 // every number, as numpy's and PyTorch's argmax and argmin take a NaN's index; of equal values the first index is
-// taken, or the last with select_last_index. Each core owns a share of the output's elements: for each it reads
-// the axis's values (a contiguous run when the axis is innermost, else one run of the share's inner positions per
-// index along the axis) and writes its indices as 4-byte words.
+// taken, or the last with select_last_index. Each core owns a share of the output's elements: it reads the axis's
+// values (innermost: each output's contiguous run, short ones several outputs at a time; otherwise one run of a
+// tile's inner positions per index along the axis) and writes its indices as 4-byte words.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -55,7 +55,9 @@ void arg_kernel(Core& core, const ArgArgs& a) {
                        std::max<std::size_t>(
                            2, tiling::kStreamingShare / static_cast<std::size_t>(std::max<std::uint64_t>(1, reduced))));
   if (share.empty()) return;
-  const std::size_t chunk = tiling::fit_elements(core, 3);
+  // Room for the staging buffer and the output words in ldm, and for what a core would hold there on hardware
+  // that the host keeps beside it (the values as floats, each output's best value and index).
+  const std::size_t chunk = tiling::fit_elements(core, 6);
   LdmSpan<f16> staging = core.ldm().alloc<f16>(chunk + 2);
   const std::size_t tile = std::max<std::size_t>(2, tiling::floor_even(chunk / 2));  // outputs: two units each
   LdmSpan<f16> words = core.ldm().alloc<f16>(2 * tile);
@@ -63,29 +65,38 @@ void arg_kernel(Core& core, const ArgArgs& a) {
   std::vector<Best> best(tile);
   tiling::for_each_tile(share, tile, [&](tiling::Range t) {
     std::fill(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(t.size()), Best{});
-    for (std::size_t at = t.begin; at < t.end;) {
-      const std::uint64_t o = at / inner, j0 = at % inner;
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(inner - j0, t.end - at));
-      Best* out = best.data() + (at - t.begin);
-      if (inner == 1) {  // the axis is one contiguous run of the input
+    if (inner == 1 && reduced <= chunk / 2) {  // short rows, one per output: several gathered as one run
+      const std::size_t rows_per = chunk / static_cast<std::size_t>(reduced);
+      for (std::size_t o0 = t.begin; o0 < t.end; o0 += rows_per) {
+        const std::size_t rows = std::min(rows_per, t.end - o0);
+        const auto len = static_cast<std::size_t>(reduced);
+        gather_floats(core, staging, a.x, a.xl, o0 * len, rows * len, xs.data());
+        for (std::size_t r = 0; r < rows; ++r) {
+          for (std::size_t i = 0; i < len; ++i) best[o0 - t.begin + r].offer(a, xs[r * len + i], i);
+        }
+        core.compute({.flops = rows * len});
+      }
+    } else if (inner == 1) {  // a long row per output: gathered in chunks
+      for (std::size_t at = t.begin; at < t.end; ++at) {
         for (std::uint64_t done = 0; done < reduced; done += chunk) {
           const auto m = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, reduced - done));
-          gather_floats(core, staging, a.x, a.xl, static_cast<std::size_t>(o * reduced + done), m, xs.data());
-          for (std::size_t i = 0; i < m; ++i) out->offer(a, xs[i], done + i);
+          gather_floats(core, staging, a.x, a.xl, static_cast<std::size_t>(at * reduced + done), m, xs.data());
+          for (std::size_t i = 0; i < m; ++i) best[at - t.begin].offer(a, xs[i], done + i);
           core.compute({.flops = m});
         }
-      } else {  // each index along the axis: one run of the tile's inner positions
-        for (std::size_t p = 0; p < n; p += chunk) {
-          const std::size_t m = std::min(chunk, n - p);
-          for (std::uint64_t r = 0; r < reduced; ++r) {
-            gather_floats(core, staging, a.x, a.xl, static_cast<std::size_t>((o * reduced + r) * inner + j0 + p), m,
-                          xs.data());
-            for (std::size_t i = 0; i < m; ++i) out[p + i].offer(a, xs[i], r);
-            core.compute({.flops = m});
-          }
-        }
       }
-      at += n;
+    } else {  // each index along the axis: one run of the tile's inner positions of one outer index (tile <= chunk)
+      for (std::size_t at = t.begin; at < t.end;) {
+        const std::uint64_t o = at / inner, j0 = at % inner;
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(inner - j0, t.end - at));
+        for (std::uint64_t r = 0; r < reduced; ++r) {
+          gather_floats(core, staging, a.x, a.xl, static_cast<std::size_t>((o * reduced + r) * inner + j0), n,
+                        xs.data());
+          for (std::size_t i = 0; i < n; ++i) best[at - t.begin + i].offer(a, xs[i], r);
+          core.compute({.flops = n});
+        }
+        at += n;
+      }
     }
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto u = static_cast<std::uint32_t>(best[i].index);

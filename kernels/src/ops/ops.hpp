@@ -15,6 +15,7 @@ void add_matmul_kinds(OperatorRegistry& registry);       // matmul, gemm, fc
 void add_conv_kind(OperatorRegistry& registry);          // conv
 void add_reduce_kinds(OperatorRegistry& registry);       // reduce_sum, reduce_mean, reduce_max, reduce_min
 void add_arg_reduce_kinds(OperatorRegistry& registry);   // arg_max, arg_min
+void add_cumsum_kind(OperatorRegistry& registry);        // cumsum
 void add_layer_norm_kind(OperatorRegistry& registry);    // layer_norm
 void add_transpose_kind(OperatorRegistry& registry);     // transpose (any permutation)
 void add_slice_kind(OperatorRegistry& registry);         // slice (starts, ends, axes, steps)
