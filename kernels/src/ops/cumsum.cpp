@@ -23,9 +23,9 @@ struct CumSumArgs {
   DType type = DType::kF16;
   std::uint64_t row = 1;  ///< elements per row (the last axis)
   std::size_t elements = 0;
-  DevicePtr<const f16> x;  ///< 1-D layouts of `total_units` 2-byte units
+  DevicePtr<const f16> x;  ///< 1-D layouts of x_units and y_units 2-byte units
   DevicePtr<f16> y;
-  std::size_t total_units = 0;
+  std::size_t x_units = 0, y_units = 0;
 };
 
 /// The running sum held as the element type (int32: modulo 2^32, as a wrapping int32 sum).
@@ -56,7 +56,7 @@ double carry_of(Core& core, const CumSumArgs& a, LdmSpan<f16> buf, std::size_t t
   if (a.reverse) std::reverse(tiles.begin(), tiles.end());
   double carry = 0.0;
   for (const tiling::Range& t : tiles) {
-    const tiling::RangeRead r = tiling::get_range(core, buf, a.x, a.total_units, tiling::Range{t.begin * u, t.end * u});
+    const tiling::RangeRead r = tiling::get_range(core, buf, a.x, a.x_units, tiling::Range{t.begin * u, t.end * u});
     core.wait(r.handle);
     const std::span<const f16> units(buf.data() + r.first, t.size() * u);
     for (std::size_t k = 0; k < t.size(); ++k) {
@@ -88,7 +88,7 @@ void cumsum_kernel(Core& core, const CumSumArgs& a) {
   tiling::for_each_tile(share, tile, [&](tiling::Range t) { tiles.push_back(t); });
   if (a.reverse) std::reverse(tiles.begin(), tiles.end());
   for (const tiling::Range& t : tiles) {
-    const tiling::RangeRead r = tiling::get_range(core, in, a.x, a.total_units, tiling::Range{t.begin * u, t.end * u});
+    const tiling::RangeRead r = tiling::get_range(core, in, a.x, a.x_units, tiling::Range{t.begin * u, t.end * u});
     core.wait(r.handle);
     const std::span<const f16> units(in.data() + r.first, t.size() * u);
     for (std::size_t k = 0; k < t.size(); ++k) {
@@ -104,7 +104,7 @@ void cumsum_kernel(Core& core, const CumSumArgs& a) {
     core.compute({.flops = t.size()});
     // Puts are whole 4-byte words: an fp16 output's odd last element goes with the zero its layout pads it with.
     std::size_t end = t.end * u;
-    if (end % 2 == 1 && end < a.total_units) out[t.size() * u] = f16(0.0f), ++end;
+    if (end % 2 == 1 && end < a.y_units) out[t.size() * u] = f16(0.0f), ++end;
     tiling::put_range(core, a.y, out, tiling::Range{t.begin * u, end}).wait();
   }
 }
@@ -133,7 +133,7 @@ class CumSumOp final : public BoundOp {
     const DeviceTensor y = out_padded_inside ? scratch.tensor(label + ":flat_output", plan) : out[0];
     launch_all(m, label, cumsum_kernel,
                CumSumArgs{exclusive_, reverse_, type_, s.rank() == 0 ? 1 : s[s.rank() - 1], s.elements(),
-                          DevicePtr<const f16>(x.ptr), y.ptr, plan.layout.total});
+                          DevicePtr<const f16>(x.ptr), y.ptr, x.layout().total, y.layout().total});
     if (out_padded_inside) {
       run_view_copy(m, label + ":unflat", view, DevicePtr<const f16>(y.ptr), plan.layout, out[0].ptr, out[0].layout());
     }
