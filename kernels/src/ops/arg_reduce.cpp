@@ -3,11 +3,13 @@
 // every number, as numpy's and PyTorch's argmax and argmin take a NaN's index; of equal values the first index is
 // taken, or the last with select_last_index. Each core owns a share of the output's elements: it reads the axis's
 // values (innermost: each output's contiguous run, short ones several outputs at a time; otherwise one run of a
-// tile's inner positions per index along the axis) and writes its indices as 4-byte words.
+// tile's inner positions per index along the axis, those of several indices one strided block where the input is
+// laid out flat) and writes its indices as 4-byte words.
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "ldmsim/kernels/matrix_block.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
 #include "view_copy.hpp"
@@ -63,6 +65,7 @@ void arg_kernel(Core& core, const ArgArgs& a) {
   LdmSpan<f16> words = core.ldm().alloc<f16>(2 * tile);
   std::vector<float> xs(chunk);
   std::vector<Best> best(tile);
+  const bool flat = a.xl.only_tail_padded();  // logical index == buffer offset: strided block reads
   tiling::for_each_tile(share, tile, [&](tiling::Range t) {
     std::fill(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(t.size()), Best{});
     if (inner == 1 && reduced <= chunk / 2) {  // short rows, one per output: several gathered as one run
@@ -89,11 +92,31 @@ void arg_kernel(Core& core, const ArgArgs& a) {
       for (std::size_t at = t.begin; at < t.end;) {
         const std::uint64_t o = at / inner, j0 = at % inner;
         const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(inner - j0, t.end - at));
-        for (std::uint64_t r = 0; r < reduced; ++r) {
-          gather_floats(core, staging, a.x, a.xl, static_cast<std::size_t>((o * reduced + r) * inner + j0), n,
-                        xs.data());
-          for (std::size_t i = 0; i < n; ++i) best[at - t.begin + i].offer(a, xs[i], r);
+        const auto offer_run = [&](std::uint64_t r, const float* values) {
+          for (std::size_t i = 0; i < n; ++i) best[at - t.begin + i].offer(a, values[i], r);
           core.compute({.flops = n});
+        };
+        if (flat) {  // the runs of several indices as one strided block read
+          const std::size_t rows_per = std::max<std::size_t>(1, (chunk + 2) / (tiling::ceil_even(n) + 2));
+          for (std::uint64_t r0 = 0; r0 < reduced; r0 += rows_per) {
+            const auto rows = static_cast<std::size_t>(std::min<std::uint64_t>(rows_per, reduced - r0));
+            auto read = tiling::get_block(core, staging, a.x, a.xl.total,
+                                          {.first = static_cast<std::size_t>((o * reduced + r0) * inner + j0),
+                                           .pitch = static_cast<std::size_t>(inner),
+                                           .rows = rows,
+                                           .count = n});
+            read.wait();
+            for (std::size_t r = 0; r < rows; ++r) {
+              to_floats(staging, read.start(r), n, xs.data());
+              offer_run(r0 + r, xs.data());
+            }
+          }
+        } else {
+          for (std::uint64_t r = 0; r < reduced; ++r) {
+            gather_floats(core, staging, a.x, a.xl, static_cast<std::size_t>((o * reduced + r) * inner + j0), n,
+                          xs.data());
+            offer_run(r, xs.data());
+          }
         }
         at += n;
       }
