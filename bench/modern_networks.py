@@ -163,6 +163,29 @@ class LayerZoo(torch.nn.Module):
         return torch.log_softmax(self.head(torch.cat([feature * 30, pooled], 1)), 1)
 
 
+class HeadZoo(torch.nn.Module):
+    """Layers that export to Softmax over a middle axis (ResNeSt's split attention over its radix), ConvTranspose1d
+    (an audio decoder's upsampling), CumSum (a running sum along a sequence) and ArgMax (the largest of four channels
+    at each position, selected through an Equal mask, so a tie of equal values picks the same value)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.radix = torch.nn.Conv2d(8, 16, 1)
+        self.up = torch.nn.ConvTranspose1d(8, 4, 4, stride=2, padding=1)
+        self.head = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.stem(x))  # [1, 8, 16, 16]
+        attention = self.radix(y.mean(dim=(2, 3), keepdim=True)).view(1, 2, 8, 1).softmax(dim=1)
+        y = y * attention.sum(dim=1).view(1, 8, 1, 1)
+        seq = self.up(y.flatten(2))  # [1, 4, 512]
+        run = torch.cumsum(seq, dim=2) / 64
+        chosen = run.argmax(dim=1, keepdim=True) == torch.arange(4).view(1, 4, 1)
+        top = (run * chosen.float()).sum(dim=1)  # [1, 512]
+        return self.head(torch.cat([run.mean(dim=2), top.view(1, 4, 128).mean(dim=2)], dim=1))
+
+
 class Segmentation(torch.nn.Module):
     """A torchvision segmentation net's "out" map (its forward returns a dict)."""
 
@@ -220,6 +243,7 @@ MODELS = {
     "lraspp_mobilenet_v3_large": (lambda: Segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None)), (1, 3, 64, 64)),
     "layer_zoo": (LayerZoo, (1, 3, 16, 16)),
+    "head_zoo": (HeadZoo, (1, 3, 16, 16)),
     "multihead_attention": (SelfAttention, (1, 10, 32)),
     "transformer_decoder": (PreNormDecoder, (1, 10, 32)),
     # Not in the default list (larger): one BERT-base encoder layer, hidden 768, 12 heads, sequence 128; and
