@@ -1,13 +1,15 @@
 // cumsum along the last axis (ONNX CumSum; `exclusive`, `reverse`) of an f16 or int32 tensor: each output element
-// is the sum of its row's elements up to it (before it when exclusive; from it to the row's end when reversed),
-// added in double in the row's order and held as the element type: fp16 rounded to nearest even, int32 wrapping
-// as two's complement (numpy's and PyTorch's int32 sums). Each core owns an even-bounded share of the elements: it
-// first sums the part of its first row that lies before its share (after it, reversed), then scans its share in tiles,
-// carrying the sum from element to element and starting afresh at each row's start. Another axis is made the last by a
-// transpose around the op (the ONNX import does).
+// is the sum of its row's elements up to it (before it when exclusive; from it to the row's end when reversed).
+// The running sum is kept in double, added in the row's order; each output is held as the element type: fp16
+// rounded to nearest even once, int32 wrapping as two's complement (numpy's and PyTorch's int32 sums). Each core
+// owns an even-bounded share of the elements. Where rows span shares, a first launch sums each share's part of the
+// row its neighbour continues, so a share's carry is a few totals: those of the shares before it in its first row
+// (after it in its last, reversed). The share is then scanned in tiles, the sum carried from element to element and
+// started afresh at each row's start. Another axis is made the last by a transpose around the op (the ONNX import).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "op_support.hpp"
@@ -26,7 +28,14 @@ struct CumSumArgs {
   DevicePtr<const f16> x;  ///< 1-D layouts of x_units and y_units 2-byte units
   DevicePtr<f16> y;
   std::size_t x_units = 0, y_units = 0;
+  DevicePtr<f16> totals;  ///< per share, the sum of its part of the row its neighbour continues (a double each)
 };
+
+/// The shares' partition (tiling::my_share's): the share of part p of `parts`.
+constexpr std::size_t kMinShare = tiling::kStreamingShare / 2;
+std::size_t share_parts(const Core& core, std::size_t elements) {
+  return std::clamp<std::size_t>(elements / kMinShare, 1, tiling::worker_count(core));
+}
 
 /// The running sum held as the element type (int32: modulo 2^32, as a wrapping int32 sum).
 double held(double sum, DType type) {
@@ -68,22 +77,69 @@ double carry_of(Core& core, const CumSumArgs& a, LdmSpan<f16> buf, std::size_t t
   return carry;
 }
 
+/// The elements of `share` that a neighbouring share's scan continues: forward, those in its last row (the next
+/// share carries on in that row); reversed, those in its first row.
+tiling::Range continued_part(const tiling::Range& share, std::uint64_t row, bool reverse) {
+  if (reverse)
+    return {share.begin, std::min<std::size_t>(share.end, static_cast<std::size_t>((share.begin / row + 1) * row))};
+  return {std::max<std::size_t>(share.begin, static_cast<std::size_t>((share.end - 1) / row * row)), share.end};
+}
+
+/// The first pass: each share's sum of its continued part, in the scan's order, as a double in slot `part` of
+/// `totals` (8 bytes, two 4-byte words).
+void cumsum_totals_kernel(Core& core, const CumSumArgs& a) {
+  const tiling::Range share = tiling::my_share(core, a.elements, kMinShare);
+  if (share.empty()) return;
+  const std::size_t tile =
+      tiling::floor_even(std::max<std::size_t>(2, tiling::fit_elements(core, 2 * units_of(a.type), 4096, 64)));
+  LdmSpan<f16> in = core.ldm().alloc<f16>(tile * units_of(a.type) + 2);
+  const tiling::Range part = continued_part(share, a.row, a.reverse);
+  const double total = carry_of(core, a, in, tile, part.begin, part.end);
+  LdmSpan<f16> word = core.ldm().alloc<f16>(4);
+  std::memcpy(static_cast<void*>(word.data()), &total, sizeof total);
+  core.put(a.totals + 4 * tiling::worker_index(core), LdmSpan<const f16>(word)).wait();
+}
+
+/// The carry into `share`: the totals of the shares before it in its first row (forward) or after it in its last
+/// row (reversed), added in the scan's order.
+double carry_into(Core& core, const CumSumArgs& a, const tiling::Range& share) {
+  const std::uint64_t row = a.row;
+  const std::size_t parts = share_parts(core, a.elements), me = tiling::worker_index(core);
+  std::size_t first = me, last = me;  // the parts whose totals it takes: [first, last]
+  if (!a.reverse && share.begin % row != 0) {
+    const std::size_t row_start = static_cast<std::size_t>(share.begin / row * row);
+    first = me - 1;
+    while (first > 0 && tiling::split_even(a.elements, parts, first).begin > row_start) --first;
+    last = me - 1;
+  } else if (a.reverse && share.end % row != 0) {
+    const std::size_t row_end = static_cast<std::size_t>((share.end / row + 1) * row);
+    first = me + 1;
+    last = me + 1;
+    while (last + 1 < parts && tiling::split_even(a.elements, parts, last + 1).begin < row_end) ++last;
+  } else {
+    return 0.0;
+  }
+  const std::size_t count = last - first + 1;
+  LdmSpan<f16> words = core.ldm().alloc<f16>(4 * count);
+  core.wait(core.get(words, DevicePtr<const f16>(a.totals + 4 * first)));
+  std::vector<double> totals(count);
+  std::memcpy(totals.data(), words.data(), count * sizeof(double));
+  if (a.reverse) std::reverse(totals.begin(), totals.end());
+  double carry = 0.0;
+  for (const double t : totals) carry = a.type == DType::kF16 ? carry + t : held(carry + t, a.type);
+  core.compute({.flops = count});
+  return carry;
+}
+
 void cumsum_kernel(Core& core, const CumSumArgs& a) {
-  const tiling::Range share = tiling::my_share(core, a.elements, tiling::kStreamingShare / 2);
+  const tiling::Range share = tiling::my_share(core, a.elements, kMinShare);
   if (share.empty()) return;
   const std::size_t u = units_of(a.type);
   const std::size_t tile = tiling::floor_even(std::max<std::size_t>(2, tiling::fit_elements(core, 2 * u, 4096, 64)));
   LdmSpan<f16> in = core.ldm().alloc<f16>(tile * u + 2);
   LdmSpan<f16> out = core.ldm().alloc<f16>(tile * u + 2);
   const std::uint64_t row = a.row;
-  // The carry into the share: the rest of its first row (forward) or of its last row (reversed) outside it.
-  double carry = 0.0;
-  if (!a.reverse && share.begin % row != 0) {
-    carry = carry_of(core, a, in, tile, static_cast<std::size_t>(share.begin / row * row), share.begin);
-  } else if (a.reverse && share.end % row != 0) {
-    const auto row_end = static_cast<std::size_t>(std::min<std::uint64_t>(a.elements, (share.end / row + 1) * row));
-    carry = carry_of(core, a, in, tile, share.end, row_end);
-  }
+  double carry = carry_into(core, a, share);
   std::vector<tiling::Range> tiles;
   tiling::for_each_tile(share, tile, [&](tiling::Range t) { tiles.push_back(t); });
   if (a.reverse) std::reverse(tiles.begin(), tiles.end());
@@ -131,9 +187,27 @@ class CumSumOp final : public BoundOp {
     }
     const bool out_padded_inside = !out[0].layout().only_tail_padded();
     const DeviceTensor y = out_padded_inside ? scratch.tensor(label + ":flat_output", plan) : out[0];
-    launch_all(m, label, cumsum_kernel,
-               CumSumArgs{exclusive_, reverse_, type_, s.rank() == 0 ? 1 : s[s.rank() - 1], s.elements(),
-                          DevicePtr<const f16>(x.ptr), y.ptr, x.layout().total, y.layout().total});
+    const std::size_t workers = std::size_t{m.arch().core_groups} * m.arch().cores_per_group();
+    CumSumArgs a{exclusive_,
+                 reverse_,
+                 type_,
+                 s.rank() == 0 ? 1 : s[s.rank() - 1],
+                 s.elements(),
+                 DevicePtr<const f16>(x.ptr),
+                 y.ptr,
+                 x.layout().total,
+                 y.layout().total,
+                 {}};
+    // A row that spans shares: each share's part of it summed first, so that a share's carry is a few totals.
+    const std::size_t parts = std::clamp<std::size_t>(a.elements / kMinShare, 1, workers);
+    bool spanned = false;
+    for (std::size_t p = 1; p < parts && !spanned; ++p)
+      spanned = tiling::split_even(a.elements, parts, p).begin % a.row != 0;
+    if (spanned) {
+      a.totals = scratch.alloc<f16>(4 * workers);
+      launch_all(m, label + ":totals", cumsum_totals_kernel, a);
+    }
+    launch_all(m, label, cumsum_kernel, a);
     if (out_padded_inside) {
       run_view_copy(m, label + ":unflat", view, DevicePtr<const f16>(y.ptr), plan.layout, out[0].ptr, out[0].layout());
     }
