@@ -14,9 +14,15 @@ namespace ldmsim {
 namespace {
 
 /// The split family of the op's kind in the graph's registry (a fused op's kind is none of its registry's: none).
+/// An op with an int32 or bool tensor (integer arithmetic on ids, a concat of masks) runs whole: the pieces and
+/// their exchanges count fp16 elements.
 SplitRule rule_of(const Graph& g, const OpNode& op) {
   const OperatorKind* kind = g.registry().find(op.type);
-  return kind == nullptr ? SplitRule::kNone : kind->traits().split;
+  if (kind == nullptr) return SplitRule::kNone;
+  for (std::size_t k = 0; k < op.inputs.size() + op.outputs.size(); ++k) {
+    if (op.bound->dtype(k) != DType::kF16) return SplitRule::kNone;
+  }
+  return kind->traits().split;
 }
 
 const Shape& shape_of(const Graph& g, const OpNode& op, std::size_t operand) {

@@ -19,6 +19,7 @@ constexpr auto kFaultKindNames = enum_names<FaultKind>({
     {FaultKind::kPendingDmaAtExit, "pending-dma-at-exit"},
     {FaultKind::kInvalidArgument, "invalid-argument"},
     {FaultKind::kIndexOutOfRange, "index-out-of-range"},
+    {FaultKind::kDivideByZero, "divide-by-zero"},
 });
 
 std::string_view to_string(FaultKind kind) noexcept {

@@ -4,7 +4,10 @@
 // an even-bounded share of the output buffer and walks it in double-buffered tiles; an input of the output's shape
 // streams tile by tile, a broadcast input (a [C] bias, a scalar) is read into ldm once and indexed per element.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -435,9 +438,25 @@ void flat_kernel(Core& core, const FlatArgs& a) {
 class ElementwiseOp final : public BoundOp {
  public:
   ElementwiseOp(Function fn, std::vector<Shape> in, Shape out) : BoundOp(std::move(in), {std::move(out)}), fn_(fn) {}
+  /// clip with the bounds as given (an int32 input's are not held within fp16's range).
+  ElementwiseOp(Function fn, std::vector<Shape> in, Shape out, std::array<double, 2> given_bounds)
+      : ElementwiseOp(fn, std::move(in), std::move(out)) {
+    given_bounds_ = given_bounds;
+  }
 
   PaddingSpec padding(std::size_t) const override { return PaddingSpec{PaddingClass::kOneD}; }
   bool runs_in_producer_layout() const override { return true; }
+
+  /// add, sub, mul, div, min, max, neg, abs and clip of int32 tensors: their integer form (typed_elementwise.cpp).
+  std::unique_ptr<BoundOp> with_element_type(DType type) const override {
+    static const std::map<Fn, IntegerFn> kIntegerForms{
+        {Fn::kAdd, IntegerFn::kAdd}, {Fn::kSub, IntegerFn::kSub}, {Fn::kMul, IntegerFn::kMul},
+        {Fn::kDiv, IntegerFn::kDiv}, {Fn::kMin, IntegerFn::kMin}, {Fn::kMax, IntegerFn::kMax},
+        {Fn::kNeg, IntegerFn::kNeg}, {Fn::kAbs, IntegerFn::kAbs}, {Fn::kClip, IntegerFn::kClip}};
+    const auto form = kIntegerForms.find(fn_.fn);
+    if (type != DType::kI32 || form == kIntegerForms.end()) return nullptr;
+    return integer_elementwise(form->second, input_shapes(), output_shapes()[0], given_bounds_);
+  }
 
   void run(Machine& m, std::span<const DeviceTensor> in, std::span<const DeviceTensor> out,
            const std::string& label) const override {
@@ -503,6 +522,8 @@ class ElementwiseOp final : public BoundOp {
 
  private:
   Function fn_;
+  std::array<double, 2> given_bounds_{-std::numeric_limits<double>::infinity(),
+                                      std::numeric_limits<double>::infinity()};
 };
 
 template <Fn kFn>
@@ -525,8 +546,10 @@ std::unique_ptr<BoundOp> bind_gelu(std::string_view name, const JsonField& attrs
 std::unique_ptr<BoundOp> bind_clip(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {"min", "max"});
   const ClipBounds bounds = ClipBounds::parse(name, attrs);
-  return std::make_unique<ElementwiseOp>(Function{Fn::kClip, bounds.lo, bounds.hi},
-                                         std::vector<Shape>(in.begin(), in.end()), in[0]);
+  const double inf = std::numeric_limits<double>::infinity();
+  return std::make_unique<ElementwiseOp>(
+      Function{Fn::kClip, bounds.lo, bounds.hi}, std::vector<Shape>(in.begin(), in.end()), in[0],
+      std::array<double, 2>{num_attr(attrs, "min", -inf), num_attr(attrs, "max", inf)});
 }
 
 std::unique_ptr<BoundOp> bind_hard_sigmoid(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {

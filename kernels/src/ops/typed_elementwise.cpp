@@ -4,10 +4,14 @@
 // - where(condition bool, x, y): x where the condition holds, else y (x and y of one type, the output's);
 // - equal, less, greater, less_or_equal, greater_or_equal of two f16 or two int32 tensors (equal also of bool),
 //   giving bool;
-// - not, and, or, xor of bool tensors.
+// - not, and, or, xor of bool tensors;
+// - add, sub, mul, div, min, max, neg, abs of int32 tensors (the f16 ops' integer form, integer_elementwise) and
+//   mod (attribute fmod: 0, the divisor's sign as Python's %, int32 only; 1, the dividend's as C's fmod, int32 or
+//   f16): exact and wrapping to 32 bits as two's complement hardware does; div truncates toward zero; an integer
+//   division or modulo by zero is the fault divide-by-zero naming the core and the element.
 // Each core owns a share of the output's elements and streams it tile by tile: inputs of the output's shape are read
 // tile by tile, broadcast ones once into ldm and indexed per element. Values are compared and selected as doubles,
-// which hold every fp16 and int32 value exactly.
+// which hold every fp16 and int32 value exactly; integer arithmetic runs in 64 bits and wraps.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -15,6 +19,7 @@
 #include <span>
 
 #include "broadcast_index.hpp"
+#include "ldmsim/sim/fault.hpp"
 #include "op_support.hpp"
 #include "ops.hpp"
 #include "view_copy.hpp"
@@ -34,8 +39,65 @@ enum class TypedFn : std::uint8_t {
   kNot,
   kAnd,
   kOr,
-  kXor
+  kXor,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,   ///< integers, the divisor's sign (fmod 0)
+  kFmod,  ///< the dividend's sign (fmod 1)
+  kMin,
+  kMax,
+  kNeg,
+  kAbs,
+  kClip  ///< v[0] held within [v[1], v[2]], the bounds
 };
+
+/// An int32 value as two's complement hardware leaves a 64-bit result: its low 32 bits.
+double wrap32(std::int64_t v) {
+  return static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(v))));
+}
+
+/// True for the functions that divide by their second operand.
+bool divides(TypedFn fn) {
+  return fn == TypedFn::kDiv || fn == TypedFn::kMod || fn == TypedFn::kFmod;
+}
+
+/// Integer arithmetic on int32 values held exactly as doubles (a zero divisor is the caller's to trap); kFmod
+/// also of fp16 values, in double, where fmod is exact.
+double evaluate_arithmetic(TypedFn fn, const std::array<double, 3>& v) {
+  const auto a = static_cast<std::int64_t>(v[0]);
+  const auto b = static_cast<std::int64_t>(v[1]);
+  switch (fn) {
+    case TypedFn::kAdd:
+      return wrap32(a + b);
+    case TypedFn::kSub:
+      return wrap32(a - b);
+    case TypedFn::kMul:
+      return wrap32(a * b);
+    case TypedFn::kDiv:
+      return b == 0 ? 0.0 : wrap32(a / b);
+    case TypedFn::kMod: {
+      if (b == 0) return 0.0;
+      const std::int64_t r = a % b;
+      return static_cast<double>(r != 0 && (r < 0) != (b < 0) ? r + b : r);
+    }
+    case TypedFn::kFmod:
+      return std::fmod(v[0], v[1]);
+    case TypedFn::kMin:
+      return static_cast<double>(std::min(a, b));
+    case TypedFn::kMax:
+      return static_cast<double>(std::max(a, b));
+    case TypedFn::kNeg:
+      return wrap32(-a);
+    case TypedFn::kAbs:
+      return wrap32(a < 0 ? -a : a);
+    case TypedFn::kClip:
+      return std::min(std::max(v[0], v[1]), v[2]);
+    default:
+      return 0.0;
+  }
+}
 
 /// The function on element values (as doubles); the result is held as the output's type by store_value.
 double evaluate(TypedFn fn, const std::array<double, 3>& v) {
@@ -62,6 +124,8 @@ double evaluate(TypedFn fn, const std::array<double, 3>& v) {
       return v[0] != 0.0 || v[1] != 0.0 ? 1.0 : 0.0;
     case TypedFn::kXor:
       return (v[0] != 0.0) != (v[1] != 0.0) ? 1.0 : 0.0;
+    default:
+      return evaluate_arithmetic(fn, v);
   }
   return 0.0;
 }
@@ -96,6 +160,9 @@ struct TypedOperand {
 
 struct TypedArgs {
   TypedFn fn = TypedFn::kCast;
+  std::string name;                ///< the op's kind, for a fault's message
+  std::string label;               ///< the kernel's label, for a fault's location
+  std::array<double, 2> bounds{};  ///< clip's
   std::vector<TypedOperand> in;
   DevicePtr<f16> y;
   DType out_type = DType::kF16;
@@ -141,7 +208,7 @@ void typed_kernel(Core& core, const TypedArgs& a) {
       core.wait(r.handle);
       src[k] = std::span<const f16>(bufs[k].data() + r.first, t.size() * u);
     }
-    std::array<double, 3> v{};
+    std::array<double, 3> v{0.0, a.bounds[0], a.bounds[1]};
     for (std::size_t i = 0; i < t.size(); ++i) {
       for (std::size_t k = 0; k < a.in.size(); ++k) {
         if (bidx[k]) {
@@ -150,6 +217,12 @@ void typed_kernel(Core& core, const TypedArgs& a) {
         } else {
           v[k] = element_value(src[k], a.in[k].type, i);
         }
+      }
+      if (divides(a.fn) && v[1] == 0.0 && a.in[1].type == DType::kI32) {
+        const std::uint64_t element = t.begin + i;
+        throw Fault(FaultKind::kDivideByZero, {core.cg(), core.id()}, core.cycle(), a.label,
+                    fmt::format("{}: {} (element {} of the output) divided by zero", a.name, v[0], element),
+                    FaultField{"element", element});
       }
       store_value(yb.data(), a.out_type, i, evaluate(a.fn, v));
     }
@@ -163,8 +236,9 @@ void typed_kernel(Core& core, const TypedArgs& a) {
 
 class TypedElementwiseOp final : public BoundOp {
  public:
-  TypedElementwiseOp(TypedFn fn, std::vector<Shape> in, const std::vector<DType>& in_types, Shape out, DType out_type)
-      : BoundOp(std::move(in), {std::move(out)}), fn_(fn) {
+  TypedElementwiseOp(TypedFn fn, std::string name, std::vector<Shape> in, const std::vector<DType>& in_types, Shape out,
+                     DType out_type, std::array<double, 2> bounds = {})
+      : BoundOp(std::move(in), {std::move(out)}), fn_(fn), name_(std::move(name)), bounds_(bounds) {
     std::vector<DType> types = in_types;
     types.push_back(out_type);
     set_dtypes(std::move(types));
@@ -183,7 +257,7 @@ class TypedElementwiseOp final : public BoundOp {
     const bool out_padded_inside = !out[0].layout().only_tail_padded();
     const PaddingPlan out_plan = plan_one_d(unit_view(y, out_type()));
     const DeviceTensor out_flat = out_padded_inside ? scratch.tensor(label + ":flat_output", out_plan) : out[0];
-    TypedArgs a{fn_, {}, out_flat.ptr, out_type(), y, out_flat.layout().total};
+    TypedArgs a{fn_, name_, label, bounds_, {}, out_flat.ptr, out_type(), y, out_flat.layout().total};
     for (std::size_t k = 0; k < in.size(); ++k) {
       const bool broadcast = !(input_shapes()[k] == y);
       const std::size_t total = in[k].layout().total;
@@ -224,10 +298,13 @@ class TypedElementwiseOp final : public BoundOp {
     std::vector<BroadcastIndex> idx;
     for (std::size_t k = 0; k < in.size(); ++k) idx.emplace_back(input_shapes()[k], y, 0);
     for (std::size_t i = 0; i < out.data.size(); ++i) {
-      std::array<double, 3> v{};
+      std::array<double, 3> v{0.0, bounds_[0], bounds_[1]};
       for (std::size_t k = 0; k < in.size(); ++k) {
         v[k] = in[k].data[idx[k].index()];
         idx[k].next();
+      }
+      if (divides(fn_) && v[1] == 0.0 && dtype(1) == DType::kI32) {
+        throw std::domain_error(fmt::format("{} reference: integer division by zero (element {})", name_, i));
       }
       const double r = evaluate(fn_, v);
       out.data[i] = out_type() == DType::kF16 ? static_cast<float>(r) : static_cast<float>(as_word(r, out_type()));
@@ -240,6 +317,8 @@ class TypedElementwiseOp final : public BoundOp {
  private:
   DType out_type() const { return dtype(input_shapes().size()); }
   TypedFn fn_;
+  std::string name_;
+  std::array<double, 2> bounds_;
 };
 
 /// The broadcast shape of every input (numpy rules), or a rejection naming the op.
@@ -276,8 +355,10 @@ class TypedKind final : public OperatorKind {
   }
   std::unique_ptr<BoundOp> bind_typed(const JsonField& attrs, std::span<const Shape> in,
                                       std::span<const DType> types) const override {
-    check_attrs(attrs, fn_ == TypedFn::kCast ? std::initializer_list<std::string_view>{"to"}
-                                             : std::initializer_list<std::string_view>{});
+    check_attrs(attrs, fn_ == TypedFn::kCast  ? std::initializer_list<std::string_view>{"to"}
+                       : fn_ == TypedFn::kMod ? std::initializer_list<std::string_view>{"fmod"}
+                                              : std::initializer_list<std::string_view>{});
+    TypedFn fn = fn_;
     const std::vector<DType> in_types(types.begin(), types.end());
     const Shape out = broadcast_all(name_, in);
     DType out_type = DType::kBool;
@@ -322,8 +403,27 @@ class TypedKind final : public OperatorKind {
       case TypedFn::kXor:
         for (std::size_t k = 0; k < in.size(); ++k) expect_type(name_, k, types[k], {DType::kBool}, "an operand");
         break;
+      case TypedFn::kMod: {
+        const bool c_fmod = int_attr(attrs, "fmod", 0, 0, 1) != 0;
+        for (std::size_t k = 0; k < 2; ++k) {
+          expect_type(name_, k, types[k],
+                      c_fmod ? std::initializer_list<DType>{DType::kF16, DType::kI32}
+                             : std::initializer_list<DType>{DType::kI32},
+                      c_fmod ? "an operand" : "an operand (f16 operands need fmod 1)");
+        }
+        if (types[0] != types[1]) {
+          reject(name_,
+                 fmt::format("divides {} by {}: cast one of them first", to_string(types[0]), to_string(types[1])));
+        }
+        fn = c_fmod ? TypedFn::kFmod : TypedFn::kMod;
+        out_type = types[0];
+        break;
+      }
+      default:  // integer arithmetic is bound by integer_elementwise
+        break;
     }
-    return std::make_unique<TypedElementwiseOp>(fn_, std::vector<Shape>(in.begin(), in.end()), in_types, out, out_type);
+    return std::make_unique<TypedElementwiseOp>(fn, name_, std::vector<Shape>(in.begin(), in.end()), in_types, out,
+                                                out_type);
   }
 
  private:
@@ -349,6 +449,24 @@ void add_typed_elementwise_kinds(OperatorRegistry& registry) {
   add("and", TypedFn::kAnd, Arity{2, 2, 1}, {"And"});
   add("or", TypedFn::kOr, Arity{2, 2, 1}, {"Or"});
   add("xor", TypedFn::kXor, Arity{2, 2, 1}, {"Xor"});
+  add("mod", TypedFn::kMod, Arity{2, 2, 1}, {});
+}
+
+std::unique_ptr<BoundOp> integer_elementwise(IntegerFn fn, std::vector<Shape> in, Shape out,
+                                             std::array<double, 2> bounds) {
+  static constexpr std::array<std::pair<TypedFn, std::string_view>, 9> kForms{{{TypedFn::kAdd, "add"},
+                                                                               {TypedFn::kSub, "sub"},
+                                                                               {TypedFn::kMul, "mul"},
+                                                                               {TypedFn::kDiv, "div"},
+                                                                               {TypedFn::kMin, "min"},
+                                                                               {TypedFn::kMax, "max"},
+                                                                               {TypedFn::kNeg, "neg"},
+                                                                               {TypedFn::kAbs, "abs"},
+                                                                               {TypedFn::kClip, "clip"}}};
+  const auto& [typed, name] = kForms.at(static_cast<std::size_t>(fn));
+  const std::vector<DType> types(in.size(), DType::kI32);
+  return std::make_unique<TypedElementwiseOp>(typed, std::string(name), std::move(in), types, std::move(out),
+                                              DType::kI32, bounds);
 }
 
 }  // namespace ldmsim::ops

@@ -23,9 +23,10 @@ enum class FaultKind : std::uint8_t {
   kPendingDmaAtExit,  ///< a kernel returned with DMA requests it never waited for
   kInvalidArgument,   ///< a core API was called with an impossible argument (bad mask, bad free, ...)
   kIndexOutOfRange,   ///< a runtime index a kernel reads (gather's) is outside the axis it indexes
+  kDivideByZero,      ///< an integer division or modulo by zero (div and mod of int32 tensors)
 };
 /// The last fault kind (trace readers: a larger stored value is unknown).
-inline constexpr FaultKind kLastFaultKind = FaultKind::kIndexOutOfRange;
+inline constexpr FaultKind kLastFaultKind = FaultKind::kDivideByZero;
 
 /// Stable lower-case name of a fault kind ("dma-misaligned", ...), used in messages, traces and stats.
 std::string_view to_string(FaultKind kind) noexcept;
