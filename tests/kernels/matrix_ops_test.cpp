@@ -27,6 +27,8 @@ std::vector<Case> cases_for(const Shape4& s4) {
   out.push_back({"avg_pool", {s}, {{"kernel", 2}, {"stride", 2}, {"pad", 1}, {"count_include_pad", true}}});
   out.push_back({"max_pool", {s}, {{"kernel", 2}, {"stride", 2}, {"ceil_mode", true}}});
   out.push_back({"avg_pool", {s}, {{"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil_mode", true}}});
+  out.push_back({"max_pool", {s}, {{"kernel", 2}, {"stride", 1}, {"dilation", {2, 3}}}});
+  out.push_back({"max_pool", {s}, {{"kernel", 3}, {"stride", 2}, {"pad", 2}, {"dilation", 2}, {"ceil_mode", true}}});
   out.push_back({"spatialbn", {s, c1, c1, c1, c1}, {{"epsilon", 1e-3}}});
   out.push_back({"spatialbn_train", {s, c1, c1}, {}});
   return out;
@@ -45,6 +47,7 @@ TEST_CASE("matrix operators on even and odd shapes under every staging policy", 
   for (const Shape4& s : test::test_shapes()) {
     for (const Case& c : cases_for(s)) {
       if ((c.op == "max_pool" && (s.h < 2 || s.w < 2))) continue;
+      if (c.attrs.contains("dilation") && c.attrs["dilation"].is_array() && (s.h < 3 || s.w < 4)) continue;
       INFO(c.op << " " << s.str() << " " << c.attrs.dump());
       const auto fixed = fixed_for(c.op, s.c);
       for (StagingPolicy p : {StagingPolicy::kMethod, StagingPolicy::kNaive}) {
@@ -76,6 +79,10 @@ TEST_CASE("units larger than sw26010's 64 KiB ldm run without trapping", "[kerne
       {"relu", {plane}, nullptr},
       {"softmax", {Shape{2, 40000}}, nullptr},
       {"max_pool", {plane}, {{"kernel", 3}, {"stride", 2}, {"pad", 1}}},
+      {"max_pool", {plane}, {{"kernel", 3}, {"stride", 2}, {"pad", 3}, {"dilation", {2, 3}}}},
+      {"max_pool",
+       {Shape{1, 1, 5, 30001}},
+       {{"kernel", {2, 3}}, {"stride", {1, 2}}, {"pad", {1, 2}}, {"dilation", {3, 2}}}},
       {"avg_pool", {Shape{1, 1, 300, 301}}, {{"kernel", 2}}},
       {"spatialbn", {plane, c, c, c, c}, nullptr},
       {"spatialbn_train", {plane, c, c}, nullptr},
@@ -120,6 +127,12 @@ TEST_CASE("bad attributes and shapes are rejected when the op is bound", "[kerne
                     Catch::Contains("max_pool: kernel 9x9 is larger than the padded input 4x4"));
   CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 2}, {"pad", 2}}),
                     Catch::Contains("must be smaller than the kernel"));
+  CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 3}, {"dilation", 2}}),
+                    Catch::Contains("kernel 3x3 with dilation 2x2 (reach 5x5) is larger than the padded input 4x4"));
+  CHECK_THROWS_WITH(bind_op("max_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 2}, {"dilation", 0}}),
+                    Catch::Contains("attrs.dilation"));
+  CHECK_THROWS_WITH(bind_op("avg_pool", {Shape{1, 1, 4, 4}}, {{"kernel", 2}, {"dilation", 2}}),
+                    Catch::Contains("unknown key"));
   CHECK_THROWS_WITH(bind_op("fc", {Shape{2, 3, 1, 1}, Shape{4, 5}}), Catch::Contains("fc") && Catch::Contains("c*h*w"));
   CHECK_THROWS_WITH(bind_op("fc", {Shape{2, 3}, Shape{4, 3}, Shape{5}}), Catch::Contains("bias [5] must be [4]"));
   CHECK_THROWS_WITH(bind_op("spatialbn", {Shape{1, 3, 2, 2}, Shape{3}, Shape{3}, Shape{4}, Shape{3}}),

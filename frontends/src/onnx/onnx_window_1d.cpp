@@ -90,7 +90,7 @@ void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max)
   const auto w = read_window_1d(a, t);
   if (!w) return;
   if (w->kernel == 0) t.problem("kernel_shape is required");
-  if (w->dilation != 1) t.problem("dilations other than 1 are not supported");
+  if (!max && w->dilation != 1) t.problem("dilations other than 1 (AveragePool takes them from opset 19)");
   if (w->pad_begin != w->pad_end) {
     t.problem(fmt::format("asymmetric pads [{}, {}] are not supported (pools pad both ends alike)", w->pad_begin,
                           w->pad_end));
@@ -99,6 +99,7 @@ void translate_pool_1d(const onnx::NodeProto& node, NodeTranslator& t, bool max)
   const std::string x4 = as_2d(t, 0), y4 = t.fresh_name(node.output(0) + "/2d");
   nlohmann::json attrs = {{"kernel", {1, w->kernel}}, {"stride", {1, w->stride}}, {"pad", {0, w->pad_begin}}};
   if (!max) attrs["count_include_pad"] = a.integer("count_include_pad", 0) != 0;
+  if (max && w->dilation != 1) attrs["dilation"] = {1, w->dilation};
   if (a.integer("ceil_mode", 0) != 0) attrs["ceil_mode"] = true;
   t.add_op(max ? "max_pool" : "avg_pool", {x4}, {y4}, std::move(attrs));
   back_to_1d(t, y4);
