@@ -32,6 +32,7 @@ OperatorRegistry OperatorRegistry::builtin() {
   ops::add_reduce_kinds(registry);
   ops::add_arg_reduce_kinds(registry);
   ops::add_cumsum_kind(registry);
+  ops::add_top_k_kind(registry);
   ops::add_layer_norm_kind(registry);
   ops::add_transpose_kind(registry);
   ops::add_slice_kind(registry);

@@ -267,6 +267,16 @@ def single_op_models(directory):
     case("matmul_batched", x4[:, :, :, :], x4 @ mw, [node("MatMul", ["x", "w"])], [("w", mw)])
     case("max_pool", img, max_pool(np.pad(img, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf), 3, 2),
          [node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])])
+    # Dilated windows (DeepLab-style heads, 1-D audio models): taps d apart, pads of -inf.
+    def dilated_max_pool(x, kernel, strides, pads, dilations):
+        spatial = len(kernel)
+        xp = np.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in pads), constant_values=-np.inf)
+        out = [(xp.shape[a + 2] - (kernel[a] - 1) * dilations[a] - 1) // strides[a] + 1 for a in range(spatial)]
+        return np.max([xp[(slice(None), slice(None)) + tuple(
+            slice(o[a] * dilations[a], o[a] * dilations[a] + strides[a] * (out[a] - 1) + 1, strides[a])
+            for a in range(spatial))] for o in np.ndindex(*kernel)], axis=0)
+    case("max_pool_dilated", img, dilated_max_pool(img, (3, 2), (2, 1), (2, 1), (2, 3)),
+         [node("MaxPool", ["x"], kernel_shape=[3, 2], strides=[2, 1], pads=[2, 1, 2, 1], dilations=[2, 3])])
     # ceil_mode: 2x2 windows, stride 2, over 7x9 give 4x5 outputs, the last row and column of windows clipped.
     edge = np.pad(img, ((0, 0), (0, 0), (0, 1), (0, 1)), constant_values=-np.inf)
     case("max_pool_ceil", img, max_pool(edge, 2, 2),
@@ -307,6 +317,36 @@ def single_op_models(directory):
           helper.make_node("CumSum", ["ones", "axis"], ["sums"], name="cumsum"),
           helper.make_node("Cast", ["sums"], ["y"], name="to_float", to=TensorProto.FLOAT)],
          [("zero", np.array(0.0)), ("axis", np.array(-1))])
+    # Arithmetic of runtime integer tensors (RoBERTa's position ids `cumsum(mask) * mask + pad`): Mul, Add, Sub, Div
+    # (truncating), Mod (the divisor's sign, and fmod 1's dividend's), Clip, Abs and Neg of int64 values, held as int32.
+    q = np.trunc(fp16(x4 * 10)).astype(np.int64)
+    a = q * q + 3
+    ints = (a // 7 + np.sign(q) * (np.abs(q) // 4) + np.mod(q, -4) + np.fmod(q, 3) + np.clip(a - 100, -20, 50)
+            - np.abs(-q))
+    int_nodes = [("Mul", ["x", "ten"], "scaled", {}), ("Cast", ["scaled"], "q", {"to": TensorProto.INT64}),
+                 ("Mul", ["q", "q"], "square", {}), ("Add", ["square", "three"], "a", {}),
+                 ("Div", ["a", "seven"], "b", {}), ("Div", ["q", "four"], "c", {}),
+                 ("Mod", ["q", "minus_four"], "d", {}), ("Mod", ["q", "three"], "g", {"fmod": 1}),
+                 ("Sub", ["a", "hundred"], "a100", {}), ("Clip", ["a100", "lo", "hi"], "e", {}),
+                 ("Neg", ["q"], "minus_q", {}), ("Abs", ["minus_q"], "f", {}),
+                 ("Add", ["b", "c"], "bc", {}), ("Add", ["bc", "d"], "bcd", {}), ("Add", ["bcd", "g"], "bcdg", {}),
+                 ("Add", ["bcdg", "e"], "sum", {}), ("Sub", ["sum", "f"], "total", {}),
+                 ("Cast", ["total"], "y", {"to": TensorProto.FLOAT})]
+    case("integer_arithmetic", x4, ints.astype(np.float32),
+         [helper.make_node(op, i, [o], name=f"n_{o}", **kw) for op, i, o, kw in int_nodes],
+         [("ten", np.array(10.0)), ("three", np.array(3)), ("seven", np.array(7)), ("four", np.array(4)),
+          ("minus_four", np.array(-4)), ("hundred", np.array(100)), ("lo", np.array(-20)), ("hi", np.array(50))])
+    # TopK gives values and int64 indices (held as int32): over a middle axis by transposes (torch.topk(x, 2, dim=1)),
+    # and every element smallest first (torch.sort exports as TopK); values plus indices compared as one tensor.
+    def top_k(a, k, axis, largest):
+        order = np.argsort(-a if largest else a, axis=axis, kind="stable")
+        order = np.take(order, np.arange(k), axis=axis)
+        return np.take_along_axis(a, order, axis=axis) + order
+    for name, k, axis, largest in [("topk_axis1", 2, 1, 1), ("topk_sort_ascending", 7, -1, 0)]:
+        case(name, x4, top_k(x4, k, axis, largest).astype(np.float32),
+             [helper.make_node("TopK", ["x", "k"], ["values", "i"], name="topk", axis=axis, largest=largest),
+              helper.make_node("Cast", ["i"], ["fi"], name="to_float", to=TensorProto.FLOAT),
+              helper.make_node("Add", ["values", "fi"], ["y"], name="sum")], [("k", np.array([k]))])
     # ArgMax and ArgMin give int64 indices (held as int32), cast to float for the comparison: a segmentation map's
     # class per pixel; ties of the rounded values go to the first index, or the last with select_last_index.
     case("argmax_axis1", x4, np.argmax(x4, axis=1).astype(np.float32),
@@ -419,6 +459,8 @@ def single_op_models(directory):
          [("w", w1d), ("b", b1d)])
     case("max_pool1d", seq, np.maximum.reduce([seq[:, :, i:i + 9] for i in range(3)]),
          [node("MaxPool", ["x"], kernel_shape=[3], strides=[1])])
+    case("max_pool1d_dilated", seq, dilated_max_pool(seq[:, :, None, :], (1, 3), (1, 2), (0, 2), (1, 2))[:, :, 0, :],
+         [node("MaxPool", ["x"], kernel_shape=[3], strides=[2], pads=[2, 2], dilations=[2])])
     case("avg_pool1d", seq, (seq[:, :, 0:10:2] + seq[:, :, 1:11:2]) / 2,
          [node("AveragePool", ["x"], kernel_shape=[2], strides=[2])])
     # 3-D windows (video and volumetric nets): the depth window unrolled into the 2-D engine's channels.
@@ -745,7 +787,7 @@ def bad_models(directory, cnn_bytes):
         helper.make_node("LRN", ["x"], ["a"], name="norm", size=3),
         helper.make_node("Relu", ["a"], ["ra"], name="after_norm"),
         helper.make_node("Sigmoid", ["ra"], ["sa"], name="after_after_norm"),
-        helper.make_node("MaxPool", ["x"], ["b"], name="pool_dilated", kernel_shape=[2, 2], dilations=[2, 2]),
+        helper.make_node("AveragePool", ["x"], ["b"], name="pool_dilated", kernel_shape=[2, 2], dilations=[2, 2]),
         helper.make_node("Einsum", ["x"], ["y"], name="einsum", equation="ncii->nci"),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
@@ -1038,6 +1080,37 @@ def recurrent(directory):
     for n, v in outs.items():
         np.save(directory / f"rnn_lens_{n}.npy", v.astype(np.float32))
 
+    # The plain RNN (PyTorch's nn.RNN): forward tanh with B and initial_h; bidirectional relu without either, a full
+    # sequence_lens, only Y_h named.
+    seq, batch, inp, hid = 6, 3, 4, 5
+    x = fp16(rng.normal(size=(seq, batch, inp)))
+    w, r, b, h0 = weights(1, hid, inp), weights(1, hid, hid), weights(1, 2 * hid), weights(1, batch, hid)
+
+    def plain_rnn(f, w, r, wb, rb, h, reverse=False):
+        ys = np.zeros((seq, batch, hid))
+        for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
+            h = f(x[t] @ w.T + h @ r.T + wb + rb)
+            ys[t] = h
+        return ys, h
+    ty, th = plain_rnn(np.tanh, w[0], r[0], b[0, :hid], b[0, hid:], h0[0])
+    bw, br = weights(2, hid, inp), weights(2, hid, hid)
+    relu = lambda a: np.maximum(a, 0)  # noqa: E731
+    bh = np.stack([plain_rnn(relu, bw[d], br[d], 0, 0, np.zeros((batch, hid)), reverse=d == 1)[1] for d in range(2)])
+    nodes = [mk("RNN", ["x", "w", "r", "b", "", "h0"], ["ry", "ryh"], name="rnn_tanh", hidden_size=hid),
+             mk("RNN", ["x", "bw", "br", "", "lens"], ["", "by_h"], name="rnn_relu", direction="bidirectional",
+                activations=["Relu", "Relu"])]
+    inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in
+             [("w", w), ("r", r), ("b", b), ("h0", h0), ("bw", bw), ("br", br)]]
+    inits.append(numpy_helper.from_array(np.full(batch, seq, np.int32), "lens"))
+    outs = {"ry": ty[:, None], "ryh": th[None], "by_h": bh}
+    graph = helper.make_graph(nodes, "rnn_plain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in outs.items()],
+                              inits)
+    save(directory, "rnn_plain", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]))
+    np.save(directory / "rnn_plain_x.npy", x)
+    for n, v in outs.items():
+        np.save(directory / f"rnn_plain_{n}.npy", v.astype(np.float32))
+
     # Refused: clip, peepholes, a sequence_lens of 0, custom activations, layout 1, no output, and a zero B that
     # W's declared shape would make enormous.
     w4, r4 = weights(1, 4 * 2, 3), weights(1, 4 * 2, 2)
@@ -1048,19 +1121,22 @@ def recurrent(directory):
                 activations=["Relu", "Tanh", "Tanh"]),
              mk("LSTM", ["x", "w", "r"], ["e"], name="batch_first", hidden_size=2, layout=1),
              mk("GRU", ["x", "w3", "r3", "", "", "h3"], [], name="no_outputs", hidden_size=2),
-             mk("LSTM", ["x", "huge_w", "huge_r", "", "", "huge_h"], ["f"], name="huge_b")]
+             mk("LSTM", ["x", "huge_w", "huge_r", "", "", "huge_h"], ["f"], name="huge_b"),
+             mk("RNN", ["x", "w1", "r1"], ["g"], name="rnn_softsign", activations=["Softsign"]),
+             mk("RNN", ["x", "w1", "r1", "", "short"], ["h"], name="rnn_short_lens")]
     inits = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in [("w", w4), ("r", r4)]]
     inits += [numpy_helper.from_array(np.zeros((1, 6), np.float32), "p"),
               numpy_helper.from_array(np.array([0, 2], np.int32), "short"),
               numpy_helper.from_array(weights(1, 6, 3), "w3"), numpy_helper.from_array(weights(1, 6, 2), "r3"),
-              numpy_helper.from_array(weights(1, 2, 2), "h3")]
+              numpy_helper.from_array(weights(1, 2, 2), "h3"), numpy_helper.from_array(weights(1, 2, 3), "w1"),
+              numpy_helper.from_array(weights(1, 2, 2), "r1")]
     huge = 4 * 2 ** 24
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 3]),
               helper.make_tensor_value_info("huge_w", TensorProto.FLOAT, [1, huge, 3]),
               helper.make_tensor_value_info("huge_r", TensorProto.FLOAT, [1, huge, huge // 4]),
               helper.make_tensor_value_info("huge_h", TensorProto.FLOAT, [1, 2, huge // 4])]
     graph = helper.make_graph(nodes, "bad_rnn", inputs,
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abcdef"], inits)
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abcdefgh"], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), str(directory / "bad_rnn.onnx"))
 
 

@@ -308,6 +308,20 @@ TEST_CASE("an input not given gets seeded random values and says so", "[cli][onn
   CHECK(host["placement_host_seconds"].get<double>() <= host["phases"]["execute_seconds"].get<double>());
 }
 
+TEST_CASE("plain RNN from ONNX unrolls over its steps: tanh with B and initial_h and a bidirectional relu",
+          "[cli][onnx][recurrent]") {
+  const ScratchDir out("onnx-rnn-plain");
+  const auto r = run_cli(fmt::format("run '{}' --input x='{}' --arch sw26010pro --no-trace --out '{}'",
+                                     model("rnn_plain.onnx"), model("rnn_plain_x.npy"), out.str()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  for (const char* o : {"ry", "ryh", "by_h"}) {
+    INFO(o);
+    CHECK(worst_excess(out.path / fmt::format("{}.npy", o), onnx_test_models() / fmt::format("rnn_plain_{}.npy", o)) <=
+          0);
+  }
+}
+
 TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX's own forms",
           "[cli][onnx][recurrent]") {
   struct Model {
@@ -335,7 +349,7 @@ TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX
   const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_rnn.onnx"), out.str()));
   INFO(r.output);
   CHECK(r.code == 2);
-  CHECK_THAT(r.output, Catch::Contains("7 problem(s)"));
+  CHECK_THAT(r.output, Catch::Contains("9 problem(s)"));
   CHECK_THAT(r.output, Catch::Contains("node 0 'clipped' (LSTM): attribute 'clip' is not supported"));
   CHECK_THAT(r.output, Catch::Contains("node 1 'peephole' (LSTM): peephole weights"));
   CHECK_THAT(r.output, Catch::Contains("node 2 'short_lens' (LSTM): sequence_lens holds 0 for batch element 0: "
@@ -344,6 +358,8 @@ TEST_CASE("LSTM and GRU from ONNX: PyTorch's export pattern and gate order, ONNX
   CHECK_THAT(r.output, Catch::Contains("node 4 'batch_first' (LSTM): layout 1"));
   CHECK_THAT(r.output, Catch::Contains("node 5 'no_outputs' (GRU): names none of its outputs"));
   CHECK_THAT(r.output, Catch::Contains("node 6 'huge_b' (LSTM): B is left out and W's shape"));
+  CHECK_THAT(r.output, Catch::Contains("node 7 'rnn_softsign' (RNN): activation 'Softsign' is not supported"));
+  CHECK_THAT(r.output, Catch::Contains("node 8 'rnn_short_lens' (RNN): sequence_lens shorter than the sequence (2)"));
 }
 
 TEST_CASE("int64 and bool inputs: token ids, padding masks and runtime comparisons match numpy", "[cli][onnx][typed]") {
@@ -412,7 +428,8 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
     CHECK(r.code == 2);
     CHECK_THAT(r.output, Catch::Contains("3 problem(s)"));
     CHECK_THAT(r.output, Catch::Contains("node 0 'norm' (LRN): is not a supported op type"));
-    CHECK_THAT(r.output, Catch::Contains("node 3 'pool_dilated' (MaxPool): dilations other than 1 are not supported"));
+    CHECK_THAT(r.output, Catch::Contains("node 3 'pool_dilated' (AveragePool): dilations other than 1 (AveragePool "
+                                         "takes them from opset 19)"));
     CHECK_THAT(r.output, Catch::Contains("node 4 'einsum' (Einsum): equation 'ncii->nci' repeats index 'i' within "
                                          "input 0 (a diagonal): not supported"));
     CHECK_THAT(r.output, !Catch::Contains("after_norm") && Catch::Contains("and 2 node(s) that depend on them"));

@@ -86,7 +86,9 @@ void translate_pool(const onnx::NodeProto& node, NodeTranslator& t) {
   const auto w = read_window(a, t);
   if (!w) return;
   if (w->kernel.empty()) t.problem("kernel_shape is required");
-  if (w->dilations != std::vector<std::int64_t>{1, 1}) t.problem("dilations other than 1 are not supported");
+  if (!kMax && w->dilations != std::vector<std::int64_t>{1, 1}) {
+    t.problem("dilations other than 1 (AveragePool takes them from opset 19)");
+  }
   if (kMax && a.integer("storage_order", 0) != 0) t.problem("storage_order 1 is not supported");
   if (w->pads[0] != w->pads[2] || w->pads[1] != w->pads[3]) {
     t.problem(fmt::format("asymmetric pads [{}] are not supported (pools pad top = bottom, left = right)",
@@ -95,6 +97,7 @@ void translate_pool(const onnx::NodeProto& node, NodeTranslator& t) {
   if (!t.problems().empty()) return;
   json attrs = {{"kernel", w->kernel}, {"stride", w->strides}, {"pad", {w->pads[0], w->pads[1]}}};
   if (!kMax) attrs["count_include_pad"] = a.integer("count_include_pad", 0) != 0;
+  if (kMax && w->dilations != std::vector<std::int64_t>{1, 1}) attrs["dilation"] = w->dilations;
   if (a.integer("ceil_mode", 0) != 0) attrs["ceil_mode"] = true;
   t.op(kMax ? "max_pool" : "avg_pool", {0}, std::move(attrs));
 }
@@ -165,7 +168,7 @@ void translate_reshape(const onnx::NodeProto& node, NodeTranslator& t) {
 }
 
 /// `op` (which works along the last axis) applied along `axis` of the node's input 0: the input transposed to put
-/// that axis last, the op, and the transpose back, into the node's output.
+/// that axis last, the op, and the transpose back, into each of the node's outputs.
 void along_axis_by_transposes(NodeTranslator& t, std::size_t axis, std::size_t rank, const std::string& op,
                               const nlohmann::json& attrs) {
   std::vector<std::int64_t> to_last, back(rank);
@@ -175,10 +178,49 @@ void along_axis_by_transposes(NodeTranslator& t, std::size_t axis, std::size_t r
   to_last.push_back(static_cast<std::int64_t>(axis));
   for (std::size_t d = 0; d < rank; ++d) back[static_cast<std::size_t>(to_last[d])] = static_cast<std::int64_t>(d);
   const std::string& y = t.node().output(0);
-  const std::string moved = t.fresh_name(y + "/axis_last"), done = t.fresh_name(y + "/" + op + "_last");
+  const std::string moved = t.fresh_name(y + "/axis_last");
   t.add_op("transpose", {t.input(0)}, {moved}, {{"perm", to_last}});
-  t.add_op(op, {moved}, {done}, attrs);
-  t.add_op("transpose", {done}, {y}, {{"perm", back}});
+  std::vector<std::string> done;
+  for (int o = 0; o < t.node().output_size(); ++o) {
+    done.push_back(t.fresh_name(t.node().output(o) + "/" + op + "_last"));
+  }
+  t.add_op(op, {moved}, done, attrs);
+  for (int o = 0; o < t.node().output_size(); ++o) {
+    t.add_op("transpose", {done[static_cast<std::size_t>(o)]}, {t.node().output(o)}, {{"perm", back}});
+  }
+}
+
+/// TopK with a constant K (input 1) along any axis: top_k runs along the last, so another axis is moved last by a
+/// transpose and both outputs are moved back (torch.topk along channels; torch.sort exports as TopK of every
+/// element).
+void translate_top_k(const onnx::NodeProto& node, NodeTranslator& t) {
+  const Attributes a(node, t.problems(), {"axis", "largest", "sorted"});
+  if (!t.arity(2, 2, 2)) return;
+  const auto given = integer_list(t, 1, "K");
+  const auto* x = t.input_shape(0);
+  if (!given || x == nullptr) return;
+  if (given->size() != 1) {
+    t.problem(fmt::format("K must hold one value, not {}", given->size()));
+    return;
+  }
+  const std::int64_t axis_given = a.integer("axis", -1);
+  const auto axis = normalize_axis(axis_given, x->size());
+  if (!axis) {
+    t.problem(fmt::format("axis {} is outside the input's {} axes", axis_given, x->size()));
+    return;
+  }
+  if ((*given)[0] < 1 || static_cast<std::uint64_t>((*given)[0]) > (*x)[*axis]) {
+    t.problem(fmt::format("K = {} must be from 1 to the axis' {} elements", (*given)[0], (*x)[*axis]));
+    return;
+  }
+  const nlohmann::json attrs = {{"k", (*given)[0]},
+                                {"largest", a.integer("largest", 1) != 0 ? 1 : 0},
+                                {"sorted", a.integer("sorted", 1) != 0 ? 1 : 0}};
+  if (*axis + 1 == x->size()) {
+    t.op("top_k", {0}, attrs);
+    return;
+  }
+  along_axis_by_transposes(t, *axis, x->size(), "top_k", attrs);
 }
 
 void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Context& ctx) {
@@ -399,6 +441,11 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     } else {
       translate_conv(node, t);
     }
+  } else if (type == "TopK") {
+    translate_top_k(node, t);
+  } else if (type == "Mod") {
+    const Attributes a(node, t.problems(), {"fmod"});
+    if (t.arity(2, 2, 1)) t.op("mod", {0, 1}, {{"fmod", a.integer("fmod", 0)}});
   } else if (type == "HardSigmoid") {
     const Attributes a(node, t.problems(), {"alpha", "beta"});
     if (t.arity(1, 1, 1)) t.op("hardsigmoid", {0}, {{"alpha", a.real("alpha", 0.2F)}, {"beta", a.real("beta", 0.5F)}});
@@ -532,6 +579,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
       t.op("layer_norm", t.has_input(2) ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1},
            {{"axis", a.integer("axis", -1)}, {"epsilon", a.real("epsilon", 1e-5F)}});
     }
+  } else if (type == "RNN") {
+    translate_rnn(node, t, ctx);
   } else if (type == "LSTM" || type == "GRU") {
     translate_recurrent(node, t, ctx, type == "LSTM" ? CellKind::kLstm : CellKind::kGru);
   } else if (type == "Constant") {

@@ -195,6 +195,8 @@ class NodeTranslator {
 
 /// LSTM / GRU nodes (onnx_recurrent.cpp).
 void translate_recurrent(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, CellKind kind);
+/// RNN nodes, unrolled over their steps (onnx_rnn.cpp).
+void translate_rnn(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
 /// A constant sequence_lens checked against X's [seq, batch]: each batch element's length when some is shorter
 /// than the sequence, or empty (all run the whole sequence, or a problem was reported).
 std::vector<std::uint64_t> sequence_lengths(NodeTranslator& t, const Constant& lens, std::uint64_t seq,
