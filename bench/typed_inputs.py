@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Transformers fed token ids and padding masks at run time, as people export them: an embedding lookup by int64
 ids (runtime gather), a torch.nn.TransformerEncoder with a bool key-padding mask given as a graph input, and a
-HF-style additive mask from an int64 attention mask (Unsqueeze, Cast, (1 - m) * -10000). Each is exported by
+HF-style additive mask from an int64 attention mask (Unsqueeze, Cast, (1 - m) * -10000), and RoBERTa-style position
+ids computed from the ids (`cumsum(mask) * mask + padding_idx`: integer Mul and Add at run time) with a top-5 of the
+output logits (TopK). Each is exported by
 torch.onnx at opsets 13 and 17 with seeded fp16-rounded weights, run with `ldmsim run` and compared with torch's
 fp32 output on the same inputs (relative L2 <= 5%, same argmax). Needs python3-torch (not in CI).
 
@@ -60,16 +62,37 @@ class AdditiveMaskEncoder(torch.nn.Module):
         return self.norm(x + self.out(y))
 
 
+class PositionIdEncoder(torch.nn.Module):
+    """RoBERTa-style: position ids made from the ids at run time (padding id 1), a LayerNorm, a vocabulary head and
+    the top 5 logits of each token."""
+
+    def __init__(self, vocab=1000, hidden=64, seq=16):
+        super().__init__()
+        self.word = torch.nn.Embedding(vocab, hidden)
+        self.position = torch.nn.Embedding(seq + 2, hidden)
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.head = torch.nn.Linear(hidden, vocab)
+
+    def forward(self, ids):
+        mask = ids.ne(1).int()
+        positions = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
+        logits = self.head(self.norm(self.word(ids) + self.position(positions)))
+        return torch.topk(logits, 5, dim=-1).values
+
+
 def inputs_of(name, seq=16, vocab=1000):
     g = torch.Generator().manual_seed(5)
     ids = torch.randint(1, vocab, (2, seq), generator=g)
     ids[0, seq - 4:] = 0
     if name == "token_encoder":
         return {"ids": ids, "pad": ids == 0}
+    if name == "position_id_encoder":
+        return {"ids": torch.where(ids == 0, torch.ones_like(ids), ids)}
     return {"ids": ids, "attention_mask": (ids != 0).long()}
 
 
-MODELS = {"token_encoder": TokenEncoder, "additive_mask_encoder": AdditiveMaskEncoder}
+MODELS = {"token_encoder": TokenEncoder, "additive_mask_encoder": AdditiveMaskEncoder,
+          "position_id_encoder": PositionIdEncoder}
 
 
 def run(args, name, opset, out):
@@ -94,7 +117,8 @@ def run(args, name, opset, out):
     rel = float(np.linalg.norm(got - expected) / np.linalg.norm(expected))
     same_argmax = bool(np.argmax(got) == np.argmax(expected))
     stats = json.loads((run_dir / "stats.json").read_text())
-    runtime_typed = sorted({op["type"] for op in stats["ops"]} & {"gather", "where", "cast", "equal", "not"})
+    typed = {"gather", "where", "cast", "equal", "not", "cumsum", "top_k"}
+    runtime_typed = sorted({op["type"] for op in stats["ops"]} & typed)
     return {"model": name, "opset": opset, "status": "ok" if rel <= TOLERANCE and same_argmax else "MISMATCH",
             "relative_l2": rel, "same_argmax": same_argmax, "cycles": stats["cycles"], "typed_ops": runtime_typed}
 
