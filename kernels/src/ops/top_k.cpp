@@ -192,9 +192,8 @@ class TopKOp final : public BoundOp {
     }
     // Rows fewer than cores: long rows cut into parts of at least max(2k, 2048) elements, one core each.
     const std::uint64_t workers = std::uint64_t{m.arch().core_groups} * m.arch().cores_per_group();
-    const std::uint64_t parts =
-        rows >= workers ? 1
-                        : std::clamp<std::uint64_t>(workers / rows, 1, length / std::max<std::uint64_t>(2 * k_, 2048));
+    const std::uint64_t most_parts = std::max<std::uint64_t>(1, length / std::max<std::uint64_t>(2 * k_, 2048));
+    const std::uint64_t parts = rows >= workers ? 1 : std::clamp<std::uint64_t>(workers / rows, 1, most_parts);
     TopKPass first{k_, largest_, DevicePtr<const f16>(x.ptr), {}, x.layout().total, 0, length, 1, length, rows};
     if (parts > 1) {
       const std::uint64_t part_len = (length + parts - 1) / parts;
