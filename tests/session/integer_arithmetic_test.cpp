@@ -45,10 +45,11 @@ json arithmetic_workload() {
       {"type": "max", "inputs": ["a", "b"], "outputs": ["larger"]},
       {"type": "neg", "inputs": ["a"], "outputs": ["negated"]},
       {"type": "abs", "inputs": ["a"], "outputs": ["magnitude"]},
-      {"type": "clip", "inputs": ["a"], "outputs": ["clipped"], "attrs": {"min": -100000, "max": 70000}}
+      {"type": "clip", "inputs": ["a"], "outputs": ["clipped"], "attrs": {"min": -100000, "max": 70000}},
+      {"type": "clip", "inputs": ["a"], "outputs": ["clipped_high"], "attrs": {"min": 70000, "max": 80000}}
     ],
     "outputs": ["sum", "difference", "product", "quotient", "python_mod", "c_mod", "smaller", "larger", "negated",
-                "magnitude", "clipped"]
+                "magnitude", "clipped", "clipped_high"]
   })");
 }
 
@@ -101,11 +102,13 @@ TEST_CASE("int32 arithmetic computes what 64-bit integers wrapped to 32 bits giv
     const std::vector<std::int32_t> negated = words_of(r.outputs.at("negated"));
     const std::vector<std::int32_t> magnitude = words_of(r.outputs.at("magnitude"));
     const std::vector<std::int32_t> clipped = words_of(r.outputs.at("clipped"));
+    const std::vector<std::int32_t> clipped_high = words_of(r.outputs.at("clipped_high"));
     for (std::size_t i = 0; i < a.size(); ++i) {
       INFO("element " << i << ": " << a[i]);
       CHECK(negated[i] == wrap(-static_cast<std::int64_t>(a[i])));
       CHECK(magnitude[i] == wrap(std::abs(static_cast<std::int64_t>(a[i]))));
       CHECK(clipped[i] == std::clamp<std::int32_t>(a[i], -100000, 70000));
+      CHECK(clipped_high[i] == std::clamp<std::int32_t>(a[i], 70000, 80000));  // bounds beyond fp16's range
     }
   }
   // The wraps the cases above rely on, spelled out.

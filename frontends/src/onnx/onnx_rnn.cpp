@@ -113,8 +113,13 @@ void translate_rnn(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx)
   if (t.has_input(4)) {  // only lengths that are the whole sequence: nothing is packed
     const Constant* lens = t.constant_input(4, "sequence_lens");
     if (lens == nullptr) return;
-    if (lens->values.size() != batch || std::any_of(lens->values.begin(), lens->values.end(),
-                                                    [&](double v) { return v != static_cast<double>(seq); })) {
+    if (lens->values.size() != batch) {
+      t.problem(
+          fmt::format("sequence_lens holds {} lengths, not one per batch element ({})", lens->values.size(), batch));
+      return;
+    }
+    if (std::any_of(lens->values.begin(), lens->values.end(),
+                    [&](double v) { return v != static_cast<double>(seq); })) {
       t.problem(fmt::format("sequence_lens shorter than the sequence ({}) are not supported", seq));
       return;
     }

@@ -545,11 +545,14 @@ std::unique_ptr<BoundOp> bind_gelu(std::string_view name, const JsonField& attrs
 
 std::unique_ptr<BoundOp> bind_clip(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
   check_attrs(attrs, {"min", "max"});
-  const ClipBounds bounds = ClipBounds::parse(name, attrs);
+  // The bounds as given (an int32 input's), and held within fp16's finite range for an f16 input.
   const double inf = std::numeric_limits<double>::infinity();
-  return std::make_unique<ElementwiseOp>(
-      Function{Fn::kClip, bounds.lo, bounds.hi}, std::vector<Shape>(in.begin(), in.end()), in[0],
-      std::array<double, 2>{num_attr(attrs, "min", -inf), num_attr(attrs, "max", inf)});
+  const double lo = num_attr(attrs, "min", -inf), hi = num_attr(attrs, "max", inf);
+  if (lo > hi) reject(name, fmt::format("min {} is above max {}", lo, hi));
+  const auto held = [](double v) { return static_cast<float>(std::clamp(v, -65504.0, 65504.0)); };
+  return std::make_unique<ElementwiseOp>(Function{Fn::kClip, held(lo), held(hi)},
+                                         std::vector<Shape>(in.begin(), in.end()), in[0],
+                                         std::array<double, 2>{lo, hi});
 }
 
 std::unique_ptr<BoundOp> bind_hard_sigmoid(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {

@@ -64,9 +64,12 @@ tiling::Range my_items(const Core& core, std::uint64_t items, std::uint64_t pitc
   return {std::min(total, first * unit), std::min(total, (first + count) * unit)};
 }
 
-/// ldm units a pass needs besides its tiles: the out buffers and the candidate pool's k entries.
-std::size_t fixed_units(std::uint64_t k, std::size_t batch_slots) {
-  return static_cast<std::size_t>(3 * batch_slots + 3 * k) + 8;
+/// ldm bytes a pass with `k` candidates needs at most: its out buffers (at most max(2k, 1024) slots of a value and
+/// an index), the candidate pool (k entries and a tile of newcomers), input tiles of at least 64 and the
+/// allocations' rounding.
+std::uint64_t ldm_bytes_for(std::uint64_t k) {
+  const std::uint64_t out_slots = 1024 + 2 * k, units = 3 * out_slots + 3 * k + 8 + 6 * 64;
+  return 2 * units + 1024;
 }
 
 void write_word(f16* units, std::size_t i, std::int32_t v) {
@@ -164,11 +167,13 @@ class TopKOp final : public BoundOp {
     const Shape& ys = output_shapes()[0];
     const std::uint64_t length = xs[xs.rank() - 1], rows = xs.elements() / length;
     // The pool, the out buffers and tiles of at least 64 must fit every core's local store.
-    const std::size_t need = 2 * (fixed_units(k_, 1024 + 2 * k_) + 6 * 64) + 1024;
-    if (need > m.arch().ldm_bytes) {
+    if (ldm_bytes_for(k_) > m.arch().ldm_bytes) {
+      // The need grows by a fixed amount per candidate: the largest k that fits, for the message.
+      const std::uint64_t base = ldm_bytes_for(0), per_k = ldm_bytes_for(1) - base, ldm = m.arch().ldm_bytes;
+      const std::uint64_t most = ldm > base ? (ldm - base) / per_k : 0;
       reject(label, fmt::format("k = {} needs {} bytes of local store per core for its candidates, more than the "
-                                "{} bytes of {}'s: take fewer (about {} at most)",
-                                k_, need, m.arch().ldm_bytes, m.arch().name, m.arch().ldm_bytes / 18));
+                                "{} bytes of {}'s: take fewer ({} at most)",
+                                k_, ldm_bytes_for(k_), m.arch().ldm_bytes, m.arch().name, most));
     }
     DeviceScratch scratch(m);
     // The kernel reads and writes elements in order: tensors staged with padding inside (naive staging) are copied
