@@ -14,11 +14,8 @@ void translate_log_softmax(const onnx::NodeProto& node, NodeTranslator& t, const
   const auto* x = t.input_shape(0);
   if (x == nullptr) return;
   const std::int64_t given = a.integer("axis", ctx.opset < 13 ? 1 : -1);
-  const auto axis = normalize_axis(given, x->size());
-  if (!axis) {
-    t.problem(fmt::format("axis {} is outside the input's {} axes", given, x->size()));
-    return;
-  }
+  const auto axis = t.axis(given, x->size());
+  if (!axis) return;
   std::vector<std::int64_t> axes(ctx.opset < 13 ? x->size() - *axis : 1);
   std::iota(axes.begin(), axes.end(), static_cast<std::int64_t>(*axis));
   const std::string& y = node.output(0);

@@ -160,6 +160,17 @@ std::optional<std::vector<std::int64_t>> integer_list(NodeTranslator& t, int i, 
   return out;
 }
 
+/// Input i as one integer (a constant of one value, the `role` of the node), or nullopt with a problem.
+std::optional<std::int64_t> single_integer(NodeTranslator& t, int i, const std::string& role) {
+  const auto given = integer_list(t, i, role);
+  if (!given) return std::nullopt;
+  if (given->size() != 1) {
+    t.problem(fmt::format("{} must hold one value, not {}", role, given->size()));
+    return std::nullopt;
+  }
+  return (*given)[0];
+}
+
 void translate_reshape(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"allowzero"});
   if (!t.arity(2, 2, 1)) return;
@@ -196,26 +207,17 @@ void along_axis_by_transposes(NodeTranslator& t, std::size_t axis, std::size_t r
 void translate_top_k(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"axis", "largest", "sorted"});
   if (!t.arity(2, 2, 2)) return;
-  const auto given = integer_list(t, 1, "K");
+  const auto k = single_integer(t, 1, "K");
   const auto* x = t.input_shape(0);
-  if (!given || x == nullptr) return;
-  if (given->size() != 1) {
-    t.problem(fmt::format("K must hold one value, not {}", given->size()));
+  if (!k || x == nullptr) return;
+  const auto axis = t.axis(a.integer("axis", -1), x->size());
+  if (!axis) return;
+  if (*k < 1 || static_cast<std::uint64_t>(*k) > (*x)[*axis]) {
+    t.problem(fmt::format("K = {} must be from 1 to the axis' {} elements", *k, (*x)[*axis]));
     return;
   }
-  const std::int64_t axis_given = a.integer("axis", -1);
-  const auto axis = normalize_axis(axis_given, x->size());
-  if (!axis) {
-    t.problem(fmt::format("axis {} is outside the input's {} axes", axis_given, x->size()));
-    return;
-  }
-  if ((*given)[0] < 1 || static_cast<std::uint64_t>((*given)[0]) > (*x)[*axis]) {
-    t.problem(fmt::format("K = {} must be from 1 to the axis' {} elements", (*given)[0], (*x)[*axis]));
-    return;
-  }
-  const nlohmann::json attrs = {{"k", (*given)[0]},
-                                {"largest", a.integer("largest", 1) != 0 ? 1 : 0},
-                                {"sorted", a.integer("sorted", 1) != 0 ? 1 : 0}};
+  const nlohmann::json attrs = {
+      {"k", *k}, {"largest", a.integer("largest", 1) != 0 ? 1 : 0}, {"sorted", a.integer("sorted", 1) != 0 ? 1 : 0}};
   if (*axis + 1 == x->size()) {
     t.op("top_k", {0}, attrs);
     return;
@@ -236,11 +238,8 @@ void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Con
   }
   const auto* x = t.input_shape(0);
   if (x == nullptr) return;
-  const auto axis = normalize_axis(given, x->size());
-  if (!axis) {
-    t.problem(fmt::format("axis {} is outside the input's {} axes", given, x->size()));
-    return;
-  }
+  const auto axis = t.axis(given, x->size());
+  if (!axis) return;
   if (std::all_of(x->begin() + static_cast<std::ptrdiff_t>(*axis) + 1, x->end(),
                   [](std::uint64_t d) { return d == 1; })) {
     t.op("softmax", {0}, {{"axis", static_cast<std::int64_t>(*axis)}});
@@ -254,18 +253,11 @@ void translate_softmax(const onnx::NodeProto& node, NodeTranslator& t, const Con
 void translate_cumsum(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {"exclusive", "reverse"});
   if (!t.arity(2, 2, 1)) return;
-  const auto given = integer_list(t, 1, "axis");
+  const auto given = single_integer(t, 1, "axis");
   const auto* x = t.input_shape(0);
   if (!given || x == nullptr) return;
-  if (given->size() != 1) {
-    t.problem(fmt::format("the axis must hold one value, not {}", given->size()));
-    return;
-  }
-  const auto axis = normalize_axis((*given)[0], x->size());
-  if (!axis) {
-    t.problem(fmt::format("axis {} is outside the input's {} axes", (*given)[0], x->size()));
-    return;
-  }
+  const auto axis = t.axis(*given, x->size());
+  if (!axis) return;
   const nlohmann::json attrs = {{"exclusive", a.integer("exclusive", 0)}, {"reverse", a.integer("reverse", 0)}};
   if (*axis + 1 == x->size()) {
     t.op("cumsum", {0}, attrs);

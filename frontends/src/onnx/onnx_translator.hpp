@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -147,6 +148,12 @@ class NodeTranslator {
     return &it->second;
   }
   /// The constant value of input i, or nullptr (with a problem naming `role`).
+  /// Axis `given` of a tensor of `rank` axes made non-negative, or nullopt with the problem recorded.
+  std::optional<std::size_t> axis(std::int64_t given, std::size_t rank) {
+    const auto a = normalize_axis(given, rank);
+    if (!a) problem(fmt::format("axis {} is outside the input's {} axes", given, rank));
+    return a;
+  }
   const Constant* constant_input(int i, const std::string& role) {
     const auto it = ctx_.constants.find(input(i));
     if (it == ctx_.constants.end()) {
