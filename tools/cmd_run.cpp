@@ -116,6 +116,7 @@ MachineOptions machine_options(const RunOptions& options) {
   machine.trace_codec = *parse_trace_codec(options.trace_codec);  // CLI11 checked the name
   machine.trace_spill_dir = options.trace_spill_dir;
   machine.alignment = options.lint ? AlignmentPolicy::kLint : AlignmentPolicy::kTrap;
+  machine.thread_stores = true;  // the demo and models run the operator library's kernels
   return machine;
 }
 

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <iterator>
+#include <stdexcept>
 
 namespace ldmsim {
 
@@ -33,6 +34,11 @@ DeferredCopies::DeferredCopies(std::byte* ldm_base, std::uint64_t ldm_bytes, std
   owed_.resize(cores);
   sources_.assign(cores, 0);
   count_.assign(cores * cores, 0);
+}
+
+void DeferredCopies::use_stores(std::byte* ldm_base) {
+  if (entries_ != 0) throw std::logic_error("DeferredCopies::use_stores while copies are owed");
+  ldm_base_ = ldm_base;
 }
 
 void DeferredCopies::owe(std::uint64_t receivers, int source, std::uint64_t begin, std::uint64_t end) {

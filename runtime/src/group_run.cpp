@@ -117,15 +117,25 @@ void GroupRun::begin(MachineImpl& machine, int cg_seen, const Kernel& kernel, st
   const std::uint32_t key_base = (machine.context * machine.node->arch.core_groups + static_cast<std::uint32_t>(cg())) *
                                  static_cast<std::uint32_t>(n);
   cores_.clear();
+  stores_ = group_.shared.ldm.data();
+  engine().use_stores(stores_);
   for (int id = 0; id < n; ++id) {
     const int cols = static_cast<int>(a.cols);
-    std::byte* ldm = group_.shared.ldm.data() + static_cast<std::size_t>(id) * physical_ldm + window;
+    std::byte* ldm = stores_ + static_cast<std::size_t>(id) * physical_ldm + window;
     Core& core = cores_.add(new (cores_.next()) Core(*this, cg_seen, group_.shared.cg, id, id / cols, id % cols, ldm,
                                                      a.ldm_bytes, group_.stats.cores[static_cast<std::size_t>(id)]));
     core.cycle_ = start_cycle_;
     core.order_id_ = key_base + static_cast<std::uint32_t>(id);
     if (!group_.shared.cores.empty()) core.physical_ = &group_.shared.cores[static_cast<std::size_t>(id)];
   }
+}
+
+void GroupRun::use_stores(std::byte* stores) {
+  stores_ = stores;
+  engine().use_stores(stores_);
+  const std::uint64_t physical_ldm = machine_->node->arch.ldm_bytes;
+  const std::uint64_t window = machine_->ldm_window().offset;
+  for (std::size_t id = 0; id < cores_.size(); ++id) cores_[id]->use_ldm(stores_ + id * physical_ldm + window);
 }
 
 template <typename Step>
@@ -451,7 +461,7 @@ Cycle GroupRun::rma(Core& core, const RmaRequest& r) {
   }
   const std::vector<int> receivers =
       r.op == RmaOp::kPut ? core.rma_receivers(r.scope, r.peer) : std::vector<int>{core.id()};
-  std::byte* const base = group_.shared.ldm.data() + machine_->ldm_window().offset;
+  std::byte* const base = stores_ + machine_->ldm_window().offset;
   const std::uint64_t stride = machine_->node->arch.ldm_bytes;
   const auto at = [&](int id, LdmAddr offset) { return base + static_cast<std::size_t>(id) * stride + offset; };
   const int source = r.op == RmaOp::kPut ? core.id() : r.peer;

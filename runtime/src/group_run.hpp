@@ -59,6 +59,9 @@ class GroupRun {
   /// if need be; without, on fibers made for this launch.
   void start(std::function<void()> on_exit, HostState& host_state,
              const std::shared_ptr<LaunchWorkers>& workers = nullptr, int worker = -1) noexcept;
+  /// Before start: the cores use `stores` (laid out as the group's own: the node's ldm_bytes per core, back to
+  /// back) for this launch instead of the group's own stores. Contents at a kernel's start are undefined either way.
+  void use_stores(std::byte* stores);
   /// The group's kept fibers.
   CoreRunners& runners() { return group_.runners; }
   void finish() noexcept;
@@ -146,7 +149,8 @@ class GroupRun {
   /// a spare keeps only its allocations.
   void begin(MachineImpl& machine, int cg_seen, const Kernel& kernel, std::string name, NodeSync* node);
 
-  MachineImpl* machine_;  // the launching machine (a view of the group's machine launches through itself)
+  std::byte* stores_ = nullptr;  // the local stores this launch uses (the group's own unless use_stores)
+  MachineImpl* machine_;         // the launching machine (a view of the group's machine launches through itself)
   GroupContext& group_;
   const Kernel* kernel_;
   std::string name_;

@@ -31,6 +31,7 @@ LaunchState::LaunchState(MachineImpl& machine, const std::vector<int>& groups, K
   }
   // Without node-sync sets every group is a set of its own, with no node barrier.
   std::vector<std::vector<int>> sets = sync_sets;
+  synced_ = !sync_sets.empty();
   if (sets.empty()) {
     for (int cg : groups) sets.push_back({cg});
   }
@@ -93,6 +94,8 @@ void LaunchState::start_on_workers() {
       }
     }
     inline_worker_ = here;
+    // A worker runs the controls dealt to it one after another, each launch to its end: one group at a time.
+    lend_thread_stores(static_cast<std::size_t>(here), sets_);
     return;
   }
   // A group view's launch too goes to the worker its groups' fibers live on (a view counts the machine's workers).
@@ -120,6 +123,11 @@ void LaunchState::start_on_workers() {
       if (at >= 0 && static_cast<std::size_t>(at) != chosen) run->runners().retire();
     }
   }
+  for (std::size_t w = 0; w < workers; ++w) {
+    std::vector<std::vector<GroupRun*>> mine;
+    for (const std::size_t s : sets_of[w]) mine.push_back(sets_[s]);
+    lend_thread_stores(w, mine);
+  }
   std::vector<std::function<void()>> jobs(workers);
   for (std::size_t w = 0; w < workers; ++w) {
     if (sets_of[w].empty()) continue;  // no handoff to a worker with nothing to run
@@ -131,6 +139,14 @@ void LaunchState::start_on_workers() {
   }
   on_workers_ = true;
   machine_.workers->start(std::move(jobs));
+}
+
+void LaunchState::lend_thread_stores(std::size_t worker, const std::vector<std::vector<GroupRun*>>& sets) {
+  const auto& stores = machine_.node->thread_stores;
+  if (synced_ || worker >= stores.size()) return;  // groups run together keep their own
+  for (const auto& set : sets) {
+    for (GroupRun* run : set) run->use_stores(stores[worker]->data());
+  }
 }
 
 void LaunchState::start_in_session(ContextSession& session) {

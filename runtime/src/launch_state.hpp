@@ -47,6 +47,9 @@ class LaunchState {
   void start_on_workers();
   /// Sets or clears the launch's groups in the machine's launch flags.
   void mark_active(bool active);
+  /// Lends launch worker `worker`'s local stores (NodeState::thread_stores) to the groups of `sets`, which it runs
+  /// one after another, unless the launch runs groups together.
+  void lend_thread_stores(std::size_t worker, const std::vector<std::vector<GroupRun*>>& sets);
 
   MachineImpl& machine_;
   Kernel kernel_;
@@ -56,6 +59,7 @@ class LaunchState {
   std::vector<std::thread> threads_;          // a node of several contexts, outside a session
   std::atomic<std::size_t> next_set_{0};      // the next set a host thread takes
   bool on_workers_ = false;
+  bool synced_ = false;  // groups run together (node sync): each keeps its own local stores
   /// A group control's launch (LaunchWorkers::run_group_controls): its sets run at join(), on this worker's thread.
   int inline_worker_ = -1;
   std::vector<std::size_t> physical_;  // the node groups the launch runs on

@@ -108,9 +108,15 @@ void Machine::prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t
   const std::uint64_t physical_ldm = impl_->node->arch.ldm_bytes;
   const LdmWindow window = impl_->ldm_window();
   const std::size_t bytes = std::min<std::uint64_t>(ldm_bytes_per_core, window.bytes);
-  for (const auto& group : impl_->groups) {
+  // The stores the first launches use: the launch workers' (groups run alone borrow them), else the groups' own.
+  std::vector<std::byte*> stores;
+  for (const auto& mapping : impl_->node->thread_stores) stores.push_back(mapping->data());
+  if (stores.empty()) {
+    for (const auto& group : impl_->groups) stores.push_back(group->shared.ldm.data());
+  }
+  for (std::byte* set : stores) {
     for (std::uint32_t core = 0; core < impl_->arch.cores_per_group() && !stop.load(); ++core) {
-      populate_pages(group->shared.ldm.data() + core * physical_ldm + window.offset, bytes, stop);
+      populate_pages(set + core * physical_ldm + window.offset, bytes, stop);
     }
   }
 }

@@ -97,6 +97,11 @@ NodeState::NodeState(Arch a, MachineOptions o, std::uint32_t context_count)
   for (std::uint32_t cg = 0; cg < arch.core_groups; ++cg) {
     groups.push_back(std::make_unique<GroupState>(arch, static_cast<int>(cg), memory, options, contexts > 1));
   }
+  if (contexts == 1 && options.thread_stores) {
+    for (unsigned t = 0; t < threads; ++t) {
+      thread_stores.push_back(std::make_unique<HostMapping>(arch.ldm_bytes * arch.cores_per_group()));
+    }
+  }
 }
 
 MachineImpl::MachineImpl(Arch a, MachineOptions o)

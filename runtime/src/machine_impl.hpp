@@ -70,6 +70,11 @@ struct NodeState {
   MainMemory memory;
   std::uint32_t contexts;
   std::vector<std::unique_ptr<GroupState>> groups;
+  /// With MachineOptions::thread_stores, on a node of one context, per launch worker: local stores for one group
+  /// (ldm_bytes per core, back to back), lent to every group the worker runs alone (a launch without node sync). A
+  /// thread runs one such group at a time, and each host page of local store costs a first touch: one set per thread
+  /// touches a sixth of the pages the groups' own stores would on six groups. Groups run together use their own.
+  std::vector<std::unique_ptr<HostMapping>> thread_stores;
   /// Set while ConcurrentMachine::run runs the contexts' programs: launches then run as fibers of its thread.
   ContextSession* session = nullptr;
   /// While ConcurrentMachine::run runs sequentially: the context whose program runs (-1: none). Contexts launch only

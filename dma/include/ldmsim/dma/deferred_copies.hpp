@@ -43,6 +43,8 @@ class DeferredCopies {
   void before_write(std::uint64_t cores, std::uint64_t begin, std::uint64_t end);
   /// Every core's owed copies in [begin, end) dropped unmade (a launch's end frees all of its stores' buffers).
   void drop(std::uint64_t begin, std::uint64_t end);
+  /// The stores to copy between from now on; none may be owed a copy (std::logic_error otherwise).
+  void use_stores(std::byte* ldm_base);
 
  private:
   struct Owed {

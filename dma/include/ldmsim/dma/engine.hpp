@@ -73,6 +73,13 @@ class DmaEngine {
   void free_ldm(int core, std::uint64_t offset, std::uint64_t bytes) {
     if (copies_.can_defer()) copies_.before_write(std::uint64_t{1} << core, offset, offset + bytes);
   }
+  /// The group's local stores from now on (`ldm_base`, laid out as the constructor's), between launches: a host
+  /// thread running one group at a time lends every group it runs the same stores.
+  void use_stores(std::byte* ldm_base) {
+    if (ldm_base == ldm_base_) return;
+    copies_.use_stores(ldm_base);
+    ldm_base_ = ldm_base;
+  }
   /// A launch addressing `window` of every store ended: the copies owed there dropped (its buffers died with it).
   void end_launch(LdmWindow window) {
     copies_.drop(window.offset, window.offset + (window.bytes != 0 ? window.bytes : arch_.ldm_bytes));

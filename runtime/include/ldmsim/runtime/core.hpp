@@ -310,6 +310,7 @@ class Core {
   void release_core();  // the core stalls: another context may run on the physical core
   void resume();        // after a stall: takes the physical core back (in simulated-time order)
   void stall_until(Cycle cycle, Cycle CoreStats::*counter);  // a wait that moves the clock to `cycle`
+  void use_ldm(std::byte* base) { ldm_.base_ = base; }       // before the kernel runs (GroupRun::use_stores)
   [[noreturn]] void trap(FaultKind kind, std::string message, std::optional<FaultField> field = std::nullopt);
 
   detail::GroupRun* group_;

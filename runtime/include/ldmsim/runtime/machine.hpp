@@ -50,6 +50,13 @@ struct MachineOptions {
   /// memory keep what they held. Only for timing trials whose kernels read no value they move (the recurrent
   /// mapping search's trial machine); simulated cycles do not depend on the bytes.
   bool move_data = true;
+  /// The core groups a host thread runs alone (a launch without node sync) share one set of local stores per
+  /// thread, where the groups' own stores cost a first touch of every host page they use once per group (a sixth
+  /// of the pages on six groups; docs/architecture.md "Local stores"). A kernel then finds at its start what the
+  /// group before it on its thread left there, which depends on the thread count, instead of what its own group
+  /// left: turn it on only for kernels that read no ldm byte they have not written since they started (the
+  /// operator library's; a Session and `ldmsim run` turn it on). Results are otherwise the same.
+  bool thread_stores = false;
 };
 
 /// Every core group of the machine.
@@ -157,10 +164,11 @@ class Machine {
   void read_bytes(DeviceAddr src, std::span<std::byte> dst) const;
   MainMemory& memory();
   const MainMemory& memory() const;
-  /// Commits the host memory a run's first launches touch: each core's first `ldm_bytes_per_core` of local store
-  /// and the first `main_bytes` of its first core group's memory window, returning early once `stop` is set. For a
-  /// thread that would otherwise idle (the CLI's helper during an ONNX import) while no launch runs and nothing
-  /// else touches the machine; results never depend on it (contents are unchanged).
+  /// Commits the host memory a run's first launches touch: the first `ldm_bytes_per_core` of each local store they
+  /// use (the launch workers', which groups run alone borrow; docs/architecture.md) and the first `main_bytes` of its
+  /// first core group's memory window, returning early once `stop` is set. For a thread that would otherwise idle (the
+  /// CLI's helper during an ONNX import) while no launch runs and nothing else touches the machine; results never
+  /// depend on it (contents are unchanged).
   void prefault_host_memory(std::size_t ldm_bytes_per_core, std::uint64_t main_bytes, const std::atomic<bool>& stop);
 
   // ---- launching ----

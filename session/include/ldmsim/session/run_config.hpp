@@ -33,8 +33,9 @@ struct RunConfig {
   bool split_by_format = false;
   /// Convolution algorithm for every conv that does not set its own "algo"; empty: each conv's own.
   std::string conv_algo;
-  /// Host threads, tracing (on/off, codec, spill directory), alignment policy, fiber stacks.
-  MachineOptions machine;
+  /// Host threads, tracing (on/off, codec, spill directory), alignment policy, fiber stacks; local stores per host
+  /// thread on (the operator library's kernels read no ldm byte they have not written).
+  MachineOptions machine = MachineOptions{.thread_stores = true};
   /// Checking mode (docs/checking.md): the run's reports go to stats.json's `check`. Off by default.
   CheckSet check;
 };
