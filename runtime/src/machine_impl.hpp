@@ -72,8 +72,8 @@ struct NodeState {
   std::vector<std::unique_ptr<GroupState>> groups;
   /// With MachineOptions::thread_stores, on a node of one context, per launch worker: local stores for one group
   /// (ldm_bytes per core, back to back), lent to every group the worker runs alone (a launch without node sync). A
-  /// thread runs one such group at a time, and each host page of local store costs a first touch: one set per thread
-  /// touches a sixth of the pages the groups' own stores would on six groups. Groups run together use their own.
+  /// thread runs one such group at a time, and each host page of local store costs a first touch: T threads' sets
+  /// touch T sixths of the pages the groups' own stores would on six groups. Groups run together use their own.
   std::vector<std::unique_ptr<HostMapping>> thread_stores;
   /// Set while ConcurrentMachine::run runs the contexts' programs: launches then run as fibers of its thread.
   ContextSession* session = nullptr;

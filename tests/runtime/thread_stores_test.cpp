@@ -1,7 +1,7 @@
 // Local stores lent per host thread (MachineOptions::thread_stores): the core groups a launch worker runs alone (no
 // node sync) use that worker's stores, so one thread touches one group's worth of host pages however many groups it
-// runs; groups run together keep their own. Each group's results are its own: what the group before it on the thread
-// left in the stores, and the copies its on-read gets owed, never reach it.
+// runs; groups run together keep their own. Each group's results are its own: its DMA engine and on-read copies
+// follow its cores onto the borrowed stores, and copies owed and never made are dropped before the next group.
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -72,7 +72,7 @@ TEST_CASE("groups run together keep local stores of their own", "[runtime][ldm]"
   CHECK(stores_of(m, false) == alone);
 }
 
-TEST_CASE("a group on a thread's stores sees none of the group before it", "[runtime][ldm]") {
+TEST_CASE("groups in turn on one thread's stores each move their own bytes", "[runtime][ldm]") {
   // Each group BCASTs its own pattern into every core's buffer with copies owed on read; cores 1-3 of the groups
   // never ready theirs (the copies are dropped at the launch's end), then every core writes its own marks over
   // half of the buffer, readies the buffer and puts it back. Every group must put its own pattern and marks.

@@ -51,11 +51,11 @@ struct MachineOptions {
   /// mapping search's trial machine); simulated cycles do not depend on the bytes.
   bool move_data = true;
   /// The core groups a host thread runs alone (a launch without node sync) share one set of local stores per
-  /// thread, where the groups' own stores cost a first touch of every host page they use once per group (a sixth
-  /// of the pages on six groups; docs/architecture.md "Local stores"). A kernel then finds at its start what the
-  /// group before it on its thread left there, which depends on the thread count, instead of what its own group
-  /// left: turn it on only for kernels that read no ldm byte they have not written since they started (the
-  /// operator library's; a Session and `ldmsim run` turn it on). Results are otherwise the same.
+  /// thread, where the groups' own stores cost a first touch of every host page they use once per group (with T
+  /// threads, T sixths of the pages on six groups; docs/architecture.md "Local stores"). A kernel then finds at its
+  /// start what the group before it on its thread left there, which depends on the thread count, instead of what
+  /// its own group left: turn it on only for kernels that read no ldm byte they have not written since they started
+  /// (the operator library's; RunConfig's default and `ldmsim run` turn it on). Results are otherwise the same.
   bool thread_stores = false;
 };
 
