@@ -95,7 +95,9 @@ void LaunchState::start_on_workers() {
     }
     inline_worker_ = here;
     // A worker runs the controls dealt to it one after another, each launch to its end: one group at a time.
-    lend_thread_stores(static_cast<std::size_t>(here), sets_);
+    for (const auto& set : sets_) {
+      for (GroupRun* run : set) lend_thread_stores(static_cast<std::size_t>(here), *run);
+    }
     return;
   }
   // A group view's launch too goes to the worker its groups' fibers live on (a view counts the machine's workers).
@@ -124,9 +126,9 @@ void LaunchState::start_on_workers() {
     }
   }
   for (std::size_t w = 0; w < workers; ++w) {
-    std::vector<std::vector<GroupRun*>> mine;
-    for (const std::size_t s : sets_of[w]) mine.push_back(sets_[s]);
-    lend_thread_stores(w, mine);
+    for (const std::size_t s : sets_of[w]) {
+      for (GroupRun* run : sets_[s]) lend_thread_stores(w, *run);
+    }
   }
   std::vector<std::function<void()>> jobs(workers);
   for (std::size_t w = 0; w < workers; ++w) {
@@ -141,12 +143,10 @@ void LaunchState::start_on_workers() {
   machine_.workers->start(std::move(jobs));
 }
 
-void LaunchState::lend_thread_stores(std::size_t worker, const std::vector<std::vector<GroupRun*>>& sets) {
+void LaunchState::lend_thread_stores(std::size_t worker, GroupRun& run) {
   const auto& stores = machine_.node->thread_stores;
   if (synced_ || worker >= stores.size()) return;  // groups run together keep their own
-  for (const auto& set : sets) {
-    for (GroupRun* run : set) run->use_stores(stores[worker]->data());
-  }
+  run.use_stores(stores[worker]->data());
 }
 
 void LaunchState::start_in_session(ContextSession& session) {

@@ -47,9 +47,9 @@ class LaunchState {
   void start_on_workers();
   /// Sets or clears the launch's groups in the machine's launch flags.
   void mark_active(bool active);
-  /// Lends launch worker `worker`'s local stores (NodeState::thread_stores) to the groups of `sets`, which it runs
-  /// one after another, unless the launch runs groups together.
-  void lend_thread_stores(std::size_t worker, const std::vector<std::vector<GroupRun*>>& sets);
+  /// Lends launch worker `worker`'s local stores (NodeState::thread_stores) to `run`, one of the groups it runs one
+  /// after another, unless the launch runs groups together.
+  void lend_thread_stores(std::size_t worker, GroupRun& run);
 
   MachineImpl& machine_;
   Kernel kernel_;
