@@ -97,6 +97,23 @@ TEST_CASE("units larger than sw26010's 64 KiB ldm run without trapping", "[kerne
   }
 }
 
+TEST_CASE("pools on tiny's 16 KiB ldm keep their output tiles within the free ldm", "[kernels][2d][big]") {
+  // A 9000-wide plane cuts tiles by rows; a 60x60 plane (3600 elements) fits a tile on 64 KiB but not here.
+  const std::vector<Case> cases = {
+      {"max_pool", {Shape{1, 2, 12, 9000}}, {{"kernel", 3}, {"stride", 1}}},
+      {"max_pool", {Shape{1, 2, 12, 9000}}, {{"kernel", 2}, {"stride", 1}, {"dilation", {2, 3}}}},
+      {"avg_pool", {Shape{1, 2, 12, 9000}}, {{"kernel", 3}, {"stride", 1}, {"pad", 1}}},
+      {"max_pool", {Shape{1, 3, 60, 60}}, {{"kernel", 2}, {"stride", 1}}},
+  };
+  for (const Case& k : cases) {
+    INFO(k.op << " " << k.attrs.dump());
+    const auto r = run_op(k.op, k.shapes, k.attrs, StagingPolicy::kMethod, -2.0f, 2.0f, 5, {}, Arch::preset("tiny"));
+    INFO(r.fault);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+  }
+}
+
 TEST_CASE("spatialbn whose [C] parameters do not fit beside the tiles gathers them per tile", "[kernels][2d]") {
   // 5000 channels of 4 parameters are 40 KiB: more than a quarter of tiny's 16 KiB ldm.
   const Shape x{2, 5000, 1, 3}, c{5000};
