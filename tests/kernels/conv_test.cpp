@@ -87,6 +87,41 @@ TEST_CASE("conv on sw26010's 64 KiB ldm with a layer larger than the local store
   }
 }
 
+TEST_CASE("conv whose image rows are wider than its default algorithm can read runs direct or im2col",
+          "[kernels][conv][big]") {
+  struct Wide {
+    Shape x, w;
+    nlohmann::json attrs;
+    const char* arch;
+    const char* runs_as;
+  };
+  // A 1-D signal of 100,000 samples: implicit-precomp reads whole input rows (400 KB for two channels), direct
+  // reads windows as wide as a tile's outputs. A 3x3 conv over 1000-wide rows on tiny's 16 KiB: direct's windows
+  // span two output rows (whole input rows) too, so im2col builds its image matrix in segments of the free ldm.
+  const std::vector<Wide> cases = {
+      {Shape{1, 2, 1, 100000}, Shape{4, 2, 1, 3}, {{"pad", {0, 1}}}, "sw26010pro", "direct"},
+      {Shape{1, 1, 1, 30001}, Shape{3, 1, 1, 10}, {{"stride", {1, 5}}}, "sw26010", "direct"},
+      {Shape{1, 2, 12, 1000}, Shape{4, 2, 3, 3}, {{"pad", 1}}, "tiny", "im2col"},
+      {Shape{1, 3, 5, 2001}, Shape{2, 3, 3, 3}, {{"stride", 2}, {"dilation", {1, 2}}}, "tiny", "im2col"},
+  };
+  for (const Wide& c : cases) {
+    INFO(c.x.str() << " on " << c.arch);
+    const auto r =
+        run_op("conv", {c.x, c.w}, c.attrs, StagingPolicy::kMethod, -1.0f, 1.0f, 7, {}, Arch::preset(c.arch));
+    INFO(r.fault);
+    REQUIRE_FALSE(r.trapped);
+    CHECK(r.max_excess <= 0);
+    CHECK(r.metrics.at("algo") == c.runs_as);
+  }
+  // An algorithm the workload names runs as named, and then does not fit.
+  nlohmann::json named = cases[0].attrs;
+  named["algo"] = "implicit-precomp";
+  const auto r = run_op("conv", {cases[0].x, cases[0].w}, named, StagingPolicy::kMethod, -1.0f, 1.0f, 7, {},
+                        Arch::preset("sw26010pro"));
+  CHECK(r.trapped);
+  CHECK_THAT(r.fault, Catch::Contains("ldm-overflow"));
+}
+
 TEST_CASE("implicit-precomp reads its offset table per k chunk when it does not fit an eighth of ldm",
           "[kernels][conv]") {
   // 24 x 3 x 3 = 216 image rows x 12 bytes = 2.5 KiB, more than 2 KiB (1/8 of tiny's 16 KiB ldm).

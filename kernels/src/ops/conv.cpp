@@ -61,10 +61,12 @@ Residual residual_attr(const JsonField& attrs) {
 
 class ConvOp final : public BoundOp {
  public:
-  ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo, Residual residual, Activation activation)
+  ConvOp(std::span<const Shape> in, const ConvGeometry& g, ConvAlgo algo, bool algo_given, Residual residual,
+         Activation activation)
       : BoundOp({in.begin(), in.end()}, {Shape{g.n, g.k, g.p, g.q}}),
         g_(g),
         algo_(algo),
+        algo_given_(algo_given),
         residual_(residual),
         has_bias_(in.size() - (residual == Residual::kNone ? 0 : 1) == 3),
         activation_(activation) {}
@@ -112,10 +114,10 @@ class ConvOp final : public BoundOp {
   /// implicit-precomp with a constant bias and a resident offset table: every core's pack holds the bias and the
   /// table (the same for all: identical packs share one staged copy), one DMA instead of two.
   std::optional<packing::PackPlan> pack_plan(const Arch& arch, std::span<const DeviceTensor> in,
-                                             std::span<const DeviceTensor>,
+                                             std::span<const DeviceTensor> out,
                                              const std::vector<bool>& constant) const override {
-    if (algo_ != ConvAlgo::kImplicitPrecomp || residual_ != Residual::kNone || in.size() != 3 || constant.size() != 3 ||
-        !constant[2])
+    if (algo_on(arch, operands(in, out)) != ConvAlgo::kImplicitPrecomp || residual_ != Residual::kNone ||
+        in.size() != 3 || constant.size() != 3 || !constant[2])
       return std::nullopt;
     const std::size_t table_bytes = g_.depth() * sizeof(OffsetEntry);
     if (table_bytes > arch.ldm_bytes / 8) return std::nullopt;  // RunTileSource reads it per chunk instead
@@ -229,7 +231,7 @@ class ConvOp final : public BoundOp {
       o.residual = DevicePtr<const f16>(at(y - 1)), o.residual_layout = layout(y - 1);
     }
     MatrixMultiply job = gemm_job(o);
-    switch (algo_) {
+    switch (algo_on(arch, o)) {
       case ConvAlgo::kIm2col:
         job.b = StoredMatrix{DevicePtr<const f16>(at(y + 1)), image_matrix_layout(), g_.depth(), g_.pq(), false};
         return estimated_matrix_multiply(memo, arch, job);
@@ -258,7 +260,8 @@ class ConvOp final : public BoundOp {
     MatrixMultiply job = gemm_job(o);
     const DevicePtr<const f16> x = o.x;
     const Layout& xl = o.xl;
-    switch (algo_) {
+    const ConvAlgo algo = algo_on(machine.arch(), o);
+    switch (algo) {
       case ConvAlgo::kDepthwise: {
         require_apart(in[0], out[0], label);
         const DepthwiseConv dw{.g = g_,
@@ -277,7 +280,7 @@ class ConvOp final : public BoundOp {
                                .residual_first = residual_ == Residual::kBefore,
                                .activation = activation_};
         run_depthwise_conv(machine, dw, label);
-        record(0, 0, nullptr);
+        record(algo, 0, 0, nullptr);
         return;
       }
       case ConvAlgo::kIm2col: {
@@ -288,7 +291,7 @@ class ConvOp final : public BoundOp {
         std::atomic<std::uint64_t> address_ops{0};
         launch_all(machine, label + ":im2col", im2col_kernel, Im2colArgs{g_, x, xl, col, pitch, &address_ops});
         job.b = StoredMatrix{DevicePtr<const f16>(col), image_matrix_layout(), g_.depth(), g_.pq(), false};
-        record(rows * pitch * sizeof(f16), address_ops.load(), run_matrix_multiply(machine, label, job));
+        record(algo, rows * pitch * sizeof(f16), address_ops.load(), run_matrix_multiply(machine, label, job));
         return;
       }
       case ConvAlgo::kDirect: {
@@ -296,7 +299,7 @@ class ConvOp final : public BoundOp {
         const WindowTileSource source(g_, x, xl);
         job.b_source = &source;
         const nlohmann::json blocking = run_matrix_multiply(machine, label, job);
-        record(0, source.address_ops(), blocking);
+        record(algo, 0, source.address_ops(), blocking);
         return;
       }
       case ConvAlgo::kImplicit:
@@ -304,21 +307,21 @@ class ConvOp final : public BoundOp {
         require_apart(in[0], out[0], label);
         DevicePtr<std::int32_t> table;
         DeviceScratch scratch(machine);
-        if (algo_ == ConvAlgo::kImplicitPrecomp) {  // the convolution preprocessor, once per layer
+        if (algo == ConvAlgo::kImplicitPrecomp) {  // the convolution preprocessor, once per layer
           const std::vector<std::int32_t> flat = flat_offsets(xl);
           table = scratch.alloc<std::int32_t>(flat.size(), AllocOptions{.name = label + ":offsets"});
           machine.upload(table, flat);
         }
         const RunTileSource source(g_, x, xl, DevicePtr<const std::int32_t>(table), machine.arch().ldm_bytes);
         job.b_source = &source;
-        if (packs != nullptr && algo_ == ConvAlgo::kImplicitPrecomp && job.has_row_bias &&
+        if (packs != nullptr && algo == ConvAlgo::kImplicitPrecomp && job.has_row_bias &&
             source.resident_elements() > 0) {
           job.packs = packs;
           job.pack_bias_input = 2;
           job.pack_resident_input = 3;
         }
         const nlohmann::json blocking = run_matrix_multiply(machine, label, job);
-        record(algo_ == ConvAlgo::kImplicitPrecomp ? g_.depth() * sizeof(OffsetEntry) : 0, source.address_ops(),
+        record(algo, algo == ConvAlgo::kImplicitPrecomp ? g_.depth() * sizeof(OffsetEntry) : 0, source.address_ops(),
                blocking);
         return;
       }
@@ -370,9 +373,10 @@ class ConvOp final : public BoundOp {
 
  private:
   /// What the last run measured beside the machine's statistics.
-  void record(std::uint64_t extra_main_memory_bytes, std::uint64_t address_ops, const nlohmann::json& blocking) const {
+  void record(ConvAlgo algo, std::uint64_t extra_main_memory_bytes, std::uint64_t address_ops,
+              const nlohmann::json& blocking) const {
     const double outputs = static_cast<double>(g_.n * g_.k * g_.pq());
-    metrics_ = {{"algo", std::string(to_string(algo_))},
+    metrics_ = {{"algo", std::string(to_string(algo))},
                 {"extra_main_memory_bytes", extra_main_memory_bytes},
                 {"address_ops", address_ops},
                 {"address_ops_per_output", static_cast<double>(address_ops) / outputs},
@@ -386,8 +390,27 @@ class ConvOp final : public BoundOp {
     return residual_ != Residual::kNone && index + 1 == input_shapes().size();
   }
 
+  /// The algorithm that runs on `arch`: the one bound, unless it was the default and no blocking of its image tiles
+  /// fits the local store (rows too wide to read whole: a long 1-D signal, a very wide image); then direct, whose
+  /// windows are as wide as a tile's outputs within one output row, else im2col, which builds its image matrix in
+  /// segments of the free ldm.
+  ConvAlgo algo_on(const Arch& arch, const Operands& o) const {
+    if (algo_given_ || algo_ != ConvAlgo::kImplicitPrecomp) return algo_;
+    MatrixMultiply job = gemm_job(o);
+    const RunTileSource precomp(g_, o.x, o.xl, DevicePtr<const std::int32_t>(DeviceAddr{1} << 30), arch.ldm_bytes);
+    job.b_source = &precomp;
+    if (matrix_multiply_fits(arch, job)) return algo_;
+    const WindowTileSource windows(g_, o.x, o.xl);
+    job.b_source = &windows;
+    if (matrix_multiply_fits(arch, job)) return ConvAlgo::kDirect;
+    job.b_source = nullptr;
+    job.b = StoredMatrix{DevicePtr<const f16>(DeviceAddr{1} << 30), image_matrix_layout(), g_.depth(), g_.pq(), false};
+    return matrix_multiply_fits(arch, job) ? ConvAlgo::kIm2col : algo_;
+  }
+
   ConvGeometry g_;
   ConvAlgo algo_;
+  bool algo_given_;  ///< the workload or --conv-algo named it: it runs even where it does not fit (and traps)
   Residual residual_;
   bool has_bias_;
   Activation activation_;
@@ -458,14 +481,16 @@ std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs
   checked_mul(checked_mul(g.n, g.k, name), checked_mul(g.p, g.q, name), name);
   // A depthwise conv runs its own kernel unless told otherwise (the same bits as the GEMM algorithms, fewer cycles).
   ConvAlgo algo = is_depthwise(g) ? ConvAlgo::kDepthwise : ConvAlgo::kImplicitPrecomp;
+  bool algo_given = false;
   if (const auto a = attrs.find("algo")) {
     const auto parsed = kAlgoNames.parse(a->string());
     if (!parsed) a->fail(fmt::format("must be one of {}", kAlgoNames.list(", ", " or ")));
     algo = *parsed;
+    algo_given = true;
   }
   // "depthwise" names the kernel for convs whose output channels each read one input channel; the rest of a network
   // given it (--conv-algo depthwise) runs the default.
-  if (algo == ConvAlgo::kDepthwise && !is_depthwise(g)) algo = ConvAlgo::kImplicitPrecomp;
+  if (algo == ConvAlgo::kDepthwise && !is_depthwise(g)) algo = ConvAlgo::kImplicitPrecomp, algo_given = false;
   // The preprocessor's table holds 32-bit offsets within a group's channels (padded pitches at most +1 each).
   const std::uint64_t span =
       checked_add(checked_mul(g.cg(), checked_mul(g.h + 1, g.w + 1, name), name),
@@ -479,7 +504,7 @@ std::unique_ptr<BoundOp> bind_conv(std::string_view name, const JsonField& attrs
     reject(name, fmt::format("the residual {} must have the output's shape [{}, {}, {}, {}]", in.back().str(), g.n, g.k,
                              g.p, g.q));
   }
-  return std::make_unique<ConvOp>(in, g, algo, residual, Activation::parse(name, attrs));
+  return std::make_unique<ConvOp>(in, g, algo, algo_given, residual, Activation::parse(name, attrs));
 }
 
 }  // namespace

@@ -523,8 +523,82 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
 
 // ---- im2col: the image matrix in main memory ----
 
+namespace {
+
+/// im2col for an image matrix row that does not fit ldm whole: each row is built in even segments of the free
+/// ldm, each segment's input runs (one per output row it touches) read side by side into one buffer.
+void im2col_in_segments(Core& core, const Im2colArgs& a) {
+  const ConvGeometry& g = a.g;
+  const std::size_t rows = g.n * g.groups * g.depth(), pq = g.pq();
+  // A segment of `seg` outputs reads at most seg * stride_w inputs, plus up to 3 per output row (alignment).
+  const std::size_t seg = tiling::fit_elements(core, g.stride_w + 4, 16384);
+  auto runs = core.ldm().alloc<f16>((g.stride_w + 3) * seg);
+  auto row = core.ldm().alloc<f16>(seg);
+  std::vector<float> values(seg), run_values;
+  struct Issued {
+    std::size_t p;
+    ImageRun run;
+    std::size_t slot;
+    tiling::RangeRead read;
+  };
+  std::vector<Issued> issued;
+  DmaHandle put;
+  for (std::size_t index = tiling::worker_index(core); index < rows; index += tiling::worker_count(core)) {
+    const std::size_t j = index % g.depth(), batch = index / g.depth();
+    const std::size_t n = batch / g.groups, group = batch % g.groups;
+    std::size_t ci = 0, ri = 0, si = 0;
+    g.split_row(j, ci, ri, si);
+    for (std::size_t f0 = 0; f0 < a.pitch; f0 += seg) {
+      const std::size_t f1 = std::min(a.pitch, f0 + seg), len = f1 - f0, valid_end = std::min(f1, pq);
+      issued.clear();
+      std::size_t used = 0, touched = 0;
+      for (std::size_t p = f0 / g.q; f0 < valid_end && p <= (valid_end - 1) / g.q; ++p, ++touched) {
+        const std::size_t qa = p == f0 / g.q ? f0 % g.q : 0;
+        const std::size_t qb = p == (valid_end - 1) / g.q ? (valid_end - 1) % g.q + 1 : g.q;
+        const ImageRun run = image_run(g, a.xl, n, group, ci, ri, si, p, qa, qb);
+        if (run.empty()) continue;
+        const std::size_t span = run.span(g.stride_w), slot = tiling::ceil_even(span) + 2;
+        issued.push_back(
+            {p, run, used,
+             tiling::get_range(core, runs.subspan(used, slot), a.x, a.xl.total, {run.offset, run.offset + span})});
+        used += slot;
+      }
+      charge_address_ops(core, *a.address_ops, touched * kAddressOpsOnTheFly);
+      std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(len), 0.0f);
+      for (const Issued& i : issued) {
+        i.read.handle.wait();
+        const std::size_t span = i.run.span(g.stride_w);
+        if (run_values.size() < span) run_values.resize(span);
+        to_floats(runs, i.slot + i.read.first, span, run_values.data());
+        for (std::size_t q = i.run.q0; q < i.run.q1; ++q) {
+          values[i.p * g.q + q - f0] = run_values[(q - i.run.q0) * g.stride_w];
+        }
+      }
+      charge_tile_build(core, valid_end > f0 ? valid_end - f0 : 0, g.stride_w == 1);
+      put.wait();  // the row buffer is reused
+      to_halves(values.data(), len, row.first(len));
+      put = core.put(a.col + index * a.pitch + f0, LdmSpan<const f16>(row.first(len)));
+    }
+  }
+  put.wait();
+}
+
+}  // namespace
+
+std::size_t im2col_whole_row_bytes(const ConvGeometry& g, std::size_t pitch) {
+  constexpr std::size_t kAlign = 32;  // each ldm buffer starts aligned
+  const std::size_t runs = g.p * (tiling::ceil_even(g.q * g.stride_w) + 2) * sizeof(f16);
+  return (runs + kAlign - 1) / kAlign * kAlign + pitch * sizeof(f16);
+}
+
 void im2col_kernel(Core& core, const Im2colArgs& a) {
   const ConvGeometry& g = a.g;
+  constexpr std::size_t kAlign = 32;
+  const std::size_t start = (core.ldm().used() + kAlign - 1) / kAlign * kAlign;
+  if (start + im2col_whole_row_bytes(g, a.pitch) > core.ldm().capacity()) {
+    im2col_in_segments(core, a);
+    return;
+  }
   const std::size_t rows = g.n * g.groups * g.depth();
   const std::size_t slot = tiling::ceil_even(g.q * g.stride_w) + 2;
   auto runs = core.ldm().alloc<f16>(g.p * slot);

@@ -1306,6 +1306,19 @@ void KernelEstimates::absorb(KernelEstimates& view) {
 
 namespace ldmsim::ops {
 
+bool matrix_multiply_fits(const Arch& arch, const MatrixMultiply& job) {
+  TileSizeMemo b_tiles;
+  const LdmFootprint footprint(job, arch.dma.transaction_bytes, b_tiles);
+  Blocking smallest;  // as choose_blocking's last resort
+  smallest.whole_rows = job.yl.chw_pitch % 2 != 0;
+  smallest.mb = smallest.whole_rows ? 2 : 1;
+  smallest.nb = smallest.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
+  smallest.kc = std::min(job.k, job.b_source != nullptr ? std::max<std::size_t>(1, job.b_source->chunk_unit()) : 1);
+  if (footprint(smallest) <= arch.ldm_bytes) return true;
+  smallest.a_resident = true;  // one whole A panel can be smaller than two chunks of it
+  return footprint(smallest) <= arch.ldm_bytes;
+}
+
 double estimated_matrix_multiply(KernelEstimates& memo, const Arch& arch, const MatrixMultiply& job) {
   return chosen_blocking(memo.impl().searches, arch, job).estimated_cycles;
 }
