@@ -116,8 +116,8 @@ class ConvOp final : public BoundOp {
   std::optional<packing::PackPlan> pack_plan(const Arch& arch, std::span<const DeviceTensor> in,
                                              std::span<const DeviceTensor> out,
                                              const std::vector<bool>& constant) const override {
-    if (algo_on(arch, operands(in, out)) != ConvAlgo::kImplicitPrecomp || residual_ != Residual::kNone ||
-        in.size() != 3 || constant.size() != 3 || !constant[2])
+    if (residual_ != Residual::kNone || in.size() != 3 || out.empty() || constant.size() != 3 || !constant[2] ||
+        algo_on(arch, operands(in, out)) != ConvAlgo::kImplicitPrecomp)
       return std::nullopt;
     const std::size_t table_bytes = g_.depth() * sizeof(OffsetEntry);
     if (table_bytes > arch.ldm_bytes / 8) return std::nullopt;  // RunTileSource reads it per chunk instead
