@@ -122,6 +122,28 @@ TEST_CASE("conv whose image rows are wider than its default algorithm can read r
   CHECK_THAT(r.fault, Catch::Contains("ldm-overflow"));
 }
 
+TEST_CASE("implicit-precomp places each channel's row block 4-byte aligned on odd widths", "[kernels][conv]") {
+  // A kernel as large as its stride (a patch embedding) over an odd width: a block of several input rows of an
+  // odd pitch spans an odd number of elements, and the next channel's block used to land 2 bytes off.
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {Shape{1, 3, 16, 67}, Shape{8, 3, 4, 4}},
+      {Shape{2, 8, 12, 63}, Shape{4, 8, 4, 4}},
+      {Shape{1, 3, 24, 61}, Shape{6, 3, 8, 8}},
+  };
+  for (const auto& [x, w] : cases) {
+    const std::size_t k = w[3];
+    for (const char* arch : {"sw26010", "sw26010pro"}) {
+      INFO(x.str() << " by " << w.str() << " on " << arch);
+      const auto r = run_op("conv", {x, w, Shape{w[0]}}, {{"stride", k}}, StagingPolicy::kMethod, -1.0f, 1.0f, 3, {},
+                            Arch::preset(arch));
+      INFO(r.fault);
+      REQUIRE_FALSE(r.trapped);
+      CHECK(r.max_excess <= 0);
+      CHECK(r.metrics.at("algo") == "implicit-precomp");
+    }
+  }
+}
+
 TEST_CASE("implicit-precomp reads its offset table per k chunk when it does not fit an eighth of ldm",
           "[kernels][conv]") {
   // 24 x 3 x 3 = 216 image rows x 12 bytes = 2.5 KiB, more than 2 KiB (1/8 of tiny's 16 KiB ldm).

@@ -164,7 +164,7 @@ void RunTileSource::load_resident(Core& core, LdmSpan<f16> resident) const {
 std::size_t RunTileSource::buffer_elements(std::size_t kc, std::size_t nb) const {
   if (!precomputed()) return kc * g_.rows_touched(nb) * slot(nb);
   // One row block per input channel: a chunk of kc image rows touches at most kc / (r*s) + 2 of them.
-  const std::size_t runs = (kc / g_.rs() + 2) * row_block_elements(nb);
+  const std::size_t runs = (kc / g_.rs() + 2) * row_block_slot(nb);
   const std::size_t table = resident_elements() == 0 ? kc * sizeof(OffsetEntry) / sizeof(f16) + 2 : 0;
   return runs + table;
 }
@@ -297,7 +297,7 @@ void RunTileSource::issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<
 void RunTileSource::read_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf,
                                     std::span<const OffsetEntry> entries, std::size_t batch, std::size_t k0,
                                     std::size_t k1, std::size_t j0, std::size_t j1, PendingTile& pending) const {
-  const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_elements(j1 - j0);
+  const std::size_t n = batch / g_.groups, group = batch % g_.groups, slot = row_block_slot(j1 - j0);
   // Each input channel's row block; a run of blocks that continue one another is read as one block.
   // In place for a chunk of up to 16 channels (not thread-local scratch: issuing a read may switch to another
   // core's fiber).

@@ -90,6 +90,9 @@ class RunTileSource final : public TileSource {
   RowBlock row_block(std::size_t n, std::size_t group, const OffsetEntry* entries, std::size_t count, std::size_t j0,
                      std::size_t j1) const;
   std::size_t row_block_elements(std::size_t nb) const;
+  /// ldm elements between consecutive row blocks of a chunk: row_block_elements made even, so every block lands
+  /// at a 4-byte-aligned ldm address (a block's span of odd rows of an odd pitch is odd).
+  std::size_t row_block_slot(std::size_t nb) const { return (row_block_elements(nb) + 1) / 2 * 2; }
   /// read_row_blocks, a layout found in this thread's PlanMemo reused for kPlan.
   void issue_row_blocks(Core& core, tiling::ReadMode mode, LdmSpan<f16> buf, std::span<const OffsetEntry> entries,
                         std::size_t batch, std::size_t k0, std::size_t k1, std::size_t j0, std::size_t j1,
