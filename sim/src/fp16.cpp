@@ -5,6 +5,9 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+
+#include "ldmsim/sim/fp16_saturated.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -17,6 +20,15 @@
 namespace ldmsim {
 
 namespace {
+
+constexpr float kHalfMax = 65504.0f;       // fp16's largest finite value
+constexpr float kHalfOverflow = 65520.0f;  // the smallest magnitude that rounds to an fp16 infinity
+
+/// Whether `value` is finite and rounds to an fp16 infinity.
+bool beyond_half_range(float value) noexcept {
+  const float magnitude = value < 0 ? -value : value;
+  return magnitude >= kHalfOverflow && magnitude <= std::numeric_limits<float>::max();
+}
 
 constexpr std::uint32_t kF32AbsMask = 0x7fff'ffffU;
 constexpr std::uint32_t kF32Inf = 0x7f80'0000U;
@@ -143,6 +155,34 @@ __attribute__((target("avx,f16c"))) void float_bytes_to_halves_f16c(const char* 
   }
 }
 
+__attribute__((target("avx,f16c"))) std::size_t float_bytes_to_halves_saturated_f16c(const char* from, std::size_t n,
+                                                                                     char* to) noexcept {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 overflow = _mm256_set1_ps(kHalfOverflow);
+  const __m256 largest = _mm256_set1_ps(std::numeric_limits<float>::max());
+  const __m256 limit = _mm256_set1_ps(kHalfMax);
+  std::size_t saturated = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(reinterpret_cast<const float*>(from + 4 * i));
+    const __m256 magnitude = _mm256_andnot_ps(sign, v);
+    const __m256 over =
+        _mm256_and_ps(_mm256_cmp_ps(magnitude, overflow, _CMP_GE_OQ), _mm256_cmp_ps(magnitude, largest, _CMP_LE_OQ));
+    if (const int mask = _mm256_movemask_ps(over); mask != 0) {
+      v = _mm256_blendv_ps(v, _mm256_or_ps(limit, _mm256_and_ps(sign, v)), over);
+      saturated += static_cast<std::size_t>(std::popcount(static_cast<unsigned>(mask)));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + 2 * i), _mm256_cvtps_ph(v, kRoundNearestEven));
+  }
+  for (; i < n; ++i) {
+    float value = 0.0f;
+    std::memcpy(&value, from + 4 * i, sizeof value);
+    if (beyond_half_range(value)) value = value < 0 ? -kHalfMax : kHalfMax, ++saturated;
+    const std::uint16_t half = float_to_half_bits_f16c(value);
+    std::memcpy(to + 2 * i, &half, sizeof half);
+  }
+  return saturated;
+}
+
 __attribute__((target("avx,f16c"))) void halves_to_floats_f16c(const f16* in, float* out, std::size_t n) noexcept {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -209,6 +249,31 @@ void float_bytes_to_halves(const void* from, std::size_t count, void* to) noexce
     const std::uint16_t half = float_to_half_bits_portable(value);
     std::memcpy(out + 2 * i, &half, sizeof half);
   }
+}
+
+std::size_t float_bytes_to_halves_saturated(const void* from, std::size_t count, void* to) noexcept {
+  const auto* in = static_cast<const char*>(from);
+  auto* out = static_cast<char*>(to);
+#if LDMSIM_FP16_HAVE_X86
+  if (use_f16c()) return float_bytes_to_halves_saturated_f16c(in, count, out);
+#endif
+  std::size_t saturated = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    float value = 0.0f;
+    std::memcpy(&value, in + 4 * i, sizeof value);
+    const f16 half = saturated_half(value, saturated);
+    std::memcpy(out + 2 * i, &half.bits, sizeof half.bits);
+  }
+  return saturated;
+}
+
+f16 saturated_half(double value, std::size_t& saturated) noexcept {
+  const double magnitude = value < 0 ? -value : value;
+  if (magnitude >= kHalfOverflow && magnitude <= std::numeric_limits<double>::max()) {
+    ++saturated;
+    return f16(value < 0 ? -kHalfMax : kHalfMax);
+  }
+  return f16(static_cast<float>(value));
 }
 
 SharedHalves::SharedHalves(std::vector<f16> values) : size_(values.size()) {

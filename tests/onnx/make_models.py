@@ -1219,6 +1219,16 @@ def typed_models(directory):
     np.save(directory / "typed_hf_y.npy", y)
     np.save(directory / "typed_hf_valid.npy", ~pad)
     np.save(directory / "typed_hf_leaky.npy", np.where(y > 0, y, 0.1 * y).astype(np.float32))
+    # The mask constant as Hugging Face models write it today: -1e9, or float32's lowest. Beyond fp16's range both
+    # round to -inf, which the 0s of (1 - mask) would multiply into NaN: the import saturates them to -65504.
+    for label, big in [("1e9", -1e9), ("lowest", float(np.finfo(np.float32).min))]:
+        big_inits = [numpy_helper.from_array(np.array(big, np.float32), "big") if i.name == "big" else i for i in inits]
+        graph = helper.make_graph(common + hf + tail[:3], f"typed_hf_{label}",
+                                  [ints("ids", [2, seq]), ints("mask", [2, seq])], [floats("y", [2, seq, hidden])],
+                                  big_inits)
+        save(directory, f"typed_hf_{label}", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+        np.save(directory / f"typed_hf_{label}_y.npy",
+                attention(x, ((1.0 - mask[:, None, :]) * np.float32(big)).astype(np.float32)))
 
     torch_style = [
         n("Unsqueeze", ["pad", "axes1"], ["p3"], name="unsqueeze_pad"),

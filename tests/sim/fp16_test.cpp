@@ -2,6 +2,8 @@
 // reference (exact double arithmetic over a table of every half), portable vs F16C bit equality, bulk tails.
 #include "ldmsim/sim/fp16.hpp"
 
+#include "ldmsim/sim/fp16_saturated.hpp"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -361,4 +363,46 @@ TEST_CASE("fp16: F16C is used exactly when the CPU has it", "[fp16]") {
 #else
   CHECK_FALSE(ldmsim::f16c_available());
 #endif
+}
+
+TEST_CASE("constants beyond fp16's range saturate to 65504 while infinities and NaN stay", "[sim][fp16]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float lowest = std::numeric_limits<float>::lowest();
+  // Eleven values: a vector of eight and a tail of three, each path meeting every kind.
+  const std::vector<float> in = {1e9f, -1e9f, 65504.0f, 65519.0f, 65520.0f, lowest, inf, -inf, nan, -65520.0f, 1.5f};
+  const std::vector<float> want = {65504.0f, -65504.0f, 65504.0f, 65504.0f,  65504.0f, -65504.0f,
+                                   inf,      -inf,      nan,      -65504.0f, 1.5f};
+  const auto check = [&](const std::vector<f16>& got) {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      INFO(i << ": " << in[i]);
+      if (std::isnan(want[i])) {
+        CHECK(std::isnan(static_cast<float>(got[i])));
+      } else {
+        CHECK(static_cast<float>(got[i]) == want[i]);
+      }
+    }
+  };
+  std::vector<f16> out(in.size());
+  CHECK(ldmsim::float_bytes_to_halves_saturated(in.data(), in.size(), out.data()) == 5);
+  check(out);
+  // In place, as a model's raw bytes are converted.
+  std::vector<float> bytes = in;
+  CHECK(ldmsim::float_bytes_to_halves_saturated(bytes.data(), bytes.size(), bytes.data()) == 5);
+  std::vector<std::uint16_t> bits(in.size());
+  std::memcpy(bits.data(), bytes.data(), bits.size() * sizeof(std::uint16_t));
+  std::vector<f16> placed;
+  for (const std::uint16_t b : bits) placed.push_back(f16::from_bits(b));
+  check(placed);
+  std::size_t one = 0;
+  std::vector<f16> each;
+  for (const float v : in) each.push_back(ldmsim::saturated_half(v, one));
+  CHECK(one == 5);
+  check(each);
+  // Values in range round exactly as the plain conversion rounds them.
+  std::vector<float> ordinary(1000);
+  for (std::size_t i = 0; i < ordinary.size(); ++i) ordinary[i] = static_cast<float>(i) * 65.3f - 32000.0f;
+  std::vector<f16> plain(ordinary.size()), saturated(ordinary.size());
+  ldmsim::float_bytes_to_halves(ordinary.data(), ordinary.size(), plain.data());
+  CHECK(ldmsim::float_bytes_to_halves_saturated(ordinary.data(), ordinary.size(), saturated.data()) == 0);
+  CHECK(plain == saturated);
 }

@@ -386,6 +386,21 @@ TEST_CASE("int64 and bool inputs: token ids, padding masks and runtime compariso
   CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / "typed_torch_y.npy") <= 0);
 }
 
+TEST_CASE("an additive mask of -1e9 or float32's lowest saturates to fp16's -65504 instead of making NaN",
+          "[cli][onnx][typed]") {
+  for (const char* label : {"1e9", "lowest"}) {
+    INFO(label);
+    const ScratchDir out("onnx-typed-big-mask");
+    const auto r = run_cli(fmt::format("run '{}' --input ids='{}' --input mask='{}' --split off --no-trace --out '{}'",
+                                       model(fmt::format("typed_hf_{}.onnx", label)), model("typed_hf_ids.npy"),
+                                       model("typed_hf_mask.npy"), out.str()));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.output, Catch::Contains("1 constant value(s) beyond fp16's range saturated to +-65504"));
+    CHECK(worst_excess(out.path / "y.npy", onnx_test_models() / fmt::format("typed_hf_{}_y.npy", label)) <= 0);
+  }
+}
+
 TEST_CASE("typed inputs: defaults, wrong types and out-of-range ids are named", "[cli][onnx][typed]") {
   const ScratchDir out("onnx-typed-bad");
   SECTION("ids not given are zeros, and say so") {

@@ -269,11 +269,11 @@ std::optional<NpyArray> integral_array(const Constant& c, const std::string& nam
 
 /// A constant as an fp16 .npy array (round to nearest even); consumes the constant's data. Each undecoded source
 /// backs one constant: a fold reads its input decoded (NodeTranslator::known), so copies never share a source.
-NpyArray fp16_array(Constant& c) {
+NpyArray fp16_array(Constant& c, std::uint64_t& saturated) {
   NpyArray a;
   a.shape.assign(c.dims.begin(), c.dims.end());
   a.dtype = "f2";
-  a.halves = onnx_import::take_fp16(c);
+  a.halves = onnx_import::take_fp16(c, saturated);
   return a;
 }
 
@@ -471,6 +471,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
                                   fmt::join(problems, "\n  "), rest));
   }
   std::size_t typed_constants = 0;
+  std::uint64_t saturated = skeleton ? skeleton->saturated : 0;  // values the walk rounded, then the rest
   for (const std::string& name : used_constants) {
     Constant& c = ctx.constants.at(name);
     const std::string file_name = safe(name) + ".npy";
@@ -478,7 +479,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     json& tensor = out.workload["tensors"][safe(name)];
     tensor = {{"shape", c.dims}, {"init", {{"file", file_name}}}, {"constant", true}};
     if (type == DType::kF16) {
-      out.arrays[file_name] = fp16_array(c);
+      out.arrays[file_name] = fp16_array(c, saturated);
       continue;
     }
     std::vector<std::string> range_problems;
@@ -502,6 +503,12 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   if (used_constants.size() > typed_constants) {
     out.notes.push_back({fmt::format("{} constant tensor(s) rounded to fp16 (round to nearest even)",
                                      used_constants.size() - typed_constants),
+                         {}});
+  }
+  if (saturated > 0) {
+    out.notes.push_back({fmt::format("{} constant value(s) beyond fp16's range saturated to +-65504, its largest "
+                                     "finite value (an attention mask's -1e9 stays finite; infinities stay infinite)",
+                                     saturated),
                          {}});
   }
   out.workload["outputs"] = json::array();

@@ -40,12 +40,14 @@ inline constexpr std::uint64_t kEagerElements = 4096;
 /// more than kMaxFoldedElements, which no fold may read.
 bool decode(Constant& c);
 
-/// Appends `c`'s values rounded to fp16 (nearest even) to `out`.
-void append_fp16(const Constant& c, std::vector<f16>& out);
-/// `c`'s values rounded to fp16 (nearest even). An fp32 source's raw bytes (a model's weights) are converted in
-/// place and the result owns them: no fresh buffer, whose first touch costs more than the conversion. That
-/// consumes the source's data: `c` is left without values.
-SharedHalves take_fp16(Constant& c);
+/// Appends `c`'s values rounded to fp16 (nearest even; finite values beyond fp16's range saturated to +-65504 and
+/// counted into `saturated`, float_bytes_to_halves_saturated) to `out`. Values rounded as the model was read were
+/// counted then (ModelSkeleton::saturated).
+void append_fp16(const Constant& c, std::vector<f16>& out, std::uint64_t& saturated);
+/// `c`'s values rounded to fp16 as append_fp16 rounds them. An fp32 source's raw bytes (a model's weights) are
+/// converted in place and the result owns them: no fresh buffer, whose first touch costs more than the conversion.
+/// That consumes the source's data: `c` is left without values.
+SharedHalves take_fp16(Constant& c, std::uint64_t& saturated);
 
 /// What translating a node reads and updates.
 struct Context {

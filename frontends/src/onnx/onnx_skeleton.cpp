@@ -13,6 +13,7 @@
 #include <span>
 
 #include "ldmsim/sim/fault.hpp"
+#include "ldmsim/sim/fp16_saturated.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "onnx_nodes.hpp"
 #include "rounding_helpers.hpp"
@@ -28,12 +29,13 @@ constexpr std::uint64_t kFloatType = onnx::TensorProto::FLOAT;
 /// handed to another thread costs a wake-up (tens of microseconds), the first touches of its fp16 values hundreds.
 constexpr std::uint64_t kSharedRoundingFloats = std::uint64_t{1} << 18;
 
-/// The next `count` fp32 values of `in` rounded to fp16 into `out`.
-bool round_floats(WireCursor& in, std::uint64_t count, f16* out) {
+/// The next `count` fp32 values of `in` rounded to fp16 into `out`, values beyond fp16's range counted into
+/// `saturated`.
+bool round_floats(WireCursor& in, std::uint64_t count, f16* out, std::uint64_t& saturated) {
   while (count > 0) {
     if (!in.ensure(sizeof(float))) return false;
     const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(count, in.available() / sizeof(float)));
-    float_bytes_to_halves(in.data(), k, out);
+    saturated += float_bytes_to_halves_saturated(in.data(), k, out);
     in.skip(k * sizeof(float));
     out += k;
     count -= k;
@@ -69,6 +71,7 @@ class SkeletonReader {
 
   std::optional<ModelSkeleton> read() {
     if (!model() || !rounding_.finish()) return std::nullopt;
+    out_.saturated += rounding_.saturated();
     return std::move(out_);
   }
 
@@ -242,9 +245,9 @@ class SkeletonReader {
   /// The next `count` fp32 values rounded into `out`: a large initializer's first part here and the others on the
   /// rounding helpers, while the walk reads on past them (read() waits for them).
   bool round(std::uint64_t count, f16* out, const std::shared_ptr<const void>& owner) {
-    if (rounding_.helpers() == 0 || count < kSharedRoundingFloats) return round_floats(in_, count, out);
+    if (rounding_.helpers() == 0 || count < kSharedRoundingFloats) return round_floats(in_, count, out, out_.saturated);
     const std::uint64_t parts = rounding_.helpers() + 1, own = count / parts;
-    if (!round_floats(in_, own, out)) return false;
+    if (!round_floats(in_, own, out, out_.saturated)) return false;
     const std::uint64_t rest_at = in_.offset();
     if (!in_.skip_bytes((count - own) * sizeof(float))) return false;
     for (std::uint64_t at = own, p = 1; p < parts; ++p) {

@@ -29,6 +29,7 @@ struct StreamedWeight {
 struct ModelSkeleton {
   std::string bytes;                    ///< the model file without the streamed weights' raw data
   std::vector<StreamedWeight> weights;  ///< in initializer order
+  std::uint64_t saturated = 0;          ///< weight values beyond fp16's range, rounded to +-65504
 };
 
 /// The skeleton grows no larger than this; a model with more outside its fp32 weights (float_data, int64 or

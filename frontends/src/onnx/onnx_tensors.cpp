@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "ldmsim/sim/fp16.hpp"
+#include "ldmsim/sim/fp16_saturated.hpp"
 #include "onnx_nodes.hpp"
 
 namespace ldmsim::onnx_import {
@@ -118,7 +119,7 @@ const SharedHalves& untaken_halves(const Constant& c) {
 
 }  // namespace
 
-SharedHalves take_fp16(Constant& c) {
+SharedHalves take_fp16(Constant& c, std::uint64_t& saturated) {
   if (c.streamed != nullptr) {  // rounded while the model was read
     SharedHalves halves = untaken_halves(c);
     c.streamed->taken = true;
@@ -130,7 +131,7 @@ SharedHalves take_fp16(Constant& c) {
   }
   if (!raw_fp32(c)) {
     std::vector<f16> out;
-    append_fp16(c, out);
+    append_fp16(c, out, saturated);
     return SharedHalves(std::move(out));
   }
   // The source lies in the importer's own model, which nothing reads after this: its bytes become the values.
@@ -143,12 +144,12 @@ SharedHalves take_fp16(Constant& c) {
   source->mutable_raw_data()->clear();  // a moved-from string's contents are unspecified: make the take visible
   c.source = nullptr;
   c.values.clear();
-  float_bytes_to_halves(owner->data(), count, owner->data());
+  saturated += float_bytes_to_halves_saturated(owner->data(), count, owner->data());
   const auto* values = reinterpret_cast<const f16*>(owner->data());
   return SharedHalves(std::move(owner), values, count);
 }
 
-void append_fp16(const Constant& c, std::vector<f16>& out) {
+void append_fp16(const Constant& c, std::vector<f16>& out, std::uint64_t& saturated) {
   if (c.streamed != nullptr) {
     const std::span<const f16> halves = untaken_halves(c).span();
     out.insert(out.end(), halves.begin(), halves.end());
@@ -158,10 +159,10 @@ void append_fp16(const Constant& c, std::vector<f16>& out) {
     const std::uint64_t count = product(c.dims);
     const std::size_t at = out.size();
     out.resize(at + count);
-    float_bytes_to_halves(c.source->raw_data().data(), count, out.data() + at);
+    saturated += float_bytes_to_halves_saturated(c.source->raw_data().data(), count, out.data() + at);
     return;
   }
-  const auto push = [&out](std::size_t, double v) { out.push_back(f16(static_cast<float>(v))); };
+  const auto push = [&out, &saturated](std::size_t, double v) { out.push_back(saturated_half(v, saturated)); };
   if (c.source == nullptr) {
     out.reserve(out.size() + c.values.size());
     for (std::size_t i = 0; i < c.values.size(); ++i) push(i, c.values[i]);

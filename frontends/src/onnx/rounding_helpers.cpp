@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "ldmsim/sim/fp16_saturated.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "wire_cursor.hpp"
 
@@ -37,12 +38,12 @@ void RoundingHelpers::add(std::uint64_t offset, std::uint64_t count, f16* out, s
   changed_.notify_one();
 }
 
-bool RoundingHelpers::round(const Part& part, char* buffer) const {
+bool RoundingHelpers::round(const Part& part, char* buffer, std::uint64_t& saturated) const {
   constexpr std::size_t kPerRead = WireCursor::kChunkBytes / sizeof(float);
   for (std::uint64_t done = 0; done < part.count;) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kPerRead, part.count - done));
     if (read_at(fd_, part.offset + done * sizeof(float), buffer, n * sizeof(float)) != n * sizeof(float)) return false;
-    float_bytes_to_halves(buffer, n, part.out + done);
+    saturated += float_bytes_to_halves_saturated(buffer, n, part.out + done);
     done += n;
   }
   return true;
@@ -60,10 +61,12 @@ void RoundingHelpers::work() {
     parts_.pop_front();
     ++running_;
     lock.unlock();
-    const bool read = round(part, buffer.get());
+    std::uint64_t saturated = 0;
+    const bool read = round(part, buffer.get(), saturated);
     part.owner.reset();
     lock.lock();
     --running_;
+    saturated_ += saturated;
     failed_ = failed_ || !read;
     changed_.notify_all();
   }
@@ -82,8 +85,10 @@ bool RoundingHelpers::finish() {
     Part part = std::move(parts_.front());
     parts_.pop_front();
     lock.unlock();
-    const bool read = round(part, buffer.get());
+    std::uint64_t saturated = 0;
+    const bool read = round(part, buffer.get(), saturated);
     lock.lock();
+    saturated_ += saturated;
     failed_ = failed_ || !read;
   }
   changed_.wait(lock, [&] { return running_ == 0; });

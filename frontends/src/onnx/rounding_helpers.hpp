@@ -36,6 +36,11 @@ class RoundingHelpers {
   /// Rounds what is left with the caller's help and waits for every part; false when a part's bytes could not all
   /// be read (the file ends early or changed), as the walk's own read would.
   bool finish();
+  /// Values beyond fp16's range the parts rounded so far saturated to +-65504 (float_bytes_to_halves_saturated).
+  std::uint64_t saturated() {
+    const std::lock_guard lock(mutex_);
+    return saturated_;
+  }
 
  private:
   struct Part {
@@ -44,8 +49,9 @@ class RoundingHelpers {
     std::shared_ptr<const void> owner;
   };
   void work();
-  /// Rounds one part through `buffer` (kChunkBytes); false on a short read.
-  bool round(const Part& part, char* buffer) const;
+  /// Rounds one part through `buffer` (kChunkBytes), counting saturated values into `saturated`; false on a short
+  /// read.
+  bool round(const Part& part, char* buffer, std::uint64_t& saturated) const;
   void start_threads();
 
   int fd_;
@@ -56,6 +62,7 @@ class RoundingHelpers {
   unsigned running_ = 0;  // parts being rounded
   unsigned live_ = 0;     // threads taking parts (one whose buffer could not be allocated takes none)
   bool stop_ = false, failed_ = false, started_ = false;
+  std::uint64_t saturated_ = 0;
   std::vector<std::jthread> threads_;
 };
 
