@@ -300,6 +300,10 @@ def single_op_models(directory):
          [("shape", np.array([0, 0, -1]))])
     case("concat_channels", x4, np.concatenate([x4, cat_b], axis=1), [node("Concat", ["x", "b"], axis=1)],
          [("b", cat_b)])
+    # torch.stack over 150 loop steps: more inputs than concat takes at once, joined in groups at import.
+    steps = [fp16(rng.normal(size=(2, 1, 5, 7))) for _ in range(149)]
+    case("concat_150_inputs", x4, np.concatenate([x4] + steps, axis=1),
+         [node("Concat", ["x"] + [f"s{i}" for i in range(149)], axis=-3)], [(f"s{i}", v) for i, v in enumerate(steps)])
     e = np.exp(mat - mat.max(axis=1, keepdims=True))
     case("softmax_last_axis", mat, e / e.sum(axis=1, keepdims=True), [node("Softmax", ["x"], axis=-1)])
     flat = x4.reshape(2, -1)

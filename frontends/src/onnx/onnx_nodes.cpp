@@ -28,6 +28,9 @@ bool kernel_is_window(NodeTranslator& t, const std::vector<std::int64_t>& kernel
 
 namespace {
 
+/// The most inputs a Concat node may have (a tree of 64-input concats joins them).
+constexpr int kMaxConcatNodeInputs = 1 << 16;
+
 using nlohmann::json;
 using Attr = onnx::AttributeProto;
 
@@ -540,7 +543,16 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     if (!a.has("axis")) t.problem("attribute 'axis' is required");
     std::vector<int> inputs(static_cast<std::size_t>(node.input_size()));
     for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i] = static_cast<int>(i);
-    if (t.arity(1, 64, 1)) t.op("concat", inputs, {{"axis", a.integer("axis", 1)}});
+    // torch.stack / torch.cat over a loop's steps give hundreds of inputs: joined in groups of 64 (concat's limit).
+    if (t.arity(1, kMaxConcatNodeInputs, 1)) {
+      if (inputs.size() <= 64) {
+        t.op("concat", inputs, {{"axis", a.integer("axis", 1)}});
+      } else {
+        std::vector<std::string> parts;
+        for (const int i : inputs) parts.push_back(t.input(i));
+        concat_all(t, std::move(parts), a.integer("axis", 1), node.output(0));
+      }
+    }
   } else if (type == "Clip") {
     translate_clip(node, t);
   } else if (type == "Reshape") {
@@ -584,6 +596,22 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   }
   if (!t.problems().empty()) t.result().op = nullptr;
   return t.result();
+}
+
+void concat_all(NodeTranslator& t, std::vector<std::string> parts, std::int64_t axis, const std::string& out) {
+  constexpr std::size_t kMaxInputs = 64;
+  while (parts.size() > kMaxInputs) {
+    std::vector<std::string> joined;
+    for (std::size_t i = 0; i < parts.size(); i += kMaxInputs) {
+      const std::vector<std::string> group(
+          parts.begin() + static_cast<std::ptrdiff_t>(i),
+          parts.begin() + static_cast<std::ptrdiff_t>(std::min(parts.size(), i + kMaxInputs)));
+      joined.push_back(t.fresh_name(out + "/part"));
+      t.add_op("concat", group, {joined.back()}, {{"axis", axis}});
+    }
+    parts = std::move(joined);
+  }
+  t.add_op("concat", parts, {out}, {{"axis", axis}});
 }
 
 }  // namespace ldmsim::onnx_import

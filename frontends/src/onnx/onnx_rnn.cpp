@@ -19,23 +19,6 @@ const std::vector<std::uint64_t>* dims_of(const Context& ctx, const NodeTranslat
   return it == ctx.shapes.end() ? nullptr : &it->second;
 }
 
-/// Concat of `parts` along `axis` into `out`, in groups of at most 64 inputs (concat's limit) when there are more.
-void concat_all(NodeTranslator& t, std::vector<std::string> parts, std::int64_t axis, const std::string& out) {
-  constexpr std::size_t kMaxInputs = 64;
-  while (parts.size() > kMaxInputs) {
-    std::vector<std::string> joined;
-    for (std::size_t i = 0; i < parts.size(); i += kMaxInputs) {
-      const std::vector<std::string> group(
-          parts.begin() + static_cast<std::ptrdiff_t>(i),
-          parts.begin() + static_cast<std::ptrdiff_t>(std::min(parts.size(), i + kMaxInputs)));
-      joined.push_back(t.fresh_name(out + "/part"));
-      t.add_op("concat", group, {joined.back()}, {{"axis", axis}});
-    }
-    parts = std::move(joined);
-  }
-  t.add_op("concat", parts, {out}, {{"axis", axis}});
-}
-
 /// Slice [begin, end) of `x` along `axis` viewed as `shape`.
 std::string slice_as(NodeTranslator& t, const std::string& x, std::int64_t axis, std::uint64_t begin, std::uint64_t end,
                      const std::vector<std::uint64_t>& shape, const std::string& base) {

@@ -258,5 +258,8 @@ void translate_einsum(const onnx::NodeProto& node, NodeTranslator& t, Context& c
 /// ConvTranspose and Resize as convs, pads, slices and matmuls (onnx_upsampling.cpp).
 void translate_conv_transpose(const onnx::NodeProto& node, NodeTranslator& t);
 void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx);
+/// Concat of `parts` along `axis` into `out`, in groups of at most 64 inputs (concat's limit) when there are more
+/// (onnx_nodes.cpp).
+void concat_all(NodeTranslator& t, std::vector<std::string> parts, std::int64_t axis, const std::string& out);
 
 }  // namespace ldmsim::onnx_import
