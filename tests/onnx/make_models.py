@@ -300,6 +300,32 @@ def single_op_models(directory):
          [("shape", np.array([0, 0, -1]))])
     case("concat_channels", x4, np.concatenate([x4, cat_b], axis=1), [node("Concat", ["x", "b"], axis=1)],
          [("b", cat_b)])
+    # T5's relative-position buckets from constant positions: Abs, Log, Min and casts fold at import with
+    # float32 arithmetic (in fp16 on the device, distances 16 and 32 fell one bucket low); log(0) = -inf cast to
+    # int64 is x86's integer indefinite, which Where then leaves unused.
+    length, exact, buckets = 40, 8, 16
+    positions = np.arange(length, dtype=np.int64)
+    distance = np.abs(positions[None, :] - positions[:, None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.log(distance.astype(np.float32) / np.float32(exact)) / np.float32(math.log(32 / exact))
+        large = exact + (ratio * np.float32(buckets - exact)).astype(np.int64)
+    bucket = np.where(distance < exact, distance, np.minimum(large, buckets - 1))
+    bias_table = weights(buckets)
+    x_rel = fp16(rng.normal(size=(length, length)))
+    int_node = lambda op, ins, out, **attrs: helper.make_node(op, ins, [out], name=f"t5_{out}", **attrs)
+    case("t5_relative_buckets", x_rel, x_rel + bias_table[bucket], [
+        int_node("Unsqueeze", ["pos", "ax0"], "mem"), int_node("Unsqueeze", ["pos", "ax1"], "ctx"),
+        int_node("Sub", ["mem", "ctx"], "rel"), int_node("Abs", ["rel"], "dist"),
+        int_node("Less", ["dist", "exact_i"], "small"),
+        int_node("Cast", ["dist"], "dist_f", to=TensorProto.FLOAT), int_node("Div", ["dist_f", "exact_f"], "scaled"),
+        int_node("Log", ["scaled"], "logd"), int_node("Div", ["logd", "log_span"], "ratio"),
+        int_node("Mul", ["ratio", "span"], "steps"), int_node("Cast", ["steps"], "steps_i", to=TensorProto.INT64),
+        int_node("Add", ["steps_i", "exact_i"], "large"), int_node("Min", ["large", "last"], "clamped"),
+        int_node("Where", ["small", "dist", "clamped"], "bucket"), int_node("Gather", ["table", "bucket"], "bias"),
+        node("Add", ["x", "bias"])],
+        [("pos", positions), ("ax0", np.array([0])), ("ax1", np.array([1])), ("exact_i", np.array(exact)),
+         ("exact_f", np.array(exact, np.float32)), ("log_span", np.array(math.log(32 / exact), np.float32)),
+         ("span", np.array(buckets - exact, np.float32)), ("last", np.array(buckets - 1)), ("table", bias_table)])
     # torch.stack over 150 loop steps: more inputs than concat takes at once, joined in groups at import.
     steps = [fp16(rng.normal(size=(2, 1, 5, 7))) for _ in range(149)]
     case("concat_150_inputs", x4, np.concatenate([x4] + steps, axis=1),
@@ -1147,7 +1173,8 @@ def recurrent(directory):
 def raw_weight(directory):
     """A raw fp32 weight over 4096 elements (kept undecoded at import, rounded to fp16 in place in the model's
     buffer) holding the values rounding is hard on: ties to even, subnormals, the largest finite halves and the
-    first value that overflows, infinities, signed zeros. raw_weight_w16.npy is numpy's rounding of it."""
+    first value that overflows, infinities, signed zeros. raw_weight_w16.npy is numpy's rounding of it, with the
+    finite values numpy rounds to infinity (+-65520 and up) at +-65504, as the import saturates a constant."""
     special = np.array([0.0, -0.0, 1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26,
                         2.0 ** -14 - 2.0 ** -25, 65504.0, 65519.0, 65520.0, -65520.0, np.inf, -np.inf, 1e-8, 0.1],
                        np.float32)
@@ -1158,7 +1185,10 @@ def raw_weight(directory):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 80])],
                               [numpy_helper.from_array(w, "w")])
     save(directory, "raw_weight", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
-    np.save(directory / "raw_weight_w16.npy", w.astype(np.float16))
+    with np.errstate(over="ignore"):
+        w16 = w.astype(np.float16)
+    w16[np.isfinite(w) & (np.abs(w) >= 65520)] = np.copysign(np.float16(65504), w[np.isfinite(w) & (np.abs(w) >= 65520)])
+    np.save(directory / "raw_weight_w16.npy", w16)
 
 
 def typed_models(directory):

@@ -3,6 +3,7 @@
 // the walk must leave to protobuf. Models are written here byte by byte in protobuf's wire format.
 #include <fmt/format.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -222,21 +223,26 @@ TEST_CASE("a large weight rounded in parts on several threads gives the same bit
 
 TEST_CASE("a part of a weight that a helper thread cannot read fails the walk", "[onnx][import]") {
   const test::TempDir dir("onnx-helper-read");
-  const std::vector<float> values(1000, 0.5f);
+  std::vector<float> values(1000, 0.5f);
+  values[100] = -1e9f, values[700] = 1e9f;  // one in each part: saturated to -+65504 and counted
   const auto file = write(dir, "floats.bin", float_bytes(values));
   const InputFileDescriptor fd(file, "floats", kMaxOnnxFileBytes);
   const auto out = std::make_shared<std::vector<f16>>(2000);
   for (const bool helper_reads : {false, true}) {  // the caller's finish or the helper thread reads the parts
     INFO((helper_reads ? "the helper" : "finish") << " reads");
+    const auto saturated = std::make_shared<std::atomic<std::uint64_t>>(0);
     onnx_import::RoundingHelpers whole(fd.fd(), 1);
-    whole.add(0, 600, out->data(), out);
-    whole.add(600 * sizeof(float), 400, out->data() + 600, out);
+    whole.add(0, 600, out->data(), out, saturated);
+    whole.add(600 * sizeof(float), 400, out->data() + 600, out, saturated);
     if (helper_reads) whole.drain();
     CHECK(whole.finish());
     CHECK((*out)[999].bits == f16(0.5f).bits);
+    CHECK(static_cast<float>((*out)[100]) == -65504.0f);
+    CHECK(static_cast<float>((*out)[700]) == 65504.0f);
+    CHECK(saturated->load() == 2);
     onnx_import::RoundingHelpers past_end(fd.fd(), 1);
-    past_end.add(0, 500, out->data(), out);
-    past_end.add(500 * sizeof(float), 501, out->data() + 500, out);  // one value past the end of the file
+    past_end.add(0, 500, out->data(), out, saturated);
+    past_end.add(500 * sizeof(float), 501, out->data() + 500, out, saturated);  // one value past the end of the file
     if (helper_reads) past_end.drain();
     CHECK_FALSE(past_end.finish());
   }

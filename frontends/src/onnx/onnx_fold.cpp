@@ -387,9 +387,10 @@ void fold_cast(NodeTranslator& t) {
       v = v != 0 ? 1 : 0;  // NaN is true, as in numpy
     } else if (to_integer) {
       const auto n = exact_integer(std::trunc(v));
-      if (!n) {
-        t.problem(fmt::format("cannot cast {} to an integer", v));
-        return;
+      if (!n) {  // NaN, an infinity or out of range: x86's "integer indefinite", as PyTorch and ONNX Runtime get there
+        v = to == DT::INT32 ? static_cast<double>(std::numeric_limits<std::int32_t>::min())
+                            : static_cast<double>(std::numeric_limits<std::int64_t>::min());
+        continue;
       }
       v = static_cast<double>(to == DT::INT32 ? static_cast<std::int64_t>(static_cast<std::int32_t>(*n & 0xFFFFFFFF))
                                               : *n);
@@ -845,6 +846,59 @@ void fold_reduce(NodeTranslator& t, const std::string& type) {
   t.define(std::move(out));
 }
 
+/// Abs, Neg, Sign, Floor, Ceil, Log, Exp and Reciprocal of a constant (T5's relative-position buckets:
+/// log(|distance| / exact) / log(max / exact) * buckets, cast to an integer). A float constant's values are float32
+/// numbers, and each result is rounded to float32 as the model would compute it, so a cast after it truncates
+/// what the model's own arithmetic gives, not an fp16 rounding of it.
+void fold_unary(NodeTranslator& t, const std::string& type) {
+  const Attributes a(t.node(), t.problems(), {});
+  if (!t.arity(1, 1, 1)) return;
+  Constant c = *t.known(0);
+  const bool float_only = type == "Log" || type == "Exp" || type == "Reciprocal";
+  if (c.integer && float_only) {
+    t.problem(fmt::format("{} of an integer tensor (ONNX defines it for floats only)", type));
+    return;
+  }
+  if (!check_size(t, c.dims)) return;
+  const std::function<double(double)> f =
+      type == "Abs"     ? std::function<double(double)>([](double v) { return std::fabs(v); })
+      : type == "Neg"   ? std::function<double(double)>([](double v) { return -v; })
+      : type == "Sign"  ? std::function<double(double)>([](double v) { return v > 0   ? 1.0
+                                                                              : v < 0 ? -1.0
+                                                                                      : v; })
+      : type == "Floor" ? std::function<double(double)>([](double v) { return std::floor(v); })
+      : type == "Ceil"  ? std::function<double(double)>([](double v) { return std::ceil(v); })
+      : type == "Log"   ? std::function<double(double)>([](double v) { return std::log(v); })
+      : type == "Exp"   ? std::function<double(double)>([](double v) { return std::exp(v); })
+                        : std::function<double(double)>([](double v) { return 1.0 / v; });
+  for (double& v : c.values) {
+    v = c.integer ? f(v) : static_cast<double>(static_cast<float>(f(static_cast<double>(static_cast<float>(v)))));
+  }
+  c.boolean = false;
+  c.source = nullptr, c.streamed = nullptr;
+  t.define(std::move(c));
+}
+
+/// Min and Max of one or more constants, broadcast (T5 clamps its buckets with torch.min).
+void fold_extremum(NodeTranslator& t, const std::string& type) {
+  const Attributes a(t.node(), t.problems(), {});
+  if (!t.arity(1, 1 << 16, 1)) return;
+  Constant out = *t.known(0);
+  const bool is_min = type == "Min";
+  for (int i = 1; i < t.node().input_size(); ++i) {
+    const Constant& next = *t.known(i);
+    const auto dims = combined_dims(t, out, next);
+    if (!dims) return;
+    out = broadcast_map(out, next, *dims, [is_min](double p, double q) {
+      if (std::isnan(p) || std::isnan(q)) return std::numeric_limits<double>::quiet_NaN();
+      return is_min ? std::min(p, q) : std::max(p, q);
+    });
+  }
+  out.boolean = false;
+  out.source = nullptr, out.streamed = nullptr;
+  t.define(std::move(out));
+}
+
 bool all_inputs_known(const NodeTranslator& t) {
   for (int i = 0; i < t.node().input_size(); ++i) {
     if (t.known(i) == nullptr) return false;
@@ -899,6 +953,12 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx) 
               type == "ReduceProd") &&
              t.small_constant(0) != nullptr) {
     fold_reduce(t, type);
+  } else if ((type == "Abs" || type == "Neg" || type == "Sign" || type == "Floor" || type == "Ceil" || type == "Log" ||
+              type == "Exp" || type == "Reciprocal") &&
+             all_inputs_known(t)) {
+    fold_unary(t, type);
+  } else if ((type == "Min" || type == "Max") && all_inputs_known(t)) {
+    fold_extremum(t, type);
   } else if (type == "Mod" && all_inputs_known(t)) {
     const Attributes a(node, t.problems(), {"fmod"});
     if (t.arity(2, 2, 1)) fold_arithmetic(t, type, a.integer("fmod", 0) != 0);

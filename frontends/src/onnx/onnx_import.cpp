@@ -471,7 +471,7 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
                                   fmt::join(problems, "\n  "), rest));
   }
   std::size_t typed_constants = 0;
-  std::uint64_t saturated = skeleton ? skeleton->saturated : 0;  // values the walk rounded, then the rest
+  std::uint64_t saturated = 0;  // of the constants used, each counted where its values were rounded
   for (const std::string& name : used_constants) {
     Constant& c = ctx.constants.at(name);
     const std::string file_name = safe(name) + ".npy";

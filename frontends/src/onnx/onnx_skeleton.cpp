@@ -71,7 +71,6 @@ class SkeletonReader {
 
   std::optional<ModelSkeleton> read() {
     if (!model() || !rounding_.finish()) return std::nullopt;
-    out_.saturated += rounding_.saturated();
     return std::move(out_);
   }
 
@@ -236,7 +235,7 @@ class SkeletonReader {
     // at most 1 GiB, so is this). f16 is trivially copyable, so the bytes hold its objects once written.
     std::shared_ptr<std::byte[]> storage(new std::byte[static_cast<std::size_t>(count) * sizeof(f16)]);
     f16* halves = std::launder(reinterpret_cast<f16*>(storage.get()));
-    if (!round(count, halves, storage)) return false;
+    if (!round(count, halves, storage, w.saturated)) return false;
     w.halves = SharedHalves(std::move(storage), halves, static_cast<std::size_t>(count));
     out_.weights.push_back(std::move(w));
     return true;
@@ -244,15 +243,22 @@ class SkeletonReader {
 
   /// The next `count` fp32 values rounded into `out`: a large initializer's first part here and the others on the
   /// rounding helpers, while the walk reads on past them (read() waits for them).
-  bool round(std::uint64_t count, f16* out, const std::shared_ptr<const void>& owner) {
-    if (rounding_.helpers() == 0 || count < kSharedRoundingFloats) return round_floats(in_, count, out, out_.saturated);
+  bool round(std::uint64_t count, f16* out, const std::shared_ptr<const void>& owner,
+             const std::shared_ptr<std::atomic<std::uint64_t>>& saturated) {
+    std::uint64_t mine = 0;
+    if (rounding_.helpers() == 0 || count < kSharedRoundingFloats) {
+      const bool read = round_floats(in_, count, out, mine);
+      *saturated += mine;
+      return read;
+    }
     const std::uint64_t parts = rounding_.helpers() + 1, own = count / parts;
-    if (!round_floats(in_, own, out, out_.saturated)) return false;
+    if (!round_floats(in_, own, out, mine)) return false;
+    *saturated += mine;
     const std::uint64_t rest_at = in_.offset();
     if (!in_.skip_bytes((count - own) * sizeof(float))) return false;
     for (std::uint64_t at = own, p = 1; p < parts; ++p) {
       const std::uint64_t n = p + 1 == parts ? count - at : own;
-      rounding_.add(rest_at + (at - own) * sizeof(float), n, out + at, owner);
+      rounding_.add(rest_at + (at - own) * sizeof(float), n, out + at, owner, saturated);
       at += n;
     }
     return true;

@@ -4,9 +4,11 @@
 // (docs/benchmarks.md "Weights rounded while the model is read").
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +22,10 @@ struct StreamedWeight {
   std::size_t initializer = 0;  ///< index among the graph's initializers
   std::uint64_t offset = 0;     ///< of its fp32 bytes in the file (a fold re-reads them exactly)
   std::uint64_t bytes = 0;
-  SharedHalves halves;                ///< the values rounded to fp16 (nearest even)
+  SharedHalves halves;  ///< the values rounded to fp16 (nearest even)
+  /// Its values beyond fp16's range saturated to +-65504 (counted by whichever thread rounded each part; read once
+  /// the walk's read() returned, when every part is done).
+  std::shared_ptr<std::atomic<std::uint64_t>> saturated = std::make_shared<std::atomic<std::uint64_t>>(0);
   bool taken = false;                 ///< `halves` went to a constant's array
   int fd = -1;                        ///< the model file, open while the import runs
   const std::string* file = nullptr;  ///< its name, for errors
@@ -29,7 +34,6 @@ struct StreamedWeight {
 struct ModelSkeleton {
   std::string bytes;                    ///< the model file without the streamed weights' raw data
   std::vector<StreamedWeight> weights;  ///< in initializer order
-  std::uint64_t saturated = 0;          ///< weight values beyond fp16's range, rounded to +-65504
 };
 
 /// The skeleton grows no larger than this; a model with more outside its fp32 weights (float_data, int64 or

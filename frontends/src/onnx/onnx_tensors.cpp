@@ -122,6 +122,7 @@ const SharedHalves& untaken_halves(const Constant& c) {
 SharedHalves take_fp16(Constant& c, std::uint64_t& saturated) {
   if (c.streamed != nullptr) {  // rounded while the model was read
     SharedHalves halves = untaken_halves(c);
+    saturated += c.streamed->saturated->load();
     c.streamed->taken = true;
     c.streamed->halves = {};
     c.source = nullptr;
@@ -153,6 +154,7 @@ void append_fp16(const Constant& c, std::vector<f16>& out, std::uint64_t& satura
   if (c.streamed != nullptr) {
     const std::span<const f16> halves = untaken_halves(c).span();
     out.insert(out.end(), halves.begin(), halves.end());
+    saturated += c.streamed->saturated->load();
     return;
   }
   if (raw_fp32(c)) {  // a model's fp32 weights, rounded by the vector conversion

@@ -29,10 +29,11 @@ void RoundingHelpers::start_threads() {
   helpers_ = static_cast<unsigned>(threads_.size());
 }
 
-void RoundingHelpers::add(std::uint64_t offset, std::uint64_t count, f16* out, std::shared_ptr<const void> owner) {
+void RoundingHelpers::add(std::uint64_t offset, std::uint64_t count, f16* out, std::shared_ptr<const void> owner,
+                          std::shared_ptr<std::atomic<std::uint64_t>> saturated) {
   {
     const std::lock_guard lock(mutex_);
-    parts_.push_back({offset, count, out, std::move(owner)});
+    parts_.push_back({offset, count, out, std::move(owner), std::move(saturated)});
   }
   if (!started_) start_threads();
   changed_.notify_one();
@@ -63,10 +64,10 @@ void RoundingHelpers::work() {
     lock.unlock();
     std::uint64_t saturated = 0;
     const bool read = round(part, buffer.get(), saturated);
+    *part.saturated += saturated;
     part.owner.reset();
     lock.lock();
     --running_;
-    saturated_ += saturated;
     failed_ = failed_ || !read;
     changed_.notify_all();
   }
@@ -87,8 +88,8 @@ bool RoundingHelpers::finish() {
     lock.unlock();
     std::uint64_t saturated = 0;
     const bool read = round(part, buffer.get(), saturated);
+    *part.saturated += saturated;
     lock.lock();
-    saturated_ += saturated;
     failed_ = failed_ || !read;
   }
   changed_.wait(lock, [&] { return running_ == 0; });

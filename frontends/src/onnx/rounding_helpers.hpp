@@ -3,6 +3,7 @@
 // threads get through in less time than one (docs/benchmarks.md, "Weights rounded on the run's host threads").
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -29,24 +30,22 @@ class RoundingHelpers {
   /// Threads that may take parts.
   unsigned helpers() const { return helpers_; }
   /// Rounds the `count` fp32 values at file offset `offset` into `out`, inside the buffer `owner` keeps alive
-  /// until the part is done (so an exception between here and finish frees nothing a thread still writes).
-  void add(std::uint64_t offset, std::uint64_t count, f16* out, std::shared_ptr<const void> owner);
+  /// until the part is done (so an exception between here and finish frees nothing a thread still writes); adds
+  /// the values it saturated to +-65504 to `saturated`.
+  void add(std::uint64_t offset, std::uint64_t count, f16* out, std::shared_ptr<const void> owner,
+           std::shared_ptr<std::atomic<std::uint64_t>> saturated);
   /// Waits until the threads have taken and rounded every part handed over (returns at once when none runs).
   void drain();
   /// Rounds what is left with the caller's help and waits for every part; false when a part's bytes could not all
   /// be read (the file ends early or changed), as the walk's own read would.
   bool finish();
-  /// Values beyond fp16's range the parts rounded so far saturated to +-65504 (float_bytes_to_halves_saturated).
-  std::uint64_t saturated() {
-    const std::lock_guard lock(mutex_);
-    return saturated_;
-  }
 
  private:
   struct Part {
     std::uint64_t offset, count;
     f16* out;
     std::shared_ptr<const void> owner;
+    std::shared_ptr<std::atomic<std::uint64_t>> saturated;
   };
   void work();
   /// Rounds one part through `buffer` (kChunkBytes), counting saturated values into `saturated`; false on a short
@@ -62,7 +61,6 @@ class RoundingHelpers {
   unsigned running_ = 0;  // parts being rounded
   unsigned live_ = 0;     // threads taking parts (one whose buffer could not be allocated takes none)
   bool stop_ = false, failed_ = false, started_ = false;
-  std::uint64_t saturated_ = 0;
   std::vector<std::jthread> threads_;
 };
 
