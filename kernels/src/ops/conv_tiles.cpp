@@ -525,6 +525,17 @@ const float* WindowTileSource::unpack(Core& core, LdmSpan<f16> buf, const Pendin
 
 namespace {
 
+/// Image matrix row `index`'s batch, group, input channel and kernel row and column.
+struct ImageRow {
+  std::size_t n, group, ci, ri, si;
+};
+ImageRow image_row(const ConvGeometry& g, std::size_t index) {
+  const std::size_t batch = index / g.depth();
+  ImageRow r{batch / g.groups, batch % g.groups, 0, 0, 0};
+  g.split_row(index % g.depth(), r.ci, r.ri, r.si);
+  return r;
+}
+
 /// im2col for an image matrix row that does not fit ldm whole: each row is built in even segments of the free
 /// ldm, each segment's input runs (one per output row it touches) read side by side into one buffer.
 void im2col_in_segments(Core& core, const Im2colArgs& a) {
@@ -544,10 +555,7 @@ void im2col_in_segments(Core& core, const Im2colArgs& a) {
   std::vector<Issued> issued;
   DmaHandle put;
   for (std::size_t index = tiling::worker_index(core); index < rows; index += tiling::worker_count(core)) {
-    const std::size_t j = index % g.depth(), batch = index / g.depth();
-    const std::size_t n = batch / g.groups, group = batch % g.groups;
-    std::size_t ci = 0, ri = 0, si = 0;
-    g.split_row(j, ci, ri, si);
+    const auto [n, group, ci, ri, si] = image_row(g, index);
     for (std::size_t f0 = 0; f0 < a.pitch; f0 += seg) {
       const std::size_t f1 = std::min(a.pitch, f0 + seg), len = f1 - f0, valid_end = std::min(f1, pq);
       issued.clear();
@@ -607,10 +615,7 @@ void im2col_kernel(Core& core, const Im2colArgs& a) {
   std::vector<float> run_values(g.q * g.stride_w + 2);
   DmaHandle put;
   for (std::size_t index = tiling::worker_index(core); index < rows; index += tiling::worker_count(core)) {
-    const std::size_t j = index % g.depth(), batch = index / g.depth();
-    const std::size_t n = batch / g.groups, group = batch % g.groups;
-    std::size_t ci = 0, ri = 0, si = 0;
-    g.split_row(j, ci, ri, si);
+    const auto [n, group, ci, ri, si] = image_row(g, index);
     struct Issued {
       std::size_t p;
       ImageRun run;
