@@ -3,6 +3,7 @@
 #include "ldmsim/sim/fp16.hpp"
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -268,12 +269,12 @@ std::size_t float_bytes_to_halves_saturated(const void* from, std::size_t count,
 }
 
 f16 saturated_half(double value, std::size_t& saturated) noexcept {
-  const double magnitude = value < 0 ? -value : value;
-  if (magnitude >= kHalfOverflow && magnitude <= std::numeric_limits<double>::max()) {
+  const auto single = static_cast<float>(value);  // a double just below 65520 rounds to it here
+  if (beyond_half_range(single) || (std::isinf(single) && std::isfinite(value))) {
     ++saturated;
     return f16(value < 0 ? -kHalfMax : kHalfMax);
   }
-  return f16(static_cast<float>(value));
+  return f16(single);
 }
 
 SharedHalves::SharedHalves(std::vector<f16> values) : size_(values.size()) {

@@ -96,12 +96,12 @@ TEST_CASE("conv whose image rows are wider than its default algorithm can read r
     const char* runs_as;
   };
   // A 1-D signal of 100,000 samples: implicit-precomp reads whole input rows (400 KB for two channels), direct
-  // reads windows as wide as a tile's outputs. A 3x3 conv over 1000-wide rows on tiny's 16 KiB: direct's windows
+  // reads windows as wide as a tile's outputs. A 3x3 conv over 3000-wide rows on tiny's 16 KiB: direct's windows
   // span two output rows (whole input rows) too, so im2col builds its image matrix in segments of the free ldm.
   const std::vector<Wide> cases = {
       {Shape{1, 2, 1, 100000}, Shape{4, 2, 1, 3}, {{"pad", {0, 1}}}, "sw26010pro", "direct"},
       {Shape{1, 1, 1, 30001}, Shape{3, 1, 1, 10}, {{"stride", {1, 5}}}, "sw26010", "direct"},
-      {Shape{1, 2, 12, 1000}, Shape{4, 2, 3, 3}, {{"pad", 1}}, "tiny", "im2col"},
+      {Shape{1, 2, 12, 3000}, Shape{4, 2, 3, 3}, {{"pad", 1}}, "tiny", "im2col"},
       {Shape{1, 3, 5, 2001}, Shape{2, 3, 3, 3}, {{"stride", 2}, {"dilation", {1, 2}}}, "tiny", "im2col"},
   };
   for (const Wide& c : cases) {

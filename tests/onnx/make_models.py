@@ -326,6 +326,33 @@ def single_op_models(directory):
         [("pos", positions), ("ax0", np.array([0])), ("ax1", np.array([1])), ("exact_i", np.array(exact)),
          ("exact_f", np.array(exact, np.float32)), ("log_span", np.array(math.log(32 / exact), np.float32)),
          ("span", np.array(buckets - exact, np.float32)), ("last", np.array(buckets - 1)), ("table", bias_table)])
+    # Folded casts of floats to int32 (NaN, infinities and values out of range give x86's integer indefinite,
+    # -2^31, as numpy's astype does there), Neg and Abs of it wrapping as int32, and Sign of -0.0 (+0: its
+    # reciprocal is +inf).
+    specials = np.array([2.5, -2.5, 3e9, -3e9, np.nan, np.inf], np.float32)
+    with np.errstate(invalid="ignore"):
+        as_int = specials.astype(np.int32)
+    x_six = fp16(rng.normal(size=(6,)))
+    zeros_sign = np.sign(np.array([-0.0, 0.0, -3.0, 4.0], np.float32))
+    signs = np.where(1.0 / np.where(zeros_sign == 0, zeros_sign, 1.0) < 0, -1.0, 1.0).astype(np.float32)
+    folded = (as_int.astype(np.float32) * np.float32(1e-5) + np.negative(as_int).astype(np.float32) * np.float32(1e-6)
+              + np.abs(as_int).astype(np.float32) * np.float32(1e-7) + signs.sum())
+    fold_node = lambda op, ins, out, **attrs: helper.make_node(op, ins, [out], name=f"fold_{out}", **attrs)
+    case("folded_casts_and_signs", x_six, x_six + folded, [
+        fold_node("Cast", ["specials"], "ints", to=TensorProto.INT32), fold_node("Neg", ["ints"], "neg"),
+        fold_node("Abs", ["ints"], "abs"), fold_node("Cast", ["ints"], "f_ints", to=TensorProto.FLOAT),
+        fold_node("Cast", ["neg"], "f_neg", to=TensorProto.FLOAT), fold_node("Cast", ["abs"], "f_abs", to=TensorProto.FLOAT),
+        fold_node("Mul", ["f_ints", "e5"], "a"), fold_node("Mul", ["f_neg", "e6"], "b"),
+        fold_node("Mul", ["f_abs", "e7"], "c"), fold_node("Sign", ["zeros"], "sg"),
+        fold_node("Equal", ["sg", "zero"], "is_zero"), fold_node("Where", ["is_zero", "sg", "one"], "safe"),
+        fold_node("Div", ["one", "safe"], "recip"), fold_node("Less", ["recip", "zero"], "negative"),
+        fold_node("Where", ["negative", "minus_one", "one"], "signs"),
+        fold_node("ReduceSum", ["signs"], "sign_sum", keepdims=0), fold_node("Add", ["a", "b"], "ab"),
+        fold_node("Add", ["ab", "c"], "abc"), fold_node("Add", ["abc", "sign_sum"], "total"), node("Add", ["x", "total"])],
+        [("specials", specials), ("e5", np.array(1e-5, np.float32)), ("e6", np.array(1e-6, np.float32)),
+         ("e7", np.array(1e-7, np.float32)), ("zeros", np.array([-0.0, 0.0, -3.0, 4.0], np.float32)),
+         ("zero", np.array(0.0, np.float32)), ("one", np.array(1.0, np.float32)),
+         ("minus_one", np.array(-1.0, np.float32))])
     # torch.stack over 150 loop steps: more inputs than concat takes at once, joined in groups at import.
     steps = [fp16(rng.normal(size=(2, 1, 5, 7))) for _ in range(149)]
     case("concat_150_inputs", x4, np.concatenate([x4] + steps, axis=1),

@@ -385,12 +385,20 @@ void fold_cast(NodeTranslator& t) {
   for (double& v : c.values) {
     if (to_bool) {
       v = v != 0 ? 1 : 0;  // NaN is true, as in numpy
-    } else if (to_integer) {
-      const auto n = exact_integer(std::trunc(v));
-      if (!n) {  // NaN, an infinity or out of range: x86's "integer indefinite", as PyTorch and ONNX Runtime get there
-        v = to == DT::INT32 ? static_cast<double>(std::numeric_limits<std::int32_t>::min())
-                            : static_cast<double>(std::numeric_limits<std::int64_t>::min());
-        continue;
+    } else if (to_integer && !value->integer) {
+      // A float truncates; NaN, an infinity or a value beyond the type's range gives x86's "integer indefinite"
+      // (the type's lowest value), as PyTorch and ONNX Runtime get there.
+      const double whole = std::trunc(v);
+      const bool int32 = to == DT::INT32;
+      const double lowest = int32 ? static_cast<double>(std::numeric_limits<std::int32_t>::min())
+                                  : static_cast<double>(std::numeric_limits<std::int64_t>::min());
+      const double beyond = int32 ? 2147483648.0 : 9223372036854775808.0;  // 2^31, 2^63
+      v = std::isfinite(whole) && whole >= lowest && whole < beyond ? whole : lowest;
+    } else if (to_integer) {  // an integer wraps to int32 as numpy's astype does
+      const auto n = exact_integer(v);
+      if (!n) {
+        t.problem(fmt::format("cannot cast {} to an integer", v));
+        return;
       }
       v = static_cast<double>(to == DT::INT32 ? static_cast<std::int64_t>(static_cast<std::int32_t>(*n & 0xFFFFFFFF))
                                               : *n);
@@ -863,16 +871,28 @@ void fold_unary(NodeTranslator& t, const std::string& type) {
   const std::function<double(double)> f =
       type == "Abs"     ? std::function<double(double)>([](double v) { return std::fabs(v); })
       : type == "Neg"   ? std::function<double(double)>([](double v) { return -v; })
-      : type == "Sign"  ? std::function<double(double)>([](double v) { return v > 0   ? 1.0
-                                                                              : v < 0 ? -1.0
-                                                                                      : v; })
+      : type == "Sign"  ? std::function<double(double)>([](double v) {
+          return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : v;
+        })
       : type == "Floor" ? std::function<double(double)>([](double v) { return std::floor(v); })
       : type == "Ceil"  ? std::function<double(double)>([](double v) { return std::ceil(v); })
       : type == "Log"   ? std::function<double(double)>([](double v) { return std::log(v); })
       : type == "Exp"   ? std::function<double(double)>([](double v) { return std::exp(v); })
                         : std::function<double(double)>([](double v) { return 1.0 / v; });
+  // An int32 tensor's values wrap as the device's int32 op wraps them (Neg and Abs of -2^31 give -2^31); wider
+  // integers (int64 shape arithmetic) stay exact.
+  const bool int32 = c.integer && std::all_of(c.values.begin(), c.values.end(), [](double v) {
+                       return v >= static_cast<double>(std::numeric_limits<std::int32_t>::min()) &&
+                              v <= static_cast<double>(std::numeric_limits<std::int32_t>::max());
+                     });
   for (double& v : c.values) {
-    v = c.integer ? f(v) : static_cast<double>(static_cast<float>(f(static_cast<double>(static_cast<float>(v)))));
+    if (int32) {
+      v = static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int64_t>(f(v)))));
+    } else if (c.integer) {
+      v = f(v);
+    } else {
+      v = static_cast<double>(static_cast<float>(f(static_cast<double>(static_cast<float>(v)))));
+    }
   }
   c.boolean = false;
   c.source = nullptr, c.streamed = nullptr;

@@ -265,12 +265,15 @@ using TileSizeMemo = FlatMemo<SizePair, std::size_t, SizePairHash>;
 /// tile size is dear to work out). `line`: the DMA transaction a pack buffer is aligned and rounded to.
 class LdmFootprint {
  public:
+  /// What the footprint adds for the buffers' alignment rounding (64 bytes for each of up to 8 buffers): a blocking
+  /// whose footprint exceeds the store by less may still fit, and one exceeding it by more never does.
+  static constexpr std::size_t kSlackBytes = 8 * 64;
+
   /// `b_tiles` is forgotten (it held another job's).
   LdmFootprint(const MatrixMultiply& job, std::size_t line, TileSizeMemo& b_tiles)
       : job_(job), b_tiles_(b_tiles), padding_rows_(padding_rows(job)) {
     b_tiles_.forget();
-    constexpr std::size_t kSlack = 64;  // alignment rounding per buffer
-    fixed_ = 8 * kSlack;
+    fixed_ = kSlackBytes;
     if (job.packs != nullptr) {  // the pack holds the bias and the resident data; the bias's fp32 copy beside it
       fixed_ += (job.packs->max_bytes + line - 1) / line * line + line;  // rounded, and its alignment
       if (job.has_row_bias) fixed_ += job.row_bias.cols * sizeof(float);
@@ -1314,9 +1317,8 @@ bool matrix_multiply_fits(const Arch& arch, const MatrixMultiply& job) {
   smallest.mb = smallest.whole_rows ? 2 : 1;
   smallest.nb = smallest.whole_rows ? job.n : std::min<std::size_t>(8, tiling::ceil_even(job.n));
   smallest.kc = std::min(job.k, job.b_source != nullptr ? std::max<std::size_t>(1, job.b_source->chunk_unit()) : 1);
-  if (footprint(smallest) <= arch.ldm_bytes) return true;
-  smallest.a_resident = true;  // one whole A panel can be smaller than two chunks of it
-  return footprint(smallest) <= arch.ldm_bytes;
+  // Within the slack it may still fit, as its launch finds out: only a blocking beyond it certainly does not.
+  return footprint(smallest) <= arch.ldm_bytes + LdmFootprint::kSlackBytes;
 }
 
 double estimated_matrix_multiply(KernelEstimates& memo, const Arch& arch, const MatrixMultiply& job) {

@@ -127,8 +127,9 @@ nlohmann::json run_matrix_multiply(Machine& machine, const std::string& label, c
 /// description and arch in `memo`. The job's device addresses are not read.
 double estimated_matrix_multiply(KernelEstimates& memo, const Arch& arch, const MatrixMultiply& job);
 
-/// Whether the smallest blocking of `job` (one or two rows, 8 columns, the B source's smallest k chunk) fits a
-/// core's local store on `arch`: when it does not, no blocking does and the kernel would trap ldm-overflow.
+/// Whether the smallest blocking of `job` (one or two rows, 8 columns, the B source's smallest k chunk) may fit a
+/// core's local store on `arch`: false only when its buffers certainly do not (the kernel would trap ldm-overflow
+/// at any blocking); near the store's size the launch itself finds out.
 bool matrix_multiply_fits(const Arch& arch, const MatrixMultiply& job);
 
 /// Blocking searches run on `machine` (and its group views) so far: run_matrix_multiply reuses the blocking of an

@@ -61,12 +61,18 @@ void pool_kernel(Core& core, const PoolArgs& args) {
   const tiling::Range share = tiling::my_unit_share(core, args.yl.total, args.yl.hw_pitch);
   if (share.empty()) return;
   const std::size_t plane_step = args.yl.hw_pitch % 2 == 0 ? args.yl.hw_pitch : 2 * args.yl.hw_pitch;
-  // The writer's two tiles take at most two thirds of the free ldm (8192 elements on 64 KiB and more), so the
-  // staging after them always fits.
-  const std::size_t max_tile = tiling::fit_elements(core, 3, 8192);
-  // Tiles of whole planes when a plane fits a tile (no plane's rows read by two tiles).
-  const std::size_t tile_unit = plane_step <= max_tile ? plane_step : 2;
-  const std::size_t tile = std::min(tiling::ceil_even(share.size()), max_tile / tile_unit * tile_unit);
+  // Tiles of whole planes when a plane fits a tile (no plane's rows read by two tiles), of up to 8192 elements; where
+  // the writer's two tiles would leave the staging too little of the free ldm (a 16 KiB store), at most two thirds
+  // of it.
+  std::size_t tile_unit = plane_step <= 8192 ? plane_step : 2;
+  std::size_t tile = std::min(tiling::ceil_even(share.size()), 8192 / tile_unit * tile_unit);
+  constexpr std::size_t kAlign = 32, kLeastStaging = 128;  // each ldm buffer starts aligned
+  const std::size_t writer_bytes = 2 * ((tile * sizeof(f16) + kAlign - 1) / kAlign * kAlign);
+  if (writer_bytes + kLeastStaging > core.ldm().capacity() - core.ldm().used()) {
+    const std::size_t max_tile = tiling::fit_elements(core, 3, 8192);
+    tile_unit = plane_step <= max_tile ? plane_step : 2;
+    tile = std::min(tiling::ceil_even(share.size()), max_tile / tile_unit * tile_unit);
+  }
   tiling::TileWriter writer(core, args.y, tile);
   const std::size_t cap = tiling::fit_elements(core, 2, 32768);
   auto staging = core.ldm().alloc<f16>(cap + 2);
