@@ -177,9 +177,8 @@ __attribute__((target("avx,f16c"))) std::size_t float_bytes_to_halves_saturated_
   for (; i < n; ++i) {
     float value = 0.0f;
     std::memcpy(&value, from + 4 * i, sizeof value);
-    if (beyond_half_range(value)) value = value < 0 ? -kHalfMax : kHalfMax, ++saturated;
-    const std::uint16_t half = float_to_half_bits_f16c(value);
-    std::memcpy(to + 2 * i, &half, sizeof half);
+    const f16 half = saturated_half(value, saturated);
+    std::memcpy(to + 2 * i, &half.bits, sizeof half.bits);
   }
   return saturated;
 }

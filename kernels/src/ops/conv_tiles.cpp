@@ -591,19 +591,20 @@ void im2col_in_segments(Core& core, const Im2colArgs& a) {
   put.wait();
 }
 
-}  // namespace
-
-std::size_t im2col_whole_row_bytes(const ConvGeometry& g, std::size_t pitch) {
-  constexpr std::size_t kAlign = 32;  // each ldm buffer starts aligned
+/// Whether im2col_kernel's buffers for a whole image matrix row (every output row's input run, and the row) fit
+/// the free ldm, each starting aligned.
+bool whole_rows_fit(Core& core, const ConvGeometry& g, std::size_t pitch) {
+  constexpr std::size_t kAlign = Ldm::kDefaultAlignment;
+  const auto aligned = [](std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
   const std::size_t runs = g.p * (tiling::ceil_even(g.q * g.stride_w) + 2) * sizeof(f16);
-  return (runs + kAlign - 1) / kAlign * kAlign + pitch * sizeof(f16);
+  return aligned(core.ldm().used()) + aligned(runs) + pitch * sizeof(f16) <= core.ldm().capacity();
 }
+
+}  // namespace
 
 void im2col_kernel(Core& core, const Im2colArgs& a) {
   const ConvGeometry& g = a.g;
-  constexpr std::size_t kAlign = 32;
-  const std::size_t start = (core.ldm().used() + kAlign - 1) / kAlign * kAlign;
-  if (start + im2col_whole_row_bytes(g, a.pitch) > core.ldm().capacity()) {
+  if (!whole_rows_fit(core, g, a.pitch)) {
     im2col_in_segments(core, a);
     return;
   }

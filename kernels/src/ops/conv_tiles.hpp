@@ -158,8 +158,6 @@ struct Im2colArgs {
   std::size_t pitch = 0;
   std::atomic<std::uint64_t>* address_ops = nullptr;  ///< incremented by the integer work charged
 };
-/// ldm bytes im2col_kernel takes to build an image matrix row whole (beyond that it builds rows in segments).
-std::size_t im2col_whole_row_bytes(const ConvGeometry& g, std::size_t pitch);
 /// Writes the image matrix: each row whole when it fits ldm, else in even segments of the free ldm.
 void im2col_kernel(Core& core, const Im2colArgs& a);
 

@@ -66,7 +66,7 @@ void pool_kernel(Core& core, const PoolArgs& args) {
   // of it.
   std::size_t tile_unit = plane_step <= 8192 ? plane_step : 2;
   std::size_t tile = std::min(tiling::ceil_even(share.size()), 8192 / tile_unit * tile_unit);
-  constexpr std::size_t kAlign = 32, kLeastStaging = 128;  // each ldm buffer starts aligned
+  constexpr std::size_t kAlign = Ldm::kDefaultAlignment, kLeastStaging = 128;  // each ldm buffer starts aligned
   const std::size_t writer_bytes = 2 * ((tile * sizeof(f16) + kAlign - 1) / kAlign * kAlign);
   if (writer_bytes + kLeastStaging > core.ldm().capacity() - core.ldm().used()) {
     const std::size_t max_tile = tiling::fit_elements(core, 3, 8192);
