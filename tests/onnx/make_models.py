@@ -257,6 +257,16 @@ def single_op_models(directory):
     case("clip", x4, np.clip(x4, -0.5, 0.25), [node("Clip", ["x", "lo", "hi"])],
          [("lo", np.array(-0.5)), ("hi", np.array(0.25))])
     case("clip_max_only", x4, np.minimum(x4, 0.25), [node("Clip", ["x", "", "hi"])], [("hi", np.array(0.25))])
+    # torch.clamp by tensors: runtime scalar bounds (a quarter and a half of x's largest value); and a constant min
+    # with a runtime max.
+    top = x4.max()
+    bounds = [helper.make_node("ReduceMax", ["x"], ["top"], name="top", keepdims=0),
+              helper.make_node("Mul", ["top", "quarter"], ["lo"], name="lo"),
+              helper.make_node("Mul", ["top", "half"], ["hi"], name="hi")]
+    halves = [("quarter", np.array(0.25)), ("half", np.array(0.5))]
+    case("clip_runtime_bounds", x4, np.clip(x4, top / 4, top / 2), bounds + [node("Clip", ["x", "lo", "hi"])], halves)
+    case("clip_constant_min_runtime_max", x4, np.clip(x4, -0.5, top / 2),
+         bounds + [node("Clip", ["x", "minus_half", "hi"])], halves + [("minus_half", np.array(-0.5))])
     case("conv_odd", img, conv(img, w_conv, b_conv, stride=2, pads=(1, 0, 1, 1)),
          [node("Conv", ["x", "w", "b"], strides=[2, 2], pads=[1, 0, 1, 1])], [("w", w_conv), ("b", b_conv)])
     case("conv_dilated", img, conv(img, w_dil, pads=(2, 2, 2, 2), dilation=2),
@@ -295,6 +305,14 @@ def single_op_models(directory):
          * scale.reshape(1, 3, 1, 1) + bias.reshape(1, 3, 1, 1),
          [node("BatchNormalization", ["x", "s", "b", "m", "v"], epsilon=1e-3)],
          [("s", scale), ("b", bias), ("m", mean), ("v", var)])
+    # BatchNorm1d on [N, C] (after a Linear) and [N, C, L], and BatchNorm3d on [N, C, D, H, W].
+    for rank, shape in [(2, (2, 3)), (3, (2, 3, 35)), (5, (2, 3, 5, 1, 7))]:
+        xr = x4[:, :, 0, 0] if rank == 2 else x4.reshape(shape)
+        per_channel = (1, 3) + (1,) * (rank - 2)
+        case(f"batch_norm_rank{rank}", xr, (xr - mean.reshape(per_channel)) / np.sqrt(var.reshape(per_channel) + 1e-3)
+             * scale.reshape(per_channel) + bias.reshape(per_channel),
+             [node("BatchNormalization", ["x", "s", "b", "m", "v"], epsilon=1e-3)],
+             [("s", scale), ("b", bias), ("m", mean), ("v", var)])
     case("flatten_axis2", x4, x4.reshape(6, 35), [node("Flatten", ["x"], axis=2)])
     case("reshape_keep_and_infer", x4, x4.reshape(2, 3, 35), [node("Reshape", ["x", "shape"])],
          [("shape", np.array([0, 0, -1]))])
@@ -357,6 +375,17 @@ def single_op_models(directory):
     steps = [fp16(rng.normal(size=(2, 1, 5, 7))) for _ in range(149)]
     case("concat_150_inputs", x4, np.concatenate([x4] + steps, axis=1),
          [node("Concat", ["x"] + [f"s{i}" for i in range(149)], axis=-3)], [(f"s{i}", v) for i, v in enumerate(steps)])
+    # torch.roll by (2, 0) over H and W: the shift of 0 slices nothing off (an empty part, dropped by Concat).
+    big = np.iinfo(np.int64).max
+    slice_node = lambda x, out, *bounds: helper.make_node("Slice", [x] + list(bounds), [out], name=f"slice_{out}")  # noqa: E731
+    case("roll_by_zero", x4, np.roll(x4, (2, 0), axis=(2, 3)), [
+        slice_node("x", "tail", "minus2", "end", "h"), slice_node("x", "head", "zero", "minus2", "h"),
+        slice_node("x", "nothing", "three", "one", "h"), helper.make_node("Concat", ["tail", "nothing", "head"],
+                                                                          ["rolled"], name="join_h", axis=2),
+        slice_node("rolled", "all_w", "zero", "end", "w"), slice_node("rolled", "no_w", "zero", "zero", "w"),
+        node("Concat", ["all_w", "no_w"], axis=3)],
+        [("minus2", np.array([-2])), ("end", np.array([big])), ("zero", np.array([0])), ("three", np.array([3])),
+         ("one", np.array([1])), ("h", np.array([2])), ("w", np.array([3]))])
     e = np.exp(mat - mat.max(axis=1, keepdims=True))
     case("softmax_last_axis", mat, e / e.sum(axis=1, keepdims=True), [node("Softmax", ["x"], axis=-1)])
     flat = x4.reshape(2, -1)
@@ -432,6 +461,11 @@ def single_op_models(directory):
     case("reduce_sum_axes_input", x4, x4.sum(axis=(2, 3)), [node("ReduceSum", ["x", "axes"], keepdims=0)],
          [("axes", np.array([2, 3]))])
     case("reduce_sum_opset11", x4, x4.sum(axis=1, keepdims=True), [node("ReduceSum", ["x"], axes=[1])], opset=11)
+    # Axes that are not adjacent: one reduction per block of adjacent axes.
+    case("reduce_max_axes_1_3", x4, x4.max(axis=(1, 3)), [node("ReduceMax", ["x"], axes=[-1, 1], keepdims=0)])
+    case("reduce_mean_axes_0_2", x4, x4.mean(axis=(0, 2), keepdims=True), [node("ReduceMean", ["x"], axes=[0, 2])])
+    case("reduce_sum_axes_0_1_3", x4, x4.sum(axis=(0, 1, 3)), [node("ReduceSum", ["x", "axes013"], keepdims=0)],
+         [("axes013", np.array([3, 0, 1]))])
     case("reduce_mean_last", x4, x4.mean(axis=-1, keepdims=True), [node("ReduceMean", ["x"], axes=[-1])])
     case("reduce_max_middle", x4, x4.max(axis=1), [node("ReduceMax", ["x"], axes=[1], keepdims=0)])
     case("reduce_min_all", x4, x4.min(keepdims=True), [node("ReduceMin", ["x"])])
@@ -541,6 +575,14 @@ def single_op_models(directory):
         if mode == "constant":
             inits.append(("value", np.array(0.5)))
         case(f"pad_{mode}", x4, np.pad(x4, ((0, 0), (0, 0), (1, 2), (2, 1)), mode=mode, **extra),
+             [node("Pad", inputs, mode=mode)], inits)
+    # Negative pads crop before the positive ones pad: H loses 1 row on top and grows 2 below, W loses 2 on the right.
+    cropped = x4[:, :, 1:, :-2]
+    for mode in ["constant", "reflect"]:
+        extra = {"constant_values": 0.5} if mode == "constant" else {}
+        inputs = ["x", "pads", "value"] if mode == "constant" else ["x", "pads"]
+        inits = [("pads", np.array([0, 0, -1, 0, 0, 0, 2, -2]))] + ([("value", np.array(0.5))] if extra else [])
+        case(f"pad_negative_{mode}", x4, np.pad(cropped, ((0, 0), (0, 0), (0, 2), (0, 0)), mode=mode, **extra),
              [node("Pad", inputs, mode=mode)], inits)
     # Families in miniature: an attention block (q/k/v by Slice, heads split and merged by Transpose, a causal mask),
     # a ShuffleNet unit (Split, channel shuffle), a ConvNeXt block (NHWC LayerNorm between Transposes, GELU by Erf).
@@ -893,6 +935,13 @@ def bad_models(directory, cnn_bytes):
     onnx.save(helper.make_model(helper.make_graph(misfits, "bad_rearrange", [cube], [y], [
         numpy_helper.from_array(np.ones(4, np.float32), "s4"), numpy_helper.from_array(np.ones(6, np.float32), "b6")]),
         opset_imports=[helper.make_opsetid("", 13)]), str(directory / "bad_rearrange.onnx"))
+    # A Slice that takes nothing feeds an op other than Concat (which drops empty inputs).
+    empty = helper.make_graph([helper.make_node("Slice", ["x", "zero", "zero", "axis"], ["e"], name="take_nothing"),
+                               helper.make_node("Relu", ["e"], ["y"], name="relu_of_nothing")], "empty_input", [x], [y],
+                              [numpy_helper.from_array(np.array([0], np.int64), "zero"),
+                               numpy_helper.from_array(np.array([3], np.int64), "axis")])
+    onnx.save(helper.make_model(empty, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "empty_input.onnx"))
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))

@@ -501,6 +501,11 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
                                          "the weights 'w4' of shape [2, 2, 3, 3], whose window is 3x3"));
     CHECK_FALSE(std::filesystem::exists(out.path / "stats.json"));
   }
+  SECTION("an empty slice read by an op other than Concat is named with its shape") {
+    expect_refused(
+        "empty_input.onnx", 1,
+        {"'relu_of_nothing' (Relu): input 'e' is empty (shape [1, 2, 4, 0]); only Concat takes empty inputs"});
+  }
   SECTION("shape subgraphs that cannot fold, every one named") {
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_folds.onnx"), out.str()));
     INFO(r.output);

@@ -179,6 +179,10 @@ std::string track_shapes(const json& op, const onnx::NodeProto& node, Context& c
         if (shape == ctx.shapes.end()) {  // a name an earlier node declared but no op produces (Dropout's mask)
           return fmt::format("input '{}' has no value at this point of the graph", name);
         }
+        if (std::find(shape->second.begin(), shape->second.end(), 0) != shape->second.end()) {
+          return fmt::format("input '{}' is empty (shape [{}]); only Concat takes empty inputs (and drops them)", name,
+                             fmt::join(shape->second, ", "));
+        }
         ctx.shadow.add_input(name, Shape(shape->second), TensorInit{.kind = TensorInit::Kind::kValue},
                              onnx_import::tensor_dtype(ctx, name));
       }

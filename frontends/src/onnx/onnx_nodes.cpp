@@ -108,19 +108,45 @@ void translate_pool(const onnx::NodeProto& node, NodeTranslator& t) {
 void translate_clip(const onnx::NodeProto& node, NodeTranslator& t) {
   const Attributes a(node, t.problems(), {});
   if (!t.arity(1, 3, 1)) return;
-  json attrs = json::object();
+  // Constant bounds are the clip op's attributes; a runtime bound (torch.clamp by a tensor) is a max, then a min,
+  // so y = min(max(x, min), max) as ONNX defines it, also when min > max.
   const char* names[] = {"", "min", "max"};
+  json attrs[3] = {json::object(), json::object(), json::object()};
+  bool runtime[3] = {false, false, false};
   for (int i = 1; i <= 2; ++i) {
     if (!t.has_input(i)) continue;
-    const Constant* c = t.constant_input(i, names[i]);
-    if (c == nullptr) continue;
-    if (c->values.size() != 1) {
+    const auto c = t.context().constants.find(t.input(i));
+    if (c == t.context().constants.end()) {
+      runtime[i] = true;
+      continue;
+    }
+    const Constant* known = t.constant_input(i, names[i]);
+    if (known == nullptr) continue;
+    if (known->values.size() != 1) {
       t.problem(fmt::format("{} must be a scalar", names[i]));
       continue;
     }
-    attrs[names[i]] = c->values[0];
+    attrs[i][names[i]] = known->values[0];
   }
-  t.op("clip", {0}, std::move(attrs));
+  if (!runtime[1] && !runtime[2]) {
+    json both = json::object();
+    for (int i = 1; i <= 2; ++i) both.update(attrs[i]);
+    t.op("clip", {0}, std::move(both));
+    return;
+  }
+  const std::string& y = node.output(0);
+  std::string acc = t.input(0);
+  for (int i = 1; i <= 2; ++i) {
+    if (!t.has_input(i) || (!runtime[i] && attrs[i].empty())) continue;
+    const bool last = i == 2 || !t.has_input(2);
+    const std::string out = last ? y : t.fresh_name(y + "/" + names[i]);
+    if (runtime[i]) {
+      t.add_op(i == 1 ? "max" : "min", {acc, t.input(i)}, {out});
+    } else {
+      t.add_op("clip", {acc}, {out}, std::move(attrs[i]));
+    }
+    acc = out;
+  }
 }
 
 /// The permuted dims when `perm` moves only axes of size 1 (the elements keep their order: a reshape), else nullopt.
@@ -271,6 +297,54 @@ void translate_cumsum(const onnx::NodeProto& node, NodeTranslator& t) {
 
 /// ReduceSum / ReduceMean / ReduceMax / ReduceMin: axes an attribute (ReduceSum before opset 13, the others up to
 /// 17) or ReduceSum's optional second input (a constant) from opset 13 on.
+/// The reduced axes of input 0 in blocks of adjacent axes, in order; empty when the axes are not valid (the op then
+/// says why) or the input's rank is unknown.
+std::vector<std::vector<std::int64_t>> adjacent_runs(NodeTranslator& t, const std::vector<std::int64_t>& axes) {
+  const auto shape = t.context().shapes.find(t.input(0));
+  if (axes.empty() || shape == t.context().shapes.end()) return {};
+  std::vector<bool> reduced(shape->second.size(), false);
+  for (const std::int64_t given : axes) {
+    const auto axis = normalize_axis(given, reduced.size());
+    if (!axis || reduced[*axis]) return {};
+    reduced[*axis] = true;
+  }
+  std::vector<std::vector<std::int64_t>> runs;
+  for (std::size_t d = 0; d < reduced.size(); ++d) {
+    if (!reduced[d]) continue;
+    if (d == 0 || !reduced[d - 1]) runs.emplace_back();
+    runs.back().push_back(static_cast<std::int64_t>(d));
+  }
+  return runs;
+}
+
+/// A reduction over axes that are not adjacent (torch's amax/mean over dims (1, 3)) as one reduction per block of
+/// adjacent axes, each keeping its axes as 1s, then a reshape when the node drops them. Max and min are exact; a
+/// sum or mean of partial sums and means differs from one pass only by fp16 rounding.
+void reduce_runs(NodeTranslator& t, const std::string& op, const std::vector<std::vector<std::int64_t>>& runs,
+                 bool keepdims) {
+  const std::string& y = t.node().output(0);
+  std::string acc = t.input(0);
+  for (std::size_t r = runs.size(); r-- > 0;) {
+    const bool last = r == 0 && keepdims;
+    const std::string out = last ? y : t.fresh_name(fmt::format("{}/{}{}", y, op, r));
+    t.add_op(op, {acc}, {out}, {{"axes", runs[r]}, {"keepdims", 1}});
+    acc = out;
+  }
+  if (keepdims) return;
+  std::vector<std::int64_t> kept;
+  const auto& dims = t.context().shapes.at(t.input(0));
+  std::size_t run = 0, at = 0;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const bool reduced = run < runs.size() && at < runs[run].size() && runs[run][at] == static_cast<std::int64_t>(d);
+    if (!reduced) {
+      kept.push_back(static_cast<std::int64_t>(dims[d]));
+    } else if (++at == runs[run].size()) {
+      ++run, at = 0;
+    }
+  }
+  t.add_op("reshape", {acc}, {y}, {{"shape", kept}});
+}
+
 void translate_reduce(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, const std::string& op) {
   const bool axes_input = op == "reduce_sum" && ctx.opset >= 13;
   const Attributes a(node, t.problems(),
@@ -291,6 +365,10 @@ void translate_reduce(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     return;
   }
   if (!axes.empty()) attrs["axes"] = axes;
+  if (const auto runs = adjacent_runs(t, axes); runs.size() > 1) {
+    reduce_runs(t, op, runs, a.integer("keepdims", 1) != 0);
+    return;
+  }
   t.op(op, {0}, std::move(attrs));
 }
 
@@ -347,6 +425,48 @@ void translate_alias(const onnx::NodeProto& node, NodeTranslator& t, Context& ct
 
 /// Min, Max, Sum and Mean of one or more inputs (numpy broadcasting): a chain of binary ops, Mean's sum then
 /// multiplied by 1/n.
+/// BatchNormalization: spatialbn on NCHW; BatchNorm1d's [N, C] and [N, C, L] and BatchNorm3d's [N, C, D, H, W] as
+/// [N, C, spatial elements, 1] between two reshapes (the statistics are per channel whatever the spatial axes).
+void translate_batch_norm(const onnx::NodeProto& node, NodeTranslator& t, float epsilon) {
+  const auto* dims = t.input_shape(0);
+  if (dims == nullptr) return;
+  if (dims->size() == 4) {
+    t.op("spatialbn", {0, 1, 2, 3, 4}, {{"epsilon", epsilon}});
+    return;
+  }
+  if (dims->size() < 2) {
+    t.problem(fmt::format("the input must be [N, C, ...], got rank {}", dims->size()));
+    return;
+  }
+  std::uint64_t spatial = 1;
+  for (std::size_t d = 2; d < dims->size(); ++d) spatial *= (*dims)[d];  // a tensor's elements: no overflow
+  const std::string& y = node.output(0);
+  const std::string planes = t.fresh_name(y + "/as_nchw"), normed = t.fresh_name(y + "/nchw");
+  std::vector<std::int64_t> back;
+  for (const std::uint64_t d : *dims) back.push_back(static_cast<std::int64_t>(d));
+  t.add_op("reshape", {t.input(0)}, {planes},
+           {{"shape", {back[0], back[1], static_cast<std::int64_t>(spatial), std::int64_t{1}}}});
+  std::vector<std::string> inputs = {planes};
+  for (int i = 1; i < 5; ++i) inputs.push_back(t.input(i));
+  t.add_op("spatialbn", inputs, {normed}, {{"epsilon", epsilon}});
+  t.add_op("reshape", {normed}, {y}, {{"shape", back}});
+}
+
+/// The inputs of a Concat on `axis` that hold elements: an empty constant (a Slice that took nothing, as torch.roll by
+/// 0 makes) adds nothing to the result. The node's first input stands for all when every input is empty.
+std::vector<int> concatenated_inputs(NodeTranslator& t, std::int64_t axis) {
+  std::vector<int> kept;
+  for (int i = 0; i < t.node().input_size(); ++i) {
+    const auto c = t.context().constants.find(t.input(i));
+    const bool empty = c != t.context().constants.end() && c->second.source == nullptr && c->second.values.empty() &&
+                       normalize_axis(axis, c->second.dims.size()).has_value() &&
+                       c->second.dims[*normalize_axis(axis, c->second.dims.size())] == 0;
+    if (!empty) kept.push_back(i);
+  }
+  if (kept.empty()) kept.push_back(0);
+  return kept;
+}
+
 void translate_variadic(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
   const Attributes a(node, t.problems(), {});
   if (!t.arity(1, 64, 1)) return;
@@ -534,18 +654,19 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
   } else if (type == "BatchNormalization") {
     const Attributes a(node, t.problems(), {"epsilon", "momentum", "training_mode"});
     if (a.integer("training_mode", 0) != 0) t.problem("training_mode 1 is not supported (inference only)");
-    if (t.arity(5, 5, 1)) t.op("spatialbn", {0, 1, 2, 3, 4}, {{"epsilon", a.real("epsilon", 1e-5F)}});
+    if (t.arity(5, 5, 1)) translate_batch_norm(node, t, a.real("epsilon", 1e-5F));
   } else if (type == "Flatten") {
     const Attributes a(node, t.problems(), {"axis"});
     if (t.arity(1, 1, 1)) t.op("flatten", {0}, {{"axis", a.integer("axis", 1)}});
   } else if (type == "Concat") {
     const Attributes a(node, t.problems(), {"axis"});
     if (!a.has("axis")) t.problem("attribute 'axis' is required");
-    std::vector<int> inputs(static_cast<std::size_t>(node.input_size()));
-    for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i] = static_cast<int>(i);
     // torch.stack / torch.cat over a loop's steps give hundreds of inputs: joined in groups of 64 (concat's limit).
     if (t.arity(1, kMaxConcatNodeInputs, 1)) {
-      if (inputs.size() <= 64) {
+      const std::vector<int> inputs = concatenated_inputs(t, a.integer("axis", 1));
+      if (inputs.size() == 1 && node.input_size() > 1) {
+        ctx.aliases[node.output(0)] = t.input(inputs[0]);  // the others were empty
+      } else if (inputs.size() <= 64) {
         t.op("concat", inputs, {{"axis", a.integer("axis", 1)}});
       } else {
         std::vector<std::string> parts;

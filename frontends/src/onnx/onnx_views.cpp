@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ldmsim/kernels/slice_axis.hpp"
 #include "onnx_translator.hpp"
 
 namespace ldmsim::onnx_import {
@@ -29,6 +30,36 @@ std::optional<std::size_t> axis_in(NodeTranslator& t, std::int64_t axis, std::si
   return normal;
 }
 
+/// The output dims of a Slice of a tensor of `dims` when it takes nothing from some axis, else nullopt (also when
+/// the lists are malformed: the slice op then says why).
+std::optional<std::vector<std::uint64_t>> empty_slice_dims(const std::vector<std::uint64_t>& dims,
+                                                           const nlohmann::json& attrs) {
+  const auto list = [&](const char* key) {
+    return attrs.contains(key) ? attrs[key].get<std::vector<std::int64_t>>() : std::vector<std::int64_t>{};
+  };
+  const std::vector<std::int64_t> starts = list("starts"), ends = list("ends");
+  std::vector<std::int64_t> axes = list("axes"), steps = list("steps");
+  if (axes.empty()) {
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || starts.size() != axes.size() || starts.size() != steps.size()) {
+    return std::nullopt;
+  }
+  std::vector<std::uint64_t> out = dims;
+  std::vector<bool> seen(dims.size(), false);
+  bool empty = false;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const auto axis = normalize_axis(axes[i], dims.size());
+    if (!axis || seen[*axis] || steps[i] == 0) return std::nullopt;
+    seen[*axis] = true;
+    out[*axis] = slice_axis(starts[i], ends[i], steps[i], dims[*axis]).count;
+    empty = empty || out[*axis] == 0;
+  }
+  if (!empty) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 void translate_slice(const onnx::NodeProto& node, NodeTranslator& t) {
@@ -41,6 +72,19 @@ void translate_slice(const onnx::NodeProto& node, NodeTranslator& t) {
     const auto values = constant_integers(t, i, names[i]);
     if (!values) return;
     attrs[names[i]] = *values;
+  }
+  // torch.roll by 0 slices nothing off one side: the empty part is a constant with no values, which Concat drops.
+  const auto shape = t.context().shapes.find(t.input(0));
+  if (shape != t.context().shapes.end()) {
+    if (auto dims = empty_slice_dims(shape->second, attrs)) {
+      const DType type = tensor_dtype(t.context(), t.input(0));
+      Constant empty;
+      empty.dims = std::move(*dims);
+      empty.integer = type != DType::kF16;
+      empty.boolean = type == DType::kBool;
+      t.define(std::move(empty));
+      return;
+    }
   }
   t.op("slice", {0}, std::move(attrs));
 }
@@ -175,10 +219,6 @@ void translate_pad(const onnx::NodeProto& node, NodeTranslator& t) {
   }
   const auto pads = constant_integers(t, 1, "pads");
   if (!pads) return;
-  if (std::any_of(pads->begin(), pads->end(), [](std::int64_t p) { return p < 0; })) {
-    t.problem(fmt::format("negative pads [{}] (cropping) are not supported", fmt::join(*pads, ", ")));
-    return;
-  }
   nlohmann::json attrs = {{"pads", *pads}, {"mode", a.text("mode", "constant")}};
   if (t.has_input(2)) {
     const Constant* value = t.constant_input(2, "constant_value");
@@ -189,7 +229,43 @@ void translate_pad(const onnx::NodeProto& node, NodeTranslator& t) {
     }
     attrs["value"] = value->values[0];
   }
-  t.op("pad", {0}, std::move(attrs));
+  if (std::none_of(pads->begin(), pads->end(), [](std::int64_t p) { return p < 0; })) {
+    t.op("pad", {0}, std::move(attrs));
+    return;
+  }
+  // Negative pads crop: a slice first, then the positive pads of the cropped tensor (as ONNX Runtime orders them).
+  const auto* dims = t.input_shape(0);
+  if (dims == nullptr) return;
+  const std::size_t rank = dims->size();
+  if (pads->size() != 2 * rank) {
+    t.problem(fmt::format("pads has {} entries for an input of rank {} (2 per axis)", pads->size(), rank));
+    return;
+  }
+  std::vector<std::int64_t> starts, ends, axes, grown(2 * rank, 0);
+  for (std::size_t d = 0; d < rank; ++d) {
+    const std::int64_t begin = (*pads)[d], end = (*pads)[d + rank];
+    const auto extent = static_cast<std::int64_t>((*dims)[d]);
+    grown[d] = std::max<std::int64_t>(begin, 0);
+    grown[d + rank] = std::max<std::int64_t>(end, 0);
+    if (begin >= 0 && end >= 0) continue;
+    const auto crop = [extent](std::int64_t p) { return p >= 0 ? 0 : p <= -extent ? extent : -p; };  // no -INT64_MIN
+    const std::int64_t first = crop(begin), last = extent - crop(end);
+    if (first >= last) {
+      t.problem(fmt::format("pads [{}] crop all {} elements of axis {}", fmt::join(*pads, ", "), extent, d));
+      return;
+    }
+    starts.push_back(first);
+    ends.push_back(last);
+    axes.push_back(static_cast<std::int64_t>(d));
+  }
+  const bool grows = std::any_of(grown.begin(), grown.end(), [](std::int64_t p) { return p > 0; });
+  const std::string& y = node.output(0);
+  const std::string cropped = grows ? t.fresh_name(y + "/cropped") : y;
+  t.add_op("slice", {t.input(0)}, {cropped}, {{"starts", starts}, {"ends", ends}, {"axes", axes}});
+  if (grows) {
+    attrs["pads"] = grown;
+    t.add_op("pad", {cropped}, {y}, std::move(attrs));
+  }
 }
 
 void translate_expand_view(const onnx::NodeProto& node, NodeTranslator& t) {
