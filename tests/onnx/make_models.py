@@ -115,6 +115,21 @@ def resize_matrix(n_in, n_out, mode, transform, nearest="round_prefer_floor"):
     return a
 
 
+def resize_last_axis(x, n_out, mode, transform):
+    """ONNX Resize of the last axis by index arithmetic (half_pixel or align_corners; nearest rounds half down), for
+    axes too long for resize_matrix."""
+    n_in = x.shape[-1]
+    o = np.arange(n_out, dtype=np.float64)
+    xs = o * (n_in - 1) / (n_out - 1) if transform == "align_corners" else (o + 0.5) * n_in / n_out - 0.5
+    lo = np.floor(xs)
+    if mode == "nearest":
+        pick = np.where(xs - lo <= 0.5, lo, lo + 1).astype(np.int64)
+        return x[..., np.clip(pick, 0, n_in - 1)]
+    f = xs - lo
+    i0, i1 = np.clip(lo.astype(np.int64), 0, n_in - 1), np.clip(lo.astype(np.int64) + 1, 0, n_in - 1)
+    return x[..., i0] * (1 - f) + x[..., i1] * f
+
+
 def max_pool(x, k, s):
     n, c, h, w = x.shape
     p, q = (h - k) // s + 1, (w - k) // s + 1
@@ -687,6 +702,20 @@ def single_op_models(directory):
     case("resize_sizes_align_corners", small, np.einsum("oh,nchw,pw->ncop", ah, small, aw),
          [node("Resize", ["x", "", "", "sizes"], mode="linear", coordinate_transformation_mode="align_corners")],
          [("sizes", np.array([1, 4, 7, 4]))])
+    # Axes too long for a dense interpolation matrix (in x out > 2^22; these would exceed the 2^25 elements of all
+    # folds) resize by gathers: a 1-D signal linear and nearest, and a tall image whose H is gathered while its W
+    # takes the matrix.
+    signal = fp16(rng.normal(size=(1, 2, 4097)))
+    case("resize_linear_long_signal", signal, resize_last_axis(signal, 9001, "linear", "half_pixel"),
+         [node("Resize", ["x", "", "", "sizes"], mode="linear")], [("sizes", np.array([1, 2, 9001]))])
+    case("resize_nearest_long_signal", signal, resize_last_axis(signal, 8194, "nearest", "half_pixel"),
+         [node("Resize", ["x", "", "scales"], mode="nearest")], [("scales", np.array([1, 1, 2], np.float32))])
+    tall = fp16(rng.normal(size=(1, 1, 5800, 3)))
+    along_h = np.swapaxes(resize_last_axis(np.swapaxes(tall, 2, 3), 5801, "linear", "align_corners"), 2, 3)
+    case("resize_tall_image", tall,
+         np.einsum("nchw,pw->nchp", along_h, resize_matrix(3, 5, "linear", "align_corners")),
+         [node("Resize", ["x", "", "", "sizes"], mode="linear", coordinate_transformation_mode="align_corners")],
+         [("sizes", np.array([1, 1, 5801, 5]))])
     # The rectifier family, softplus and softsign (ONNX's definitions), PRelu with PyTorch's [C, 1, 1] slope.
     case("leaky_relu", x4, np.where(x4 < 0, np.float32(0.1) * x4, x4), [node("LeakyRelu", ["x"], alpha=0.1)])
     case("elu", x4, np.where(x4 < 0, 1.5 * (np.exp(x4) - 1), x4), [node("Elu", ["x"], alpha=1.5)])

@@ -6,7 +6,8 @@
 //   2-D one over [N, C, 1, L] between two reshapes, as 1-D Conv does.
 // - Resize (nearest or linear, any coordinate transformation ONNX 17 defines but the TensorFlow ones) is
 //   Y = A_h X A_w^T with interpolation matrices built here as constants: two matmuls, each output element a sum of
-//   the one or two input elements it interpolates (a nearest row holds a single 1, so it is exact).
+//   the one or two input elements it interpolates (a nearest row holds a single 1, so it is exact). An axis too
+//   long for a dense matrix is resized by gathers of each output's one or two source elements instead.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,6 +63,70 @@ std::optional<std::vector<double>> interpolation(NodeTranslator& t, const std::s
     }
   }
   return a;
+}
+
+/// Axes whose interpolation matrix would have more elements than this (a 1-D signal of thousands of samples) are
+/// resized by gathers instead: the matrix's constant and its matmul grow with in x out, the gathers with out.
+constexpr std::uint64_t kMaxDenseInterpolation = std::uint64_t{1} << 22;
+
+struct ResizeModes {
+  const std::string& mode;
+  const std::string& transform;
+  const std::string& nearest;
+};
+
+/// One axis of a Resize as gathers along it: nearest picks each output's source element; linear blends the two
+/// neighbours, y = x[i0] * (1 - w) + x[i1] * w, with the weights of the matrix's rows. False with a problem.
+bool resize_by_gathers(NodeTranslator& t, const ResizeModes& m, const std::string& from, const std::string& to,
+                       std::size_t axis, std::size_t rank, std::uint64_t in, std::uint64_t out, double scale) {
+  const bool linear = m.mode == "linear";
+  if (!t.charge_folded(out * (linear ? 4 : 1))) return false;
+  const auto last = static_cast<std::int64_t>(in) - 1;
+  const auto clamp = [last](std::int64_t i) { return static_cast<double>(std::clamp<std::int64_t>(i, 0, last)); };
+  Constant first, second, w_first, w_second;
+  first.dims = second.dims = {out};
+  first.integer = second.integer = true;
+  std::vector<std::uint64_t> weight_dims(rank - axis, 1);  // [out] on the last axis, [out, 1] on the one before
+  weight_dims[0] = out;
+  w_first.dims = w_second.dims = weight_dims;
+  for (std::uint64_t o = 0; o < out; ++o) {
+    const double x = source_coordinate(m.transform, static_cast<double>(o), scale, in, out);
+    const double f = std::floor(x);
+    if (!linear) {
+      const bool half = x - f == 0.5;
+      double i = f;
+      if (m.nearest == "ceil") {
+        i = std::ceil(x);
+      } else if (m.nearest == "round_prefer_ceil") {
+        i = half ? f + 1 : std::round(x);
+      } else if (m.nearest == "round_prefer_floor") {
+        i = half ? f : std::round(x);
+      } else if (m.nearest != "floor") {
+        t.problem(fmt::format("nearest_mode {} is not supported", m.nearest));
+        return false;
+      }
+      first.values.push_back(clamp(static_cast<std::int64_t>(i)));
+      continue;
+    }
+    first.values.push_back(clamp(static_cast<std::int64_t>(f)));
+    second.values.push_back(clamp(static_cast<std::int64_t>(f) + 1));
+    w_first.values.push_back(1.0 - (x - f));
+    w_second.values.push_back(x - f);
+  }
+  const auto gather = [&](Constant indices, const std::string& name) {
+    const std::string picked = linear ? t.fresh_name(fmt::format("{}/{}", to, name)) : to;
+    t.add_op("gather", {from, t.add_constant(fmt::format("{}/{}_index", to, name), std::move(indices))}, {picked},
+             {{"axis", static_cast<std::int64_t>(axis)}});
+    return picked;
+  };
+  const std::string low = gather(std::move(first), "low");
+  if (!linear) return true;
+  const std::string high = gather(std::move(second), "high");
+  const std::string low_part = t.fresh_name(to + "/low_part"), high_part = t.fresh_name(to + "/high_part");
+  t.add_op("mul", {low, t.add_constant(to + "/low_weight", std::move(w_first))}, {low_part});
+  t.add_op("mul", {high, t.add_constant(to + "/high_weight", std::move(w_second))}, {high_part});
+  t.add_op("add", {low_part, high_part}, {to});
+  return true;
 }
 
 }  // namespace
@@ -268,6 +333,12 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const std::size_t axis = steps[k].axis;
     const std::uint64_t in = (*x)[axis], out = sizes[axis];
+    const std::string result = k + 1 == steps.size() ? y : t.fresh_name(y + "/resized_w");
+    if (in * out > kMaxDenseInterpolation) {  // a long signal: gathers by index, no dense matrix
+      if (!resize_by_gathers(t, {mode, transform, nearest}, current, result, axis, rank, in, out, scales[axis])) return;
+      current = result;
+      continue;
+    }
     if (!t.charge_folded(in * out)) return;
     const auto matrix = interpolation(t, mode, transform, nearest, in, out, scales[axis]);
     if (!matrix) return;
@@ -282,7 +353,6 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
       c.values = *matrix;
     }
     const std::string name = t.add_constant(fmt::format("{}/interpolation{}", y, axis), std::move(c));
-    const std::string result = k + 1 == steps.size() ? y : t.fresh_name(y + "/resized_w");
     if (steps[k].right) {
       t.add_op("matmul", {current, name}, {result});
     } else {
