@@ -272,6 +272,19 @@ def single_op_models(directory):
     case("clip", x4, np.clip(x4, -0.5, 0.25), [node("Clip", ["x", "lo", "hi"])],
          [("lo", np.array(-0.5)), ("hi", np.array(0.25))])
     case("clip_max_only", x4, np.minimum(x4, 0.25), [node("Clip", ["x", "", "hi"])], [("hi", np.array(0.25))])
+    # torch.nan_to_num's IsNaN and IsInf (each sign alone, and both) on an input holding NaN and infinities.
+    specials_in = x4.copy()
+    specials_in[0, 0, 0, :5] = [np.nan, np.inf, -np.inf, np.nan, -np.inf]
+    no_nan = np.where(np.isnan(specials_in), 0.5, specials_in)
+    no_inf = np.where(no_nan == np.inf, 100.0, np.where(no_nan == -np.inf, -100.0, no_nan))
+    mk_named = lambda op, ins, out, **at: helper.make_node(op, ins, [out], name=out, **at)  # noqa: E731
+    case("is_nan_is_inf", specials_in, no_inf + np.isinf(specials_in), [
+        mk_named("IsNaN", ["x"], "nan"), mk_named("Where", ["nan", "half", "x"], "a"),
+        mk_named("IsInf", ["a"], "up", detect_negative=0), mk_named("Where", ["up", "hundred", "a"], "b"),
+        mk_named("IsInf", ["b"], "down", detect_positive=0), mk_named("Where", ["down", "minus_hundred", "b"], "c"),
+        mk_named("IsInf", ["x"], "any_inf"), mk_named("Cast", ["any_inf"], "ones", to=TensorProto.FLOAT),
+        node("Add", ["c", "ones"])],
+        [("half", np.array(0.5)), ("hundred", np.array(100.0)), ("minus_hundred", np.array(-100.0))])
     # torch.clamp by tensors: runtime scalar bounds (a quarter and a half of x's largest value); and a constant min
     # with a runtime max.
     top = x4.max()

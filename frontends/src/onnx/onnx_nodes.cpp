@@ -452,6 +452,39 @@ void translate_batch_norm(const onnx::NodeProto& node, NodeTranslator& t, float 
   t.add_op("reshape", {normed}, {y}, {{"shape", back}});
 }
 
+/// IsNaN as not(equal(x, x)) (only NaN differs from itself); IsInf as equal to +inf and/or -inf (its
+/// detect_positive and detect_negative attributes), as torch.nan_to_num and torch.isinf export them.
+void translate_special_values(const onnx::NodeProto& node, NodeTranslator& t) {
+  const bool nan = node.op_type() == "IsNaN";
+  const Attributes a(node, t.problems(),
+                     nan ? std::set<std::string>{} : std::set<std::string>{"detect_negative", "detect_positive"});
+  if (!t.arity(1, 1, 1)) return;
+  const std::string& y = node.output(0);
+  if (nan) {
+    const std::string same = t.fresh_name(y + "/equals_itself");
+    t.add_op("equal", {t.input(0), t.input(0)}, {same});
+    t.add_op("not", {same}, {y});
+    return;
+  }
+  const bool positive = a.integer("detect_positive", 1) != 0, negative = a.integer("detect_negative", 1) != 0;
+  const auto is = [&](double infinity, const std::string& out) {
+    Constant value;
+    value.values = {infinity};
+    t.add_op("equal", {t.input(0), t.add_constant(y + "/infinity", std::move(value))}, {out});
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  if (positive && negative) {
+    const std::string above = t.fresh_name(y + "/positive"), below = t.fresh_name(y + "/negative");
+    is(inf, above);
+    is(-inf, below);
+    t.add_op("or", {above, below}, {y});
+  } else if (positive || negative) {
+    is(positive ? inf : -inf, y);
+  } else {  // detects nothing: x == NaN is false everywhere
+    is(std::numeric_limits<double>::quiet_NaN(), y);
+  }
+}
+
 /// The inputs of a Concat on `axis` that hold elements: an empty constant (a Slice that took nothing, as torch.roll by
 /// 0 makes) adds nothing to the result. The node's first input stands for all when every input is empty.
 std::vector<int> concatenated_inputs(NodeTranslator& t, std::int64_t axis) {
@@ -582,6 +615,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     }
   } else if (type == "Min" || type == "Max" || type == "Sum" || type == "Mean") {
     translate_variadic(node, t, ctx);
+  } else if (type == "IsNaN" || type == "IsInf") {
+    translate_special_values(node, t);
   } else if (type == "Slice") {
     translate_slice(node, t);
   } else if (type == "Split") {
