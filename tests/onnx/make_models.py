@@ -770,6 +770,15 @@ def single_op_models(directory):
     case("trilu_of_constant", x4, x4 * np.triu(np.ones((5, 7), np.float32)),
          [helper.make_node("Trilu", ["ones"], ["causal"], name="causal"), node("Mul", ["x", "causal"])],
          [("ones", np.ones((5, 7), np.float32))], opset=14)
+    # Trilu of a run-time bool mask (an ALiBi/causal mask at a length too large to fold) and of int32 values.
+    mk_t = lambda op, ins, out, **at: helper.make_node(op, ins, [out], name=out, **at)  # noqa: E731
+    case("trilu_bool_and_int", x4, np.where(np.triu(x4 > 0), 1.0, 0.0) + np.tril(np.trunc(x4 * 4), -1),
+         [mk_t("Greater", ["x", "zero"], "positive"), mk_t("Trilu", ["positive"], "upper_positive"),
+          mk_t("Cast", ["upper_positive"], "as_float", to=TensorProto.FLOAT),
+          mk_t("Mul", ["x", "four"], "x4"), mk_t("Cast", ["x4"], "ints", to=TensorProto.INT32),
+          mk_t("Trilu", ["ints", "minus_one"], "lower_ints", upper=0),
+          mk_t("Cast", ["lower_ints"], "lower", to=TensorProto.FLOAT), node("Add", ["as_float", "lower"])],
+         [("zero", np.array(0.0)), ("four", np.array(4.0)), ("minus_one", np.array(-1))], opset=14)
     case("global_max_pool", x4, x4.max(axis=(2, 3), keepdims=True), [node("GlobalMaxPool", ["x"])])
     # InstanceNormalization over each channel's spatial elements; DepthToSpace in both modes and SpaceToDepth by
     # their element mappings; LogSoftmax over one axis (opset 13) and over the 2-D view from axis 1 (opset 11).

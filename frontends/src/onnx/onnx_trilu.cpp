@@ -54,8 +54,11 @@ void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t) {
   for (std::uint64_t i = 0; i < rows; ++i) {
     for (std::uint64_t j = 0; j < cols; ++j) mask.values[i * cols + j] = kept(i, j) ? 1.0 : 0.0;
   }
-  Constant zero;
+  Constant zero;  // of the input's type: false for a bool mask, 0 for int32 and fp16
   zero.values = {0.0};
+  const DType type = tensor_dtype(t.context(), t.input(0));
+  zero.integer = type != DType::kF16;
+  zero.boolean = type == DType::kBool;
   const std::string& y = node.output(0);
   t.add_op("where",
            {t.add_constant(y + "/mask", std::move(mask)), t.input(0), t.add_constant(y + "/zero", std::move(zero))},
