@@ -285,6 +285,13 @@ def single_op_models(directory):
         mk_named("IsInf", ["x"], "any_inf"), mk_named("Cast", ["any_inf"], "ones", to=TensorProto.FLOAT),
         node("Add", ["c", "ones"])],
         [("half", np.array(0.5)), ("hundred", np.array(100.0)), ("minus_hundred", np.array(-100.0))])
+    # EyeLike of a runtime tensor (torch.eye sized by a tensor's shape) folds: an offset diagonal in the input's
+    # type, and one below the main diagonal as int64 cast back.
+    mk_e = lambda op, ins, out, **at: helper.make_node(op, ins, [out], name=out, **at)  # noqa: E731
+    case("eye_like", mat, mat + np.eye(3, 7, 2) + np.eye(3, 7, -1),
+         [mk_e("EyeLike", ["x"], "above", k=2), mk_e("EyeLike", ["x"], "below", k=-1, dtype=TensorProto.INT64),
+          mk_e("Cast", ["below"], "below_f", to=TensorProto.FLOAT), mk_e("Add", ["x", "above"], "xa"),
+          node("Add", ["xa", "below_f"])])
     # torch.clamp by tensors: runtime scalar bounds (a quarter and a half of x's largest value); and a constant min
     # with a runtime max.
     top = x4.max()
@@ -729,6 +736,16 @@ def single_op_models(directory):
          np.einsum("nchw,pw->nchp", along_h, resize_matrix(3, 5, "linear", "align_corners")),
          [node("Resize", ["x", "", "", "sizes"], mode="linear", coordinate_transformation_mode="align_corners")],
          [("sizes", np.array([1, 1, 5801, 5]))])
+    # A volume resized in depth too (F.interpolate(mode="trilinear") and nearest): depth by gathers.
+    volume = fp16(rng.normal(size=(1, 2, 3, 4, 5)))
+    ad, ah, aw = (resize_matrix(3, 6, "linear", "half_pixel"), resize_matrix(4, 8, "linear", "half_pixel"),
+                  resize_matrix(5, 7, "linear", "half_pixel"))
+    case("resize_trilinear", volume, np.einsum("ed,ncdhw,oh,pw->nceop", ad, volume, ah, aw),
+         [node("Resize", ["x", "", "", "sizes"], mode="linear")], [("sizes", np.array([1, 2, 6, 8, 7]))])
+    ad = resize_matrix(3, 6, "nearest", "asymmetric", "floor")
+    case("resize_volume_nearest_depth_only", volume, np.einsum("ed,ncdhw->ncehw", ad, volume),
+         [node("Resize", ["x", "", "scales"], mode="nearest", coordinate_transformation_mode="asymmetric",
+               nearest_mode="floor")], [("scales", np.array([1, 1, 2, 1, 1], np.float32))])
     # The rectifier family, softplus and softsign (ONNX's definitions), PRelu with PyTorch's [C, 1, 1] slope.
     case("leaky_relu", x4, np.where(x4 < 0, np.float32(0.1) * x4, x4), [node("LeakyRelu", ["x"], alpha=0.1)])
     case("elu", x4, np.where(x4 < 0, 1.5 * (np.exp(x4) - 1), x4), [node("Elu", ["x"], alpha=1.5)])

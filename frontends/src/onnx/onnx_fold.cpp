@@ -441,6 +441,48 @@ void fold_constant_of_shape(NodeTranslator& t) {
   t.define(std::move(c));
 }
 
+/// EyeLike (torch.eye(n) of a size read from a tensor) depends only on its input's shape: a constant with ones on
+/// diagonal k, of the dtype attribute's type or else the input's.
+void fold_eye_like(NodeTranslator& t) {
+  const Attributes a(t.node(), t.problems(), {"dtype", "k"});
+  if (!t.arity(1, 1, 1)) return;
+  const auto* shape = t.input_shape(0);
+  if (shape == nullptr) return;
+  if (shape->size() != 2) {
+    t.problem(fmt::format("input [{}] must be 2-D", fmt::join(*shape, ", ")));
+    return;
+  }
+  if (!check_size(t, *shape)) return;
+  using DT = onnx::TensorProto;
+  Constant c;
+  c.dims = *shape;
+  if (a.has("dtype")) {
+    const std::int64_t to = a.integer("dtype", DT::FLOAT);
+    if (to != DT::FLOAT && to != DT::FLOAT16 && to != DT::DOUBLE && to != DT::INT32 && to != DT::INT64 &&
+        to != DT::BOOL) {
+      t.problem(fmt::format("dtype {} is not supported (float, float16, double, int32, int64, bool)",
+                            DT::DataType_Name(static_cast<DT::DataType>(to))));
+      return;
+    }
+    c.integer = to == DT::INT32 || to == DT::INT64 || to == DT::BOOL;
+    c.boolean = to == DT::BOOL;
+  } else {
+    const DType type = tensor_dtype(t.context(), t.input(0));
+    c.integer = type != DType::kF16;
+    c.boolean = type == DType::kBool;
+  }
+  const std::int64_t k = a.integer("k", 0);
+  const std::uint64_t rows = (*shape)[0], cols = (*shape)[1];
+  c.values.assign(rows * cols, 0.0);
+  const auto r = static_cast<std::int64_t>(rows), n = static_cast<std::int64_t>(cols);  // at most 2^24 each
+  if (k > -r && k < n) {  // else the diagonal misses the matrix (and i + k below cannot overflow)
+    for (std::int64_t i = std::max<std::int64_t>(0, -k); i < r && i + k < n; ++i) {
+      c.values[static_cast<std::size_t>(i * n + i + k)] = 1.0;
+    }
+  }
+  t.define(std::move(c));
+}
+
 void fold_range(NodeTranslator& t) {
   const Attributes a(t.node(), t.problems(), {});
   if (!t.arity(3, 3, 1)) return;
@@ -943,6 +985,8 @@ std::optional<Translation> fold_node(const onnx::NodeProto& node, Context& ctx) 
     fold_cast(t);
   } else if (type == "ConstantOfShape") {
     fold_constant_of_shape(t);
+  } else if (type == "EyeLike") {
+    fold_eye_like(t);
   } else if (type == "Range") {
     fold_range(t);
   } else if (type == "Concat" && all_inputs_known(t)) {

@@ -7,7 +7,8 @@
 // - Resize (nearest or linear, any coordinate transformation ONNX 17 defines but the TensorFlow ones) is
 //   Y = A_h X A_w^T with interpolation matrices built here as constants: two matmuls, each output element a sum of
 //   the one or two input elements it interpolates (a nearest row holds a single 1, so it is exact). An axis too
-//   long for a dense matrix is resized by gathers of each output's one or two source elements instead.
+//   long for a dense matrix, or before the last two (a volume's depth), is resized by gathers of each output's one
+//   or two source elements instead.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -310,12 +311,6 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     t.problem("needs scales or sizes");
     return;
   }
-  for (std::size_t d = 0; d + 2 < rank; ++d) {
-    if (sizes[d] != (*x)[d]) {
-      t.problem(fmt::format("resizes axis {}: only the last two axes can be resized", d));
-      return;
-    }
-  }
   const std::string& y = node.output(0);
   std::string current = t.input(0);
   // Along the last axis: X [..., W] @ A_w^T [W, W'].
@@ -324,8 +319,12 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     bool right;
   };
   std::vector<Step> steps;
-  if (sizes[rank - 1] != (*x)[rank - 1] || scales[rank - 1] != 1.0) steps.push_back({rank - 1, true});
-  if (rank >= 2 && (sizes[rank - 2] != (*x)[rank - 2] || scales[rank - 2] != 1.0)) steps.push_back({rank - 2, false});
+  const auto resized = [&](std::size_t d) { return sizes[d] != (*x)[d] || scales[d] != 1.0; };
+  if (resized(rank - 1)) steps.push_back({rank - 1, true});
+  if (rank >= 2 && resized(rank - 2)) steps.push_back({rank - 2, false});
+  for (std::size_t d = rank >= 2 ? rank - 2 : 0; d-- > 0;) {
+    if (resized(d)) steps.push_back({d, false});  // the depth of a volume (trilinear): gathers
+  }
   if (steps.empty()) {
     ctx.aliases[y] = t.input(0);
     return;
@@ -334,7 +333,8 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     const std::size_t axis = steps[k].axis;
     const std::uint64_t in = (*x)[axis], out = sizes[axis];
     const std::string result = k + 1 == steps.size() ? y : t.fresh_name(y + "/resized_w");
-    if (in * out > kMaxDenseInterpolation) {  // a long signal: gathers by index, no dense matrix
+    // A long signal, or an axis before the last two: gathers by index, no dense matrix.
+    if (in * out > kMaxDenseInterpolation || axis + 2 < rank) {
       if (!resize_by_gathers(t, {mode, transform, nearest}, current, result, axis, rank, in, out, scales[axis])) return;
       current = result;
       continue;
