@@ -292,6 +292,29 @@ def single_op_models(directory):
          [mk_e("EyeLike", ["x"], "above", k=2), mk_e("EyeLike", ["x"], "below", k=-1, dtype=TensorProto.INT64),
           mk_e("Cast", ["below"], "below_f", to=TensorProto.FLOAT), mk_e("Add", ["x", "above"], "xa"),
           node("Add", ["xa", "below_f"])])
+    # Reductions and ArgMax/ArgMin of int32 tensors (a mask's length, GPT-2's and CLIP's pooling position), on
+    # trunc(8x) and on trunc(x), which ties often: odd and even axis lengths, axes not adjacent, the last index of
+    # ties.
+    ints8, ints1 = np.trunc(x4 * 8), np.trunc(x4)
+    mk_i = lambda op, ins, out, **at: helper.make_node(op, ins, [out], name=out, **at)  # noqa: E731
+    to_ints = [mk_i("Mul", ["x", "eight"], "x8"), mk_i("Cast", ["x8"], "i8", to=TensorProto.INT32),
+               mk_i("Cast", ["x"], "i1", to=TensorProto.INT64)]
+    eight = [("eight", np.array(8.0))]
+
+    def int_case(name, want, last_nodes, inits=(), opset=13):
+        case(name, x4, want, to_ints + last_nodes + [node("Cast", ["r"], to=TensorProto.FLOAT)], eight + list(inits),
+             opset=opset)
+
+    int_case("int_reduce_sum_odd_axis", ints8.sum(axis=3), [mk_i("ReduceSum", ["i8", "three"], "r", keepdims=0)],
+             [("three", np.array([3]))])
+    int_case("int_reduce_max_axes_1_3", ints8.max(axis=(1, 3), keepdims=True),
+             [mk_i("ReduceMax", ["i8"], "r", axes=[1, -1])])
+    int_case("int_reduce_min_all", ints8.min().reshape(1, 1, 1, 1), [mk_i("ReduceMin", ["i8"], "r")])
+    int_case("int_reduce_sum_all_opset11", ints1.sum(keepdims=True), [mk_i("ReduceSum", ["i1"], "r")], opset=11)
+    int_case("int_arg_max", ints8.argmax(axis=2), [mk_i("ArgMax", ["i8"], "r", axis=2, keepdims=0)])
+    int_case("int_arg_max_last_of_ties", 6 - np.flip(ints1, axis=3).argmax(axis=3)[..., None],
+             [mk_i("ArgMax", ["i1"], "r", axis=-1, select_last_index=1)])
+    int_case("int_arg_min", ints1.argmin(axis=1), [mk_i("ArgMin", ["i1"], "r", axis=1, keepdims=0)])
     # torch.clamp by tensors: runtime scalar bounds (a quarter and a half of x's largest value); and a constant min
     # with a runtime max.
     top = x4.max()

@@ -345,6 +345,23 @@ void reduce_runs(NodeTranslator& t, const std::string& op, const std::vector<std
   t.add_op("reshape", {acc}, {y}, {{"shape", kept}});
 }
 
+/// ReduceSum/Max/Min of an int32 tensor (attention_mask.sum(-1)) by reduce_integers, its axes checked here.
+void integer_reduction(NodeTranslator& t, const std::string& op, const std::vector<std::int64_t>& axes, bool keepdims) {
+  const auto* shape = t.input_shape(0);
+  if (shape == nullptr) return;
+  std::vector<std::size_t> normal;
+  for (const std::int64_t given : axes) {
+    const auto axis = t.axis(given, shape->size());
+    if (!axis) return;
+    if (std::find(normal.begin(), normal.end(), *axis) != normal.end()) {
+      t.problem(fmt::format("axis {} is reduced twice", given));
+      return;
+    }
+    normal.push_back(*axis);
+  }
+  reduce_integers(t, op == "reduce_sum" ? "add" : op == "reduce_max" ? "max" : "min", normal, keepdims);
+}
+
 void translate_reduce(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, const std::string& op) {
   const bool axes_input = op == "reduce_sum" && ctx.opset >= 13;
   const Attributes a(node, t.problems(),
@@ -365,6 +382,10 @@ void translate_reduce(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     return;
   }
   if (!axes.empty()) attrs["axes"] = axes;
+  if (tensor_dtype(ctx, t.input(0)) == DType::kI32 && op != "reduce_mean") {
+    integer_reduction(t, op, axes, a.integer("keepdims", 1) != 0);
+    return;
+  }
   if (const auto runs = adjacent_runs(t, axes); runs.size() > 1) {
     reduce_runs(t, op, runs, a.integer("keepdims", 1) != 0);
     return;
@@ -650,7 +671,13 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_cumsum(node, t);
   } else if (type == "ArgMax" || type == "ArgMin") {
     const Attributes a(node, t.problems(), {"axis", "keepdims", "select_last_index"});
-    if (t.arity(1, 1, 1)) {
+    const auto* shape = t.arity(1, 1, 1) ? t.input_shape(0) : nullptr;
+    if (shape != nullptr && tensor_dtype(ctx, t.input(0)) == DType::kI32) {  // CLIP's and GPT-2's pooling position
+      if (const auto axis = t.axis(a.integer("axis", 0), shape->size())) {
+        arg_of_integers(t, type == "ArgMax", *axis, a.integer("keepdims", 1) != 0,
+                        a.integer("select_last_index", 0) != 0);
+      }
+    } else if (shape != nullptr) {
       t.op(type == "ArgMax" ? "arg_max" : "arg_min", {0},
            {{"axis", a.integer("axis", 0)},
             {"keepdims", a.integer("keepdims", 1)},

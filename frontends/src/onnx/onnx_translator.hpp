@@ -245,6 +245,10 @@ void translate_depth_space(const onnx::NodeProto& node, NodeTranslator& t, bool 
 /// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSumExp as point-wise ops and reductions
 /// (onnx_norm_reductions.cpp).
 void translate_norm_reduction(const onnx::NodeProto& node, NodeTranslator& t);
+/// ReduceSum/ReduceMax/ReduceMin (`op` add, max or min) of an int32 tensor over `axes` (all when empty), and
+/// ArgMax/ArgMin of one, from int32 slices and element-wise ops (onnx_integer_reductions.cpp).
+void reduce_integers(NodeTranslator& t, const std::string& op, std::vector<std::size_t> axes, bool keepdims);
+void arg_of_integers(NodeTranslator& t, bool max, std::size_t axis, bool keepdims, bool last);
 /// Tile of a run-time tensor by constant repeats, as expands between reshapes (onnx_tile.cpp).
 void translate_tile(const onnx::NodeProto& node, NodeTranslator& t);
 /// Trilu: folded for a small constant, a where over a constant mask otherwise (onnx_trilu.cpp).
