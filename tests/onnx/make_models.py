@@ -315,6 +315,17 @@ def single_op_models(directory):
     int_case("int_arg_max_last_of_ties", 6 - np.flip(ints1, axis=3).argmax(axis=3)[..., None],
              [mk_i("ArgMax", ["i1"], "r", axis=-1, select_last_index=1)])
     int_case("int_arg_min", ints1.argmin(axis=1), [mk_i("ArgMin", ["i1"], "r", axis=1, keepdims=0)])
+    # Concat of int32 tensors (odd widths: words at odd 2-byte offsets) and of bool masks.
+    int_case("int_concat", np.concatenate([ints8, ints8[..., 1:4], ints1[..., :1]], axis=3),
+             [mk_i("Slice", ["i8", "one", "four", "three"], "mid"), mk_i("Slice", ["i1", "zero_i", "one", "three"], "first"),
+              mk_i("Cast", ["first"], "first32", to=TensorProto.INT32),
+              mk_i("Concat", ["i8", "mid", "first32"], "r", axis=3)],
+             [("one", np.array([1])), ("four", np.array([4])), ("three", np.array([3])), ("zero_i", np.array([0]))])
+    case("bool_concat", x4, np.concatenate([x4 > 0, x4[:1] < -0.5], axis=0).astype(np.float32),
+         [mk_i("Greater", ["x", "zero_f"], "pos"), mk_i("Slice", ["x", "zero_i", "one", "zero_i"], "head"),
+          mk_i("Less", ["head", "minus_half"], "neg"), mk_i("Concat", ["pos", "neg"], "both", axis=0),
+          node("Cast", ["both"], to=TensorProto.FLOAT)],
+         [("zero_f", np.array(0.0)), ("minus_half", np.array(-0.5)), ("zero_i", np.array([0])), ("one", np.array([1]))])
     # torch.clamp by tensors: runtime scalar bounds (a quarter and a half of x's largest value); and a constant min
     # with a runtime max.
     top = x4.max()

@@ -112,7 +112,14 @@ void concat_kernel(Core& core, const ConcatArgs& a) {
 
 class ConcatOp final : public BoundOp {
  public:
-  ConcatOp(std::vector<Shape> in, Shape out, std::size_t axis) : BoundOp(std::move(in), {out}), axis_(axis) {}
+  ConcatOp(std::vector<Shape> in, Shape out, std::size_t axis, DType type = DType::kF16)
+      : BoundOp(std::move(in), {out}), axis_(axis), units_(units_of(type)) {
+    if (type != DType::kF16) set_dtypes(std::vector<DType>(input_shapes().size() + 1, type));
+  }
+  /// int32 and bool tensors: the same gathers over their 2-byte units (each row's elements are whole words).
+  std::unique_ptr<BoundOp> with_element_type(DType type) const override {
+    return std::make_unique<ConcatOp>(input_shapes(), output_shapes()[0], axis_, type);
+  }
   SplitGeometry split_geometry() const override {
     SplitGeometry s;
     s.axis = axis_;
@@ -148,12 +155,13 @@ class ConcatOp final : public BoundOp {
   Tolerance tolerance() const override { return {0.0, 0.0}; }
 
  private:
-  std::vector<std::uint64_t> inner() const {
+  std::vector<std::uint64_t> inner() const {  // in 2-byte units
     std::vector<std::uint64_t> out;
-    for (const Shape& s : input_shapes()) out.push_back(s.product(axis_, s.rank()));
+    for (const Shape& s : input_shapes()) out.push_back(s.product(axis_, s.rank()) * units_);
     return out;
   }
   std::size_t axis_;
+  std::size_t units_;
 };
 
 std::unique_ptr<BoundOp> bind_concat(std::string_view name, const JsonField& attrs, std::span<const Shape> in) {
