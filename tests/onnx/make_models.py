@@ -271,6 +271,8 @@ def single_op_models(directory):
     case("div_scalar", away, scalar / away, [node("Div", ["b", "x"])], [("b", scalar)])
     case("clip", x4, np.clip(x4, -0.5, 0.25), [node("Clip", ["x", "lo", "hi"])],
          [("lo", np.array(-0.5)), ("hi", np.array(0.25))])
+    case("clip_min_above_max", x4, np.minimum(np.maximum(x4, 0.5), -0.5), [node("Clip", ["x", "lo", "hi"])],
+         [("lo", np.array(0.5)), ("hi", np.array(-0.5))])
     case("clip_max_only", x4, np.minimum(x4, 0.25), [node("Clip", ["x", "", "hi"])], [("hi", np.array(0.25))])
     # torch.nan_to_num's IsNaN and IsInf (each sign alone, and both) on an input holding NaN and infinities.
     specials_in = x4.copy()
@@ -326,6 +328,22 @@ def single_op_models(directory):
           mk_i("Less", ["head", "minus_half"], "neg"), mk_i("Concat", ["pos", "neg"], "both", axis=0),
           node("Cast", ["both"], to=TensorProto.FLOAT)],
          [("zero_f", np.array(0.0)), ("minus_half", np.array(-0.5)), ("zero_i", np.array([0])), ("one", np.array([1]))])
+    # An If on a shape (as torch exports a Python `if x.dim() == 3`, local_response_norm): its condition folds, the
+    # branch taken is inlined; here the then branch holds another If on the same condition.
+    def branch(name, nodes, out):
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+
+    inner_if = helper.make_node("If", ["three_channels"], ["inner_out"], name="inner_if",
+                                then_branch=branch("inner_then", [helper.make_node("Relu", ["x"], ["relu_x"])], "relu_x"),
+                                else_branch=branch("inner_else", [helper.make_node("Sigmoid", ["x"], ["sig_x"])],
+                                                   "sig_x"))
+    case("if_known_condition", x4, np.maximum(x4, 0) * 2, [
+        mk_named("Shape", ["x"], "shape_x"), mk_named("Gather", ["shape_x", "one_i"], "channels", axis=0),
+        mk_named("Equal", ["channels", "three_i"], "three_channels"),
+        helper.make_node("If", ["three_channels"], ["chosen"], name="outer_if",
+                         then_branch=branch("outer_then", [inner_if], "inner_out"),
+                         else_branch=branch("outer_else", [helper.make_node("Neg", ["x"], ["neg_x"])], "neg_x")),
+        node("Add", ["chosen", "chosen"])], [("one_i", np.array(1)), ("three_i", np.array(3))])
     # torch.clamp by tensors: runtime scalar bounds (a quarter and a half of x's largest value); and a constant min
     # with a runtime max.
     top = x4.max()
@@ -1044,6 +1062,36 @@ def bad_models(directory, cnn_bytes):
                                numpy_helper.from_array(np.array([3], np.int64), "axis")])
     onnx.save(helper.make_model(empty, opset_imports=[helper.make_opsetid("", 13)]),
               str(directory / "empty_input.onnx"))
+    # An empty slice that does not fit the Concat it feeds, and an empty graph output; and a Resize of an axis of
+    # 2^40 elements (an Expand's), whose interpolation would index past int32.
+    ax = lambda v: numpy_helper.from_array(np.array([v], np.int64), f"n{v}")  # noqa: E731
+    e_out = helper.make_tensor_value_info("no_columns", TensorProto.FLOAT, None)
+    bad_empty = helper.make_graph([
+        helper.make_node("Slice", ["x", "n0", "n0", "n3"], ["no_columns"], name="no_columns"),
+        helper.make_node("Slice", ["x", "n0", "n0", "n2"], ["no_rows"], name="no_rows"),
+        helper.make_node("Concat", ["no_rows", "x"], ["y"], name="join_misfit", axis=3)], "bad_empty", [x],
+        [y, e_out], [ax(0), ax(2), ax(3)])
+    onnx.save(helper.make_model(bad_empty, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "bad_empty.onnx"))
+    row = helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 1])
+    huge = helper.make_graph([
+        helper.make_node("Expand", ["r", "wide"], ["wide_r"], name="expand_wide"),
+        helper.make_node("Resize", ["wide_r", "", "", "sizes"], ["y"], name="resize_wide", mode="nearest")],
+        "resize_huge", [row], [y], [numpy_helper.from_array(np.array([1, 1 << 40], np.int64), "wide"),
+                                    numpy_helper.from_array(np.array([1, 1 << 24], np.int64), "sizes")])
+    onnx.save(helper.make_model(huge, opset_imports=[helper.make_opsetid("", 13)]), str(directory / "resize_huge.onnx"))
+    # An If whose condition is computed at run time.
+    runtime_if = helper.make_graph([
+        helper.make_node("ReduceMax", ["x"], ["peak"], name="peak", keepdims=0),
+        helper.make_node("Greater", ["peak", "zero_f"], ["positive"], name="positive"),
+        helper.make_node("If", ["positive"], ["y"], name="runtime_if",
+                         then_branch=helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "t", [],
+                                                       [helper.make_tensor_value_info("a", TensorProto.FLOAT, None)]),
+                         else_branch=helper.make_graph([helper.make_node("Neg", ["x"], ["b"])], "e", [],
+                                                       [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)]))],
+        "runtime_if", [x], [y], [numpy_helper.from_array(np.array(0.0, np.float32), "zero_f")])
+    onnx.save(helper.make_model(runtime_if, opset_imports=[helper.make_opsetid("", 13)]),
+              str(directory / "runtime_if.onnx"))
     old = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old", [x], [y])
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 9)]), str(directory / "opset9.onnx"))
     onnx.save(helper.make_model(old, opset_imports=[helper.make_opsetid("", 18)]), str(directory / "opset18.onnx"))

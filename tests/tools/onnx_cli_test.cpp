@@ -506,6 +506,21 @@ TEST_CASE("unsupported and broken ONNX models are refused with exit 2 before any
         "empty_input.onnx", 1,
         {"'relu_of_nothing' (Relu): input 'e' is empty (shape [1, 2, 4, 0]); only Concat takes empty inputs"});
   }
+  SECTION("an empty slice that does not fit its Concat and an empty graph output are named") {
+    expect_refused("bad_empty.onnx", 2,
+                   {"'join_misfit' (Concat): input 0 ('no_rows') is empty with shape [1, 2, 0, 4], which does not "
+                    "join [1, 2, 4, 4] on axis 3",
+                    "graph output 'no_columns' is empty (shape [1, 2, 4, 0])"});
+  }
+  SECTION("an If whose condition is computed at run time is named") {
+    expect_refused("runtime_if.onnx", 1, {"'runtime_if' (If): its condition is computed at run time"});
+  }
+  SECTION("a Resize of an axis of 2^40 elements is refused, not overrun") {
+    const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("resize_huge.onnx"), out.str()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Catch::Contains("does not fit in int32"));
+  }
   SECTION("shape subgraphs that cannot fold, every one named") {
     const auto r = run_cli(fmt::format("run '{}' --no-trace --out '{}'", model("bad_folds.onnx"), out.str()));
     INFO(r.output);

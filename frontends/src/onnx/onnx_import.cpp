@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <set>
 
@@ -16,6 +17,7 @@
 #include "ldmsim/sim/host_memory_limit.hpp"
 #include "ldmsim/sim/input_file.hpp"
 #include "ldmsim/sim/utf8.hpp"
+#include "onnx_if.hpp"
 #include "onnx_nodes.hpp"
 #include "onnx_parse_bound.hpp"
 
@@ -342,7 +344,10 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
   // Names with a value so far (graph inputs, initializers, earlier nodes' outputs), and the names whose
   // definition failed, whose consumers are skipped without repeating the cause.
   std::set<std::string> defined, failed;
-  for (const onnx::NodeProto& node : graph.node()) ctx.reserved.insert(node.output().begin(), node.output().end());
+  for (const onnx::NodeProto& node : graph.node()) {
+    ctx.reserved.insert(node.output().begin(), node.output().end());
+    onnx_import::reserve_subgraph_names(node, ctx.reserved);
+  }
   for (const onnx::ValueInfoProto& input : graph.input()) ctx.reserved.insert(input.name());
   for (const onnx::TensorProto& init : graph.initializer()) ctx.reserved.insert(init.name());
   std::size_t next_streamed = 0;  // skeleton->weights are in initializer order
@@ -401,8 +406,32 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     if (!failed.contains(input.name())) defined.insert(input.name());
   }
   for (const auto& [name, value] : ctx.constants) defined.insert(name);
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto& node = graph.node(i);
+  // The nodes in order, each with the index of the graph's node it stands for: an If whose condition is known
+  // here is replaced by its branch's nodes (and Identity nodes for its outputs, kept in `inlined`).
+  std::vector<std::pair<const onnx::NodeProto*, int>> nodes;
+  for (int i = 0; i < graph.node_size(); ++i) nodes.emplace_back(&graph.node(i), i);
+  std::deque<onnx::NodeProto> inlined;
+  for (std::size_t at = 0; at < nodes.size(); ++at) {
+    const onnx::NodeProto& node = *nodes[at].first;
+    const int i = nodes[at].second;
+    bool reads_failed = false;
+    if (node.op_type() == "If" && wiring_problems(node, defined, failed, reads_failed).empty() && !reads_failed) {
+      std::vector<std::string> why;
+      if (auto branch = onnx_import::taken_branch(node, ctx, why)) {
+        std::vector<std::pair<const onnx::NodeProto*, int>> spliced;
+        for (const onnx::NodeProto* inner : branch->nodes) spliced.emplace_back(inner, i);
+        for (onnx::NodeProto& identity : branch->outputs)
+          spliced.emplace_back(&inlined.emplace_back(std::move(identity)), i);
+        nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(at) + 1, spliced.begin(), spliced.end());
+        ++without_op["If"];
+        continue;
+      }
+      if (!why.empty()) {
+        problems.push_back(fmt::format("node {} '{}' (If): {}", i, node.name(), fmt::join(why, "; ")));
+        for (const std::string& o : node.output()) failed.insert(o);
+        continue;
+      }
+    }
     // The names this node would define: a redefined name keeps its earlier, valid definition.
     std::vector<std::string> new_outputs;
     for (const std::string& o : node.output()) {
@@ -463,7 +492,15 @@ ImportedModel import_onnx(const std::filesystem::path& file, const OnnxImportOpt
     const std::string source = onnx_import::resolve(ctx, o.name());
     if (failed.contains(o.name()) || failed.contains(source)) continue;
     if (ctx.constants.contains(source)) {
-      problems.push_back(fmt::format("graph output '{}' is a constant: no op computes it", o.name()));
+      const auto& dims = ctx.constants.at(source).dims;
+      if (std::find(dims.begin(), dims.end(), 0) != dims.end()) {
+        problems.push_back(
+            fmt::format("graph output '{}' is empty (shape [{}]): device tensors hold at least one "
+                        "element",
+                        o.name(), fmt::join(dims, ", ")));
+      } else {
+        problems.push_back(fmt::format("graph output '{}' is a constant: no op computes it", o.name()));
+      }
     } else if (!defined.contains(source)) {
       problems.push_back(fmt::format("graph output '{}' is not produced by any node", o.name()));
     }

@@ -131,6 +131,9 @@ void translate_clip(const onnx::NodeProto& node, NodeTranslator& t) {
   if (!runtime[1] && !runtime[2]) {
     json both = json::object();
     for (int i = 1; i <= 2; ++i) both.update(attrs[i]);
+    if (both.contains("min") && both.contains("max") && both["min"].get<double>() > both["max"].get<double>()) {
+      both["min"] = both["max"];  // min(max(x, min), max) is max everywhere
+    }
     t.op("clip", {0}, std::move(both));
     return;
   }
@@ -509,13 +512,35 @@ void translate_special_values(const onnx::NodeProto& node, NodeTranslator& t) {
 /// The inputs of a Concat on `axis` that hold elements: an empty constant (a Slice that took nothing, as torch.roll by
 /// 0 makes) adds nothing to the result. The node's first input stands for all when every input is empty.
 std::vector<int> concatenated_inputs(NodeTranslator& t, std::int64_t axis) {
+  const auto& constants = t.context().constants;
+  const auto empty = [&](int i) {
+    const auto c = constants.find(t.input(i));
+    return c != constants.end() && c->second.source == nullptr && c->second.values.empty();
+  };
+  // The dims every input shares but the axis, from an input that holds elements.
+  const std::vector<std::uint64_t>* like = nullptr;
+  for (int i = 0; i < t.node().input_size() && like == nullptr; ++i) {
+    const auto shape = t.context().shapes.find(t.input(i));
+    if (!empty(i) && shape != t.context().shapes.end()) like = &shape->second;
+  }
   std::vector<int> kept;
   for (int i = 0; i < t.node().input_size(); ++i) {
-    const auto c = t.context().constants.find(t.input(i));
-    const bool empty = c != t.context().constants.end() && c->second.source == nullptr && c->second.values.empty() &&
-                       normalize_axis(axis, c->second.dims.size()).has_value() &&
-                       c->second.dims[*normalize_axis(axis, c->second.dims.size())] == 0;
-    if (!empty) kept.push_back(i);
+    bool dropped = false;
+    if (empty(i) && like != nullptr) {
+      const auto& dims = constants.at(t.input(i)).dims;
+      const auto a = normalize_axis(axis, dims.size());
+      dropped = a.has_value() && dims.size() == like->size() && dims[*a] == 0;
+      for (std::size_t d = 0; dropped && d < dims.size(); ++d) dropped = d == *a || dims[d] == (*like)[d];
+    }
+    if (empty(i) && like != nullptr && !dropped) {
+      const auto& dims = constants.at(t.input(i)).dims;
+      t.problem(normalize_axis(axis, like->size())
+                    ? fmt::format("input {} ('{}') is empty with shape [{}], which does not join [{}] on axis {}", i,
+                                  t.node().input(i), fmt::join(dims, ", "), fmt::join(*like, ", "), axis)
+                    : fmt::format("axis {} is outside the inputs' {} axes", axis, like->size()));
+      return {};
+    }
+    if (!dropped) kept.push_back(i);
   }
   if (kept.empty()) kept.push_back(0);
   return kept;
@@ -726,7 +751,8 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     // torch.stack / torch.cat over a loop's steps give hundreds of inputs: joined in groups of 64 (concat's limit).
     if (t.arity(1, kMaxConcatNodeInputs, 1)) {
       const std::vector<int> inputs = concatenated_inputs(t, a.integer("axis", 1));
-      if (inputs.size() == 1 && node.input_size() > 1) {
+      if (inputs.empty()) {  // a problem was recorded
+      } else if (inputs.size() == 1 && node.input_size() > 1) {
         ctx.aliases[node.output(0)] = t.input(inputs[0]);  // the others were empty
       } else if (inputs.size() <= 64) {
         t.op("concat", inputs, {{"axis", a.integer("axis", 1)}});
@@ -772,6 +798,10 @@ Translation translate_node(const onnx::NodeProto& node, Context& ctx) {
     translate_recurrent(node, t, ctx, type == "LSTM" ? CellKind::kLstm : CellKind::kGru);
   } else if (type == "Constant") {
     translate_constant(node, t);
+  } else if (type == "If") {
+    t.problem(
+        "its condition is computed at run time (only an If whose condition is known at import runs: its branch "
+        "is inlined)");
   } else if (type == "Identity" || type == "Dropout") {
     translate_alias(node, t, ctx, type == "Dropout");
   } else {

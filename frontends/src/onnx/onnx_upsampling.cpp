@@ -334,7 +334,7 @@ void translate_resize(const onnx::NodeProto& node, NodeTranslator& t, Context& c
     const std::uint64_t in = (*x)[axis], out = sizes[axis];
     const std::string result = k + 1 == steps.size() ? y : t.fresh_name(y + "/resized_w");
     // A long signal, or an axis before the last two: gathers by index, no dense matrix.
-    if (in * out > kMaxDenseInterpolation || axis + 2 < rank) {
+    if (in > kMaxDenseInterpolation / out || axis + 2 < rank) {  // in * out could wrap: out <= 2^24, in any
       if (!resize_by_gathers(t, {mode, transform, nearest}, current, result, axis, rank, in, out, scales[axis])) return;
       current = result;
       continue;
