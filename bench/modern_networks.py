@@ -186,6 +186,34 @@ class HeadZoo(torch.nn.Module):
         return self.head(torch.cat([run.mean(dim=2), top.view(1, 4, 128).mean(dim=2)], dim=1))
 
 
+class TailZoo(torch.nn.Module):
+    """Layers that export to what fewer networks use: torch.roll by 0 on one dim (an empty Slice that Concat drops),
+    local_response_norm (an If on the rank, inlined), a cropping F.pad (negative pads), torch.clamp by tensors,
+    amax over dims (1, 3) (a reduction over axes that are not adjacent), trilinear upsampling of a volume, a count of
+    positive elements and its argmax (ReduceSum and ArgMax of int32 tensors), and BatchNorm1d after a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = torch.nn.Linear(8, 8)
+        self.bn = torch.nn.BatchNorm1d(8)
+        self.head = torch.nn.Linear(8 + 14 + 2 + 8 + 1, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.stem(x))  # [1, 8, 16, 16]
+        y = torch.roll(y, shifts=(3, 0), dims=(2, 3))
+        y = torch.nn.functional.local_response_norm(y, 3)
+        y = torch.nn.functional.pad(y, (-1, 2, 0, -2))  # [1, 8, 14, 17]
+        y = torch.clamp(y, min=y.mean() * 0.25, max=y.max() * 0.75)
+        peak = y.amax(dim=(1, 3))  # [1, 14]
+        up = torch.nn.functional.interpolate(y[:, :, :8, :8].reshape(-1, 2, 4, 8, 8), scale_factor=2,
+                                             mode="trilinear")  # [1, 2, 8, 16, 16]
+        count = (y.flatten(2) > y.mean()).int().sum(dim=-1)  # [1, 8] int
+        top = count.argmax(dim=-1, keepdim=True).float()  # [1, 1]
+        pooled = self.bn(self.fc(y.mean(dim=(2, 3))))  # [1, 8]
+        return self.head(torch.cat([pooled, peak, up.mean(dim=(2, 3, 4)), count.float() / 64, top / 8], dim=1))
+
+
 class Segmentation(torch.nn.Module):
     """A torchvision segmentation net's "out" map (its forward returns a dict)."""
 
@@ -244,6 +272,8 @@ MODELS = {
         weights=None, weights_backbone=None)), (1, 3, 64, 64)),
     "layer_zoo": (LayerZoo, (1, 3, 16, 16)),
     "head_zoo": (HeadZoo, (1, 3, 16, 16)),
+    "tail_zoo": (TailZoo, (1, 3, 16, 16)),
+    "swin_t_256x192": (lambda: torchvision.models.swin_t(weights=None), (1, 3, 256, 192)),
     "multihead_attention": (SelfAttention, (1, 10, 32)),
     "transformer_decoder": (PreNormDecoder, (1, 10, 32)),
     # Not in the default list (larger): one BERT-base encoder layer, hidden 768, 12 heads, sequence 128; and
