@@ -28,6 +28,18 @@ double source_coordinate(const std::string& mode, double x, double scale, std::u
   return (x + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
 }
 
+/// The source element that nearest mode `nearest` picks for source coordinate `x` (before clamping), or nullopt for
+/// a mode ONNX does not define.
+std::optional<std::int64_t> nearest_source(const std::string& nearest, double x) {
+  const double f = std::floor(x);
+  const bool half = x - f == 0.5;
+  if (nearest == "floor") return static_cast<std::int64_t>(f);
+  if (nearest == "ceil") return static_cast<std::int64_t>(std::ceil(x));
+  if (nearest == "round_prefer_ceil") return static_cast<std::int64_t>(half ? f + 1 : std::round(x));
+  if (nearest == "round_prefer_floor") return static_cast<std::int64_t>(half ? f : std::round(x));
+  return std::nullopt;
+}
+
 /// The [out, in] interpolation matrix of one axis (row-major), or nullopt with a problem.
 std::optional<std::vector<double>> interpolation(NodeTranslator& t, const std::string& mode,
                                                  const std::string& transform, const std::string& nearest,
@@ -39,22 +51,12 @@ std::optional<std::vector<double>> interpolation(NodeTranslator& t, const std::s
     const double x = source_coordinate(transform, static_cast<double>(o), scale, in, out);
     double* row = a.data() + o * in;
     if (mode == "nearest") {
-      const double f = std::floor(x);
-      const bool half = x - f == 0.5;
-      std::int64_t i = 0;
-      if (nearest == "floor") {
-        i = static_cast<std::int64_t>(f);
-      } else if (nearest == "ceil") {
-        i = static_cast<std::int64_t>(std::ceil(x));
-      } else if (nearest == "round_prefer_ceil") {
-        i = static_cast<std::int64_t>(half ? f + 1 : std::round(x));
-      } else if (nearest == "round_prefer_floor") {
-        i = static_cast<std::int64_t>(half ? f : std::round(x));
-      } else {
+      const auto i = nearest_source(nearest, x);
+      if (!i) {
         t.problem(fmt::format("nearest_mode {} is not supported", nearest));
         return std::nullopt;
       }
-      row[clamp(i)] = 1.0;
+      row[clamp(*i)] = 1.0;
     } else {
       const double f = std::floor(x);
       const double w = x - f;
@@ -94,19 +96,12 @@ bool resize_by_gathers(NodeTranslator& t, const ResizeModes& m, const std::strin
     const double x = source_coordinate(m.transform, static_cast<double>(o), scale, in, out);
     const double f = std::floor(x);
     if (!linear) {
-      const bool half = x - f == 0.5;
-      double i = f;
-      if (m.nearest == "ceil") {
-        i = std::ceil(x);
-      } else if (m.nearest == "round_prefer_ceil") {
-        i = half ? f + 1 : std::round(x);
-      } else if (m.nearest == "round_prefer_floor") {
-        i = half ? f : std::round(x);
-      } else if (m.nearest != "floor") {
+      const auto i = nearest_source(m.nearest, x);
+      if (!i) {
         t.problem(fmt::format("nearest_mode {} is not supported", m.nearest));
         return false;
       }
-      first.values.push_back(clamp(static_cast<std::int64_t>(i)));
+      first.values.push_back(clamp(*i));
       continue;
     }
     first.values.push_back(clamp(static_cast<std::int64_t>(f)));
