@@ -464,12 +464,9 @@ void fold_eye_like(NodeTranslator& t) {
                             DT::DataType_Name(static_cast<DT::DataType>(to))));
       return;
     }
-    c.integer = to == DT::INT32 || to == DT::INT64 || to == DT::BOOL;
-    c.boolean = to == DT::BOOL;
+    hold_as(c, to == DT::BOOL ? DType::kBool : to == DT::INT32 || to == DT::INT64 ? DType::kI32 : DType::kF16);
   } else {
-    const DType type = tensor_dtype(t.context(), t.input(0));
-    c.integer = type != DType::kF16;
-    c.boolean = type == DType::kBool;
+    hold_as(c, tensor_dtype(t.context(), t.input(0)));
   }
   const std::int64_t k = a.integer("k", 0);
   const std::uint64_t rows = (*shape)[0], cols = (*shape)[1];

@@ -298,8 +298,6 @@ void translate_cumsum(const onnx::NodeProto& node, NodeTranslator& t) {
   along_axis_by_transposes(t, *axis, x->size(), "cumsum", attrs);
 }
 
-/// ReduceSum / ReduceMean / ReduceMax / ReduceMin: axes an attribute (ReduceSum before opset 13, the others up to
-/// 17) or ReduceSum's optional second input (a constant) from opset 13 on.
 /// The reduced axes of input 0 in blocks of adjacent axes, in order; empty when the axes are not valid (the op then
 /// says why) or the input's rank is unknown.
 std::vector<std::vector<std::int64_t>> adjacent_runs(NodeTranslator& t, const std::vector<std::int64_t>& axes) {
@@ -334,16 +332,14 @@ void reduce_runs(NodeTranslator& t, const std::string& op, const std::vector<std
     acc = out;
   }
   if (keepdims) return;
-  std::vector<std::int64_t> kept;
   const auto& dims = t.context().shapes.at(t.input(0));
-  std::size_t run = 0, at = 0;
+  std::vector<bool> reduced(dims.size(), false);
+  for (const auto& run : runs) {
+    for (const std::int64_t d : run) reduced[static_cast<std::size_t>(d)] = true;
+  }
+  std::vector<std::int64_t> kept;
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    const bool reduced = run < runs.size() && at < runs[run].size() && runs[run][at] == static_cast<std::int64_t>(d);
-    if (!reduced) {
-      kept.push_back(static_cast<std::int64_t>(dims[d]));
-    } else if (++at == runs[run].size()) {
-      ++run, at = 0;
-    }
+    if (!reduced[d]) kept.push_back(static_cast<std::int64_t>(dims[d]));
   }
   t.add_op("reshape", {acc}, {y}, {{"shape", kept}});
 }
@@ -365,6 +361,8 @@ void integer_reduction(NodeTranslator& t, const std::string& op, const std::vect
   reduce_integers(t, op == "reduce_sum" ? "add" : op == "reduce_max" ? "max" : "min", normal, keepdims);
 }
 
+/// ReduceSum / ReduceMean / ReduceMax / ReduceMin: axes an attribute (ReduceSum before opset 13, the others up to
+/// 17) or ReduceSum's optional second input (a constant) from opset 13 on.
 void translate_reduce(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx, const std::string& op) {
   const bool axes_input = op == "reduce_sum" && ctx.opset >= 13;
   const Attributes a(node, t.problems(),
@@ -447,8 +445,6 @@ void translate_alias(const onnx::NodeProto& node, NodeTranslator& t, Context& ct
   ctx.aliases[node.output(0)] = t.input(0);
 }
 
-/// Min, Max, Sum and Mean of one or more inputs (numpy broadcasting): a chain of binary ops, Mean's sum then
-/// multiplied by 1/n.
 /// BatchNormalization: spatialbn on NCHW; BatchNorm1d's [N, C] and [N, C, L] and BatchNorm3d's [N, C, D, H, W] as
 /// [N, C, spatial elements, 1] between two reshapes (the statistics are per channel whatever the spatial axes).
 void translate_batch_norm(const onnx::NodeProto& node, NodeTranslator& t, float epsilon) {
@@ -525,27 +521,27 @@ std::vector<int> concatenated_inputs(NodeTranslator& t, std::int64_t axis) {
   }
   std::vector<int> kept;
   for (int i = 0; i < t.node().input_size(); ++i) {
-    bool dropped = false;
-    if (empty(i) && like != nullptr) {
-      const auto& dims = constants.at(t.input(i)).dims;
-      const auto a = normalize_axis(axis, dims.size());
-      dropped = a.has_value() && dims.size() == like->size() && dims[*a] == 0;
-      for (std::size_t d = 0; dropped && d < dims.size(); ++d) dropped = d == *a || dims[d] == (*like)[d];
+    if (!empty(i) || like == nullptr) {
+      kept.push_back(i);
+      continue;
     }
-    if (empty(i) && like != nullptr && !dropped) {
-      const auto& dims = constants.at(t.input(i)).dims;
-      t.problem(normalize_axis(axis, like->size())
-                    ? fmt::format("input {} ('{}') is empty with shape [{}], which does not join [{}] on axis {}", i,
-                                  t.node().input(i), fmt::join(dims, ", "), fmt::join(*like, ", "), axis)
-                    : fmt::format("axis {} is outside the inputs' {} axes", axis, like->size()));
+    const auto& dims = constants.at(t.input(i)).dims;
+    const auto a = normalize_axis(axis, like->size());
+    bool fits = a.has_value() && dims.size() == like->size() && dims[*a] == 0;
+    for (std::size_t d = 0; fits && d < dims.size(); ++d) fits = d == *a || dims[d] == (*like)[d];
+    if (!fits) {
+      t.problem(a ? fmt::format("input {} ('{}') is empty with shape [{}], which does not join [{}] on axis {}", i,
+                                t.node().input(i), fmt::join(dims, ", "), fmt::join(*like, ", "), axis)
+                  : fmt::format("axis {} is outside the inputs' {} axes", axis, like->size()));
       return {};
     }
-    if (!dropped) kept.push_back(i);
   }
   if (kept.empty()) kept.push_back(0);
   return kept;
 }
 
+/// Min, Max, Sum and Mean of one or more inputs (numpy broadcasting): a chain of binary ops, Mean's sum then
+/// multiplied by 1/n.
 void translate_variadic(const onnx::NodeProto& node, NodeTranslator& t, Context& ctx) {
   const Attributes a(node, t.problems(), {});
   if (!t.arity(1, 64, 1)) return;

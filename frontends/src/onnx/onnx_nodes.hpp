@@ -71,6 +71,11 @@ struct Context {
 inline DType constant_dtype(const Constant& c) {
   return c.boolean ? DType::kBool : c.integer ? DType::kI32 : DType::kF16;
 }
+/// Marks `c` as held in `type` (the inverse of constant_dtype).
+inline void hold_as(Constant& c, DType type) {
+  c.integer = type != DType::kF16;
+  c.boolean = type == DType::kBool;
+}
 /// The element type of tensor `name` (an ONNX name, resolved) at this point of the import.
 DType tensor_dtype(const Context& ctx, const std::string& name);
 

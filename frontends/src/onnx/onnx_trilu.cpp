@@ -56,9 +56,7 @@ void translate_trilu(const onnx::NodeProto& node, NodeTranslator& t) {
   }
   Constant zero;  // of the input's type: false for a bool mask, 0 for int32 and fp16
   zero.values = {0.0};
-  const DType type = tensor_dtype(t.context(), t.input(0));
-  zero.integer = type != DType::kF16;
-  zero.boolean = type == DType::kBool;
+  hold_as(zero, tensor_dtype(t.context(), t.input(0)));
   const std::string& y = node.output(0);
   t.add_op("where",
            {t.add_constant(y + "/mask", std::move(mask)), t.input(0), t.add_constant(y + "/zero", std::move(zero))},

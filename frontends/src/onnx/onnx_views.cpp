@@ -77,11 +77,9 @@ void translate_slice(const onnx::NodeProto& node, NodeTranslator& t) {
   const auto shape = t.context().shapes.find(t.input(0));
   if (shape != t.context().shapes.end()) {
     if (auto dims = empty_slice_dims(shape->second, attrs)) {
-      const DType type = tensor_dtype(t.context(), t.input(0));
       Constant empty;
       empty.dims = std::move(*dims);
-      empty.integer = type != DType::kF16;
-      empty.boolean = type == DType::kBool;
+      hold_as(empty, tensor_dtype(t.context(), t.input(0)));
       t.define(std::move(empty));
       return;
     }
